@@ -1,0 +1,86 @@
+// pnpm bench: each entry runs side by side with a baseline in the same run and reports ratios.
+// See docs/BENCHMARKS.md for what each entry measures and the recorded figures.
+import { fork } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { openPlatform } from '@agent-platform/server';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const args = new Set(process.argv.slice(2));
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+function startChild(kind, arg) {
+  const child = fork(join(here, 'servers.mjs'), [kind, arg], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m) => resolve({ url: m.url, stop: () => new Promise((r) => { child.once('exit', r); child.disconnect(); }) }));
+    child.once('exit', (code) => reject(new Error(`${kind} server exited ${code}`)));
+  });
+}
+
+async function load(url, headers) {
+  const result = await autocannon({ url, headers, connections: 10, pipelining: 1, duration: DURATION });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return { rps: result.requests.average, p99: result.latency.p99 };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function projectsList() {
+  const dir = await mkdtemp(join(tmpdir(), 'ap-bench-'));
+  try {
+    const platform = await openPlatform(dir);
+    const { key, userId } = await platform.createUserWithKey({ name: 'bench' });
+    const started = performance.now();
+    for (let i = 0; i < 10_000; i++) {
+      await platform.createProject({ userId }, { name: `Project ${i}`, model: 'gpt-4o-mini', provider: 'openai', description: `Bench project number ${i}` });
+    }
+    const insertMs = performance.now() - started;
+    await platform.storage.close();
+
+    const ours = await startChild('ours', dir);
+    const path = '/api/v1/projects?limit=20';
+    const headers = { authorization: `Bearer ${key}` };
+    const body = Buffer.from(await (await fetch(ours.url + path, { headers })).arrayBuffer());
+    const bodyFile = join(dir, 'body.json');
+    await writeFile(bodyFile, body);
+    const bare = await startChild('bare', bodyFile);
+
+    await load(ours.url + path, headers); // warm-up (JIT, SQLite page cache)
+    const rows = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const b = await load(bare.url + path, headers);
+      const o = await load(ours.url + path, headers);
+      rows.push({ bare: b, ours: o, ratio: o.rps / b.rps });
+      console.log(`  round ${round + 1}: bare ${b.rps.toFixed(0)} req/s, ours ${o.rps.toFixed(0)} req/s, ratio ${(o.rps / b.rps).toFixed(2)}`);
+    }
+    await ours.stop();
+    await bare.stop();
+    return {
+      name: 'GET /api/v1/projects?limit=20, 10,000 projects (SQLite)',
+      insertPerSec: 10_000 / (insertMs / 1000),
+      bodyBytes: body.length,
+      bareRps: median(rows.map((r) => r.bare.rps)),
+      oursRps: median(rows.map((r) => r.ours.rps)),
+      oursP99: median(rows.map((r) => r.ours.p99)),
+      ratio: median(rows.map((r) => r.ratio)),
+      target: 0.6,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const entries = { projects: projectsList };
+const selected = Object.keys(entries).filter((name) => args.size === 0 || args.has(name));
+const results = [];
+for (const name of selected) {
+  console.log(`bench ${name} (${ROUNDS} rounds of ${DURATION}s, 10 connections)`);
+  const r = await entries[name]();
+  results.push(r);
+  console.log(JSON.stringify(r, null, 2));
+  if (r.ratio < r.target) console.log(`  BELOW TARGET: ratio ${r.ratio.toFixed(2)} < ${r.target}`);
+}

@@ -1,0 +1,25 @@
+// Child process of bench/run.mjs: starts one server and reports its URL over IPC.
+//   node bench/servers.mjs ours <dataDir>     the real server (SQLite, pino request logs to /dev/null)
+//   node bench/servers.mjs bare <bodyFile>    node:http answering the same bytes
+import { createServer } from 'node:http';
+import { readFileSync } from 'node:fs';
+
+const [kind, arg] = process.argv.slice(2);
+
+if (kind === 'ours') {
+  const { startServer } = await import('@agent-platform/server');
+  const { default: pino } = await import('pino');
+  const server = await startServer({ port: 0, dataDir: arg, logger: pino({ level: 'info' }, pino.destination('/dev/null')) });
+  process.send({ url: server.url });
+  process.on('disconnect', () => server.close().then(() => process.exit(0)));
+} else if (kind === 'bare') {
+  const body = readFileSync(arg);
+  const server = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+    res.end(body);
+  });
+  server.listen(0, '127.0.0.1', () => process.send({ url: `http://127.0.0.1:${server.address().port}` }));
+  process.on('disconnect', () => server.close(() => process.exit(0)));
+} else {
+  throw new Error(`unknown server kind ${kind}`);
+}

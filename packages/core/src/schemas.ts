@@ -1,0 +1,3 @@
+export * from './schemas/auth.js';
+export * from './schemas/common.js';
+export * from './schemas/projects.js';

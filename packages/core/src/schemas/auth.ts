@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { Timestamp } from './common.js';
+
+export const CreateKeyRequest = z.object({
+  name: z.string().trim().min(1).max(100).describe('A label for the key'),
+});
+export type CreateKeyRequest = z.input<typeof CreateKeyRequest>;
+
+export const CreateKeyResponse = z
+  .object({
+    success: z.literal(true),
+    key: z.string().describe('The API key. Shown only in this response.'),
+    id: z.string(),
+    name: z.string(),
+    createdAt: Timestamp,
+  });
+export type CreateKeyResponse = z.output<typeof CreateKeyResponse>;
+
+export const ApiKeySummary = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    /** The public start of the key, to tell keys apart. */
+    prefix: z.string(),
+    createdAt: Timestamp,
+    lastUsedAt: Timestamp.nullable(),
+  });
+export type ApiKeySummary = z.output<typeof ApiKeySummary>;
+
+export const ListKeysResponse = z.object({ success: z.literal(true), keys: z.array(ApiKeySummary) });
+export type ListKeysResponse = z.output<typeof ListKeysResponse>;

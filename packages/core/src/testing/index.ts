@@ -1,0 +1,1 @@
+export { describeStorageAdapter, type StorageSuiteOptions } from './storage-suite.js';

@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import { type AgentPlatform, type Caller, PlatformError } from '@agent-platform/core';
+import { type H3Event, H3, handleCors, getRouterParams } from 'h3';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { DEFAULT_BODY_LIMIT, queryObject, readJsonBody } from './body.js';
+import { DOCS_HTML, docsAsset } from './docs.js';
+import { toErrorResponse } from './errors.js';
+import { buildOpenApi, type PublicRouteDoc } from './openapi.js';
+import { type ApiRoute, apiRoutes, HealthResponse } from './routes.js';
+
+export interface AppOptions {
+  /** Request logs (one line per request) and errors. Omit for none. */
+  readonly logger?: Logger;
+  /** Largest JSON body accepted, in bytes (413 past it). Default 1 MiB. */
+  readonly bodyLimit?: number;
+  /** Origins allowed to call the API from a browser; `['*']` for any. Default: none (no CORS headers). */
+  readonly corsOrigins?: readonly string[];
+}
+
+const VERSION = '0.1.0';
+
+/** Routes reachable without a key, as documented in /openapi.json. */
+export const publicRoutes: readonly PublicRouteDoc[] = [
+  { method: 'GET', path: '/health', summary: 'Liveness check', response: HealthResponse },
+  { method: 'GET', path: '/openapi.json', summary: 'This OpenAPI document', response: { contentType: 'application/json' } },
+  { method: 'GET', path: '/docs', summary: 'API reference page (swagger-ui, served locally)', response: { contentType: 'text/html' } },
+  {
+    method: 'GET',
+    path: '/docs/{file}',
+    summary: 'Static files of the reference page',
+    params: z.object({ file: z.string() }),
+    response: { contentType: 'application/octet-stream' },
+  },
+];
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } });
+
+const UNAUTHORIZED = JSON.stringify({ success: false, message: 'Unauthorized', code: 'unauthorized' });
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** The caller of a request with a valid `Authorization: Bearer <key>`, else undefined. */
+async function authenticate(platform: AgentPlatform, event: H3Event): Promise<Caller | undefined> {
+  const header = event.req.headers.get('authorization');
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return match?.[1] ? platform.authenticate(match[1]) : undefined;
+}
+
+/**
+ * The HTTP app of a platform: every API route with bearer auth, validation and error mapping,
+ * plus /health, /openapi.json and /docs. Serve it with `serve(app)` (h3) or call
+ * `app.request(...)` / `app.fetch(...)` in-process.
+ */
+export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3 {
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const log = options.logger;
+  const started = new WeakMap<H3Event, number>();
+
+  const app = new H3({
+    onRequest(event) {
+      const given = event.req.headers.get('x-request-id');
+      const id = given && REQUEST_ID.test(given) ? given : randomUUID();
+      event.context.requestId = id;
+      event.res.headers.set('x-request-id', id);
+      started.set(event, performance.now());
+    },
+    onResponse(response, event) {
+      if (!log) return;
+      const start = started.get(event);
+      log.info(
+        {
+          reqId: event.context.requestId,
+          method: event.req.method,
+          path: event.url.pathname,
+          status: response.status,
+          ms: start === undefined ? undefined : Math.round((performance.now() - start) * 10) / 10,
+        },
+        'request',
+      );
+    },
+    onError(error, event) {
+      // Errors escaping our handlers are h3's own (e.g. a malformed URL): answer in our shape.
+      const status = error.status ?? 500;
+      if (status >= 500) log?.error({ reqId: event.context.requestId, err: error.cause ?? error }, 'unhandled error');
+      return json(status, { success: false, message: status >= 500 ? 'Internal server error' : error.message, code: status >= 500 ? 'internal' : 'invalid_request' });
+    },
+  });
+
+  if (options.corsOrigins && options.corsOrigins.length > 0) {
+    const origins = options.corsOrigins;
+    const origin = origins.includes('*') ? '*' : [...origins];
+    app.use((event) => {
+      const preflight = handleCors(event, {
+        origin,
+        methods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
+        allowHeaders: ['authorization', 'content-type', 'x-request-id', 'last-event-id'],
+        exposeHeaders: ['x-request-id'],
+        maxAge: '600',
+      });
+      if (preflight !== false) return preflight;
+    });
+  }
+
+  const fail = (event: H3Event, error: unknown) => {
+    const { status, body, bug } = toErrorResponse(error);
+    if (bug) log?.error({ reqId: event.context.requestId, err: error }, 'unhandled error');
+    return json(status, body);
+  };
+
+  // ---- public routes ------------------------------------------------------------------------
+  let openapi: string | undefined;
+  app.get('/health', () => json(200, { status: 'ok' }));
+  app.get('/openapi.json', () => {
+    openapi ??= JSON.stringify(buildOpenApi(apiRoutes, publicRoutes, { title: 'Agent Platform API', version: VERSION }));
+    return new Response(openapi, { headers: { 'content-type': 'application/json; charset=utf-8' } });
+  });
+  app.get('/docs', () => new Response(DOCS_HTML, { headers: { 'content-type': 'text/html; charset=utf-8' } }));
+  app.get('/docs/:file', async (event) => {
+    const asset = await docsAsset(getRouterParams(event).file ?? '');
+    if (!asset) return fail(event, PlatformError.notFound('No such file'));
+    return new Response(asset.body, { headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=3600' } });
+  });
+
+  // ---- API routes ---------------------------------------------------------------------------
+  for (const route of apiRoutes) {
+    app.on(route.method, route.path.replace(/\{(\w+)\}/g, ':$1'), (event) => handle(route, event));
+  }
+
+  async function handle(route: ApiRoute, event: H3Event): Promise<Response> {
+    try {
+      const caller = await authenticate(platform, event);
+      if (!caller) {
+        return new Response(UNAUTHORIZED, {
+          status: 401,
+          headers: { 'content-type': 'application/json; charset=utf-8', 'www-authenticate': 'Bearer' },
+        });
+      }
+      const body = route.body ? await readJsonBody(event.req, bodyLimit) : undefined;
+      const result = await route.handler(platform, {
+        caller,
+        params: getRouterParams(event, { decode: true }) as Record<string, string>,
+        query: route.query ? queryObject(event.url) : {},
+        body,
+      });
+      return json(route.status ?? 200, result);
+    } catch (error) {
+      return fail(event, error);
+    }
+  }
+
+  // Anything else: 404 in the API's error shape.
+  app.all('/**', (event) => fail(event, PlatformError.notFound(`No route for ${event.req.method} ${event.url.pathname}`)));
+
+  return app;
+}

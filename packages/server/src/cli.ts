@@ -1,0 +1,145 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { isPlatformError } from '@agent-platform/core';
+import { openPlatform, startServer } from './server.js';
+
+const MAIN_HELP = `Usage: agent-platform <command> [options]
+
+Commands:
+  serve          Start the headless API server
+  keys create    Create an API key in the data folder
+
+Run "agent-platform <command> --help" for the options of a command.
+`;
+
+const SERVE_HELP = `Usage: agent-platform serve [--port 3000] [--host 127.0.0.1] [--data ./data] [--cors-origin ORIGIN]...
+
+Starts the headless API server on SQLite storage under the data folder. When the data folder
+has no API key yet, one is created and printed once.
+
+Options:
+  --port PORT           Port to listen on (env PORT, default 3000; 0 picks a free port)
+  --host HOST           Address to bind (env HOST, default 127.0.0.1)
+  --data DIR            Data folder (env AGENT_PLATFORM_DATA, default ./data)
+  --cors-origin ORIGIN  Allow browser calls from ORIGIN; repeatable; "*" for any
+                        (env AGENT_PLATFORM_CORS_ORIGINS, comma-separated; default none)
+  --body-limit BYTES    Largest JSON request body (env AGENT_PLATFORM_BODY_LIMIT, default 1048576)
+  -h, --help            Show this help
+
+Env LOG_LEVEL sets the request log level (default info; "silent" for none).
+`;
+
+const KEYS_CREATE_HELP = `Usage: agent-platform keys create --name NAME [--data ./data] [--user USER_ID]
+
+Creates an API key directly in the data folder and prints it alone on the last line of
+stdout. Without --user it creates a new user that owns the key.
+
+Options:
+  --name NAME     Label of the key (required)
+  --data DIR      Data folder (env AGENT_PLATFORM_DATA, default ./data)
+  --user USER_ID  Add the key to this existing user
+  -h, --help      Show this help
+`;
+
+class UsageError extends Error {}
+
+function integer(value: string, flag: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got "${value}"`);
+  return n;
+}
+
+async function serveCommand(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      data: { type: 'string' },
+      'cors-origin': { type: 'string', multiple: true },
+      'body-limit': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return void process.stdout.write(SERVE_HELP);
+  const env = process.env;
+  const cors = values['cors-origin'] ?? env.AGENT_PLATFORM_CORS_ORIGINS?.split(',').map((s) => s.trim()).filter(Boolean);
+  const bodyLimit = values['body-limit'] ?? env.AGENT_PLATFORM_BODY_LIMIT;
+  const server = await startServer({
+    port: integer(values.port ?? env.PORT ?? '3000', '--port', 0, 65535),
+    host: values.host ?? env.HOST ?? '127.0.0.1',
+    dataDir: values.data ?? env.AGENT_PLATFORM_DATA ?? './data',
+    ...(cors ? { corsOrigins: cors } : {}),
+    ...(bodyLimit ? { bodyLimit: integer(bodyLimit, '--body-limit', 1, 1024 ** 3) } : {}),
+  });
+  if (server.firstKey) {
+    process.stdout.write(`No API key existed in this data folder, so one was created. It is shown only once:\n${server.firstKey}\n`);
+  }
+  process.stdout.write(`Agent Platform listening on ${server.url}\n`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`${signal} received, shutting down\n`);
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`Shutdown failed: ${String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+async function keysCreateCommand(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      name: { type: 'string' },
+      data: { type: 'string' },
+      user: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return void process.stdout.write(KEYS_CREATE_HELP);
+  if (!values.name) throw new UsageError('--name is required');
+  const platform = await openPlatform(values.data ?? process.env.AGENT_PLATFORM_DATA ?? './data');
+  try {
+    if (values.user) {
+      const created = await platform.createKeyForUser(values.user, { name: values.name });
+      process.stdout.write(`Created key ${created.id} for user ${values.user}:\n${created.key}\n`);
+    } else {
+      const created = await platform.createUserWithKey({ name: values.name });
+      process.stdout.write(`Created user ${created.userId} and key ${created.id}:\n${created.key}\n`);
+    }
+  } finally {
+    await platform.storage.close();
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === 'serve') return serveCommand(rest);
+  if (command === 'keys') {
+    const [sub, ...args] = rest;
+    if (sub === 'create') return keysCreateCommand(args);
+    if (sub === undefined || sub === '--help' || sub === '-h') return void process.stdout.write(KEYS_CREATE_HELP);
+    throw new UsageError(`Unknown keys command "${sub}"`);
+  }
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    return void process.stdout.write(MAIN_HELP);
+  }
+  throw new UsageError(`Unknown command "${command}"`);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+  const message = usage || isPlatformError(error) ? (error as Error).message : String((error as Error).stack ?? error);
+  process.stderr.write(`agent-platform: ${message}\n${usage ? 'Run "agent-platform --help" for usage.\n' : ''}`);
+  process.exit(usage ? 2 : 1);
+});

@@ -1,0 +1,42 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+/** The swagger-ui files /docs needs, served from the installed swagger-ui-dist (no CDN). */
+const ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+};
+
+const INIT_SCRIPT = `window.addEventListener('load', () => {
+  window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', persistAuthorization: true });
+});
+`;
+
+export const DOCS_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Agent Platform API</title>
+<link rel="stylesheet" href="/docs/swagger-ui.css">
+<link rel="icon" type="image/png" href="/docs/favicon-32x32.png">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="/docs/swagger-ui-bundle.js"></script>
+<script src="/docs/init.js"></script>
+</body>
+</html>
+`;
+
+let assetDir: string | undefined;
+
+/** The bytes and content type of a /docs asset, or undefined for any other name. */
+export async function docsAsset(name: string): Promise<{ body: Uint8Array | string; type: string } | undefined> {
+  if (name === 'init.js') return { body: INIT_SCRIPT, type: 'text/javascript; charset=utf-8' };
+  const type = ASSETS[name];
+  if (!type) return undefined;
+  assetDir ??= dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  return { body: await readFile(join(assetDir, name)), type };
+}

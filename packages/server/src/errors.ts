@@ -1,0 +1,33 @@
+import { type ErrorCode, isPlatformError, PlatformError } from '@agent-platform/core';
+
+/** HTTP status of each core error code (DESIGN.md, "Errors and status codes"). */
+export const STATUS_BY_CODE: Record<ErrorCode, number> = {
+  invalid_request: 400,
+  unauthorized: 401,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  rate_limited: 429,
+  unsupported: 501,
+  upstream_error: 502,
+  timeout: 504,
+  aborted: 499,
+  internal: 500,
+};
+
+export interface ErrorBody {
+  success: false;
+  message: string;
+  code: ErrorCode;
+}
+
+/** The status and body for anything a handler threw; unknown errors are bugs (500). */
+export function toErrorResponse(error: unknown): { status: number; body: ErrorBody; bug: boolean } {
+  const known = isPlatformError(error);
+  const err = known ? error : new PlatformError('internal', 'Internal server error');
+  return {
+    status: STATUS_BY_CODE[err.code],
+    body: { success: false, message: err.message, code: err.code },
+    bug: !known,
+  };
+}

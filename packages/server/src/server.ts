@@ -1,0 +1,89 @@
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { AgentPlatform } from '@agent-platform/core';
+import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
+import { serve } from 'h3';
+import pino, { type Logger } from 'pino';
+import { createApp } from './app.js';
+
+export interface ServerOptions {
+  /** Port to listen on; 0 picks a free one. Default 3000. */
+  readonly port?: number;
+  /** Address to bind. Default 127.0.0.1 (this machine only). */
+  readonly host?: string;
+  /** Folder of the SQLite database and other state. Default ./data. */
+  readonly dataDir?: string;
+  readonly corsOrigins?: readonly string[];
+  readonly bodyLimit?: number;
+  /** Default: pino JSON lines on stdout at `info`. */
+  readonly logger?: Logger;
+}
+
+export interface RunningServer {
+  /** e.g. `http://127.0.0.1:3000` */
+  readonly url: string;
+  readonly platform: AgentPlatform;
+  /** A key created because the data folder had none (print it once), else undefined. */
+  readonly firstKey: string | undefined;
+  /** Stops accepting connections, lets in-flight requests finish (up to `graceMs`), closes the database. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** The SQLite file inside a data folder. */
+export const databasePath = (dataDir: string) => join(resolve(dataDir), 'agent-platform.db');
+
+/** Opens (creating when needed) the platform stored in `dataDir`. */
+export async function openPlatform(dataDir: string): Promise<AgentPlatform> {
+  await mkdir(resolve(dataDir), { recursive: true });
+  return new AgentPlatform({ storage: await sqliteStorage({ path: databasePath(dataDir) }) });
+}
+
+/** Starts the headless server on the embedded defaults (SQLite under the data folder). */
+export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
+  const logger = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
+  const platform = await openPlatform(options.dataDir ?? './data');
+  let firstKey: string | undefined;
+  if ((await platform.countKeys()) === 0) {
+    firstKey = (await platform.createUserWithKey({ name: 'first key' })).key;
+  }
+  const app = createApp(platform, {
+    logger,
+    ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
+    ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}),
+  });
+  const server = serve(app, {
+    port: options.port ?? 3000,
+    hostname: options.host ?? '127.0.0.1',
+    silent: true,
+    gracefulShutdown: false,
+  });
+  try {
+    await server.ready();
+  } catch (error) {
+    await platform.storage.close();
+    throw error;
+  }
+  const address = server.node?.server?.address();
+  const port = typeof address === 'object' && address ? address.port : (options.port ?? 3000);
+  const host = options.host ?? '127.0.0.1';
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    platform,
+    firstKey,
+    close(graceMs = 10_000) {
+      closing ??= (async () => {
+        const force = setTimeout(() => void server.close(true), graceMs);
+        try {
+          await server.close();
+        } finally {
+          clearTimeout(force);
+          await platform.storage.close();
+        }
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,122 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+// The built CLI, as users run it (`pnpm test` builds first).
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const run = promisify(execFile);
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ap-cli-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const lastLine = (text: string) => text.trimEnd().split('\n').at(-1) ?? '';
+
+async function whoAmI(url: string, key: string) {
+  const res = await fetch(`${url}/api/auth/keys`, { headers: { authorization: `Bearer ${key}` } });
+  return { status: res.status, body: (await res.json()) as { keys: { id: string; name: string }[] } };
+}
+
+/** Starts `serve`, resolves with the child and everything it printed up to the listening line. */
+function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; output: () => string; url: string }> {
+  const child = spawn(process.execPath, [CLI, 'serve', ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env } });
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => {
+    out += b.toString();
+  });
+  child.stderr.on('data', (b: Buffer) => {
+    out += b.toString();
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 20_000);
+    child.stdout.on('data', () => {
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve({ child, output: () => out, url: m[1] });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited ${code}:\n${out}`)));
+  });
+}
+
+describe('agent-platform CLI', () => {
+  it('keys create twice gives two users, each key alone on the last line', async () => {
+    const a = await run(process.execPath, [CLI, 'keys', 'create', '--name', 'alice', '--data', dir]);
+    const b = await run(process.execPath, [CLI, 'keys', 'create', '--name', 'bob', '--data', dir]);
+    const keyA = lastLine(a.stdout);
+    const keyB = lastLine(b.stdout);
+    expect(keyA).toMatch(/^ap_[0-9a-z]{44}$/);
+    expect(keyB).toMatch(/^ap_[0-9a-z]{44}$/);
+    expect(keyA).not.toBe(keyB);
+
+    const { child, url } = await serve(['--port', '0', '--data', dir]);
+    try {
+      // Two users: each sees only its own key.
+      const seenA = await whoAmI(url, keyA);
+      const seenB = await whoAmI(url, keyB);
+      expect(seenA.body.keys.map((k) => k.name)).toEqual(['alice']);
+      expect(seenB.body.keys.map((k) => k.name)).toEqual(['bob']);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
+  it('keys create --user adds a key to an existing user, and rejects an unknown user', async () => {
+    const first = await run(process.execPath, [CLI, 'keys', 'create', '--name', 'one', '--data', dir]);
+    const userId = /user (user_\w+)/.exec(first.stdout)?.[1];
+    expect(userId).toBeDefined();
+    const second = await run(process.execPath, [CLI, 'keys', 'create', '--name', 'two', '--data', dir, '--user', userId as string]);
+    expect(lastLine(second.stdout)).toMatch(/^ap_/);
+    const { child, url } = await serve(['--port', '0', '--data', dir]);
+    try {
+      const seen = await whoAmI(url, lastLine(first.stdout));
+      expect(seen.body.keys.map((k) => k.name)).toEqual(['two', 'one']);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    await expect(run(process.execPath, [CLI, 'keys', 'create', '--name', 'x', '--data', dir, '--user', 'user_nobody'])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('user_nobody not found'),
+    });
+  });
+
+  it('serve on an empty data folder prints a key, answers /health, and stops cleanly on SIGTERM', async () => {
+    const { child, output, url } = await serve(['--port', '0'], { AGENT_PLATFORM_DATA: dir });
+    const key = /shown only once:\n(ap_\w+)\n/.exec(output())?.[1];
+    expect(key).toBeDefined();
+    expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok' });
+    expect((await whoAmI(url, key as string)).status).toBe(200);
+
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(output()).toContain('SIGTERM received, shutting down');
+
+    // A second start on the same folder prints no new key: the first one still works.
+    const again = await serve(['--port', '0', '--data', dir]);
+    try {
+      expect(again.output()).not.toContain('shown only once');
+      expect((await whoAmI(again.url, key as string)).status).toBe(200);
+    } finally {
+      again.child.kill('SIGINT');
+    }
+  });
+
+  it('prints help for each command and rejects bad flags', async () => {
+    expect((await run(process.execPath, [CLI, '--help'])).stdout).toContain('keys create');
+    expect((await run(process.execPath, [CLI, 'serve', '--help'])).stdout).toContain('--cors-origin');
+    expect((await run(process.execPath, [CLI, 'keys', 'create', '--help'])).stdout).toContain('--user USER_ID');
+    await expect(run(process.execPath, [CLI, 'serve', '--port', 'abc'])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--port') });
+    await expect(run(process.execPath, [CLI, 'keys', 'create', '--data', dir])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--name') });
+    await expect(run(process.execPath, [CLI, 'serve', '--bogus'])).rejects.toMatchObject({ code: 2 });
+  });
+});

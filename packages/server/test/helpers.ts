@@ -1,0 +1,45 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { type RunningServer, type ServerOptions, startServer } from '../src/server.js';
+
+export interface TestServer extends RunningServer {
+  /** Keys of two separate users. */
+  readonly keyA: string;
+  readonly keyB: string;
+  call(method: string, path: string, options?: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  stop(): Promise<void>;
+}
+
+/** A real server on an ephemeral loopback port over a SQLite file in a temp folder. */
+export async function startTestServer(options: Omit<ServerOptions, 'port' | 'host' | 'dataDir'> = {}): Promise<TestServer> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'ap-http-'));
+  const server = await startServer({ port: 0, host: '127.0.0.1', dataDir, logger: pino({ level: 'silent' }), ...options });
+  const keyA = (await server.platform.createUserWithKey({ name: 'a' })).key;
+  const keyB = (await server.platform.createUserWithKey({ name: 'b' })).key;
+  return {
+    ...server,
+    keyA,
+    keyB,
+    async call(method, path, { key = keyA, body, raw, headers = {} } = {}) {
+      const init: RequestInit = { method, headers: { ...headers } };
+      if (key) (init.headers as Record<string, string>).authorization = `Bearer ${key}`;
+      if (raw !== undefined || body !== undefined) {
+        (init.headers as Record<string, string>)['content-type'] = 'application/json';
+        init.body = raw ?? JSON.stringify(body);
+      }
+      const res = await fetch(server.url + path, init);
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {}
+      return { status: res.status, body: parsed, headers: res.headers };
+    },
+    async stop() {
+      await server.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
