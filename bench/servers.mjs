@@ -14,7 +14,7 @@ if (kind === 'ours') {
   process.on('disconnect', () => server.close().then(() => process.exit(0)));
 } else if (kind === 'bare') {
   const body = readFileSync(arg);
-  const server = createServer((req, res) => {
+  const server = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
     res.end(body);
   });

@@ -7,5 +7,7 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'node20',
+  // The base config, without the workspace's `source` condition: other packages' types come from their dist.
+  tsconfig: '../../tsconfig.base.json',
   external: ['vitest'],
 });

@@ -1,0 +1,94 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describeStorageAdapter } from '@agent-platform/core/testing';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqliteStorage } from '../src/sqlite/index.js';
+
+let dir: string;
+let n = 0;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ap-sqlite-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const paths = new WeakMap<object, string>();
+async function openFile(path = join(dir, `db-${++n}.sqlite`)) {
+  const storage = await sqliteStorage({ path });
+  paths.set(storage, path);
+  return storage;
+}
+
+describeStorageAdapter('sqlite :memory:', { create: () => sqliteStorage({ path: ':memory:' }) });
+
+describeStorageAdapter('sqlite file', {
+  create: () => openFile(),
+  async reopen(storage) {
+    const path = paths.get(storage) as string;
+    await storage.close();
+    return openFile(path);
+  },
+});
+
+describe('sqlite specifics', () => {
+  const inspect = (path: string) => new BetterSqlite3(path, { readonly: true });
+
+  it('records migrations once, uses WAL and enforces foreign keys', async () => {
+    const path = join(dir, 'specifics.sqlite');
+    const storage = await openFile(path);
+    await storage.close();
+    const again = await openFile(path);
+    const raw = inspect(path);
+    try {
+      const applied = raw.prepare('select name from kysely_migration order by name').all();
+      expect(applied).toEqual([{ name: '0001_users_keys_projects' }]);
+      expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+      // foreign keys: a project of a missing user is refused; deleting a user removes its rows
+      await expect(
+        again.projects.insert({
+          id: 'proj_x', userId: 'user_missing', name: 'x', description: '', icon: '', color: '', model: 'm', provider: 'openai',
+          createdAt: new Date(), updatedAt: new Date(),
+        }),
+      ).rejects.toThrow(/FOREIGN KEY/);
+    } finally {
+      raw.close();
+      await again.close();
+    }
+  });
+
+  it('answers the project list from its index, without sorting', async () => {
+    const path = join(dir, 'plan.sqlite');
+    await (await openFile(path)).close();
+    const raw = inspect(path);
+    try {
+      const plan = (query: string) =>
+        raw
+          .prepare(`explain query plan ${query}`)
+          .all()
+          .map((r) => (r as { detail: string }).detail)
+          .join(' | ');
+      const list = plan("select * from projects where user_id = 'u' order by created_at desc, id desc limit 21 offset 20");
+      expect(list).toContain('projects_user_created');
+      expect(list).not.toContain('TEMP B-TREE');
+      const cursor = plan(
+        "select * from projects where user_id = 'u' and not (created_at > 5 or (created_at = 5 and id >= 'p')) order by created_at desc, id desc limit 21",
+      );
+      expect(cursor).toContain('projects_user_created');
+      expect(cursor).not.toContain('TEMP B-TREE');
+      const keys = plan("select * from api_keys where user_id = 'u' order by created_at desc, id desc");
+      expect(keys).toContain('api_keys_user_created');
+      expect(keys).not.toContain('TEMP B-TREE');
+    } finally {
+      raw.close();
+    }
+  });
+
+  it('closes idempotently', async () => {
+    const storage = await openFile();
+    await storage.close();
+    await expect(storage.close()).resolves.toBeUndefined();
+  });
+});
