@@ -48,22 +48,27 @@ async function projectsList() {
     const bodyFile = join(dir, 'body.json');
     await writeFile(bodyFile, body);
     const bare = await startChild('bare', bodyFile);
+    const floor = await startChild('floor', bodyFile);
 
     await load(ours.url + path, headers); // warm-up (JIT, SQLite page cache)
     const rows = [];
     for (let round = 0; round < ROUNDS; round++) {
       const b = await load(bare.url + path, headers);
+      const f = await load(floor.url + path, headers);
       const o = await load(ours.url + path, headers);
-      rows.push({ bare: b, ours: o, ratio: o.rps / b.rps });
-      console.log(`  round ${round + 1}: bare ${b.rps.toFixed(0)} req/s, ours ${o.rps.toFixed(0)} req/s, ratio ${(o.rps / b.rps).toFixed(2)}`);
+      rows.push({ bare: b, floor: f, ours: o, ratio: o.rps / b.rps });
+      console.log(
+        `  round ${round + 1}: bare ${b.rps.toFixed(0)} req/s, h3 floor ${f.rps.toFixed(0)} (${(f.rps / b.rps).toFixed(2)}), ours ${o.rps.toFixed(0)} (${(o.rps / b.rps).toFixed(2)})`,
+      );
     }
-    await ours.stop();
-    await bare.stop();
+    await Promise.all([ours.stop(), bare.stop(), floor.stop()]);
     return {
       name: 'GET /api/v1/projects?limit=20, 10,000 projects (SQLite)',
       insertPerSec: 10_000 / (insertMs / 1000),
       bodyBytes: body.length,
       bareRps: median(rows.map((r) => r.bare.rps)),
+      floorRps: median(rows.map((r) => r.floor.rps)),
+      floorRatio: median(rows.map((r) => r.floor.rps / r.bare.rps)),
       oursRps: median(rows.map((r) => r.ours.rps)),
       oursP99: median(rows.map((r) => r.ours.p99)),
       ratio: median(rows.map((r) => r.ratio)),

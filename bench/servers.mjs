@@ -1,6 +1,7 @@
 // Child process of bench/run.mjs: starts one server and reports its URL over IPC.
 //   node bench/servers.mjs ours <dataDir>     the real server (SQLite, pino request logs to /dev/null)
 //   node bench/servers.mjs bare <bodyFile>    node:http answering the same bytes
+//   node bench/servers.mjs floor <bodyFile>   h3 v2 on srvx (our HTTP stack) answering the same bytes
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 
@@ -20,6 +21,14 @@ if (kind === 'ours') {
   });
   server.listen(0, '127.0.0.1', () => process.send({ url: `http://127.0.0.1:${server.address().port}` }));
   process.on('disconnect', () => server.close(() => process.exit(0)));
+} else if (kind === 'floor') {
+  const { H3, serve } = await import('h3');
+  const body = readFileSync(arg);
+  const app = new H3().get('/**', () => new Response(body, { headers: { 'content-type': 'application/json; charset=utf-8' } }));
+  const server = serve(app, { port: 0, hostname: '127.0.0.1', silent: true, gracefulShutdown: false });
+  await server.ready();
+  process.send({ url: `http://127.0.0.1:${server.node.server.address().port}` });
+  process.on('disconnect', () => server.close(true).then(() => process.exit(0)));
 } else {
   throw new Error(`unknown server kind ${kind}`);
 }

@@ -7,7 +7,16 @@ import type {
   UserRecord,
 } from '@agent-platform/core';
 import BetterSqlite3 from 'better-sqlite3';
-import { type Expression, Kysely, Migrator, type SqlBool, SqliteDialect, sql, type Transaction } from 'kysely';
+import {
+  type Expression,
+  Kysely,
+  Migrator,
+  type SqlBool,
+  type SqliteDatabase,
+  SqliteDialect,
+  sql,
+  type Transaction,
+} from 'kysely';
 import { type Database, migrations } from './schema.js';
 
 export interface SqliteStorageOptions {
@@ -19,7 +28,7 @@ type Db = Kysely<Database> | Transaction<Database>;
 type ProjectRow = Database['projects'];
 type KeyRow = Database['api_keys'];
 
-const toUser = (row: Database['users']): UserRecord => ({ id: row.id, createdAt: new Date(row.created_at) });
+const toUser = (row: Pick<Database['users'], 'id' | 'created_at'>): UserRecord => ({ id: row.id, createdAt: new Date(row.created_at) });
 
 const toKey = (row: KeyRow): ApiKeyRecord => ({
   id: row.id,
@@ -67,7 +76,7 @@ function repositories(db: Db): Omit<StorageAdapter, 'transaction' | 'close'> {
         await db.insertInto('users').values({ id: user.id, created_at: user.createdAt.getTime() }).execute();
       },
       async get(id) {
-        const row = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+        const row = await db.selectFrom('users').select(['id', 'created_at']).where('id', '=', id).executeTakeFirst();
         return row && toUser(row);
       },
     },
@@ -157,7 +166,13 @@ function repositories(db: Db): Omit<StorageAdapter, 'transaction' | 'close'> {
         } else if (start > 0) {
           page = page.offset(start);
         }
-        const [rows, total] = await Promise.all([page.execute(), count([])]);
+        const rows = await page.execute();
+        const total = query.searchWord
+          ? await count([])
+          : Number(
+              (await db.selectFrom('users').select('project_count').where('id', '=', query.userId).executeTakeFirst())
+                ?.project_count ?? 0,
+            );
         return { items: rows.map(toProject), total, start };
       },
       async update(userId, id, patch) {
@@ -184,6 +199,31 @@ function repositories(db: Db): Omit<StorageAdapter, 'transaction' | 'close'> {
 }
 
 /**
+ * better-sqlite3 as kysely's dialect wants it, keeping prepared statements. kysely prepares
+ * every query anew, which costs more than running a small indexed query; the SQL text of a
+ * query shape is stable (values are parameters), so a small LRU of statements serves them.
+ * kysely runs one query at a time on its single connection, so a statement is never in use
+ * twice.
+ */
+function withStatementCache(database: BetterSqlite3.Database, size = 256): SqliteDatabase {
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => database.close(),
+    prepare(text) {
+      let statement = statements.get(text);
+      if (statement) {
+        statements.delete(text); // re-insert: most recently used last
+      } else {
+        statement = database.prepare(text);
+        if (statements.size >= size) statements.delete(statements.keys().next().value as string);
+      }
+      statements.set(text, statement);
+      return statement;
+    },
+  };
+}
+
+/**
  * Storage in a SQLite file through kysely and better-sqlite3 (the embedded default).
  * Opening runs pending migrations; the file uses WAL and enforces foreign keys.
  */
@@ -193,7 +233,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<Stor
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
 
   const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateToLatest();
   if (error) {

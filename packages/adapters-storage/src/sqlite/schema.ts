@@ -1,11 +1,11 @@
-import type { Kysely, Migration } from 'kysely';
+import { type Generated, type Kysely, type Migration, sql } from 'kysely';
 
 /**
  * Tables as kysely sees them. Timestamps are integers of epoch milliseconds: they sort
  * correctly, compare exactly and round-trip a `Date` to the millisecond.
  */
 export interface Database {
-  users: { id: string; created_at: number };
+  users: { id: string; created_at: number; project_count: Generated<number> };
   api_keys: {
     id: string;
     user_id: string;
@@ -76,6 +76,21 @@ export const migrations: Record<string, Migration> = {
         .on('projects')
         .columns(['user_id', 'created_at desc', 'id desc'])
         .execute();
+    },
+  },
+  // The unfiltered project list answers `total` from a counter kept by triggers instead of
+  // counting the user's rows on every request (count(*) over 10,000 index entries: ~0.2 ms).
+  '0002_user_project_count': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .alterTable('users')
+        .addColumn('project_count', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await sql`update users set project_count = (select count(*) from projects where projects.user_id = users.id)`.execute(db);
+      await sql`create trigger projects_count_insert after insert on projects begin
+        update users set project_count = project_count + 1 where id = new.user_id; end`.execute(db);
+      await sql`create trigger projects_count_delete after delete on projects begin
+        update users set project_count = project_count - 1 where id = old.user_id; end`.execute(db);
     },
   },
 };

@@ -115,7 +115,9 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
 
     it('deletes a project', async () => {
       await storage.projects.insert(project('user_a', 1));
+      await storage.projects.insert(project('user_a', 2));
       expect(await storage.projects.delete('user_a', 'proj_000001')).toBe(true);
+      expect((await storage.projects.list({ userId: 'user_a', limit: 10 })).total).toBe(1);
       expect(await storage.projects.get('user_a', 'proj_000001')).toBeUndefined();
       expect(await storage.projects.delete('user_a', 'proj_000001')).toBe(false);
     });
