@@ -7,3 +7,4 @@ export { decodeCursor, encodeCursor, toProject } from './projects.js';
 export * from './schemas.js';
 export type * from './storage/types.js';
 export { parseInput } from './validation.js';
+export type * from './knowledge/interfaces.js';

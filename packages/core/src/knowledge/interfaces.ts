@@ -1,0 +1,72 @@
+/**
+ * Plug-in interfaces of the knowledge base. Each has a conformance suite in
+ * `@agent-platform/core/testing` that every implementation runs.
+ */
+
+/** Turns texts into vectors. Implementations batch internally as they see fit. */
+export interface EmbeddingModel {
+  /** Stable id of the model, e.g. `builtin:use-lite` or `openai:text-embedding-3-small`. Vectors of different ids never mix. */
+  readonly id: string;
+  /** Length of every vector. */
+  readonly dimensions: number;
+  /**
+   * One unit-length vector per text, in order. Texts longer than the model takes are
+   * truncated, not rejected. An empty array gives an empty array.
+   */
+  embed(texts: readonly string[], options?: { readonly signal?: AbortSignal }): Promise<Float32Array[]>;
+  /** Frees workers and memory. Idempotent. */
+  close?(): Promise<void>;
+}
+
+export interface VectorRecord {
+  /** Chunk id. Upserting an existing id replaces its vector. */
+  readonly id: string;
+  readonly documentId: string;
+  /** Unit length (cosine similarity = dot product). */
+  readonly vector: Float32Array;
+}
+
+export interface VectorQuery {
+  /** Unit-length query vector. */
+  readonly vector: Float32Array;
+  readonly topK: number;
+  /** Only vectors of these documents. */
+  readonly documentIds?: readonly string[];
+  /** Return each hit's vector too (for MMR). */
+  readonly includeVectors?: boolean;
+}
+
+export interface VectorHit {
+  readonly id: string;
+  readonly documentId: string;
+  /** Cosine similarity, -1..1, best first. */
+  readonly score: number;
+  readonly vector?: Float32Array;
+}
+
+/**
+ * Vectors by namespace (one per project and embedding model). Writes to a namespace are
+ * visible to queries once the returned promise resolves.
+ */
+export interface VectorStore {
+  upsert(namespace: string, records: readonly VectorRecord[]): Promise<void>;
+  /** Best `topK` hits by cosine similarity, best first. An unknown namespace has no hits. */
+  query(namespace: string, query: VectorQuery): Promise<VectorHit[]>;
+  /** Removes a document's vectors; answers how many were removed. */
+  deleteDocument(namespace: string, documentId: string): Promise<number>;
+  /** Removes the namespace and all its vectors. */
+  dropNamespace(namespace: string): Promise<void>;
+  /** Vectors in the namespace. */
+  count(namespace: string): Promise<number>;
+  /** Flushes and frees. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Bytes of uploaded files. Keys are opaque strings made by the caller (file ids). */
+export interface BlobStore {
+  put(key: string, bytes: Uint8Array): Promise<void>;
+  /** Undefined when there is no such key. */
+  get(key: string): Promise<Uint8Array | undefined>;
+  /** True when something was deleted. */
+  delete(key: string): Promise<boolean>;
+}
