@@ -8,3 +8,4 @@ export * from './schemas.js';
 export type * from './storage/types.js';
 export { parseInput } from './validation.js';
 export type * from './knowledge/interfaces.js';
+export { bm25Rank, keywordTerms } from './knowledge/keywords.js';

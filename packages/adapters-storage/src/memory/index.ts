@@ -1,24 +1,55 @@
-import type {
-  ApiKeyRecord,
-  ListPosition,
-  Page,
-  ProjectListQuery,
-  ProjectRecord,
-  StorageAdapter,
-  UserRecord,
+import {
+  type ApiKeyRecord,
+  bm25Rank,
+  type ChunkRecord,
+  type DocumentRecord,
+  type JobRecord,
+  type ListPosition,
+  type Page,
+  type ProjectListQuery,
+  type ProjectRecord,
+  type StorageAdapter,
+  type UserRecord,
 } from '@agent-platform/core';
 
 interface Tables {
   users: Map<string, UserRecord>;
   apiKeys: Map<string, ApiKeyRecord>;
   projects: Map<string, ProjectRecord>;
+  documents: Map<string, DocumentRecord>;
+  chunks: Map<string, ChunkRecord>;
+  settings: Map<string, Record<string, unknown>>;
+  jobs: Map<string, JobRecord>;
 }
+
+const emptyTables = (): Tables => ({
+  users: new Map(),
+  apiKeys: new Map(),
+  projects: new Map(),
+  documents: new Map(),
+  chunks: new Map(),
+  settings: new Map(),
+  jobs: new Map(),
+});
 
 const copyTables = (t: Tables): Tables => ({
   users: new Map(t.users),
   apiKeys: new Map(t.apiKeys),
   projects: new Map(t.projects),
+  documents: new Map(t.documents),
+  chunks: new Map(t.chunks),
+  settings: new Map(t.settings),
+  jobs: new Map(t.jobs),
 });
+
+/** Deep copy through structuredClone: rows hold nested metadata objects and Dates. */
+const clone = <T>(row: T): T => structuredClone(row);
+
+function deleteDocumentRows(t: Tables, documentId: string): void {
+  t.documents.delete(documentId);
+  for (const [id, chunk] of t.chunks) if (chunk.documentId === documentId) t.chunks.delete(id);
+  for (const [id, job] of t.jobs) if (job.documentId === documentId) t.jobs.delete(id);
+}
 
 /** Newest first: createdAt descending, then id descending. */
 function compareNewestFirst(a: ListPosition, b: ListPosition): number {
@@ -108,7 +139,111 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
       async delete(userId, id) {
         const t = tables();
         if (t.projects.get(id)?.userId !== userId) return false;
+        for (const doc of [...t.documents.values()]) if (doc.projectId === id) deleteDocumentRows(t, doc.id);
+        t.settings.delete(id);
         return t.projects.delete(id);
+      },
+    },
+    documents: {
+      async insert(doc) {
+        const t = tables();
+        if (t.projects.get(doc.projectId)?.userId !== doc.userId) throw new Error(`Project ${doc.projectId} does not exist`);
+        insertUnique(t.documents, doc.id, clone(doc), 'Document');
+      },
+      async get(userId, id) {
+        const doc = tables().documents.get(id);
+        return doc?.userId === userId ? clone(doc) : undefined;
+      },
+      async list(query) {
+        const matching = [...tables().documents.values()]
+          .filter((d) => d.userId === query.userId && d.projectId === query.projectId && (!query.status || d.status === query.status))
+          .sort(compareNewestFirst);
+        return {
+          items: matching.slice(query.offset, query.offset + query.limit).map(clone),
+          total: matching.length,
+          start: query.offset,
+        };
+      },
+      async update(id, patch) {
+        const t = tables();
+        const doc = t.documents.get(id);
+        if (!doc) return undefined;
+        const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+        const updated = clone({ ...doc, ...defined });
+        t.documents.set(id, updated);
+        return clone(updated);
+      },
+      async delete(userId, id) {
+        const t = tables();
+        if (t.documents.get(id)?.userId !== userId) return false;
+        deleteDocumentRows(t, id);
+        return true;
+      },
+      async listByStatus(statuses) {
+        return [...tables().documents.values()]
+          .filter((d) => statuses.includes(d.status))
+          .sort((a, b) => compareNewestFirst(b, a))
+          .map(clone);
+      },
+    },
+    chunks: {
+      async replaceForDocument(documentId, chunks) {
+        const t = tables();
+        if (!t.documents.has(documentId)) throw new Error(`Document ${documentId} does not exist`);
+        for (const [id, chunk] of t.chunks) if (chunk.documentId === documentId) t.chunks.delete(id);
+        for (const chunk of chunks) insertUnique(t.chunks, chunk.id, clone(chunk), 'Chunk');
+      },
+      async getMany(ids) {
+        const t = tables();
+        return ids.flatMap((id) => {
+          const chunk = t.chunks.get(id);
+          return chunk ? [clone(chunk)] : [];
+        });
+      },
+      async listByDocument(documentId) {
+        return [...tables().chunks.values()]
+          .filter((c) => c.documentId === documentId)
+          .sort((a, b) => a.index - b.index)
+          .map(clone);
+      },
+      async keywordSearch(projectId, query, limit) {
+        const docs = [...tables().chunks.values()].filter((c) => c.projectId === projectId);
+        return bm25Rank(docs, query, limit);
+      },
+    },
+    knowledgeSettings: {
+      async get(projectId) {
+        const settings = tables().settings.get(projectId);
+        return settings && clone(settings);
+      },
+      async put(projectId, settings) {
+        const t = tables();
+        if (!t.projects.has(projectId)) throw new Error(`Project ${projectId} does not exist`);
+        t.settings.set(projectId, clone(settings));
+      },
+    },
+    jobs: {
+      async insert(job) {
+        const t = tables();
+        if (!t.documents.has(job.documentId)) throw new Error(`Document ${job.documentId} does not exist`);
+        insertUnique(t.jobs, job.id, clone(job), 'Job');
+      },
+      async list() {
+        return [...tables().jobs.values()].sort((a, b) => compareNewestFirst(b, a)).map(clone);
+      },
+      async get(id) {
+        const job = tables().jobs.get(id);
+        return job && clone(job);
+      },
+      async recordAttempt(id) {
+        const t = tables();
+        const job = t.jobs.get(id);
+        if (!job) return 0;
+        t.jobs.set(id, { ...job, attempts: job.attempts + 1 });
+        return job.attempts + 1;
+      },
+      async delete(id) {
+        tables().jobs.delete(id);
       },
     },
     transaction,
@@ -122,7 +257,7 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
  * put back when the function throws.
  */
 export function memoryStorage(): StorageAdapter {
-  let tables: Tables = { users: new Map(), apiKeys: new Map(), projects: new Map() };
+  let tables: Tables = emptyTables();
   let queue: Promise<unknown> = Promise.resolve();
   const close = async () => {};
 

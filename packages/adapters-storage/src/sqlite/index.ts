@@ -1,10 +1,15 @@
-import type {
-  ApiKeyRecord,
-  ListPosition,
-  ProjectListQuery,
-  ProjectRecord,
-  StorageAdapter,
-  UserRecord,
+import {
+  type ApiKeyRecord,
+  type ChunkRecord,
+  type DocumentRecord,
+  type DocumentStatus,
+  type JobRecord,
+  keywordTerms,
+  type ListPosition,
+  type ProjectListQuery,
+  type ProjectRecord,
+  type StorageAdapter,
+  type UserRecord,
 } from '@agent-platform/core';
 import BetterSqlite3 from 'better-sqlite3';
 import {
@@ -53,6 +58,44 @@ const toProject = (row: ProjectRow): ProjectRecord => ({
   updatedAt: new Date(row.updated_at),
 });
 
+const toDocument = (row: Database['documents']): DocumentRecord => ({
+  id: row.id,
+  userId: row.user_id,
+  projectId: row.project_id,
+  fileId: row.file_id,
+  fileName: row.file_name,
+  fileType: row.file_type,
+  sourceType: row.source_type,
+  status: row.status as DocumentStatus,
+  chunkCount: row.chunk_count,
+  vectorCount: row.vector_count,
+  error: row.error,
+  metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+  createdAt: new Date(row.created_at),
+  updatedAt: new Date(row.updated_at),
+});
+
+const toChunk = (row: Omit<Database['chunks'], 'row_id'>): ChunkRecord => ({
+  id: row.id,
+  documentId: row.document_id,
+  projectId: row.project_id,
+  index: row.chunk_index,
+  text: row.text,
+  tokenCount: row.token_count,
+  metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+});
+
+const toJob = (row: Database['jobs']): JobRecord => ({
+  id: row.id,
+  kind: row.kind as JobRecord['kind'],
+  documentId: row.document_id,
+  payload: JSON.parse(row.payload) as Record<string, unknown>,
+  attempts: row.attempts,
+  createdAt: new Date(row.created_at),
+});
+
+const CHUNK_COLUMNS = ['id', 'document_id', 'project_id', 'chunk_index', 'text', 'token_count', 'metadata'] as const;
+
 /** `%`, `_` and the escape character itself match literally in LIKE ... ESCAPE '\'. */
 const likePattern = (word: string) => `%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
@@ -68,6 +111,10 @@ function projectFilter(query: ProjectListQuery): Expression<SqlBool>[] {
   if (query.searchWord) conditions.push(sql<SqlBool>`name like ${likePattern(query.searchWord)} escape '\\'`);
   return conditions;
 }
+
+/** Runs `fn` in a transaction, or in the current one when `db` already is one. */
+const atomically = <T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> =>
+  db.isTransaction ? fn(db) : (db as Kysely<Database>).transaction().execute(fn);
 
 function repositories(db: Db): Omit<StorageAdapter, 'transaction' | 'close'> {
   return {
@@ -193,6 +240,172 @@ function repositories(db: Db): Omit<StorageAdapter, 'transaction' | 'close'> {
       async delete(userId, id) {
         const result = await db.deleteFrom('projects').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
         return result.numDeletedRows > 0n;
+      },
+    },
+    documents: {
+      async insert(d) {
+        await db
+          .insertInto('documents')
+          .values({
+            id: d.id,
+            user_id: d.userId,
+            project_id: d.projectId,
+            file_id: d.fileId,
+            file_name: d.fileName,
+            file_type: d.fileType,
+            source_type: d.sourceType,
+            status: d.status,
+            chunk_count: d.chunkCount,
+            vector_count: d.vectorCount,
+            error: d.error,
+            metadata: JSON.stringify(d.metadata),
+            created_at: d.createdAt.getTime(),
+            updated_at: d.updatedAt.getTime(),
+          })
+          .execute();
+      },
+      async get(userId, id) {
+        const row = await db.selectFrom('documents').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return row && toDocument(row);
+      },
+      async list(query) {
+        let filter = db
+          .selectFrom('documents')
+          .where('project_id', '=', query.projectId)
+          .where('user_id', '=', query.userId);
+        if (query.status) filter = filter.where('status', '=', query.status);
+        const rows = await filter
+          .selectAll()
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(query.limit)
+          .offset(query.offset)
+          .execute();
+        const { n } = await filter.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        return { items: rows.map(toDocument), total: Number(n), start: query.offset };
+      },
+      async update(id, patch) {
+        const set: Partial<Database['documents']> = { updated_at: patch.updatedAt.getTime() };
+        if (patch.status !== undefined) set.status = patch.status;
+        if (patch.chunkCount !== undefined) set.chunk_count = patch.chunkCount;
+        if (patch.vectorCount !== undefined) set.vector_count = patch.vectorCount;
+        if (patch.error !== undefined) set.error = patch.error;
+        if (patch.metadata !== undefined) set.metadata = JSON.stringify(patch.metadata);
+        const row = await db.updateTable('documents').set(set).where('id', '=', id).returningAll().executeTakeFirst();
+        return row && toDocument(row);
+      },
+      async delete(userId, id) {
+        const result = await db.deleteFrom('documents').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return result.numDeletedRows > 0n;
+      },
+      async listByStatus(statuses) {
+        if (statuses.length === 0) return [];
+        const rows = await db
+          .selectFrom('documents')
+          .selectAll()
+          .where('status', 'in', [...statuses])
+          .orderBy('created_at')
+          .orderBy('id')
+          .execute();
+        return rows.map(toDocument);
+      },
+    },
+    chunks: {
+      async replaceForDocument(documentId, chunks) {
+        await atomically(db, async (tx) => {
+          await tx.deleteFrom('chunks').where('document_id', '=', documentId).execute();
+          // SQLite caps bound parameters per statement; 7 columns × 100 rows stays well under it.
+          for (let i = 0; i < chunks.length; i += 100) {
+            await tx
+            .insertInto('chunks')
+            .values(
+              chunks.slice(i, i + 100).map((c) => ({
+                id: c.id,
+                document_id: documentId,
+                project_id: c.projectId,
+                chunk_index: c.index,
+                text: c.text,
+                token_count: c.tokenCount,
+                metadata: JSON.stringify(c.metadata),
+              })),
+              )
+              .execute();
+          }
+        });
+      },
+      async getMany(ids) {
+        const out: ChunkRecord[] = [];
+        for (let i = 0; i < ids.length; i += 500) {
+          const rows = await db.selectFrom('chunks').select(CHUNK_COLUMNS).where('id', 'in', ids.slice(i, i + 500)).execute();
+          out.push(...rows.map(toChunk));
+        }
+        return out;
+      },
+      async listByDocument(documentId) {
+        const rows = await db.selectFrom('chunks').select(CHUNK_COLUMNS).where('document_id', '=', documentId).orderBy('chunk_index').execute();
+        return rows.map(toChunk);
+      },
+      async keywordSearch(projectId, query, limit) {
+        const terms = [...new Set(keywordTerms(query))];
+        if (terms.length === 0) return [];
+        // Terms are letters and digits only, quoted: no FTS5 query syntax can get through.
+        const match = terms.map((t) => `"${t}"`).join(' OR ');
+        const rows = await sql<{ id: string; rank: number }>`
+          select c.id as id, bm25(chunks_fts) as rank
+          from chunks_fts join chunks c on c.row_id = chunks_fts.rowid
+          where chunks_fts match ${match} and c.project_id = ${projectId}
+          order by rank limit ${limit}`.execute(db);
+        // FTS5's bm25() is lower-is-better (negative); flip it so higher is better.
+        return rows.rows.map((r) => ({ id: r.id, score: -r.rank }));
+      },
+    },
+    knowledgeSettings: {
+      async get(projectId) {
+        const row = await db.selectFrom('knowledge_settings').select('settings').where('project_id', '=', projectId).executeTakeFirst();
+        return row && (JSON.parse(row.settings) as Record<string, unknown>);
+      },
+      async put(projectId, settings, at) {
+        const values = { project_id: projectId, settings: JSON.stringify(settings), updated_at: at.getTime() };
+        await db
+          .insertInto('knowledge_settings')
+          .values(values)
+          .onConflict((oc) => oc.column('project_id').doUpdateSet({ settings: values.settings, updated_at: values.updated_at }))
+          .execute();
+      },
+    },
+    jobs: {
+      async insert(job) {
+        await db
+          .insertInto('jobs')
+          .values({
+            id: job.id,
+            kind: job.kind,
+            document_id: job.documentId,
+            payload: JSON.stringify(job.payload),
+            attempts: job.attempts,
+            created_at: job.createdAt.getTime(),
+          })
+          .execute();
+      },
+      async list() {
+        const rows = await db.selectFrom('jobs').selectAll().orderBy('created_at').orderBy('id').execute();
+        return rows.map(toJob);
+      },
+      async get(id) {
+        const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+        return row && toJob(row);
+      },
+      async recordAttempt(id) {
+        const row = await db
+          .updateTable('jobs')
+          .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+          .where('id', '=', id)
+          .returning('attempts')
+          .executeTakeFirst();
+        return row?.attempts ?? 0;
+      },
+      async delete(id) {
+        await db.deleteFrom('jobs').where('id', '=', id).execute();
       },
     },
   };

@@ -15,6 +15,43 @@ export interface Database {
     created_at: number;
     last_used_at: number | null;
   };
+  documents: {
+    id: string;
+    user_id: string;
+    project_id: string;
+    file_id: string | null;
+    file_name: string;
+    file_type: string;
+    source_type: string;
+    status: string;
+    chunk_count: number;
+    vector_count: number;
+    error: string | null;
+    /** JSON */
+    metadata: string;
+    created_at: number;
+    updated_at: number;
+  };
+  chunks: {
+    row_id: Generated<number>;
+    id: string;
+    document_id: string;
+    project_id: string;
+    chunk_index: number;
+    text: string;
+    token_count: number;
+    /** JSON */
+    metadata: string;
+  };
+  knowledge_settings: { project_id: string; settings: string; updated_at: number };
+  jobs: {
+    id: string;
+    kind: string;
+    document_id: string;
+    payload: string;
+    attempts: number;
+    created_at: number;
+  };
   projects: {
     id: string;
     user_id: string;
@@ -91,6 +128,76 @@ export const migrations: Record<string, Migration> = {
         update users set project_count = project_count + 1 where id = new.user_id; end`.execute(db);
       await sql`create trigger projects_count_delete after delete on projects begin
         update users set project_count = project_count - 1 where id = old.user_id; end`.execute(db);
+    },
+  },
+  '0003_knowledge': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('documents')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id').onDelete('cascade'))
+        .addColumn('file_id', 'text')
+        .addColumn('file_name', 'text', (c) => c.notNull())
+        .addColumn('file_type', 'text', (c) => c.notNull())
+        .addColumn('source_type', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('chunk_count', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('vector_count', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('error', 'text')
+        .addColumn('metadata', 'text', (c) => c.notNull().defaultTo('{}'))
+        .addColumn('created_at', 'integer', (c) => c.notNull())
+        .addColumn('updated_at', 'integer', (c) => c.notNull())
+        .execute();
+      // GET /api/knowledge/documents: a project's documents newest first, optionally by status.
+      await db.schema.createIndex('documents_project_created').on('documents').columns(['project_id', 'created_at desc', 'id desc']).execute();
+      await db.schema
+        .createIndex('documents_project_status_created')
+        .on('documents')
+        .columns(['project_id', 'status', 'created_at desc', 'id desc'])
+        .execute();
+      // Restart recovery: unfinished documents.
+      await db.schema.createIndex('documents_status').on('documents').column('status').execute();
+
+      await db.schema
+        .createTable('chunks')
+        .addColumn('row_id', 'integer', (c) => c.primaryKey())
+        .addColumn('id', 'text', (c) => c.notNull().unique())
+        .addColumn('document_id', 'text', (c) => c.notNull().references('documents.id').onDelete('cascade'))
+        .addColumn('project_id', 'text', (c) => c.notNull())
+        .addColumn('chunk_index', 'integer', (c) => c.notNull())
+        .addColumn('text', 'text', (c) => c.notNull())
+        .addColumn('token_count', 'integer', (c) => c.notNull())
+        .addColumn('metadata', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('chunks_document').on('chunks').columns(['document_id', 'chunk_index']).execute();
+      // Keyword search: FTS5 over the chunk texts (external content, kept in sync by triggers).
+      await sql`create virtual table chunks_fts using fts5(text, content='chunks', content_rowid='row_id', tokenize='unicode61 remove_diacritics 2')`.execute(db);
+      await sql`create trigger chunks_fts_insert after insert on chunks begin
+        insert into chunks_fts(rowid, text) values (new.row_id, new.text); end`.execute(db);
+      await sql`create trigger chunks_fts_delete after delete on chunks begin
+        insert into chunks_fts(chunks_fts, rowid, text) values ('delete', old.row_id, old.text); end`.execute(db);
+      await sql`create trigger chunks_fts_update after update of text on chunks begin
+        insert into chunks_fts(chunks_fts, rowid, text) values ('delete', old.row_id, old.text);
+        insert into chunks_fts(rowid, text) values (new.row_id, new.text); end`.execute(db);
+
+      await db.schema
+        .createTable('knowledge_settings')
+        .addColumn('project_id', 'text', (c) => c.primaryKey().references('projects.id').onDelete('cascade'))
+        .addColumn('settings', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'integer', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('jobs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('document_id', 'text', (c) => c.notNull().references('documents.id').onDelete('cascade'))
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('created_at', 'integer', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('jobs_created').on('jobs').columns(['created_at', 'id']).execute();
     },
   },
 };

@@ -89,14 +89,121 @@ export interface ProjectRepository {
   list(query: ProjectListQuery): Promise<Page<ProjectRecord>>;
   /** The updated row, or undefined when the user has no such project. */
   update(userId: string, id: string, patch: ProjectPatch): Promise<ProjectRecord | undefined>;
-  /** True when a project of that user was deleted. */
+  /** True when a project of that user was deleted; its documents, chunks, settings and jobs go with it. */
   delete(userId: string, id: string): Promise<boolean>;
+}
+
+export type DocumentStatus = 'pending' | 'processing' | 'completed' | 'failed';
+
+export interface DocumentRecord {
+  readonly id: string;
+  readonly userId: string;
+  readonly projectId: string;
+  readonly fileId: string | null;
+  readonly fileName: string;
+  readonly fileType: string;
+  readonly sourceType: string;
+  readonly status: DocumentStatus;
+  readonly chunkCount: number;
+  readonly vectorCount: number;
+  readonly error: string | null;
+  /** size (bytes), pages, language, and what the parser found. */
+  readonly metadata: Record<string, unknown>;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+export type DocumentPatch = Partial<
+  Pick<DocumentRecord, 'status' | 'chunkCount' | 'vectorCount' | 'error' | 'metadata'>
+> & { readonly updatedAt: Date };
+
+export interface DocumentListQuery {
+  readonly userId: string;
+  readonly projectId: string;
+  readonly status?: DocumentStatus;
+  readonly limit: number;
+  readonly offset: number;
+}
+
+export interface ChunkRecord {
+  readonly id: string;
+  readonly documentId: string;
+  readonly projectId: string;
+  /** Position in the document, from 0. */
+  readonly index: number;
+  readonly text: string;
+  readonly tokenCount: number;
+  /** fileName, fileType, chunkIndex, pageNumber, section. */
+  readonly metadata: Record<string, unknown>;
+}
+
+export interface KeywordHit {
+  readonly id: string;
+  /** BM25 relevance, higher is better (not normalised). */
+  readonly score: number;
+}
+
+export interface DocumentRepository {
+  insert(document: DocumentRecord): Promise<void>;
+  get(userId: string, id: string): Promise<DocumentRecord | undefined>;
+  /** Newest first. `start` of the page is the offset. */
+  list(query: DocumentListQuery): Promise<Page<DocumentRecord>>;
+  /** Internal updates by the indexing pipeline (no owner check); undefined when gone. */
+  update(id: string, patch: DocumentPatch): Promise<DocumentRecord | undefined>;
+  /** Deletes the document, its chunks and jobs. True when a document of that user was deleted. */
+  delete(userId: string, id: string): Promise<boolean>;
+  /** Documents in any of these states, all users, oldest first (restart recovery). */
+  listByStatus(statuses: readonly DocumentStatus[]): Promise<DocumentRecord[]>;
+}
+
+export interface ChunkRepository {
+  /** Replaces all chunks of the document with these (atomically). */
+  replaceForDocument(documentId: string, chunks: readonly ChunkRecord[]): Promise<void>;
+  /** The chunks with these ids, in no particular order; unknown ids are skipped. */
+  getMany(ids: readonly string[]): Promise<ChunkRecord[]>;
+  listByDocument(documentId: string): Promise<ChunkRecord[]>;
+  /**
+   * Full-text search over the project's chunk texts, BM25-ranked, best first. `query` is free
+   * text: adapters turn it into a safe OR-of-terms query (no query syntax reaches the engine).
+   */
+  keywordSearch(projectId: string, query: string, limit: number): Promise<KeywordHit[]>;
+}
+
+/** A unit of background work (indexing a document), kept until done so a restart resumes it. */
+export interface JobRecord {
+  readonly id: string;
+  readonly kind: 'index_document';
+  readonly documentId: string;
+  /** What the worker needs, e.g. the text to index or the file id. */
+  readonly payload: Record<string, unknown>;
+  readonly attempts: number;
+  readonly createdAt: Date;
+}
+
+export interface JobRepository {
+  insert(job: JobRecord): Promise<void>;
+  /** All jobs, oldest first. */
+  list(): Promise<JobRecord[]>;
+  get(id: string): Promise<JobRecord | undefined>;
+  /** Counts a start of the job; answers the new attempt count. */
+  recordAttempt(id: string): Promise<number>;
+  delete(id: string): Promise<void>;
+}
+
+/** Knowledge settings of a project (RAG settings of the spec), stored as given. */
+export interface SettingsRepository {
+  get(projectId: string): Promise<Record<string, unknown> | undefined>;
+  put(projectId: string, settings: Record<string, unknown>, at: Date): Promise<void>;
 }
 
 export interface StorageAdapter {
   readonly users: UserRepository;
   readonly apiKeys: ApiKeyRepository;
   readonly projects: ProjectRepository;
+  readonly documents: DocumentRepository;
+  readonly chunks: ChunkRepository;
+  readonly knowledgeSettings: SettingsRepository;
+  readonly jobs: JobRepository;
   /** Runs `fn` atomically: all its writes land or none do. */
   transaction<T>(fn: (tx: StorageAdapter) => Promise<T>): Promise<T>;
   /** Releases connections and file handles. Idempotent. */

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ProjectRecord, StorageAdapter } from '../storage/types.js';
+import type { ChunkRecord, DocumentRecord, ProjectRecord, StorageAdapter } from '../storage/types.js';
 
 export interface StorageSuiteOptions {
   /** A fresh, empty adapter for one test. */
@@ -27,6 +27,38 @@ function project(userId: string, n: number, overrides: Partial<ProjectRecord> = 
     createdAt: at(n),
     updatedAt: at(n),
     ...overrides,
+  };
+}
+
+function document(userId: string, projectId: string, n: number, overrides: Partial<DocumentRecord> = {}): DocumentRecord {
+  return {
+    id: `doc_${String(n).padStart(6, '0')}`,
+    userId,
+    projectId,
+    fileId: null,
+    fileName: `file${n}.md`,
+    fileType: 'md',
+    sourceType: 'upload',
+    status: 'pending',
+    chunkCount: 0,
+    vectorCount: 0,
+    error: null,
+    metadata: { size: 10 * n },
+    createdAt: at(n),
+    updatedAt: at(n),
+    ...overrides,
+  };
+}
+
+function chunk(documentId: string, projectId: string, index: number, text: string): ChunkRecord {
+  return {
+    id: `chunk_${documentId}_${index}`,
+    documentId,
+    projectId,
+    index,
+    text,
+    tokenCount: text.split(' ').length,
+    metadata: { fileName: 'f.md', chunkIndex: index, section: 'Intro' },
   };
 }
 
@@ -187,6 +219,112 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
       ).rejects.toThrow('boom');
       expect(await storage.users.get('user_d')).toBeUndefined();
       expect(await storage.projects.get('user_d', 'proj_000002')).toBeUndefined();
+    });
+
+    describe('knowledge', () => {
+      beforeEach(async () => {
+        await storage.projects.insert(project('user_a', 1));
+        await storage.projects.insert(project('user_b', 2));
+      });
+
+      it('round-trips, lists by status newest first, and isolates users', async () => {
+        const d1 = document('user_a', 'proj_000001', 1, { metadata: { size: 5, language: 'en', nested: { a: [1] } } });
+        await storage.documents.insert(d1);
+        await storage.documents.insert(document('user_a', 'proj_000001', 2, { status: 'completed' }));
+        await storage.documents.insert(document('user_a', 'proj_000001', 3));
+        await storage.documents.insert(document('user_b', 'proj_000002', 4));
+        expect(await storage.documents.get('user_a', d1.id)).toEqual(d1);
+        expect(await storage.documents.get('user_b', d1.id)).toBeUndefined();
+        const all = await storage.documents.list({ userId: 'user_a', projectId: 'proj_000001', limit: 2, offset: 0 });
+        expect(all.items.map((d) => d.id)).toEqual(['doc_000003', 'doc_000002']);
+        expect(all.total).toBe(3);
+        const pending = await storage.documents.list({ userId: 'user_a', projectId: 'proj_000001', status: 'pending', limit: 10, offset: 1 });
+        expect(pending.items.map((d) => d.id)).toEqual(['doc_000001']);
+        expect(pending.total).toBe(2);
+        expect((await storage.documents.list({ userId: 'user_b', projectId: 'proj_000001', limit: 10, offset: 0 })).total).toBe(0);
+        expect((await storage.documents.listByStatus(['pending', 'processing'])).map((d) => d.id)).toEqual(['doc_000001', 'doc_000003', 'doc_000004']);
+      });
+
+      it('updates a document', async () => {
+        await storage.documents.insert(document('user_a', 'proj_000001', 1));
+        const updated = await storage.documents.update('doc_000001', {
+          status: 'failed',
+          error: 'Failed to index document: boom',
+          chunkCount: 3,
+          metadata: { size: 1, pages: 2 },
+          updatedAt: at(50),
+        });
+        expect(updated).toMatchObject({ status: 'failed', error: 'Failed to index document: boom', chunkCount: 3, vectorCount: 0, metadata: { size: 1, pages: 2 }, updatedAt: at(50) });
+        expect(await storage.documents.get('user_a', 'doc_000001')).toEqual(updated);
+        expect(await storage.documents.update('doc_missing', { status: 'completed', updatedAt: at(1) })).toBeUndefined();
+      });
+
+      it('stores chunks, replaces them atomically, and deletes them with their document', async () => {
+        await storage.documents.insert(document('user_a', 'proj_000001', 1));
+        await storage.chunks.replaceForDocument('doc_000001', [chunk('doc_000001', 'proj_000001', 1, 'b'), chunk('doc_000001', 'proj_000001', 0, 'a')]);
+        expect((await storage.chunks.listByDocument('doc_000001')).map((c) => c.text)).toEqual(['a', 'b']);
+        await storage.chunks.replaceForDocument('doc_000001', [chunk('doc_000001', 'proj_000001', 0, 'only')]);
+        const listed = await storage.chunks.listByDocument('doc_000001');
+        expect(listed).toEqual([chunk('doc_000001', 'proj_000001', 0, 'only')]);
+        expect(await storage.chunks.getMany(['chunk_doc_000001_0', 'missing'])).toEqual(listed);
+        await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: { content: 'x' }, attempts: 0, createdAt: at(1) });
+        expect(await storage.documents.delete('user_b', 'doc_000001')).toBe(false);
+        expect(await storage.documents.delete('user_a', 'doc_000001')).toBe(true);
+        expect(await storage.chunks.listByDocument('doc_000001')).toEqual([]);
+        expect(await storage.chunks.getMany(['chunk_doc_000001_0'])).toEqual([]);
+        expect(await storage.jobs.list()).toEqual([]);
+      });
+
+      it('ranks keyword matches by BM25 within a project, ignoring query syntax', async () => {
+        await storage.documents.insert(document('user_a', 'proj_000001', 1));
+        await storage.documents.insert(document('user_b', 'proj_000002', 2));
+        await storage.chunks.replaceForDocument('doc_000001', [
+          chunk('doc_000001', 'proj_000001', 0, 'The error code E1234 means the pump overheated'),
+          chunk('doc_000001', 'proj_000001', 1, 'Pump maintenance schedule: every pump is checked monthly, pump pump'),
+          chunk('doc_000001', 'proj_000001', 2, 'Nothing relevant here at all'),
+        ]);
+        await storage.chunks.replaceForDocument('doc_000002', [chunk('doc_000002', 'proj_000002', 0, 'E1234 in another project')]);
+        const code = await storage.chunks.keywordSearch('proj_000001', 'error E1234?', 10);
+        expect(code.map((h) => h.id)).toEqual(['chunk_doc_000001_0']);
+        expect(code[0]?.score).toBeGreaterThan(0);
+        const pump = await storage.chunks.keywordSearch('proj_000001', 'pump', 10);
+        expect(pump.map((h) => h.id)).toEqual(['chunk_doc_000001_1', 'chunk_doc_000001_0']);
+        expect(await storage.chunks.keywordSearch('proj_000001', '"unbalanced AND (OR * NEAR', 10)).toEqual([]);
+        expect(await storage.chunks.keywordSearch('proj_000001', '  ?! ', 10)).toEqual([]);
+        expect(await storage.chunks.keywordSearch('proj_000001', 'pump', 1)).toHaveLength(1);
+      });
+
+      it('keeps knowledge settings per project', async () => {
+        expect(await storage.knowledgeSettings.get('proj_000001')).toBeUndefined();
+        await storage.knowledgeSettings.put('proj_000001', { chunkSize: 256, searchType: 'hybrid' }, at(1));
+        await storage.knowledgeSettings.put('proj_000001', { chunkSize: 512 }, at(2));
+        expect(await storage.knowledgeSettings.get('proj_000001')).toEqual({ chunkSize: 512 });
+      });
+
+      it('keeps jobs oldest first and counts attempts', async () => {
+        await storage.documents.insert(document('user_a', 'proj_000001', 1));
+        await storage.jobs.insert({ id: 'job_2', kind: 'index_document', documentId: 'doc_000001', payload: { n: 2 }, attempts: 0, createdAt: at(2) });
+        await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: { n: 1 }, attempts: 0, createdAt: at(1) });
+        expect((await storage.jobs.list()).map((j) => j.id)).toEqual(['job_1', 'job_2']);
+        expect(await storage.jobs.recordAttempt('job_1')).toBe(1);
+        expect(await storage.jobs.recordAttempt('job_1')).toBe(2);
+        expect(await storage.jobs.get('job_1')).toEqual({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: { n: 1 }, attempts: 2, createdAt: at(1) });
+        await storage.jobs.delete('job_1');
+        expect(await storage.jobs.get('job_1')).toBeUndefined();
+      });
+
+      it('deleting a project removes its documents, chunks, settings and jobs', async () => {
+        await storage.documents.insert(document('user_a', 'proj_000001', 1));
+        await storage.chunks.replaceForDocument('doc_000001', [chunk('doc_000001', 'proj_000001', 0, 'text')]);
+        await storage.knowledgeSettings.put('proj_000001', { topK: 3 }, at(1));
+        await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: {}, attempts: 0, createdAt: at(1) });
+        expect(await storage.projects.delete('user_a', 'proj_000001')).toBe(true);
+        expect(await storage.documents.get('user_a', 'doc_000001')).toBeUndefined();
+        expect(await storage.chunks.getMany(['chunk_doc_000001_0'])).toEqual([]);
+        expect(await storage.chunks.keywordSearch('proj_000001', 'text', 5)).toEqual([]);
+        expect(await storage.knowledgeSettings.get('proj_000001')).toBeUndefined();
+        expect(await storage.jobs.list()).toEqual([]);
+      });
     });
 
     if (options.reopen) {
