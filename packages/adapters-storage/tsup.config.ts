@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts', 'src/memory/index.ts', 'src/sqlite/index.ts'],
+  entry: ['src/index.ts', 'src/memory/index.ts', 'src/sqlite/index.ts', 'src/blobs/index.ts'],
   format: ['esm'],
   dts: true,
   clean: true,

@@ -15,6 +15,21 @@ import {
   type ProjectResponse,
   UpdateProjectRequest,
 } from './schemas/projects.js';
+import type { BlobStore, EmbeddingModel, VectorStore } from './knowledge/interfaces.js';
+import { type EmbedderResolver, type IndexingEvent, KnowledgeBase, toKnowledgeDocument, vectorNamespace } from './knowledge/service.js';
+import { extensionOf, fileTypeOf, unsupportedFileMessage } from './knowledge/file-types.js';
+import {
+  CreateDocumentRequest,
+  type CreateDocumentResponse,
+  type DocumentResponse,
+  ListDocumentsQuery,
+  type ListDocumentsResponse,
+  PutSettingsRequest,
+  SearchRequest,
+  type SearchResponse,
+  UploadRequest,
+  type UploadResponse,
+} from './schemas/knowledge.js';
 import type { StorageAdapter } from './storage/types.js';
 import { parseInput } from './validation.js';
 
@@ -23,8 +38,22 @@ export interface Caller {
   readonly userId: string;
 }
 
+export interface KnowledgeAdapters {
+  readonly vectors: VectorStore;
+  /** The embedder, or a function choosing one by the project's `embeddingModel` setting. */
+  readonly embedder: EmbeddingModel | EmbedderResolver;
+  /** Where uploaded files are kept (needed by `uploadFiles`). */
+  readonly blobs?: BlobStore;
+  /** Documents indexed at the same time. Default 2. */
+  readonly concurrency?: number;
+  /** How long `createDocument` waits for indexing before answering `processing`. Default 5000 ms. */
+  readonly waitMs?: number;
+}
+
 export interface AgentPlatformOptions {
   readonly storage: StorageAdapter;
+  /** The knowledge base's vector store and embedder. Without them, knowledge calls answer `unsupported`. */
+  readonly knowledge?: KnowledgeAdapters;
   readonly clock?: Clock;
   readonly ids?: IdGenerator;
 }
@@ -40,11 +69,54 @@ export class AgentPlatform {
   readonly storage: StorageAdapter;
   readonly clock: Clock;
   readonly ids: IdGenerator;
+  readonly #knowledge: KnowledgeBase | undefined;
+  readonly #knowledgeAdapters: KnowledgeAdapters | undefined;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
     this.clock = options.clock ?? systemClock;
     this.ids = options.ids ?? createIdGenerator(() => this.clock.now().getTime());
+    const k = options.knowledge;
+    this.#knowledgeAdapters = k;
+    if (k) {
+      const embedder = k.embedder;
+      this.#knowledge = new KnowledgeBase({
+        storage: this.storage,
+        vectors: k.vectors,
+        embedders: typeof embedder === 'function' ? embedder : () => embedder,
+        clock: this.clock,
+        ids: this.ids,
+        ...(k.blobs ? { blobs: k.blobs } : {}),
+        ...(k.concurrency ? { concurrency: k.concurrency } : {}),
+      });
+    }
+  }
+
+  /** Resumes background work left by an earlier run (unfinished indexing jobs). Call once after constructing. */
+  async start(): Promise<void> {
+    await this.#knowledge?.resume();
+  }
+
+  /** Stops background work and closes the adapters (storage last). Idempotent. */
+  async close(): Promise<void> {
+    await this.#knowledge?.close();
+    await this.#knowledgeAdapters?.vectors.close();
+    const embedder = this.#knowledgeAdapters?.embedder;
+    if (embedder && typeof embedder !== 'function') await embedder.close?.();
+    await this.storage.close();
+  }
+
+  #kb(): KnowledgeBase {
+    if (!this.#knowledge) {
+      throw new PlatformError('unsupported', 'The knowledge base is not configured: construct AgentPlatform with `knowledge: { vectors, embedder }`');
+    }
+    return this.#knowledge;
+  }
+
+  async #project(caller: Caller, projectId: string) {
+    const project = await this.storage.projects.get(caller.userId, projectId);
+    if (!project) throw PlatformError.notFound(`Project ${projectId} not found`);
+    return project;
   }
 
   // ---- users and keys -------------------------------------------------------------------
@@ -184,9 +256,178 @@ export class AgentPlatform {
     return { success: true, project: toProject(record) };
   }
 
-  /** `DELETE /api/v1/projects/{id}`: the project and everything in it. */
+  /** `DELETE /api/v1/projects/{id}`: the project and everything in it (documents, chunks, vectors). */
   async deleteProject(caller: Caller, id: string): Promise<{ success: true; message: string }> {
+    const kb = this.#knowledge;
+    const model = kb ? kb.embedderFor(await kb.settings(id), caller) : undefined;
     if (!(await this.storage.projects.delete(caller.userId, id))) throw PlatformError.notFound(`Project ${id} not found`);
+    if (kb && model) await this.#knowledgeAdapters?.vectors.dropNamespace(vectorNamespace(id, model));
     return { success: true, message: 'Project deleted' };
+  }
+
+  // ---- knowledge ------------------------------------------------------------------------
+
+  /**
+   * `POST /api/knowledge/documents`: stores the document and indexes it in the background;
+   * answers `completed` (or `failed`) when that finished within the wait, else `processing`.
+   */
+  async createDocument(caller: Caller, input: CreateDocumentRequest): Promise<CreateDocumentResponse> {
+    const body = parseInput(CreateDocumentRequest, input);
+    const kb = this.#kb();
+    await this.#project(caller, body.projectId);
+    const doc = await kb.submit(caller, body);
+    await kb.waitFor(doc.id, this.#knowledgeAdapters?.waitMs ?? 5000);
+    const now = await this.storage.documents.get(caller.userId, doc.id);
+    if (now?.status === 'completed') {
+      return { success: true, status: 'completed', message: 'Document indexed successfully', documentId: doc.id };
+    }
+    if (now?.status === 'failed') {
+      return { success: false, status: 'failed', message: now.error ?? 'Failed to index document', documentId: null };
+    }
+    return { success: true, status: 'processing', message: 'Document is being indexed', documentId: doc.id };
+  }
+
+  /**
+   * `POST /api/knowledge/documents/stream`: the indexing events of a new document, ending with
+   * `complete` or `error`. Invalid input and unknown projects throw before the first event.
+   */
+  async createDocumentStream(caller: Caller, input: CreateDocumentRequest): Promise<AsyncIterable<IndexingEvent>> {
+    const body = parseInput(CreateDocumentRequest, input);
+    const kb = this.#kb();
+    await this.#project(caller, body.projectId);
+    const events: IndexingEvent[] = [];
+    let wake: (() => void) | undefined;
+    await kb.submit(caller, body, (event) => {
+      events.push(event);
+      wake?.();
+    });
+    return {
+      async *[Symbol.asyncIterator]() {
+        for (;;) {
+          const event = events.shift();
+          if (event) {
+            yield event;
+            if (event.type !== 'progress') return;
+          } else {
+            await new Promise<void>((resolve) => {
+              wake = resolve;
+            });
+          }
+        }
+      },
+    };
+  }
+
+  /**
+   * `POST /api/knowledge/upload`: stores each file and indexes it as a document. A file of an
+   * unsupported type fails alone (no document); the others still index. Waits for indexing
+   * like `createDocument`, for all files together.
+   */
+  async uploadFiles(caller: Caller, input: UploadRequest): Promise<UploadResponse> {
+    const { projectId, files } = parseInput(UploadRequest, input);
+    const kb = this.#kb();
+    const blobs = this.#knowledgeAdapters?.blobs;
+    if (!blobs) throw new PlatformError('unsupported', 'Uploads need a blob store: construct AgentPlatform with `knowledge: { blobs }`');
+    await this.#project(caller, projectId);
+    const started = await Promise.all(
+      files.map(async (file) => {
+        const fileType = fileTypeOf(file.name, file.type);
+        if (!fileType) {
+          return { file, fileType: extensionOf(file.name) || file.type || 'unknown', fileId: null, documentId: null, error: unsupportedFileMessage(file.name) };
+        }
+        const fileId = this.ids.next('file');
+        await blobs.put(fileId, file.bytes);
+        const doc = await kb.submit(caller, { projectId, fileName: file.name, fileType, sourceType: 'upload', fileId, size: file.bytes.byteLength, upload: true });
+        return { file, fileType, fileId, documentId: doc.id, error: null };
+      }),
+    );
+    const wait = this.#knowledgeAdapters?.waitMs ?? 5000;
+    await Promise.all(started.map((s) => (s.documentId ? kb.waitFor(s.documentId, wait) : undefined)));
+    const results = await Promise.all(
+      started.map(async (s) => {
+        const doc = s.documentId ? await this.storage.documents.get(caller.userId, s.documentId) : undefined;
+        const status = doc ? (doc.status === 'pending' ? 'processing' : doc.status) : 'failed';
+        return {
+          fileId: s.fileId,
+          fileName: s.file.name,
+          fileType: s.fileType,
+          size: s.file.bytes.byteLength,
+          documentId: s.documentId,
+          status,
+          error: s.error ?? doc?.error ?? null,
+        };
+      }),
+    );
+    const failed = results.filter((r) => r.status === 'failed').length;
+    return {
+      success: failed < results.length,
+      files: results,
+      message: failed === 0 ? `Uploaded ${results.length} file${results.length === 1 ? '' : 's'}` : `${failed} of ${results.length} files failed`,
+    };
+  }
+
+  /** `GET /api/knowledge/documents`: a project's documents, newest first. */
+  async listDocuments(caller: Caller, query: ListDocumentsQuery): Promise<ListDocumentsResponse> {
+    const q = parseInput(ListDocumentsQuery, query);
+    await this.#project(caller, q.projectId);
+    const page = await this.storage.documents.list({
+      userId: caller.userId,
+      projectId: q.projectId,
+      limit: q.limit,
+      offset: q.offset,
+      ...(q.status ? { status: q.status } : {}),
+    });
+    const documents = page.items.map((d) => {
+      const { id, projectId, fileName, fileType, sourceType, status, chunkCount, createdAt, updatedAt } = toKnowledgeDocument(d);
+      return { id, projectId, fileName, fileType, sourceType, status, chunkCount, createdAt, updatedAt };
+    });
+    return {
+      success: true,
+      documents,
+      total: page.total,
+      hasMore: q.offset + documents.length < page.total,
+      nextOffset: q.offset + documents.length,
+    };
+  }
+
+  /** `GET /api/knowledge/documents/{id}`. */
+  async getDocument(caller: Caller, id: string): Promise<DocumentResponse> {
+    const doc = await this.storage.documents.get(caller.userId, id);
+    if (!doc) throw new PlatformError('not_found', `Document ${id} not found`, { details: { document: null } });
+    return { success: true, document: toKnowledgeDocument(doc) };
+  }
+
+  /** `DELETE /api/knowledge/documents/{id}`: the document, its chunks and vectors (also mid-indexing). */
+  async deleteDocument(caller: Caller, id: string): Promise<{ success: true; message: string }> {
+    if (!(await this.#kb().deleteDocument(caller, id))) throw PlatformError.notFound(`Document ${id} not found`);
+    return { success: true, message: 'Document deleted' };
+  }
+
+  /** `POST /api/knowledge/search`. */
+  async searchKnowledge(caller: Caller, input: SearchRequest): Promise<SearchResponse> {
+    const body = parseInput(SearchRequest, input);
+    const kb = this.#kb();
+    await this.#project(caller, body.projectId);
+    const documents = await kb.search(caller, body.projectId, body);
+    return {
+      success: true,
+      documents,
+      message: documents.length === 0 ? 'No documents matched the query' : `Found ${documents.length} matching chunk${documents.length === 1 ? '' : 's'}`,
+    };
+  }
+
+  /** `PUT /api/knowledge/settings`: the project's RAG settings (replaced as a whole). */
+  async putKnowledgeSettings(caller: Caller, input: PutSettingsRequest): Promise<{ success: true; message: string }> {
+    const body = parseInput(PutSettingsRequest, input);
+    await this.#project(caller, body.projectId);
+    const provider = body.settings.vectorstoreProvider;
+    if (provider && provider !== 'builtin') {
+      throw PlatformError.invalid(
+        `Invalid vectorstore configuration: the ${provider} adapter is not available in this version (use builtin)`,
+        [{ path: ['settings', 'vectorstoreProvider'], code: 'unsupported', message: `${provider} is not available` }],
+      );
+    }
+    await this.storage.knowledgeSettings.put(body.projectId, body.settings, this.clock.now());
+    return { success: true, message: 'Knowledge settings updated' };
   }
 }

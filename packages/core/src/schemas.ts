@@ -1,3 +1,4 @@
 export * from './schemas/auth.js';
 export * from './schemas/common.js';
 export * from './schemas/projects.js';
+export * from './schemas/knowledge.js';

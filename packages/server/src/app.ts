@@ -3,7 +3,7 @@ import { type AgentPlatform, type Caller, PlatformError } from '@agent-platform/
 import { type H3Event, H3, handleCors, getRouterParams } from 'h3';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { DEFAULT_BODY_LIMIT, queryObject, readJsonBody } from './body.js';
+import { DEFAULT_BODY_LIMIT, DEFAULT_UPLOAD_LIMIT, queryObject, readJsonBody, readMultipartBody } from './body.js';
 import { DOCS_HTML, docsAsset } from './docs.js';
 import { toErrorResponse } from './errors.js';
 import { buildOpenApi, type PublicRouteDoc } from './openapi.js';
@@ -14,6 +14,8 @@ export interface AppOptions {
   readonly logger?: Logger;
   /** Largest JSON body accepted, in bytes (413 past it). Default 1 MiB. */
   readonly bodyLimit?: number;
+  /** Largest body of the routes that take documents and files, in bytes. Default 16 MiB. */
+  readonly uploadLimit?: number;
   /** Origins allowed to call the API from a browser; `['*']` for any. Default: none (no CORS headers). */
   readonly corsOrigins?: readonly string[];
 }
@@ -41,6 +43,35 @@ const UNAUTHORIZED = JSON.stringify({ success: false, message: 'Unauthorized', c
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+/**
+ * Server-Sent Events from an async iterable: one `data:` line of JSON per event. A failure of
+ * the iterable becomes a last `error` event; a client that goes away stops the iteration.
+ */
+function sseResponse(events: AsyncIterable<unknown>, event: H3Event, log: Logger | undefined): Response {
+  const encoder = new TextEncoder();
+  const iterator = events[Symbol.asyncIterator]();
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await iterator.next();
+        if (next.done) return controller.close();
+        controller.enqueue(encoder.encode(`data: ${JSON.stringify(next.value)}\n\n`));
+      } catch (error) {
+        const { body, bug } = toErrorResponse(error);
+        if (bug) log?.error({ reqId: event.context.requestId, err: error }, 'stream failed');
+        controller.enqueue(encoder.encode(`data: ${JSON.stringify({ type: 'error', message: body.message })}\n\n`));
+        controller.close();
+      }
+    },
+    async cancel() {
+      await iterator.return?.();
+    },
+  });
+  return new Response(stream, {
+    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' },
+  });
+}
+
 /** The caller of a request with a valid `Authorization: Bearer <key>`, else undefined. */
 async function authenticate(platform: AgentPlatform, event: H3Event): Promise<Caller | undefined> {
   const header = event.req.headers.get('authorization');
@@ -55,6 +86,7 @@ async function authenticate(platform: AgentPlatform, event: H3Event): Promise<Ca
  */
 export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3 {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const uploadLimit = options.uploadLimit ?? DEFAULT_UPLOAD_LIMIT;
   const log = options.logger;
   const started = new WeakMap<H3Event, number>();
 
@@ -94,7 +126,7 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
     app.use((event) => {
       const preflight = handleCors(event, {
         origin,
-        methods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
+        methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
         allowHeaders: ['authorization', 'content-type', 'x-request-id', 'last-event-id'],
         exposeHeaders: ['x-request-id'],
         maxAge: '600',
@@ -137,13 +169,19 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
           headers: { 'content-type': 'application/json; charset=utf-8', 'www-authenticate': 'Bearer' },
         });
       }
-      const body = route.body ? await readJsonBody(event.req, bodyLimit) : undefined;
+      const limit = route.bodyLimit === 'upload' ? uploadLimit : bodyLimit;
+      const body = !route.body
+        ? undefined
+        : route.bodyKind === 'multipart'
+          ? await readMultipartBody(event.req, limit)
+          : await readJsonBody(event.req, limit);
       const result = await route.handler(platform, {
         caller,
         params: getRouterParams(event, { decode: true }) as Record<string, string>,
         query: route.query ? queryObject(event.url) : {},
         body,
       });
+      if (route.sse) return sseResponse(result as AsyncIterable<unknown>, event, log);
       return json(route.status ?? 200, result);
     } catch (error) {
       return fail(event, error);

@@ -2,19 +2,21 @@ import { PlatformError } from '@agent-platform/core';
 
 /** Default JSON body limit: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+/** Default limit of bodies that carry documents and files: 16 MiB. */
+export const DEFAULT_UPLOAD_LIMIT = 16 * 1024 * 1024;
 
 function tooLarge(limit: number): PlatformError {
   return new PlatformError('payload_too_large', `Request body is larger than the limit of ${limit} bytes`);
 }
 
 /**
- * Reads a JSON request body of at most `limit` bytes. Stops reading as soon as the limit is
- * passed (a client cannot make the server buffer more). An empty body reads as `{}`.
+ * Reads a request body of at most `limit` bytes. Stops reading as soon as the limit is passed
+ * (a client cannot make the server buffer more).
  */
-export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+export async function readBody(request: Request, limit: number): Promise<Buffer> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   if (declared > limit) throw tooLarge(limit);
-  if (!request.body) return {};
+  if (!request.body) return Buffer.alloc(0);
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = request.body.getReader();
@@ -28,7 +30,12 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
     }
     chunks.push(value);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/** Reads a JSON body of at most `limit` bytes. An empty body reads as `{}`. */
+export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+  const text = (await readBody(request, limit)).toString('utf8');
   if (text.trim() === '') return {};
   try {
     return JSON.parse(text);
@@ -37,6 +44,32 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
       { path: [], code: 'invalid_json', message: (error as Error).message },
     ]);
   }
+}
+
+/**
+ * Reads a `multipart/form-data` body of at most `limit` bytes into its text fields (strings)
+ * and `files` (every file part, whatever its field name).
+ */
+export async function readMultipartBody(request: Request, limit: number): Promise<Record<string, unknown>> {
+  const type = request.headers.get('content-type') ?? '';
+  if (!/^multipart\/form-data\s*;/i.test(type)) {
+    throw PlatformError.invalid('body: expected a multipart/form-data body (fields projectId and files)');
+  }
+  const bytes = await readBody(request, limit);
+  let form: FormData;
+  try {
+    form = await new Response(bytes, { headers: { 'content-type': type } }).formData();
+  } catch (error) {
+    throw PlatformError.invalid(`Malformed multipart body: ${(error as Error).message}`);
+  }
+  const out: Record<string, unknown> = Object.create(null);
+  const files: { name: string; type: string; bytes: Uint8Array }[] = [];
+  for (const [name, value] of form) {
+    if (typeof value === 'string') out[name] = value;
+    else files.push({ name: value.name, type: value.type, bytes: new Uint8Array(await value.arrayBuffer()) });
+  }
+  out.files = files;
+  return out;
 }
 
 /**

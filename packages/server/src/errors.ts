@@ -16,6 +16,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
 };
 
 export interface ErrorBody {
+  [member: string]: unknown;
   success: false;
   message: string;
   code: ErrorCode;
@@ -27,7 +28,8 @@ export function toErrorResponse(error: unknown): { status: number; body: ErrorBo
   const err = known ? error : new PlatformError('internal', 'Internal server error');
   return {
     status: STATUS_BY_CODE[err.code],
-    body: { success: false, message: err.message, code: err.code },
+    // `details` add documented members, e.g. `document: null` when a document is not found.
+    body: { ...err.details, success: false, message: err.message, code: err.code },
     bug: !known,
   };
 }

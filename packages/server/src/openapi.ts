@@ -70,9 +70,19 @@ export function buildOpenApi(
       tags: [route.tag],
       operationId: `${route.method.toLowerCase()}${route.path.replace(/[{}]/g, '').replace(/[/-](\w)/g, (_, c: string) => c.toUpperCase())}`,
       parameters: [...parameters('path', route.params), ...parameters('query', route.query)],
-      ...(route.body ? { requestBody: { required: true, ...json(schemaOf(route.body, 'input')) } } : {}),
+      ...(route.body
+        ? {
+            requestBody: {
+              required: true,
+              content: { [route.bodyKind === 'multipart' ? 'multipart/form-data' : 'application/json']: { schema: schemaOf(route.body, 'input') } },
+            },
+          }
+        : {}),
       responses: {
-        [route.status ?? 200]: { description: 'Success', ...json(schemaOf(route.response, 'output')) },
+        [route.status ?? 200]: {
+          description: route.sse ? 'Server-Sent Events; each `data:` is one event of this schema' : 'Success',
+          content: { [route.sse ? 'text/event-stream' : 'application/json']: { schema: schemaOf(route.response, 'output') } },
+        },
         400: errorResponse('Invalid input; the message names the field'),
         401: errorResponse('Missing or unknown API key'),
         ...(route.params ? { 404: errorResponse('Not found (also for ids of other users)') } : {}),

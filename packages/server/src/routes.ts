@@ -3,7 +3,18 @@ import {
   type Caller,
   CreateKeyRequest,
   CreateKeyResponse,
+  CreateDocumentRequest,
+  CreateDocumentResponse,
   CreateProjectRequest,
+  DocumentResponse,
+  ListDocumentsQuery,
+  ListDocumentsResponse,
+  PutSettingsRequest,
+  SearchRequest,
+  SearchResponse,
+  UploadForm,
+  type UploadRequest,
+  UploadResponse,
   IdParam,
   ListKeysResponse,
   ListProjectsQuery,
@@ -14,7 +25,15 @@ import {
 } from '@agent-platform/core';
 import { z } from 'zod';
 
-export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** One Server-Sent Event of document indexing (the `data` of each event). */
+const IndexingEventSchema = z.object({
+  type: z.enum(['progress', 'complete', 'error']),
+  progress: z.number().min(0).max(100).optional(),
+  message: z.string(),
+  documentId: z.string().optional(),
+});
 
 /** What a handler gets: the authenticated caller and the request parts, not yet validated. */
 export interface RouteInput {
@@ -40,6 +59,12 @@ export interface ApiRoute {
   readonly response: z.ZodType;
   /** Success status, 200 unless said. */
   readonly status?: number;
+  /** `multipart`: the body is a form (files); the handler gets its fields and files. Default `json`. */
+  readonly bodyKind?: 'json' | 'multipart';
+  /** `upload`: the body may be as large as the upload limit (documents, files) instead of the JSON limit. */
+  readonly bodyLimit?: 'json' | 'upload';
+  /** The handler answers an `AsyncIterable` of events, sent as Server-Sent Events. */
+  readonly sse?: boolean;
   readonly handler: (platform: AgentPlatform, input: RouteInput) => Promise<unknown>;
 }
 
@@ -120,6 +145,83 @@ export const apiRoutes: readonly ApiRoute[] = [
     params: IdParam,
     response: MessageResponse,
     handler: (p, i) => p.deleteProject(i.caller, param(i, 'id')),
+  },
+  {
+    method: 'POST',
+    path: '/api/knowledge/documents',
+    summary: 'Add a document (text) and index it; answers completed, processing or failed',
+    tag: 'Knowledge',
+    body: CreateDocumentRequest,
+    bodyLimit: 'upload',
+    response: CreateDocumentResponse,
+    handler: (p, i) => p.createDocument(i.caller, i.body as CreateDocumentRequest),
+  },
+  {
+    method: 'POST',
+    path: '/api/knowledge/documents/stream',
+    summary: 'Add a document and follow its indexing as Server-Sent Events (progress 10, 30, 60, 90, then complete 100 or error)',
+    tag: 'Knowledge',
+    body: CreateDocumentRequest,
+    bodyLimit: 'upload',
+    sse: true,
+    response: IndexingEventSchema,
+    handler: (p, i) => p.createDocumentStream(i.caller, i.body as CreateDocumentRequest),
+  },
+  {
+    method: 'GET',
+    path: '/api/knowledge/documents',
+    summary: "List a project's documents, newest first",
+    tag: 'Knowledge',
+    query: ListDocumentsQuery,
+    response: ListDocumentsResponse,
+    handler: (p, i) => p.listDocuments(i.caller, i.query as unknown as ListDocumentsQuery),
+  },
+  {
+    method: 'GET',
+    path: '/api/knowledge/documents/{id}',
+    summary: 'Get a document with its status, counts and metadata',
+    tag: 'Knowledge',
+    params: IdParam,
+    response: DocumentResponse,
+    handler: (p, i) => p.getDocument(i.caller, param(i, 'id')),
+  },
+  {
+    method: 'DELETE',
+    path: '/api/knowledge/documents/{id}',
+    summary: 'Delete a document with its chunks and vectors (also while it is being indexed)',
+    tag: 'Knowledge',
+    params: IdParam,
+    response: MessageResponse,
+    handler: (p, i) => p.deleteDocument(i.caller, param(i, 'id')),
+  },
+  {
+    method: 'POST',
+    path: '/api/knowledge/upload',
+    summary: 'Upload files (multipart: projectId, files) and index each as a document',
+    tag: 'Knowledge',
+    body: UploadForm,
+    bodyKind: 'multipart',
+    bodyLimit: 'upload',
+    response: UploadResponse,
+    handler: (p, i) => p.uploadFiles(i.caller, i.body as UploadRequest),
+  },
+  {
+    method: 'POST',
+    path: '/api/knowledge/search',
+    summary: "Search a project's knowledge: semantic, mrr (diverse) or hybrid (BM25 + vectors, weighted by alpha)",
+    tag: 'Knowledge',
+    body: SearchRequest,
+    response: SearchResponse,
+    handler: (p, i) => p.searchKnowledge(i.caller, i.body as SearchRequest),
+  },
+  {
+    method: 'PUT',
+    path: '/api/knowledge/settings',
+    summary: "Replace a project's knowledge (RAG) settings",
+    tag: 'Knowledge',
+    body: PutSettingsRequest,
+    response: MessageResponse,
+    handler: (p, i) => p.putKnowledgeSettings(i.caller, i.body as PutSettingsRequest),
   },
 ];
 

@@ -1,3 +1,5 @@
+import type { DocumentStatus } from '../schemas/knowledge.js';
+
 /**
  * The storage plug-in interface. Repositories are scoped by owner: every read and write of a
  * user's resource takes the `userId`, so an adapter can never hand one user another's rows.
@@ -93,7 +95,6 @@ export interface ProjectRepository {
   delete(userId: string, id: string): Promise<boolean>;
 }
 
-export type DocumentStatus = 'pending' | 'processing' | 'completed' | 'failed';
 
 export interface DocumentRecord {
   readonly id: string;

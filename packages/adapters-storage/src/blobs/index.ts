@@ -1,0 +1,66 @@
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type BlobStore, PlatformError } from '@agent-platform/core';
+
+/** Keys are file names made by the platform (ids); anything that could leave the folder is refused. */
+function checkKey(key: string): void {
+  if (!/^[\w-][\w.-]{0,199}$/.test(key) || key === '.' || key === '..') {
+    throw PlatformError.invalid(`Invalid blob key "${key}"`);
+  }
+}
+
+/** Blobs in process memory (tests, embedding). */
+export function memoryBlobStore(): BlobStore {
+  const blobs = new Map<string, Uint8Array>();
+  return {
+    async put(key, bytes) {
+      checkKey(key);
+      blobs.set(key, new Uint8Array(bytes));
+    },
+    async get(key) {
+      const bytes = blobs.get(key);
+      return bytes && new Uint8Array(bytes);
+    },
+    async delete(key) {
+      return blobs.delete(key);
+    },
+  };
+}
+
+/** Blobs as files in `dir` (created when missing); writes go through a temp file and a rename. */
+export function fileBlobStore(options: { dir: string }): BlobStore {
+  const { dir } = options;
+  let ready: Promise<unknown> | undefined;
+  const ensureDir = () => {
+    ready ??= mkdir(dir, { recursive: true });
+    return ready;
+  };
+  return {
+    async put(key, bytes) {
+      checkKey(key);
+      await ensureDir();
+      const temp = join(dir, `.${key}.${process.pid}.tmp`);
+      await writeFile(temp, bytes);
+      await rename(temp, join(dir, key));
+    },
+    async get(key) {
+      checkKey(key);
+      try {
+        return new Uint8Array(await readFile(join(dir, key)));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw error;
+      }
+    },
+    async delete(key) {
+      checkKey(key);
+      try {
+        await rm(join(dir, key));
+        return true;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+        throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,406 @@
+import type { Caller } from '../platform.js';
+import type { Clock } from '../clock.js';
+import { isPlatformError, PlatformError } from '../errors.js';
+import type { IdGenerator } from '../ids.js';
+import {
+  type CreateDocumentRequest,
+  DEFAULT_ALPHA,
+  DEFAULT_CHUNK_OVERLAP,
+  DEFAULT_CHUNK_SIZE,
+  DEFAULT_MMR_LAMBDA,
+  DEFAULT_TOP_K,
+  type KnowledgeDocument,
+  type KnowledgeSettings,
+  type SearchHit,
+} from '../schemas/knowledge.js';
+import type { ChunkRecord, DocumentRecord, StorageAdapter } from '../storage/types.js';
+import { chunkDocument } from './chunk.js';
+import type { BlobStore, EmbeddingModel, VectorStore } from './interfaces.js';
+import { parseDocument } from './parse.js';
+import { fuseHybrid, mmrSelect, similarityScore } from './search.js';
+
+/** Picks the embedding model of a project from its `embeddingModel` setting (undefined: the default). */
+export type EmbedderResolver = (embeddingModel: string | undefined, caller: Caller) => EmbeddingModel;
+
+export interface KnowledgeOptions {
+  readonly storage: StorageAdapter;
+  readonly vectors: VectorStore;
+  readonly embedders: EmbedderResolver;
+  /** Uploaded files; needed for uploads only. */
+  readonly blobs?: BlobStore;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  /** Documents indexed at the same time. Default 2. */
+  readonly concurrency?: number;
+  /** Texts per embedding call. Default 32. */
+  readonly embedBatchSize?: number;
+  /** Starts of one job before it is given up as failed. Default 3. */
+  readonly maxAttempts?: number;
+}
+
+/** Progress of one document's indexing, as the streaming route reports it. */
+export type IndexingEvent =
+  | { readonly type: 'progress'; readonly progress: 10 | 30 | 60 | 90; readonly message: string }
+  | { readonly type: 'complete'; readonly progress: 100; readonly message: string; readonly documentId: string }
+  | { readonly type: 'error'; readonly message: string; readonly documentId: string };
+
+export const STEP_MESSAGES = {
+  10: 'Parsing document',
+  30: 'Extracting text',
+  60: 'Creating embeddings',
+  90: 'Storing vectors',
+} as const;
+
+type Listener = (event: IndexingEvent) => void;
+
+export function toKnowledgeDocument(d: DocumentRecord): KnowledgeDocument {
+  return {
+    id: d.id,
+    projectId: d.projectId,
+    fileId: d.fileId,
+    fileName: d.fileName,
+    fileType: d.fileType,
+    sourceType: d.sourceType,
+    status: d.status,
+    chunkCount: d.chunkCount,
+    vectorCount: d.vectorCount,
+    error: d.error,
+    metadata: d.metadata,
+    createdAt: d.createdAt.toISOString(),
+    updatedAt: d.updatedAt.toISOString(),
+  };
+}
+
+/** The namespace of a project's vectors for one embedding model: vectors of two models never mix. */
+export const vectorNamespace = (projectId: string, model: EmbeddingModel) => `${projectId}:${model.id}`;
+
+/**
+ * Ingestion (parse → chunk → embed → store) through a job queue persisted in storage, and
+ * search. One instance per platform.
+ */
+export class KnowledgeBase {
+  readonly #o: KnowledgeOptions;
+  readonly #queue: string[] = [];
+  readonly #queued = new Set<string>();
+  readonly #running = new Map<string, AbortController>();
+  readonly #listeners = new Map<string, Set<Listener>>();
+  readonly #settled = new Map<string, Set<() => void>>();
+  #closed = false;
+
+  constructor(options: KnowledgeOptions) {
+    this.#o = options;
+  }
+
+  // ---- settings -----------------------------------------------------------------------------
+
+  async settings(projectId: string): Promise<KnowledgeSettings> {
+    return ((await this.#o.storage.knowledgeSettings.get(projectId)) ?? {}) as KnowledgeSettings;
+  }
+
+  embedderFor(settings: KnowledgeSettings, caller: Caller): EmbeddingModel {
+    return this.#o.embedders(settings.embeddingModel, caller);
+  }
+
+  // ---- ingestion ----------------------------------------------------------------------------
+
+  /**
+   * Stores a pending document and its job, and queues it; `listener` gets its indexing events.
+   * The source is the text (`content`) or an uploaded file already in the blob store (`fileId`
+   * with `upload: true`).
+   */
+  async submit(
+    caller: Caller,
+    input: Omit<CreateDocumentRequest, 'content'> & { content?: string; size?: number; upload?: boolean },
+    listener?: Listener,
+  ): Promise<DocumentRecord> {
+    const { storage, ids, clock } = this.#o;
+    const now = clock.now();
+    const document: DocumentRecord = {
+      id: ids.next('document'),
+      userId: caller.userId,
+      projectId: input.projectId,
+      fileId: input.fileId ?? null,
+      fileName: input.fileName,
+      fileType: input.fileType,
+      sourceType: input.sourceType,
+      status: 'pending',
+      chunkCount: 0,
+      vectorCount: 0,
+      error: null,
+      metadata: { size: input.size ?? Buffer.byteLength(input.content ?? '') },
+      createdAt: now,
+      updatedAt: now,
+    };
+    const jobId = ids.next('job');
+    await storage.transaction(async (tx) => {
+      await tx.documents.insert(document);
+      await tx.jobs.insert({
+        id: jobId,
+        kind: 'index_document',
+        documentId: document.id,
+        payload: input.upload ? { fileId: input.fileId } : { content: input.content ?? '' },
+        attempts: 0,
+        createdAt: now,
+      });
+    });
+    if (listener) this.subscribe(document.id, listener);
+    this.#enqueue(jobId);
+    return document;
+  }
+
+  /** Calls `listener` with the indexing events of a document until it completes or fails. */
+  subscribe(documentId: string, listener: Listener): () => void {
+    const set = this.#listeners.get(documentId) ?? new Set();
+    this.#listeners.set(documentId, set);
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  /** Resolves when the document's job has ended (or after `ms`). True when it ended. */
+  waitFor(documentId: string, ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const set = this.#settled.get(documentId) ?? new Set();
+      this.#settled.set(documentId, set);
+      const done = () => {
+        clearTimeout(timer);
+        set.delete(done);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        set.delete(done);
+        resolve(false);
+      }, ms);
+      set.add(done);
+    });
+  }
+
+  /**
+   * After a start: requeues every stored job, and fails documents left pending or processing
+   * without a job, so no document stays unfinished.
+   */
+  async resume(): Promise<void> {
+    const { storage } = this.#o;
+    const jobs = await storage.jobs.list();
+    const withJob = new Set(jobs.map((j) => j.documentId));
+    for (const doc of await storage.documents.listByStatus(['pending', 'processing'])) {
+      if (!withJob.has(doc.id)) {
+        await storage.documents.update(doc.id, {
+          status: 'failed',
+          error: 'Failed to index document: indexing was interrupted',
+          updatedAt: this.#o.clock.now(),
+        });
+      }
+    }
+    for (const job of jobs) this.#enqueue(job.id);
+  }
+
+  /** Stops taking jobs and aborts running ones (they stay stored and resume on the next start). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const controller of this.#running.values()) controller.abort();
+    this.#queue.length = 0;
+  }
+
+  /** Deletes a document with its chunks and vectors, also while it is being indexed. */
+  async deleteDocument(caller: Caller, id: string): Promise<boolean> {
+    const doc = await this.#o.storage.documents.get(caller.userId, id);
+    if (!doc) return false;
+    this.#running.get(id)?.abort();
+    await this.#o.storage.documents.delete(caller.userId, id);
+    const model = this.embedderFor(await this.settings(doc.projectId), caller);
+    await this.#o.vectors.deleteDocument(vectorNamespace(doc.projectId, model), id);
+    return true;
+  }
+
+  #enqueue(jobId: string): void {
+    if (this.#closed || this.#queued.has(jobId)) return;
+    this.#queued.add(jobId);
+    this.#queue.push(jobId);
+    this.#pump();
+  }
+
+  #active = 0;
+  #pump(): void {
+    const limit = this.#o.concurrency ?? 2;
+    while (this.#active < limit && this.#queue.length > 0 && !this.#closed) {
+      const jobId = this.#queue.shift() as string;
+      this.#active++;
+      void this.#run(jobId).finally(() => {
+        this.#active--;
+        this.#queued.delete(jobId);
+        this.#pump();
+      });
+    }
+  }
+
+  #emit(documentId: string, event: IndexingEvent): void {
+    for (const listener of this.#listeners.get(documentId) ?? []) listener(event);
+    if (event.type !== 'progress') {
+      this.#listeners.delete(documentId);
+      for (const done of [...(this.#settled.get(documentId) ?? [])]) done();
+      this.#settled.delete(documentId);
+    }
+  }
+
+  async #run(jobId: string): Promise<void> {
+    const { storage, clock } = this.#o;
+    const job = await storage.jobs.get(jobId);
+    if (!job) return;
+    const documentId = job.documentId;
+    const attempts = await storage.jobs.recordAttempt(jobId);
+    const controller = new AbortController();
+    this.#running.set(documentId, controller);
+    try {
+      if (attempts > (this.#o.maxAttempts ?? 3)) {
+        throw new PlatformError('internal', `gave up after ${attempts - 1} attempts`);
+      }
+      const doc = await storage.documents.update(documentId, { status: 'processing', error: null, updatedAt: clock.now() });
+      if (!doc) return; // deleted meanwhile
+      const result = await this.#index(doc, await this.#source(job.payload), controller.signal);
+      if (controller.signal.aborted) return;
+      await storage.documents.update(documentId, { status: 'completed', ...result, updatedAt: clock.now() });
+      await storage.jobs.delete(jobId);
+      this.#emit(documentId, { type: 'complete', progress: 100, message: 'Document indexed successfully', documentId });
+    } catch (error) {
+      if (controller.signal.aborted && this.#closed) return; // shutting down: the job resumes on the next start
+      const reason = isPlatformError(error) || error instanceof Error ? error.message : String(error);
+      const message = `Failed to index document: ${reason}`;
+      await storage.documents.update(documentId, { status: 'failed', error: message, updatedAt: clock.now() }).catch(() => {});
+      await storage.jobs.delete(jobId).catch(() => {});
+      this.#emit(documentId, { type: 'error', message, documentId });
+    } finally {
+      this.#running.delete(documentId);
+    }
+  }
+
+  async #source(payload: Record<string, unknown>): Promise<Uint8Array> {
+    if (typeof payload.fileId === 'string') {
+      const bytes = await this.#o.blobs?.get(payload.fileId);
+      if (!bytes) throw new PlatformError('internal', `the uploaded file ${payload.fileId} is missing`);
+      return bytes;
+    }
+    return new TextEncoder().encode(String(payload.content ?? ''));
+  }
+
+  async #index(
+    doc: DocumentRecord,
+    bytes: Uint8Array,
+    signal: AbortSignal,
+  ): Promise<{ chunkCount: number; vectorCount: number; metadata: Record<string, unknown> }> {
+    const { storage, vectors, ids } = this.#o;
+    const caller = { userId: doc.userId };
+    const settings = await this.settings(doc.projectId);
+    const model = this.embedderFor(settings, caller);
+    const namespace = vectorNamespace(doc.projectId, model);
+    const step = (progress: 10 | 30 | 60 | 90) => {
+      signal.throwIfAborted();
+      this.#emit(doc.id, { type: 'progress', progress, message: STEP_MESSAGES[progress] });
+    };
+
+    step(10);
+    const parsed = await parseDocument({ bytes, fileName: doc.fileName, fileType: doc.fileType });
+    step(30);
+    const pieces = chunkDocument(parsed, {
+      chunkSize: settings.chunkSize ?? DEFAULT_CHUNK_SIZE,
+      chunkOverlap: settings.chunkOverlap ?? DEFAULT_CHUNK_OVERLAP,
+    });
+    if (pieces.length === 0) throw PlatformError.invalid('the document has no text to index');
+    const chunks: ChunkRecord[] = pieces.map((piece) => ({
+      id: ids.next('chunk'),
+      documentId: doc.id,
+      projectId: doc.projectId,
+      index: piece.index,
+      text: piece.text,
+      tokenCount: piece.tokenCount,
+      metadata: {
+        fileName: doc.fileName,
+        fileType: doc.fileType,
+        chunkIndex: piece.index,
+        ...(piece.pageNumber !== undefined ? { pageNumber: piece.pageNumber } : {}),
+        ...(piece.section !== undefined ? { section: piece.section } : {}),
+      },
+    }));
+
+    step(60);
+    const batch = this.#o.embedBatchSize ?? 32;
+    const embedded: Float32Array[] = [];
+    for (let i = 0; i < chunks.length; i += batch) {
+      embedded.push(...(await model.embed(chunks.slice(i, i + batch).map((c) => c.text), { signal })));
+      signal.throwIfAborted();
+    }
+
+    step(90);
+    // Order matters for crash safety: old vectors go first, then chunk rows, then new vectors,
+    // so a vector never exists without its chunk row.
+    await vectors.deleteDocument(namespace, doc.id);
+    await storage.chunks.replaceForDocument(doc.id, chunks);
+    await vectors.upsert(
+      namespace,
+      chunks.map((c, i) => ({ id: c.id, documentId: doc.id, vector: embedded[i] as Float32Array })),
+    );
+    if (!(await storage.documents.get(doc.userId, doc.id))) {
+      // Deleted while its vectors were being written: take them back out.
+      await vectors.deleteDocument(namespace, doc.id);
+      signal.throwIfAborted();
+    }
+    return {
+      chunkCount: chunks.length,
+      vectorCount: chunks.length,
+      metadata: {
+        ...doc.metadata,
+        ...(parsed.pageCount !== undefined ? { pages: parsed.pageCount } : {}),
+        ...(parsed.language ? { language: parsed.language } : {}),
+      },
+    };
+  }
+
+  // ---- search -------------------------------------------------------------------------------
+
+  async search(
+    caller: Caller,
+    projectId: string,
+    request: { query: string; topK?: number | undefined; minScore?: number | undefined; searchType?: 'semantic' | 'mrr' | 'hybrid' | undefined; alpha?: number | undefined; mmrLambda?: number | undefined },
+  ): Promise<SearchHit[]> {
+    const settings = await this.settings(projectId);
+    const topK = request.topK ?? settings.topK ?? DEFAULT_TOP_K;
+    const minScore = request.minScore ?? settings.minScore ?? 0;
+    const type = request.searchType ?? settings.searchType ?? 'semantic';
+    const model = this.embedderFor(settings, caller);
+    const namespace = vectorNamespace(projectId, model);
+    const candidatesK = type === 'semantic' ? topK : Math.max(topK * 4, 20);
+
+    const keywordPromise =
+      type === 'hybrid' ? this.#o.storage.chunks.keywordSearch(projectId, request.query, candidatesK) : Promise.resolve([]);
+    const alpha = request.alpha ?? settings.alpha ?? DEFAULT_ALPHA;
+    const needVectors = type !== 'hybrid' || alpha > 0;
+    const [queryVector] = needVectors ? await model.embed([request.query]) : [];
+    const hits = queryVector
+      ? await this.#o.vectors.query(namespace, { vector: queryVector, topK: candidatesK, includeVectors: type === 'mrr' })
+      : [];
+
+    let ranked: { id: string; score: number }[];
+    if (type === 'semantic') {
+      ranked = hits.map((h) => ({ id: h.id, score: similarityScore(h.score) }));
+    } else if (type === 'mrr') {
+      const lambda = request.mmrLambda ?? DEFAULT_MMR_LAMBDA;
+      const candidates = hits.map((h) => ({ id: h.id, vector: h.vector as Float32Array, relevance: similarityScore(h.score) }));
+      ranked = mmrSelect(candidates, topK, lambda).map((c) => ({ id: c.id, score: c.relevance }));
+    } else {
+      const keyword = await keywordPromise;
+      const fused = fuseHybrid(
+        new Map(hits.map((h) => [h.id, similarityScore(h.score)])),
+        new Map(keyword.map((k) => [k.id, k.score])),
+        alpha,
+      );
+      ranked = [...fused].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score);
+    }
+    ranked = ranked.filter((r) => r.score >= minScore).slice(0, topK);
+
+    const rows = new Map((await this.#o.storage.chunks.getMany(ranked.map((r) => r.id))).map((c) => [c.id, c]));
+    return ranked.flatMap((r) => {
+      const chunk = rows.get(r.id);
+      // A vector whose chunk row is gone (deleted meanwhile) is skipped, never shown without text.
+      return chunk ? [{ id: chunk.id, content: chunk.text, score: r.score, metadata: { documentId: chunk.documentId, ...chunk.metadata } }] : [];
+    });
+  }
+}

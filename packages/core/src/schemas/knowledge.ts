@@ -1,0 +1,173 @@
+import { z } from 'zod';
+import { queryInt, Timestamp } from './common.js';
+
+export const DEFAULT_CHUNK_SIZE = 512;
+export const DEFAULT_CHUNK_OVERLAP = 64;
+export const DEFAULT_TOP_K = 5;
+export const DEFAULT_ALPHA = 0.5;
+export const DEFAULT_MMR_LAMBDA = 0.5;
+
+export const DocumentStatus = z.enum(['pending', 'processing', 'completed', 'failed']);
+export type DocumentStatus = z.output<typeof DocumentStatus>;
+export const SearchType = z.enum(['semantic', 'mrr', 'hybrid']).describe('semantic: vector similarity; mrr: maximal marginal relevance (diverse); hybrid: BM25 keyword + vector');
+export const VectorStoreProvider = z.enum(['builtin', 'pinecone', 'weaviate', 'qdrant', 'chroma']);
+
+const projectId = z.string().min(1).max(200);
+
+export const CreateDocumentRequest = z.object({
+  projectId,
+  fileName: z.string().trim().min(1).max(255),
+  fileType: z.string().trim().min(1).max(100).describe('e.g. txt, md, markdown, html, pdf, docx'),
+  sourceType: z.string().trim().min(1).max(50).describe('e.g. upload, url, integration'),
+  content: z
+    .string()
+    .max(10_000_000)
+    .refine((s) => s.trim().length > 0, { message: 'must not be empty' })
+    .describe('The text to index'),
+  fileId: z.string().min(1).max(200).optional(),
+});
+export type CreateDocumentRequest = z.input<typeof CreateDocumentRequest>;
+
+export const CreateDocumentResponse = z.object({
+  success: z.boolean(),
+  status: z.enum(['processing', 'completed', 'failed']),
+  message: z.string(),
+  documentId: z.string().nullable(),
+});
+export type CreateDocumentResponse = z.output<typeof CreateDocumentResponse>;
+
+export const DocumentMetadata = z.record(z.string(), z.unknown()).describe('size (bytes), pages, language, ...');
+
+export const KnowledgeDocument = z.object({
+  id: z.string(),
+  projectId: z.string(),
+  fileId: z.string().nullable(),
+  fileName: z.string(),
+  fileType: z.string(),
+  sourceType: z.string(),
+  status: DocumentStatus,
+  chunkCount: z.number().int(),
+  vectorCount: z.number().int(),
+  error: z.string().nullable(),
+  metadata: DocumentMetadata,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type KnowledgeDocument = z.output<typeof KnowledgeDocument>;
+
+export const KnowledgeDocumentListItem = KnowledgeDocument.pick({
+  id: true,
+  projectId: true,
+  fileName: true,
+  fileType: true,
+  sourceType: true,
+  status: true,
+  chunkCount: true,
+  createdAt: true,
+  updatedAt: true,
+});
+
+export const DocumentResponse = z.object({ success: z.literal(true), document: KnowledgeDocument });
+export type DocumentResponse = z.output<typeof DocumentResponse>;
+
+export const ListDocumentsQuery = z.object({
+  projectId,
+  status: DocumentStatus.optional(),
+  limit: queryInt().min(1).max(100).default(20),
+  offset: queryInt().min(0).max(1_000_000_000).default(0),
+});
+export type ListDocumentsQuery = z.input<typeof ListDocumentsQuery>;
+
+export const ListDocumentsResponse = z.object({
+  success: z.literal(true),
+  documents: z.array(KnowledgeDocumentListItem),
+  total: z.number().int(),
+  hasMore: z.boolean(),
+  nextOffset: z.number().int(),
+});
+export type ListDocumentsResponse = z.output<typeof ListDocumentsResponse>;
+
+export const SearchRequest = z.object({
+  query: z.string().max(10_000).refine((s) => s.trim().length > 0, { message: 'must not be empty' }),
+  projectId,
+  topK: z.number().int().min(1).max(100).optional().describe('Maximum results (default: the project setting, else 5)'),
+  minScore: z.number().min(0).max(1).optional(),
+  searchType: SearchType.optional(),
+  alpha: z.number().min(0).max(1).optional().describe('hybrid weighting: 0 = pure keyword, 1 = pure semantic (default 0.5)'),
+  mmrLambda: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe('mrr trade-off: 1 = pure relevance, 0 = maximal diversity (default 0.5)'),
+});
+export type SearchRequest = z.input<typeof SearchRequest>;
+
+export const SearchHit = z.object({
+  id: z.string().describe('chunk id'),
+  content: z.string(),
+  score: z.number().min(0).max(1),
+  metadata: z.record(z.string(), z.unknown()).describe('documentId, fileName, fileType, chunkIndex, pageNumber, section'),
+});
+export type SearchHit = z.output<typeof SearchHit>;
+
+export const SearchResponse = z.object({ success: z.literal(true), documents: z.array(SearchHit), message: z.string() });
+export type SearchResponse = z.output<typeof SearchResponse>;
+
+export const KnowledgeSettings = z
+  .object({
+    vectorstoreProvider: VectorStoreProvider.optional(),
+    vectorStoreConfig: z.record(z.string(), z.unknown()).optional(),
+    embeddingModel: z.string().trim().min(1).max(200).optional(),
+    chunkSize: z.number().int().min(16).max(8192).optional(),
+    chunkOverlap: z.number().int().min(0).max(4096).optional(),
+    searchType: SearchType.optional(),
+    topK: z.number().int().min(1).max(100).optional(),
+    minScore: z.number().min(0).max(1).optional(),
+    alpha: z.number().min(0).max(1).optional(),
+  })
+  .strict()
+  .refine((s) => s.chunkOverlap === undefined || s.chunkOverlap < (s.chunkSize ?? DEFAULT_CHUNK_SIZE), {
+    message: 'chunkOverlap must be smaller than chunkSize',
+    path: ['chunkOverlap'],
+  });
+export type KnowledgeSettings = z.output<typeof KnowledgeSettings>;
+
+export const PutSettingsRequest = z.object({ projectId, settings: KnowledgeSettings });
+export type PutSettingsRequest = z.input<typeof PutSettingsRequest>;
+
+/** An uploaded file as the server hands it over (from a multipart form). */
+export const UploadedFile = z.object({
+  name: z.string().trim().min(1).max(255),
+  type: z.string().max(200),
+  bytes: z.instanceof(Uint8Array),
+});
+
+export const UploadRequest = z.object({
+  projectId,
+  files: z.array(UploadedFile).min(1, 'at least one file is required').max(50),
+});
+export type UploadRequest = z.input<typeof UploadRequest>;
+
+export const UploadResponse = z.object({
+  success: z.boolean(),
+  message: z.string(),
+  files: z.array(
+    z.object({
+      fileId: z.string().nullable(),
+      fileName: z.string(),
+      fileType: z.string(),
+      size: z.number().int(),
+      documentId: z.string().nullable(),
+      status: z.enum(['processing', 'completed', 'failed']),
+      error: z.string().nullable(),
+    }),
+  ),
+});
+export type UploadResponse = z.output<typeof UploadResponse>;
+
+/** The multipart form of `POST /api/knowledge/upload`, for the API document. */
+export const UploadForm = z.object({
+  projectId,
+  files: z.array(z.string().meta({ format: 'binary' })).describe('One or more files (txt, md, html, pdf, docx)'),
+});

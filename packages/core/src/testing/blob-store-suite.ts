@@ -1,0 +1,47 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { BlobStore } from '../knowledge/interfaces.js';
+
+/** The behaviour every `BlobStore` must have. */
+export function describeBlobStore(name: string, options: { create(): Promise<BlobStore> | BlobStore; cleanup?(): Promise<void> }): void {
+  describe(`BlobStore conformance: ${name}`, () => {
+    let blobs: BlobStore;
+    beforeEach(async () => {
+      blobs = await options.create();
+    });
+    afterEach(async () => {
+      await options.cleanup?.();
+    });
+
+    it('stores, reads, replaces and deletes bytes', async () => {
+      const bytes = new Uint8Array([0, 1, 2, 255]);
+      await blobs.put('file_1', bytes);
+      expect(await blobs.get('file_1')).toEqual(bytes);
+      await blobs.put('file_1', new Uint8Array([7]));
+      expect(await blobs.get('file_1')).toEqual(new Uint8Array([7]));
+      expect(await blobs.delete('file_1')).toBe(true);
+      expect(await blobs.get('file_1')).toBeUndefined();
+      expect(await blobs.delete('file_1')).toBe(false);
+    });
+
+    it('keeps a copy: changing the given array later does not change the stored bytes', async () => {
+      const bytes = new Uint8Array([1, 2, 3]);
+      await blobs.put('file_2', bytes);
+      bytes[0] = 9;
+      expect(await blobs.get('file_2')).toEqual(new Uint8Array([1, 2, 3]));
+    });
+
+    it('stores empty and large blobs', async () => {
+      await blobs.put('empty', new Uint8Array());
+      expect(await blobs.get('empty')).toEqual(new Uint8Array());
+      const big = new Uint8Array(3 * 1024 * 1024).map((_, i) => i % 251);
+      await blobs.put('big', big);
+      expect(await blobs.get('big')).toEqual(big);
+    });
+
+    it('refuses keys that could leave the store (path separators, dot segments)', async () => {
+      for (const key of ['../escape', 'a/b', 'a\\\\b', '..', '.', '']) {
+        await expect(blobs.put(key, new Uint8Array([1])), key).rejects.toThrow();
+      }
+    });
+  });
+}
