@@ -1,2 +1,3 @@
 export { describeStorageAdapter, type StorageSuiteOptions } from './storage-suite.js';
 export { describeBlobStore } from './blob-store-suite.js';
+export { describeVectorStore, type VectorStoreSuiteOptions } from './vector-store-suite.js';

@@ -1,0 +1,90 @@
+import hnswlib from 'hnswlib-node';
+import type { VectorMatrix } from './matrix.js';
+
+export interface HnswOptions {
+  /** Graph degree. Default 16. */
+  readonly m?: number;
+  /** Candidate list while building. Default 200. */
+  readonly efConstruction?: number;
+  /** Candidate list while searching, at least topK. Default 256. */
+  readonly efSearch?: number;
+}
+
+/**
+ * An approximate index (HNSW, hnswlib via hnswlib-node) over a matrix's rows, by their stable
+ * labels. Built in slices that yield to the event loop, so a large namespace does not block
+ * the server; until it is `ready`, searches use the exact scan.
+ */
+export class HnswIndex {
+  readonly #index: hnswlib.HierarchicalNSW;
+  readonly #efSearch: number;
+  ready = false;
+  #building: Promise<void> | undefined;
+
+  constructor(
+    readonly matrix: VectorMatrix,
+    readonly options: HnswOptions = {},
+  ) {
+    this.#index = new hnswlib.HierarchicalNSW('ip', matrix.dimensions);
+    this.#index.initIndex({ maxElements: Math.max(1024, matrix.count * 2), m: options.m ?? 16, efConstruction: options.efConstruction ?? 200 });
+    this.#efSearch = options.efSearch ?? 256;
+  }
+
+  #ensureCapacity(extra: number): void {
+    const needed = this.#index.getCurrentCount() + extra;
+    if (needed > this.#index.getMaxElements()) this.#index.resizeIndex(Math.max(needed, this.#index.getMaxElements() * 2));
+  }
+
+  /**
+   * Adds every current row, a slice at a time. Rows written meanwhile go in directly (see
+   * `added`), so the index is complete when the build ends.
+   */
+  build(): Promise<void> {
+    this.#building ??= (async () => {
+      this.#tracking = true;
+      const labels = Array.from(this.matrix.labelOf.subarray(0, this.matrix.count));
+      const slice = 500;
+      for (let start = 0; start < labels.length; start += slice) {
+        this.#ensureCapacity(slice);
+        for (const label of labels.slice(start, start + slice)) {
+          const row = this.matrix.rowOfLabel.get(label);
+          if (row !== undefined) this.#add(row);
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      this.ready = true;
+    })();
+    return this.#building;
+  }
+
+  #tracking = false;
+
+  #add(row: number): void {
+    this.#index.addPoint(Array.from(this.matrix.row(row)), this.matrix.labelOf[row] as number);
+  }
+
+  /** Keeps the index in step with a row written to the matrix. */
+  added(row: number): void {
+    if (!this.#tracking) return;
+    this.#ensureCapacity(1);
+    this.#add(row);
+  }
+
+  removed(label: number): void {
+    try {
+      this.#index.markDelete(label);
+    } catch {
+      // Not in the index yet (a build slice had not reached it).
+    }
+  }
+
+  /** Labels and similarities of the nearest rows, best first. */
+  search(query: Float32Array, k: number): { label: number; score: number }[] {
+    const live = this.#index.getCurrentCount();
+    if (live === 0) return [];
+    this.#index.setEf(Math.max(this.#efSearch, k));
+    const { neighbors, distances } = this.#index.searchKnn(Array.from(query), Math.min(k, live));
+    // hnswlib's inner-product distance is 1 - dot.
+    return neighbors.map((label, i) => ({ label, score: 1 - (distances[i] as number) }));
+  }
+}

@@ -1,0 +1,189 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PlatformError, type VectorHit, type VectorRecord, type VectorStore } from '@agent-platform/core';
+import { HnswIndex, type HnswOptions } from './hnsw.js';
+import { appendLog, type LogRecord, readLog, removeLog, rewriteLog } from './log.js';
+import { VectorMatrix } from './matrix.js';
+
+export interface BuiltinVectorStoreOptions {
+  /** Folder of the namespace logs. Without it, vectors live in memory only. */
+  readonly dir?: string;
+  /** Vectors per namespace from which queries use the HNSW index instead of the exact scan. Default 20,000. */
+  readonly approximateThreshold?: number;
+  readonly hnsw?: HnswOptions;
+}
+
+interface Namespace {
+  readonly name: string;
+  readonly matrix: VectorMatrix;
+  hnsw: HnswIndex | undefined;
+  /** Records in the log file (live and dead), to decide on compaction. */
+  logRecords: number;
+  /** Appends to the log, one after another. */
+  writes: Promise<void>;
+}
+
+const fileStem = (namespace: string) => createHash('sha256').update(namespace).digest('hex').slice(0, 32);
+
+/**
+ * The built-in vector store: every namespace in memory as one contiguous Float32Array,
+ * searched exactly below `approximateThreshold` vectors and with HNSW above it; persisted, when
+ * `dir` is given, as an append-only log per namespace that is replayed on open.
+ *
+ * Durability: a write is appended to the log before the returned promise resolves (the OS has
+ * it; a process crash loses nothing acknowledged, a power cut may lose the last writes).
+ */
+export interface BuiltinVectorStore extends VectorStore {
+  /** Whether queries of the namespace use the approximate index (built and ready). */
+  isApproximate(namespace: string): boolean;
+}
+
+export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}): Promise<BuiltinVectorStore> {
+  const { dir } = options;
+  const threshold = options.approximateThreshold ?? 20_000;
+  const namespaces = new Map<string, Namespace>();
+  const paths = (ns: string) => {
+    const stem = join(dir as string, fileStem(ns));
+    return { log: `${stem}.vectors`, meta: `${stem}.json` };
+  };
+
+  const persist = (ns: Namespace, records: LogRecord[]): Promise<void> => {
+    if (!dir || records.length === 0) return Promise.resolve();
+    ns.logRecords += records.length;
+    ns.writes = ns.writes.then(() => appendLog(paths(ns.name).log, records));
+    return ns.writes;
+  };
+
+  const maybeIndex = (ns: Namespace) => {
+    if (!ns.hnsw && ns.matrix.count >= threshold) {
+      ns.hnsw = new HnswIndex(ns.matrix, options.hnsw);
+      void ns.hnsw.build();
+    }
+  };
+
+  const apply = (ns: Namespace, record: LogRecord) => {
+    if (record.op === 'delete') {
+      const label = ns.matrix.remove(record.id);
+      if (label !== undefined) ns.hnsw?.removed(label);
+      return;
+    }
+    const { row, replacedLabel } = ns.matrix.set(record.id, record.documentId, record.vector);
+    if (replacedLabel !== undefined) ns.hnsw?.removed(replacedLabel);
+    ns.hnsw?.added(row);
+  };
+
+  if (dir) {
+    await mkdir(dir, { recursive: true });
+    for (const file of await readdir(dir)) {
+      if (!file.endsWith('.json')) continue;
+      const meta = JSON.parse(await readFile(join(dir, file), 'utf8')) as { namespace: string; dimensions: number };
+      const ns: Namespace = { name: meta.namespace, matrix: new VectorMatrix(meta.dimensions), hnsw: undefined, logRecords: 0, writes: Promise.resolve() };
+      const records = await readLog(paths(meta.namespace).log);
+      for (const record of records) apply(ns, record);
+      ns.logRecords = records.length;
+      // Compact a log that is mostly dead records.
+      if (records.length > 2 * ns.matrix.count + 1000) {
+        const live: LogRecord[] = [];
+        for (let row = 0; row < ns.matrix.count; row++) {
+          live.push({ op: 'upsert', id: ns.matrix.ids[row] as string, documentId: ns.matrix.documents[ns.matrix.docOf[row] as number] as string, vector: ns.matrix.row(row) });
+        }
+        await rewriteLog(paths(meta.namespace).log, live);
+        ns.logRecords = live.length;
+      }
+      namespaces.set(ns.name, ns);
+      maybeIndex(ns);
+    }
+  }
+
+  const getOrCreate = async (name: string, dimensions: number): Promise<Namespace> => {
+    let ns = namespaces.get(name);
+    if (ns) {
+      if (ns.matrix.dimensions !== dimensions) {
+        throw PlatformError.invalid(`Vector of ${dimensions} dimensions for namespace ${name} of ${ns.matrix.dimensions} dimensions`);
+      }
+      return ns;
+    }
+    ns = { name, matrix: new VectorMatrix(dimensions), hnsw: undefined, logRecords: 0, writes: Promise.resolve() };
+    namespaces.set(name, ns);
+    if (dir) await writeFile(paths(name).meta, JSON.stringify({ namespace: name, dimensions }));
+    return ns;
+  };
+
+  let closed = false;
+  return {
+    async upsert(name, records: readonly VectorRecord[]) {
+      const first = records[0];
+      if (!first) return;
+      const ns = await getOrCreate(name, first.vector.length);
+      for (const r of records) {
+        if (r.vector.length !== ns.matrix.dimensions) {
+          throw PlatformError.invalid(`Vector ${r.id} has ${r.vector.length} dimensions, the namespace ${ns.matrix.dimensions}`);
+        }
+      }
+      const log: LogRecord[] = records.map((r) => ({ op: 'upsert', id: r.id, documentId: r.documentId, vector: r.vector }));
+      for (const record of log) apply(ns, record);
+      maybeIndex(ns);
+      await persist(ns, log);
+    },
+
+    async query(name, query): Promise<VectorHit[]> {
+      const ns = namespaces.get(name);
+      if (!ns || ns.matrix.count === 0 || query.topK <= 0) return [];
+      const { matrix } = ns;
+      let filter: Set<number> | undefined;
+      if (query.documentIds) {
+        filter = new Set(query.documentIds.map((d) => matrix.documentIndex(d)).filter((d): d is number => d !== undefined));
+        if (filter.size === 0) return [];
+      }
+      let hits: { row: number; score: number }[];
+      if (ns.hnsw?.ready && !filter) {
+        hits = ns.hnsw.search(query.vector, query.topK).flatMap(({ label, score }) => {
+          const row = matrix.rowOfLabel.get(label);
+          return row === undefined ? [] : [{ row, score }];
+        });
+      } else {
+        hits = matrix.search(query.vector, query.topK, filter).sorted();
+      }
+      return hits.map(({ row, score }) => ({
+        id: matrix.ids[row] as string,
+        documentId: matrix.documents[matrix.docOf[row] as number] as string,
+        score,
+        ...(query.includeVectors ? { vector: matrix.row(row) } : {}),
+      }));
+    },
+
+    async deleteDocument(name, documentId) {
+      const ns = namespaces.get(name);
+      if (!ns) return 0;
+      const log: LogRecord[] = ns.matrix.idsOfDocument(documentId).map((id) => ({ op: 'delete', id }));
+      for (const record of log) apply(ns, record);
+      await persist(ns, log);
+      return log.length;
+    },
+
+    async dropNamespace(name) {
+      const ns = namespaces.get(name);
+      namespaces.delete(name);
+      if (!dir) return;
+      await ns?.writes.catch(() => {});
+      const { log, meta } = paths(name);
+      await rm(meta, { force: true });
+      await removeLog(log);
+    },
+
+    async count(name) {
+      return namespaces.get(name)?.matrix.count ?? 0;
+    },
+
+    isApproximate(name) {
+      return namespaces.get(name)?.hnsw?.ready === true;
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all([...namespaces.values()].map((ns) => ns.writes.catch(() => {})));
+    },
+  };
+}

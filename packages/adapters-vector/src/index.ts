@@ -1,0 +1,1 @@
+export { type BuiltinVectorStore, type BuiltinVectorStoreOptions, builtinVectorStore } from './builtin/index.js';

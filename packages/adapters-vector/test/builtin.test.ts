@@ -1,0 +1,92 @@
+import { appendFile, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describeVectorStore } from '@agent-platform/core/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtinVectorStore } from '../src/builtin/index.js';
+
+let dir: string;
+let n = 0;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ap-vectors-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const folders = new WeakMap<object, string>();
+async function openIn(folder: string) {
+  const store = await builtinVectorStore({ dir: folder });
+  folders.set(store, folder);
+  return store;
+}
+
+describeVectorStore('builtin (memory)', { create: () => builtinVectorStore() });
+describeVectorStore('builtin (folder)', {
+  create: () => openIn(join(dir, `s${++n}`)),
+  async reopen(store) {
+    await store.close();
+    return openIn(folders.get(store) as string);
+  },
+});
+
+/** Clustered unit vectors: what sentence embeddings look like (random ones are HNSW's worst case). */
+function clustered(count: number, dims: number, clusters: number, seed = 1): Float32Array[] {
+  let s = seed;
+  const rand = () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32 - 0.5;
+  };
+  const centers = Array.from({ length: clusters }, () => Float32Array.from({ length: dims }, rand));
+  return Array.from({ length: count }, (_, i) => {
+    const c = centers[i % clusters] as Float32Array;
+    const v = Float32Array.from(c, (x) => x + rand() * 0.6);
+    const norm = Math.hypot(...v);
+    return v.map((x) => x / norm);
+  });
+}
+
+describe('builtin vector store specifics', () => {
+  it('past the threshold, HNSW finds ≥ 95% of the exact top 10', async () => {
+    const vectors = clustered(12_000, 64, 50);
+    const exact = await builtinVectorStore({ approximateThreshold: 1_000_000 });
+    const approx = await builtinVectorStore({ approximateThreshold: 5_000 });
+    const records = vectors.map((vector, i) => ({ id: `v${i}`, documentId: `d${i % 100}`, vector }));
+    await exact.upsert('ns', records);
+    await approx.upsert('ns', records);
+    // The index builds in slices in the background; queries meanwhile are exact.
+    expect(approx.isApproximate('ns')).toBe(false);
+    while (!approx.isApproximate('ns')) await new Promise((r) => setTimeout(r, 20));
+    const queries = clustered(100, 64, 50, 99);
+    let found = 0;
+    for (const q of queries) {
+      const truth = new Set((await exact.query('ns', { vector: q, topK: 10 })).map((h) => h.id));
+      const got = await approx.query('ns', { vector: q, topK: 10 });
+      found += got.filter((h) => truth.has(h.id)).length;
+    }
+    expect(found / 1000).toBeGreaterThanOrEqual(0.95);
+  }, 60_000);
+
+  it('cuts off a record torn by a crash and keeps the rest', async () => {
+    const folder = join(dir, 'torn');
+    const store = await openIn(folder);
+    await store.upsert('ns', [{ id: 'a', documentId: 'd', vector: Float32Array.of(1, 0) }]);
+    await store.close();
+    const log = (await readdir(folder)).find((f) => f.endsWith('.vectors')) as string;
+    const size = (await stat(join(folder, log))).size;
+    await appendFile(join(folder, log), Buffer.from([1, 5, 0, 0x61])); // a header with no body
+    const again = await openIn(folder);
+    expect(await again.count('ns')).toBe(1);
+    expect((await stat(join(folder, log))).size).toBe(size);
+    await again.upsert('ns', [{ id: 'b', documentId: 'd', vector: Float32Array.of(0, 1) }]);
+    await again.close();
+    expect(await (await openIn(folder)).count('ns')).toBe(2);
+  });
+
+  it('refuses vectors of another length than the namespace has', async () => {
+    const store = await builtinVectorStore();
+    await store.upsert('ns', [{ id: 'a', documentId: 'd', vector: Float32Array.of(1, 0) }]);
+    await expect(store.upsert('ns', [{ id: 'b', documentId: 'd', vector: Float32Array.of(1, 0, 0) }])).rejects.toThrow(/dimensions/);
+    expect(await store.count('ns')).toBe(1);
+  });
+});
