@@ -2,7 +2,11 @@ export { displayPrefix, generateKey, hashKey, KEY_PREFIX, keyLookup, keyMatches,
 export { type Clock, systemClock } from './clock.js';
 export { type ErrorCode, isPlatformError, PlatformError, type PlatformErrorOptions, type ValidationIssue } from './errors.js';
 export { createIdGenerator, ID_PREFIXES, type IdGenerator, type IdKind, randomString } from './ids.js';
-export { AgentPlatform, type AgentPlatformOptions, type Caller } from './platform.js';
+export { AgentPlatform, type AgentPlatformOptions, type Caller, type KnowledgeAdapters } from './platform.js';
+export { type EmbedderResolver, type IndexingEvent, STEP_MESSAGES, vectorNamespace } from './knowledge/service.js';
+export { type ParsedDocument, parseDocument, detectLanguage } from './knowledge/parse.js';
+export { type Chunk, type ChunkOptions, chunkDocument, countTokens } from './knowledge/chunk.js';
+export { SUPPORTED_FILE_TYPES, fileTypeOf } from './knowledge/file-types.js';
 export { decodeCursor, encodeCursor, toProject } from './projects.js';
 export * from './schemas.js';
 export type * from './storage/types.js';

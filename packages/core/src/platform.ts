@@ -42,7 +42,7 @@ export interface KnowledgeAdapters {
   readonly vectors: VectorStore;
   /** The embedder, or a function choosing one by the project's `embeddingModel` setting. */
   readonly embedder: EmbeddingModel | EmbedderResolver;
-  /** Where uploaded files are kept (needed by `uploadFiles`). */
+  /** Where uploaded files and document texts are kept (for re-indexing). Default: in memory. */
   readonly blobs?: BlobStore;
   /** Documents indexed at the same time. Default 2. */
   readonly concurrency?: number;
@@ -56,6 +56,16 @@ export interface AgentPlatformOptions {
   readonly knowledge?: KnowledgeAdapters;
   readonly clock?: Clock;
   readonly ids?: IdGenerator;
+}
+
+/** Blobs in a Map, for platforms built without a blob store. */
+function inMemoryBlobs(): BlobStore {
+  const blobs = new Map<string, Uint8Array>();
+  return {
+    put: async (key, bytes) => void blobs.set(key, new Uint8Array(bytes)),
+    get: async (key) => blobs.get(key),
+    delete: async (key) => blobs.delete(key),
+  };
 }
 
 /** How often a key's `lastUsedAt` is written at most (it is a hint, not an audit log). */
@@ -86,7 +96,7 @@ export class AgentPlatform {
         embedders: typeof embedder === 'function' ? embedder : () => embedder,
         clock: this.clock,
         ids: this.ids,
-        ...(k.blobs ? { blobs: k.blobs } : {}),
+        blobs: k.blobs ?? inMemoryBlobs(),
         ...(k.concurrency ? { concurrency: k.concurrency } : {}),
       });
     }
@@ -101,8 +111,8 @@ export class AgentPlatform {
   async close(): Promise<void> {
     await this.#knowledge?.close();
     await this.#knowledgeAdapters?.vectors.close();
-    const embedder = this.#knowledgeAdapters?.embedder;
-    if (embedder && typeof embedder !== 'function') await embedder.close?.();
+    // An embedder, or a resolver that owns embedders, may have something to close.
+    await (this.#knowledgeAdapters?.embedder as { close?: () => Promise<void> } | undefined)?.close?.();
     await this.storage.close();
   }
 
@@ -326,8 +336,7 @@ export class AgentPlatform {
   async uploadFiles(caller: Caller, input: UploadRequest): Promise<UploadResponse> {
     const { projectId, files } = parseInput(UploadRequest, input);
     const kb = this.#kb();
-    const blobs = this.#knowledgeAdapters?.blobs;
-    if (!blobs) throw new PlatformError('unsupported', 'Uploads need a blob store: construct AgentPlatform with `knowledge: { blobs }`');
+    const blobs = kb.blobs;
     await this.#project(caller, projectId);
     const started = await Promise.all(
       files.map(async (file) => {
@@ -420,6 +429,7 @@ export class AgentPlatform {
   async putKnowledgeSettings(caller: Caller, input: PutSettingsRequest): Promise<{ success: true; message: string }> {
     const body = parseInput(PutSettingsRequest, input);
     await this.#project(caller, body.projectId);
+    const kb = this.#kb();
     const provider = body.settings.vectorstoreProvider;
     if (provider && provider !== 'builtin') {
       throw PlatformError.invalid(
@@ -427,7 +437,13 @@ export class AgentPlatform {
         [{ path: ['settings', 'vectorstoreProvider'], code: 'unsupported', message: `${provider} is not available` }],
       );
     }
+    const before = kb.embedderFor(await kb.settings(body.projectId), caller);
+    const after = kb.embedderFor(body.settings, caller); // an unknown model is refused here
     await this.storage.knowledgeSettings.put(body.projectId, body.settings, this.clock.now());
+    if (before.id !== after.id) {
+      const queued = await kb.reindexProject(caller, body.projectId, before);
+      return { success: true, message: `Knowledge settings updated; re-indexing ${queued} document${queued === 1 ? '' : 's'} with ${after.id}` };
+    }
     return { success: true, message: 'Knowledge settings updated' };
   }
 }

@@ -24,6 +24,8 @@ Options:
   --cors-origin ORIGIN  Allow browser calls from ORIGIN; repeatable; "*" for any
                         (env AGENT_PLATFORM_CORS_ORIGINS, comma-separated; default none)
   --body-limit BYTES    Largest JSON request body (env AGENT_PLATFORM_BODY_LIMIT, default 1048576)
+  --upload-limit BYTES  Largest body of document and file uploads
+                        (env AGENT_PLATFORM_UPLOAD_LIMIT, default 16777216)
   -h, --help            Show this help
 
 Env LOG_LEVEL sets the request log level (default info; "silent" for none).
@@ -59,10 +61,12 @@ async function serveCommand(argv: string[]): Promise<void> {
       data: { type: 'string' },
       'cors-origin': { type: 'string', multiple: true },
       'body-limit': { type: 'string' },
+      'upload-limit': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) return void process.stdout.write(SERVE_HELP);
+  const uploadLimit = values['upload-limit'] ?? process.env.AGENT_PLATFORM_UPLOAD_LIMIT;
   const env = process.env;
   const cors = values['cors-origin'] ?? env.AGENT_PLATFORM_CORS_ORIGINS?.split(',').map((s) => s.trim()).filter(Boolean);
   const bodyLimit = values['body-limit'] ?? env.AGENT_PLATFORM_BODY_LIMIT;
@@ -72,6 +76,7 @@ async function serveCommand(argv: string[]): Promise<void> {
     dataDir: values.data ?? env.AGENT_PLATFORM_DATA ?? './data',
     ...(cors ? { corsOrigins: cors } : {}),
     ...(bodyLimit ? { bodyLimit: integer(bodyLimit, '--body-limit', 1, 1024 ** 3) } : {}),
+    ...(uploadLimit ? { uploadLimit: integer(uploadLimit, '--upload-limit', 1, 1024 ** 3) } : {}),
   });
   if (server.firstKey) {
     process.stdout.write(`No API key existed in this data folder, so one was created. It is shown only once:\n${server.firstKey}\n`);

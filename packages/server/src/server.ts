@@ -5,6 +5,7 @@ import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import { serve } from 'h3';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app.js';
+import { openKnowledge } from './knowledge.js';
 
 export interface ServerOptions {
   /** Port to listen on; 0 picks a free one. Default 3000. */
@@ -15,6 +16,7 @@ export interface ServerOptions {
   readonly dataDir?: string;
   readonly corsOrigins?: readonly string[];
   readonly bodyLimit?: number;
+  readonly uploadLimit?: number;
   /** Default: pino JSON lines on stdout at `info`. */
   readonly logger?: Logger;
 }
@@ -32,16 +34,23 @@ export interface RunningServer {
 /** The SQLite file inside a data folder. */
 export const databasePath = (dataDir: string) => join(resolve(dataDir), 'agent-platform.db');
 
-/** Opens (creating when needed) the platform stored in `dataDir`. */
-export async function openPlatform(dataDir: string): Promise<AgentPlatform> {
+/**
+ * Opens (creating when needed) the platform stored in `dataDir`: SQLite storage, and with
+ * `knowledge` the built-in vector store, embedder and file store. Call `start()` to resume
+ * unfinished indexing.
+ */
+export async function openPlatform(dataDir: string, options: { knowledge?: boolean } = {}): Promise<AgentPlatform> {
   await mkdir(resolve(dataDir), { recursive: true });
-  return new AgentPlatform({ storage: await sqliteStorage({ path: databasePath(dataDir) }) });
+  const storage = await sqliteStorage({ path: databasePath(dataDir) });
+  if (!options.knowledge) return new AgentPlatform({ storage });
+  return new AgentPlatform({ storage, knowledge: await openKnowledge(dataDir) });
 }
 
 /** Starts the headless server on the embedded defaults (SQLite under the data folder). */
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
-  const platform = await openPlatform(options.dataDir ?? './data');
+  const platform = await openPlatform(options.dataDir ?? './data', { knowledge: true });
+  await platform.start();
   let firstKey: string | undefined;
   if ((await platform.countKeys()) === 0) {
     firstKey = (await platform.createUserWithKey({ name: 'first key' })).key;
@@ -50,6 +59,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     logger,
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
     ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}),
+    ...(options.uploadLimit ? { uploadLimit: options.uploadLimit } : {}),
   });
   const server = serve(app, {
     port: options.port ?? 3000,
@@ -60,7 +70,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   try {
     await server.ready();
   } catch (error) {
-    await platform.storage.close();
+    await platform.close();
     throw error;
   }
   const address = server.node?.server?.address();
@@ -80,7 +90,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
           await server.close();
         } finally {
           clearTimeout(force);
-          await platform.storage.close();
+          await platform.close();
         }
       })();
       return closing;

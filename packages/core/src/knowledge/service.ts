@@ -26,8 +26,8 @@ export interface KnowledgeOptions {
   readonly storage: StorageAdapter;
   readonly vectors: VectorStore;
   readonly embedders: EmbedderResolver;
-  /** Uploaded files; needed for uploads only. */
-  readonly blobs?: BlobStore;
+  /** Sources of documents (uploaded files and posted texts), kept for re-indexing. */
+  readonly blobs: BlobStore;
   readonly clock: Clock;
   readonly ids: IdGenerator;
   /** Documents indexed at the same time. Default 2. */
@@ -91,6 +91,10 @@ export class KnowledgeBase {
     this.#o = options;
   }
 
+  get blobs(): BlobStore {
+    return this.#o.blobs;
+  }
+
   // ---- settings -----------------------------------------------------------------------------
 
   async settings(projectId: string): Promise<KnowledgeSettings> {
@@ -105,8 +109,8 @@ export class KnowledgeBase {
 
   /**
    * Stores a pending document and its job, and queues it; `listener` gets its indexing events.
-   * The source is the text (`content`) or an uploaded file already in the blob store (`fileId`
-   * with `upload: true`).
+   * The source is the text (`content`, kept in the blob store under the document id) or an
+   * uploaded file already in the blob store (`fileId` with `upload: true`).
    */
   async submit(
     caller: Caller,
@@ -132,13 +136,15 @@ export class KnowledgeBase {
       updatedAt: now,
     };
     const jobId = ids.next('job');
+    const blobKey = input.upload && input.fileId ? input.fileId : document.id;
+    if (!input.upload) await this.#o.blobs.put(blobKey, new TextEncoder().encode(input.content ?? ''));
     await storage.transaction(async (tx) => {
       await tx.documents.insert(document);
       await tx.jobs.insert({
         id: jobId,
         kind: 'index_document',
         documentId: document.id,
-        payload: input.upload ? { fileId: input.fileId } : { content: input.content ?? '' },
+        payload: { blobKey },
         attempts: 0,
         createdAt: now,
       });
@@ -209,6 +215,7 @@ export class KnowledgeBase {
     await this.#o.storage.documents.delete(caller.userId, id);
     const model = this.embedderFor(await this.settings(doc.projectId), caller);
     await this.#o.vectors.deleteDocument(vectorNamespace(doc.projectId, model), id);
+    await this.#o.blobs.delete(doc.sourceType === 'upload' && doc.fileId ? doc.fileId : doc.id);
     return true;
   }
 
@@ -274,12 +281,44 @@ export class KnowledgeBase {
   }
 
   async #source(payload: Record<string, unknown>): Promise<Uint8Array> {
-    if (typeof payload.fileId === 'string') {
-      const bytes = await this.#o.blobs?.get(payload.fileId);
-      if (!bytes) throw new PlatformError('internal', `the uploaded file ${payload.fileId} is missing`);
-      return bytes;
+    const key = String(payload.blobKey ?? '');
+    const bytes = key ? await this.#o.blobs.get(key) : undefined;
+    if (!bytes) throw new PlatformError('internal', 'the source of the document is missing');
+    return bytes;
+  }
+
+  /**
+   * Queues every document of a project for indexing again (after its embedding model changed),
+   * and drops the vectors of the old model.
+   */
+  async reindexProject(caller: Caller, projectId: string, previous: EmbeddingModel): Promise<number> {
+    const { storage, ids, clock } = this.#o;
+    let offset = 0;
+    let queued = 0;
+    for (;;) {
+      const page = await storage.documents.list({ userId: caller.userId, projectId, limit: 100, offset });
+      for (const doc of page.items) {
+        this.#running.get(doc.id)?.abort();
+        const jobId = ids.next('job');
+        await storage.transaction(async (tx) => {
+          await tx.documents.update(doc.id, { status: 'pending', error: null, updatedAt: clock.now() });
+          await tx.jobs.insert({
+            id: jobId,
+            kind: 'index_document',
+            documentId: doc.id,
+            payload: { blobKey: doc.fileId && doc.sourceType === 'upload' ? doc.fileId : doc.id },
+            attempts: 0,
+            createdAt: clock.now(),
+          });
+        });
+        this.#enqueue(jobId);
+        queued++;
+      }
+      offset += page.items.length;
+      if (page.items.length === 0 || offset >= page.total) break;
     }
-    return new TextEncoder().encode(String(payload.content ?? ''));
+    await this.#o.vectors.dropNamespace(vectorNamespace(projectId, previous));
+    return queued;
   }
 
   async #index(
