@@ -1,0 +1,229 @@
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './helpers.js';
+
+const fixture = (name: string) => readFile(new URL(`../../core/test/fixtures/${name}`, import.meta.url));
+
+let s: TestServer;
+let projectId: string;
+beforeAll(async () => {
+  s = await startTestServer();
+  const res = await s.call('POST', '/api/projects/create', { body: { name: 'Docs', model: 'gpt-4o-mini', provider: 'openai' } });
+  projectId = res.body.project.id;
+});
+afterAll(async () => {
+  await s.stop();
+});
+
+const addDocument = (body: Record<string, unknown>, key = s.keyA) =>
+  s.call('POST', '/api/knowledge/documents', { key, body: { projectId, fileName: 'notes.md', fileType: 'md', sourceType: 'upload', ...body } });
+
+/** Reads a whole SSE response into its events. */
+async function sse(res: Response): Promise<Record<string, unknown>[]> {
+  const text = await res.text();
+  return text
+    .split('\n\n')
+    .filter((block) => block.startsWith('data: '))
+    .map((block) => JSON.parse(block.slice('data: '.length)) as Record<string, unknown>);
+}
+
+describe('documents', () => {
+  it('indexes a text document and answers completed with its id', async () => {
+    const res = await addDocument({
+      fileName: 'refunds.md',
+      content: '# Refunds\n\nCustomers can ask for a refund within 30 days of purchase.\n\n# Shipping\n\nExpress shipping takes two days.',
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true, status: 'completed', documentId: expect.stringMatching(/^doc_/) });
+
+    const doc = await s.call('GET', `/api/knowledge/documents/${res.body.documentId}`);
+    expect(doc.body.document).toMatchObject({
+      id: res.body.documentId,
+      projectId,
+      fileName: 'refunds.md',
+      fileType: 'md',
+      sourceType: 'upload',
+      status: 'completed',
+      chunkCount: 2,
+      vectorCount: 2,
+      error: null,
+      metadata: { size: expect.any(Number), language: 'en' },
+    });
+  });
+
+  it('answers failed with documentId null and the reason for a document without text', async () => {
+    const res = await addDocument({ fileName: 'empty.html', fileType: 'html', content: '<script>only()</script>' });
+    expect(res.body).toMatchObject({ success: false, status: 'failed', documentId: null });
+    expect(res.body.message).toMatch(/^Failed to index document: .*no text/);
+  });
+
+  it('lists documents by status with paging', async () => {
+    const all = await s.call('GET', `/api/knowledge/documents?projectId=${projectId}&limit=1`);
+    expect(all.body).toMatchObject({ success: true, total: 2, hasMore: true, nextOffset: 1 });
+    expect(Object.keys(all.body.documents[0]).sort()).toEqual(
+      ['chunkCount', 'createdAt', 'fileName', 'fileType', 'id', 'projectId', 'sourceType', 'status', 'updatedAt'],
+    );
+    const failed = await s.call('GET', `/api/knowledge/documents?projectId=${projectId}&status=failed`);
+    expect(failed.body.documents.map((d: { fileName: string }) => d.fileName)).toEqual(['empty.html']);
+    expect((await s.call('GET', `/api/knowledge/documents?projectId=${projectId}&status=done`)).status).toBe(400);
+  });
+
+  it('answers a missing document with success false and document null', async () => {
+    const res = await s.call('GET', '/api/knowledge/documents/doc_missing');
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ success: false, document: null });
+  });
+
+  it('streams indexing progress as Server-Sent Events', async () => {
+    const res = await fetch(`${s.url}/api/knowledge/documents/stream`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.keyA}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ projectId, fileName: 'faq.txt', fileType: 'txt', sourceType: 'upload', content: 'The office opens at nine.' }),
+    });
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const events = await sse(res);
+    expect(events.map((e) => [e.type, e.progress, e.message])).toEqual([
+      ['progress', 10, 'Parsing document'],
+      ['progress', 30, 'Extracting text'],
+      ['progress', 60, 'Creating embeddings'],
+      ['progress', 90, 'Storing vectors'],
+      ['complete', 100, 'Document indexed successfully'],
+    ]);
+    expect(events[4]?.documentId).toMatch(/^doc_/);
+  });
+
+  it('streams an error event when indexing fails', async () => {
+    const res = await fetch(`${s.url}/api/knowledge/documents/stream`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.keyA}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ projectId, fileName: 'fake.pdf', fileType: 'pdf', sourceType: 'upload', content: 'not a pdf' }),
+    });
+    const events = await sse(res);
+    expect(events.at(-1)).toMatchObject({ type: 'error', message: expect.stringMatching(/^Failed to index document: Invalid PDF file fake.pdf/) });
+  });
+
+  it('uploads several files: each indexes or fails on its own', async () => {
+    const form = new FormData();
+    form.set('projectId', projectId);
+    form.append('files', new Blob([await fixture('sample.pdf')], { type: 'application/pdf' }), 'manual.pdf');
+    form.append('files', new Blob([await fixture('sample.docx')]), 'guide.docx');
+    form.append('files', new Blob(['this is not a pdf']), 'broken.pdf');
+    form.append('files', new Blob(['MZ']), 'tool.exe');
+    const res = await fetch(`${s.url}/api/knowledge/upload`, { method: 'POST', headers: { authorization: `Bearer ${s.keyA}` }, body: form });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { success: boolean; files: Record<string, unknown>[] };
+    expect(body.success).toBe(true);
+    const byName = Object.fromEntries(body.files.map((f) => [f.fileName, f]));
+    expect(byName['manual.pdf']).toMatchObject({ status: 'completed', fileType: 'pdf', fileId: expect.stringMatching(/^file_/), documentId: expect.stringMatching(/^doc_/) });
+    expect(byName['guide.docx']).toMatchObject({ status: 'completed', fileType: 'docx' });
+    expect(byName['broken.pdf']).toMatchObject({ status: 'failed', error: expect.stringMatching(/Invalid PDF file broken.pdf/) });
+    expect(byName['tool.exe']).toMatchObject({ status: 'failed', documentId: null, error: expect.stringMatching(/Unsupported file type/) });
+
+    const pdf = await s.call('GET', `/api/knowledge/documents/${(byName['manual.pdf'] as { documentId: string }).documentId}`);
+    expect(pdf.body.document.metadata).toMatchObject({ pages: 3, language: 'en' });
+  });
+
+  it('refuses a 20 MB upload with 413 and a form without files with 400', async () => {
+    const form = new FormData();
+    form.set('projectId', projectId);
+    form.append('files', new Blob([new Uint8Array(20 * 1024 * 1024)]), 'big.txt');
+    const res = await fetch(`${s.url}/api/knowledge/upload`, { method: 'POST', headers: { authorization: `Bearer ${s.keyA}` }, body: form });
+    expect(res.status).toBe(413);
+    const empty = new FormData();
+    empty.set('projectId', projectId);
+    const none = await fetch(`${s.url}/api/knowledge/upload`, { method: 'POST', headers: { authorization: `Bearer ${s.keyA}` }, body: empty });
+    expect(none.status).toBe(400);
+    expect(((await none.json()) as { message: string }).message).toMatch(/files/);
+    const json = await s.call('POST', '/api/knowledge/upload', { body: { projectId } });
+    expect(json.status).toBe(400);
+  });
+});
+
+describe('search', () => {
+  beforeAll(async () => {
+    await addDocument({ fileName: 'pumps.md', content: '# Pumps\n\nError code E1234 means the pump overheated and must cool down for an hour.' });
+    await addDocument({ fileName: 'holidays.md', content: '# Leave\n\nEvery employee gets 28 days of paid holiday each year.' });
+  });
+
+  it('finds the relevant chunk semantically, with scores in 0..1 and metadata', async () => {
+    const res = await s.call('POST', '/api/knowledge/search', { body: { projectId, query: 'How many vacation days do staff get?' } });
+    expect(res.status).toBe(200);
+    expect(res.body.success).toBe(true);
+    // Both the holiday note and the onboarding guide (docx) answer it.
+    expect(res.body.documents[0].content).toMatch(/28 days of paid (holiday|leave)/);
+    const note = res.body.documents.find((d: { metadata: { fileName: string } }) => d.metadata.fileName === 'holidays.md');
+    expect(note.metadata).toMatchObject({ fileType: 'md', chunkIndex: 0, section: 'Leave', documentId: expect.any(String) });
+    for (const hit of res.body.documents) {
+      expect(hit.score).toBeGreaterThanOrEqual(0);
+      expect(hit.score).toBeLessThanOrEqual(1);
+    }
+    expect(res.body.documents.length).toBeLessThanOrEqual(5);
+  });
+
+  it('finds an exact code with hybrid search', async () => {
+    const res = await s.call('POST', '/api/knowledge/search', { body: { projectId, query: 'E1234', searchType: 'hybrid', alpha: 0.3, topK: 1 } });
+    expect(res.body.documents[0].content).toContain('E1234');
+  });
+
+  it('answers mrr searches and honours topK and minScore', async () => {
+    const res = await s.call('POST', '/api/knowledge/search', { body: { projectId, query: 'pump error', searchType: 'mrr', topK: 2 } });
+    expect(res.body.documents).toHaveLength(2);
+    const none = await s.call('POST', '/api/knowledge/search', { body: { projectId, query: 'pump error', minScore: 0.999 } });
+    expect(none.body).toEqual({ success: true, documents: [], message: 'No documents matched the query' });
+  });
+
+  it('rejects bad search input, naming the field', async () => {
+    const bad = async (body: Record<string, unknown>, field: string) => {
+      const res = await s.call('POST', '/api/knowledge/search', { body: { projectId, query: 'x', ...body } });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.message).toContain(field);
+    };
+    await bad({ searchType: 'fuzzy' }, 'searchType');
+    await bad({ topK: 0 }, 'topK');
+    await bad({ topK: 1_000_000 }, 'topK');
+    await bad({ minScore: 1.5 }, 'minScore');
+    await bad({ alpha: -0.1 }, 'alpha');
+    await bad({ query: '   ' }, 'query');
+  });
+});
+
+describe('settings', () => {
+  it('validates settings and refuses a vector store that is not available', async () => {
+    const put = (settings: Record<string, unknown>) => s.call('PUT', '/api/knowledge/settings', { body: { projectId, settings } });
+    expect((await put({ chunkSize: 256, chunkOverlap: 32, searchType: 'hybrid', topK: 4, minScore: 0.1 })).body).toEqual({
+      success: true,
+      message: 'Knowledge settings updated',
+    });
+    const overlap = await put({ chunkSize: 256, chunkOverlap: 300 });
+    expect(overlap.status).toBe(400);
+    expect(overlap.body.message).toContain('chunkOverlap');
+    const store = await put({ vectorstoreProvider: 'qdrant', vectorStoreConfig: {} });
+    expect(store.status).toBe(400);
+    expect(store.body).toMatchObject({ success: false, message: expect.stringMatching(/^Invalid vectorstore configuration: /) });
+    const model = await put({ embeddingModel: 'no-such-model' });
+    expect(model.status).toBe(400);
+    expect(model.body.message).toContain('embeddingModel');
+  });
+});
+
+describe('isolation and deletion', () => {
+  it("refuses another user's project everywhere with 404", async () => {
+    expect((await addDocument({ content: 'x' }, s.keyB)).status).toBe(404);
+    expect((await s.call('GET', `/api/knowledge/documents?projectId=${projectId}`, { key: s.keyB })).status).toBe(404);
+    expect((await s.call('POST', '/api/knowledge/search', { key: s.keyB, body: { projectId, query: 'pump' } })).status).toBe(404);
+    expect((await s.call('PUT', '/api/knowledge/settings', { key: s.keyB, body: { projectId, settings: {} } })).status).toBe(404);
+    const list = await s.call('GET', `/api/knowledge/documents?projectId=${projectId}&limit=100`);
+    const id = list.body.documents[0].id;
+    expect((await s.call('GET', `/api/knowledge/documents/${id}`, { key: s.keyB })).status).toBe(404);
+    expect((await s.call('DELETE', `/api/knowledge/documents/${id}`, { key: s.keyB })).status).toBe(404);
+  });
+
+  it('deletes a document with its chunks and vectors: search no longer finds it', async () => {
+    const added = await addDocument({ fileName: 'secret.md', content: 'The vault combination is ZX-9981.' });
+    const find = () => s.call('POST', '/api/knowledge/search', { body: { projectId, query: 'ZX-9981 vault combination', searchType: 'hybrid', topK: 10 } });
+    expect((await find()).body.documents.some((d: { content: string }) => d.content.includes('ZX-9981'))).toBe(true);
+    expect((await s.call('DELETE', `/api/knowledge/documents/${added.body.documentId}`)).status).toBe(200);
+    expect((await find()).body.documents.some((d: { content: string }) => d.content.includes('ZX-9981'))).toBe(false);
+    expect((await s.call('GET', `/api/knowledge/documents/${added.body.documentId}`)).status).toBe(404);
+  });
+});
