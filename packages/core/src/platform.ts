@@ -425,6 +425,14 @@ export class AgentPlatform {
     };
   }
 
+  /** Vectors stored for a project under its current embedding model (for checks and operators). */
+  async countVectors(caller: Caller, projectId: string): Promise<number> {
+    const kb = this.#kb();
+    await this.#project(caller, projectId);
+    const model = kb.embedderFor(await kb.settings(projectId), caller);
+    return (this.#knowledgeAdapters as KnowledgeAdapters).vectors.count(vectorNamespace(projectId, model));
+  }
+
   /** `PUT /api/knowledge/settings`: the project's RAG settings (replaced as a whole). */
   async putKnowledgeSettings(caller: Caller, input: PutSettingsRequest): Promise<{ success: true; message: string }> {
     const body = parseInput(PutSettingsRequest, input);

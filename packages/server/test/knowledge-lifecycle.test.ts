@@ -1,0 +1,115 @@
+import { memoryStorage } from '@agent-platform/adapters-storage/memory';
+import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
+import { AgentPlatform, type EmbeddingModel } from '@agent-platform/core';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * A hashed bag-of-words embedder whose calls can be held until released: lets a test act while
+ * a document is being embedded. (The real built-in model is exercised in the HTTP tests.)
+ */
+function gatedEmbedder(id = 'test:bow') {
+  let gate: Promise<void> = Promise.resolve();
+  let open: () => void = () => {};
+  const calls: string[][] = [];
+  const model: EmbeddingModel & { hold(): void; release(): void; calls: string[][] } = {
+    id,
+    dimensions: 32,
+    calls,
+    hold() {
+      gate = new Promise((r) => {
+        open = r;
+      });
+    },
+    release() {
+      open();
+    },
+    async embed(texts) {
+      calls.push([...texts]);
+      await gate;
+      return texts.map((t) => {
+        const v = new Float32Array(32);
+        for (const w of t.toLowerCase().match(/\w+/g) ?? ['_']) v[[...w].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7) % 32] += 1;
+        const n = Math.hypot(...v) || 1;
+        return v.map((x) => x / n);
+      });
+    },
+  };
+  return model;
+}
+
+async function setup(embedder: EmbeddingModel | ((name: string | undefined) => EmbeddingModel)) {
+  const vectors = await builtinVectorStore();
+  const platform = new AgentPlatform({ storage: memoryStorage(), knowledge: { vectors, embedder, waitMs: 50 } });
+  const { userId } = await platform.createUserWithKey({ name: 't' });
+  const me = { userId };
+  const { project } = await platform.createProject(me, { name: 'p', model: 'm', provider: 'openai' });
+  const waitForStatus = async (documentId: string, status: string) => {
+    for (let i = 0; i < 200; i++) {
+      if ((await platform.getDocument(me, documentId)).document.status === status) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`document ${documentId} never became ${status}`);
+  };
+  return { platform, me, projectId: project.id, vectors, waitForStatus };
+}
+
+const doc = (projectId: string, content: string) => ({ projectId, fileName: 'a.txt', fileType: 'txt', sourceType: 'upload', content });
+
+describe('knowledge lifecycle', () => {
+  it('answers processing when indexing outlasts the wait, and completes in the background', async () => {
+    const embedder = gatedEmbedder();
+    const { platform, me, projectId, waitForStatus } = await setup(embedder);
+    embedder.hold();
+    const res = await platform.createDocument(me, doc(projectId, 'slow text'));
+    expect(res).toMatchObject({ success: true, status: 'processing', documentId: expect.any(String) });
+    embedder.release();
+    await waitForStatus(res.documentId as string, 'completed');
+  });
+
+  it('deleting a document while it is being embedded leaves no chunks and no vectors', async () => {
+    const embedder = gatedEmbedder();
+    const { platform, me, projectId, waitForStatus } = await setup(embedder);
+    embedder.hold();
+    const res = await platform.createDocument(me, doc(projectId, 'to be deleted mid-way'));
+    await waitForStatus(res.documentId as string, 'processing');
+    await platform.deleteDocument(me, res.documentId as string);
+    embedder.release();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await platform.countVectors(me, projectId)).toBe(0);
+    expect(await platform.storage.chunks.listByDocument(res.documentId as string)).toEqual([]);
+    await expect(platform.getDocument(me, res.documentId as string)).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('deleting a project drops its vectors', async () => {
+    const { platform, me, projectId, vectors } = await setup(gatedEmbedder());
+    await platform.createDocument(me, doc(projectId, 'some text to index'));
+    expect(await platform.countVectors(me, projectId)).toBe(1);
+    await platform.deleteProject(me, projectId);
+    expect(await vectors.count(`${projectId}:test:bow`)).toBe(0);
+  });
+
+  it('changing the embedding model re-indexes every document with the new model', async () => {
+    const models = { a: gatedEmbedder('test:a'), b: gatedEmbedder('test:b') };
+    const { platform, me, projectId, vectors, waitForStatus } = await setup((name) => (name === 'b' ? models.b : models.a));
+    const first = await platform.createDocument(me, doc(projectId, 'alpha text'));
+    const second = await platform.createDocument(me, doc(projectId, 'beta text'));
+    expect(await vectors.count(`${projectId}:test:a`)).toBe(2);
+    models.b.hold();
+    const res = await platform.putKnowledgeSettings(me, { projectId, settings: { embeddingModel: 'b' } });
+    expect(res.message).toMatch(/re-indexing 2 documents with test:b/);
+    expect((await platform.getDocument(me, first.documentId as string)).document.status).not.toBe('completed');
+    models.b.release();
+    await waitForStatus(first.documentId as string, 'completed');
+    await waitForStatus(second.documentId as string, 'completed');
+    expect(await vectors.count(`${projectId}:test:b`)).toBe(2);
+    expect(await vectors.count(`${projectId}:test:a`)).toBe(0);
+    const hits = await platform.searchKnowledge(me, { projectId, query: 'beta' });
+    expect(hits.documents[0]?.content).toBe('beta text');
+  });
+
+  it('without a knowledge configuration, knowledge calls answer unsupported', async () => {
+    const platform = new AgentPlatform({ storage: memoryStorage() });
+    const { userId } = await platform.createUserWithKey({ name: 't' });
+    await expect(platform.searchKnowledge({ userId }, { projectId: 'p', query: 'x' })).rejects.toMatchObject({ code: 'unsupported' });
+  });
+});
