@@ -28,7 +28,10 @@ function gatedEmbedder(id = 'test:bow') {
       await gate;
       return texts.map((t) => {
         const v = new Float32Array(32);
-        for (const w of t.toLowerCase().match(/\w+/g) ?? ['_']) v[[...w].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7) % 32] += 1;
+        for (const w of t.toLowerCase().match(/\w+/g) ?? ['_']) {
+          const slot = [...w].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7) % 32;
+          v[slot] = (v[slot] as number) + 1;
+        }
         const n = Math.hypot(...v) || 1;
         return v.map((x) => x / n);
       });
