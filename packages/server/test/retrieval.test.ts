@@ -1,0 +1,88 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AgentPlatform } from '@agent-platform/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPlatform } from '../src/server.js';
+import { documents, duplicates, questions } from './fixtures/retrieval-set.js';
+
+// Real components: SQLite (FTS5), the built-in vector store and the built-in embedder.
+let dir: string;
+let platform: AgentPlatform;
+let me: { userId: string };
+let projectId: string;
+const docIds = new Map<string, string>();
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ap-retrieval-'));
+  platform = await openPlatform(dir, { knowledge: true });
+  me = { userId: (await platform.createUserWithKey({ name: 'eval' })).userId };
+  projectId = (await platform.createProject(me, { name: 'eval', model: 'm', provider: 'openai' })).project.id;
+  await platform.putKnowledgeSettings(me, { projectId, settings: { chunkSize: 128, chunkOverlap: 16 } });
+  for (const [fileName, content] of Object.entries(documents)) {
+    const res = await platform.createDocument(me, { projectId, fileName, fileType: 'md', sourceType: 'upload', content });
+    expect(res.status).toBe('completed');
+    docIds.set(res.documentId as string, fileName);
+  }
+}, 120_000);
+afterAll(async () => {
+  await platform.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+type Mode = { searchType: 'semantic' | 'hybrid' | 'mrr'; alpha?: number };
+
+/** Rank (1-based) of the first chunk of the labelled document among the top `k`, or undefined. */
+async function rankOf(question: string, doc: string, mode: Mode, k = 5): Promise<number | undefined> {
+  const res = await platform.searchKnowledge(me, { projectId, query: question, topK: k, ...mode });
+  const i = res.documents.findIndex((d) => docIds.get(d.metadata.documentId as string) === doc);
+  return i < 0 ? undefined : i + 1;
+}
+
+async function measure(mode: Mode, subset = questions) {
+  let hits = 0;
+  let reciprocal = 0;
+  for (const q of subset) {
+    const rank = await rankOf(q.question, q.doc, mode);
+    if (rank) {
+      hits++;
+      reciprocal += 1 / rank;
+    }
+  }
+  return { recallAt5: hits / subset.length, mrr: reciprocal / subset.length };
+}
+
+describe('retrieval quality on a labelled set (12 documents, 48 questions)', () => {
+  it('semantic search finds the answering document in the top 5 for most questions', async () => {
+    const semantic = await measure({ searchType: 'semantic' });
+    console.log('semantic', semantic);
+    expect(semantic.recallAt5).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('on exact-keyword questions, hybrid ranks better than pure semantic and pure keyword', async () => {
+    const subset = questions.filter((q) => q.keyword);
+    expect(subset.length).toBeGreaterThanOrEqual(12);
+    const semantic = await measure({ searchType: 'semantic' }, subset);
+    const keyword = await measure({ searchType: 'hybrid', alpha: 0 }, subset);
+    const hybrid = await measure({ searchType: 'hybrid', alpha: 0.5 }, subset);
+    console.log('keyword subset', { semantic, keyword, hybrid });
+    expect(hybrid.mrr).toBeGreaterThan(semantic.mrr);
+    expect(hybrid.mrr).toBeGreaterThan(keyword.mrr);
+  });
+
+  it('MMR returns fewer near-duplicates than semantic search', async () => {
+    const dupProject = (await platform.createProject(me, { name: 'dups', model: 'm', provider: 'openai' })).project.id;
+    for (const [i, text] of [...duplicates.near, ...duplicates.distinct].entries()) {
+      await platform.createDocument(me, { projectId: dupProject, fileName: `w${i}.txt`, fileType: 'txt', sourceType: 'upload', content: text });
+    }
+    const near = new Set(duplicates.near);
+    const count = async (searchType: 'semantic' | 'mrr') =>
+      (await platform.searchKnowledge(me, { projectId: dupProject, query: duplicates.question, topK: 4, searchType })).documents.filter((d) =>
+        near.has(d.content),
+      ).length;
+    const semantic = await count('semantic');
+    const mmr = await count('mrr');
+    console.log('near-duplicates in top 4', { semantic, mmr });
+    expect(mmr).toBeLessThan(semantic);
+  });
+});
