@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { openPlatform } from '@agent-platform/server';
+import { ingestion } from './ingest.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const args = new Set(process.argv.slice(2));
@@ -79,13 +80,13 @@ async function projectsList() {
   }
 }
 
-const entries = { projects: projectsList };
+const entries = { projects: projectsList, ingest: ingestion };
 const selected = Object.keys(entries).filter((name) => args.size === 0 || args.has(name));
 const results = [];
 for (const name of selected) {
-  console.log(`bench ${name} (${ROUNDS} rounds of ${DURATION}s, 10 connections)`);
+  console.log(`bench ${name}`);
   const r = await entries[name]();
   results.push(r);
   console.log(JSON.stringify(r, null, 2));
-  if (r.ratio < r.target) console.log(`  BELOW TARGET: ratio ${r.ratio.toFixed(2)} < ${r.target}`);
+  if (r.ratio !== undefined && r.ratio < r.target) console.log(`  BELOW TARGET: ratio ${r.ratio.toFixed(2)} < ${r.target}`);
 }

@@ -57,13 +57,47 @@ export function builtinEmbedder(options: BuiltinEmbedderOptions = {}): Embedding
     return w;
   };
 
-  const request = (texts: string[]): Promise<Float32Array[]> =>
+  const send = (texts: string[]): Promise<Float32Array[]> =>
     new Promise((resolve, reject) => {
       const w = start();
       const id = nextId++;
       pending.set(id, { resolve, reject });
       w.ref(); // keep the process alive while a request is out
       w.postMessage({ id, texts });
+    });
+
+  // Calls from concurrent callers (documents indexed side by side) are coalesced: while the
+  // worker is busy, texts queue up, and the next request carries up to `batchSize` of them.
+  const queue: { texts: string[]; resolve(v: Float32Array[]): void; reject(e: Error): void }[] = [];
+  let busy = false;
+  const flush = async () => {
+    if (busy || queue.length === 0) return;
+    busy = true;
+    const taken: typeof queue = [];
+    let size = 0;
+    while (queue.length > 0 && (taken.length === 0 || size + (queue[0] as { texts: string[] }).texts.length <= batchSize)) {
+      const next = queue.shift() as (typeof queue)[number];
+      taken.push(next);
+      size += next.texts.length;
+    }
+    try {
+      const vectors = await send(taken.flatMap((t) => t.texts));
+      let at = 0;
+      for (const t of taken) {
+        t.resolve(vectors.slice(at, at + t.texts.length));
+        at += t.texts.length;
+      }
+    } catch (error) {
+      for (const t of taken) t.reject(error as Error);
+    } finally {
+      busy = false;
+      void flush();
+    }
+  };
+  const request = (texts: string[]): Promise<Float32Array[]> =>
+    new Promise((resolve, reject) => {
+      queue.push({ texts, resolve, reject });
+      void flush();
     });
 
   return {

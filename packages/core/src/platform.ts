@@ -44,7 +44,7 @@ export interface KnowledgeAdapters {
   readonly embedder: EmbeddingModel | EmbedderResolver;
   /** Where uploaded files and document texts are kept (for re-indexing). Default: in memory. */
   readonly blobs?: BlobStore;
-  /** Documents indexed at the same time. Default 2. */
+  /** Documents indexed at the same time. Default 4. */
   readonly concurrency?: number;
   /** How long `createDocument` waits for indexing before answering `processing`. Default 5000 ms. */
   readonly waitMs?: number;

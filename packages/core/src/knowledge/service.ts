@@ -30,7 +30,7 @@ export interface KnowledgeOptions {
   readonly blobs: BlobStore;
   readonly clock: Clock;
   readonly ids: IdGenerator;
-  /** Documents indexed at the same time. Default 2. */
+  /** Documents indexed at the same time. Default 4. */
   readonly concurrency?: number;
   /** Texts per embedding call. Default 32. */
   readonly embedBatchSize?: number;
@@ -228,7 +228,7 @@ export class KnowledgeBase {
 
   #active = 0;
   #pump(): void {
-    const limit = this.#o.concurrency ?? 2;
+    const limit = this.#o.concurrency ?? 4;
     while (this.#active < limit && this.#queue.length > 0 && !this.#closed) {
       const jobId = this.#queue.shift() as string;
       this.#active++;
