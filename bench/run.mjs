@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { openPlatform } from '@agent-platform/server';
 import { ingestion } from './ingest.mjs';
+import { vectorSearch } from './vectors.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const args = new Set(process.argv.slice(2));
@@ -80,7 +81,7 @@ async function projectsList() {
   }
 }
 
-const entries = { projects: projectsList, ingest: ingestion };
+const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch };
 const selected = Object.keys(entries).filter((name) => args.size === 0 || args.has(name));
 const results = [];
 for (const name of selected) {

@@ -13,3 +13,4 @@ export type * from './storage/types.js';
 export { parseInput } from './validation.js';
 export type * from './knowledge/interfaces.js';
 export { bm25Rank, keywordTerms } from './knowledge/keywords.js';
+export type { DocumentPage, DocumentSection, ParseInput } from './knowledge/parse.js';

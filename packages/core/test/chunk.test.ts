@@ -1,77 +1,243 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { chunkDocument, countTokens } from '../src/knowledge/chunk.js';
+import { isPlatformError } from '../src/errors.js';
+import { type Chunk, chunkDocument, countTokens } from '../src/knowledge/chunk.js';
 import { type ParsedDocument, parseDocument } from '../src/knowledge/parse.js';
 
-const text = (t: string): ParsedDocument => ({ type: 'txt', text: t, sections: [] });
+type Doc = Pick<ParsedDocument, 'text' | 'sections' | 'pages'>;
+const plain = (text: string): Doc => ({ text, sections: [] });
+const fixture = async (name: string) =>
+  parseDocument({ bytes: new Uint8Array(await readFile(new URL(`fixtures/${name}`, import.meta.url))), fileName: name });
 const sentences = (n: number, word = 'pump') =>
   Array.from({ length: n }, (_, i) => `Sentence ${i} talks about the ${word} number ${i} in some detail.`).join(' ');
 
+/** What holds for every chunking: limits, exact counts, slices of the text, order, and every non-space character covered. */
+function expectValid(doc: Doc, chunks: Chunk[], chunkSize: number) {
+  const covered = new Uint8Array(doc.text.length);
+  chunks.forEach((c, i) => {
+    expect(c.index).toBe(i);
+    expect(c.text.trim()).not.toBe('');
+    expect(c.text).toBe(c.text.trim());
+    expect(c.tokenCount).toBe(countTokens(c.text));
+    expect(c.tokenCount).toBeLessThanOrEqual(chunkSize);
+    expect(doc.text.slice(c.startOffset, c.startOffset + c.text.length)).toBe(c.text);
+    // No half of a surrogate pair at either end.
+    expect(c.text).not.toMatch(/^[\uDC00-\uDFFF]|[\uD800-\uDBFF]$/);
+    covered.fill(1, c.startOffset, c.startOffset + c.text.length);
+    if (i > 0) expect(c.startOffset).toBeGreaterThan((chunks[i - 1] as Chunk).startOffset);
+  });
+  for (let at = 0; at < doc.text.length; at++) {
+    if (!covered[at] && /\S/.test(doc.text[at] as string)) throw new Error(`character ${at} is in no chunk`);
+  }
+}
+
+const end = (c: Chunk) => c.startOffset + c.text.length;
+
+describe('countTokens', () => {
+  it('counts o200k_base tokens, text that spells a special token included', () => {
+    expect(countTokens('')).toBe(0);
+    expect(countTokens('hello world')).toBe(2);
+    expect(countTokens('a <|endoftext|> b')).toBeGreaterThan(3);
+  });
+});
+
 describe('chunkDocument', () => {
-  it('keeps every chunk within chunkSize tokens and covers all the text', () => {
-    const doc = text(Array.from({ length: 30 }, (_, p) => sentences(8, `p${p}`)).join('\n\n'));
+  it('packs paragraphs greedily within chunkSize and covers all the text', () => {
+    const doc = plain(Array.from({ length: 30 }, (_, p) => sentences(8, `p${p}`)).join('\n\n'));
     const chunks = chunkDocument(doc, { chunkSize: 128, chunkOverlap: 16 });
     expect(chunks.length).toBeGreaterThan(10);
-    for (const c of chunks) {
-      expect(c.tokenCount).toBeLessThanOrEqual(128);
-      expect(countTokens(c.text)).toBe(c.tokenCount);
-    }
-    expect(chunks.map((c) => c.index)).toEqual(chunks.map((_, i) => i));
-    for (let i = 0; i < 30; i++) expect(chunks.some((c) => c.text.includes(`p${i} number 7`))).toBe(true);
+    expectValid(doc, chunks, 128);
+    // Greedy packing fills chunks: most are more than half full.
+    const filled = chunks.filter((c) => c.tokenCount > 64).length;
+    expect(filled).toBeGreaterThan(chunks.length * 0.8);
   });
 
-  it('starts a chunk with the end of the previous one (overlap), at a sentence boundary', () => {
-    const chunks = chunkDocument(text(sentences(60)), { chunkSize: 100, chunkOverlap: 30 });
+  it('keeps whole paragraphs together when they fit', () => {
+    const paragraphs = Array.from({ length: 12 }, (_, p) => sentences(2, `topic${p}`));
+    const doc = plain(paragraphs.join('\n\n'));
+    const chunks = chunkDocument(doc, { chunkSize: 100, chunkOverlap: 0 });
+    expectValid(doc, chunks, 100);
+    for (const c of chunks) for (const part of c.text.split('\n\n')) expect(paragraphs).toContain(part);
+  });
+
+  it('starts the next chunk with the last ~chunkOverlap tokens of the previous one, at a sentence start', () => {
+    const doc = plain(sentences(60));
+    const chunks = chunkDocument(doc, { chunkSize: 100, chunkOverlap: 30 });
     expect(chunks.length).toBeGreaterThan(3);
+    expectValid(doc, chunks, 100);
     for (let i = 1; i < chunks.length; i++) {
-      const prev = chunks[i - 1]?.text as string;
-      const firstSentence = (chunks[i] as { text: string }).text.split(/(?<=\.)\s+/)[0] as string;
-      expect(prev.endsWith(firstSentence) || prev.includes(firstSentence)).toBe(true);
-      expect(firstSentence).toMatch(/^Sentence \d+/);
+      const prev = chunks[i - 1] as Chunk;
+      const c = chunks[i] as Chunk;
+      expect(c.startOffset).toBeLessThan(end(prev));
+      const overlap = doc.text.slice(c.startOffset, end(prev));
+      expect(countTokens(overlap)).toBeLessThanOrEqual(30);
+      expect(countTokens(overlap)).toBeGreaterThan(10);
+      expect(c.text).toMatch(/^Sentence \d+ /);
+      expect(doc.text.slice(c.startOffset - 2, c.startOffset)).toBe('. ');
     }
   });
 
   it('without overlap, chunks do not repeat text', () => {
-    const chunks = chunkDocument(text(sentences(60)), { chunkSize: 100, chunkOverlap: 0 });
-    const joined = chunks.map((c) => c.text).join(' ');
-    expect(joined.match(/Sentence 30 /g)).toHaveLength(1);
+    const doc = plain(sentences(60));
+    const chunks = chunkDocument(doc, { chunkSize: 100, chunkOverlap: 0 });
+    expectValid(doc, chunks, 100);
+    for (let i = 1; i < chunks.length; i++) expect(chunks[i]?.startOffset).toBeGreaterThanOrEqual(end(chunks[i - 1] as Chunk));
+    expect(chunks.map((c) => c.text).join(' ')).toBe(doc.text);
   });
 
-  it('never crosses a heading, and records the section and the page', async () => {
-    const md = await parseDocument({ bytes: await readFile(new URL('fixtures/sample.md', import.meta.url)), fileName: 'h.md' });
+  it('never crosses a heading nor carries overlap over one, and records the nearest heading', async () => {
+    const md = await fixture('sample.md');
     const chunks = chunkDocument(md, { chunkSize: 512, chunkOverlap: 64 });
-    expect(chunks.map((c) => c.section)).toEqual(['Support handbook', 'Refunds', 'Shipping']);
+    expectValid(md, chunks, 512);
+    expect(chunks.map((c) => c.section)).toEqual(['Support handbook', 'Refunds', 'Shipping', 'Contact']);
     expect(chunks[1]?.text).toMatch(/^## Refunds\n\nCustomers can ask for a refund/);
+    expect(chunks.every((c) => c.pageNumber === undefined)).toBe(true);
 
-    const pdf = await parseDocument({ bytes: await readFile(new URL('fixtures/sample.pdf', import.meta.url)), fileName: 'm.pdf' });
+    const long = `# Alpha\n\n${sentences(40, 'alpha')}\n\n## Beta\n\n${sentences(40, 'beta')}`;
+    const doc: Doc = {
+      text: long,
+      sections: [
+        { heading: 'Alpha', level: 1, offset: 0 },
+        { heading: 'Beta', level: 2, offset: long.indexOf('## Beta') },
+      ],
+    };
+    const small = chunkDocument(doc, { chunkSize: 64, chunkOverlap: 20 });
+    expectValid(doc, small, 64);
+    for (const c of small) {
+      expect(c.text.includes('alpha') && c.text.includes('beta')).toBe(false);
+      expect(c.section).toBe(c.text.includes('alpha') ? 'Alpha' : 'Beta');
+    }
+    const firstBeta = small.find((c) => c.section === 'Beta');
+    expect(firstBeta?.text).toMatch(/^## Beta/);
+  });
+
+  it('joins a heading with nothing under it to the next section; text before the first heading has no section', () => {
+    const text = 'Preface line.\n\n# Guide\n\n## Setup\n\nRun the installer.';
+    const doc: Doc = {
+      text,
+      sections: [
+        { heading: 'Guide', level: 1, offset: text.indexOf('# Guide') },
+        { heading: 'Setup', level: 2, offset: text.indexOf('## Setup') },
+      ],
+    };
+    const chunks = chunkDocument(doc, { chunkSize: 64, chunkOverlap: 8 });
+    expect(chunks.map((c) => [c.section, c.text])).toEqual([
+      [undefined, 'Preface line.'],
+      ['Setup', '# Guide\n\n## Setup\n\nRun the installer.'],
+    ]);
+  });
+
+  it('records the page where each chunk starts (pdf), also for chunks that run over a page end', async () => {
+    const pdf = await fixture('sample.pdf');
     const small = chunkDocument(pdf, { chunkSize: 20, chunkOverlap: 0 });
+    expectValid(pdf, small, 20);
     const pageOf = (needle: string) => small.find((c) => c.text.includes(needle))?.pageNumber;
     expect(pageOf('install the pump')).toBe(1);
     expect(pageOf('E1234')).toBe(2);
     expect(pageOf('six months')).toBe(3);
+    expect(small.find((c) => c.text.includes('E1234'))?.section).toBe('Error codes');
+
+    // Without outline sections a chunk may span pages; it carries the page it starts on.
+    const pages = ['First page text. '.repeat(10).trim(), 'Second page text. '.repeat(10).trim(), 'Third page text. '.repeat(10).trim()];
+    let text = '';
+    const pageList = pages.map((t, i) => {
+      if (i > 0) text += '\n\n';
+      const page = { pageNumber: i + 1, text: t, offset: text.length };
+      text += t;
+      return page;
+    });
+    const doc: Doc = { text, sections: [], pages: pageList };
+    const chunks = chunkDocument(doc, { chunkSize: 64, chunkOverlap: 10 });
+    expectValid(doc, chunks, 64);
+    for (const c of chunks) {
+      const expected = pageList.filter((p) => p.offset <= c.startOffset).at(-1)?.pageNumber;
+      expect(c.pageNumber).toBe(expected);
+    }
+    expect(chunks.some((c) => c.text.includes('First') && c.text.includes('Second'))).toBe(true);
   });
 
-  it('hard-cuts text without any break, still within the limit', () => {
-    const chunks = chunkDocument(text('x'.repeat(20_000)), { chunkSize: 64, chunkOverlap: 8 });
-    expect(chunks.length).toBeGreaterThan(5);
-    for (const c of chunks) expect(c.tokenCount).toBeLessThanOrEqual(64);
+  it('chunks a long document without headings, line breaks or punctuation within the limit, cutting between words', () => {
+    const words = ['pump', 'valve', 'filter', 'pressure', 'seal', 'motor', 'inlet', 'outlet'];
+    const text = Array.from({ length: 40_000 }, (_, i) => `${words[i % 8]}${i % 97}`).join(' ');
+    const doc = plain(text);
+    const started = performance.now();
+    const chunks = chunkDocument(doc, { chunkSize: 256, chunkOverlap: 32 });
+    expect(performance.now() - started).toBeLessThan(5000);
+    expectValid(doc, chunks, 256);
+    expect(chunks.length).toBeGreaterThan(100);
+    for (const c of chunks) {
+      // Whole words at both ends.
+      expect(text[c.startOffset - 1] ?? ' ').toBe(' ');
+      expect(text[end(c)] ?? ' ').toBe(' ');
+      expect(c.tokenCount).toBeGreaterThan(150);
+    }
   });
 
-  it('chunks CJK text', () => {
-    const cjk = '水泵需要每个月检查一次。'.repeat(200);
-    const chunks = chunkDocument(text(cjk), { chunkSize: 64, chunkOverlap: 8 });
-    expect(chunks.length).toBeGreaterThan(3);
-    for (const c of chunks) expect(c.tokenCount).toBeLessThanOrEqual(64);
+  it('hard-cuts text without any whitespace, still within the limit, quickly', () => {
+    const doc = plain(`Intro words. ${'x'.repeat(300_000)}`);
+    const started = performance.now();
+    const chunks = chunkDocument(doc, { chunkSize: 64, chunkOverlap: 8 });
+    expect(performance.now() - started).toBeLessThan(5000);
+    expectValid(doc, chunks, 64);
+    expect(chunks.length).toBeGreaterThan(300);
   });
 
-  it('gives no chunks for empty text, and is deterministic', () => {
-    expect(chunkDocument(text('  \n\n '), { chunkSize: 64, chunkOverlap: 8 })).toEqual([]);
-    const doc = text(sentences(40));
+  it('chunks CJK text, with and without sentence punctuation, keeping surrogate pairs whole', () => {
+    const withPunctuation = plain('水泵需要每个月检查一次。如果发现漏水，请立即关闭电源！'.repeat(120));
+    const a = chunkDocument(withPunctuation, { chunkSize: 64, chunkOverlap: 16 });
+    expect(a.length).toBeGreaterThan(10);
+    expectValid(withPunctuation, a, 64);
+    // Chunks and overlaps start at a sentence start.
+    for (const c of a.slice(1)) expect(c.text).toMatch(/^(水泵|如果)/);
+    expect(a[1]?.startOffset).toBeLessThan(end(a[0] as Chunk));
+
+    const emoji = plain('日本語のテキスト😀と絵文字🎉'.repeat(300));
+    const b = chunkDocument(emoji, { chunkSize: 32, chunkOverlap: 8 });
+    expect(b.length).toBeGreaterThan(10);
+    expectValid(emoji, b, 32);
+  });
+
+  it('gives no chunks for empty or blank text, and is deterministic', () => {
+    expect(chunkDocument(plain(''), { chunkSize: 64, chunkOverlap: 8 })).toEqual([]);
+    expect(chunkDocument(plain('  \n\n \t'), { chunkSize: 64, chunkOverlap: 8 })).toEqual([]);
+    const doc = plain(`${sentences(40)}\n\n${'字'.repeat(500)}`);
     expect(chunkDocument(doc, { chunkSize: 80, chunkOverlap: 10 })).toEqual(chunkDocument(doc, { chunkSize: 80, chunkOverlap: 10 }));
   });
 
-  it('refuses bad options', () => {
-    expect(() => chunkDocument(text('a'), { chunkSize: 8, chunkOverlap: 0 })).toThrow(/chunkSize/);
-    expect(() => chunkDocument(text('a'), { chunkSize: 64, chunkOverlap: 64 })).toThrow(/chunkOverlap/);
+  it('holds the limit on the real fixtures at many sizes', async () => {
+    for (const name of ['sample.md', 'sample.html', 'sample.pdf', 'sample.docx']) {
+      const doc = await fixture(name);
+      for (const [chunkSize, chunkOverlap] of [
+        [16, 0],
+        [16, 15],
+        [24, 8],
+        [512, 64],
+      ] as const) {
+        expectValid(doc, chunkDocument(doc, { chunkSize, chunkOverlap }), chunkSize);
+      }
+    }
+  });
+
+  it('refuses bad options with invalid_request', () => {
+    const bad = [
+      { chunkSize: 8, chunkOverlap: 0 },
+      { chunkSize: 15, chunkOverlap: 0 },
+      { chunkSize: 64.5, chunkOverlap: 0 },
+      { chunkSize: 64, chunkOverlap: 64 },
+      { chunkSize: 64, chunkOverlap: -1 },
+      { chunkSize: 64, chunkOverlap: Number.NaN },
+    ];
+    for (const options of bad) {
+      let error: unknown;
+      try {
+        chunkDocument(plain('a'), options);
+      } catch (e) {
+        error = e;
+      }
+      expect(isPlatformError(error) && error.code).toBe('invalid_request');
+    }
+    expect(() => chunkDocument(plain('a'), { chunkSize: 8, chunkOverlap: 0 })).toThrow(/chunkSize/);
+    expect(() => chunkDocument(plain('a'), { chunkSize: 64, chunkOverlap: 64 })).toThrow(/chunkOverlap/);
+    expect(chunkDocument(plain('a'), { chunkSize: 16, chunkOverlap: 15 })).toHaveLength(1);
   });
 });

@@ -1,53 +1,84 @@
 import { Parser } from 'htmlparser2';
 import { PlatformError } from '../errors.js';
-import { fileTypeOf, type SupportedFileType, unsupportedFileMessage } from './file-types.js';
+import { fileTypeOf, SUPPORTED_FILE_TYPES, type SupportedFileType } from './file-types.js';
 
-export interface Section {
-  /** Heading text. */
+/** A heading of a document. */
+export interface DocumentSection {
+  /** Heading text, without markup. */
   readonly heading: string;
-  /** 1 for `#`/h1, 2 for `##`/h2, ... */
+  /** 1 for `#`/h1/Heading 1, 2 for `##`/h2, ... */
   readonly level: number;
-  /** Offset of the heading in `text`. */
+  /** Offset of the heading in `ParsedDocument.text`. */
+  readonly offset: number;
+}
+
+/** One page of a paged document (pdf). */
+export interface DocumentPage {
+  /** From 1. */
+  readonly pageNumber: number;
+  readonly text: string;
+  /** Offset of the page's text in `ParsedDocument.text`: `text.slice(offset, offset + page.text.length) === page.text`. */
   readonly offset: number;
 }
 
 export interface ParsedDocument {
   readonly type: SupportedFileType;
-  /** The whole readable text; pages are joined by blank lines. */
+  /** The whole readable text (markdown is kept as markdown). Pages are joined by a blank line. */
   readonly text: string;
-  /** Headings, in order of their offsets. */
-  readonly sections: readonly Section[];
-  /** Start offset of each page in `text` (pdf), in page order; page n starts at `pageOffsets[n-1]`. */
-  readonly pageOffsets?: readonly number[];
+  /** The pages, in order (pdf only). */
+  readonly pages?: readonly DocumentPage[];
+  /** Headings, in order of their offsets into `text`. */
+  readonly sections: readonly DocumentSection[];
   readonly pageCount?: number;
-  /** ISO 639-1 code when the text is long enough to tell, e.g. `en`. */
+  /** ISO 639-1 code when it can be told (see `detectLanguage`), else the one the file declares, e.g. `en`. */
   readonly language?: string;
+  /** What the file says about itself, e.g. `title`, `author`, `creationDate` (pdf). */
+  readonly metadata: Record<string, unknown>;
 }
 
 export interface ParseInput {
   readonly bytes: Uint8Array;
   readonly fileName: string;
-  /** Extension (`pdf`), name (`markdown`) or MIME type; the file name's extension wins. */
+  /** Extension (`pdf`, `.pdf`), name (`markdown`) or MIME type. The file name's extension wins when it is a supported one. */
   readonly fileType?: string;
 }
 
-const invalid = (message: string) => PlatformError.invalid(message);
+const LABELS: Record<SupportedFileType, string> = { txt: 'text', md: 'Markdown', html: 'HTML', pdf: 'PDF', docx: 'DOCX' };
 
-/** Reads a document into text with its headings (and pages for pdf). */
+/** The type of a file: by a supported extension of its name, else by `fileType`. */
+function detectType(fileName: string, fileType: string | undefined): SupportedFileType | undefined {
+  const declared = fileType?.trim();
+  return fileTypeOf(fileName, declared) ?? (declared ? fileTypeOf(`file.${declared.replace(/^\./, '')}`) : undefined);
+}
+
+/**
+ * Reads a document (txt, md, html, pdf, docx) into its text, headings (`sections`, as offsets
+ * into the text), pages (pdf), a language guess and the file's own metadata.
+ * Throws `invalid_request` for an unsupported type or bytes that are not what the type claims.
+ */
 export async function parseDocument(input: ParseInput): Promise<ParsedDocument> {
-  const type = fileTypeOf(input.fileName, input.fileType) ?? (input.fileType ? fileTypeOf(`x.${input.fileType}`) : undefined);
-  if (!type) throw invalid(unsupportedFileMessage(input.fileName));
-  let parsed: ParsedDocument;
+  const type = detectType(input.fileName, input.fileType);
+  if (!type) {
+    const claimed = input.fileType ? ` (${input.fileType})` : '';
+    throw new PlatformError(
+      'invalid_request',
+      `Unsupported file type of ${input.fileName}${claimed}: supported are ${SUPPORTED_FILE_TYPES.join(', ')}`,
+      { details: { fileName: input.fileName, supported: [...SUPPORTED_FILE_TYPES] } },
+    );
+  }
+  let parsed: Omit<ParsedDocument, 'language'> & { declaredLanguage?: string | undefined };
   switch (type) {
     case 'txt':
-      parsed = { type, text: decodeText(input), sections: [] };
+      parsed = { type, text: decodeText(input, type), sections: [], metadata: {} };
       break;
     case 'md':
-      parsed = parseMarkdown(decodeText(input));
+      parsed = parseMarkdown(decodeText(input, type));
       break;
-    case 'html':
-      parsed = parseHtml(decodeText(input));
+    case 'html': {
+      const html = parseHtml(decodeText(input, type));
+      parsed = { type, text: html.text, sections: html.sections, metadata: html.title ? { title: html.title } : {}, declaredLanguage: html.lang };
       break;
+    }
     case 'pdf':
       parsed = await parsePdf(input);
       break;
@@ -55,148 +86,521 @@ export async function parseDocument(input: ParseInput): Promise<ParsedDocument> 
       parsed = await parseDocx(input);
       break;
   }
-  const language = detectLanguage(parsed.text);
-  return language ? { ...parsed, language } : parsed;
+  const { declaredLanguage, ...doc } = parsed;
+  const language = detectLanguage(doc.text) ?? normalizeLanguageTag(declaredLanguage);
+  return language ? { ...doc, language } : doc;
 }
 
-function decodeText(input: ParseInput): string {
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(input.bytes).replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
-  } catch {
-    throw invalid(`${input.fileName} is not UTF-8 text`);
+function invalidFile(input: ParseInput, type: SupportedFileType, reason: string, cause?: unknown): PlatformError {
+  return new PlatformError('invalid_request', `Invalid ${LABELS[type]} file ${input.fileName}: ${reason}`, {
+    details: { fileName: input.fileName, fileType: type },
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+// ---- text ---------------------------------------------------------------------------------
+
+/**
+ * Text bytes to a string: UTF-8 (with or without BOM), UTF-16 with a BOM, else windows-1252
+ * (legacy files). Line ends become `\n`. Bytes with NULs are binary, not text.
+ */
+function decodeText(input: ParseInput, type: SupportedFileType): string {
+  const b = input.bytes;
+  let text: string;
+  if (b[0] === 0xff && b[1] === 0xfe) text = new TextDecoder('utf-16le').decode(b.subarray(2));
+  else if (b[0] === 0xfe && b[1] === 0xff) text = new TextDecoder('utf-16be').decode(b.subarray(2));
+  else {
+    if (b.subarray(0, 65536).includes(0)) throw invalidFile(input, type, 'it holds binary data, not text');
+    try {
+      text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(b);
+    } catch {
+      text = decodeWindows1252(b);
+    }
   }
+  return text.replace(/\r\n?/g, '\n');
 }
 
-function parseMarkdown(text: string): ParsedDocument {
-  const sections: Section[] = [];
+/** Unicode of windows-1252 bytes 0x80-0x9f (the rest are Latin-1); Node's decoder without full ICU reads them as C1 controls. */
+const CP1252 =
+  '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f' +
+  '\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
+
+function decodeWindows1252(bytes: Uint8Array): string {
+  const parts: string[] = [];
+  for (let at = 0; at < bytes.length; at += 8192) {
+    const codes = Array.from(bytes.subarray(at, at + 8192), (byte) => (byte >= 0x80 && byte <= 0x9f ? CP1252.charCodeAt(byte - 0x80) : byte));
+    parts.push(String.fromCharCode(...codes));
+  }
+  return parts.join('');
+}
+
+// ---- markdown -----------------------------------------------------------------------------
+
+/** Heading text without inline markdown: links, images, code spans, emphasis. */
+function plainHeading(raw: string): string {
+  return raw
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/`([^`]*)`/g, '$1')
+    .replace(/(\*\*|__)(.+?)\1/g, '$2')
+    .replace(/(^|\W)[*_]([^*_]+)[*_](?=\W|$)/g, '$1$2')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+const NOT_PARAGRAPH = /^ {0,3}([-*+]\s|\d{1,9}[.)]\s|>|\||#|```|~~~|<)/;
+
+/** Markdown stays as it is (less YAML front matter, which goes to metadata); ATX (`#`) and setext (`===`, `---`) headings outside code fences become sections. */
+function parseMarkdown(markdown: string): ParsedDocument {
+  let text = markdown;
+  const sections: DocumentSection[] = [];
+  const metadata: Record<string, unknown> = {};
+  // YAML front matter goes to metadata (its simple `key: value` lines), not into the text.
+  const front = /^---\n([\s\S]*?)\n(?:---|\.\.\.)[ \t]*(?:\n|$)/.exec(text.slice(0, 16384));
+  // Only when it looks like YAML: a leading `---` may as well be a rule above a paragraph.
+  if (front && (front[1] as string).split('\n').every((l) => /^([\w-]+:|\s|-|#|$)/.test(l))) {
+    const fields: Record<string, string> = {};
+    for (const line of (front[1] as string).split('\n')) {
+      const m = /^([A-Za-z_][\w-]*):[ \t]*(['"]?)(.*?)\2[ \t]*$/.exec(line);
+      if (m?.[3]) fields[m[1] as string] = m[3];
+    }
+    metadata.frontMatter = fields;
+    if (fields.title) metadata.title = fields.title;
+    text = text.slice(front[0].length).replace(/^\n+/, '');
+  }
+  const lines = text.split('\n');
   let offset = 0;
-  let fence = false;
-  for (const line of text.split('\n')) {
-    if (/^\s{0,3}(```|~~~)/.test(line)) fence = !fence;
-    const m = fence ? null : /^ {0,3}(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line);
-    if (m) sections.push({ heading: (m[2] as string).trim(), level: (m[1] as string).length, offset });
+  let fence: string | undefined;
+  // The paragraph just above the current line, which a setext underline turns into a heading.
+  let paragraph: { offset: number; text: string } | undefined;
+  for (const line of lines) {
+    const lineOffset = offset;
     offset += line.length + 1;
+    if (fence) {
+      const close = /^ {0,3}(`{3,}|~{3,})\s*$/.exec(line)?.[1];
+      if (close && close[0] === fence[0] && close.length >= fence.length) fence = undefined;
+      continue;
+    }
+    const open = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+    if (open) {
+      fence = open;
+      paragraph = undefined;
+      continue;
+    }
+    const atx = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/.exec(line);
+    if (atx) {
+      const heading = plainHeading(atx[2] ?? '');
+      if (heading) sections.push({ heading, level: (atx[1] as string).length, offset: lineOffset });
+      paragraph = undefined;
+      continue;
+    }
+    const underline = /^ {0,3}(=+|-+)[ \t]*$/.exec(line)?.[1];
+    if (underline && paragraph) {
+      const heading = plainHeading(paragraph.text);
+      if (heading) sections.push({ heading, level: underline[0] === '=' ? 1 : 2, offset: paragraph.offset });
+      paragraph = undefined;
+      continue;
+    }
+    if (line.trim() === '' || NOT_PARAGRAPH.test(line) || /^( {4}|\t)/.test(line)) paragraph = undefined;
+    else paragraph = paragraph ? { offset: paragraph.offset, text: `${paragraph.text} ${line.trim()}` } : { offset: lineOffset, text: line.trim() };
   }
-  return { type: 'md', text, sections };
+  const title = metadata.title ?? sections.find((s) => s.level === 1)?.heading;
+  return { type: 'md', text, sections, metadata: title ? { ...metadata, title } : metadata };
 }
 
-const BLOCK = new Set(['p', 'div', 'section', 'article', 'header', 'footer', 'li', 'ul', 'ol', 'table', 'tr', 'br', 'blockquote', 'pre', 'main', 'aside', 'nav', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'title', 'dd', 'dt', 'figcaption']);
-const SKIP = new Set(['script', 'style', 'noscript', 'template', 'svg', 'head']);
+// ---- html ---------------------------------------------------------------------------------
 
-/** HTML to readable text: block elements become line breaks, h1-h6 become sections. */
-export function parseHtml(html: string): ParsedDocument {
-  let text = '';
-  const sections: Section[] = [];
+/** Elements that make a paragraph break. */
+const BLOCK = new Set([
+  'p', 'div', 'section', 'article', 'header', 'footer', 'main', 'aside', 'nav', 'blockquote', 'pre', 'table', 'ul', 'ol',
+  'dl', 'figure', 'figcaption', 'form', 'fieldset', 'details', 'summary', 'address', 'hr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6',
+]);
+/** Elements that make a line break. */
+const LINE = new Set(['br', 'li', 'tr', 'dt', 'dd', 'caption', 'option']);
+/** Table cells: separated by ` | ` on their row's line. */
+const CELL = new Set(['td', 'th']);
+/** Elements whose content is not readable text. */
+const SKIP = new Set(['script', 'style', 'noscript', 'template', 'svg', 'math', 'head', 'iframe', 'object', 'canvas', 'select', 'nav']);
+
+/** Builds readable text from inline pieces and breaks: whitespace collapsed, no space before a line end. */
+class TextBuilder {
+  readonly #parts: string[] = [];
+  #length = 0;
+  #newlines = 0;
+  #space = false;
+
+  get length(): number {
+    return this.#length;
+  }
+
+  #push(s: string): void {
+    this.#parts.push(s);
+    this.#length += s.length;
+  }
+
+  /** Appends inline text, collapsing whitespace. Returns the offset of its first character, or -1 when it was only whitespace. */
+  inline(data: string): number {
+    const collapsed = data.replace(/\s+/g, ' ');
+    const leading = collapsed.startsWith(' ');
+    const trailing = collapsed.endsWith(' ');
+    const core = collapsed.trim();
+    if (leading && this.#length > 0 && this.#newlines === 0) this.#space = true;
+    if (!core) return -1;
+    if (this.#space) this.#push(' ');
+    this.#space = trailing;
+    const at = this.#length;
+    this.#push(core);
+    this.#newlines = 0;
+    return at;
+  }
+
+  /** Appends preformatted text as it is. Returns the offset of its first non-space character, or -1. */
+  raw(data: string): number {
+    if (!data) return -1;
+    if (this.#space) this.#push(' ');
+    this.#space = false;
+    const at = this.#length + (data.length - data.trimStart().length);
+    this.#push(data);
+    const trailing = /\n*$/.exec(data)?.[0].length ?? 0;
+    this.#newlines = trailing === data.length ? this.#newlines + trailing : trailing;
+    return data.trim() ? at : -1;
+  }
+
+  /** Ends the line (`1`) or the paragraph (`2`). */
+  break(newlines: 1 | 2): void {
+    this.#space = false;
+    if (this.#length === 0) return;
+    while (this.#newlines < newlines) {
+      this.#push('\n');
+      this.#newlines++;
+    }
+  }
+
+  /** A separator between table cells: only between two cells of one line. */
+  cell(): void {
+    if (this.#length > 0 && this.#newlines === 0) this.inline(' | ');
+  }
+
+  /** A word break. */
+  space(): void {
+    if (this.#length > 0 && this.#newlines === 0) this.#space = true;
+  }
+
+  toString(): string {
+    return this.#parts.join('').trimEnd();
+  }
+}
+
+/** HTML to readable text: block elements become paragraphs, h1-h6 sections; scripts, styles and the head are dropped. */
+export function parseHtml(html: string): { text: string; sections: DocumentSection[]; title?: string; lang?: string } {
+  const out = new TextBuilder();
+  const sections: DocumentSection[] = [];
   let skipping = 0;
+  let pre = 0;
+  let cells = 0;
   let heading: { level: number; offset: number; text: string } | undefined;
-  const newline = () => {
-    if (text.length > 0 && !text.endsWith('\n\n')) text += text.endsWith('\n') ? '\n' : '\n\n';
-  };
+  let title: string | undefined;
+  let inTitle = false;
+  let lang: string | undefined;
   const parser = new Parser(
     {
-      onopentag(name) {
+      onopentag(name, attributes) {
+        if (name === 'html' && attributes.lang) lang = attributes.lang;
+        // The document's first <title> (an <svg> may hold more).
+        if (name === 'title' && title === undefined) {
+          inTitle = true;
+          title = '';
+        }
         if (SKIP.has(name)) skipping++;
-        else if (BLOCK.has(name)) newline();
-        const level = /^h([1-6])$/.exec(name);
-        if (level && skipping === 0) heading = { level: Number(level[1]), offset: text.length, text: '' };
+        if (skipping > 0) return;
+        if (CELL.has(name)) {
+          out.cell();
+          cells++;
+        } else if (BLOCK.has(name)) {
+          // Paragraphs inside a table cell (as docx tables have) stay on the row's line.
+          if (cells > 0) out.space();
+          else out.break(2);
+        } else if (LINE.has(name)) out.break(1);
+        if (name === 'pre') pre++;
+        const level = /^h([1-6])$/.exec(name)?.[1];
+        if (level && !heading) heading = { level: Number(level), offset: -1, text: '' };
       },
       ontext(data) {
+        if (inTitle) title += data;
         if (skipping > 0) return;
-        const clean = data.replace(/\s+/g, ' ');
-        const piece = text.endsWith('\n') || text.length === 0 ? clean.trimStart() : clean;
-        text += piece;
-        if (heading) heading.text += piece;
-      },
-      onclosetag(name) {
-        if (SKIP.has(name)) skipping = Math.max(0, skipping - 1);
-        else if (BLOCK.has(name)) newline();
-        if (heading && name === `h${heading.level}`) {
-          const h = heading.text.trim();
-          if (h) sections.push({ heading: h, level: heading.level, offset: heading.offset });
-          heading = undefined;
+        const at = pre > 0 ? out.raw(data) : out.inline(data);
+        if (heading) {
+          if (heading.offset < 0 && at >= 0) heading.offset = at;
+          heading.text += data;
         }
       },
+      onclosetag(name) {
+        if (name === 'title') inTitle = false;
+        if (SKIP.has(name)) {
+          skipping = Math.max(0, skipping - 1);
+          return;
+        }
+        if (skipping > 0) return;
+        if (name === 'pre') pre = Math.max(0, pre - 1);
+        if (heading && name === `h${heading.level}`) {
+          const text = heading.text.replace(/\s+/g, ' ').trim();
+          if (text && heading.offset >= 0) sections.push({ heading: text, level: heading.level, offset: heading.offset });
+          heading = undefined;
+        }
+        if (CELL.has(name)) {
+          cells = Math.max(0, cells - 1);
+          out.space();
+        } else if (BLOCK.has(name)) {
+          if (cells > 0) out.space();
+          else out.break(2);
+        } else if (LINE.has(name) && name !== 'br') out.break(1);
+      },
     },
-    { decodeEntities: true },
+    { decodeEntities: true, lowerCaseTags: true },
   );
   parser.write(html);
   parser.end();
-  return { type: 'html', text: text.replace(/[ \t]+\n/g, '\n').trim(), sections };
+  const cleanTitle = title?.replace(/\s+/g, ' ').trim() || sections.find((s) => s.level === 1)?.heading;
+  return { text: out.toString(), sections, ...(cleanTitle ? { title: cleanTitle } : {}), ...(lang ? { lang } : {}) };
 }
 
-async function parsePdf(input: ParseInput): Promise<ParsedDocument> {
-  const head = new TextDecoder('latin1').decode(input.bytes.subarray(0, 1024));
-  if (!head.includes('%PDF-')) throw invalid(`Invalid PDF file ${input.fileName}: it does not start with a PDF header`);
-  const { extractText, getDocumentProxy } = await import('unpdf');
-  let pages: string[];
-  try {
-    const pdf = await getDocumentProxy(new Uint8Array(input.bytes));
-    pages = (await extractText(pdf, { mergePages: false })).text;
-  } catch (error) {
-    throw invalid(`Invalid PDF file ${input.fileName}: ${(error as Error).message}`);
-  }
-  const pageOffsets: number[] = [];
-  let text = '';
-  for (const page of pages) {
-    if (text) text += '\n\n';
-    pageOffsets.push(text.length);
-    text += page.trim();
-  }
-  return { type: 'pdf', text, sections: [], pageOffsets, pageCount: pages.length };
-}
+// ---- pdf ----------------------------------------------------------------------------------
 
-async function parseDocx(input: ParseInput): Promise<ParsedDocument> {
-  // A docx is a zip archive: "PK\x03\x04".
-  const b = input.bytes;
-  if (!(b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04)) {
-    throw invalid(`Invalid DOCX file ${input.fileName}: it is not a zip archive`);
-  }
-  const mammoth = await import('mammoth');
-  let html: string;
-  try {
-    html = (await mammoth.convertToHtml({ buffer: Buffer.from(b) })).value;
-  } catch (error) {
-    throw invalid(`Invalid DOCX file ${input.fileName}: ${(error as Error).message}`);
-  }
-  return { ...parseHtml(html), type: 'docx' };
+interface PdfTextItem {
+  readonly str: string;
+  readonly hasEOL: boolean;
+  readonly transform: readonly number[];
+  readonly height: number;
 }
-
-/** The few most frequent function words of some languages; enough to tell them apart on a paragraph. */
-const STOPWORDS: Record<string, readonly string[]> = {
-  en: ['the', 'and', 'of', 'to', 'is', 'in', 'that', 'it', 'for', 'with', 'are', 'this', 'on', 'be', 'as'],
-  de: ['der', 'die', 'und', 'das', 'ist', 'nicht', 'ein', 'eine', 'zu', 'mit', 'den', 'von', 'sich', 'auf', 'für'],
-  fr: ['le', 'la', 'les', 'et', 'des', 'est', 'une', 'un', 'du', 'que', 'pour', 'dans', 'pas', 'sur', 'avec'],
-  es: ['el', 'la', 'los', 'las', 'y', 'que', 'de', 'es', 'en', 'un', 'una', 'por', 'con', 'para', 'del'],
-  it: ['il', 'di', 'che', 'e', 'la', 'per', 'un', 'una', 'sono', 'non', 'con', 'del', 'della', 'gli', 'le'],
-  nl: ['de', 'het', 'een', 'en', 'van', 'is', 'dat', 'niet', 'op', 'te', 'met', 'voor', 'zijn', 'die', 'ook'],
-  pt: ['o', 'a', 'os', 'as', 'e', 'que', 'de', 'do', 'da', 'em', 'um', 'uma', 'não', 'para', 'com'],
-};
 
 /**
- * A cheap language guess from function words (Latin-script languages above) and scripts (zh,
- * ja, ko, ru, ar). Undefined for short or unclear text. Good enough for metadata, not for NLP.
+ * The text of one page from pdf.js text items: lines in content order, a blank line where the
+ * vertical gap to the previous line is clearly wider than a line (a new paragraph).
+ */
+function pageText(items: readonly unknown[]): string {
+  const lines: { text: string; y: number; height: number }[] = [];
+  let current: { text: string; y: number; height: number } | undefined;
+  const end = () => {
+    if (current) {
+      const text = current.text.replace(/[ \t\u00a0]+/g, ' ').trim();
+      if (text) lines.push({ ...current, text });
+    }
+    current = undefined;
+  };
+  for (const raw of items) {
+    if (typeof raw !== 'object' || raw === null || !('str' in raw)) continue;
+    const item = raw as PdfTextItem;
+    const y = item.transform[5] ?? 0;
+    if (item.str) {
+      // A jump to another baseline without an end-of-line mark is a new line too.
+      if (current && Math.abs(current.y - y) > Math.max(current.height, item.height, 1) * 0.5) end();
+      if (current) current.text += item.str;
+      else current = { text: item.str, y, height: item.height };
+      current.height = Math.max(current.height, item.height);
+    }
+    if (item.hasEOL) end();
+  }
+  end();
+  let text = '';
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as { text: string; y: number; height: number };
+    const prev = lines[i - 1];
+    if (prev) {
+      const gap = prev.y - line.y;
+      text += gap < 0 || gap > Math.max(prev.height, line.height, 1) * 1.8 ? '\n\n' : '\n';
+    }
+    text += line.text;
+  }
+  return text;
+}
+
+/** A PDF date (`D:20260101120000Z`, `D:20260101120000+01'00'`) as ISO 8601, or undefined. */
+function pdfDate(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const m = /^(?:D:)?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?(Z|[+-]\d{2}'?\d{2}'?)?/.exec(value);
+  if (!m) return undefined;
+  const [, y, mo = '01', d = '01', h = '00', mi = '00', s = '00', zone] = m;
+  const tz = !zone || zone === 'Z' ? 'Z' : `${zone.slice(0, 3)}:${zone.replace(/'/g, '').slice(3, 5) || '00'}`;
+  const date = new Date(`${y}-${mo}-${d}T${h}:${mi}:${s}${tz}`);
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}
+
+const PDF_INFO: Record<string, string> = { Title: 'title', Author: 'author', Subject: 'subject', Keywords: 'keywords', Creator: 'creator', Producer: 'producer' };
+
+interface OutlineNode {
+  readonly title: string;
+  readonly dest: string | readonly unknown[] | null;
+  readonly items: readonly OutlineNode[];
+}
+
+async function parsePdf(input: ParseInput): Promise<ParsedDocument & { declaredLanguage?: string }> {
+  const head = new TextDecoder('latin1').decode(input.bytes.subarray(0, 1024));
+  if (!head.includes('%PDF-')) throw invalidFile(input, 'pdf', 'it does not start with a PDF header (%PDF-)');
+  const { getDocumentProxy } = await import('unpdf');
+  // pdf.js may take over (detach) the buffer it is given: it gets a copy.
+  let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
+  try {
+    pdf = await getDocumentProxy(new Uint8Array(input.bytes), { verbosity: 0, isEvalSupported: false, stopAtErrors: false });
+  } catch (error) {
+    const reason = (error as Error).name === 'PasswordException' ? 'it is protected by a password' : (error as Error).message;
+    throw invalidFile(input, 'pdf', reason, error);
+  }
+  try {
+    const pages: DocumentPage[] = [];
+    let text = '';
+    for (let n = 1; n <= pdf.numPages; n++) {
+      const page = await pdf.getPage(n);
+      const content = await page.getTextContent();
+      const pageString = pageText(content.items);
+      page.cleanup();
+      if (n > 1) text += '\n\n';
+      pages.push({ pageNumber: n, text: pageString, offset: text.length });
+      text += pageString;
+    }
+    const metadata: Record<string, unknown> = {};
+    let declaredLanguage: string | undefined;
+    const info = (await pdf.getMetadata().catch(() => undefined))?.info as Record<string, unknown> | undefined;
+    if (info) {
+      for (const [key, name] of Object.entries(PDF_INFO)) {
+        const value = info[key];
+        if (typeof value === 'string' && value.trim()) metadata[name] = value.trim();
+      }
+      const created = pdfDate(info.CreationDate);
+      const modified = pdfDate(info.ModDate);
+      if (created) metadata.creationDate = created;
+      if (modified) metadata.modificationDate = modified;
+      if (typeof info.Language === 'string' && info.Language) declaredLanguage = info.Language;
+    }
+    const sections = await outlineSections(pdf, pages);
+    return { type: 'pdf', text, pages, sections, pageCount: pdf.numPages, metadata, ...(declaredLanguage ? { declaredLanguage } : {}) };
+  } catch (error) {
+    throw invalidFile(input, 'pdf', (error as Error).message, error);
+  } finally {
+    await pdf.destroy().catch(() => undefined);
+  }
+}
+
+/**
+ * Sections of a pdf from its outline (bookmarks): each entry at the line of its page that
+ * starts with its title, else at the start of its page. A pdf without an outline has none.
+ */
+async function outlineSections(
+  pdf: {
+    getOutline(): Promise<unknown>;
+    getDestination(id: string): Promise<unknown>;
+    getPageIndex(ref: never): Promise<number>;
+  },
+  pages: readonly DocumentPage[],
+): Promise<DocumentSection[]> {
+  const outline = ((await pdf.getOutline().catch(() => null)) ?? []) as readonly OutlineNode[];
+  const sections: DocumentSection[] = [];
+  const visit = async (nodes: readonly OutlineNode[], level: number) => {
+    for (const node of nodes) {
+      const heading = node.title?.replace(/\s+/g, ' ').trim();
+      let pageIndex: number | undefined;
+      try {
+        const dest = typeof node.dest === 'string' ? await pdf.getDestination(node.dest) : node.dest;
+        const ref = Array.isArray(dest) ? dest[0] : undefined;
+        pageIndex = typeof ref === 'number' ? ref : ref ? await pdf.getPageIndex(ref as never) : undefined;
+      } catch {
+        pageIndex = undefined;
+      }
+      const page = pageIndex === undefined ? undefined : pages[pageIndex];
+      if (heading && page) {
+        const escaped = heading.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/ /g, '\\s+');
+        const found = new RegExp(`(^|\\n)[ \\t]*${escaped}`, 'i').exec(page.text);
+        const at = found ? found.index + (found[1] as string).length : 0;
+        sections.push({ heading, level, offset: page.offset + at });
+      }
+      if (node.items?.length) await visit(node.items, level + 1);
+    }
+  };
+  await visit(outline, 1);
+  // In text order; entries at the same place keep their outline order.
+  return sections.map((s, i) => [s, i] as const).sort((a, b) => a[0].offset - b[0].offset || a[1] - b[1]).map(([s]) => s);
+}
+
+// ---- docx ---------------------------------------------------------------------------------
+
+/** Word styles that mammoth does not map by default; Heading 1-6 map to h1-h6 by default. */
+const DOCX_STYLE_MAP = ["p[style-name='Title'] => h1:fresh", "p[style-name='Subtitle'] => h2:fresh"];
+
+async function parseDocx(input: ParseInput): Promise<ParsedDocument> {
+  const b = input.bytes;
+  // A docx is a zip archive: "PK\x03\x04".
+  if (!(b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04)) throw invalidFile(input, 'docx', 'it is not a zip archive');
+  const mammoth = (await import('mammoth')).default;
+  let html: string;
+  try {
+    const result = await mammoth.convertToHtml(
+      { buffer: Buffer.from(b.buffer, b.byteOffset, b.byteLength) },
+      // Images are left out (not read, not inlined as base64).
+      { styleMap: DOCX_STYLE_MAP, convertImage: mammoth.images.imgElement(async () => ({ src: '' })) },
+    );
+    html = result.value;
+  } catch (error) {
+    throw invalidFile(input, 'docx', (error as Error).message, error);
+  }
+  const parsed = parseHtml(html);
+  return { type: 'docx', text: parsed.text, sections: parsed.sections, metadata: parsed.title ? { title: parsed.title } : {} };
+}
+
+// ---- language -----------------------------------------------------------------------------
+
+/** The most frequent function words of some languages; enough to tell them apart on a paragraph. */
+const STOPWORDS: Record<string, readonly string[]> = {
+  en: ['the', 'and', 'of', 'to', 'is', 'in', 'that', 'it', 'for', 'with', 'are', 'this', 'on', 'be', 'as', 'was', 'you', 'not'],
+  de: ['der', 'die', 'und', 'das', 'ist', 'nicht', 'ein', 'eine', 'zu', 'mit', 'den', 'von', 'sich', 'auf', 'für', 'auch', 'wird', 'dem'],
+  fr: ['le', 'la', 'les', 'et', 'des', 'est', 'une', 'un', 'du', 'que', 'pour', 'dans', 'pas', 'sur', 'avec', 'il', 'au', 'qui'],
+  es: ['el', 'la', 'los', 'las', 'y', 'que', 'de', 'es', 'en', 'un', 'una', 'por', 'con', 'para', 'del', 'se', 'al', 'como'],
+  it: ['il', 'di', 'che', 'e', 'la', 'per', 'un', 'una', 'sono', 'non', 'con', 'del', 'della', 'gli', 'le', 'è', 'nel', 'anche'],
+  nl: ['de', 'het', 'een', 'en', 'van', 'is', 'dat', 'niet', 'op', 'te', 'met', 'voor', 'zijn', 'die', 'ook', 'wordt', 'aan', 'er'],
+  pt: ['o', 'a', 'os', 'as', 'e', 'que', 'de', 'do', 'da', 'em', 'um', 'uma', 'não', 'para', 'com', 'no', 'na', 'por'],
+  sv: ['och', 'att', 'det', 'som', 'en', 'är', 'av', 'för', 'med', 'till', 'den', 'har', 'inte', 'om', 'ett', 'på', 'jag', 'var'],
+  pl: ['i', 'w', 'nie', 'na', 'się', 'z', 'jest', 'że', 'do', 'to', 'jak', 'ale', 'co', 'od', 'po', 'tak', 'przez', 'dla'],
+};
+const STOPWORD_SETS = Object.entries(STOPWORDS).map(([lang, words]) => [lang, new Set(words)] as const);
+
+/**
+ * A cheap language guess, no model and no download: scripts tell zh, ja, ko, ru, uk, el, he,
+ * ar, hi, th; function words tell en, de, fr, es, it, nl, pt, sv, pl apart. Undefined for
+ * short or unclear text. Good enough for metadata, not for NLP.
  */
 export function detectLanguage(text: string): string | undefined {
-  const sample = text.slice(0, 5000);
+  const sample = text.slice(0, 8000);
   const count = (re: RegExp) => sample.match(re)?.length ?? 0;
   const letters = count(/\p{L}/gu);
   if (letters < 20) return undefined;
   if (count(/[\u3040-\u30ff]/g) / letters > 0.1) return 'ja';
-  if (count(/[\uac00-\ud7af]/g) / letters > 0.3) return 'ko';
+  if (count(/\p{Script=Hangul}/gu) / letters > 0.3) return 'ko';
   if (count(/\p{Script=Han}/gu) / letters > 0.3) return 'zh';
-  if (count(/\p{Script=Cyrillic}/gu) / letters > 0.5) return 'ru';
-  if (count(/\p{Script=Arabic}/gu) / letters > 0.5) return 'ar';
+  const scripts: [RegExp, string][] = [
+    [/\p{Script=Cyrillic}/gu, 'ru'],
+    [/\p{Script=Greek}/gu, 'el'],
+    [/\p{Script=Hebrew}/gu, 'he'],
+    [/\p{Script=Arabic}/gu, 'ar'],
+    [/\p{Script=Devanagari}/gu, 'hi'],
+    [/\p{Script=Thai}/gu, 'th'],
+  ];
+  for (const [re, lang] of scripts) {
+    if (count(re) / letters > 0.5) return lang === 'ru' && count(/[іїєґ]/giu) > 2 ? 'uk' : lang;
+  }
   const words = sample.toLowerCase().match(/\p{L}+/gu) ?? [];
   if (words.length < 8) return undefined;
   let best: string | undefined;
   let bestHits = 0;
-  for (const [lang, stop] of Object.entries(STOPWORDS)) {
-    const set = new Set(stop);
-    const hits = words.filter((w) => set.has(w)).length;
+  for (const [lang, set] of STOPWORD_SETS) {
+    let hits = 0;
+    for (const w of words) if (set.has(w)) hits++;
     if (hits > bestHits) {
       best = lang;
       bestHits = hits;
     }
   }
-  return bestHits / words.length >= 0.05 ? best : undefined;
+  return bestHits / words.length >= 0.08 ? best : undefined;
+}
+
+/** `en-US` → `en`; undefined for anything that is not a language tag. */
+function normalizeLanguageTag(tag: string | undefined): string | undefined {
+  const m = tag ? /^([a-z]{2,3})(?:[-_]|$)/i.exec(tag.trim()) : null;
+  return m?.[1]?.toLowerCase();
 }
