@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { openPlatform } from '@agent-platform/server';
 import { ingestion } from './ingest.mjs';
+import { embedderThroughput } from './embedder.mjs';
+import { endToEndSearch } from './search.mjs';
 import { vectorSearch } from './vectors.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -81,7 +83,7 @@ async function projectsList() {
   }
 }
 
-const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch };
+const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch, search: endToEndSearch, embedder: embedderThroughput };
 const selected = Object.keys(entries).filter((name) => args.size === 0 || args.has(name));
 const results = [];
 for (const name of selected) {

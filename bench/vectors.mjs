@@ -101,7 +101,7 @@ async function measureSize(count) {
   const vectors = embeddingsLike(count, DIMS, 1);
   const queries = embeddingsLike(200, DIMS, 2);
   const matrix = new Float32Array(count * DIMS);
-  vectors.forEach((v, i) => matrix.set(v, i * DIMS));
+  for (const [i, v] of vectors.entries()) matrix.set(v, i * DIMS);
   const ids = vectors.map((_, i) => `v${i}`);
 
   const bare = await time(queries, (q) => bareSearch(matrix, count, q, 10));

@@ -1,0 +1,158 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describeEmbeddingModel } from '@agent-platform/core/testing';
+import { describe, expect, it } from 'vitest';
+import { BUILTIN_EMBEDDING_MODEL, builtinEmbedder, clipText } from '../src/builtin.js';
+
+describeEmbeddingModel('builtin (Universal Sentence Encoder lite)', { create: () => builtinEmbedder(), semantic: true });
+
+const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * (b[i] as number), 0);
+
+describe('clipText', () => {
+  it('keeps short texts, cuts long ones at a word boundary near the cap, and never splits a surrogate pair', () => {
+    expect(clipText('short', 10)).toBe('short');
+    expect(clipText('', 10)).toBe(' ');
+    expect(clipText(' \n\t', 10)).toBe(' ');
+    expect(clipText('alpha beta gamma delta', 19)).toBe('alpha beta gamma');
+    expect(clipText('abcdefghijklmnopqrstuvwxyz', 10)).toBe('abcdefghij');
+    expect(clipText('a b 😀😀', 5)).toBe('a b ');
+    expect(clipText('abcd😀', 5)).toBe('abcd');
+  });
+});
+
+describe('builtinEmbedder', () => {
+  it('is the 512-dimension Universal Sentence Encoder lite', () => {
+    const model = builtinEmbedder();
+    expect(model.id).toBe(BUILTIN_EMBEDDING_MODEL);
+    expect(model.id).toBe('builtin:use-lite-512');
+    expect(model.dimensions).toBe(512);
+  });
+
+  it('embeds only the first maxChars characters', async () => {
+    const model = builtinEmbedder({ maxChars: 60 });
+    try {
+      const text = 'Protein folding is studied with many methods. The rest of this text is about sailing boats at sea.';
+      const [whole, head] = await model.embed([text, clipText(text, 60)]);
+      expect(dot(whole as Float32Array, head as Float32Array)).toBeGreaterThan(0.99999);
+    } finally {
+      await model.close?.();
+    }
+  });
+
+  it('keeps the event loop free while it embeds', async () => {
+    const model = builtinEmbedder();
+    try {
+      await model.embed(['load the model first']);
+      const texts = Array.from({ length: 16 }, (_, i) => `Document ${i}. ${'Cells respond to signals from their environment through receptors. '.repeat(14)}`);
+      let last = performance.now();
+      let worstGap = 0;
+      const timer = setInterval(() => {
+        const now = performance.now();
+        worstGap = Math.max(worstGap, now - last);
+        last = now;
+      }, 5);
+      const started = performance.now();
+      await model.embed(texts);
+      const took = performance.now() - started;
+      clearInterval(timer);
+      expect(took).toBeGreaterThan(200); // real work happened meanwhile
+      expect(worstGap).toBeLessThan(100);
+    } finally {
+      await model.close?.();
+    }
+  });
+
+  it('serves a short query between the batches of a long call', async () => {
+    const model = builtinEmbedder({ batchSize: 4 });
+    try {
+      await model.embed(['warm up']);
+      const long = Array.from({ length: 24 }, (_, i) => `Passage ${i}: ${'the immune system and its many cell types '.repeat(20)}`);
+      let queryDoneAt = 0;
+      let longDoneAt = 0;
+      const ingest = model.embed(long).then(() => {
+        longDoneAt = performance.now();
+      });
+      await new Promise((r) => setTimeout(r, 20));
+      await model.embed(['a short question?']).then(() => {
+        queryDoneAt = performance.now();
+      });
+      await ingest;
+      expect(queryDoneAt).toBeLessThan(longDoneAt);
+    } finally {
+      await model.close?.();
+    }
+  });
+
+  it('rejects with the abort reason and stays usable', async () => {
+    const model = builtinEmbedder({ batchSize: 2 });
+    try {
+      const controller = new AbortController();
+      const call = model.embed(['one', 'two', 'three', 'four', 'five', 'six'], { signal: controller.signal });
+      controller.abort(new Error('user went away'));
+      await expect(call).rejects.toThrow('user went away');
+      expect(await model.embed(['still works'])).toHaveLength(1);
+    } finally {
+      await model.close?.();
+    }
+  });
+
+  it('starts a new worker after close, with the same vectors', async () => {
+    const model = builtinEmbedder();
+    const [a] = await model.embed(['hello there']);
+    await model.close?.();
+    const [b] = await model.embed(['hello there']);
+    await model.close?.();
+    expect(dot(a as Float32Array, b as Float32Array)).toBeGreaterThan(0.99999);
+  });
+
+  it('rejects invalid options', () => {
+    expect(() => builtinEmbedder({ maxChars: 0 })).toThrow(/maxChars/);
+    expect(() => builtinEmbedder({ batchSize: 1.5 })).toThrow(/batchSize/);
+  });
+});
+
+// The built package in plain Node (no `source` condition): the worker file must sit next to
+// the bundled code in dist. A preload, which Node also runs in worker threads, makes every
+// socket connection and DNS lookup throw, so the model must load without the network.
+const packageDir = fileURLToPath(new URL('..', import.meta.url));
+const built = existsSync(new URL('../dist/builtin.js', import.meta.url)) && existsSync(new URL('../dist/embed-worker.js', import.meta.url));
+describe.skipIf(!built)('the built package (dist)', () => {
+  it('embeds from dist with the network blocked', async () => {
+    const preload = `
+      import net from 'node:net'; import dns from 'node:dns'; import { isMainThread } from 'node:worker_threads';
+      const blocked = (what) => () => { process.stderr.write('NETWORK ' + what + '\\n'); throw new Error('network blocked: ' + what); };
+      net.Socket.prototype.connect = blocked('connect');
+      dns.lookup = blocked('dns.lookup');
+      dns.promises.lookup = blocked('dns.promises.lookup');
+      process.stderr.write('preload ' + (isMainThread ? 'main' : 'worker') + '\\n');`;
+    const script = `
+      import { builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
+      const model = builtinEmbedder();
+      const vectors = await model.embed(['How do I reset my password?', 'I forgot my password and need to change it', 'The cat sat on the mat']);
+      const dot = (a, b) => a.reduce((s, x, i) => s + x * b[i], 0);
+      console.log(JSON.stringify({
+        resolved: import.meta.resolve('@agent-platform/adapters-embedding/builtin'),
+        lengths: vectors.map((v) => v.length),
+        norms: vectors.map((v) => Math.sqrt(dot(v, v))),
+        paraphrase: dot(vectors[0], vectors[1]),
+        unrelated: dot(vectors[0], vectors[2]),
+      }));
+      await model.close();`;
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      // --input-type and a V8 option: the worker inherits both and must still start.
+      ['--max-old-space-size=1024', '--import', `data:text/javascript,${encodeURIComponent(preload)}`, '--input-type=module', '-e', script],
+      { cwd: packageDir, timeout: 60_000 },
+    );
+    expect(stderr).toMatch(/preload main/);
+    expect(stderr).toMatch(/preload worker/);
+    expect(stderr).not.toMatch(/NETWORK/);
+    const result = JSON.parse(stdout) as { resolved: string; lengths: number[]; norms: number[]; paraphrase: number; unrelated: number };
+    expect(result.resolved).toMatch(/\/dist\/builtin\.js$/);
+    expect(result.lengths).toEqual([512, 512, 512]);
+    for (const n of result.norms) expect(Math.abs(n - 1)).toBeLessThan(1e-3);
+    expect(result.paraphrase).toBeGreaterThan(result.unrelated);
+  });
+});
