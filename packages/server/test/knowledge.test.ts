@@ -57,6 +57,25 @@ describe('documents', () => {
     expect(res.body.message).toMatch(/^Failed to index document: .*no text/);
   });
 
+  it('rejects bad document input with 400 naming the field, and writes nothing', async () => {
+    const before = (await s.call('GET', `/api/knowledge/documents?projectId=${projectId}`)).body.total;
+    const bad = async (body: Record<string, unknown>, field: string) => {
+      const res = await addDocument(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.message).toContain(field);
+    };
+    await bad({ content: '' }, 'content');
+    await bad({ content: '   \n ' }, 'content');
+    await bad({ content: 42 }, 'content');
+    await bad({ content: 'x', fileName: '' }, 'fileName');
+    await bad({ content: 'x', sourceType: undefined }, 'sourceType');
+    await bad({ content: 'x', projectId: 7 }, 'projectId');
+    const malformed = await s.call('POST', '/api/knowledge/documents', { raw: '{"projectId":' });
+    expect(malformed.status).toBe(400);
+    expect((await addDocument({ content: 'x', projectId: 'proj_missing' })).status).toBe(404);
+    expect((await s.call('GET', `/api/knowledge/documents?projectId=${projectId}`)).body.total).toBe(before);
+  });
+
   it('lists documents by status with paging', async () => {
     const all = await s.call('GET', `/api/knowledge/documents?projectId=${projectId}&limit=1`);
     expect(all.body).toMatchObject({ success: true, total: 2, hasMore: true, nextOffset: 1 });
