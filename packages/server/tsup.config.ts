@@ -1,12 +1,8 @@
 import { defineConfig } from 'tsup';
+import { packageBuild } from '../../tsup.base.js';
 
 export default defineConfig({
+  ...packageBuild,
   entry: ['src/index.ts', 'src/cli.ts'],
-  format: ['esm'],
   dts: { entry: 'src/index.ts' },
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-  // The base config, without the workspace's `source` condition: other packages' types come from their dist.
-  tsconfig: '../../tsconfig.base.json',
 });
