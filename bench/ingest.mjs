@@ -2,7 +2,6 @@
 // every document is completed), against the raw built-in embedder embedding the same chunk
 // texts in batches of 32, in the same run. Corpus: the first BENCH_INGEST_DOCS abstracts of
 // BEIR SciFact (bench/data/beir-scifact-5k).
-import { fork } from 'node:child_process';
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
 import { chunkDocument, parseDocument } from '@agent-platform/core';
 import { openPlatform } from '@agent-platform/server';
+import { startChild } from './child.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 
@@ -21,13 +21,6 @@ export async function loadCorpus(limit) {
   });
 }
 
-function startServer(dir) {
-  const child = fork(join(here, 'servers.mjs'), ['ours', dir], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.once('message', (m) => resolve({ url: m.url, stop: () => new Promise((r) => { child.once('exit', r); child.disconnect(); }) }));
-    child.once('exit', (code) => reject(new Error(`server exited ${code}`)));
-  });
-}
 
 export async function ingestion() {
   const count = Number(process.env.BENCH_INGEST_DOCS ?? 300);
@@ -53,7 +46,7 @@ export async function ingestion() {
     const { key, userId } = await platform.createUserWithKey({ name: 'bench' });
     const { project } = await platform.createProject({ userId }, { name: 'ingest', model: 'm', provider: 'openai' });
     await platform.close();
-    const server = await startServer(dir);
+    const server = await startChild('ours', dir);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     // Warm the server's embedder.
     await fetch(`${server.url}/api/knowledge/search`, { method: 'POST', headers, body: JSON.stringify({ projectId: project.id, query: 'warm up' }) });

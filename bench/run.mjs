@@ -1,29 +1,20 @@
 // pnpm bench: each entry runs side by side with a baseline in the same run and reports ratios.
 // See docs/BENCHMARKS.md for what each entry measures and the recorded figures.
-import { fork } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { openPlatform } from '@agent-platform/server';
+import { startChild } from './child.mjs';
 import { ingestion } from './ingest.mjs';
 import { embedderThroughput } from './embedder.mjs';
 import { endToEndSearch } from './search.mjs';
 import { vectorSearch } from './vectors.mjs';
 
-const here = fileURLToPath(new URL('.', import.meta.url));
 const args = new Set(process.argv.slice(2));
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
-function startChild(kind, arg) {
-  const child = fork(join(here, 'servers.mjs'), [kind, arg], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.once('message', (m) => resolve({ url: m.url, stop: () => new Promise((r) => { child.once('exit', r); child.disconnect(); }) }));
-    child.once('exit', (code) => reject(new Error(`${kind} server exited ${code}`)));
-  });
-}
 
 async function load(url, headers) {
   const result = await autocannon({ url, headers, connections: 10, pipelining: 1, duration: DURATION });

@@ -1,0 +1,18 @@
+// Starts one server of bench/servers.mjs in a child process; resolves with its URL and a stop().
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const servers = fileURLToPath(new URL('servers.mjs', import.meta.url));
+
+export function startChild(kind, arg) {
+  const child = fork(servers, [kind, arg], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    const stop = () =>
+      new Promise((r) => {
+        child.once('exit', r);
+        child.disconnect();
+      });
+    child.once('message', (m) => resolve({ url: m.url, stop }));
+    child.once('exit', (code) => reject(new Error(`${kind} server exited ${code}`)));
+  });
+}
