@@ -14,3 +14,4 @@ export { parseInput } from './validation.js';
 export type * from './knowledge/interfaces.js';
 export { bm25Rank, keywordTerms } from './knowledge/keywords.js';
 export type { DocumentPage, DocumentSection, ParseInput } from './knowledge/parse.js';
+export * from './agent/chat-model.js';

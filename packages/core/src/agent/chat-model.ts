@@ -1,0 +1,89 @@
+/**
+ * The chat model plug-in interface: one provider call (no agent logic). Implementations: the
+ * `openai` provider (any OpenAI-compatible server) and `ollama`, in
+ * `@agent-platform/adapters-models`. Conformance suite: `describeChatModel` in
+ * `@agent-platform/core/testing`.
+ */
+
+export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
+
+export interface ToolCall {
+  /** Id given by the model; the tool's result message refers to it. */
+  readonly id: string;
+  readonly name: string;
+  /** The arguments as the model wrote them: a JSON text (may be malformed). */
+  readonly arguments: string;
+}
+
+export type ChatMessage =
+  | { readonly role: 'system'; readonly content: string }
+  | { readonly role: 'user'; readonly content: string }
+  | { readonly role: 'assistant'; readonly content: string | null; readonly toolCalls?: readonly ToolCall[] }
+  | { readonly role: 'tool'; readonly toolCallId: string; readonly content: string };
+
+export interface ToolDefinition {
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema of the arguments object. */
+  readonly parameters: Record<string, unknown>;
+}
+
+export interface ChatRequest {
+  /** The provider's model name, e.g. `gpt-4o-mini` or `llama3.2:3b`. */
+  readonly model: string;
+  readonly messages: readonly ChatMessage[];
+  readonly tools?: readonly ToolDefinition[];
+  /** 0..2 */
+  readonly temperature?: number;
+  readonly maxTokens?: number;
+  readonly signal?: AbortSignal;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls';
+
+export interface Usage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly totalTokens: number;
+}
+
+/** What a streaming call yields, in order: text deltas and tool-call pieces, then one `finish`. */
+export type ChatEvent =
+  | { readonly type: 'text'; readonly delta: string }
+  /** A complete tool call (implementations assemble the streamed fragments). */
+  | { readonly type: 'tool_call'; readonly call: ToolCall }
+  | { readonly type: 'finish'; readonly reason: FinishReason; readonly usage?: Usage };
+
+export interface ChatResult {
+  readonly content: string;
+  readonly toolCalls: readonly ToolCall[];
+  readonly finishReason: FinishReason;
+  readonly usage?: Usage;
+}
+
+export interface ChatModel {
+  /** The provider, e.g. `openai`. */
+  readonly provider: string;
+  /**
+   * Streams one model call. Upstream failures throw `PlatformError` with `upstream_error`
+   * (or `timeout`), before or during the stream; aborting the signal stops the upstream call.
+   */
+  stream(request: ChatRequest): AsyncIterable<ChatEvent>;
+}
+
+/** Collects a stream into one result (for non-streaming answers). */
+export async function collectChat(events: AsyncIterable<ChatEvent>): Promise<ChatResult> {
+  let content = '';
+  const toolCalls: ToolCall[] = [];
+  let finishReason: FinishReason = 'stop';
+  let usage: Usage | undefined;
+  for await (const event of events) {
+    if (event.type === 'text') content += event.delta;
+    else if (event.type === 'tool_call') toolCalls.push(event.call);
+    else {
+      finishReason = event.reason;
+      usage = event.usage;
+    }
+  }
+  return usage ? { content, toolCalls, finishReason, usage } : { content, toolCalls, finishReason };
+}
