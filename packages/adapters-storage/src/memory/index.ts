@@ -1,6 +1,9 @@
 import {
   type ApiKeyRecord,
   bm25Rank,
+  type ChatMessageRecord,
+  type ChatRecord,
+  type CredentialRecord,
   type ChunkRecord,
   type DocumentRecord,
   type JobRecord,
@@ -20,6 +23,9 @@ interface Tables {
   chunks: Map<string, ChunkRecord>;
   settings: Map<string, Record<string, unknown>>;
   jobs: Map<string, JobRecord>;
+  credentials: Map<string, CredentialRecord>;
+  chats: Map<string, ChatRecord>;
+  messages: Map<string, ChatMessageRecord[]>;
 }
 
 const emptyTables = (): Tables => ({
@@ -30,6 +36,9 @@ const emptyTables = (): Tables => ({
   chunks: new Map(),
   settings: new Map(),
   jobs: new Map(),
+  credentials: new Map(),
+  chats: new Map(),
+  messages: new Map(),
 });
 
 const copyTables = (t: Tables): Tables => ({
@@ -40,6 +49,9 @@ const copyTables = (t: Tables): Tables => ({
   chunks: new Map(t.chunks),
   settings: new Map(t.settings),
   jobs: new Map(t.jobs),
+  credentials: new Map(t.credentials),
+  chats: new Map(t.chats),
+  messages: new Map([...t.messages].map(([k, v]) => [k, [...v]])),
 });
 
 /** Deep copy through structuredClone: rows hold nested metadata objects and Dates. */
@@ -140,6 +152,12 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         const t = tables();
         if (t.projects.get(id)?.userId !== userId) return false;
         for (const doc of [...t.documents.values()]) if (doc.projectId === id) deleteDocumentRows(t, doc.id);
+        for (const chat of [...t.chats.values()]) {
+          if (chat.projectId === id) {
+            t.chats.delete(chat.id);
+            t.messages.delete(chat.id);
+          }
+        }
         t.settings.delete(id);
         return t.projects.delete(id);
       },
@@ -244,6 +262,67 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
       },
       async delete(id) {
         tables().jobs.delete(id);
+      },
+    },
+    credentials: {
+      async insert(credential) {
+        insertUnique(tables().credentials, credential.id, clone(credential), 'Credential');
+      },
+      async get(userId, id) {
+        const c = tables().credentials.get(id);
+        return c?.userId === userId ? clone(c) : undefined;
+      },
+      async list(userId) {
+        return [...tables().credentials.values()].filter((c) => c.userId === userId).sort(compareNewestFirst).map(clone);
+      },
+      async update(userId, id, patch) {
+        const t = tables();
+        const c = t.credentials.get(id);
+        if (c?.userId !== userId) return undefined;
+        const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+        const updated = clone({ ...c, ...defined });
+        t.credentials.set(id, updated);
+        return clone(updated);
+      },
+      async delete(userId, id) {
+        const t = tables();
+        if (t.credentials.get(id)?.userId !== userId) return false;
+        return t.credentials.delete(id);
+      },
+    },
+    chats: {
+      async insert(chat) {
+        const t = tables();
+        if (t.projects.get(chat.projectId)?.userId !== chat.userId) throw new Error(`Project ${chat.projectId} does not exist`);
+        insertUnique(t.chats, chat.id, clone(chat), 'Chat');
+        t.messages.set(chat.id, []);
+      },
+      async get(userId, id) {
+        const chat = tables().chats.get(id);
+        return chat?.userId === userId ? clone(chat) : undefined;
+      },
+      async list(query) {
+        const matching = [...tables().chats.values()].filter((c) => c.userId === query.userId).sort(compareNewestFirst);
+        return { items: matching.slice(query.offset, query.offset + query.limit).map(clone), total: matching.length, start: query.offset };
+      },
+      async delete(userId, id) {
+        const t = tables();
+        if (t.chats.get(id)?.userId !== userId) return false;
+        t.messages.delete(id);
+        return t.chats.delete(id);
+      },
+      async touch(id, at) {
+        const t = tables();
+        const chat = t.chats.get(id);
+        if (chat) t.chats.set(id, { ...chat, updatedAt: new Date(at.getTime()) });
+      },
+      async appendMessages(chatId, messages) {
+        const list = tables().messages.get(chatId);
+        if (!list) throw new Error(`Chat ${chatId} does not exist`);
+        for (const m of messages) list.push(clone({ ...m, chatId, position: list.length }));
+      },
+      async messages(chatId) {
+        return (tables().messages.get(chatId) ?? []).map(clone);
       },
     },
     transaction,

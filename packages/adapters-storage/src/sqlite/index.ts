@@ -1,6 +1,9 @@
 import {
   type ApiKeyRecord,
+  type ChatMessageRecord,
+  type ChatRecord,
   type ChunkRecord,
+  type CredentialRecord,
   type DocumentRecord,
   type DocumentStatus,
   type JobRecord,
@@ -91,6 +94,39 @@ const toJob = (row: Database['jobs']): JobRecord => ({
   documentId: row.document_id,
   payload: JSON.parse(row.payload) as Record<string, unknown>,
   attempts: row.attempts,
+  createdAt: new Date(row.created_at),
+});
+
+const toCredential = (row: Database['credentials']): CredentialRecord => ({
+  id: row.id,
+  userId: row.user_id,
+  name: row.name,
+  provider: row.provider,
+  secret: row.secret,
+  last4: row.last4,
+  baseUrl: row.base_url,
+  proxy: row.proxy === 1,
+  isValid: row.is_valid === null ? null : row.is_valid === 1,
+  createdAt: new Date(row.created_at),
+  updatedAt: new Date(row.updated_at),
+});
+
+const toChat = (row: Database['chats']): ChatRecord => ({
+  id: row.id,
+  userId: row.user_id,
+  projectId: row.project_id,
+  name: row.name,
+  createdAt: new Date(row.created_at),
+  updatedAt: new Date(row.updated_at),
+});
+
+const toMessage = (row: Database['chat_messages']): ChatMessageRecord => ({
+  chatId: row.chat_id,
+  position: row.position,
+  role: row.role as ChatMessageRecord['role'],
+  content: row.content,
+  toolCalls: row.tool_calls === null ? null : (JSON.parse(row.tool_calls) as ChatMessageRecord['toolCalls']),
+  toolCallId: row.tool_call_id,
   createdAt: new Date(row.created_at),
 });
 
@@ -357,6 +393,125 @@ function repositories(db: Db): Omit<StorageAdapter, 'transaction' | 'close'> {
           order by rank limit ${limit}`.execute(db);
         // FTS5's bm25() is lower-is-better (negative); flip it so higher is better.
         return rows.rows.map((r) => ({ id: r.id, score: -r.rank }));
+      },
+    },
+    credentials: {
+      async insert(c) {
+        await db
+          .insertInto('credentials')
+          .values({
+            id: c.id,
+            user_id: c.userId,
+            name: c.name,
+            provider: c.provider,
+            secret: c.secret,
+            last4: c.last4,
+            base_url: c.baseUrl,
+            proxy: c.proxy ? 1 : 0,
+            is_valid: c.isValid === null ? null : c.isValid ? 1 : 0,
+            created_at: c.createdAt.getTime(),
+            updated_at: c.updatedAt.getTime(),
+          })
+          .execute();
+      },
+      async get(userId, id) {
+        const row = await db.selectFrom('credentials').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return row && toCredential(row);
+      },
+      async list(userId) {
+        const rows = await db
+          .selectFrom('credentials')
+          .selectAll()
+          .where('user_id', '=', userId)
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .execute();
+        return rows.map(toCredential);
+      },
+      async update(userId, id, patch) {
+        const set: Partial<Database['credentials']> = { updated_at: patch.updatedAt.getTime() };
+        if (patch.name !== undefined) set.name = patch.name;
+        if (patch.secret !== undefined) set.secret = patch.secret;
+        if (patch.last4 !== undefined) set.last4 = patch.last4;
+        if (patch.proxy !== undefined) set.proxy = patch.proxy ? 1 : 0;
+        if (patch.isValid !== undefined) set.is_valid = patch.isValid === null ? null : patch.isValid ? 1 : 0;
+        const row = await db.updateTable('credentials').set(set).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
+        return row && toCredential(row);
+      },
+      async delete(userId, id) {
+        const result = await db.deleteFrom('credentials').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return result.numDeletedRows > 0n;
+      },
+    },
+    chats: {
+      async insert(chat) {
+        await db
+          .insertInto('chats')
+          .values({
+            id: chat.id,
+            user_id: chat.userId,
+            project_id: chat.projectId,
+            name: chat.name,
+            created_at: chat.createdAt.getTime(),
+            updated_at: chat.updatedAt.getTime(),
+          })
+          .execute();
+      },
+      async get(userId, id) {
+        const row = await db.selectFrom('chats').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return row && toChat(row);
+      },
+      async list(query) {
+        const rows = await db
+          .selectFrom('chats')
+          .selectAll()
+          .where('user_id', '=', query.userId)
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(query.limit)
+          .offset(query.offset)
+          .execute();
+        const { n } = await db
+          .selectFrom('chats')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('user_id', '=', query.userId)
+          .executeTakeFirstOrThrow();
+        return { items: rows.map(toChat), total: Number(n), start: query.offset };
+      },
+      async delete(userId, id) {
+        const result = await db.deleteFrom('chats').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return result.numDeletedRows > 0n;
+      },
+      async touch(id, at) {
+        await db.updateTable('chats').set({ updated_at: at.getTime() }).where('id', '=', id).execute();
+      },
+      async appendMessages(chatId, messages) {
+        if (messages.length === 0) return;
+        await atomically(db, async (tx) => {
+          const { next } = await tx
+            .selectFrom('chat_messages')
+            .select((eb) => eb.fn.coalesce(eb.fn.max('position'), eb.val(-1)).as('next'))
+            .where('chat_id', '=', chatId)
+            .executeTakeFirstOrThrow();
+          await tx
+            .insertInto('chat_messages')
+            .values(
+              messages.map((m, i) => ({
+                chat_id: chatId,
+                position: Number(next) + 1 + i,
+                role: m.role,
+                content: m.content,
+                tool_calls: m.toolCalls === null ? null : JSON.stringify(m.toolCalls),
+                tool_call_id: m.toolCallId,
+                created_at: m.createdAt.getTime(),
+              })),
+            )
+            .execute();
+        });
+      },
+      async messages(chatId) {
+        const rows = await db.selectFrom('chat_messages').selectAll().where('chat_id', '=', chatId).orderBy('position').execute();
+        return rows.map(toMessage);
       },
     },
     knowledgeSettings: {

@@ -43,6 +43,31 @@ export interface Database {
     /** JSON */
     metadata: string;
   };
+  credentials: {
+    id: string;
+    user_id: string;
+    name: string;
+    provider: string;
+    secret: string;
+    last4: string;
+    base_url: string | null;
+    proxy: number;
+    /** 1, 0 or null */
+    is_valid: number | null;
+    created_at: number;
+    updated_at: number;
+  };
+  chats: { id: string; user_id: string; project_id: string; name: string; created_at: number; updated_at: number };
+  chat_messages: {
+    chat_id: string;
+    position: number;
+    role: string;
+    content: string | null;
+    /** JSON or null */
+    tool_calls: string | null;
+    tool_call_id: string | null;
+    created_at: number;
+  };
   knowledge_settings: { project_id: string; settings: string; updated_at: number };
   jobs: {
     id: string;
@@ -198,6 +223,51 @@ export const migrations: Record<string, Migration> = {
         .addColumn('created_at', 'integer', (c) => c.notNull())
         .execute();
       await db.schema.createIndex('jobs_created').on('jobs').columns(['created_at', 'id']).execute();
+    },
+  },
+  '0004_credentials_chats': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('credentials')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('provider', 'text', (c) => c.notNull())
+        .addColumn('secret', 'text', (c) => c.notNull())
+        .addColumn('last4', 'text', (c) => c.notNull())
+        .addColumn('base_url', 'text')
+        .addColumn('proxy', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('is_valid', 'integer')
+        .addColumn('created_at', 'integer', (c) => c.notNull())
+        .addColumn('updated_at', 'integer', (c) => c.notNull())
+        .execute();
+      // GET /api/v1/credentials: the user's credentials, newest first.
+      await db.schema.createIndex('credentials_user_created').on('credentials').columns(['user_id', 'created_at desc', 'id desc']).execute();
+
+      await db.schema
+        .createTable('chats')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'integer', (c) => c.notNull())
+        .addColumn('updated_at', 'integer', (c) => c.notNull())
+        .execute();
+      // GET /api/chats: the user's chats, newest first.
+      await db.schema.createIndex('chats_user_created').on('chats').columns(['user_id', 'created_at desc', 'id desc']).execute();
+      await db.schema.createIndex('chats_project').on('chats').column('project_id').execute();
+
+      await db.schema
+        .createTable('chat_messages')
+        .addColumn('chat_id', 'text', (c) => c.notNull().references('chats.id').onDelete('cascade'))
+        .addColumn('position', 'integer', (c) => c.notNull())
+        .addColumn('role', 'text', (c) => c.notNull())
+        .addColumn('content', 'text')
+        .addColumn('tool_calls', 'text')
+        .addColumn('tool_call_id', 'text')
+        .addColumn('created_at', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('chat_messages_pk', ['chat_id', 'position'])
+        .execute();
     },
   },
 };

@@ -91,7 +91,7 @@ export interface ProjectRepository {
   list(query: ProjectListQuery): Promise<Page<ProjectRecord>>;
   /** The updated row, or undefined when the user has no such project. */
   update(userId: string, id: string, patch: ProjectPatch): Promise<ProjectRecord | undefined>;
-  /** True when a project of that user was deleted; its documents, chunks, settings and jobs go with it. */
+  /** True when a project of that user was deleted; its documents, chunks, settings, jobs and chats go with it. */
   delete(userId: string, id: string): Promise<boolean>;
 }
 
@@ -197,6 +197,71 @@ export interface SettingsRepository {
   put(projectId: string, settings: Record<string, unknown>, at: Date): Promise<void>;
 }
 
+export interface CredentialRecord {
+  readonly id: string;
+  readonly userId: string;
+  readonly name: string;
+  readonly provider: string;
+  /** The API key, encrypted (`SecretBox` format); never the plain key. */
+  readonly secret: string;
+  /** Last four characters of the key, to tell keys apart. */
+  readonly last4: string;
+  readonly baseUrl: string | null;
+  readonly proxy: boolean;
+  /** Whether the key was last seen working; null when unknown. */
+  readonly isValid: boolean | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+export type CredentialPatch = Partial<Pick<CredentialRecord, 'name' | 'secret' | 'last4' | 'proxy' | 'isValid'>> & {
+  readonly updatedAt: Date;
+};
+
+export interface CredentialRepository {
+  insert(credential: CredentialRecord): Promise<void>;
+  get(userId: string, id: string): Promise<CredentialRecord | undefined>;
+  /** The user's credentials, newest first. */
+  list(userId: string): Promise<CredentialRecord[]>;
+  update(userId: string, id: string, patch: CredentialPatch): Promise<CredentialRecord | undefined>;
+  delete(userId: string, id: string): Promise<boolean>;
+}
+
+export interface ChatRecord {
+  readonly id: string;
+  readonly userId: string;
+  readonly projectId: string;
+  readonly name: string;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** A stored chat message; `toolCalls` and `toolCallId` as in `ChatMessage`. */
+export interface ChatMessageRecord {
+  readonly chatId: string;
+  /** Order within the chat, from 0. */
+  readonly position: number;
+  readonly role: 'system' | 'user' | 'assistant' | 'tool';
+  readonly content: string | null;
+  readonly toolCalls: readonly { id: string; name: string; arguments: string }[] | null;
+  readonly toolCallId: string | null;
+  readonly createdAt: Date;
+}
+
+export interface ChatRepository {
+  insert(chat: ChatRecord): Promise<void>;
+  get(userId: string, id: string): Promise<ChatRecord | undefined>;
+  /** Newest first (by creation). */
+  list(query: { userId: string; limit: number; offset: number }): Promise<Page<ChatRecord>>;
+  /** Deletes the chat with its messages. */
+  delete(userId: string, id: string): Promise<boolean>;
+  touch(id: string, at: Date): Promise<void>;
+  /** Appends messages at the end of the chat, atomically; positions are assigned here. */
+  appendMessages(chatId: string, messages: readonly Omit<ChatMessageRecord, 'chatId' | 'position'>[]): Promise<void>;
+  /** All messages of the chat, in order. */
+  messages(chatId: string): Promise<ChatMessageRecord[]>;
+}
+
 export interface StorageAdapter {
   readonly users: UserRepository;
   readonly apiKeys: ApiKeyRepository;
@@ -205,6 +270,8 @@ export interface StorageAdapter {
   readonly chunks: ChunkRepository;
   readonly knowledgeSettings: SettingsRepository;
   readonly jobs: JobRepository;
+  readonly credentials: CredentialRepository;
+  readonly chats: ChatRepository;
   /** Runs `fn` atomically: all its writes land or none do. */
   transaction<T>(fn: (tx: StorageAdapter) => Promise<T>): Promise<T>;
   /** Releases connections and file handles. Idempotent. */

@@ -327,6 +327,69 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
       });
     });
 
+    describe('credentials and chats', () => {
+      const credential = (id: string, userId: string, s: number) => ({
+        id,
+        userId,
+        name: `cred ${id}`,
+        provider: 'openai',
+        secret: `v1:sealed-${id}`,
+        last4: 'abcd',
+        baseUrl: null,
+        proxy: false,
+        isValid: null,
+        createdAt: at(s),
+        updatedAt: at(s),
+      });
+
+      it('stores credentials per user, newest first, with partial updates', async () => {
+        await storage.credentials.insert(credential('cred_1', 'user_a', 1));
+        await storage.credentials.insert({ ...credential('cred_2', 'user_a', 2), baseUrl: 'http://127.0.0.1:1/v1', proxy: true, isValid: true });
+        await storage.credentials.insert(credential('cred_3', 'user_b', 3));
+        expect((await storage.credentials.list('user_a')).map((c) => c.id)).toEqual(['cred_2', 'cred_1']);
+        expect(await storage.credentials.get('user_a', 'cred_2')).toMatchObject({ baseUrl: 'http://127.0.0.1:1/v1', proxy: true, isValid: true });
+        expect(await storage.credentials.get('user_b', 'cred_1')).toBeUndefined();
+        const updated = await storage.credentials.update('user_a', 'cred_1', { isValid: false, name: 'renamed', updatedAt: at(9) });
+        expect(updated).toEqual({ ...credential('cred_1', 'user_a', 1), isValid: false, name: 'renamed', updatedAt: at(9) });
+        expect(await storage.credentials.update('user_b', 'cred_1', { name: 'x', updatedAt: at(9) })).toBeUndefined();
+        expect(await storage.credentials.delete('user_b', 'cred_1')).toBe(false);
+        expect(await storage.credentials.delete('user_a', 'cred_1')).toBe(true);
+        expect(await storage.credentials.get('user_a', 'cred_1')).toBeUndefined();
+      });
+
+      it('stores chats with ordered messages, lists them per user, and deletes them with their project', async () => {
+        await storage.projects.insert(project('user_a', 1));
+        const chat = { id: 'chat_1', userId: 'user_a', projectId: 'proj_000001', name: 'Support', createdAt: at(1), updatedAt: at(1) };
+        await storage.chats.insert(chat);
+        await storage.chats.insert({ ...chat, id: 'chat_2', createdAt: at(2), updatedAt: at(2) });
+        expect(await storage.chats.get('user_a', 'chat_1')).toEqual(chat);
+        expect(await storage.chats.get('user_b', 'chat_1')).toBeUndefined();
+        const page = await storage.chats.list({ userId: 'user_a', limit: 1, offset: 0 });
+        expect(page.items.map((c) => c.id)).toEqual(['chat_2']);
+        expect(page.total).toBe(2);
+        await storage.chats.appendMessages('chat_1', [
+          { role: 'user', content: 'hi', toolCalls: null, toolCallId: null, createdAt: at(3) },
+          { role: 'assistant', content: null, toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{"q":1}' }], toolCallId: null, createdAt: at(3) },
+        ]);
+        await storage.chats.appendMessages('chat_1', [{ role: 'tool', content: '42', toolCalls: null, toolCallId: 'call_1', createdAt: at(4) }]);
+        const messages = await storage.chats.messages('chat_1');
+        expect(messages.map((m) => [m.position, m.role])).toEqual([
+          [0, 'user'],
+          [1, 'assistant'],
+          [2, 'tool'],
+        ]);
+        expect(messages[1]?.toolCalls).toEqual([{ id: 'call_1', name: 'lookup', arguments: '{"q":1}' }]);
+        expect(messages[2]).toMatchObject({ chatId: 'chat_1', toolCallId: 'call_1', content: '42', createdAt: at(4) });
+        await storage.chats.touch('chat_1', at(10));
+        expect((await storage.chats.get('user_a', 'chat_1'))?.updatedAt).toEqual(at(10));
+        expect(await storage.chats.delete('user_b', 'chat_1')).toBe(false);
+        expect(await storage.chats.delete('user_a', 'chat_1')).toBe(true);
+        expect(await storage.chats.messages('chat_1')).toEqual([]);
+        await storage.projects.delete('user_a', 'proj_000001');
+        expect(await storage.chats.get('user_a', 'chat_2')).toBeUndefined();
+      });
+    });
+
     if (options.reopen) {
       const reopen = options.reopen;
       it('keeps everything after close and reopen', async () => {
