@@ -15,3 +15,4 @@ export type * from './knowledge/interfaces.js';
 export { bm25Rank, keywordTerms } from './knowledge/keywords.js';
 export type { DocumentPage, DocumentSection, ParseInput } from './knowledge/parse.js';
 export * from './agent/chat-model.js';
+export { createSecretBox, type SecretBox } from './security/secrets.js';

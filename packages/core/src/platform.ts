@@ -30,7 +30,15 @@ import {
   UploadRequest,
   type UploadResponse,
 } from './schemas/knowledge.js';
-import type { StorageAdapter } from './storage/types.js';
+import {
+  CreateCredentialRequest,
+  type Credential,
+  type CredentialResponse,
+  type ListCredentialsResponse,
+  UpdateCredentialRequest,
+} from './schemas/credentials.js';
+import type { SecretBox } from './security/secrets.js';
+import type { CredentialRecord, StorageAdapter } from './storage/types.js';
 import { parseInput } from './validation.js';
 
 /** Who is calling: every method acts on this user's resources only. */
@@ -54,8 +62,24 @@ export interface AgentPlatformOptions {
   readonly storage: StorageAdapter;
   /** The knowledge base's vector store and embedder. Without them, knowledge calls answer `unsupported`. */
   readonly knowledge?: KnowledgeAdapters;
+  /** Encrypts provider credentials at rest. Without it, credential calls answer `unsupported`. */
+  readonly secrets?: SecretBox;
   readonly clock?: Clock;
   readonly ids?: IdGenerator;
+}
+
+function toCredential(record: CredentialRecord): Credential {
+  return {
+    id: record.id,
+    name: record.name,
+    provider: record.provider as Credential['provider'],
+    baseUrl: record.baseUrl,
+    proxy: record.proxy,
+    isValid: record.isValid,
+    apiKeyLast4: record.last4,
+    createdAt: record.createdAt.toISOString(),
+    updatedAt: record.updatedAt.toISOString(),
+  };
 }
 
 /** Blobs in a Map, for platforms built without a blob store. */
@@ -81,11 +105,13 @@ export class AgentPlatform {
   readonly ids: IdGenerator;
   readonly #knowledge: KnowledgeBase | undefined;
   readonly #knowledgeAdapters: KnowledgeAdapters | undefined;
+  readonly #secrets: SecretBox | undefined;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
     this.clock = options.clock ?? systemClock;
     this.ids = options.ids ?? createIdGenerator(() => this.clock.now().getTime());
+    this.#secrets = options.secrets;
     const k = options.knowledge;
     this.#knowledgeAdapters = k;
     if (k) {
@@ -273,6 +299,76 @@ export class AgentPlatform {
     if (!(await this.storage.projects.delete(caller.userId, id))) throw PlatformError.notFound(`Project ${id} not found`);
     if (kb && model) await this.#knowledgeAdapters?.vectors.dropNamespace(vectorNamespace(id, model));
     return { success: true, message: 'Project deleted' };
+  }
+
+  // ---- credentials ----------------------------------------------------------------------
+
+  #box(): SecretBox {
+    if (!this.#secrets) throw new PlatformError('unsupported', 'Credentials need a master key: construct AgentPlatform with `secrets`');
+    return this.#secrets;
+  }
+
+  /** `POST /api/v1/credentials`: the key is sealed before it is stored and never returned. */
+  async createCredential(caller: Caller, input: CreateCredentialRequest): Promise<CredentialResponse> {
+    const body = parseInput(CreateCredentialRequest, input);
+    const now = this.clock.now();
+    const record: CredentialRecord = {
+      id: this.ids.next('credential'),
+      userId: caller.userId,
+      name: body.name,
+      provider: body.provider,
+      secret: this.#box().seal(body.apiKey),
+      last4: body.apiKey.slice(-4),
+      baseUrl: body.baseUrl ?? null,
+      proxy: body.proxy ?? false,
+      isValid: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.storage.credentials.insert(record);
+    return { success: true, credential: toCredential(record) };
+  }
+
+  /** `GET /api/v1/credentials`: newest first, without secrets. */
+  async listCredentials(caller: Caller): Promise<ListCredentialsResponse> {
+    return { success: true, credentials: (await this.storage.credentials.list(caller.userId)).map(toCredential) };
+  }
+
+  /** `GET /api/v1/credentials/{id}`. */
+  async getCredential(caller: Caller, id: string): Promise<CredentialResponse> {
+    const record = await this.storage.credentials.get(caller.userId, id);
+    if (!record) throw PlatformError.notFound('Credential not found');
+    return { success: true, credential: toCredential(record) };
+  }
+
+  /** `PATCH /api/v1/credentials/{id}`: changes only the members of `data` that are given. */
+  async updateCredential(caller: Caller, id: string, input: UpdateCredentialRequest): Promise<{ success: true; message: string }> {
+    const { data } = parseInput(UpdateCredentialRequest, input);
+    const updated = await this.storage.credentials.update(caller.userId, id, {
+      ...(data.name !== undefined ? { name: data.name } : {}),
+      ...(data.apiKey !== undefined ? { secret: this.#box().seal(data.apiKey), last4: data.apiKey.slice(-4), isValid: null } : {}),
+      ...(data.isValid !== undefined ? { isValid: data.isValid } : {}),
+      ...(data.proxy !== undefined ? { proxy: data.proxy } : {}),
+      updatedAt: this.clock.now(),
+    });
+    if (!updated) throw PlatformError.notFound('Credential not found');
+    return { success: true, message: 'Credential updated' };
+  }
+
+  /** `DELETE /api/v1/credentials/{id}`. */
+  async deleteCredential(caller: Caller, id: string): Promise<{ success: true; message: string }> {
+    if (!(await this.storage.credentials.delete(caller.userId, id))) throw PlatformError.notFound('Credential not found');
+    return { success: true, message: 'Credential deleted' };
+  }
+
+  /**
+   * The caller's credential for a provider, decrypted, for a provider call: the newest one not
+   * marked invalid. Undefined when there is none (callers fall back to the environment).
+   */
+  async providerCredential(caller: Caller, provider: string): Promise<{ apiKey: string; baseUrl: string | null; proxy: boolean } | undefined> {
+    const record = (await this.storage.credentials.list(caller.userId)).find((c) => c.provider === provider && c.isValid !== false);
+    if (!record) return undefined;
+    return { apiKey: this.#box().open(record.secret), baseUrl: record.baseUrl, proxy: record.proxy };
   }
 
   // ---- knowledge ------------------------------------------------------------------------

@@ -2,3 +2,4 @@ export * from './schemas/auth.js';
 export * from './schemas/common.js';
 export * from './schemas/projects.js';
 export * from './schemas/knowledge.js';
+export * from './schemas/credentials.js';

@@ -6,6 +6,7 @@ import { serve } from 'h3';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app.js';
 import { openKnowledge } from './knowledge.js';
+import { loadSecretBox } from './secrets.js';
 
 export interface ServerOptions {
   /** Port to listen on; 0 picks a free one. Default 3000. */
@@ -42,8 +43,9 @@ export const databasePath = (dataDir: string) => join(resolve(dataDir), 'agent-p
 export async function openPlatform(dataDir: string, options: { knowledge?: boolean } = {}): Promise<AgentPlatform> {
   await mkdir(resolve(dataDir), { recursive: true });
   const storage = await sqliteStorage({ path: databasePath(dataDir) });
-  if (!options.knowledge) return new AgentPlatform({ storage });
-  return new AgentPlatform({ storage, knowledge: await openKnowledge(dataDir) });
+  const secrets = await loadSecretBox(dataDir);
+  if (!options.knowledge) return new AgentPlatform({ storage, secrets });
+  return new AgentPlatform({ storage, secrets, knowledge: await openKnowledge(dataDir) });
 }
 
 /** Starts the headless server on the embedded defaults (SQLite under the data folder). */

@@ -8,6 +8,7 @@ export interface TestServer extends RunningServer {
   /** Keys of two separate users. */
   readonly keyA: string;
   readonly keyB: string;
+  readonly dataDir: string;
   call(method: string, path: string, options?: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
   stop(): Promise<void>;
 }
@@ -22,6 +23,7 @@ export async function startTestServer(options: Omit<ServerOptions, 'port' | 'hos
     ...server,
     keyA,
     keyB,
+    dataDir,
     async call(method, path, { key = keyA, body, raw, headers = {} } = {}) {
       const init: RequestInit = { method, headers: { ...headers } };
       if (key) (init.headers as Record<string, string>).authorization = `Bearer ${key}`;
