@@ -1,6 +1,6 @@
 import { displayPrefix, generateKey, keyLookup, keyMatches } from './auth/keys.js';
 import { type Clock, systemClock } from './clock.js';
-import { PlatformError } from './errors.js';
+import { isPlatformError, PlatformError } from './errors.js';
 import { createIdGenerator, type IdGenerator } from './ids.js';
 import { decodeCursor, encodeCursor, toProject } from './projects.js';
 import {
@@ -31,6 +31,14 @@ import {
   type UploadResponse,
 } from './schemas/knowledge.js';
 import {
+  type Chat,
+  type ChatMessagesResponse,
+  type ChatResponse,
+  CreateChatRequest,
+  ListChatsQuery,
+  type ListChatsResponse,
+} from './schemas/chats.js';
+import {
   CreateCredentialRequest,
   type Credential,
   type CredentialResponse,
@@ -38,7 +46,7 @@ import {
   UpdateCredentialRequest,
 } from './schemas/credentials.js';
 import type { SecretBox } from './security/secrets.js';
-import type { CredentialRecord, StorageAdapter } from './storage/types.js';
+import type { ChatRecord, CredentialRecord, StorageAdapter } from './storage/types.js';
 import { parseInput } from './validation.js';
 
 /** Who is calling: every method acts on this user's resources only. */
@@ -66,6 +74,16 @@ export interface AgentPlatformOptions {
   readonly secrets?: SecretBox;
   readonly clock?: Clock;
   readonly ids?: IdGenerator;
+}
+
+function toChat(record: ChatRecord): Chat {
+  return {
+    id: record.id,
+    name: record.name,
+    projectId: record.projectId,
+    createdAt: record.createdAt.toISOString(),
+    updatedAt: record.updatedAt.toISOString(),
+  };
 }
 
 function toCredential(record: CredentialRecord): Credential {
@@ -299,6 +317,66 @@ export class AgentPlatform {
     if (!(await this.storage.projects.delete(caller.userId, id))) throw PlatformError.notFound(`Project ${id} not found`);
     if (kb && model) await this.#knowledgeAdapters?.vectors.dropNamespace(vectorNamespace(id, model));
     return { success: true, message: 'Project deleted' };
+  }
+
+  // ---- chats ----------------------------------------------------------------------------
+
+  /** `POST /api/chats`: a chat of one of the caller's projects. */
+  async createChat(caller: Caller, input: CreateChatRequest): Promise<ChatResponse> {
+    const body = parseInput(CreateChatRequest, input);
+    await this.#project(caller, body.projectId);
+    const now = this.clock.now();
+    const record: ChatRecord = { id: this.ids.next('chat'), userId: caller.userId, projectId: body.projectId, name: body.name ?? 'New chat', createdAt: now, updatedAt: now };
+    await this.storage.chats.insert(record);
+    return { success: true, chat: toChat(record) };
+  }
+
+  /** `GET /api/chats`: the caller's chats, newest first. A failure also answers the spec's empty list. */
+  async listChats(caller: Caller, query: ListChatsQuery = {}): Promise<ListChatsResponse> {
+    try {
+      const q = parseInput(ListChatsQuery, query);
+      const page = await this.storage.chats.list({ userId: caller.userId, limit: q.limit, offset: q.offset });
+      const nextOffset = q.offset + page.items.length;
+      return {
+        success: true,
+        chats: page.items.map(toChat),
+        nextOffset,
+        hasMore: nextOffset < page.total,
+        total: page.total,
+        message: page.total === 0 ? 'No chats found' : `Found ${page.total} chat${page.total === 1 ? '' : 's'}`,
+      };
+    } catch (error) {
+      const e = isPlatformError(error) ? error : new PlatformError('internal', 'Failed to list chats', { cause: error });
+      throw new PlatformError(e.code, e.message, { details: { chats: [], hasMore: false, total: 0 }, ...(e.issues ? { issues: e.issues } : {}), cause: error });
+    }
+  }
+
+  async #chat(caller: Caller, chatId: string): Promise<ChatRecord> {
+    const chat = await this.storage.chats.get(caller.userId, chatId);
+    if (!chat) throw PlatformError.notFound('Chat not found');
+    return chat;
+  }
+
+  /** `GET /api/chats/{chatId}/messages`: every stored message, in order (tool calls and results included). */
+  async chatMessages(caller: Caller, chatId: string): Promise<ChatMessagesResponse> {
+    await this.#chat(caller, chatId);
+    const messages = await this.storage.chats.messages(chatId);
+    return {
+      success: true,
+      messages: messages.map((m) => ({
+        role: m.role,
+        content: m.content,
+        ...(m.toolCalls ? { toolCalls: m.toolCalls.map((c) => ({ ...c })) } : {}),
+        ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}),
+        createdAt: m.createdAt.toISOString(),
+      })),
+    };
+  }
+
+  /** `DELETE /api/chats/{chatId}`: the chat and its messages. */
+  async deleteChat(caller: Caller, chatId: string): Promise<{ success: true; message: string }> {
+    if (!(await this.storage.chats.delete(caller.userId, chatId))) throw PlatformError.notFound('Chat not found');
+    return { success: true, message: 'Chat deleted' };
   }
 
   // ---- credentials ----------------------------------------------------------------------

@@ -3,3 +3,4 @@ export * from './schemas/common.js';
 export * from './schemas/projects.js';
 export * from './schemas/knowledge.js';
 export * from './schemas/credentials.js';
+export * from './schemas/chats.js';

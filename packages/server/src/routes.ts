@@ -3,8 +3,13 @@ import {
   type Caller,
   CreateKeyRequest,
   CreateKeyResponse,
+  ChatMessagesResponse,
+  ChatResponse,
+  CreateChatRequest,
   CreateCredentialRequest,
   CreateDocumentRequest,
+  ListChatsQuery,
+  ListChatsResponse,
   CreateDocumentResponse,
   CredentialResponse,
   ListCredentialsResponse,
@@ -73,6 +78,8 @@ export interface ApiRoute {
 }
 
 const param = (input: RouteInput, name: string): string => input.params[name] ?? '';
+
+const ChatIdParam = z.object({ chatId: z.string().min(1).max(200) });
 
 /** Every authenticated route of the API. Public routes live in `app.ts`. */
 export const apiRoutes: readonly ApiRoute[] = [
@@ -149,6 +156,43 @@ export const apiRoutes: readonly ApiRoute[] = [
     params: IdParam,
     response: MessageResponse,
     handler: (p, i) => p.deleteProject(i.caller, param(i, 'id')),
+  },
+  {
+    method: 'POST',
+    path: '/api/chats',
+    summary: 'Create a chat of a project',
+    tag: 'Chats',
+    body: CreateChatRequest,
+    response: ChatResponse,
+    status: 201,
+    handler: (p, i) => p.createChat(i.caller, i.body as CreateChatRequest),
+  },
+  {
+    method: 'GET',
+    path: '/api/chats',
+    summary: "List the caller's chats, newest first",
+    tag: 'Chats',
+    query: ListChatsQuery,
+    response: ListChatsResponse,
+    handler: (p, i) => p.listChats(i.caller, i.query as unknown as ListChatsQuery),
+  },
+  {
+    method: 'GET',
+    path: '/api/chats/{chatId}/messages',
+    summary: 'The messages of a chat, in order (with tool calls and results)',
+    tag: 'Chats',
+    params: ChatIdParam,
+    response: ChatMessagesResponse,
+    handler: (p, i) => p.chatMessages(i.caller, param(i, 'chatId')),
+  },
+  {
+    method: 'DELETE',
+    path: '/api/chats/{chatId}',
+    summary: 'Delete a chat and its messages',
+    tag: 'Chats',
+    params: ChatIdParam,
+    response: MessageResponse,
+    handler: (p, i) => p.deleteChat(i.caller, param(i, 'chatId')),
   },
   {
     method: 'POST',

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { queryInt, Timestamp } from './common.js';
+
+export const Chat = z.object({
+  id: z.string(),
+  name: z.string(),
+  projectId: z.string(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type Chat = z.output<typeof Chat>;
+
+export const CreateChatRequest = z
+  .object({
+    projectId: z.string().min(1).max(200),
+    name: z.string().trim().min(1).max(200).optional().describe('Default: "New chat"'),
+  })
+  .strict();
+export type CreateChatRequest = z.input<typeof CreateChatRequest>;
+
+export const ChatResponse = z.object({ success: z.literal(true), chat: Chat });
+export type ChatResponse = z.output<typeof ChatResponse>;
+
+export const ListChatsQuery = z.object({
+  limit: queryInt().min(1).max(100).default(20),
+  offset: queryInt().min(0).max(1_000_000_000).default(0),
+});
+export type ListChatsQuery = z.input<typeof ListChatsQuery>;
+
+export const ListChatsResponse = z.object({
+  success: z.literal(true),
+  chats: z.array(Chat),
+  nextOffset: z.number().int(),
+  hasMore: z.boolean(),
+  total: z.number().int(),
+  message: z.string(),
+});
+export type ListChatsResponse = z.output<typeof ListChatsResponse>;
+
+export const StoredToolCall = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
+
+export const ChatMessageOut = z.object({
+  role: z.enum(['system', 'user', 'assistant', 'tool']),
+  content: z.string().nullable(),
+  toolCalls: z.array(StoredToolCall).optional(),
+  toolCallId: z.string().optional(),
+  createdAt: Timestamp,
+});
+export type ChatMessageOut = z.output<typeof ChatMessageOut>;
+
+export const ChatMessagesResponse = z.object({ success: z.literal(true), messages: z.array(ChatMessageOut) });
+export type ChatMessagesResponse = z.output<typeof ChatMessagesResponse>;

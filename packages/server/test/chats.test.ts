@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './helpers.js';
+
+let s: TestServer;
+let projectId: string;
+beforeAll(async () => {
+  s = await startTestServer();
+  projectId = (await s.call('POST', '/api/projects/create', { body: { name: 'p', model: 'm', provider: 'openai' } })).body.project.id;
+});
+afterAll(async () => {
+  await s.stop();
+});
+
+describe('chats', () => {
+  it('creates, lists (newest first, paged), reads messages of and deletes chats', async () => {
+    const first = await s.call('POST', '/api/chats', { body: { projectId, name: 'Support' } });
+    expect(first.status).toBe(201);
+    expect(first.body.chat).toMatchObject({ id: expect.stringMatching(/^chat_/), name: 'Support', projectId });
+    const second = await s.call('POST', '/api/chats', { body: { projectId } });
+    expect(second.body.chat.name).toBe('New chat');
+
+    const page = await s.call('GET', '/api/chats?limit=1');
+    expect(page.body).toMatchObject({ success: true, total: 2, hasMore: true, nextOffset: 1, message: expect.any(String) });
+    expect(page.body.chats.map((c: { id: string }) => c.id)).toEqual([second.body.chat.id]);
+
+    expect(await s.call('GET', `/api/chats/${first.body.chat.id}/messages`)).toMatchObject({ status: 200, body: { success: true, messages: [] } });
+    expect((await s.call('DELETE', `/api/chats/${first.body.chat.id}`)).body).toEqual({ success: true, message: 'Chat deleted' });
+    expect(await s.call('GET', `/api/chats/${first.body.chat.id}/messages`)).toMatchObject({ status: 404, body: { success: false, message: 'Chat not found' } });
+  });
+
+  it("keeps users' chats apart", async () => {
+    const chat = (await s.call('POST', '/api/chats', { body: { projectId } })).body.chat;
+    expect((await s.call('GET', '/api/chats', { key: s.keyB })).body.total).toBe(0);
+    expect((await s.call('GET', `/api/chats/${chat.id}/messages`, { key: s.keyB })).status).toBe(404);
+    expect((await s.call('DELETE', `/api/chats/${chat.id}`, { key: s.keyB })).status).toBe(404);
+    expect((await s.call('POST', '/api/chats', { key: s.keyB, body: { projectId } })).status).toBe(404);
+  });
+
+  it('answers a bad list query with the failure shape of the spec', async () => {
+    const res = await s.call('GET', '/api/chats?limit=0');
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ success: false, chats: [], hasMore: false, total: 0, message: expect.stringContaining('limit') });
+    expect((await s.call('POST', '/api/chats', { body: { projectId, name: '' } })).status).toBe(400);
+    expect((await s.call('POST', '/api/chats', { body: {} })).body.message).toContain('projectId');
+  });
+
+  it('deleting the project deletes its chats', async () => {
+    const other = (await s.call('POST', '/api/projects/create', { body: { name: 'q', model: 'm', provider: 'openai' } })).body.project.id;
+    const chat = (await s.call('POST', '/api/chats', { body: { projectId: other } })).body.chat;
+    await s.call('DELETE', `/api/v1/projects/${other}`);
+    expect((await s.call('GET', `/api/chats/${chat.id}/messages`)).status).toBe(404);
+  });
+});
