@@ -11,6 +11,8 @@ export type ErrorCode =
   | 'rate_limited'
   | 'unsupported'
   | 'upstream_error'
+  /** An upstream is down or unreachable (503). */
+  | 'unavailable'
   | 'timeout'
   | 'aborted'
   | 'internal';

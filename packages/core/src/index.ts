@@ -16,3 +16,6 @@ export { bm25Rank, keywordTerms } from './knowledge/keywords.js';
 export type { DocumentPage, DocumentSection, ParseInput } from './knowledge/parse.js';
 export * from './agent/chat-model.js';
 export { createSecretBox, type SecretBox } from './security/secrets.js';
+export { type AgentEvent, type AgentTurn, runAgentTurn, type Source, systemContext } from './agent/loop.js';
+export type { AgentTool, ToolSource } from './agent/tools.js';
+export { type AgentOptions, type ChatModelResolver, type ProviderConfig, toChatMessages } from './agent/completions.js';

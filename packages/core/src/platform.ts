@@ -1,3 +1,4 @@
+import { type AgentOptions, Agents, completionChunks, completionResponse } from './agent/completions.js';
 import { displayPrefix, generateKey, keyLookup, keyMatches } from './auth/keys.js';
 import { type Clock, systemClock } from './clock.js';
 import { isPlatformError, PlatformError } from './errors.js';
@@ -38,6 +39,7 @@ import {
   ListChatsQuery,
   type ListChatsResponse,
 } from './schemas/chats.js';
+import { type ChatCompletionChunk, ChatCompletionRequest, type ChatCompletionResponse } from './schemas/completions.js';
 import {
   CreateCredentialRequest,
   type Credential,
@@ -70,6 +72,8 @@ export interface AgentPlatformOptions {
   readonly storage: StorageAdapter;
   /** The knowledge base's vector store and embedder. Without them, knowledge calls answer `unsupported`. */
   readonly knowledge?: KnowledgeAdapters;
+  /** Chat models and agent settings. Without them, chat completions answer `unsupported`. */
+  readonly agent?: AgentOptions;
   /** Encrypts provider credentials at rest. Without it, credential calls answer `unsupported`. */
   readonly secrets?: SecretBox;
   readonly clock?: Clock;
@@ -124,6 +128,7 @@ export class AgentPlatform {
   readonly #knowledge: KnowledgeBase | undefined;
   readonly #knowledgeAdapters: KnowledgeAdapters | undefined;
   readonly #secrets: SecretBox | undefined;
+  readonly #agents: Agents | undefined;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
@@ -142,6 +147,15 @@ export class AgentPlatform {
         ids: this.ids,
         blobs: k.blobs ?? inMemoryBlobs(),
         ...(k.concurrency ? { concurrency: k.concurrency } : {}),
+      });
+    }
+    if (options.agent) {
+      this.#agents = new Agents({
+        ...options.agent,
+        storage: this.storage,
+        knowledge: this.#knowledge,
+        credential: (caller, provider) => (this.#secrets ? this.providerCredential(caller, provider) : Promise.resolve(undefined)),
+        clock: () => this.clock.now(),
       });
     }
   }
@@ -317,6 +331,56 @@ export class AgentPlatform {
     if (!(await this.storage.projects.delete(caller.userId, id))) throw PlatformError.notFound(`Project ${id} not found`);
     if (kb && model) await this.#knowledgeAdapters?.vectors.dropNamespace(vectorNamespace(id, model));
     return { success: true, message: 'Project deleted' };
+  }
+
+  // ---- chat completions -----------------------------------------------------------------
+
+  /**
+   * `POST /api/v1/chat/completions` (`form: 'v1'`) and `POST /api/v1/ai/chat/completions`
+   * (`form: 'ai'`). Answers the whole completion, or with `stream: true` the chunks to send.
+   */
+  async chatCompletion(
+    caller: Caller,
+    input: ChatCompletionRequest,
+    options: { form: 'v1' | 'ai'; signal?: AbortSignal },
+  ): Promise<{ stream: false; body: ChatCompletionResponse } | { stream: true; chunks: AsyncIterable<ChatCompletionChunk> }> {
+    const body = parseInput(ChatCompletionRequest, input);
+    if (!this.#agents) throw new PlatformError('unsupported', 'Chat completions are not configured: construct AgentPlatform with `agent: { models }`');
+    const named = body.model ? await this.storage.projects.get(caller.userId, body.model) : undefined;
+    let chat = body.chatId ? await this.storage.chats.get(caller.userId, body.chatId) : undefined;
+    if (options.form === 'ai') {
+      if (!body.chatId) throw PlatformError.invalid('chatId: required on /api/v1/ai/chat/completions', [{ path: ['chatId'], code: 'invalid_type', message: 'required' }]);
+      if (!chat) {
+        if (!named) throw PlatformError.notFound('Chat not found');
+        // An unknown chat id is created for the caller when `model` names one of their projects.
+        const now = this.clock.now();
+        const record: ChatRecord = { id: body.chatId, userId: caller.userId, projectId: named.id, name: 'New chat', createdAt: now, updatedAt: now };
+        try {
+          await this.storage.chats.insert(record);
+        } catch {
+          throw PlatformError.notFound('Chat not found'); // the id is taken (by another user)
+        }
+        chat = record;
+      }
+    } else if (body.chatId && !chat) {
+      throw PlatformError.notFound('Chat not found');
+    }
+    const project = chat ? await this.storage.projects.get(caller.userId, chat.projectId) : named;
+    const plan = await this.#agents.plan(
+      caller,
+      {
+        model: body.model,
+        messages: body.messages,
+        provider: body.provider,
+        temperature: body.temperature,
+        maxTokens: body.max_completion_tokens ?? body.max_tokens,
+      },
+      { project, chat },
+      options.signal,
+    );
+    if (body.stream) return { stream: true, chunks: completionChunks(plan, body.stream_options?.include_usage === true) };
+    const response = await completionResponse(plan);
+    return { stream: false, body: options.form === 'ai' ? { success: true, ...response } : response };
   }
 
   // ---- chats ----------------------------------------------------------------------------

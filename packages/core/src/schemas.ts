@@ -4,3 +4,4 @@ export * from './schemas/projects.js';
 export * from './schemas/knowledge.js';
 export * from './schemas/credentials.js';
 export * from './schemas/chats.js';
+export * from './schemas/completions.js';

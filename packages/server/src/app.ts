@@ -36,10 +36,56 @@ export const publicRoutes: readonly PublicRouteDoc[] = [
   },
 ];
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } });
 
-const UNAUTHORIZED = JSON.stringify({ success: false, message: 'Unauthorized', code: 'unauthorized' });
+/** OpenAI's error object, so OpenAI clients show the error (chat completion routes). */
+function openaiError(code: string, message: string) {
+  const type =
+    code === 'unauthorized'
+      ? 'authentication_error'
+      : code === 'not_found'
+        ? 'not_found_error'
+        : code === 'rate_limited'
+          ? 'rate_limit_error'
+          : code === 'invalid_request' || code === 'payload_too_large'
+            ? 'invalid_request_error'
+            : 'api_error';
+  return { message, type, code };
+}
+
+/**
+ * OpenAI's streaming format: `data: <chunk JSON>` per chunk as it is produced (no buffering),
+ * then `data: [DONE]`. A failure mid-stream is sent as an `{ error }` chunk and the stream ends;
+ * a client that goes away stops the iteration (which aborts the upstream call).
+ */
+function openaiStream(chunks: AsyncIterable<unknown>, event: H3Event, log: Logger | undefined): Response {
+  const encoder = new TextEncoder();
+  const iterator = chunks[Symbol.asyncIterator]();
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await iterator.next();
+        if (next.done) {
+          controller.enqueue(encoder.encode('data: [DONE]\n\n'));
+          return controller.close();
+        }
+        controller.enqueue(encoder.encode(`data: ${JSON.stringify(next.value)}\n\n`));
+      } catch (error) {
+        const { body, bug } = toErrorResponse(error);
+        if (bug) log?.error({ reqId: event.context.requestId, err: error }, 'stream failed');
+        controller.enqueue(encoder.encode(`data: ${JSON.stringify({ error: openaiError(body.code, body.message) })}\n\n`));
+        controller.close();
+      }
+    },
+    async cancel() {
+      await iterator.return?.();
+    },
+  });
+  return new Response(stream, {
+    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' },
+  });
+}
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -135,10 +181,11 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
     });
   }
 
-  const fail = (event: H3Event, error: unknown) => {
+  const fail = (event: H3Event, error: unknown, openaiShape = false) => {
     const { status, body, bug } = toErrorResponse(error);
     if (bug) log?.error({ reqId: event.context.requestId, err: error }, 'unhandled error');
-    return json(status, body);
+    const headers: Record<string, string> = status === 401 ? { 'www-authenticate': 'Bearer' } : {};
+    return json(status, openaiShape ? { ...body, error: openaiError(body.code, body.message) } : body, headers);
   };
 
   // ---- public routes ------------------------------------------------------------------------
@@ -163,12 +210,7 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
   async function handle(route: ApiRoute, event: H3Event): Promise<Response> {
     try {
       const caller = await authenticate(platform, event);
-      if (!caller) {
-        return new Response(UNAUTHORIZED, {
-          status: 401,
-          headers: { 'content-type': 'application/json; charset=utf-8', 'www-authenticate': 'Bearer' },
-        });
-      }
+      if (!caller) throw new PlatformError('unauthorized', 'Unauthorized');
       const limit = route.bodyLimit === 'upload' ? uploadLimit : bodyLimit;
       const body = !route.body
         ? undefined
@@ -180,11 +222,16 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
         params: getRouterParams(event, { decode: true }) as Record<string, string>,
         query: route.query ? queryObject(event.url) : {},
         body,
+        signal: event.req.signal,
       });
+      if (route.openai) {
+        const completion = result as { stream: false; body: unknown } | { stream: true; chunks: AsyncIterable<unknown> };
+        return completion.stream ? openaiStream(completion.chunks, event, log) : json(200, completion.body);
+      }
       if (route.sse) return sseResponse(result as AsyncIterable<unknown>, event, log);
       return json(route.status ?? 200, result);
     } catch (error) {
-      return fail(event, error);
+      return fail(event, error, route.openai === true);
     }
   }
 

@@ -10,6 +10,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   rate_limited: 429,
   unsupported: 501,
   upstream_error: 502,
+  unavailable: 503,
   timeout: 504,
   aborted: 499,
   internal: 500,

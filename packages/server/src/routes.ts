@@ -3,6 +3,8 @@ import {
   type Caller,
   CreateKeyRequest,
   CreateKeyResponse,
+  ChatCompletionRequest,
+  ChatCompletionResponse,
   ChatMessagesResponse,
   ChatResponse,
   CreateChatRequest,
@@ -50,6 +52,8 @@ export interface RouteInput {
   readonly params: Record<string, string>;
   readonly query: Record<string, string | string[]>;
   readonly body: unknown;
+  /** Aborted when the client goes away. */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -74,6 +78,11 @@ export interface ApiRoute {
   readonly bodyLimit?: 'json' | 'upload';
   /** The handler answers an `AsyncIterable` of events, sent as Server-Sent Events. */
   readonly sse?: boolean;
+  /**
+   * An OpenAI-compatible route: the handler answers `{ stream, body | chunks }` (JSON, or
+   * OpenAI's SSE ending `data: [DONE]`), and errors also carry OpenAI's `error` object.
+   */
+  readonly openai?: boolean;
   readonly handler: (platform: AgentPlatform, input: RouteInput) => Promise<unknown>;
 }
 
@@ -156,6 +165,26 @@ export const apiRoutes: readonly ApiRoute[] = [
     params: IdParam,
     response: MessageResponse,
     handler: (p, i) => p.deleteProject(i.caller, param(i, 'id')),
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/chat/completions',
+    summary: 'OpenAI-compatible chat completion: `model` is a project id (the agent) or a model name; `chatId` optional',
+    tag: 'Chat completions',
+    body: ChatCompletionRequest,
+    response: ChatCompletionResponse,
+    openai: true,
+    handler: (p, i) => p.chatCompletion(i.caller, i.body as ChatCompletionRequest, { form: 'v1', ...(i.signal ? { signal: i.signal } : {}) }),
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/ai/chat/completions',
+    summary: "Chat-scoped completion: `chatId` required, the chat's project is the agent; answers `success: true` too",
+    tag: 'Chat completions',
+    body: ChatCompletionRequest,
+    response: ChatCompletionResponse,
+    openai: true,
+    handler: (p, i) => p.chatCompletion(i.caller, i.body as ChatCompletionRequest, { form: 'ai', ...(i.signal ? { signal: i.signal } : {}) }),
   },
   {
     method: 'POST',
