@@ -1,7 +1,8 @@
 import { type AgentOptions, Agents, completionChunks, completionResponse } from './agent/completions.js';
+import { type StreamEvent, StreamHub } from './agent/streams.js';
 import { displayPrefix, generateKey, keyLookup, keyMatches } from './auth/keys.js';
 import { type Clock, systemClock } from './clock.js';
-import { isPlatformError, PlatformError } from './errors.js';
+import { type ErrorCode, isPlatformError, PlatformError } from './errors.js';
 import { createIdGenerator, type IdGenerator } from './ids.js';
 import { decodeCursor, encodeCursor, toProject } from './projects.js';
 import {
@@ -34,6 +35,7 @@ import {
 import {
   type Chat,
   type ChatMessagesResponse,
+  CreateStreamRequest,
   type ChatResponse,
   CreateChatRequest,
   ListChatsQuery,
@@ -129,6 +131,7 @@ export class AgentPlatform {
   readonly #knowledgeAdapters: KnowledgeAdapters | undefined;
   readonly #secrets: SecretBox | undefined;
   readonly #agents: Agents | undefined;
+  readonly #streams = new StreamHub();
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
@@ -366,21 +369,111 @@ export class AgentPlatform {
       throw PlatformError.notFound('Chat not found');
     }
     const project = chat ? await this.storage.projects.get(caller.userId, chat.projectId) : named;
-    const plan = await this.#agents.plan(
-      caller,
-      {
-        model: body.model,
-        messages: body.messages,
-        provider: body.provider,
-        temperature: body.temperature,
-        maxTokens: body.max_completion_tokens ?? body.max_tokens,
-      },
-      { project, chat },
-      options.signal,
-    );
-    if (body.stream) return { stream: true, chunks: completionChunks(plan, body.stream_options?.include_usage === true) };
-    const response = await completionResponse(plan);
+    // A recorded completion runs to its end even if this client goes away; readers of the
+    // stream get every chunk.
+    let writer: ReturnType<StreamHub['openWriter']> | undefined;
+    if (body.streamId) {
+      if (!chat) throw PlatformError.invalid('streamId: a stream belongs to a chat; give chatId too', [{ path: ['streamId'], code: 'custom', message: 'needs chatId' }]);
+      writer = this.#streams.openWriter(caller.userId, chat.id, body.streamId);
+    }
+    let plan: Awaited<ReturnType<Agents['plan']>>;
+    try {
+      plan = await this.#agents.plan(
+        caller,
+        {
+          model: body.model,
+          messages: body.messages,
+          provider: body.provider,
+          temperature: body.temperature,
+          maxTokens: body.max_completion_tokens ?? body.max_tokens,
+        },
+        { project, chat },
+        writer ? undefined : options.signal,
+      );
+    } catch (error) {
+      writer?.end();
+      throw error;
+    }
+    const includeUsage = body.stream_options?.include_usage === true;
+    if (!writer) {
+      if (body.stream) return { stream: true, chunks: completionChunks(plan, includeUsage) };
+      const response = await completionResponse(plan);
+      return { stream: false, body: options.form === 'ai' ? { success: true, ...response } : response };
+    }
+
+    const recorder = writer;
+    const chatId = (chat as ChatRecord).id;
+    const streamId = body.streamId as string;
+    const startAfter = this.#streams.length(streamId);
+    void (async () => {
+      try {
+        for await (const chunk of completionChunks(plan, true)) recorder.write(JSON.stringify(chunk));
+      } catch (error) {
+        const e = isPlatformError(error) ? error : new PlatformError('internal', 'Internal server error');
+        recorder.write(JSON.stringify({ error: { message: e.message, type: 'api_error', code: e.code } }));
+      } finally {
+        recorder.end();
+      }
+    })();
+    if (body.stream) {
+      const recorded = this.#streams.read(caller.userId, chatId, streamId, startAfter, options.signal);
+      const chunks = (async function* () {
+        for await (const event of recorded) {
+          const chunk = JSON.parse(event.data) as ChatCompletionChunk & { error?: { message: string; code: string } };
+          if (chunk.error) throw new PlatformError((chunk.error.code as ErrorCode) ?? 'upstream_error', chunk.error.message);
+          if (chunk.usage && !includeUsage) continue;
+          yield chunk;
+        }
+      })();
+      return { stream: true, chunks };
+    }
+    let content = '';
+    let finishReason: 'stop' | 'length' | 'tool_calls' = 'stop';
+    let first: ChatCompletionChunk | undefined;
+    let usage: ChatCompletionChunk['usage'];
+    for await (const event of this.#streams.read(caller.userId, chatId, streamId, startAfter)) {
+      const chunk = JSON.parse(event.data) as ChatCompletionChunk & { error?: { message: string; code: string } };
+      if (chunk.error) throw new PlatformError((chunk.error.code as ErrorCode) ?? 'upstream_error', chunk.error.message);
+      first ??= chunk;
+      content += chunk.choices[0]?.delta.content ?? '';
+      finishReason = chunk.choices[0]?.finish_reason ?? finishReason;
+      usage = chunk.usage ?? usage;
+    }
+    const response: ChatCompletionResponse = {
+      id: plan.id,
+      object: 'chat.completion',
+      created: plan.created,
+      model: plan.responseModel,
+      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: finishReason }],
+      usage: usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      sources: first?.sources ?? [],
+      chatId,
+    };
     return { stream: false, body: options.form === 'ai' ? { success: true, ...response } : response };
+  }
+
+  /** `POST /api/chats/{chatId}/streams`: a stream of the chat that completions can write to. */
+  async createStream(caller: Caller, chatId: string, input: unknown): Promise<{ success: true; message: string; stream: { id: string; chatId: string; createdAt: string } }> {
+    const body = parseInput(CreateStreamRequest, input);
+    if (body.chatId !== chatId) {
+      throw PlatformError.invalid('chatId: must equal the chat id of the path', [{ path: ['chatId'], code: 'custom', message: 'must equal the path id' }]);
+    }
+    await this.#chat(caller, chatId);
+    const createdAt = this.clock.now();
+    const id = this.ids.next('stream');
+    this.#streams.create({ id, chatId, userId: caller.userId, createdAt });
+    return { success: true, message: 'Stream created', stream: { id, chatId, createdAt: createdAt.toISOString() } };
+  }
+
+  /**
+   * `GET /api/chats/{chatId}/streams/{streamId}`: the stream's events after `lastEventId`
+   * (0: from the start), then live ones until it ends.
+   */
+  async readStream(caller: Caller, chatId: string, streamId: string, lastEventId: string | undefined, signal?: AbortSignal): Promise<AsyncIterable<StreamEvent>> {
+    await this.#chat(caller, chatId);
+    if (!this.#streams.get(caller.userId, chatId, streamId)) throw PlatformError.notFound('Stream not found');
+    const after = lastEventId && /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : 0;
+    return this.#streams.read(caller.userId, chatId, streamId, after, signal);
   }
 
   // ---- chats ----------------------------------------------------------------------------

@@ -118,6 +118,28 @@ function sseResponse(events: AsyncIterable<unknown>, event: H3Event, log: Logger
   });
 }
 
+/** A recorded stream as SSE with event ids (so `Last-Event-ID` resumes it), ending `data: [DONE]`. */
+function replayStream(events: AsyncIterable<{ id: number; data: string }>): Response {
+  const encoder = new TextEncoder();
+  const iterator = events[Symbol.asyncIterator]();
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await iterator.next();
+      if (next.done) {
+        controller.enqueue(encoder.encode('data: [DONE]\n\n'));
+        return controller.close();
+      }
+      controller.enqueue(encoder.encode(`id: ${next.value.id}\ndata: ${next.value.data}\n\n`));
+    },
+    async cancel() {
+      await iterator.return?.();
+    },
+  });
+  return new Response(stream, {
+    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' },
+  });
+}
+
 /** The caller of a request with a valid `Authorization: Bearer <key>`, else undefined. */
 async function authenticate(platform: AgentPlatform, event: H3Event): Promise<Caller | undefined> {
   const header = event.req.headers.get('authorization');
@@ -223,12 +245,14 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
         query: route.query ? queryObject(event.url) : {},
         body,
         signal: event.req.signal,
+        headers: event.req.headers,
       });
       if (route.openai) {
         const completion = result as { stream: false; body: unknown } | { stream: true; chunks: AsyncIterable<unknown> };
         return completion.stream ? openaiStream(completion.chunks, event, log) : json(200, completion.body);
       }
       if (route.sse) return sseResponse(result as AsyncIterable<unknown>, event, log);
+      if (route.replay) return replayStream(result as AsyncIterable<{ id: number; data: string }>);
       return json(route.status ?? 200, result);
     } catch (error) {
       return fail(event, error, route.openai === true);

@@ -7,6 +7,8 @@ import {
   ChatCompletionResponse,
   ChatMessagesResponse,
   ChatResponse,
+  CreateStreamRequest,
+  StreamResponse,
   CreateChatRequest,
   CreateCredentialRequest,
   CreateDocumentRequest,
@@ -54,6 +56,7 @@ export interface RouteInput {
   readonly body: unknown;
   /** Aborted when the client goes away. */
   readonly signal?: AbortSignal;
+  readonly headers?: Headers;
 }
 
 /**
@@ -83,6 +86,8 @@ export interface ApiRoute {
    * OpenAI's SSE ending `data: [DONE]`), and errors also carry OpenAI's `error` object.
    */
   readonly openai?: boolean;
+  /** The handler answers an `AsyncIterable` of `{ id, data }`: SSE with ids (resumable), ending `data: [DONE]`. */
+  readonly replay?: boolean;
   readonly handler: (platform: AgentPlatform, input: RouteInput) => Promise<unknown>;
 }
 
@@ -222,6 +227,28 @@ export const apiRoutes: readonly ApiRoute[] = [
     params: ChatIdParam,
     response: MessageResponse,
     handler: (p, i) => p.deleteChat(i.caller, param(i, 'chatId')),
+  },
+  {
+    method: 'POST',
+    path: '/api/chats/{chatId}/streams',
+    summary: 'Create a resumable stream of a chat; completions that name it write their chunks there',
+    tag: 'Chats',
+    params: ChatIdParam,
+    body: CreateStreamRequest,
+    response: StreamResponse,
+    status: 201,
+    handler: (p, i) => p.createStream(i.caller, param(i, 'chatId'), i.body),
+  },
+  {
+    method: 'GET',
+    path: '/api/chats/{chatId}/streams/{streamId}',
+    summary: 'Read a stream as SSE: replays from the start (or after Last-Event-ID) and follows it live until it ends',
+    tag: 'Chats',
+    params: z.object({ chatId: z.string(), streamId: z.string() }),
+    response: z.object({ id: z.number().int(), data: z.string() }),
+    replay: true,
+    handler: (p, i) =>
+      p.readStream(i.caller, param(i, 'chatId'), param(i, 'streamId'), i.headers?.get('last-event-id') ?? undefined, i.signal),
   },
   {
     method: 'POST',

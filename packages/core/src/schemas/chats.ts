@@ -50,3 +50,11 @@ export type ChatMessageOut = z.output<typeof ChatMessageOut>;
 
 export const ChatMessagesResponse = z.object({ success: z.literal(true), messages: z.array(ChatMessageOut) });
 export type ChatMessagesResponse = z.output<typeof ChatMessagesResponse>;
+
+export const CreateStreamRequest = z.object({ chatId: z.string().min(1).max(200).describe('Must equal the chat id of the path') });
+
+export const StreamResponse = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  stream: z.object({ id: z.string(), chatId: z.string(), createdAt: Timestamp }),
+});
