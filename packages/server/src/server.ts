@@ -1,11 +1,12 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { AgentPlatform } from '@agent-platform/core';
+import { AgentPlatform, type ToolSource } from '@agent-platform/core';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import { serve } from 'h3';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app.js';
 import { openKnowledge } from './knowledge.js';
+import { chatModelResolver } from './providers/index.js';
 import { loadSecretBox } from './secrets.js';
 
 export interface ServerOptions {
@@ -18,6 +19,14 @@ export interface ServerOptions {
   readonly corsOrigins?: readonly string[];
   readonly bodyLimit?: number;
   readonly uploadLimit?: number;
+  /** `provider:model` for completions that name no model. Default AGENT_PLATFORM_DEFAULT_MODEL or `openai:gpt-4o-mini`. */
+  readonly defaultModel?: string;
+  /** Model calls per agent turn at most. Default 8. */
+  readonly maxSteps?: number;
+  /** Environment for provider fallbacks and the master key. Default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Extra tool sources of agents (project tools and MCP servers plug in here). */
+  readonly toolSources?: readonly ToolSource[];
   /** Default: pino JSON lines on stdout at `info`. */
   readonly logger?: Logger;
 }
@@ -40,18 +49,34 @@ export const databasePath = (dataDir: string) => join(resolve(dataDir), 'agent-p
  * `knowledge` the built-in vector store, embedder and file store. Call `start()` to resume
  * unfinished indexing.
  */
-export async function openPlatform(dataDir: string, options: { knowledge?: boolean } = {}): Promise<AgentPlatform> {
+export async function openPlatform(
+  dataDir: string,
+  options: { knowledge?: boolean; defaultModel?: string; maxSteps?: number; env?: NodeJS.ProcessEnv; toolSources?: readonly ToolSource[] } = {},
+): Promise<AgentPlatform> {
   await mkdir(resolve(dataDir), { recursive: true });
+  const env = options.env ?? process.env;
   const storage = await sqliteStorage({ path: databasePath(dataDir) });
-  const secrets = await loadSecretBox(dataDir);
-  if (!options.knowledge) return new AgentPlatform({ storage, secrets });
-  return new AgentPlatform({ storage, secrets, knowledge: await openKnowledge(dataDir) });
+  const secrets = await loadSecretBox(dataDir, env);
+  const agent = {
+    models: chatModelResolver(env),
+    defaultModel: options.defaultModel ?? env.AGENT_PLATFORM_DEFAULT_MODEL ?? 'openai:gpt-4o-mini',
+    ...(options.maxSteps ? { stepLimit: options.maxSteps } : {}),
+    ...(options.toolSources ? { toolSources: options.toolSources } : {}),
+  };
+  if (!options.knowledge) return new AgentPlatform({ storage, secrets, agent });
+  return new AgentPlatform({ storage, secrets, agent, knowledge: await openKnowledge(dataDir) });
 }
 
 /** Starts the headless server on the embedded defaults (SQLite under the data folder). */
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
-  const platform = await openPlatform(options.dataDir ?? './data', { knowledge: true });
+  const platform = await openPlatform(options.dataDir ?? './data', {
+    knowledge: true,
+    ...(options.defaultModel ? { defaultModel: options.defaultModel } : {}),
+    ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.toolSources ? { toolSources: options.toolSources } : {}),
+  });
   await platform.start();
   let firstKey: string | undefined;
   if ((await platform.countKeys()) === 0) {

@@ -1,0 +1,27 @@
+import type { ChatModelResolver } from '@agent-platform/core';
+import { openaiChatModel } from './openai-chat.js';
+
+export { type OpenAIChatOptions, openaiChatModel } from './openai-chat.js';
+
+/** `OLLAMA_HOST` may be `host:port` without a scheme, as Ollama itself accepts it. */
+const withScheme = (host: string) => (/^https?:\/\//.test(host) ? host : `http://${host}`).replace(/\/+$/, '');
+
+/**
+ * The chat model of a provider call: the caller's credential when they have one, else the
+ * environment (DESIGN.md, "Model providers"): `openai` → OPENAI_API_KEY / OPENAI_BASE_URL;
+ * `ollama` → OLLAMA_HOST or http://127.0.0.1:11434 (its OpenAI-compatible `/v1`).
+ * AGENT_PLATFORM_MODEL_TIMEOUT_MS bounds each provider request (default 120000).
+ */
+export function chatModelResolver(env: NodeJS.ProcessEnv = process.env, fetchImpl?: typeof fetch): ChatModelResolver {
+  return (config) => {
+    const timeout = Number(env.AGENT_PLATFORM_MODEL_TIMEOUT_MS);
+    const common = { ...(fetchImpl ? { fetch: fetchImpl } : {}), ...(timeout > 0 ? { timeoutMs: timeout } : {}) };
+    if (config.provider === 'ollama') {
+      const host = withScheme(config.baseUrl ?? env.OLLAMA_HOST ?? 'http://127.0.0.1:11434');
+      return openaiChatModel({ ...common, provider: 'ollama', apiKey: config.apiKey ?? 'ollama', baseURL: `${host.replace(/\/v1$/, '')}/v1` });
+    }
+    const apiKey = config.apiKey ?? env.OPENAI_API_KEY;
+    const baseURL = config.baseUrl ?? env.OPENAI_BASE_URL;
+    return openaiChatModel({ ...common, ...(apiKey ? { apiKey } : {}), ...(baseURL ? { baseURL } : {}) });
+  };
+}

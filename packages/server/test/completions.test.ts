@@ -1,0 +1,276 @@
+import type { AgentTool, ToolSource } from '@agent-platform/core';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
+import { startTestServer, type TestServer } from './helpers.js';
+
+let upstream: FakeUpstream;
+let s: TestServer;
+let client: OpenAI;
+let projectId: string;
+
+/** A tool source made for the test: every project has an `add` tool. */
+const calls: unknown[] = [];
+const testTools: ToolSource = {
+  async tools() {
+    const add: AgentTool = {
+      definition: { name: 'add', description: 'Adds two numbers', parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } } },
+      async run(args) {
+        calls.push(args);
+        const { a, b } = args as { a: number; b: number };
+        return String(a + b);
+      },
+    };
+    return [add];
+  },
+};
+
+beforeAll(async () => {
+  upstream = await startUpstream();
+  s = await startTestServer({
+    env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'sk-upstream', AGENT_PLATFORM_MODEL_TIMEOUT_MS: '1500' },
+    toolSources: [testTools],
+  });
+  client = new OpenAI({ apiKey: s.keyA, baseURL: `${s.url}/api/v1`, maxRetries: 0 });
+  const res = await s.call('POST', '/api/projects/create', {
+    body: { name: 'Support', model: 'gpt-test', provider: 'openai', description: 'You are the support agent of ACME.' },
+  });
+  projectId = res.body.project.id;
+  await s.call('POST', '/api/knowledge/documents', {
+    body: { projectId, fileName: 'refunds.md', fileType: 'md', sourceType: 'upload', content: '# Refunds\n\nACME refunds purchases within 30 days of delivery.' },
+  });
+});
+afterAll(async () => {
+  await s.stop();
+  await upstream.close();
+});
+beforeEach(() => {
+  upstream.requests.length = 0;
+});
+
+describe('POST /api/v1/chat/completions with the openai client', () => {
+  it('answers a plain model call (model is not a project)', async () => {
+    const completion = await client.chat.completions.create({ model: 'gpt-plain', messages: [{ role: 'user', content: 'hello' }] });
+    expect(completion.choices[0]?.message.content).toBe('You said: hello');
+    expect(completion.choices[0]?.finish_reason).toBe('stop');
+    expect(completion.model).toBe('gpt-plain');
+    expect(completion.usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
+    expect(upstream.requests[0]).toMatchObject({ model: 'gpt-plain', messages: [{ role: 'user', content: 'hello' }], stream: true });
+  });
+
+  it('runs the agent: knowledge reaches the system context and comes back as sources', async () => {
+    const completion = await client.chat.completions.create({ model: projectId, messages: [{ role: 'user', content: 'How long do I have to get a refund?' }] });
+    const sent = upstream.requests[0] as { model: string; messages: { role: string; content: string }[] };
+    expect(sent.model).toBe('gpt-test');
+    expect(sent.messages[0]?.role).toBe('system');
+    expect(sent.messages[0]?.content).toContain('You are the support agent of ACME.');
+    expect(sent.messages[0]?.content).toContain('[1] refunds.md');
+    expect(sent.messages[0]?.content).toContain('within 30 days of delivery');
+    const sources = (completion as unknown as { sources: { index: number; fileName: string; chunkId: string; documentId: string; score: number }[] }).sources;
+    expect(sources[0]).toMatchObject({ index: 1, fileName: 'refunds.md', chunkId: expect.stringMatching(/^chunk_/), documentId: expect.stringMatching(/^doc_/) });
+    expect(completion.model).toBe(projectId);
+  });
+
+  it('streams in OpenAI chunks ending with [DONE], with usage when asked', async () => {
+    upstream.script({ text: 'one two three four', usage: { prompt_tokens: 7, completion_tokens: 4 } });
+    const stream = await client.chat.completions.create({
+      model: projectId,
+      messages: [{ role: 'user', content: 'count' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    let finish: string | null = null;
+    let usage: unknown;
+    let deltas = 0;
+    for await (const chunk of stream) {
+      const choice = chunk.choices[0];
+      if (choice?.delta.content) {
+        text += choice.delta.content;
+        deltas++;
+      }
+      if (choice?.finish_reason) finish = choice.finish_reason;
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toBe('one two three four');
+    expect(deltas).toBe(4);
+    expect(finish).toBe('stop');
+    expect(usage).toEqual({ prompt_tokens: 7, completion_tokens: 4, total_tokens: 11 });
+  });
+
+  it('runs tool calls and sums usage over every model call', async () => {
+    calls.length = 0;
+    upstream.script({ toolCalls: [{ name: 'add', arguments: '{"a":2,"b":3}' }], usage: { prompt_tokens: 20, completion_tokens: 2 } }, { text: 'The sum is 5.', usage: { prompt_tokens: 30, completion_tokens: 3 } });
+    const completion = await client.chat.completions.create({ model: projectId, messages: [{ role: 'user', content: 'What is 2 + 3?' }] });
+    expect(completion.choices[0]?.message.content).toBe('The sum is 5.');
+    expect(calls).toEqual([{ a: 2, b: 3 }]);
+    expect(completion.usage).toEqual({ prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 });
+    expect(upstream.requests[0]?.tools?.[0]?.function?.name).toBe('add');
+    const second = upstream.requests[1] as { messages: { role: string; content: string | null; tool_calls?: unknown[]; tool_call_id?: string }[] };
+    expect(second.messages.slice(-2)).toEqual([
+      { role: 'assistant', content: null, tool_calls: [{ id: expect.any(String), type: 'function', function: { name: 'add', arguments: '{"a":2,"b":3}' } }] },
+      { role: 'tool', tool_call_id: expect.any(String), content: '5' },
+    ]);
+  });
+
+  it('reports finish_reason length', async () => {
+    upstream.script({ text: 'cut', finishReason: 'length' });
+    const completion = await client.chat.completions.create({ model: 'gpt-plain', messages: [{ role: 'user', content: 'x' }], max_tokens: 1 });
+    expect(completion.choices[0]?.finish_reason).toBe('length');
+    expect(upstream.requests[0]?.max_tokens).toBe(1);
+  });
+});
+
+describe('chat memory', () => {
+  it('sends earlier messages on the next turn and stores the turns', async () => {
+    const chat = (await s.call('POST', '/api/chats', { body: { projectId, name: 'memory' } })).body.chat;
+    await client.chat.completions.create({ model: projectId, messages: [{ role: 'user', content: 'My name is Ada.' }], chatId: chat.id } as never);
+    await client.chat.completions.create({ model: projectId, messages: [{ role: 'user', content: 'What is my name?' }], chatId: chat.id } as never);
+    const second = upstream.requests[1] as { messages: { role: string; content: string }[] };
+    expect(second.messages.filter((m) => m.role !== 'system')).toEqual([
+      { role: 'user', content: 'My name is Ada.' },
+      { role: 'assistant', content: 'You said: My name is Ada.' },
+      { role: 'user', content: 'What is my name?' },
+    ]);
+    const stored = (await s.call('GET', `/api/chats/${chat.id}/messages`)).body.messages;
+    expect(stored.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
+      ['user', 'My name is Ada.'],
+      ['assistant', 'You said: My name is Ada.'],
+      ['user', 'What is my name?'],
+      ['assistant', 'You said: What is my name?'],
+    ]);
+  });
+
+  it('the chat-scoped form creates an unknown chat for a project of the caller and answers success', async () => {
+    const chatClient = new OpenAI({ apiKey: s.keyA, baseURL: `${s.url}/api/v1/ai`, maxRetries: 0 });
+    const completion = await chatClient.chat.completions.create({ model: projectId, messages: [{ role: 'user', content: 'hi' }], chatId: 'my-chat-1' } as never);
+    expect((completion as unknown as { success: boolean; chatId: string }).success).toBe(true);
+    expect((completion as unknown as { chatId: string }).chatId).toBe('my-chat-1');
+    expect((await s.call('GET', '/api/chats/my-chat-1/messages')).body.messages).toHaveLength(2);
+    await expect(chatClient.chat.completions.create({ model: 'not-a-project', messages: [{ role: 'user', content: 'hi' }], chatId: 'other-chat' } as never)).rejects.toMatchObject({ status: 404 });
+    await expect(chatClient.chat.completions.create({ model: projectId, messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ status: 400 });
+    // user B cannot write into user A's chat
+    const clientB = new OpenAI({ apiKey: s.keyB, baseURL: `${s.url}/api/v1/ai`, maxRetries: 0 });
+    await expect(clientB.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }], chatId: 'my-chat-1' } as never)).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe('upstream failures', () => {
+  const turn = async (chatId: string) =>
+    client.chat.completions.create({ model: projectId, messages: [{ role: 'user', content: 'fail please' }], chatId } as never);
+
+  it('maps a 500, a timeout, malformed SSE and a refused connection to clear 5xx answers, storing nothing', async () => {
+    const chat = (await s.call('POST', '/api/chats', { body: { projectId } })).body.chat;
+    // The provider client retries a 5xx once: both attempts fail.
+    upstream.script({ status: 500 }, { status: 500 });
+    await expect(turn(chat.id)).rejects.toMatchObject({ status: 502, error: { type: 'api_error', code: 'upstream_error' } });
+    upstream.script({ hang: true }, { hang: true });
+    await expect(turn(chat.id)).rejects.toMatchObject({ status: 504 });
+    upstream.script({ text: 'half an answer', malformed: true });
+    await expect(turn(chat.id)).rejects.toMatchObject({ status: 502 });
+    expect((await s.call('GET', `/api/chats/${chat.id}/messages`)).body.messages).toEqual([]);
+
+    const res = await s.call('POST', '/api/v1/chat/completions', { body: { model: 'gpt-plain', messages: [{ role: 'user', content: 'x' }] } });
+    expect(res.status).toBe(200);
+  });
+
+  it('answers 503 when the provider is unreachable', async () => {
+    const down = await startTestServer({ env: { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'k' } });
+    try {
+      const res = await down.call('POST', '/api/v1/chat/completions', { body: { model: 'gpt-x', messages: [{ role: 'user', content: 'x' }] } });
+      expect(res.status).toBe(503);
+      expect(res.body).toMatchObject({ success: false, code: 'unavailable', error: { message: expect.stringContaining('unreachable'), code: 'unavailable' } });
+    } finally {
+      await down.stop();
+    }
+  });
+
+  it('a client that disconnects mid-stream aborts the upstream call', async () => {
+    upstream.script({ text: 'a b c d e f g h i j k l m n o p', chunkDelayMs: 100 });
+    const before = upstream.aborted;
+    const controller = new AbortController();
+    const res = await fetch(`${s.url}/api/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.keyA}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-plain', messages: [{ role: 'user', content: 'x' }], stream: true }),
+      signal: controller.signal,
+    });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    controller.abort();
+    for (let i = 0; i < 50 && upstream.aborted === before; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(upstream.aborted).toBe(before + 1);
+  });
+});
+
+describe('resumable streams', () => {
+  it('a client that disconnects resumes with Last-Event-ID and gets the whole answer', async () => {
+    const chat = (await s.call('POST', '/api/chats', { body: { projectId } })).body.chat;
+    const created = await s.call('POST', `/api/chats/${chat.id}/streams`, { body: { chatId: chat.id } });
+    expect(created.status).toBe(201);
+    const streamId = created.body.stream.id;
+    const full = 'alpha beta gamma delta epsilon zeta eta theta';
+    upstream.script({ text: full, chunkDelayMs: 40 });
+
+    // Start a recorded completion and read only a few events, then drop the connection.
+    const controller = new AbortController();
+    const res = await fetch(`${s.url}/api/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.keyA}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: projectId, chatId: chat.id, streamId, stream: true, messages: [{ role: 'user', content: 'greek letters' }] }),
+      signal: controller.signal,
+    });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let early = '';
+    while ((early.match(/\n\n/g) ?? []).length < 3) early += new TextDecoder().decode((await reader.read()).value);
+    controller.abort();
+
+    // Reading the stream from the start gives every event with ids.
+    const replay = await fetch(`${s.url}/api/chats/${chat.id}/streams/${streamId}`, { headers: { authorization: `Bearer ${s.keyA}` } });
+    const events = (await replay.text()).split('\n\n').filter(Boolean);
+    expect(events.at(-1)).toBe('data: [DONE]');
+    const parsed = events.slice(0, -1).map((e) => {
+      const [idLine, dataLine] = e.split('\n');
+      return { id: Number(idLine?.slice(4)), chunk: JSON.parse((dataLine as string).slice(6)) };
+    });
+    const textOf = (list: typeof parsed) => list.map((p) => p.chunk.choices[0]?.delta?.content ?? '').join('');
+    expect(textOf(parsed)).toBe(full);
+
+    // Resuming after event 3 gives exactly the rest.
+    const resumed = await fetch(`${s.url}/api/chats/${chat.id}/streams/${streamId}`, { headers: { authorization: `Bearer ${s.keyA}`, 'last-event-id': '3' } });
+    const rest = (await resumed.text()).split('\n\n').filter((e) => e.startsWith('id: '));
+    expect(rest.map((e) => Number(e.split('\n')[0]?.slice(4)))).toEqual(parsed.slice(3).map((p) => p.id));
+    expect(textOf(parsed.slice(0, 3)) + textOf(parsed.slice(3))).toBe(full);
+
+    // The recorded turn was stored even though the client went away.
+    const stored = (await s.call('GET', `/api/chats/${chat.id}/messages`)).body.messages;
+    expect(stored.at(-1)).toMatchObject({ role: 'assistant', content: full });
+  });
+
+  it('refuses a stream of another chat, a chat id that differs from the path, and unknown chats', async () => {
+    const chat = (await s.call('POST', '/api/chats', { body: { projectId } })).body.chat;
+    expect((await s.call('POST', `/api/chats/${chat.id}/streams`, { body: { chatId: 'chat_other' } })).status).toBe(400);
+    expect(await s.call('POST', '/api/chats/chat_missing/streams', { body: { chatId: 'chat_missing' } })).toMatchObject({ status: 404, body: { message: 'Chat not found' } });
+    expect((await s.call('GET', `/api/chats/${chat.id}/streams/stream_missing`)).status).toBe(404);
+    expect((await s.call('POST', `/api/chats/${chat.id}/streams`, { key: s.keyB, body: { chatId: chat.id } })).status).toBe(404);
+  });
+});
+
+describe('bad input', () => {
+  it('answers 400 naming the field, with OpenAI error objects', async () => {
+    const bad = async (body: Record<string, unknown>, field: string) => {
+      const res = await s.call('POST', '/api/v1/chat/completions', { body: { model: 'gpt-plain', messages: [{ role: 'user', content: 'x' }], ...body } });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.message).toContain(field);
+      expect(res.body.error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining(field) });
+    };
+    await bad({ messages: [] }, 'messages');
+    await bad({ messages: [{ role: 'wizard', content: 'x' }] }, 'messages');
+    await bad({ temperature: 3 }, 'temperature');
+    await bad({ max_tokens: 0 }, 'max_tokens');
+    await bad({ chatId: 5 }, 'chatId');
+    expect((await s.call('POST', '/api/v1/chat/completions', { body: { model: 'gpt-plain', messages: [{ role: 'user', content: 'x' }], chatId: 'chat_nope' } })).status).toBe(404);
+    const unauth = await s.call('POST', '/api/v1/chat/completions', { key: null, body: {} });
+    expect(unauth.body).toMatchObject({ success: false, message: 'Unauthorized', error: { type: 'authentication_error' } });
+  });
+});
