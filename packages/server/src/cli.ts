@@ -26,9 +26,15 @@ Options:
   --body-limit BYTES    Largest JSON request body (env AGENT_PLATFORM_BODY_LIMIT, default 1048576)
   --upload-limit BYTES  Largest body of document and file uploads
                         (env AGENT_PLATFORM_UPLOAD_LIMIT, default 16777216)
+  --default-model P:M   Model of completions that name none, as provider:model
+                        (env AGENT_PLATFORM_DEFAULT_MODEL, default openai:gpt-4o-mini)
+  --max-steps N         Model calls per agent turn at most (env AGENT_PLATFORM_MAX_STEPS, default 8)
   -h, --help            Show this help
 
 Env LOG_LEVEL sets the request log level (default info; "silent" for none).
+Env AGENT_PLATFORM_SECRET is the master key of stored credentials (default: a key file in
+the data folder). Providers without a stored credential use OPENAI_API_KEY, OPENAI_BASE_URL
+and OLLAMA_HOST; AGENT_PLATFORM_MODEL_TIMEOUT_MS bounds each provider request (120000).
 `;
 
 const KEYS_CREATE_HELP = `Usage: agent-platform keys create --name NAME [--data ./data] [--user USER_ID]
@@ -62,11 +68,15 @@ async function serveCommand(argv: string[]): Promise<void> {
       'cors-origin': { type: 'string', multiple: true },
       'body-limit': { type: 'string' },
       'upload-limit': { type: 'string' },
+      'default-model': { type: 'string' },
+      'max-steps': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) return void process.stdout.write(SERVE_HELP);
   const uploadLimit = values['upload-limit'] ?? process.env.AGENT_PLATFORM_UPLOAD_LIMIT;
+  const defaultModel = values['default-model'] ?? process.env.AGENT_PLATFORM_DEFAULT_MODEL;
+  const maxSteps = values['max-steps'] ?? process.env.AGENT_PLATFORM_MAX_STEPS;
   const env = process.env;
   const cors = values['cors-origin'] ?? env.AGENT_PLATFORM_CORS_ORIGINS?.split(',').map((s) => s.trim()).filter(Boolean);
   const bodyLimit = values['body-limit'] ?? env.AGENT_PLATFORM_BODY_LIMIT;
@@ -77,6 +87,8 @@ async function serveCommand(argv: string[]): Promise<void> {
     ...(cors ? { corsOrigins: cors } : {}),
     ...(bodyLimit ? { bodyLimit: integer(bodyLimit, '--body-limit', 1, 1024 ** 3) } : {}),
     ...(uploadLimit ? { uploadLimit: integer(uploadLimit, '--upload-limit', 1, 1024 ** 3) } : {}),
+    ...(defaultModel ? { defaultModel } : {}),
+    ...(maxSteps ? { maxSteps: integer(maxSteps, '--max-steps', 1, 100) } : {}),
   });
   if (server.firstKey) {
     process.stdout.write(`No API key existed in this data folder, so one was created. It is shown only once:\n${server.firstKey}\n`);
