@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 
 const servers = fileURLToPath(new URL('servers.mjs', import.meta.url));
 
-export function startChild(kind, arg) {
-  const child = fork(servers, [kind, arg], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+export function startChild(kind, arg, env = {}) {
+  const child = fork(servers, [kind, arg], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: { ...process.env, ...env } });
   return new Promise((resolve, reject) => {
     const stop = () =>
       new Promise((r) => {

@@ -8,6 +8,7 @@ import { openPlatform } from '@agent-platform/server';
 import { startChild } from './child.mjs';
 import { ingestion } from './ingest.mjs';
 import { embedderThroughput } from './embedder.mjs';
+import { completionOverhead } from './completions.mjs';
 import { endToEndSearch } from './search.mjs';
 import { vectorSearch } from './vectors.mjs';
 
@@ -74,7 +75,7 @@ async function projectsList() {
   }
 }
 
-const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch, search: endToEndSearch, embedder: embedderThroughput };
+const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch, search: endToEndSearch, completions: completionOverhead, embedder: embedderThroughput };
 const selected = Object.keys(entries).filter((name) => args.size === 0 || args.has(name));
 const results = [];
 for (const name of selected) {

@@ -1,4 +1,4 @@
-import type { ChatModelResolver } from '@agent-platform/core';
+import type { ChatModel, ChatModelResolver } from '@agent-platform/core';
 import { openaiChatModel } from './openai-chat.js';
 
 export { type OpenAIChatOptions, openaiChatModel } from './openai-chat.js';
@@ -13,7 +13,9 @@ const withScheme = (host: string) => (/^https?:\/\//.test(host) ? host : `http:/
  * AGENT_PLATFORM_MODEL_TIMEOUT_MS bounds each provider request (default 120000).
  */
 export function chatModelResolver(env: NodeJS.ProcessEnv = process.env, fetchImpl?: typeof fetch): ChatModelResolver {
-  return (config) => {
+  // One client per provider, key and address: clients keep their connections alive.
+  const cache = new Map<string, ChatModel>();
+  const resolve: ChatModelResolver = (config) => {
     const timeout = Number(env.AGENT_PLATFORM_MODEL_TIMEOUT_MS);
     const common = { ...(fetchImpl ? { fetch: fetchImpl } : {}), ...(timeout > 0 ? { timeoutMs: timeout } : {}) };
     if (config.provider === 'ollama') {
@@ -23,5 +25,15 @@ export function chatModelResolver(env: NodeJS.ProcessEnv = process.env, fetchImp
     const apiKey = config.apiKey ?? env.OPENAI_API_KEY;
     const baseURL = config.baseUrl ?? env.OPENAI_BASE_URL;
     return openaiChatModel({ ...common, ...(apiKey ? { apiKey } : {}), ...(baseURL ? { baseURL } : {}) });
+  };
+  return (config) => {
+    const key = JSON.stringify([config.provider, config.apiKey ?? null, config.baseUrl ?? null, config.proxy ?? false]);
+    let model = cache.get(key);
+    if (!model) {
+      if (cache.size >= 1000) cache.delete(cache.keys().next().value as string);
+      model = resolve(config);
+      cache.set(key, model);
+    }
+    return model;
   };
 }

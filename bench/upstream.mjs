@@ -1,0 +1,31 @@
+// A minimal OpenAI-compatible streaming upstream for the completion bench: every request is
+// answered with the same words, one SSE chunk per word (optionally `delayMs` apart), a usage
+// chunk and `data: [DONE]`. (The tests use the full, scriptable fake in
+// packages/server/test/fixtures/openai-upstream.ts.)
+import { createServer } from 'node:http';
+
+export function startBenchUpstream({ words = 20, delayMs = 0 } = {}) {
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => {
+      raw += c;
+    });
+    req.on('end', async () => {
+      const body = JSON.parse(raw);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const base = { id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 0, model: body.model };
+      const send = (chunk) => res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+      for (let i = 0; i < words; i++) {
+        if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+        send({ ...base, choices: [{ index: 0, delta: { content: `word${i} ` }, finish_reason: null }] });
+      }
+      send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+      send({ ...base, choices: [], usage: { prompt_tokens: 10, completion_tokens: words, total_tokens: 10 + words } });
+      res.end('data: [DONE]\n\n');
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((r) => server.close(r)) })),
+  );
+}
