@@ -1,5 +1,6 @@
 import type { ChatModel, ChatModelResolver } from '@agent-platform/core';
 import { openaiChatModel } from './openai-chat.js';
+import { proxiedFetch } from './proxy.js';
 
 export { type OpenAIChatOptions, openaiChatModel } from './openai-chat.js';
 
@@ -10,14 +11,17 @@ const withScheme = (host: string) => (/^https?:\/\//.test(host) ? host : `http:/
  * The chat model of a provider call: the caller's credential when they have one, else the
  * environment (DESIGN.md, "Model providers"): `openai` → OPENAI_API_KEY / OPENAI_BASE_URL;
  * `ollama` → OLLAMA_HOST or http://127.0.0.1:11434 (its OpenAI-compatible `/v1`).
- * AGENT_PLATFORM_MODEL_TIMEOUT_MS bounds each provider request (default 120000).
+ * AGENT_PLATFORM_MODEL_TIMEOUT_MS bounds each provider request (default 120000). A credential
+ * with `proxy: true` goes through HTTPS_PROXY / HTTP_PROXY.
  */
 export function chatModelResolver(env: NodeJS.ProcessEnv = process.env, fetchImpl?: typeof fetch): ChatModelResolver {
   // One client per provider, key and address: clients keep their connections alive.
   const cache = new Map<string, ChatModel>();
   const resolve: ChatModelResolver = (config) => {
     const timeout = Number(env.AGENT_PLATFORM_MODEL_TIMEOUT_MS);
-    const common = { ...(fetchImpl ? { fetch: fetchImpl } : {}), ...(timeout > 0 ? { timeoutMs: timeout } : {}) };
+    const viaProxy = config.proxy ? proxiedFetch(env) : undefined;
+    const chosenFetch = viaProxy ?? fetchImpl;
+    const common = { ...(chosenFetch ? { fetch: chosenFetch } : {}), ...(timeout > 0 ? { timeoutMs: timeout } : {}) };
     if (config.provider === 'ollama') {
       const host = withScheme(config.baseUrl ?? env.OLLAMA_HOST ?? 'http://127.0.0.1:11434');
       return openaiChatModel({ ...common, provider: 'ollama', apiKey: config.apiKey ?? 'ollama', baseURL: `${host.replace(/\/v1$/, '')}/v1` });
