@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeVectorStore } from '@agent-platform/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtinVectorStore } from '../src/builtin/index.js';
+import { type BuiltinVectorStore, builtinVectorStore } from '../src/builtin/index.js';
+import { HnswIndex } from '../src/builtin/hnsw.js';
+import { VectorMatrix } from '../src/builtin/matrix.js';
 
 let dir: string;
 let n = 0;
@@ -46,10 +48,20 @@ function clustered(count: number, dims: number, clusters: number, seed = 1): Flo
   });
 }
 
+async function recallAt10(exact: BuiltinVectorStore, approx: BuiltinVectorStore, queries: Float32Array[]): Promise<number> {
+  let found = 0;
+  for (const q of queries) {
+    const truth = new Set((await exact.query('ns', { vector: q, topK: 10 })).map((h) => h.id));
+    const got = await approx.query('ns', { vector: q, topK: 10 });
+    found += got.filter((h) => truth.has(h.id)).length;
+  }
+  return found / (10 * queries.length);
+}
+
 describe('builtin vector store specifics', () => {
-  it('past the threshold, HNSW finds ≥ 95% of the exact top 10', async () => {
-    const vectors = clustered(12_000, 64, 50);
-    const exact = await builtinVectorStore({ approximateThreshold: 1_000_000 });
+  it('past the threshold, HNSW finds ≥ 95% of the exact top 10, also after re-indexing', async () => {
+    const vectors = clustered(20_000, 64, 50);
+    const exact = await builtinVectorStore({ approximateThreshold: Number.POSITIVE_INFINITY });
     const approx = await builtinVectorStore({ approximateThreshold: 5_000 });
     const records = vectors.map((vector, i) => ({ id: `v${i}`, documentId: `d${i % 100}`, vector }));
     await exact.upsert('ns', records);
@@ -58,14 +70,62 @@ describe('builtin vector store specifics', () => {
     expect(approx.isApproximate('ns')).toBe(false);
     while (!approx.isApproximate('ns')) await new Promise((r) => setTimeout(r, 20));
     const queries = clustered(100, 64, 50, 99);
-    let found = 0;
-    for (const q of queries) {
-      const truth = new Set((await exact.query('ns', { vector: q, topK: 10 })).map((h) => h.id));
-      const got = await approx.query('ns', { vector: q, topK: 10 });
-      found += got.filter((h) => truth.has(h.id)).length;
+    expect(await recallAt10(exact, approx, queries)).toBeGreaterThanOrEqual(0.95);
+
+    // Re-index half of the documents with new vectors (delete, then upsert under new ids), and
+    // replace 2,000 vectors in place: the index follows (deleted slots are reused).
+    const fresh = clustered(10_000, 64, 50, 7);
+    const replacements = clustered(2_000, 64, 50, 11);
+    for (const store of [exact, approx]) {
+      for (let d = 0; d < 50; d++) await store.deleteDocument('ns', `d${d}`);
+      await store.upsert('ns', fresh.map((vector, i) => ({ id: `w${i}`, documentId: `d${i % 50}`, vector })));
+      await store.upsert('ns', replacements.map((vector, i) => ({ id: `w${i}`, documentId: `d${i % 50}`, vector })));
     }
-    expect(found / 1000).toBeGreaterThanOrEqual(0.95);
+    expect(await approx.count('ns')).toBe(20_000);
+    expect(approx.isApproximate('ns')).toBe(true);
+    expect(await recallAt10(exact, approx, queries)).toBeGreaterThanOrEqual(0.95);
+    await Promise.all([exact.close(), approx.close()]);
   }, 60_000);
+
+  it('reuses the HNSW slots of deleted and replaced vectors', async () => {
+    const matrix = new VectorMatrix(64);
+    for (const [i, v] of clustered(2_000, 64, 20).entries()) matrix.set(`v${i}`, 'd', v);
+    const index = new HnswIndex(matrix);
+    await index.build();
+    expect(index.slots).toBe(2_000);
+    for (let round = 0; round < 3; round++) {
+      for (const [i, v] of clustered(2_000, 64, 20, round + 10).entries()) {
+        const { row, replacedLabel } = matrix.set(`v${i}`, 'd', v);
+        if (replacedLabel !== undefined) index.removed(replacedLabel);
+        index.added(row);
+      }
+    }
+    expect(index.slots).toBe(2_000);
+    const label = matrix.remove('v0');
+    if (label !== undefined) index.removed(label);
+    expect(index.search(matrix.row(0), 5).length).toBe(5);
+  });
+
+  it('keeps writes made right after a drop of the same namespace', async () => {
+    const folder = join(dir, 'drop-then-write');
+    const store = await openIn(folder);
+    await store.upsert('ns', [{ id: 'a', documentId: 'd', vector: Float32Array.of(1, 0) }]);
+    const dropped = store.dropNamespace('ns');
+    const written = store.upsert('ns', [{ id: 'b', documentId: 'd', vector: Float32Array.of(0, 1) }]);
+    await Promise.all([dropped, written]);
+    await store.close();
+    const again = await openIn(folder);
+    expect((await again.query('ns', { vector: Float32Array.of(0, 1), topK: 5 })).map((h) => h.id)).toEqual(['b']);
+    await again.close();
+  });
+
+  it('refuses a query vector of another length than the namespace has, and caps topK', async () => {
+    const store = await builtinVectorStore();
+    await store.upsert('ns', [{ id: 'a', documentId: 'd', vector: Float32Array.of(1, 0) }]);
+    await expect(store.query('ns', { vector: Float32Array.of(1, 0, 0), topK: 1 })).rejects.toThrow(/dimensions/);
+    expect(await store.query('ns', { vector: Float32Array.of(1, 0), topK: 1e9 })).toHaveLength(1);
+    await store.close();
+  });
 
   it('cuts off a record torn by a crash and keeps the rest', async () => {
     const folder = join(dir, 'torn');

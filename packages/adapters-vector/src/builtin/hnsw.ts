@@ -13,25 +13,41 @@ export interface HnswOptions {
 /**
  * An approximate index (HNSW, hnswlib via hnswlib-node) over a matrix's rows, by their stable
  * labels. Built in slices that yield to the event loop, so a large namespace does not block
- * the server; until it is `ready`, searches use the exact scan.
+ * the server; until it is `ready`, searches use the exact scan. A deleted or replaced row is
+ * marked deleted and its slot is reused by the next insertion, so re-indexing documents does
+ * not grow the index.
  */
 export class HnswIndex {
   readonly #index: hnswlib.HierarchicalNSW;
   readonly #efSearch: number;
   ready = false;
   #building: Promise<void> | undefined;
+  #tracking = false;
+  #stopped = false;
+  /** Slots marked deleted, to be reused by the next insertions. */
+  #deleted = 0;
 
   constructor(
     readonly matrix: VectorMatrix,
     readonly options: HnswOptions = {},
   ) {
     this.#index = new hnswlib.HierarchicalNSW('ip', matrix.dimensions);
-    this.#index.initIndex({ maxElements: Math.max(1024, matrix.count * 2), m: options.m ?? 16, efConstruction: options.efConstruction ?? 200 });
+    this.#index.initIndex({
+      maxElements: Math.max(1024, matrix.count * 2),
+      m: options.m ?? 16,
+      efConstruction: options.efConstruction ?? 200,
+      allowReplaceDeleted: true,
+    });
     this.#efSearch = options.efSearch ?? 256;
   }
 
+  /** Slots in the index, live and deleted. */
+  get slots(): number {
+    return this.#index.getCurrentCount();
+  }
+
   #ensureCapacity(extra: number): void {
-    const needed = this.#index.getCurrentCount() + extra;
+    const needed = this.#index.getCurrentCount() - this.#deleted + extra;
     if (needed > this.#index.getMaxElements()) this.#index.resizeIndex(Math.max(needed, this.#index.getMaxElements() * 2));
   }
 
@@ -45,6 +61,7 @@ export class HnswIndex {
       const labels = Array.from(this.matrix.labelOf.subarray(0, this.matrix.count));
       const slice = 500;
       for (let start = 0; start < labels.length; start += slice) {
+        if (this.#stopped) return;
         this.#ensureCapacity(slice);
         for (const label of labels.slice(start, start + slice)) {
           const row = this.matrix.rowOfLabel.get(label);
@@ -57,10 +74,15 @@ export class HnswIndex {
     return this.#building;
   }
 
-  #tracking = false;
+  /** Ends a build in progress and stops tracking writes (the namespace was dropped or closed). */
+  stop(): void {
+    this.#stopped = true;
+    this.#tracking = false;
+  }
 
   #add(row: number): void {
-    this.#index.addPoint(Array.from(this.matrix.row(row)), this.matrix.labelOf[row] as number);
+    this.#index.addPoint(Array.from(this.matrix.row(row)), this.matrix.labelOf[row] as number, this.#deleted > 0);
+    if (this.#deleted > 0) this.#deleted--;
   }
 
   /** Keeps the index in step with a row written to the matrix. */
@@ -73,6 +95,7 @@ export class HnswIndex {
   removed(label: number): void {
     try {
       this.#index.markDelete(label);
+      this.#deleted++;
     } catch {
       // Not in the index yet (a build slice had not reached it).
     }
@@ -80,8 +103,8 @@ export class HnswIndex {
 
   /** Labels and similarities of the nearest rows, best first. */
   search(query: Float32Array, k: number): { label: number; score: number }[] {
-    const live = this.#index.getCurrentCount();
-    if (live === 0) return [];
+    const live = this.#index.getCurrentCount() - this.#deleted;
+    if (live <= 0) return [];
     this.#index.setEf(Math.max(this.#efSearch, k));
     const { neighbors, distances } = this.#index.searchKnn(Array.from(query), Math.min(k, live));
     // hnswlib's inner-product distance is 1 - dot.

@@ -18,10 +18,6 @@ interface Namespace {
   readonly name: string;
   readonly matrix: VectorMatrix;
   hnsw: HnswIndex | undefined;
-  /** Records in the log file (live and dead), to decide on compaction. */
-  logRecords: number;
-  /** Appends to the log, one after another. */
-  writes: Promise<void>;
 }
 
 const fileStem = (namespace: string) => createHash('sha256').update(namespace).digest('hex').slice(0, 32);
@@ -48,11 +44,17 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
     return { log: `${stem}.vectors`, meta: `${stem}.json` };
   };
 
-  const persist = (ns: Namespace, records: LogRecord[]): Promise<void> => {
-    if (!dir || records.length === 0) return Promise.resolve();
-    ns.logRecords += records.length;
-    ns.writes = ns.writes.then(() => appendLog(paths(ns.name).log, records));
-    return ns.writes;
+  // File operations of each namespace name run one after another, in call order, so a drop
+  // followed at once by writes to the same name cannot remove the new files.
+  const disk = new Map<string, Promise<void>>();
+  const onDisk = (name: string, op: () => Promise<void>): Promise<void> => {
+    const done = (disk.get(name) ?? Promise.resolve()).then(op);
+    const tail = done.catch(() => {});
+    disk.set(name, tail);
+    void tail.then(() => {
+      if (disk.get(name) === tail) disk.delete(name);
+    });
+    return done;
   };
 
   const maybeIndex = (ns: Namespace) => {
@@ -75,39 +77,41 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
 
   if (dir) {
     await mkdir(dir, { recursive: true });
-    for (const file of await readdir(dir)) {
+    const files = await readdir(dir);
+    // Left by a compaction that a crash interrupted before its rename: the log itself is intact.
+    for (const file of files) if (file.endsWith('.tmp')) await rm(join(dir, file), { force: true });
+    for (const file of files) {
       if (!file.endsWith('.json')) continue;
       const meta = JSON.parse(await readFile(join(dir, file), 'utf8')) as { namespace: string; dimensions: number };
-      const ns: Namespace = { name: meta.namespace, matrix: new VectorMatrix(meta.dimensions), hnsw: undefined, logRecords: 0, writes: Promise.resolve() };
+      const ns: Namespace = { name: meta.namespace, matrix: new VectorMatrix(meta.dimensions), hnsw: undefined };
       const records = await readLog(paths(meta.namespace).log);
       for (const record of records) apply(ns, record);
-      ns.logRecords = records.length;
-      // Compact a log that is mostly dead records.
+      // Compact a log that is mostly dead records (replaced or deleted vectors).
       if (records.length > 2 * ns.matrix.count + 1000) {
         const live: LogRecord[] = [];
         for (let row = 0; row < ns.matrix.count; row++) {
           live.push({ op: 'upsert', id: ns.matrix.ids[row] as string, documentId: ns.matrix.documents[ns.matrix.docOf[row] as number] as string, vector: ns.matrix.row(row) });
         }
         await rewriteLog(paths(meta.namespace).log, live);
-        ns.logRecords = live.length;
       }
       namespaces.set(ns.name, ns);
       maybeIndex(ns);
     }
   }
 
-  const getOrCreate = async (name: string, dimensions: number): Promise<Namespace> => {
-    let ns = namespaces.get(name);
-    if (ns) {
-      if (ns.matrix.dimensions !== dimensions) {
-        throw PlatformError.invalid(`Vector of ${dimensions} dimensions for namespace ${name} of ${ns.matrix.dimensions} dimensions`);
+  /** The namespace, created (and its descriptor written) on its first vector. */
+  const getOrCreate = (name: string, dimensions: number): { ns: Namespace; created?: Promise<void> } => {
+    const existing = namespaces.get(name);
+    if (existing) {
+      if (existing.matrix.dimensions !== dimensions) {
+        throw PlatformError.invalid(`Vector of ${dimensions} dimensions for namespace ${name} of ${existing.matrix.dimensions} dimensions`);
       }
-      return ns;
+      return { ns: existing };
     }
-    ns = { name, matrix: new VectorMatrix(dimensions), hnsw: undefined, logRecords: 0, writes: Promise.resolve() };
+    const ns: Namespace = { name, matrix: new VectorMatrix(dimensions), hnsw: undefined };
     namespaces.set(name, ns);
-    if (dir) await writeFile(paths(name).meta, JSON.stringify({ namespace: name, dimensions }));
-    return ns;
+    if (!dir) return { ns };
+    return { ns, created: onDisk(name, () => writeFile(paths(name).meta, JSON.stringify({ namespace: name, dimensions }))) };
   };
 
   let closed = false;
@@ -115,22 +119,28 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
     async upsert(name, records: readonly VectorRecord[]) {
       const first = records[0];
       if (!first) return;
-      const ns = await getOrCreate(name, first.vector.length);
+      const dimensions = first.vector.length;
       for (const r of records) {
-        if (r.vector.length !== ns.matrix.dimensions) {
-          throw PlatformError.invalid(`Vector ${r.id} has ${r.vector.length} dimensions, the namespace ${ns.matrix.dimensions}`);
-        }
+        if (r.vector.length !== dimensions) throw PlatformError.invalid(`Vector ${r.id} has ${r.vector.length} dimensions, ${first.id} ${dimensions}`);
       }
+      const { ns, created } = getOrCreate(name, dimensions);
       const log: LogRecord[] = records.map((r) => ({ op: 'upsert', id: r.id, documentId: r.documentId, vector: r.vector }));
       for (const record of log) apply(ns, record);
       maybeIndex(ns);
-      await persist(ns, log);
+      if (!dir) return;
+      const appended = onDisk(name, () => appendLog(paths(name).log, log));
+      await Promise.all([created, appended]);
     },
 
     async query(name, query): Promise<VectorHit[]> {
       const ns = namespaces.get(name);
-      if (!ns || ns.matrix.count === 0 || query.topK <= 0) return [];
+      // At most one hit per vector (and no heap larger than the namespace for a huge topK).
+      const k = ns ? Math.min(Math.floor(query.topK), ns.matrix.count) : 0;
+      if (!ns || !(k > 0)) return [];
       const { matrix } = ns;
+      if (query.vector.length !== matrix.dimensions) {
+        throw PlatformError.invalid(`Query vector of ${query.vector.length} dimensions for namespace ${name} of ${matrix.dimensions} dimensions`);
+      }
       let filter: Set<number> | undefined;
       if (query.documentIds) {
         filter = new Set(query.documentIds.map((d) => matrix.documentIndex(d)).filter((d): d is number => d !== undefined));
@@ -138,12 +148,12 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
       }
       let hits: { row: number; score: number }[];
       if (ns.hnsw?.ready && !filter) {
-        hits = ns.hnsw.search(query.vector, query.topK).flatMap(({ label, score }) => {
+        hits = ns.hnsw.search(query.vector, k).flatMap(({ label, score }) => {
           const row = matrix.rowOfLabel.get(label);
           return row === undefined ? [] : [{ row, score }];
         });
       } else {
-        hits = matrix.search(query.vector, query.topK, filter).sorted();
+        hits = matrix.search(query.vector, k, filter).sorted();
       }
       return hits.map(({ row, score }) => ({
         id: matrix.ids[row] as string,
@@ -158,18 +168,19 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
       if (!ns) return 0;
       const log: LogRecord[] = ns.matrix.idsOfDocument(documentId).map((id) => ({ op: 'delete', id }));
       for (const record of log) apply(ns, record);
-      await persist(ns, log);
+      if (dir && log.length > 0) await onDisk(name, () => appendLog(paths(name).log, log));
       return log.length;
     },
 
     async dropNamespace(name) {
-      const ns = namespaces.get(name);
+      namespaces.get(name)?.hnsw?.stop();
       namespaces.delete(name);
       if (!dir) return;
-      await ns?.writes.catch(() => {});
       const { log, meta } = paths(name);
-      await rm(meta, { force: true });
-      await removeLog(log);
+      await onDisk(name, async () => {
+        await rm(meta, { force: true });
+        await removeLog(log);
+      });
     },
 
     async count(name) {
@@ -183,7 +194,9 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
     async close() {
       if (closed) return;
       closed = true;
-      await Promise.all([...namespaces.values()].map((ns) => ns.writes.catch(() => {})));
+      for (const ns of namespaces.values()) ns.hnsw?.stop();
+      namespaces.clear();
+      await Promise.all(disk.values());
     },
   };
 }

@@ -5,16 +5,23 @@ export interface VectorStoreSuiteOptions {
   create(): Promise<VectorStore> | VectorStore;
   /** Closes the store and opens the same data again, for stores that persist. */
   reopen?(store: VectorStore): Promise<VectorStore>;
+  /**
+   * For stores whose namespaces take one fixed vector length (at least 16): every test vector
+   * is padded with zeros to it. By default the tests use 3 to 16 dimensions.
+   */
+  dimensions?: number;
 }
-
-/** A unit vector from components. */
-const unit = (...xs: number[]) => {
-  const norm = Math.hypot(...xs);
-  return Float32Array.from(xs.map((x) => x / norm));
-};
 
 /** The behaviour every `VectorStore` must have. */
 export function describeVectorStore(name: string, options: VectorStoreSuiteOptions): void {
+  /** A unit vector from components (zero-padded to `options.dimensions`). */
+  const unit = (...xs: number[]) => {
+    const norm = Math.hypot(...xs);
+    const v = new Float32Array(Math.max(xs.length, options.dimensions ?? 0));
+    for (const [i, x] of xs.entries()) v[i] = x / norm;
+    return v;
+  };
+
   describe(`VectorStore conformance: ${name}`, () => {
     let store: VectorStore;
     beforeEach(async () => {
@@ -34,6 +41,8 @@ export function describeVectorStore(name: string, options: VectorStoreSuiteOptio
 
     it('answers the nearest vectors by cosine similarity, best first, with exact scores', async () => {
       await seed();
+      const best = await store.query('ns', { vector: unit(1, 0, 0), topK: 1 });
+      expect(best).toEqual([{ id: 'a', documentId: 'd1', score: expect.closeTo(1, 5) }]);
       const hits = await store.query('ns', { vector: unit(1, 0, 0), topK: 3 });
       expect(hits.map((h) => [h.id, h.documentId])).toEqual([
         ['a', 'd1'],
@@ -44,6 +53,11 @@ export function describeVectorStore(name: string, options: VectorStoreSuiteOptio
       expect(hits[1]?.score).toBeCloseTo(Math.SQRT1_2, 5);
       expect(hits[2]?.score).toBeCloseTo(0, 5);
       expect(hits[0]?.vector).toBeUndefined();
+      // cos((1,1,0), (1,2,0)) = 3 / (√2·√5)
+      const scored = await store.query('ns', { vector: unit(1, 2, 0), topK: 2 });
+      expect(scored.map((h) => h.id)).toEqual(['b', 'c']);
+      expect(scored[0]?.score).toBeCloseTo(3 / Math.sqrt(10), 5);
+      expect(scored[1]?.score).toBeCloseTo(2 / Math.sqrt(5), 5);
       const all = await store.query('ns', { vector: unit(1, 0, 0), topK: 10 });
       expect(all.map((h) => h.id)).toEqual(['a', 'b', 'c', 'd']);
       expect(all[3]?.score).toBeCloseTo(-1, 5);
@@ -74,6 +88,8 @@ export function describeVectorStore(name: string, options: VectorStoreSuiteOptio
       expect(await store.deleteDocument('ns', 'd1')).toBe(0);
       expect((await store.query('ns', { vector: unit(1, 0, 0), topK: 10 })).map((h) => h.id)).toEqual(['c', 'd']);
       expect(await store.count('other')).toBe(1);
+      expect((await store.query('other', { vector: unit(1, 0, 0), topK: 10 })).map((h) => h.id)).toEqual(['a']);
+      expect((await store.query('other', { vector: unit(0, 0, 1), topK: 10 }))[0]?.score).toBeCloseTo(1, 5);
       await store.dropNamespace('ns');
       expect(await store.count('ns')).toBe(0);
       expect(await store.query('ns', { vector: unit(1, 0, 0), topK: 3 })).toEqual([]);
