@@ -2,3 +2,4 @@ export { describeStorageAdapter, type StorageSuiteOptions } from './storage-suit
 export { describeBlobStore } from './blob-store-suite.js';
 export { describeVectorStore, type VectorStoreSuiteOptions } from './vector-store-suite.js';
 export { describeEmbeddingModel, type EmbeddingSuiteOptions } from './embedding-suite.js';
+export { describeChatModel, type ChatModelSuiteOptions, type ScriptedChatReply } from './chat-model-suite.js';

@@ -1,11 +1,7 @@
 import type { ChatModel, ChatModelResolver } from '@agent-platform/core';
-import { openaiChatModel } from './openai-chat.js';
+import { ollamaChatModel } from '@agent-platform/adapters-models/ollama';
+import { openaiChatModel } from '@agent-platform/adapters-models/openai';
 import { proxiedFetch } from './proxy.js';
-
-export { type OpenAIChatOptions, openaiChatModel } from './openai-chat.js';
-
-/** `OLLAMA_HOST` may be `host:port` without a scheme, as Ollama itself accepts it. */
-const withScheme = (host: string) => (/^https?:\/\//.test(host) ? host : `http://${host}`).replace(/\/+$/, '');
 
 /**
  * The chat model of a provider call: the caller's credential when they have one, else the
@@ -21,10 +17,10 @@ export function chatModelResolver(env: NodeJS.ProcessEnv = process.env, fetchImp
     const timeout = Number(env.AGENT_PLATFORM_MODEL_TIMEOUT_MS);
     const viaProxy = config.proxy ? proxiedFetch(env) : undefined;
     const chosenFetch = viaProxy ?? fetchImpl;
-    const common = { ...(chosenFetch ? { fetch: chosenFetch } : {}), ...(timeout > 0 ? { timeoutMs: timeout } : {}) };
+    // One retry of a request that failed before its answer began (5xx, 429, connection errors).
+    const common = { maxRetries: 1, ...(chosenFetch ? { fetch: chosenFetch } : {}), ...(timeout > 0 ? { timeoutMs: timeout } : {}) };
     if (config.provider === 'ollama') {
-      const host = withScheme(config.baseUrl ?? env.OLLAMA_HOST ?? 'http://127.0.0.1:11434');
-      return openaiChatModel({ ...common, provider: 'ollama', apiKey: config.apiKey ?? 'ollama', baseURL: `${host.replace(/\/v1$/, '')}/v1` });
+      return ollamaChatModel({ ...common, host: config.baseUrl ?? env.OLLAMA_HOST ?? 'http://127.0.0.1:11434', ...(config.apiKey ? { apiKey: config.apiKey } : {}) });
     }
     const apiKey = config.apiKey ?? env.OPENAI_API_KEY;
     const baseURL = config.baseUrl ?? env.OPENAI_BASE_URL;

@@ -1,0 +1,45 @@
+import type { ChatModel } from '@agent-platform/core';
+import { openaiChatModel } from './openai.js';
+
+export const DEFAULT_OLLAMA_HOST = 'http://127.0.0.1:11434';
+
+export interface OllamaChatModelOptions {
+  /**
+   * Where Ollama listens, e.g. `http://127.0.0.1:11434` (default). Written as `OLLAMA_HOST` is
+   * (`host:port` without a scheme means http) and with or without a trailing `/v1`. The
+   * environment is not read: the server's provider resolver applies `OLLAMA_HOST`.
+   */
+  readonly host?: string;
+  /** Ollama ignores it; a proxy in front of Ollama may want one. Default `ollama`. */
+  readonly apiKey?: string;
+  /** See `openaiChatModel`. Default 120000 (a local model may load for a while before it answers). */
+  readonly timeoutMs?: number;
+  /** See `openaiChatModel`. Default 2. */
+  readonly maxRetries?: number;
+  readonly fetch?: typeof fetch;
+  /** The `provider` the model reports and errors name. Default `ollama`. */
+  readonly provider?: string;
+}
+
+/** `OLLAMA_HOST`-style host → Ollama's OpenAI-compatible base URL (`<host>/v1`). */
+export function ollamaBaseURL(host: string = DEFAULT_OLLAMA_HOST): string {
+  const trimmed = host.trim();
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `http://${trimmed}`;
+  return `${withScheme.replace(/\/+$/, '').replace(/\/v1$/, '')}/v1`;
+}
+
+/**
+ * A chat model of an Ollama server through its OpenAI-compatible endpoint
+ * (`POST <host>/v1/chat/completions`): `openaiChatModel` with that base URL and provider
+ * `ollama`, so streaming, tool calls, usage and the error mapping are the same.
+ */
+export function ollamaChatModel(options: OllamaChatModelOptions = {}): ChatModel {
+  return openaiChatModel({
+    baseURL: ollamaBaseURL(options.host),
+    apiKey: options.apiKey ?? 'ollama',
+    provider: options.provider ?? 'ollama',
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+}

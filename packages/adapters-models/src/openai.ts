@@ -1,0 +1,356 @@
+import {
+  type ChatEvent,
+  type ChatMessage,
+  type ChatModel,
+  type ChatRequest,
+  type FinishReason,
+  isPlatformError,
+  PlatformError,
+  type ToolCall,
+  type ToolDefinition,
+  type Usage,
+} from '@agent-platform/core';
+import OpenAI from 'openai';
+
+type OpenAIMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+type OpenAITool = OpenAI.Chat.Completions.ChatCompletionFunctionTool;
+type OpenAIChunk = OpenAI.Chat.Completions.ChatCompletionChunk;
+type StreamingBody = OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming;
+
+export interface OpenAIChatModelOptions {
+  /**
+   * Sent as `Authorization: Bearer <apiKey>`. Without one no `Authorization` header is sent
+   * (local servers need none). Environment variables are never read: `OPENAI_API_KEY` is the
+   * caller's business (the server's provider resolver applies it), so an operator's key never
+   * goes to a server a user named.
+   */
+  readonly apiKey?: string;
+  /** e.g. `https://api.openai.com/v1` (default), `http://127.0.0.1:8000/v1` (vLLM). */
+  readonly baseURL?: string;
+  /**
+   * Milliseconds to wait for the answer's headers (per attempt) and, once it streams, for each
+   * next chunk (a stream that stalls that long is cut). Default 120000.
+   */
+  readonly timeoutMs?: number;
+  /**
+   * Retries by the client, with backoff, of a request that failed before its stream began
+   * (408, 409, 429, 5xx, connection errors, timeouts; it honours `retry-after`). Default 2.
+   */
+  readonly maxRetries?: number;
+  /** A custom fetch (e.g. one that connects only to addresses the operator allowed, or a proxy's). */
+  readonly fetch?: typeof fetch;
+  /** The `provider` the model reports and errors name. Default `openai`. */
+  readonly provider?: string;
+  /**
+   * Which request field carries `ChatRequest.maxTokens`. Default `max_tokens`, which every
+   * OpenAI-compatible server understands (Ollama, vLLM, llama.cpp, LM Studio) and OpenAI still
+   * accepts for its GPT-4-class models. OpenAI's reasoning models (o-series, gpt-5) reject it and
+   * want `max_completion_tokens`, which many compatible servers ignore or reject.
+   */
+  readonly maxTokensField?: 'max_tokens' | 'max_completion_tokens';
+}
+
+/** The server as errors name it: the base URL without credentials or query. */
+function displayURL(baseURL: string): string {
+  try {
+    const url = new URL(baseURL);
+    url.username = '';
+    url.password = '';
+    url.search = '';
+    url.hash = '';
+    return url.href.replace(/\/+$/, '');
+  } catch {
+    return baseURL;
+  }
+}
+
+function toOpenAIMessage(message: ChatMessage): OpenAIMessage {
+  switch (message.role) {
+    case 'system':
+      return { role: 'system', content: message.content };
+    case 'user':
+      return { role: 'user', content: message.content };
+    case 'assistant': {
+      const calls = message.toolCalls ?? [];
+      if (calls.length === 0) return { role: 'assistant', content: message.content ?? '' };
+      return {
+        role: 'assistant',
+        content: message.content,
+        tool_calls: calls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } })),
+      };
+    }
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+  }
+}
+
+function toOpenAITool(tool: ToolDefinition): OpenAITool {
+  return {
+    type: 'function',
+    function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.parameters },
+  };
+}
+
+/**
+ * OpenAI's finish reasons onto ours: `function_call` (the legacy form of a tool call) is
+ * `tool_calls`; `content_filter` (the provider cut the answer) is `stop`, as is any reason this
+ * code does not know; assembled tool calls make it `tool_calls` whatever the server said
+ * (some servers report `stop`), except after `length`, whose tool calls may be cut short.
+ */
+function finishReasonOf(reason: string, hasToolCalls: boolean): FinishReason {
+  if (reason === 'length') return 'length';
+  if (hasToolCalls || reason === 'tool_calls' || reason === 'function_call') return 'tool_calls';
+  return 'stop';
+}
+
+const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0);
+
+function usageOf(usage: OpenAIChunk['usage']): Usage | undefined {
+  if (!usage || typeof usage !== 'object') return undefined;
+  const promptTokens = count(usage.prompt_tokens);
+  const completionTokens = count(usage.completion_tokens);
+  const total = count(usage.total_tokens);
+  return { promptTokens, completionTokens, totalTokens: total || promptTokens + completionTokens };
+}
+
+interface PartialCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** The message of an error and of its causes, e.g. `fetch failed (connect ECONNREFUSED 127.0.0.1:9)`. */
+function reasonOf(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current.message && !parts.includes(current.message)) parts.push(current.message);
+    current = current.cause;
+  }
+  if (parts.length === 0) return String(error);
+  const [first, ...rest] = parts;
+  return rest.length > 0 ? `${first} (${rest.join('; ')})` : (first as string);
+}
+
+/**
+ * A chat model of any server that speaks OpenAI's `POST /v1/chat/completions` (OpenAI, Azure
+ * OpenAI's v1 API, vLLM, LM Studio, llama.cpp server, OpenRouter, Ollama's `/v1`, ...), over
+ * the official `openai` client. Every call streams (`stream: true` with
+ * `stream_options.include_usage`): text deltas are yielded as they arrive, tool-call fragments
+ * are assembled by index into whole `tool_call` events, and one `finish` comes last.
+ *
+ * Failures are `PlatformError`s naming the provider and server: `upstream_error` for an HTTP
+ * error (with its status; retryable for 408, 409, 429 and 5xx), an unreachable server, an
+ * `{error}` event or a malformed stream; `timeout` when the server does not answer or stalls;
+ * `aborted` when the request's signal is aborted. The API key never appears in a message.
+ */
+export function openaiChatModel(options: OpenAIChatModelOptions = {}): ChatModel {
+  const provider = options.provider ?? 'openai';
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw PlatformError.invalid('openaiChatModel: timeoutMs must be a positive integer');
+  const maxRetries = options.maxRetries ?? 2;
+  if (!Number.isInteger(maxRetries) || maxRetries < 0) throw PlatformError.invalid('openaiChatModel: maxRetries must be an integer ≥ 0');
+  const apiKey = options.apiKey || undefined;
+  const maxTokensField = options.maxTokensField ?? 'max_tokens';
+  const client = new OpenAI({
+    // The client insists on a key; without one, the header it would make is removed below.
+    apiKey: apiKey ?? 'none',
+    baseURL: options.baseURL ?? 'https://api.openai.com/v1',
+    // Nothing from the environment: no organization, project or admin key goes to a server a user named.
+    organization: null,
+    project: null,
+    adminAPIKey: null,
+    webhookSecret: null,
+    timeout: timeoutMs,
+    maxRetries,
+    // Problems are reported as errors; the client's console logging (e.g. of a malformed event) is off.
+    logLevel: 'off',
+    ...(apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  const upstream = displayURL(client.baseURL);
+  const where = `Model provider ${provider} (${upstream})`;
+  const details = (extra: Record<string, unknown> = {}) => ({ provider, upstream, ...extra });
+  /** Never let the key through, whatever a server or the client wrote. */
+  const scrub = (text: string): string => {
+    let out = text.replace(/\/\/[^/@\s]+@/g, '//');
+    if (apiKey && apiKey.length >= 4) out = out.split(apiKey).join('[redacted]');
+    return out;
+  };
+
+  const toPlatformError = (error: unknown): PlatformError => {
+    if (isPlatformError(error)) return error;
+    if (error instanceof OpenAI.APIConnectionTimeoutError) {
+      return new PlatformError('timeout', `${where} did not answer within ${timeoutMs} ms`, { retryable: true, details: details(), cause: error });
+    }
+    if (error instanceof OpenAI.APIUserAbortError) return new PlatformError('aborted', 'The chat request was aborted', { cause: error });
+    if (error instanceof OpenAI.APIConnectionError) {
+      const reason = scrub(reasonOf(error.cause ?? error));
+      return new PlatformError('unavailable', `${where} is unreachable: ${reason}`, { retryable: true, details: details(), cause: error });
+    }
+    if (error instanceof OpenAI.APIError) {
+      const inner = (error.error as { message?: unknown } | undefined)?.message;
+      const detail = scrub(typeof inner === 'string' ? inner : error.message);
+      const status = error.status;
+      if (status === undefined) {
+        // An `{ "error": ... }` event inside the stream.
+        return new PlatformError('upstream_error', `${where} reported an error mid-stream: ${detail}`, { retryable: true, details: details(), cause: error });
+      }
+      const message =
+        status === 401 || status === 403
+          ? `${where} refused the credentials (HTTP ${status}): ${detail}${apiKey === undefined ? ' (no API key was configured)' : ''}`
+          : `${where} answered HTTP ${status}: ${detail}`;
+      return new PlatformError('upstream_error', message, {
+        retryable: status === 408 || status === 409 || status === 429 || status >= 500,
+        details: details({ status }),
+        cause: error,
+      });
+    }
+    if (error instanceof SyntaxError) {
+      return new PlatformError('upstream_error', `${where} sent a malformed event stream: ${scrub(error.message)}`, { details: details(), cause: error });
+    }
+    // A body that broke off (the socket closed or was reset while streaming), or anything else the transport threw.
+    return new PlatformError('upstream_error', `${where} is unreachable: the connection broke mid-stream: ${scrub(reasonOf(error))}`, {
+      retryable: true,
+      details: details(),
+      cause: error,
+    });
+  };
+
+  async function* stream(request: ChatRequest): AsyncGenerator<ChatEvent, void, undefined> {
+    const signal = request.signal;
+    const aborted = () => new PlatformError('aborted', 'The chat request was aborted', { cause: signal?.reason });
+    if (signal?.aborted) throw aborted();
+    if (!request.model) throw PlatformError.invalid(`${where}: a model name is required`);
+
+    const body: StreamingBody = {
+      model: request.model,
+      messages: request.messages.map(toOpenAIMessage),
+      stream: true,
+      stream_options: { include_usage: true },
+      // OpenAI rejects an empty `tools` list.
+      ...(request.tools && request.tools.length > 0 ? { tools: request.tools.map(toOpenAITool) } : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.maxTokens !== undefined ? { [maxTokensField]: request.maxTokens } : {}),
+    };
+
+    // One controller for the call: the caller's signal and the stall timer both abort it.
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let stalled = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waitForChunk = () => {
+      timer = setTimeout(() => {
+        stalled = true;
+        controller.abort();
+      }, timeoutMs);
+    };
+    const stopWaiting = () => clearTimeout(timer);
+    const interrupted = (): PlatformError | undefined =>
+      signal?.aborted
+        ? aborted()
+        : stalled
+          ? new PlatformError('timeout', `${where} stopped streaming: no data for ${timeoutMs} ms`, { retryable: true, details: details() })
+          : undefined;
+
+    let iterator: AsyncIterator<OpenAIChunk> | undefined;
+    let finished = false;
+    try {
+      try {
+        const chunks = await client.chat.completions.create(body, { signal: controller.signal });
+        iterator = chunks[Symbol.asyncIterator]();
+      } catch (error) {
+        throw interrupted() ?? toPlatformError(error);
+      }
+
+      const calls = new Map<number, PartialCall>();
+      let lastIndex = -1;
+      let reason: string | undefined;
+      let usage: Usage | undefined;
+      let callsSent = false;
+      const completeCalls = function* (): Generator<ChatEvent> {
+        if (callsSent) return;
+        callsSent = true;
+        for (const index of [...calls.keys()].sort((a, b) => a - b)) {
+          const call = calls.get(index) as PartialCall;
+          // Servers that give no id (some OpenAI-compatible ones) get one, so tool results can refer to it.
+          const complete: ToolCall = { id: call.id || `call_${crypto.randomUUID().replaceAll('-', '')}`, name: call.name, arguments: call.arguments };
+          yield { type: 'tool_call', call: complete };
+        }
+      };
+
+      while (true) {
+        let next: IteratorResult<OpenAIChunk>;
+        waitForChunk();
+        try {
+          next = await iterator.next();
+        } catch (error) {
+          throw interrupted() ?? toPlatformError(error);
+        } finally {
+          stopWaiting();
+        }
+        // The client ends the stream quietly when its request is aborted.
+        const cut = interrupted();
+        if (cut) throw cut;
+        if (next.done) break;
+
+        const chunk = next.value as OpenAIChunk | null;
+        if (!chunk || typeof chunk !== 'object') throw new PlatformError('upstream_error', `${where} sent a malformed event stream: a chunk that is not an object`, { details: details() });
+        const chunkUsage = usageOf(chunk.usage);
+        if (chunkUsage) usage = chunkUsage;
+        const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
+        for (const choice of choices) {
+          // Only one choice is asked for (no `n`); another index is not ours.
+          if (!choice || (choice.index ?? 0) !== 0) continue;
+          const delta = choice.delta ?? {};
+          if (typeof delta.content === 'string' && delta.content !== '') yield { type: 'text', delta: delta.content };
+          // A refusal is the model's answer to the user, streamed in its own field by OpenAI.
+          if (typeof delta.refusal === 'string' && delta.refusal !== '') yield { type: 'text', delta: delta.refusal };
+          for (const fragment of delta.tool_calls ?? []) {
+            const fn = fragment.function;
+            // Servers that send whole calls without `index` get one: a new id starts a new call.
+            const known = calls.get(lastIndex);
+            const index =
+              typeof fragment.index === 'number' ? fragment.index : known && (!fragment.id || fragment.id === known.id) ? lastIndex : lastIndex + 1;
+            let call = calls.get(index);
+            if (!call) {
+              call = { id: '', name: '', arguments: '' };
+              calls.set(index, call);
+            }
+            lastIndex = Math.max(lastIndex, index);
+            if (fragment.id && !call.id) call.id = fragment.id;
+            // The name comes whole in the first fragment; a server that repeats it must not double it.
+            if (fn?.name && fn.name !== call.name) call.name += fn.name;
+            if (fn?.arguments) call.arguments += fn.arguments;
+          }
+          if (choice.finish_reason) {
+            reason = choice.finish_reason;
+            yield* completeCalls();
+          }
+        }
+      }
+
+      if (reason === undefined) {
+        throw new PlatformError('upstream_error', `${where} ended the stream before the answer was finished (no finish_reason)`, { retryable: true, details: details() });
+      }
+      yield* completeCalls();
+      finished = true;
+      const finish = finishReasonOf(reason, calls.size > 0);
+      yield usage ? { type: 'finish', reason: finish, usage } : { type: 'finish', reason: finish };
+    } finally {
+      stopWaiting();
+      signal?.removeEventListener('abort', onAbort);
+      if (!finished) {
+        // Stopped early (the consumer left, or an error): close the upstream connection.
+        controller.abort();
+        await iterator?.return?.().catch(() => undefined);
+      }
+    }
+  }
+
+  return {
+    provider,
+    stream: (request) => stream(request),
+  };
+}
