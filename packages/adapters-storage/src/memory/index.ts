@@ -343,8 +343,10 @@ export function memoryStorage(): StorageAdapter {
   const transaction: StorageAdapter['transaction'] = (fn) => {
     const run = queue.then(async () => {
       const snapshot = copyTables(tables);
+      // Inside a transaction, `transaction` runs in the same one (queueing would deadlock).
+      const tx: StorageAdapter = adapterOver(() => tables, (inner) => inner(tx), close);
       try {
-        return await fn(adapterOver(() => tables, (inner) => inner(root), close));
+        return await fn(tx);
       } catch (error) {
         tables = snapshot;
         throw error;
