@@ -33,9 +33,11 @@ export function describeBlobStore(name: string, options: { create(): Promise<Blo
     it('stores empty and large blobs', async () => {
       await blobs.put('empty', new Uint8Array());
       expect(await blobs.get('empty')).toEqual(new Uint8Array());
-      const big = new Uint8Array(3 * 1024 * 1024).map((_, i) => i % 251);
+      const big = new Uint8Array(3 * 1024 * 1024);
+      for (let i = 0; i < big.length; i++) big[i] = i % 251;
       await blobs.put('big', big);
-      expect(await blobs.get('big')).toEqual(big);
+      // Compared as buffers: a deep equality of 3 million elements takes seconds.
+      expect(Buffer.from((await blobs.get('big')) ?? []).equals(Buffer.from(big))).toBe(true);
     });
 
     it('refuses keys that could leave the store (path separators, dot segments)', async () => {
