@@ -185,6 +185,8 @@ export function openaiChatModel(options: OpenAIChatModelOptions = {}): ChatModel
     }
     if (error instanceof OpenAI.APIUserAbortError) return new PlatformError('aborted', 'The chat request was aborted', { cause: error });
     if (error instanceof OpenAI.APIConnectionError) {
+      // The fetch refused the address (the outbound policy): pass its answer through.
+      if (isPlatformError(error.cause)) return error.cause;
       const reason = scrub(reasonOf(error.cause ?? error));
       return new PlatformError('unavailable', `${where} is unreachable: ${reason}`, { retryable: true, details: details(), cause: error });
     }

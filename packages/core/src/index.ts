@@ -19,3 +19,18 @@ export { createSecretBox, type SecretBox } from './security/secrets.js';
 export { type AgentEvent, type AgentTurn, runAgentTurn, type Source, systemContext } from './agent/loop.js';
 export type { AgentTool, ToolSource } from './agent/tools.js';
 export { type AgentOptions, type ChatModelResolver, type ProviderConfig, toChatMessages } from './agent/completions.js';
+export {
+  type AddressClass,
+  type AddressKind,
+  classifyAddress,
+  createOutboundPolicy,
+  type OutboundPolicy,
+  type OutboundPolicyOptions,
+  parseAllowedHosts,
+  type PolicyDecision,
+  refusalError,
+} from './net/policy.js';
+export { type CheckedTarget, createGuardedFetch, type GuardedFetch, type GuardedFetchOptions, type HostResolver, type ResolvedAddress } from './net/guarded-fetch.js';
+export { DEFAULT_LOCAL_MODEL_URL, defaultLocalModelBaseUrl, type LocalModelRuntime } from './local-models/runtime.js';
+export { type FetchLike, normaliseDigest, ollamaRuntime, type OllamaRuntimeOptions } from './local-models/ollama.js';
+export { deleteLocalModel, listLocalModels, type LocalModelResult, type LocalModelServiceOptions } from './local-models/service.js';

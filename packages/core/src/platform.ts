@@ -50,6 +50,12 @@ import {
   UpdateCredentialRequest,
 } from './schemas/credentials.js';
 import type { SecretBox } from './security/secrets.js';
+import { ollamaRuntime } from './local-models/ollama.js';
+import type { LocalModelRuntime } from './local-models/runtime.js';
+import { deleteLocalModel, type LocalModelResult, listLocalModels } from './local-models/service.js';
+import { createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
+import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.js';
+import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from './schemas/local-models.js';
 import type { ChatRecord, CredentialRecord, StorageAdapter } from './storage/types.js';
 import { parseInput } from './validation.js';
 
@@ -78,6 +84,14 @@ export interface AgentPlatformOptions {
   readonly agent?: AgentOptions;
   /** Encrypts provider credentials at rest. Without it, credential calls answer `unsupported`. */
   readonly secrets?: SecretBox;
+  /** Which hosts caller-supplied URLs may reach (DESIGN.md, "Outbound URLs"). Default: loopback and public only. */
+  readonly outbound?: OutboundPolicyOptions;
+  /** The fetch for caller-supplied URLs; default: one enforcing `outbound`. */
+  readonly fetch?: GuardedFetch;
+  /** The local model runtime; default: Ollama over the guarded fetch. */
+  readonly localModels?: LocalModelRuntime;
+  /** Runtime address when a call gives none. Default: OLLAMA_HOST or http://127.0.0.1:11434. */
+  readonly localModelUrl?: string;
   readonly clock?: Clock;
   readonly ids?: IdGenerator;
 }
@@ -132,12 +146,19 @@ export class AgentPlatform {
   readonly #secrets: SecretBox | undefined;
   readonly #agents: Agents | undefined;
   readonly #streams = new StreamHub();
+  /** Fetch for every URL a caller supplies: checks the outbound policy before connecting. */
+  readonly fetch: GuardedFetch;
+  readonly #localModels: LocalModelRuntime;
+  readonly #localModelUrl: string | undefined;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
     this.clock = options.clock ?? systemClock;
     this.ids = options.ids ?? createIdGenerator(() => this.clock.now().getTime());
     this.#secrets = options.secrets;
+    this.fetch = options.fetch ?? createGuardedFetch(createOutboundPolicy(options.outbound));
+    this.#localModels = options.localModels ?? ollamaRuntime({ fetch: this.fetch });
+    this.#localModelUrl = options.localModelUrl;
     const k = options.knowledge;
     this.#knowledgeAdapters = k;
     if (k) {
@@ -174,6 +195,7 @@ export class AgentPlatform {
     await this.#knowledgeAdapters?.vectors.close();
     // An embedder, or a resolver that owns embedders, may have something to close.
     await (this.#knowledgeAdapters?.embedder as { close?: () => Promise<void> } | undefined)?.close?.();
+    await this.fetch.close();
     await this.storage.close();
   }
 
@@ -474,6 +496,18 @@ export class AgentPlatform {
     if (!this.#streams.get(caller.userId, chatId, streamId)) throw PlatformError.notFound('Stream not found');
     const after = lastEventId && /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : 0;
     return this.#streams.read(caller.userId, chatId, streamId, after, signal);
+  }
+
+  // ---- local model runtime --------------------------------------------------------------
+
+  /** `GET /api/v1/localmodel/list-models`: `{ status, body }` (failures use `error`, with `models: []`). */
+  listLocalModels(_caller: Caller, query: ListLocalModelsQuery = {}): Promise<LocalModelResult<ListLocalModelsResponse>> {
+    return listLocalModels(this.#localModels, query, this.#localModelUrl ? { defaultBaseUrl: this.#localModelUrl } : {});
+  }
+
+  /** `DELETE /api/v1/localmodel/delete-model`: `{ status, body }`. */
+  deleteLocalModel(_caller: Caller, input: DeleteLocalModelRequest): Promise<LocalModelResult<DeleteLocalModelResponse>> {
+    return deleteLocalModel(this.#localModels, input, this.#localModelUrl ? { defaultBaseUrl: this.#localModelUrl } : {});
   }
 
   // ---- chats ----------------------------------------------------------------------------

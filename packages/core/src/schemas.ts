@@ -5,3 +5,4 @@ export * from './schemas/knowledge.js';
 export * from './schemas/credentials.js';
 export * from './schemas/chats.js';
 export * from './schemas/completions.js';
+export * from './schemas/local-models.js';

@@ -247,6 +247,10 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
         signal: event.req.signal,
         headers: event.req.headers,
       });
+      if (route.errorShape) {
+        const { status, body } = result as { status: number; body: unknown };
+        return json(status, body);
+      }
       if (route.openai) {
         const completion = result as { stream: false; body: unknown } | { stream: true; chunks: AsyncIterable<unknown> };
         return completion.stream ? openaiStream(completion.chunks, event, log) : json(200, completion.body);
@@ -255,6 +259,12 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
       if (route.replay) return replayStream(result as AsyncIterable<{ id: number; data: string }>);
       return json(route.status ?? 200, result);
     } catch (error) {
+      if (route.errorShape) {
+        const { status, body, bug } = toErrorResponse(error);
+        if (bug) log?.error({ reqId: event.context.requestId, err: error }, 'unhandled error');
+        const { message, ...rest } = body;
+        return json(status, { ...route.errorShape.extra, ...rest, error: message }, status === 401 ? { 'www-authenticate': 'Bearer' } : {});
+      }
       return fail(event, error, route.openai === true);
     }
   }

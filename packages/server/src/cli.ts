@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { isPlatformError } from '@agent-platform/core';
+import { isPlatformError, parseAllowedHosts } from '@agent-platform/core';
 import { openPlatform, startServer } from './server.js';
 
 const MAIN_HELP = `Usage: agent-platform <command> [options]
@@ -29,6 +29,11 @@ Options:
   --default-model P:M   Model of completions that name none, as provider:model
                         (env AGENT_PLATFORM_DEFAULT_MODEL, default openai:gpt-4o-mini)
   --max-steps N         Model calls per agent turn at most (env AGENT_PLATFORM_MAX_STEPS, default 8)
+  --allow-host HOST     Let URLs that callers supply (local model baseUrl, a credential's baseUrl,
+                        MCP servers) reach this host name (*.domain for subdomains), IP or CIDR
+                        range besides loopback and public addresses; repeatable
+                        (env AGENT_PLATFORM_ALLOWED_HOSTS, comma- or space-separated)
+  --allowed-hosts-only  Only allow-listed hosts are reachable (loopback and public ones too are refused)
   -h, --help            Show this help
 
 Env LOG_LEVEL sets the request log level (default info; "silent" for none).
@@ -70,6 +75,8 @@ async function serveCommand(argv: string[]): Promise<void> {
       'upload-limit': { type: 'string' },
       'default-model': { type: 'string' },
       'max-steps': { type: 'string' },
+      'allow-host': { type: 'string', multiple: true },
+      'allowed-hosts-only': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -89,6 +96,10 @@ async function serveCommand(argv: string[]): Promise<void> {
     ...(uploadLimit ? { uploadLimit: integer(uploadLimit, '--upload-limit', 1, 1024 ** 3) } : {}),
     ...(defaultModel ? { defaultModel } : {}),
     ...(maxSteps ? { maxSteps: integer(maxSteps, '--max-steps', 1, 100) } : {}),
+    outbound: {
+      allowedHosts: [...parseAllowedHosts(process.env.AGENT_PLATFORM_ALLOWED_HOSTS), ...(values['allow-host'] ?? [])],
+      allowlistOnly: values['allowed-hosts-only'] === true,
+    },
   });
   if (server.firstKey) {
     process.stdout.write(`No API key existed in this data folder, so one was created. It is shown only once:\n${server.firstKey}\n`);

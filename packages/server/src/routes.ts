@@ -19,7 +19,11 @@ import {
   ListCredentialsResponse,
   UpdateCredentialRequest,
   CreateProjectRequest,
+  DeleteLocalModelRequest,
+  DeleteLocalModelResponse,
   DocumentResponse,
+  ListLocalModelsQuery,
+  ListLocalModelsResponse,
   ListDocumentsQuery,
   ListDocumentsResponse,
   PutSettingsRequest,
@@ -88,6 +92,11 @@ export interface ApiRoute {
   readonly openai?: boolean;
   /** The handler answers an `AsyncIterable` of `{ id, data }`: SSE with ids (resumable), ending `data: [DONE]`. */
   readonly replay?: boolean;
+  /**
+   * The local model routes: the handler answers `{ status, body }`, sent as is; errors thrown
+   * before it (auth, malformed JSON) use `error` instead of `message`, plus `extra`.
+   */
+  readonly errorShape?: { readonly field: 'error'; readonly extra?: Record<string, unknown> };
   readonly handler: (platform: AgentPlatform, input: RouteInput) => Promise<unknown>;
 }
 
@@ -249,6 +258,26 @@ export const apiRoutes: readonly ApiRoute[] = [
     replay: true,
     handler: (p, i) =>
       p.readStream(i.caller, param(i, 'chatId'), param(i, 'streamId'), i.headers?.get('last-event-id') ?? undefined, i.signal),
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/localmodel/list-models',
+    summary: 'List the models installed in the local model runtime (Ollama) at baseUrl',
+    tag: 'Local models',
+    query: ListLocalModelsQuery,
+    response: ListLocalModelsResponse,
+    errorShape: { field: 'error', extra: { models: [] } },
+    handler: (p, i) => p.listLocalModels(i.caller, i.query as ListLocalModelsQuery),
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v1/localmodel/delete-model',
+    summary: 'Delete one model (exact name with tag) from the local model runtime; irreversible',
+    tag: 'Local models',
+    body: DeleteLocalModelRequest,
+    response: DeleteLocalModelResponse,
+    errorShape: { field: 'error' },
+    handler: (p, i) => p.deleteLocalModel(i.caller, i.body as DeleteLocalModelRequest),
   },
   {
     method: 'POST',

@@ -1,6 +1,13 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { AgentPlatform, type ToolSource } from '@agent-platform/core';
+import {
+  AgentPlatform,
+  createGuardedFetch,
+  createOutboundPolicy,
+  defaultLocalModelBaseUrl,
+  type OutboundPolicyOptions,
+  type ToolSource,
+} from '@agent-platform/core';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import { serve } from 'h3';
 import pino, { type Logger } from 'pino';
@@ -27,6 +34,8 @@ export interface ServerOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Extra tool sources of agents (project tools and MCP servers plug in here). */
   readonly toolSources?: readonly ToolSource[];
+  /** Hosts caller-supplied URLs may reach besides loopback and public ones (`--allow-host`), or only them. */
+  readonly outbound?: OutboundPolicyOptions;
   /** Default: pino JSON lines on stdout at `info`. */
   readonly logger?: Logger;
 }
@@ -51,20 +60,31 @@ export const databasePath = (dataDir: string) => join(resolve(dataDir), 'agent-p
  */
 export async function openPlatform(
   dataDir: string,
-  options: { knowledge?: boolean; defaultModel?: string; maxSteps?: number; env?: NodeJS.ProcessEnv; toolSources?: readonly ToolSource[] } = {},
+  options: {
+    knowledge?: boolean;
+    defaultModel?: string;
+    maxSteps?: number;
+    env?: NodeJS.ProcessEnv;
+    toolSources?: readonly ToolSource[];
+    outbound?: OutboundPolicyOptions;
+  } = {},
 ): Promise<AgentPlatform> {
   await mkdir(resolve(dataDir), { recursive: true });
   const env = options.env ?? process.env;
   const storage = await sqliteStorage({ path: databasePath(dataDir) });
   const secrets = await loadSecretBox(dataDir, env);
+  // The operator's own OLLAMA_HOST is allowed even when it is a private address.
+  const allowedHosts = [...(options.outbound?.allowedHosts ?? []), ...(env.OLLAMA_HOST ? [new URL(defaultLocalModelBaseUrl(env)).hostname] : [])];
+  const guarded = createGuardedFetch(createOutboundPolicy({ ...options.outbound, allowedHosts }));
   const agent = {
-    models: chatModelResolver(env),
+    models: chatModelResolver(env, guarded),
     defaultModel: options.defaultModel ?? env.AGENT_PLATFORM_DEFAULT_MODEL ?? 'openai:gpt-4o-mini',
     ...(options.maxSteps ? { stepLimit: options.maxSteps } : {}),
     ...(options.toolSources ? { toolSources: options.toolSources } : {}),
   };
-  if (!options.knowledge) return new AgentPlatform({ storage, secrets, agent });
-  return new AgentPlatform({ storage, secrets, agent, knowledge: await openKnowledge(dataDir) });
+  const common = { storage, secrets, agent, fetch: guarded, localModelUrl: defaultLocalModelBaseUrl(env) };
+  if (!options.knowledge) return new AgentPlatform(common);
+  return new AgentPlatform({ ...common, knowledge: await openKnowledge(dataDir) });
 }
 
 /** Starts the headless server on the embedded defaults (SQLite under the data folder). */
@@ -76,6 +96,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
     ...(options.env ? { env: options.env } : {}),
     ...(options.toolSources ? { toolSources: options.toolSources } : {}),
+    ...(options.outbound ? { outbound: options.outbound } : {}),
   });
   await platform.start();
   let firstKey: string | undefined;

@@ -1,4 +1,4 @@
-import type { ChatModel, ChatModelResolver } from '@agent-platform/core';
+import type { ChatModel, ChatModelResolver, GuardedFetch } from '@agent-platform/core';
 import { ollamaChatModel } from '@agent-platform/adapters-models/ollama';
 import { openaiChatModel } from '@agent-platform/adapters-models/openai';
 import { proxiedFetch } from './proxy.js';
@@ -8,15 +8,29 @@ import { proxiedFetch } from './proxy.js';
  * environment (DESIGN.md, "Model providers"): `openai` → OPENAI_API_KEY / OPENAI_BASE_URL;
  * `ollama` → OLLAMA_HOST or http://127.0.0.1:11434 (its OpenAI-compatible `/v1`).
  * AGENT_PLATFORM_MODEL_TIMEOUT_MS bounds each provider request (default 120000). A credential
- * with `proxy: true` goes through HTTPS_PROXY / HTTP_PROXY.
+ * with `proxy: true` goes through HTTPS_PROXY / HTTP_PROXY. A credential's `baseUrl` (chosen by
+ * a caller) is only reached when the outbound policy allows its addresses.
  */
-export function chatModelResolver(env: NodeJS.ProcessEnv = process.env, fetchImpl?: typeof fetch): ChatModelResolver {
+export function chatModelResolver(env: NodeJS.ProcessEnv = process.env, guarded?: GuardedFetch): ChatModelResolver {
   // One client per provider, key and address: clients keep their connections alive.
   const cache = new Map<string, ChatModel>();
   const resolve: ChatModelResolver = (config) => {
     const timeout = Number(env.AGENT_PLATFORM_MODEL_TIMEOUT_MS);
-    const viaProxy = config.proxy ? proxiedFetch(env) : undefined;
-    const chosenFetch = viaProxy ?? fetchImpl;
+    // A base URL from a caller's credential goes through the outbound policy (checked before any
+    // connection); the operator's own addresses (environment) do not need it.
+    const callerUrl = config.baseUrl !== undefined && guarded !== undefined;
+    let chosenFetch: typeof fetch | undefined;
+    if (config.proxy) {
+      const viaProxy = proxiedFetch(env);
+      chosenFetch = callerUrl
+        ? (async (input: string | URL | Request, init?: RequestInit) => {
+            await guarded.check(typeof input === 'string' || input instanceof URL ? input : input.url);
+            return viaProxy(input, init);
+          }) as typeof fetch
+        : viaProxy;
+    } else if (callerUrl) {
+      chosenFetch = guarded as unknown as typeof fetch;
+    }
     // One retry of a request that failed before its answer began (5xx, 429, connection errors).
     const common = { maxRetries: 1, ...(chosenFetch ? { fetch: chosenFetch } : {}), ...(timeout > 0 ? { timeoutMs: timeout } : {}) };
     if (config.provider === 'ollama') {
