@@ -1,4 +1,4 @@
-import { type EmbeddingModel, PlatformError } from '@agent-platform/core';
+import { displayUrl, type EmbeddingModel, PlatformError } from '@agent-platform/core';
 import OpenAI from 'openai';
 
 export interface OpenAIEmbedderOptions {
@@ -78,18 +78,6 @@ function unit(values: ArrayLike<number>, upstream: string): Float32Array {
   return vector;
 }
 
-/** The server as errors name it: the base URL without credentials or query. */
-function displayURL(baseURL: string): string {
-  try {
-    const url = new URL(baseURL);
-    url.username = '';
-    url.password = '';
-    url.search = '';
-    return url.href.replace(/\/+$/, '');
-  } catch {
-    return baseURL;
-  }
-}
 
 /** Drops `user:password@` from URLs quoted in a message (fetch quotes the URL it refuses). */
 const redact = (message: string): string => message.replace(/\/\/[^/@\s]+@/g, '//');
@@ -155,7 +143,7 @@ export function openaiEmbedder(options: OpenAIEmbedderOptions): EmbeddingModel {
     maxRetries: options.maxRetries ?? 2,
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
-  const upstream = displayURL(client.baseURL);
+  const upstream = displayUrl(client.baseURL);
   let dimensions = options.dimensions ?? 0;
 
   const request = async (input: string[], signal: AbortSignal | undefined): Promise<Float32Array[]> => {

@@ -3,6 +3,7 @@ import {
   type ChatMessage,
   type ChatModel,
   type ChatRequest,
+  displayUrl,
   type FinishReason,
   isPlatformError,
   PlatformError,
@@ -50,19 +51,6 @@ export interface OpenAIChatModelOptions {
   readonly maxTokensField?: 'max_tokens' | 'max_completion_tokens';
 }
 
-/** The server as errors name it: the base URL without credentials or query. */
-function displayURL(baseURL: string): string {
-  try {
-    const url = new URL(baseURL);
-    url.username = '';
-    url.password = '';
-    url.search = '';
-    url.hash = '';
-    return url.href.replace(/\/+$/, '');
-  } catch {
-    return baseURL;
-  }
-}
 
 function toOpenAIMessage(message: ChatMessage): OpenAIMessage {
   switch (message.role) {
@@ -168,7 +156,7 @@ export function openaiChatModel(options: OpenAIChatModelOptions = {}): ChatModel
     ...(apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
-  const upstream = displayURL(client.baseURL);
+  const upstream = displayUrl(client.baseURL);
   const where = `Model provider ${provider} (${upstream})`;
   const details = (extra: Record<string, unknown> = {}) => ({ provider, upstream, ...extra });
   /** Never let the key through, whatever a server or the client wrote. */

@@ -34,3 +34,4 @@ export { type CheckedTarget, createGuardedFetch, type GuardedFetch, type Guarded
 export { DEFAULT_LOCAL_MODEL_URL, defaultLocalModelBaseUrl, type LocalModelRuntime } from './local-models/runtime.js';
 export { type FetchLike, normaliseDigest, ollamaRuntime, type OllamaRuntimeOptions } from './local-models/ollama.js';
 export { deleteLocalModel, listLocalModels, type LocalModelResult, type LocalModelServiceOptions } from './local-models/service.js';
+export { displayUrl } from './net/display.js';

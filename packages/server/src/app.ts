@@ -54,27 +54,36 @@ function openaiError(code: string, message: string) {
   return { message, type, code };
 }
 
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' };
+
 /**
- * OpenAI's streaming format: `data: <chunk JSON>` per chunk as it is produced (no buffering),
- * then `data: [DONE]`. A failure mid-stream is sent as an `{ error }` chunk and the stream ends;
- * a client that goes away stops the iteration (which aborts the upstream call).
+ * Server-Sent Events from an async iterable, each value written as it is produced (no
+ * buffering). `frame` formats one value; `end` is written after the last one; a failure of the
+ * iterable becomes the `failure` frame and ends the stream; a client that goes away stops the
+ * iteration (which aborts whatever feeds it).
  */
-function openaiStream(chunks: AsyncIterable<unknown>, event: H3Event, log: Logger | undefined): Response {
+function eventStream<T>(
+  events: AsyncIterable<T>,
+  frame: (value: T) => string,
+  failure: (error: unknown) => string,
+  end = '',
+): Response {
   const encoder = new TextEncoder();
-  const iterator = chunks[Symbol.asyncIterator]();
+  const iterator = events[Symbol.asyncIterator]();
   const stream = new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
         const next = await iterator.next();
         if (next.done) {
-          controller.enqueue(encoder.encode('data: [DONE]\n\n'));
+          if (end) controller.enqueue(encoder.encode(end));
           return controller.close();
         }
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify(next.value)}\n\n`));
+        controller.enqueue(encoder.encode(frame(next.value)));
       } catch (error) {
-        const { body, bug } = toErrorResponse(error);
-        if (bug) log?.error({ reqId: event.context.requestId, err: error }, 'stream failed');
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify({ error: openaiError(body.code, body.message) })}\n\n`));
+        controller.enqueue(encoder.encode(failure(error)));
         controller.close();
       }
     },
@@ -82,63 +91,35 @@ function openaiStream(chunks: AsyncIterable<unknown>, event: H3Event, log: Logge
       await iterator.return?.();
     },
   });
-  return new Response(stream, {
-    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' },
-  });
+  return new Response(stream, { headers: SSE_HEADERS });
 }
 
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
+const data = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
 
-/**
- * Server-Sent Events from an async iterable: one `data:` line of JSON per event. A failure of
- * the iterable becomes a last `error` event; a client that goes away stops the iteration.
- */
-function sseResponse(events: AsyncIterable<unknown>, event: H3Event, log: Logger | undefined): Response {
-  const encoder = new TextEncoder();
-  const iterator = events[Symbol.asyncIterator]();
-  const stream = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const next = await iterator.next();
-        if (next.done) return controller.close();
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify(next.value)}\n\n`));
-      } catch (error) {
-        const { body, bug } = toErrorResponse(error);
-        if (bug) log?.error({ reqId: event.context.requestId, err: error }, 'stream failed');
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify({ type: 'error', message: body.message })}\n\n`));
-        controller.close();
-      }
-    },
-    async cancel() {
-      await iterator.return?.();
-    },
-  });
-  return new Response(stream, {
-    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' },
-  });
+/** The message of a failure for a client, logging bugs with the request id. */
+function failureMessage(error: unknown, event: H3Event, log: Logger | undefined): { code: string; message: string } {
+  const { body, bug } = toErrorResponse(error);
+  if (bug) log?.error({ reqId: event.context.requestId, err: error }, 'stream failed');
+  return body;
 }
 
-/** A recorded stream as SSE with event ids (so `Last-Event-ID` resumes it), ending `data: [DONE]`. */
-function replayStream(events: AsyncIterable<{ id: number; data: string }>): Response {
-  const encoder = new TextEncoder();
-  const iterator = events[Symbol.asyncIterator]();
-  const stream = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = await iterator.next();
-      if (next.done) {
-        controller.enqueue(encoder.encode('data: [DONE]\n\n'));
-        return controller.close();
-      }
-      controller.enqueue(encoder.encode(`id: ${next.value.id}\ndata: ${next.value.data}\n\n`));
-    },
-    async cancel() {
-      await iterator.return?.();
-    },
-  });
-  return new Response(stream, {
-    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' },
-  });
-}
+/** Indexing progress: one `data:` JSON event each; a failure is a last `error` event. */
+const sseResponse = (events: AsyncIterable<unknown>, event: H3Event, log: Logger | undefined) =>
+  eventStream(events, data, (error) => data({ type: 'error', message: failureMessage(error, event, log).message }));
+
+/** An OpenAI `{ error }` chunk for a failure mid-stream. */
+const errorChunk = (error: unknown, event: H3Event, log: Logger | undefined) => {
+  const { code, message } = failureMessage(error, event, log);
+  return data({ error: openaiError(code, message) });
+};
+
+/** OpenAI's streaming format: `data: <chunk>` each, then `data: [DONE]`; a failure is an `{ error }` chunk. */
+const openaiStream = (chunks: AsyncIterable<unknown>, event: H3Event, log: Logger | undefined) =>
+  eventStream(chunks, data, (error) => errorChunk(error, event, log), 'data: [DONE]\n\n');
+
+/** A recorded stream with event ids (so `Last-Event-ID` resumes it), ending `data: [DONE]`. */
+const replayStream = (events: AsyncIterable<{ id: number; data: string }>, event: H3Event, log: Logger | undefined) =>
+  eventStream(events, (e) => `id: ${e.id}\ndata: ${e.data}\n\n`, (error) => errorChunk(error, event, log), 'data: [DONE]\n\n');
 
 /** The caller of a request with a valid `Authorization: Bearer <key>`, else undefined. */
 async function authenticate(platform: AgentPlatform, event: H3Event): Promise<Caller | undefined> {
@@ -256,7 +237,7 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
         return completion.stream ? openaiStream(completion.chunks, event, log) : json(200, completion.body);
       }
       if (route.sse) return sseResponse(result as AsyncIterable<unknown>, event, log);
-      if (route.replay) return replayStream(result as AsyncIterable<{ id: number; data: string }>);
+      if (route.replay) return replayStream(result as AsyncIterable<{ id: number; data: string }>, event, log);
       return json(route.status ?? 200, result);
     } catch (error) {
       if (route.errorShape) {
