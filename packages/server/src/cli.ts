@@ -151,7 +151,8 @@ async function keysCreateCommand(argv: string[]): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
+  // `pnpm start -- --port 8080` hands the separator through: it carries no meaning here.
+  const [command, ...rest] = argv.filter((arg, i) => !(arg === '--' && i <= 2));
   if (command === 'serve') return serveCommand(rest);
   if (command === 'keys') {
     const [sub, ...args] = rest;

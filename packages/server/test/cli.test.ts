@@ -118,5 +118,8 @@ describe('agent-platform CLI', () => {
     await expect(run(process.execPath, [CLI, 'serve', '--port', 'abc'])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--port') });
     await expect(run(process.execPath, [CLI, 'keys', 'create', '--data', dir])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--name') });
     await expect(run(process.execPath, [CLI, 'serve', '--bogus'])).rejects.toMatchObject({ code: 2 });
+    // A `--` separator (as `pnpm start -- --port 1` passes it) is ignored.
+    expect((await run(process.execPath, [CLI, 'serve', '--', '--help'])).stdout).toContain('--cors-origin');
+    expect((await run(process.execPath, [CLI, '--', 'serve', '--help'])).stdout).toContain('--cors-origin');
   });
 });
