@@ -35,3 +35,4 @@ export { DEFAULT_LOCAL_MODEL_URL, defaultLocalModelBaseUrl, type LocalModelRunti
 export { type FetchLike, normaliseDigest, ollamaRuntime, type OllamaRuntimeOptions } from './local-models/ollama.js';
 export { deleteLocalModel, listLocalModels, type LocalModelResult, type LocalModelServiceOptions } from './local-models/service.js';
 export { displayUrl } from './net/display.js';
+export type * from './tools/sandbox.js';

@@ -3,3 +3,4 @@ export { describeBlobStore } from './blob-store-suite.js';
 export { describeVectorStore, type VectorStoreSuiteOptions } from './vector-store-suite.js';
 export { describeEmbeddingModel, type EmbeddingSuiteOptions } from './embedding-suite.js';
 export { describeChatModel, type ChatModelSuiteOptions, type ScriptedChatReply } from './chat-model-suite.js';
+export { describeToolSandbox, type ToolSandboxSuiteOptions } from './tool-sandbox-suite.js';

@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ToolLanguage, ToolOutcome, ToolSandbox } from '../tools/sandbox.js';
+
+/** The programs the suite runs, per language. */
+const PROGRAMS: Record<ToolLanguage, Record<string, string>> = {
+  javascript: {
+    add: 'async function main(args) { console.log("adding", args.a, args.b); return { sum: args.a + args.b }; }',
+    sync: 'function main(args) { return [args.x, "ok"]; }',
+    throws: 'function main() { throw new Error("no such city"); }',
+    loop: 'function main() { while (true) {} }',
+    asyncLoop: 'async function main() { await null; for (;;) {} }',
+    bomb: 'function main() { const a = []; for (;;) a.push("x".repeat(1e5)); }',
+    process: 'function main() { return typeof process === "undefined" ? "absent" : Object.keys(process.env); }',
+    require: 'function main() { return typeof require === "undefined" ? "absent" : require("fs").readFileSync("/etc/passwd", "utf8"); }',
+    importFs: 'async function main() { const fs = await import("node:fs"); return fs.readFileSync("/etc/passwd", "utf8"); }',
+    fetch: 'async function main() { return typeof fetch === "undefined" ? "absent" : await (await fetch("http://127.0.0.1:1")).text(); }',
+    globals:
+      'function main() { return Object.getOwnPropertyNames(globalThis).filter((k) => /^(process|require|module|Buffer|fetch|XMLHttpRequest|WebSocket|setTimeout|setInterval|Deno|Bun|std|os)$/.test(k)); }',
+    invalidResult: 'function main() { const a = {}; a.self = a; return a; }',
+    syntax: 'function main( { return 1 }',
+    noMain: 'const x = 1;',
+    undefinedResult: 'function main() {}',
+  },
+  python: {
+    add: 'def main(args):\n    print("adding", args["a"], args["b"])\n    return {"sum": args["a"] + args["b"]}',
+    sync: 'def main(args):\n    return [args["x"], "ok"]',
+    throws: 'def main(args):\n    raise ValueError("no such city")',
+    loop: 'def main(args):\n    while True:\n        pass',
+    asyncLoop: 'async def main(args):\n    while True:\n        pass',
+    bomb: 'def main(args):\n    a = []\n    while True:\n        a.append("x" * 100000)',
+    process: 'import os\ndef main(args):\n    return list(os.environ.keys())',
+    require: 'def main(args):\n    return open("/etc/passwd").read()',
+    importFs: 'import subprocess\ndef main(args):\n    return subprocess.run(["id"], capture_output=True).stdout.decode()',
+    fetch: 'import urllib.request\ndef main(args):\n    return urllib.request.urlopen("http://127.0.0.1:1").read().decode()',
+    globals: 'def main(args):\n    return []',
+    invalidResult: 'def main(args):\n    return object()',
+    syntax: 'def main(args) return 1',
+    noMain: 'x = 1',
+    undefinedResult: 'def main(args):\n    pass',
+  },
+};
+
+export interface ToolSandboxSuiteOptions {
+  create(): ToolSandbox | Promise<ToolSandbox>;
+  readonly language: ToolLanguage;
+  /** Limits used by the suite. Defaults: 1000 ms, 32 MiB. */
+  readonly timeoutMs?: number;
+  readonly memoryBytes?: number;
+}
+
+/** The behaviour every `ToolSandbox` must have, escape attempts included. */
+export function describeToolSandbox(name: string, options: ToolSandboxSuiteOptions): void {
+  describe(`ToolSandbox conformance: ${name}`, () => {
+    let sandbox: ToolSandbox;
+    const programs = PROGRAMS[options.language];
+    const timeoutMs = options.timeoutMs ?? 1000;
+    const memoryBytes = options.memoryBytes ?? 32 * 1024 * 1024;
+    const run = (program: keyof typeof programs, args: unknown = {}) =>
+      sandbox.run({ code: programs[program] as string, args, timeoutMs, memoryBytes });
+    const failed = (outcome: ToolOutcome) => (outcome.ok ? undefined : outcome.error);
+    // A secret the server process holds: it must never show up in a tool's output.
+    const SECRET = 'TOOL-SUITE-SECRET-VALUE-7d1f';
+
+    beforeAll(async () => {
+      process.env.TOOL_SUITE_SECRET = SECRET;
+      sandbox = await options.create();
+    });
+    afterAll(async () => {
+      delete process.env.TOOL_SUITE_SECRET;
+      await sandbox.close();
+    });
+
+    it('runs main with the arguments and returns its JSON result and captured logs', async () => {
+      const outcome = await run('add', { a: 2, b: 40 });
+      expect(outcome).toMatchObject({ ok: true, result: { sum: 42 }, logs: ['adding 2 40'] });
+      expect(await run('sync', { x: 7 })).toMatchObject({ ok: true, result: [7, 'ok'] });
+      expect(await run('undefinedResult')).toMatchObject({ ok: true, result: null });
+    });
+
+    it('reports thrown errors, bad code, a missing main and results that are not JSON', async () => {
+      expect(failed(await run('throws'))).toMatchObject({ kind: 'thrown', message: expect.stringContaining('no such city') });
+      expect(failed(await run('syntax'))?.kind).toMatch(/invalid_code|thrown/);
+      expect(failed(await run('noMain'))?.message).toMatch(/main/);
+      expect(failed(await run('invalidResult'))?.kind).toMatch(/invalid_result|thrown/);
+    });
+
+    it('stops endless loops within the time limit', async () => {
+      for (const program of ['loop', 'asyncLoop'] as const) {
+        const started = Date.now();
+        const outcome = await run(program);
+        expect(failed(outcome)?.kind, program).toBe('timeout');
+        expect(Date.now() - started).toBeLessThan(timeoutMs + 3000);
+      }
+      expect(await run('sync', { x: 1 })).toMatchObject({ ok: true });
+    });
+
+    it('stops a memory bomb', async () => {
+      const outcome = await run('bomb');
+      expect(failed(outcome)?.kind).toMatch(/out_of_memory|timeout/);
+      expect(await run('sync', { x: 1 })).toMatchObject({ ok: true });
+    });
+
+    it('gives no access to the process, modules, files or the network, and never the environment', async () => {
+      for (const program of ['process', 'require', 'importFs', 'fetch'] as const) {
+        const outcome = await run(program);
+        const text = JSON.stringify(outcome);
+        expect(text, program).not.toContain(SECRET);
+        expect(text, program).not.toContain('root:x:0:0');
+        if (outcome.ok) expect(outcome.result, program).toBe('absent');
+      }
+      const globals = await run('globals');
+      expect(globals).toMatchObject({ ok: true, result: [] });
+    });
+
+    it('runs 50 tools in parallel while the event loop stays free', async () => {
+      let worstTick = 0;
+      let last = performance.now();
+      const ticker = setInterval(() => {
+        const now = performance.now();
+        worstTick = Math.max(worstTick, now - last);
+        last = now;
+      }, 10);
+      const outcomes = await Promise.all(Array.from({ length: 50 }, (_, i) => run('add', { a: i, b: 1 })));
+      clearInterval(ticker);
+      expect(outcomes.map((o) => (o.ok ? (o.result as { sum: number }).sum : -1))).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+      expect(worstTick).toBeLessThan(100);
+    });
+  });
+}

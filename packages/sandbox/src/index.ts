@@ -1,0 +1,1 @@
+export { type JavaScriptSandboxOptions, javascriptSandbox } from './javascript.js';

@@ -1,0 +1,104 @@
+// Worker thread of the JavaScript tool sandbox. Each run gets a fresh QuickJS runtime
+// (WebAssembly: no Node APIs exist inside it) with a memory limit and an interrupt deadline.
+// The code defines main(args); its (awaited) return value comes back as JSON.
+import { parentPort } from 'node:worker_threads';
+import { getQuickJS, shouldInterruptAfterDeadline } from 'quickjs-emscripten';
+
+const QuickJS = await getQuickJS();
+
+const format = (value) => (typeof value === 'string' ? value : JSON.stringify(value) ?? String(value));
+
+function runOne({ code, args, timeoutMs, memoryBytes }) {
+  const logs = [];
+  const runtime = QuickJS.newRuntime();
+  runtime.setMemoryLimit(memoryBytes);
+  runtime.setMaxStackSize(1024 * 1024);
+  const deadline = Date.now() + timeoutMs;
+  runtime.setInterruptHandler(shouldInterruptAfterDeadline(deadline));
+  const vm = runtime.newContext();
+  const fail = (kind, message) => ({ ok: false, error: { kind, message }, logs });
+  try {
+    const consoleObject = vm.newObject();
+    for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
+      const fn = vm.newFunction(level, (...handles) => {
+        if (logs.length < 1000) logs.push(handles.map((h) => format(vm.dump(h))).join(' ').slice(0, 10_000));
+      });
+      vm.setProp(consoleObject, level, fn);
+      fn.dispose();
+    }
+    vm.setProp(vm.global, 'console', consoleObject);
+    consoleObject.dispose();
+
+    const source = `${code}
+;if (typeof main !== 'function') throw new TypeError('the tool code must define a function main(args)');
+globalThis.__run = Promise.resolve().then(() => main(JSON.parse(${JSON.stringify(JSON.stringify(args ?? {}))}))).then((value) => {
+  const text = JSON.stringify(value === undefined ? null : value);
+  if (text === undefined) throw new TypeError('the result of main is not JSON-serialisable');
+  return text;
+});`;
+    const evaluated = vm.evalCode(source, 'tool.js');
+    if (evaluated.error) {
+      const error = vm.dump(evaluated.error);
+      evaluated.error.dispose();
+      return classify(error, fail, true);
+    }
+    evaluated.value.dispose();
+    const promise = vm.getProp(vm.global, '__run');
+    // Run every pending job (the awaits of main) until the promise settles or time runs out.
+    for (;;) {
+      const state = vm.getPromiseState(promise);
+      if (state.type === 'fulfilled') {
+        const text = vm.getString(state.value);
+        state.value.dispose();
+        promise.dispose();
+        return { ok: true, result: JSON.parse(text), logs };
+      }
+      if (state.type === 'rejected') {
+        const error = vm.dump(state.error);
+        state.error.dispose();
+        promise.dispose();
+        return classify(error, fail, false);
+      }
+      if (Date.now() > deadline) {
+        promise.dispose();
+        return fail('timeout', `the tool ran longer than ${timeoutMs} ms`);
+      }
+      const jobs = runtime.executePendingJobs();
+      if (jobs.error) {
+        const error = vm.dump(jobs.error);
+        jobs.error.dispose();
+        promise.dispose();
+        return classify(error, fail, false);
+      }
+      if (jobs.value === 0 && vm.getPromiseState(promise).type === 'pending') {
+        promise.dispose();
+        return fail('thrown', 'main never settled (it awaits something that cannot happen in the sandbox)');
+      }
+    }
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return /out of memory/i.test(message) ? fail('out_of_memory', `the tool used more than ${memoryBytes} bytes`) : fail('thrown', message);
+  } finally {
+    try {
+      vm.dispose();
+      runtime.dispose();
+    } catch {
+      // A runtime that ran out of memory may not free cleanly; the worker is recycled then.
+    }
+  }
+
+  function classify(error, failWith, atLoad) {
+    const message = typeof error === 'object' && error ? `${error.name ?? 'Error'}: ${error.message ?? ''}`.trim() : String(error);
+    if (/interrupted/i.test(message)) return failWith('timeout', `the tool ran longer than ${timeoutMs} ms`);
+    if (/out of memory/i.test(message)) return failWith('out_of_memory', `the tool used more than ${memoryBytes} bytes`);
+    if (/not JSON-serialisable|circular/i.test(message)) return failWith('invalid_result', message);
+    if (atLoad && /SyntaxError/.test(message)) return failWith('invalid_code', message);
+    return failWith('thrown', message);
+  }
+}
+
+parentPort.on('message', (request) => {
+  const started = performance.now();
+  const outcome = runOne(request);
+  parentPort.postMessage({ id: request.id, outcome: { ...outcome, durationMs: performance.now() - started } });
+});
