@@ -4,6 +4,7 @@ import {
   type ChatMessageRecord,
   type ChatRecord,
   type CredentialRecord,
+  type ToolRecord,
   type ChunkRecord,
   type DocumentRecord,
   type JobRecord,
@@ -26,6 +27,7 @@ interface Tables {
   credentials: Map<string, CredentialRecord>;
   chats: Map<string, ChatRecord>;
   messages: Map<string, ChatMessageRecord[]>;
+  tools: Map<string, ToolRecord>;
 }
 
 const emptyTables = (): Tables => ({
@@ -39,6 +41,7 @@ const emptyTables = (): Tables => ({
   credentials: new Map(),
   chats: new Map(),
   messages: new Map(),
+  tools: new Map(),
 });
 
 const copyTables = (t: Tables): Tables => ({
@@ -52,6 +55,7 @@ const copyTables = (t: Tables): Tables => ({
   credentials: new Map(t.credentials),
   chats: new Map(t.chats),
   messages: new Map([...t.messages].map(([k, v]) => [k, [...v]])),
+  tools: new Map(t.tools),
 });
 
 /** Deep copy through structuredClone: rows hold nested metadata objects and Dates. */
@@ -158,6 +162,7 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
             t.messages.delete(chat.id);
           }
         }
+        for (const tool of [...t.tools.values()]) if (tool.projectId === id) t.tools.delete(tool.id);
         t.settings.delete(id);
         return t.projects.delete(id);
       },
@@ -323,6 +328,40 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
       },
       async messages(chatId) {
         return (tables().messages.get(chatId) ?? []).map(clone);
+      },
+    },
+    tools: {
+      async insert(tool) {
+        const t = tables();
+        if (t.projects.get(tool.projectId)?.userId !== tool.userId) throw new Error(`Project ${tool.projectId} does not exist`);
+        insertUnique(t.tools, tool.id, clone(tool), 'Tool');
+      },
+      async get(userId, id) {
+        const tool = tables().tools.get(id);
+        return tool?.userId === userId ? clone(tool) : undefined;
+      },
+      async list(query) {
+        const matching = [...tables().tools.values()]
+          .filter((t) => t.userId === query.userId && t.projectId === query.projectId)
+          .sort(compareNewestFirst);
+        return { items: matching.slice(query.offset, query.offset + query.limit).map(clone), total: matching.length, start: query.offset };
+      },
+      async enabled(projectId) {
+        return [...tables().tools.values()].filter((t) => t.projectId === projectId && t.enabled).sort((a, b) => compareNewestFirst(b, a)).map(clone);
+      },
+      async update(userId, id, patch) {
+        const t = tables();
+        const tool = t.tools.get(id);
+        if (tool?.userId !== userId) return undefined;
+        const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+        const updated = clone({ ...tool, ...defined });
+        t.tools.set(id, updated);
+        return clone(updated);
+      },
+      async delete(userId, id) {
+        const t = tables();
+        if (t.tools.get(id)?.userId !== userId) return false;
+        return t.tools.delete(id);
       },
     },
     transaction,

@@ -4,6 +4,7 @@ import {
   type ChatRecord,
   type ChunkRecord,
   type CredentialRecord,
+  type ToolRecord,
   type DocumentRecord,
   type DocumentStatus,
   type JobRecord,
@@ -128,6 +129,21 @@ const toMessage = (row: Database['chat_messages']): ChatMessageRecord => ({
   toolCalls: row.tool_calls === null ? null : (JSON.parse(row.tool_calls) as ChatMessageRecord['toolCalls']),
   toolCallId: row.tool_call_id,
   createdAt: new Date(row.created_at),
+});
+
+const toTool = (row: Database['tools']): ToolRecord => ({
+  id: row.id,
+  userId: row.user_id,
+  projectId: row.project_id,
+  name: row.name,
+  description: row.description,
+  language: row.language as ToolRecord['language'],
+  code: row.code,
+  parameters: JSON.parse(row.parameters) as Record<string, unknown>,
+  dependencies: JSON.parse(row.dependencies) as string[],
+  enabled: row.enabled === 1,
+  createdAt: new Date(row.created_at),
+  updatedAt: new Date(row.updated_at),
 });
 
 const CHUNK_COLUMNS = ['id', 'document_id', 'project_id', 'chunk_index', 'text', 'token_count', 'metadata'] as const;
@@ -512,6 +528,56 @@ function repositories(db: Db): Omit<StorageAdapter, 'transaction' | 'close'> {
       async messages(chatId) {
         const rows = await db.selectFrom('chat_messages').selectAll().where('chat_id', '=', chatId).orderBy('position').execute();
         return rows.map(toMessage);
+      },
+    },
+    tools: {
+      async insert(t) {
+        await db
+          .insertInto('tools')
+          .values({
+            id: t.id,
+            user_id: t.userId,
+            project_id: t.projectId,
+            name: t.name,
+            description: t.description,
+            language: t.language,
+            code: t.code,
+            parameters: JSON.stringify(t.parameters),
+            dependencies: JSON.stringify(t.dependencies),
+            enabled: t.enabled ? 1 : 0,
+            created_at: t.createdAt.getTime(),
+            updated_at: t.updatedAt.getTime(),
+          })
+          .execute();
+      },
+      async get(userId, id) {
+        const row = await db.selectFrom('tools').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return row && toTool(row);
+      },
+      async list(query) {
+        const filter = db.selectFrom('tools').where('project_id', '=', query.projectId).where('user_id', '=', query.userId);
+        const rows = await filter.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).offset(query.offset).execute();
+        const { n } = await filter.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        return { items: rows.map(toTool), total: Number(n), start: query.offset };
+      },
+      async enabled(projectId) {
+        const rows = await db.selectFrom('tools').selectAll().where('project_id', '=', projectId).where('enabled', '=', 1).orderBy('created_at').orderBy('id').execute();
+        return rows.map(toTool);
+      },
+      async update(userId, id, patch) {
+        const set: Partial<Database['tools']> = { updated_at: patch.updatedAt.getTime() };
+        if (patch.name !== undefined) set.name = patch.name;
+        if (patch.description !== undefined) set.description = patch.description;
+        if (patch.code !== undefined) set.code = patch.code;
+        if (patch.parameters !== undefined) set.parameters = JSON.stringify(patch.parameters);
+        if (patch.dependencies !== undefined) set.dependencies = JSON.stringify(patch.dependencies);
+        if (patch.enabled !== undefined) set.enabled = patch.enabled ? 1 : 0;
+        const row = await db.updateTable('tools').set(set).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
+        return row && toTool(row);
+      },
+      async delete(userId, id) {
+        const result = await db.deleteFrom('tools').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return result.numDeletedRows > 0n;
       },
     },
     knowledgeSettings: {

@@ -68,6 +68,22 @@ export interface Database {
     tool_call_id: string | null;
     created_at: number;
   };
+  tools: {
+    id: string;
+    user_id: string;
+    project_id: string;
+    name: string;
+    description: string;
+    language: string;
+    code: string;
+    /** JSON */
+    parameters: string;
+    /** JSON array */
+    dependencies: string;
+    enabled: number;
+    created_at: number;
+    updated_at: number;
+  };
   knowledge_settings: { project_id: string; settings: string; updated_at: number };
   jobs: {
     id: string;
@@ -268,6 +284,27 @@ export const migrations: Record<string, Migration> = {
         .addColumn('created_at', 'integer', (c) => c.notNull())
         .addPrimaryKeyConstraint('chat_messages_pk', ['chat_id', 'position'])
         .execute();
+    },
+  },
+  '0005_tools': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('tools')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull())
+        .addColumn('language', 'text', (c) => c.notNull())
+        .addColumn('code', 'text', (c) => c.notNull())
+        .addColumn('parameters', 'text', (c) => c.notNull())
+        .addColumn('dependencies', 'text', (c) => c.notNull())
+        .addColumn('enabled', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'integer', (c) => c.notNull())
+        .addColumn('updated_at', 'integer', (c) => c.notNull())
+        .execute();
+      // GET /api/tools: a project's tools, newest first; the agent's enabled tools.
+      await db.schema.createIndex('tools_project_created').on('tools').columns(['project_id', 'created_at desc', 'id desc']).execute();
     },
   },
 };

@@ -390,6 +390,44 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
       });
     });
 
+    describe('tools', () => {
+      const tool = (id: string, n: number, overrides: Partial<import('../storage/types.js').ToolRecord> = {}) => ({
+        id,
+        userId: 'user_a',
+        projectId: 'proj_000001',
+        name: `tool ${n}`,
+        description: 'd',
+        language: 'javascript' as const,
+        code: 'function main() { return 1 }',
+        parameters: { type: 'object', properties: { q: { type: 'string' } } },
+        dependencies: [],
+        enabled: true,
+        createdAt: at(n),
+        updatedAt: at(n),
+        ...overrides,
+      });
+
+      it('stores tools per project, newest first, enabled ones for the agent, and deletes them with the project', async () => {
+        await storage.projects.insert(project('user_a', 1));
+        await storage.tools.insert(tool('tool_1', 1));
+        await storage.tools.insert(tool('tool_2', 2, { enabled: false, dependencies: ['lodash'] }));
+        await storage.tools.insert(tool('tool_3', 3));
+        expect(await storage.tools.get('user_a', 'tool_2')).toEqual(tool('tool_2', 2, { enabled: false, dependencies: ['lodash'] }));
+        expect(await storage.tools.get('user_b', 'tool_2')).toBeUndefined();
+        const page = await storage.tools.list({ userId: 'user_a', projectId: 'proj_000001', limit: 2, offset: 0 });
+        expect(page.items.map((t) => t.id)).toEqual(['tool_3', 'tool_2']);
+        expect(page.total).toBe(3);
+        expect((await storage.tools.enabled('proj_000001')).map((t) => t.id)).toEqual(['tool_1', 'tool_3']);
+        const updated = await storage.tools.update('user_a', 'tool_1', { enabled: false, code: 'x', updatedAt: at(9) });
+        expect(updated).toMatchObject({ enabled: false, code: 'x', name: 'tool 1', updatedAt: at(9) });
+        expect(await storage.tools.update('user_b', 'tool_1', { name: 'x', updatedAt: at(9) })).toBeUndefined();
+        expect(await storage.tools.delete('user_b', 'tool_3')).toBe(false);
+        expect(await storage.tools.delete('user_a', 'tool_3')).toBe(true);
+        await storage.projects.delete('user_a', 'proj_000001');
+        expect(await storage.tools.get('user_a', 'tool_1')).toBeUndefined();
+      });
+    });
+
     if (options.reopen) {
       const reopen = options.reopen;
       it('keeps everything after close and reopen', async () => {
