@@ -36,3 +36,4 @@ export { type FetchLike, normaliseDigest, ollamaRuntime, type OllamaRuntimeOptio
 export { deleteLocalModel, listLocalModels, type LocalModelResult, type LocalModelServiceOptions } from './local-models/service.js';
 export { displayUrl } from './net/display.js';
 export type * from './tools/sandbox.js';
+export { checkArguments, compileParameters, type ToolsOptions } from './tools/project-tools.js';

@@ -1,5 +1,17 @@
 import { type AgentOptions, Agents, completionChunks, completionResponse } from './agent/completions.js';
 import { type StreamEvent, StreamHub } from './agent/streams.js';
+import { compileParameters, ToolRunner, type ToolsOptions } from './tools/project-tools.js';
+import {
+  ActivateToolRequest,
+  CreateToolRequest,
+  ListToolsQuery,
+  type ListToolsResponse,
+  RunToolRequest,
+  type RunToolResponse,
+  type ToolFull,
+  type ToolResponse,
+  UpdateToolRequest,
+} from './schemas/tools.js';
 import { displayPrefix, generateKey, keyLookup, keyMatches } from './auth/keys.js';
 import { type Clock, systemClock } from './clock.js';
 import { type ErrorCode, isPlatformError, PlatformError } from './errors.js';
@@ -56,7 +68,7 @@ import { deleteLocalModel, type LocalModelResult, listLocalModels } from './loca
 import { createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
 import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.js';
 import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from './schemas/local-models.js';
-import type { ChatRecord, CredentialRecord, StorageAdapter } from './storage/types.js';
+import type { ChatRecord, CredentialRecord, StorageAdapter, ToolRecord } from './storage/types.js';
 import { parseInput } from './validation.js';
 
 /** Who is calling: every method acts on this user's resources only. */
@@ -80,6 +92,8 @@ export interface AgentPlatformOptions {
   readonly storage: StorageAdapter;
   /** The knowledge base's vector store and embedder. Without them, knowledge calls answer `unsupported`. */
   readonly knowledge?: KnowledgeAdapters;
+  /** Tool sandboxes by language. Without them, tool calls answer `unsupported`. */
+  readonly tools?: ToolsOptions;
   /** Chat models and agent settings. Without them, chat completions answer `unsupported`. */
   readonly agent?: AgentOptions;
   /** Encrypts provider credentials at rest. Without it, credential calls answer `unsupported`. */
@@ -94,6 +108,22 @@ export interface AgentPlatformOptions {
   readonly localModelUrl?: string;
   readonly clock?: Clock;
   readonly ids?: IdGenerator;
+}
+
+function toTool(t: ToolRecord): ToolFull {
+  return {
+    id: t.id,
+    name: t.name,
+    description: t.description,
+    language: t.language,
+    enabled: t.enabled,
+    createdAt: t.createdAt.toISOString(),
+    projectId: t.projectId,
+    code: t.code,
+    parameters: t.parameters,
+    dependencies: [...t.dependencies],
+    updatedAt: t.updatedAt.toISOString(),
+  };
 }
 
 function toChat(record: ChatRecord): Chat {
@@ -146,6 +176,7 @@ export class AgentPlatform {
   readonly #secrets: SecretBox | undefined;
   readonly #agents: Agents | undefined;
   readonly #streams = new StreamHub();
+  readonly #tools: ToolRunner | undefined;
   /** Fetch for every URL a caller supplies: checks the outbound policy before connecting. */
   readonly fetch: GuardedFetch;
   readonly #localModels: LocalModelRuntime;
@@ -173,9 +204,11 @@ export class AgentPlatform {
         ...(k.concurrency ? { concurrency: k.concurrency } : {}),
       });
     }
+    this.#tools = options.tools ? new ToolRunner(options.tools) : undefined;
     if (options.agent) {
       this.#agents = new Agents({
         ...options.agent,
+        toolSources: [...(this.#tools ? [this.#tools.source(this.storage)] : []), ...(options.agent.toolSources ?? [])],
         storage: this.storage,
         knowledge: this.#knowledge,
         credential: (caller, provider) => (this.#secrets ? this.providerCredential(caller, provider) : Promise.resolve(undefined)),
@@ -195,6 +228,7 @@ export class AgentPlatform {
     await this.#knowledgeAdapters?.vectors.close();
     // An embedder, or a resolver that owns embedders, may have something to close.
     await (this.#knowledgeAdapters?.embedder as { close?: () => Promise<void> } | undefined)?.close?.();
+    await this.#tools?.close();
     await this.fetch.close();
     await this.storage.close();
   }
@@ -496,6 +530,99 @@ export class AgentPlatform {
     if (!this.#streams.get(caller.userId, chatId, streamId)) throw PlatformError.notFound('Stream not found');
     const after = lastEventId && /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : 0;
     return this.#streams.read(caller.userId, chatId, streamId, after, signal);
+  }
+
+  // ---- tools ----------------------------------------------------------------------------
+
+  #runner(): ToolRunner {
+    if (!this.#tools) throw new PlatformError('unsupported', 'Tools are not configured: construct AgentPlatform with `tools: { sandboxes }`');
+    return this.#tools;
+  }
+
+  async #tool(caller: Caller, id: string): Promise<ToolRecord> {
+    const tool = await this.storage.tools.get(caller.userId, id);
+    if (!tool) throw PlatformError.notFound('Tool not found');
+    return tool;
+  }
+
+  #checkDependencies(dependencies: readonly string[]): void {
+    if (dependencies.length > 0) {
+      throw PlatformError.invalid(`dependencies: cannot provide ${dependencies.join(', ')}: tool dependencies are not available on this server yet`);
+    }
+  }
+
+  /** `POST /api/tools/create`. */
+  async createTool(caller: Caller, input: CreateToolRequest): Promise<ToolResponse> {
+    const body = parseInput(CreateToolRequest, input);
+    const runner = this.#runner();
+    await this.#project(caller, body.projectId);
+    runner.sandbox(body.language);
+    compileParameters(body.parameters);
+    this.#checkDependencies(body.dependencies);
+    const now = this.clock.now();
+    const record: ToolRecord = { id: this.ids.next('tool'), userId: caller.userId, ...body, createdAt: now, updatedAt: now };
+    await this.storage.tools.insert(record);
+    return { success: true, tool: toTool(record) };
+  }
+
+  /** `GET /api/tools`: a project's tools, newest first. */
+  async listTools(caller: Caller, query: ListToolsQuery): Promise<ListToolsResponse> {
+    const q = parseInput(ListToolsQuery, query);
+    await this.#project(caller, q.projectId);
+    const page = await this.storage.tools.list({ userId: caller.userId, projectId: q.projectId, limit: q.limit, offset: q.offset });
+    const nextOffset = q.offset + page.items.length;
+    return {
+      success: true,
+      tools: page.items.map((t) => {
+        const { id, name, description, language, enabled, createdAt } = toTool(t);
+        return { id, name, description, language, enabled, createdAt };
+      }),
+      total: page.total,
+      hasMore: nextOffset < page.total,
+      nextOffset,
+      message: page.total === 0 ? 'No tools found' : `Found ${page.total} tool${page.total === 1 ? '' : 's'}`,
+    };
+  }
+
+  /** `GET /api/tools/{id}`. */
+  async getTool(caller: Caller, id: string): Promise<ToolResponse> {
+    return { success: true, tool: toTool(await this.#tool(caller, id)) };
+  }
+
+  /** `PUT /api/tools/{id}`: `toolId` must equal the path id; changes the members of `tool` given. */
+  async updateTool(caller: Caller, id: string, input: UpdateToolRequest): Promise<{ success: true; message: string }> {
+    const { toolId, tool } = parseInput(UpdateToolRequest, input);
+    if (toolId !== id) throw PlatformError.invalid('toolId: must equal the tool id of the path', [{ path: ['toolId'], code: 'custom', message: 'must equal the path id' }]);
+    if (tool.parameters) compileParameters(tool.parameters);
+    if (tool.dependencies) this.#checkDependencies(tool.dependencies);
+    const updated = await this.storage.tools.update(caller.userId, id, { ...tool, updatedAt: this.clock.now() });
+    if (!updated) throw PlatformError.notFound('Tool not found');
+    return { success: true, message: 'Tool updated' };
+  }
+
+  /** `POST /api/tools/{id}/activate`: enables (`activeState: true`) or disables the tool. */
+  async activateTool(caller: Caller, id: string, input: ActivateToolRequest): Promise<{ success: true; message: string }> {
+    const { toolId, activeState } = parseInput(ActivateToolRequest, input);
+    if (toolId !== id) throw PlatformError.invalid('toolId: must equal the tool id of the path', [{ path: ['toolId'], code: 'custom', message: 'must equal the path id' }]);
+    const updated = await this.storage.tools.update(caller.userId, id, { enabled: activeState, updatedAt: this.clock.now() });
+    if (!updated) throw PlatformError.notFound('Tool not found');
+    return { success: true, message: activeState ? 'Tool activated' : 'Tool deactivated' };
+  }
+
+  /** `DELETE /api/tools/{id}`. */
+  async deleteTool(caller: Caller, id: string): Promise<{ success: true; message: string }> {
+    if (!(await this.storage.tools.delete(caller.userId, id))) throw PlatformError.notFound('Tool not found');
+    return { success: true, message: 'Tool deleted' };
+  }
+
+  /** `POST /api/tools/{id}/run`: runs the tool in its sandbox; a failing tool answers `success: false` with its error. */
+  async runTool(caller: Caller, id: string, input: RunToolRequest): Promise<RunToolResponse> {
+    const { args } = parseInput(RunToolRequest, input);
+    const tool = await this.#tool(caller, id);
+    const outcome = await this.#runner().run(tool, args);
+    return outcome.ok
+      ? { success: true, result: outcome.result, logs: [...outcome.logs], durationMs: outcome.durationMs }
+      : { success: false, message: outcome.error.message, error: { kind: outcome.error.kind }, logs: [...outcome.logs], durationMs: outcome.durationMs };
   }
 
   // ---- local model runtime --------------------------------------------------------------

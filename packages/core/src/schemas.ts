@@ -6,3 +6,4 @@ export * from './schemas/credentials.js';
 export * from './schemas/chats.js';
 export * from './schemas/completions.js';
 export * from './schemas/local-models.js';
+export * from './schemas/tools.js';

@@ -13,6 +13,7 @@ import { serve } from 'h3';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app.js';
 import { openKnowledge } from './knowledge.js';
+import { javascriptSandbox } from '@agent-platform/sandbox';
 import { chatModelResolver } from './providers/index.js';
 import { loadSecretBox } from './secrets.js';
 
@@ -55,7 +56,8 @@ export const databasePath = (dataDir: string) => join(resolve(dataDir), 'agent-p
 
 /**
  * Opens (creating when needed) the platform stored in `dataDir`: SQLite storage, and with
- * `knowledge` the built-in vector store, embedder and file store. Call `start()` to resume
+ * `knowledge` (everything a serving platform needs) the built-in vector store, embedder, file
+ * store and the tool sandboxes. Call `start()` to resume
  * unfinished indexing.
  */
 export async function openPlatform(
@@ -84,7 +86,11 @@ export async function openPlatform(
   };
   const common = { storage, secrets, agent, fetch: guarded, localModelUrl: defaultLocalModelBaseUrl(env) };
   if (!options.knowledge) return new AgentPlatform(common);
-  return new AgentPlatform({ ...common, knowledge: await openKnowledge(dataDir) });
+  return new AgentPlatform({ ...common, knowledge: await openKnowledge(dataDir), tools: {
+      sandboxes: { javascript: javascriptSandbox() },
+      ...(Number(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) > 0 ? { timeoutMs: Number(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) } : {}),
+    },
+  });
 }
 
 /** Starts the headless server on the embedded defaults (SQLite under the data folder). */

@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import { queryInt, Timestamp } from './common.js';
+
+export const ToolLanguageSchema = z.enum(['javascript', 'python']);
+
+/** Tool names are offered to models as function names: OpenAI's pattern. */
+const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -');
+const description = z.string().max(2000);
+const code = z.string().min(1).max(200_000).describe('Defines main(args); see docs/TOOLS.md');
+const parameters = z
+  .record(z.string(), z.unknown())
+  .describe('JSON Schema of the arguments object')
+  .refine((schema) => schema.type === undefined || schema.type === 'object', { message: 'must describe an object (type: "object")' });
+const dependencies = z.array(z.string().min(1).max(214)).max(20).describe('Packages the code imports');
+
+export const CreateToolRequest = z
+  .object({
+    projectId: z.string().min(1).max(200),
+    name: toolName,
+    description: description.default(''),
+    language: ToolLanguageSchema,
+    code,
+    parameters: parameters.default({ type: 'object', properties: {} }),
+    dependencies: dependencies.default([]),
+    enabled: z.boolean().default(true),
+  })
+  .strict();
+export type CreateToolRequest = z.input<typeof CreateToolRequest>;
+
+export const ToolListItem = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  language: ToolLanguageSchema,
+  enabled: z.boolean(),
+  createdAt: Timestamp,
+});
+
+export const ToolFull = ToolListItem.extend({
+  projectId: z.string(),
+  code: z.string(),
+  parameters: z.record(z.string(), z.unknown()),
+  dependencies: z.array(z.string()),
+  updatedAt: Timestamp,
+});
+export type ToolFull = z.output<typeof ToolFull>;
+
+export const ToolResponse = z.object({ success: z.literal(true), tool: ToolFull });
+export type ToolResponse = z.output<typeof ToolResponse>;
+
+export const ListToolsQuery = z.object({
+  projectId: z.string().min(1).max(200),
+  limit: queryInt().min(1).max(100).default(20),
+  offset: queryInt().min(0).max(1_000_000_000).default(0),
+});
+export type ListToolsQuery = z.input<typeof ListToolsQuery>;
+
+export const ListToolsResponse = z.object({
+  success: z.literal(true),
+  tools: z.array(ToolListItem),
+  total: z.number().int(),
+  hasMore: z.boolean(),
+  nextOffset: z.number().int(),
+  message: z.string(),
+});
+export type ListToolsResponse = z.output<typeof ListToolsResponse>;
+
+export const UpdateToolRequest = z.object({
+  toolId: z.string().min(1).max(200).describe('Must equal the id of the path'),
+  tool: z
+    .object({ name: toolName.optional(), description: description.optional(), dependencies: dependencies.optional(), code: code.optional(), parameters: parameters.optional() })
+    .strict(),
+});
+export type UpdateToolRequest = z.input<typeof UpdateToolRequest>;
+
+export const ActivateToolRequest = z.object({
+  toolId: z.string().min(1).max(200).describe('Must equal the id of the path'),
+  activeState: z.boolean(),
+});
+export type ActivateToolRequest = z.input<typeof ActivateToolRequest>;
+
+export const RunToolRequest = z.object({ args: z.record(z.string(), z.unknown()).default({}) }).strict();
+export type RunToolRequest = z.input<typeof RunToolRequest>;
+
+export const RunToolResponse = z.object({
+  success: z.boolean(),
+  result: z.unknown().optional(),
+  message: z.string().optional().describe("The tool's error when success is false"),
+  error: z.object({ kind: z.enum(['timeout', 'out_of_memory', 'thrown', 'invalid_result', 'invalid_code']) }).optional(),
+  logs: z.array(z.string()),
+  durationMs: z.number(),
+});
+export type RunToolResponse = z.output<typeof RunToolResponse>;

@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
+import { startTestServer, type TestServer } from './helpers.js';
+
+let s: TestServer;
+let upstream: FakeUpstream;
+let projectId: string;
+beforeAll(async () => {
+  upstream = await startUpstream();
+  s = await startTestServer({ env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'k', AGENT_PLATFORM_TOOL_TIMEOUT_MS: '500' } });
+  projectId = (await s.call('POST', '/api/projects/create', { body: { name: 'calc', model: 'gpt-test', provider: 'openai' } })).body.project.id;
+});
+afterAll(async () => {
+  await s.stop();
+  await upstream.close();
+});
+
+const ADD = {
+  name: 'add',
+  description: 'Adds two numbers',
+  language: 'javascript',
+  code: 'async function main(args) { console.log("adding"); return args.a + args.b; }',
+  parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+};
+const create = (body: Record<string, unknown>, key = s.keyA) => s.call('POST', '/api/tools/create', { key, body: { projectId, ...body } });
+
+describe('tools', () => {
+  it('creates, reads, lists, runs, updates and deletes a tool', async () => {
+    const created = await create(ADD);
+    expect(created.status).toBe(201);
+    const tool = created.body.tool;
+    expect(tool).toMatchObject({ id: expect.stringMatching(/^tool_/), name: 'add', language: 'javascript', enabled: true, dependencies: [], projectId });
+    expect((await s.call('GET', `/api/tools/${tool.id}`)).body.tool.code).toBe(ADD.code);
+    const run = await s.call('POST', `/api/tools/${tool.id}/run`, { body: { args: { a: 2, b: 3 } } });
+    expect(run.body).toMatchObject({ success: true, result: 5, logs: ['adding'] });
+
+    await create({ ...ADD, name: 'second' });
+    const page = await s.call('GET', `/api/tools?projectId=${projectId}&limit=1`);
+    expect(page.body).toMatchObject({ success: true, total: 2, hasMore: true, nextOffset: 1 });
+    expect(Object.keys(page.body.tools[0]).sort()).toEqual(['createdAt', 'description', 'enabled', 'id', 'language', 'name']);
+
+    const put = await s.call('PUT', `/api/tools/${tool.id}`, { body: { toolId: tool.id, tool: { description: 'Sums', code: 'function main(a) { return a.a * 10 + a.b; }' } } });
+    expect(put.body).toEqual({ success: true, message: 'Tool updated' });
+    expect((await s.call('POST', `/api/tools/${tool.id}/run`, { body: { args: { a: 2, b: 3 } } })).body.result).toBe(23);
+    expect((await s.call('PUT', `/api/tools/${tool.id}`, { body: { toolId: 'tool_other', tool: { name: 'x' } } })).status).toBe(400);
+    expect((await s.call('DELETE', `/api/tools/${tool.id}`)).body).toEqual({ success: true, message: 'Tool deleted' });
+    expect((await s.call('GET', `/api/tools/${tool.id}`)).body).toMatchObject({ success: false, message: 'Tool not found' });
+  });
+
+  it('follows the activation state table of the spec', async () => {
+    const tool = (await create({ ...ADD, name: 'toggle' })).body.tool;
+    const activate = (activeState: unknown, toolId = tool.id) => s.call('POST', `/api/tools/${tool.id}/activate`, { body: { toolId, activeState } });
+    for (const [state, expected, message] of [
+      [false, false, 'Tool deactivated'],
+      [false, false, 'Tool deactivated'],
+      [true, true, 'Tool activated'],
+      [true, true, 'Tool activated'],
+    ] as const) {
+      expect((await activate(state)).body).toEqual({ success: true, message });
+      expect((await s.call('GET', `/api/tools/${tool.id}`)).body.tool.enabled).toBe(expected);
+    }
+    expect((await activate(true, 'tool_mismatch')).status).toBe(400);
+    expect((await activate('yes')).status).toBe(400);
+  });
+
+  it('reports failing, runaway and invalid runs as tool errors; bad arguments are 400', async () => {
+    const failing = (await create({ ...ADD, name: 'fails', code: 'function main() { throw new Error("city not found"); }' })).body.tool;
+    expect((await s.call('POST', `/api/tools/${failing.id}/run`, { body: { args: { a: 1, b: 1 } } })).body).toMatchObject({
+      success: false,
+      message: expect.stringContaining('city not found'),
+      error: { kind: 'thrown' },
+    });
+    const loop = (await create({ ...ADD, name: 'loop', code: 'function main() { for (;;) {} }' })).body.tool;
+    expect((await s.call('POST', `/api/tools/${loop.id}/run`, { body: { args: { a: 1, b: 1 } } })).body).toMatchObject({ success: false, error: { kind: 'timeout' } });
+    expect((await s.call('GET', '/health', { key: null })).status).toBe(200);
+    const bad = await s.call('POST', `/api/tools/${failing.id}/run`, { body: { args: { a: 'two' } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/args\.a must be number/);
+    expect(bad.body.message).toMatch(/must have required property 'b'/);
+  });
+
+  it('refuses what it cannot provide and bad definitions, naming the field', async () => {
+    const check = async (body: Record<string, unknown>, field: string) => {
+      const res = await create(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.message).toContain(field);
+    };
+    await check({ ...ADD, language: 'python', code: 'def main(args):\n    return 1' }, 'python');
+    await check({ ...ADD, name: 'deps', dependencies: ['left-pad'] }, 'dependencies');
+    await check({ ...ADD, name: 'has space' }, 'name');
+    await check({ ...ADD, language: 'ruby' }, 'language');
+    await check({ ...ADD, parameters: { type: 'object', properties: { a: { type: 'nonsense' } } } }, 'parameters');
+    await check({ ...ADD, code: '' }, 'code');
+  });
+
+  it("keeps users' tools apart", async () => {
+    const tool = (await create({ ...ADD, name: 'private' })).body.tool;
+    for (const [method, path, body] of [
+      ['GET', `/api/tools/${tool.id}`, undefined],
+      ['POST', `/api/tools/${tool.id}/run`, { args: { a: 1, b: 2 } }],
+      ['PUT', `/api/tools/${tool.id}`, { toolId: tool.id, tool: { name: 'x' } }],
+      ['POST', `/api/tools/${tool.id}/activate`, { toolId: tool.id, activeState: false }],
+      ['DELETE', `/api/tools/${tool.id}`, undefined],
+    ] as const) {
+      expect((await s.call(method, path, { key: s.keyB, body })).status, `${method} ${path}`).toBe(404);
+    }
+    expect((await s.call('GET', `/api/tools?projectId=${projectId}`, { key: s.keyB })).status).toBe(404);
+    expect((await create(ADD, s.keyB)).status).toBe(404);
+  });
+});
+
+describe('the agent uses its enabled tools', () => {
+  it('offers enabled tools with their schema, runs the call in the sandbox and answers', async () => {
+    const project = (await s.call('POST', '/api/projects/create', { body: { name: 'agent', model: 'gpt-test', provider: 'openai' } })).body.project;
+    const tool = (await s.call('POST', '/api/tools/create', { body: { projectId: project.id, ...ADD, name: 'adder' } })).body.tool;
+    const off = (await s.call('POST', '/api/tools/create', { body: { projectId: project.id, ...ADD, name: 'disabled_one', enabled: false } })).body.tool;
+    expect(off.enabled).toBe(false);
+    upstream.requests.length = 0;
+    upstream.script({ toolCalls: [{ name: 'adder', arguments: '{"a":20,"b":22}' }] }, { text: 'It is 42.' });
+    const res = await s.call('POST', '/api/v1/chat/completions', { body: { model: project.id, messages: [{ role: 'user', content: 'What is 20 + 22?' }] } });
+    expect(res.body.choices[0].message.content).toBe('It is 42.');
+    const first = upstream.requests[0] as { tools: { function: { name: string; parameters: unknown } }[] };
+    expect(first.tools.map((t) => t.function.name)).toEqual(['adder']);
+    expect(first.tools[0]?.function.parameters).toEqual(ADD.parameters);
+    const second = upstream.requests[1] as { messages: { role: string; content: string }[] };
+    expect(second.messages.at(-1)).toMatchObject({ role: 'tool', content: '42' });
+    expect(tool.id).toMatch(/^tool_/);
+  });
+
+  it("sends a failing tool's error back to the model as the result", async () => {
+    const project = (await s.call('POST', '/api/projects/create', { body: { name: 'agent2', model: 'gpt-test', provider: 'openai' } })).body.project;
+    await s.call('POST', '/api/tools/create', { body: { projectId: project.id, ...ADD, name: 'adder', code: 'function main() { throw new Error("service down"); }' } });
+    upstream.requests.length = 0;
+    upstream.script({ toolCalls: [{ name: 'adder', arguments: '{"a":1}' }] }, { text: 'Sorry.' });
+    await s.call('POST', '/api/v1/chat/completions', { body: { model: project.id, messages: [{ role: 'user', content: 'x' }] } });
+    const second = upstream.requests[1] as { messages: { role: string; content: string }[] };
+    expect(second.messages.at(-1)?.content).toMatch(/^Error: .*Invalid arguments for tool adder: .*'b'/);
+  });
+});
