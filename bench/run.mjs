@@ -10,6 +10,7 @@ import { ingestion } from './ingest.mjs';
 import { embedderThroughput } from './embedder.mjs';
 import { completionOverhead } from './completions.mjs';
 import { endToEndSearch } from './search.mjs';
+import { toolRuns } from './tools.mjs';
 import { vectorSearch } from './vectors.mjs';
 
 const args = new Set(process.argv.slice(2));
@@ -75,7 +76,7 @@ async function projectsList() {
   }
 }
 
-const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch, search: endToEndSearch, completions: completionOverhead, embedder: embedderThroughput };
+const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch, search: endToEndSearch, completions: completionOverhead, tools: toolRuns, embedder: embedderThroughput };
 const selected = Object.keys(entries).filter((name) => args.size === 0 || args.has(name));
 const results = [];
 for (const name of selected) {
