@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { queryInt, Timestamp } from './common.js';
+import { offsetPaging, Timestamp } from './common.js';
 
 export const Chat = z.object({
   id: z.string(),
@@ -22,8 +22,7 @@ export const ChatResponse = z.object({ success: z.literal(true), chat: Chat });
 export type ChatResponse = z.output<typeof ChatResponse>;
 
 export const ListChatsQuery = z.object({
-  limit: queryInt().min(1).max(100).default(20),
-  offset: queryInt().min(0).max(1_000_000_000).default(0),
+  ...offsetPaging,
 });
 export type ListChatsQuery = z.input<typeof ListChatsQuery>;
 

@@ -17,3 +17,13 @@ export const Timestamp = z.iso.datetime();
 
 /** A non-negative integer from a query string or JSON. */
 export const queryInt = () => z.coerce.number().int();
+
+/** Largest `limit` of every list, and its default (the spec's page size). */
+export const MAX_LIST_LIMIT = 100;
+export const DEFAULT_LIST_LIMIT = 20;
+
+/** `limit` (1-100, default 20) and `offset` (default 0) of the offset-paged lists. */
+export const offsetPaging = {
+  limit: queryInt().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
+  offset: queryInt().min(0).max(1_000_000_000).default(0),
+};

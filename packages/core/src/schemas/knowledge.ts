@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { queryInt, Timestamp } from './common.js';
+import { offsetPaging, Timestamp } from './common.js';
 
 export const DEFAULT_CHUNK_SIZE = 512;
 export const DEFAULT_CHUNK_OVERLAP = 64;
@@ -73,8 +73,7 @@ export type DocumentResponse = z.output<typeof DocumentResponse>;
 export const ListDocumentsQuery = z.object({
   projectId,
   status: DocumentStatus.optional(),
-  limit: queryInt().min(1).max(100).default(20),
-  offset: queryInt().min(0).max(1_000_000_000).default(0),
+  ...offsetPaging,
 });
 export type ListDocumentsQuery = z.input<typeof ListDocumentsQuery>;
 

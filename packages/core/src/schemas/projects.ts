@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { queryInt, Timestamp } from './common.js';
+import { offsetPaging, Timestamp } from './common.js';
 
 export const Provider = z.enum(['openai', 'ollama', 'local']).describe('Model provider of the agent');
 
@@ -51,13 +51,10 @@ export type Project = z.output<typeof Project>;
 export const ProjectResponse = z.object({ success: z.literal(true), project: Project });
 export type ProjectResponse = z.output<typeof ProjectResponse>;
 
-export const MAX_LIST_LIMIT = 100;
-export const DEFAULT_LIST_LIMIT = 20;
 
 export const ListProjectsQuery = z.object({
   searchWord: z.string().max(200).optional().describe('Case-insensitive part of the name'),
-  limit: queryInt().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
-  offset: queryInt().min(0).max(1_000_000_000).default(0),
+  ...offsetPaging,
   cursor: z.string().max(500).optional().describe('nextCursor of the previous page; takes precedence over offset'),
 });
 export type ListProjectsQuery = z.input<typeof ListProjectsQuery>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { queryInt, Timestamp } from './common.js';
+import { offsetPaging, Timestamp } from './common.js';
 
 export const ToolLanguageSchema = z.enum(['javascript', 'python']);
 
@@ -50,8 +50,7 @@ export type ToolResponse = z.output<typeof ToolResponse>;
 
 export const ListToolsQuery = z.object({
   projectId: z.string().min(1).max(200),
-  limit: queryInt().min(1).max(100).default(20),
-  offset: queryInt().min(0).max(1_000_000_000).default(0),
+  ...offsetPaging,
 });
 export type ListToolsQuery = z.input<typeof ListToolsQuery>;
 
