@@ -110,6 +110,17 @@ export interface AgentPlatformOptions {
   readonly ids?: IdGenerator;
 }
 
+/** `total`, `hasMore` and `nextOffset` of an offset-paged list. */
+function offsetPageFields(offset: number, page: { items: readonly unknown[]; total: number }) {
+  const nextOffset = offset + page.items.length;
+  return { total: page.total, hasMore: nextOffset < page.total, nextOffset };
+}
+
+/** The 400 for a body id that differs from the id of the path (`toolId`, `chatId`). */
+function samePathId(field: string, kind: string): PlatformError {
+  return PlatformError.invalid(`${field}: must equal the ${kind} id of the path`, [{ path: [field], code: 'custom', message: 'must equal the path id' }]);
+}
+
 function toTool(t: ToolRecord): ToolFull {
   return {
     id: t.id,
@@ -471,15 +482,18 @@ export class AgentPlatform {
         recorder.end();
       }
     })();
+    // The recorded chunks (from where this completion started), parsed; a recorded failure throws.
+    const streams = this.#streams;
+    const recorded = async function* (signal?: AbortSignal) {
+      for await (const event of streams.read(caller.userId, chatId, streamId, startAfter, signal)) {
+        const chunk = JSON.parse(event.data) as ChatCompletionChunk & { error?: { message: string; code: string } };
+        if (chunk.error) throw new PlatformError((chunk.error.code as ErrorCode) ?? 'upstream_error', chunk.error.message);
+        yield chunk;
+      }
+    };
     if (body.stream) {
-      const recorded = this.#streams.read(caller.userId, chatId, streamId, startAfter, options.signal);
       const chunks = (async function* () {
-        for await (const event of recorded) {
-          const chunk = JSON.parse(event.data) as ChatCompletionChunk & { error?: { message: string; code: string } };
-          if (chunk.error) throw new PlatformError((chunk.error.code as ErrorCode) ?? 'upstream_error', chunk.error.message);
-          if (chunk.usage && !includeUsage) continue;
-          yield chunk;
-        }
+        for await (const chunk of recorded(options.signal)) if (!chunk.usage || includeUsage) yield chunk;
       })();
       return { stream: true, chunks };
     }
@@ -487,9 +501,7 @@ export class AgentPlatform {
     let finishReason: 'stop' | 'length' | 'tool_calls' = 'stop';
     let first: ChatCompletionChunk | undefined;
     let usage: ChatCompletionChunk['usage'];
-    for await (const event of this.#streams.read(caller.userId, chatId, streamId, startAfter)) {
-      const chunk = JSON.parse(event.data) as ChatCompletionChunk & { error?: { message: string; code: string } };
-      if (chunk.error) throw new PlatformError((chunk.error.code as ErrorCode) ?? 'upstream_error', chunk.error.message);
+    for await (const chunk of recorded()) {
       first ??= chunk;
       content += chunk.choices[0]?.delta.content ?? '';
       finishReason = chunk.choices[0]?.finish_reason ?? finishReason;
@@ -512,7 +524,7 @@ export class AgentPlatform {
   async createStream(caller: Caller, chatId: string, input: unknown): Promise<{ success: true; message: string; stream: { id: string; chatId: string; createdAt: string } }> {
     const body = parseInput(CreateStreamRequest, input);
     if (body.chatId !== chatId) {
-      throw PlatformError.invalid('chatId: must equal the chat id of the path', [{ path: ['chatId'], code: 'custom', message: 'must equal the path id' }]);
+      throw samePathId('chatId', 'chat');
     }
     await this.#chat(caller, chatId);
     const createdAt = this.clock.now();
@@ -570,16 +582,13 @@ export class AgentPlatform {
     const q = parseInput(ListToolsQuery, query);
     await this.#project(caller, q.projectId);
     const page = await this.storage.tools.list({ userId: caller.userId, projectId: q.projectId, limit: q.limit, offset: q.offset });
-    const nextOffset = q.offset + page.items.length;
     return {
       success: true,
       tools: page.items.map((t) => {
         const { id, name, description, language, enabled, createdAt } = toTool(t);
         return { id, name, description, language, enabled, createdAt };
       }),
-      total: page.total,
-      hasMore: nextOffset < page.total,
-      nextOffset,
+      ...offsetPageFields(q.offset, page),
       message: page.total === 0 ? 'No tools found' : `Found ${page.total} tool${page.total === 1 ? '' : 's'}`,
     };
   }
@@ -592,7 +601,7 @@ export class AgentPlatform {
   /** `PUT /api/tools/{id}`: `toolId` must equal the path id; changes the members of `tool` given. */
   async updateTool(caller: Caller, id: string, input: UpdateToolRequest): Promise<{ success: true; message: string }> {
     const { toolId, tool } = parseInput(UpdateToolRequest, input);
-    if (toolId !== id) throw PlatformError.invalid('toolId: must equal the tool id of the path', [{ path: ['toolId'], code: 'custom', message: 'must equal the path id' }]);
+    if (toolId !== id) throw samePathId('toolId', 'tool');
     if (tool.parameters) compileParameters(tool.parameters);
     if (tool.dependencies) this.#checkDependencies(tool.dependencies);
     const updated = await this.storage.tools.update(caller.userId, id, { ...tool, updatedAt: this.clock.now() });
@@ -603,7 +612,7 @@ export class AgentPlatform {
   /** `POST /api/tools/{id}/activate`: enables (`activeState: true`) or disables the tool. */
   async activateTool(caller: Caller, id: string, input: ActivateToolRequest): Promise<{ success: true; message: string }> {
     const { toolId, activeState } = parseInput(ActivateToolRequest, input);
-    if (toolId !== id) throw PlatformError.invalid('toolId: must equal the tool id of the path', [{ path: ['toolId'], code: 'custom', message: 'must equal the path id' }]);
+    if (toolId !== id) throw samePathId('toolId', 'tool');
     const updated = await this.storage.tools.update(caller.userId, id, { enabled: activeState, updatedAt: this.clock.now() });
     if (!updated) throw PlatformError.notFound('Tool not found');
     return { success: true, message: activeState ? 'Tool activated' : 'Tool deactivated' };
@@ -654,13 +663,10 @@ export class AgentPlatform {
     try {
       const q = parseInput(ListChatsQuery, query);
       const page = await this.storage.chats.list({ userId: caller.userId, limit: q.limit, offset: q.offset });
-      const nextOffset = q.offset + page.items.length;
       return {
         success: true,
         chats: page.items.map(toChat),
-        nextOffset,
-        hasMore: nextOffset < page.total,
-        total: page.total,
+        ...offsetPageFields(q.offset, page),
         message: page.total === 0 ? 'No chats found' : `Found ${page.total} chat${page.total === 1 ? '' : 's'}`,
       };
     } catch (error) {
@@ -885,9 +891,7 @@ export class AgentPlatform {
     return {
       success: true,
       documents,
-      total: page.total,
-      hasMore: q.offset + documents.length < page.total,
-      nextOffset: q.offset + documents.length,
+      ...offsetPageFields(q.offset, page),
     };
   }
 

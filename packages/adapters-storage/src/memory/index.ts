@@ -61,6 +61,19 @@ const copyTables = (t: Tables): Tables => ({
 /** Deep copy through structuredClone: rows hold nested metadata objects and Dates. */
 const clone = <T>(row: T): T => structuredClone(row);
 
+/**
+ * Applies the defined members of `patch` to a row (of `userId`, when given); answers a copy
+ * of the updated row, or undefined when there is no such row.
+ */
+function patchRow<T extends { readonly userId: string }>(map: Map<string, T>, id: string, patch: object, userId?: string): T | undefined {
+  const row = map.get(id);
+  if (!row || (userId !== undefined && row.userId !== userId)) return undefined;
+  const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+  const updated = clone({ ...row, ...defined });
+  map.set(id, updated);
+  return clone(updated);
+}
+
 function deleteDocumentRows(t: Tables, documentId: string): void {
   t.documents.delete(documentId);
   for (const [id, chunk] of t.chunks) if (chunk.documentId === documentId) t.chunks.delete(id);
@@ -78,11 +91,6 @@ function insertUnique<T>(map: Map<string, T>, id: string, row: T, what: string):
   map.set(id, row);
 }
 
-const cloneDates = <T extends object>(row: T): T => {
-  const out = { ...row } as Record<string, unknown>;
-  for (const [k, v] of Object.entries(out)) if (v instanceof Date) out[k] = new Date(v.getTime());
-  return out as T;
-};
 
 function paginate(rows: ProjectRecord[], query: ProjectListQuery): Page<ProjectRecord> {
   const word = query.searchWord?.toLowerCase();
@@ -91,32 +99,32 @@ function paginate(rows: ProjectRecord[], query: ProjectListQuery): Page<ProjectR
     .sort(compareNewestFirst);
   const after = query.after;
   const start = after ? matching.filter((p) => compareNewestFirst(p, after) <= 0).length : (query.offset ?? 0);
-  return { items: matching.slice(start, start + query.limit).map(cloneDates), total: matching.length, start };
+  return { items: matching.slice(start, start + query.limit).map(clone), total: matching.length, start };
 }
 
 function adapterOver(tables: () => Tables, transaction: StorageAdapter['transaction'], close: () => Promise<void>): StorageAdapter {
   return {
     users: {
       async insert(user) {
-        insertUnique(tables().users, user.id, cloneDates(user), 'User');
+        insertUnique(tables().users, user.id, clone(user), 'User');
       },
       async get(id) {
         const user = tables().users.get(id);
-        return user && cloneDates(user);
+        return user && clone(user);
       },
     },
     apiKeys: {
       async insert(key) {
         const t = tables();
         if ([...t.apiKeys.values()].some((k) => k.lookup === key.lookup)) throw new Error('API key lookup already exists');
-        insertUnique(t.apiKeys, key.id, cloneDates(key), 'API key');
+        insertUnique(t.apiKeys, key.id, clone(key), 'API key');
       },
       async findByLookup(lookup) {
         const key = [...tables().apiKeys.values()].find((k) => k.lookup === lookup);
-        return key && cloneDates(key);
+        return key && clone(key);
       },
       async list(userId) {
-        return [...tables().apiKeys.values()].filter((k) => k.userId === userId).sort(compareNewestFirst).map(cloneDates);
+        return [...tables().apiKeys.values()].filter((k) => k.userId === userId).sort(compareNewestFirst).map(clone);
       },
       async delete(userId, id) {
         const t = tables();
@@ -134,23 +142,17 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
     },
     projects: {
       async insert(project) {
-        insertUnique(tables().projects, project.id, cloneDates(project), 'Project');
+        insertUnique(tables().projects, project.id, clone(project), 'Project');
       },
       async get(userId, id) {
         const project = tables().projects.get(id);
-        return project?.userId === userId ? cloneDates(project) : undefined;
+        return project?.userId === userId ? clone(project) : undefined;
       },
       async list(query) {
         return paginate([...tables().projects.values()], query);
       },
       async update(userId, id, patch) {
-        const t = tables();
-        const project = t.projects.get(id);
-        if (project?.userId !== userId) return undefined;
-        const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
-        const updated = cloneDates({ ...project, ...defined });
-        t.projects.set(id, updated);
-        return cloneDates(updated);
+        return patchRow(tables().projects, id, patch, userId);
       },
       async delete(userId, id) {
         const t = tables();
@@ -188,13 +190,7 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         };
       },
       async update(id, patch) {
-        const t = tables();
-        const doc = t.documents.get(id);
-        if (!doc) return undefined;
-        const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
-        const updated = clone({ ...doc, ...defined });
-        t.documents.set(id, updated);
-        return clone(updated);
+        return patchRow(tables().documents, id, patch);
       },
       async delete(userId, id) {
         const t = tables();
@@ -281,13 +277,7 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         return [...tables().credentials.values()].filter((c) => c.userId === userId).sort(compareNewestFirst).map(clone);
       },
       async update(userId, id, patch) {
-        const t = tables();
-        const c = t.credentials.get(id);
-        if (c?.userId !== userId) return undefined;
-        const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
-        const updated = clone({ ...c, ...defined });
-        t.credentials.set(id, updated);
-        return clone(updated);
+        return patchRow(tables().credentials, id, patch, userId);
       },
       async delete(userId, id) {
         const t = tables();
@@ -350,13 +340,7 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         return [...tables().tools.values()].filter((t) => t.projectId === projectId && t.enabled).sort((a, b) => compareNewestFirst(b, a)).map(clone);
       },
       async update(userId, id, patch) {
-        const t = tables();
-        const tool = t.tools.get(id);
-        if (tool?.userId !== userId) return undefined;
-        const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
-        const updated = clone({ ...tool, ...defined });
-        t.tools.set(id, updated);
-        return clone(updated);
+        return patchRow(tables().tools, id, patch, userId);
       },
       async delete(userId, id) {
         const t = tables();
