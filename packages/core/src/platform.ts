@@ -557,12 +557,6 @@ export class AgentPlatform {
     return tool;
   }
 
-  #checkDependencies(dependencies: readonly string[]): void {
-    if (dependencies.length > 0) {
-      throw PlatformError.invalid(`dependencies: cannot provide ${dependencies.join(', ')}: tool dependencies are not available on this server yet`);
-    }
-  }
-
   /** `POST /api/tools/create`. */
   async createTool(caller: Caller, input: CreateToolRequest): Promise<ToolResponse> {
     const body = parseInput(CreateToolRequest, input);
@@ -570,7 +564,7 @@ export class AgentPlatform {
     await this.#project(caller, body.projectId);
     runner.sandbox(body.language);
     compileParameters(body.parameters);
-    this.#checkDependencies(body.dependencies);
+    await runner.prepare(body);
     const now = this.clock.now();
     const record: ToolRecord = { id: this.ids.next('tool'), userId: caller.userId, ...body, createdAt: now, updatedAt: now };
     await this.storage.tools.insert(record);
@@ -603,7 +597,9 @@ export class AgentPlatform {
     const { toolId, tool } = parseInput(UpdateToolRequest, input);
     if (toolId !== id) throw samePathId('toolId', 'tool');
     if (tool.parameters) compileParameters(tool.parameters);
-    if (tool.dependencies) this.#checkDependencies(tool.dependencies);
+    const current = await this.#tool(caller, id);
+    // New code or dependencies are readied (and refused) before anything is written.
+    if (tool.dependencies || tool.code) await this.#runner().prepare({ ...current, ...tool });
     const updated = await this.storage.tools.update(caller.userId, id, { ...tool, updatedAt: this.clock.now() });
     if (!updated) throw PlatformError.notFound('Tool not found');
     return { success: true, message: 'Tool updated' };

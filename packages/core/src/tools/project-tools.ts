@@ -50,6 +50,17 @@ export class ToolRunner {
     return sandbox;
   }
 
+  /**
+   * Checks, before a tool is saved, that its language has a sandbox and that the sandbox can
+   * provide its dependencies (installing them), or throws `invalid_request` naming the problem.
+   */
+  async prepare(tool: Pick<ToolRecord, 'language' | 'code' | 'dependencies'>, signal?: AbortSignal): Promise<void> {
+    const sandbox = this.sandbox(tool.language);
+    if (tool.dependencies.length === 0) return;
+    if (!sandbox.prepare) throw PlatformError.invalid(`dependencies: ${tool.language} tools cannot have dependencies on this server`);
+    await sandbox.prepare({ code: tool.code, dependencies: tool.dependencies, ...(signal ? { signal } : {}) });
+  }
+
   run(tool: ToolRecord, args: unknown): Promise<ToolOutcome> {
     checkArguments(tool, args);
     return this.sandbox(tool.language).run({
@@ -57,6 +68,8 @@ export class ToolRunner {
       args,
       timeoutMs: this.o.timeoutMs ?? 5000,
       memoryBytes: this.o.memoryBytes ?? 64 * 1024 * 1024,
+      dependencies: tool.dependencies,
+      owner: tool.userId,
     });
   }
 

@@ -7,7 +7,7 @@
 export type ToolLanguage = 'javascript' | 'python';
 
 export interface ToolRun {
-  /** Defines `main(args)` (JavaScript: `function main` or `async function main`). */
+  /** Defines `main(args)` (JavaScript: `function main` or `async function main`; Python: `def main(args)` or `async def`). */
   readonly code: string;
   /** The parsed arguments object. */
   readonly args: unknown;
@@ -15,6 +15,17 @@ export interface ToolRun {
   readonly timeoutMs: number;
   /** Memory limit of the run in bytes. */
   readonly memoryBytes: number;
+  /**
+   * Packages the code imports, as saved with the tool (npm specs for JavaScript, package names
+   * for Python). Default none. A sandbox provides them as `prepare` checked them.
+   */
+  readonly dependencies?: readonly string[];
+  /**
+   * Whose code this is (the tool's user id). Runs of different owners never share interpreter
+   * state; runs of one owner may (a sandbox that keeps warm interpreters binds them to an owner).
+   * Default: one anonymous owner.
+   */
+  readonly owner?: string;
 }
 
 export type ToolErrorKind = 'timeout' | 'out_of_memory' | 'thrown' | 'invalid_result' | 'invalid_code';
@@ -23,8 +34,22 @@ export type ToolOutcome =
   | { readonly ok: true; readonly result: unknown; readonly logs: readonly string[]; readonly durationMs: number }
   | { readonly ok: false; readonly error: { readonly kind: ToolErrorKind; readonly message: string }; readonly logs: readonly string[]; readonly durationMs: number };
 
+/** What `prepare` looks at when a tool is saved. */
+export interface ToolDefinitionToPrepare {
+  readonly code: string;
+  readonly dependencies: readonly string[];
+  readonly signal?: AbortSignal;
+}
+
 export interface ToolSandbox {
   readonly language: ToolLanguage;
+  /**
+   * Called when a tool is saved: checks that its dependencies can be provided and readies them
+   * (installs, bundles, caches), so that runs start fast. Rejects with a `PlatformError`
+   * (`invalid_request`) whose message names the dependency that cannot be provided and why.
+   * Optional: a sandbox without it accepts no dependencies.
+   */
+  prepare?(tool: ToolDefinitionToPrepare): Promise<void>;
   /** Never throws for anything the code does: failures are outcomes. */
   run(run: ToolRun): Promise<ToolOutcome>;
   close(): Promise<void>;
