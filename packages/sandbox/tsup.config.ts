@@ -3,8 +3,9 @@ import { packageBuild } from '../../tsup.base.js';
 
 export default defineConfig({
   ...packageBuild,
-  // The worker is plain JavaScript and an entry of its own, next to index.js in dist as in src.
-  entry: ['src/index.ts', 'src/js-worker.js'],
+  // The worker and the Python host are plain JavaScript and entries of their own, next to
+  // index.js in dist as in src.
+  entry: ['src/index.ts', 'src/js-worker.js', 'src/py-host.js'],
   dts: { entry: ['src/index.ts'] },
-  external: ['quickjs-emscripten'],
+  external: ['quickjs-emscripten', 'pyodide', 'esbuild'],
 });

@@ -1,1 +1,3 @@
 export { type JavaScriptSandboxOptions, javascriptSandbox } from './javascript.js';
+export { type PythonSandbox, type PythonSandboxOptions, pythonSandbox } from './python.js';
+export type { PythonIsolation } from './python-isolation.js';

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { isPlatformError, parseAllowedHosts } from '@agent-platform/core';
-import { openPlatform, startServer } from './server.js';
+import { openPlatform, parsePythonIsolation, startServer } from './server.js';
 
 const MAIN_HELP = `Usage: agent-platform <command> [options]
 
@@ -34,9 +34,16 @@ Options:
                         range besides loopback and public addresses; repeatable
                         (env AGENT_PLATFORM_ALLOWED_HOSTS, comma- or space-separated)
   --allowed-hosts-only  Only allow-listed hosts are reachable (loopback and public ones too are refused)
+  --python-isolation MODE
+                        Confinement of Python tools: auto (default: namespaces when the machine
+                        can make them, else Python tools are refused), namespaces, or process
+                        (in-process guards only; weaker) (env AGENT_PLATFORM_PYTHON_ISOLATION)
+  --python-packages DIR Folder of extra Python wheels tools may declare; repeatable
+                        (env AGENT_PLATFORM_PYTHON_PACKAGES, comma-separated)
   -h, --help            Show this help
 
 Env LOG_LEVEL sets the request log level (default info; "silent" for none).
+Env AGENT_PLATFORM_TOOL_TIMEOUT_MS bounds each tool run (default 5000).
 Env AGENT_PLATFORM_SECRET is the master key of stored credentials (default: a key file in
 the data folder). Providers without a stored credential use OPENAI_API_KEY, OPENAI_BASE_URL
 and OLLAMA_HOST; AGENT_PLATFORM_MODEL_TIMEOUT_MS bounds each provider request (120000).
@@ -77,10 +84,19 @@ async function serveCommand(argv: string[]): Promise<void> {
       'max-steps': { type: 'string' },
       'allow-host': { type: 'string', multiple: true },
       'allowed-hosts-only': { type: 'boolean' },
+      'python-isolation': { type: 'string' },
+      'python-packages': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) return void process.stdout.write(SERVE_HELP);
+  const isolation = values['python-isolation'] ?? process.env.AGENT_PLATFORM_PYTHON_ISOLATION;
+  let pythonIsolation: ReturnType<typeof parsePythonIsolation> | undefined;
+  try {
+    pythonIsolation = isolation ? parsePythonIsolation(isolation) : undefined;
+  } catch (error) {
+    throw new UsageError(`--python-isolation: ${(error as Error).message}`);
+  }
   const uploadLimit = values['upload-limit'] ?? process.env.AGENT_PLATFORM_UPLOAD_LIMIT;
   const defaultModel = values['default-model'] ?? process.env.AGENT_PLATFORM_DEFAULT_MODEL;
   const maxSteps = values['max-steps'] ?? process.env.AGENT_PLATFORM_MAX_STEPS;
@@ -99,6 +115,10 @@ async function serveCommand(argv: string[]): Promise<void> {
     outbound: {
       allowedHosts: [...parseAllowedHosts(process.env.AGENT_PLATFORM_ALLOWED_HOSTS), ...(values['allow-host'] ?? [])],
       allowlistOnly: values['allowed-hosts-only'] === true,
+    },
+    tools: {
+      ...(pythonIsolation ? { pythonIsolation } : {}),
+      ...(values['python-packages'] ? { pythonPackageDirs: values['python-packages'] } : {}),
     },
   });
   if (server.firstKey) {

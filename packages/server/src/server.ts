@@ -13,7 +13,7 @@ import { serve } from 'h3';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app.js';
 import { openKnowledge } from './knowledge.js';
-import { javascriptSandbox } from '@agent-platform/sandbox';
+import { javascriptSandbox, type PythonIsolation, pythonSandbox } from '@agent-platform/sandbox';
 import { chatModelResolver } from './providers/index.js';
 import { loadSecretBox } from './secrets.js';
 
@@ -37,6 +37,8 @@ export interface ServerOptions {
   readonly toolSources?: readonly ToolSource[];
   /** Hosts caller-supplied URLs may reach besides loopback and public ones (`--allow-host`), or only them. */
   readonly outbound?: OutboundPolicyOptions;
+  /** How tool code is sandboxed and where its dependencies come from. */
+  readonly tools?: ToolsConfig;
   /** Default: pino JSON lines on stdout at `info`. */
   readonly logger?: Logger;
 }
@@ -49,6 +51,22 @@ export interface RunningServer {
   readonly firstKey: string | undefined;
   /** Stops accepting connections, lets in-flight requests finish (up to `graceMs`), closes the database. */
   close(graceMs?: number): Promise<void>;
+}
+
+export interface ToolsConfig {
+  /** Confinement of the Python sandbox (`--python-isolation`). Default AGENT_PLATFORM_PYTHON_ISOLATION or `auto`. */
+  readonly pythonIsolation?: PythonIsolation;
+  /** Folders of extra Python wheels tools may declare (`--python-packages`). Default AGENT_PLATFORM_PYTHON_PACKAGES (comma-separated). */
+  readonly pythonPackageDirs?: readonly string[];
+}
+
+const ISOLATIONS: readonly PythonIsolation[] = ['auto', 'namespaces', 'process'];
+
+/** The Python isolation named by a flag or env value, or an error naming the choices. */
+export function parsePythonIsolation(value: string): PythonIsolation {
+  const found = ISOLATIONS.find((i) => i === value);
+  if (!found) throw new Error(`Python isolation must be one of ${ISOLATIONS.join(', ')}, got "${value}"`);
+  return found;
 }
 
 /** The SQLite file inside a data folder. */
@@ -69,6 +87,8 @@ export async function openPlatform(
     env?: NodeJS.ProcessEnv;
     toolSources?: readonly ToolSource[];
     outbound?: OutboundPolicyOptions;
+    tools?: ToolsConfig;
+    logger?: Logger;
   } = {},
 ): Promise<AgentPlatform> {
   await mkdir(resolve(dataDir), { recursive: true });
@@ -86,8 +106,18 @@ export async function openPlatform(
   };
   const common = { storage, secrets, agent, fetch: guarded, localModelUrl: defaultLocalModelBaseUrl(env) };
   if (!options.knowledge) return new AgentPlatform(common);
-  return new AgentPlatform({ ...common, knowledge: await openKnowledge(dataDir), tools: {
-      sandboxes: { javascript: javascriptSandbox() },
+  const python = pythonSandbox({
+    isolation: options.tools?.pythonIsolation ?? parsePythonIsolation(env.AGENT_PLATFORM_PYTHON_ISOLATION || 'auto'),
+    packageDirs: options.tools?.pythonPackageDirs ?? (env.AGENT_PLATFORM_PYTHON_PACKAGES?.split(',').map((d) => d.trim()).filter(Boolean) ?? []),
+  });
+  const confinement = await python.isolation();
+  if ('refused' in confinement) options.logger?.warn(`Python tools: ${confinement.refused}`);
+  else options.logger?.info(`Python tools: Pyodide in processes confined by ${confinement.description}`);
+  return new AgentPlatform({
+    ...common,
+    knowledge: await openKnowledge(dataDir),
+    tools: {
+      sandboxes: { javascript: javascriptSandbox(), python },
       ...(Number(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) > 0 ? { timeoutMs: Number(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) } : {}),
     },
   });
@@ -103,6 +133,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.env ? { env: options.env } : {}),
     ...(options.toolSources ? { toolSources: options.toolSources } : {}),
     ...(options.outbound ? { outbound: options.outbound } : {}),
+    ...(options.tools ? { tools: options.tools } : {}),
+    logger,
   });
   await platform.start();
   let firstKey: string | undefined;

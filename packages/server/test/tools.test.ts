@@ -85,12 +85,31 @@ describe('tools', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.message).toContain(field);
     };
-    await check({ ...ADD, language: 'python', code: 'def main(args):\n    return 1' }, 'python');
+    await check({ ...ADD, language: 'python', code: 'def main(args):\n    return 1', dependencies: ['numpy'] }, 'python package "numpy" is not available');
     await check({ ...ADD, name: 'deps', dependencies: ['left-pad'] }, 'dependencies');
     await check({ ...ADD, name: 'has space' }, 'name');
     await check({ ...ADD, language: 'ruby' }, 'language');
     await check({ ...ADD, parameters: { type: 'object', properties: { a: { type: 'nonsense' } } } }, 'parameters');
     await check({ ...ADD, code: '' }, 'code');
+  });
+
+  it('runs Python tools in the Pyodide sandbox', async () => {
+    const created = await create({
+      ...ADD,
+      name: 'py_add',
+      language: 'python',
+      code: 'import math\ndef main(args):\n    print("adding in python")\n    return {"sum": args["a"] + args["b"], "floor": math.floor(args["a"] / 2)}',
+      dependencies: ['math'],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const run = await s.call('POST', `/api/tools/${created.body.tool.id}/run`, { body: { args: { a: 5, b: 3 } } });
+    expect(run.body).toMatchObject({ success: true, result: { sum: 8, floor: 2 }, logs: ['adding in python'] });
+    const raising = (await create({ ...ADD, name: 'py_raise', language: 'python', code: 'def main(args):\n    raise ValueError("no such city")' })).body.tool;
+    expect((await s.call('POST', `/api/tools/${raising.id}/run`, { body: { args: { a: 1, b: 1 } } })).body).toMatchObject({
+      success: false,
+      message: expect.stringContaining('ValueError: no such city'),
+      error: { kind: 'thrown' },
+    });
   });
 
   it("keeps users' tools apart", async () => {
@@ -125,6 +144,19 @@ describe('the agent uses its enabled tools', () => {
     const second = upstream.requests[1] as { messages: { role: string; content: string }[] };
     expect(second.messages.at(-1)).toMatchObject({ role: 'tool', content: '42' });
     expect(tool.id).toMatch(/^tool_/);
+  });
+
+  it('runs a Python tool the model asks for', async () => {
+    const project = (await s.call('POST', '/api/projects/create', { body: { name: 'py-agent', model: 'gpt-test', provider: 'openai' } })).body.project;
+    await s.call('POST', '/api/tools/create', {
+      body: { projectId: project.id, ...ADD, name: 'multiply', language: 'python', code: 'def main(args):\n    return args["a"] * args["b"]' },
+    });
+    upstream.requests.length = 0;
+    upstream.script({ toolCalls: [{ name: 'multiply', arguments: '{"a":6,"b":7}' }] }, { text: 'Six times seven is 42.' });
+    const res = await s.call('POST', '/api/v1/chat/completions', { body: { model: project.id, messages: [{ role: 'user', content: 'What is 6 times 7?' }] } });
+    expect(res.body.choices[0].message.content).toBe('Six times seven is 42.');
+    const second = upstream.requests[1] as { messages: { role: string; content: string }[] };
+    expect(second.messages.at(-1)).toMatchObject({ role: 'tool', content: '42' });
   });
 
   it("sends a failing tool's error back to the model as the result", async () => {

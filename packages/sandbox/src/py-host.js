@@ -1,0 +1,245 @@
+// The process that runs Python tools: Pyodide (CPython compiled to WebAssembly) in a Node.js
+// child process started by python.ts with an empty environment, Node's permission model (no
+// file reads but Pyodide's own files and the package folders, no writes, no child processes, no
+// workers, no addons, no WASI) and, where the machine allows it, new network and PID
+// namespaces and an unprivileged uid. Python code can reach this process's JavaScript (through
+// pyodide.code.run_js and the FFI), so THIS PROCESS is the boundary, not the interpreter; the
+// guards below only narrow what is left.
+//
+// Protocol: newline-delimited JSON. stdin: {type:"run", id, code, args (JSON text), packages
+// (wheel paths / Pyodide package names to load first)}. stdout: {type:"ready", python, stdlib},
+// {type:"started", id} once packages are loaded, {type:"done", id, outcome}. The parent enforces
+// the time and memory limits by killing this process.
+//
+// Arguments: PYODIDE_DIR [--no-guards] [--snapshot BYTES | --make-snapshot]. A snapshot is the
+// interpreter's memory right after start-up, made once by a process that runs no tool code
+// (--make-snapshot writes it to stdout and exits); a host given --snapshot reads that many
+// bytes from stdin before the requests and starts from them, skipping Python's initialisation
+// (about 7x faster).
+import { constants } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+
+const [pyodideDir, ...flags] = process.argv.slice(2);
+const makeSnapshot = flags.includes('--make-snapshot');
+const snapshotBytes = flags.includes('--snapshot') ? Number(flags[flags.indexOf('--snapshot') + 1]) : 0;
+const write = process.stdout.write.bind(process.stdout);
+const send = (message) => write(`${JSON.stringify(message)}\n`);
+
+// Emscripten's NODEFS reads fs constants through process.binding, which the permission model
+// forbids: answer exactly that and nothing else.
+const binding = process.binding;
+process.binding = (name) => {
+  if (name === 'constants') return { fs: constants };
+  return binding.call(process, name);
+};
+
+const { loadPyodide } = await import(pathToFileURL(`${pyodideDir}/pyodide.mjs`).href);
+
+// stdin: first the snapshot (if any), then request lines, handled one after another.
+let snapshotDone;
+const snapshot = new Promise((resolve) => {
+  snapshotDone = resolve;
+});
+const snapshotChunks = [];
+let snapshotLeft = snapshotBytes;
+let pending = '';
+let chain = Promise.resolve();
+if (!makeSnapshot) process.stdin.on('data', (chunk) => {
+  if (snapshotLeft > 0) {
+    const part = chunk.subarray(0, snapshotLeft);
+    snapshotChunks.push(part);
+    snapshotLeft -= part.length;
+    if (snapshotLeft === 0) snapshotDone(Buffer.concat(snapshotChunks));
+    chunk = chunk.subarray(part.length);
+  }
+  pending += chunk.toString('utf8');
+  let newline = pending.indexOf('\n');
+  while (newline >= 0) {
+    const line = pending.slice(0, newline);
+    pending = pending.slice(newline + 1);
+    chain = chain.then(() => ready).then(() => request(line));
+    newline = pending.indexOf('\n');
+  }
+});
+if (!makeSnapshot) process.stdin.on('end', () => chain.then(() => process.exit(0)));
+if (snapshotBytes === 0) snapshotDone(undefined);
+let markReady;
+const ready = new Promise((resolve) => {
+  markReady = resolve;
+});
+
+const MAX_LOG_LINES = 1000;
+const MAX_LOG_CHARS = 10_000;
+const MAX_LOG_TOTAL = 256 * 1024;
+let logs = [];
+let logChars = 0;
+const capture = (line) => {
+  if (logs.length >= MAX_LOG_LINES || logChars >= MAX_LOG_TOTAL) return;
+  const text = String(line).slice(0, MAX_LOG_CHARS);
+  logs.push(text);
+  logChars += text.length;
+};
+
+// `jsglobals` is what Python's `js` module shows: nothing.
+const pyodide = await loadPyodide({
+  indexURL: `${pyodideDir}/`,
+  jsglobals: Object.create(null),
+  stdout: capture,
+  stderr: capture,
+  env: { HOME: '/home/pyodide' },
+  ...(makeSnapshot ? { _makeSnapshot: true } : {}),
+  ...(snapshotBytes > 0 ? { _loadSnapshot: await snapshot } : {}),
+});
+
+if (makeSnapshot) {
+  pyodide.runPython('import json, inspect, traceback, asyncio');
+  process.stdout.write(pyodide.makeMemorySnapshot(), () => process.exit(0));
+  await new Promise(() => {});
+}
+
+if (!flags.includes('--no-guards')) await guardNetworkAndProcesses();
+
+const runner = pyodide.runPython(
+  `
+import json, inspect, traceback
+
+MAX_RESULT = 1024 * 1024
+
+def _fail(kind, message):
+    return json.dumps({"ok": False, "error": {"kind": kind, "message": message}})
+
+def _describe(error):
+    text = "".join(traceback.format_exception_only(type(error), error)).strip()
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == "tool.py"]
+    if frames:
+        text += "".join(f"\\n  at tool.py line {f.lineno}, in {f.name}" for f in frames[-5:])
+    return text
+
+async def run(code, args_json):
+    try:
+        compiled = compile(code, "tool.py", "exec")
+    except (SyntaxError, ValueError) as error:
+        return _fail("invalid_code", _describe(error))
+    namespace = {"__name__": "__tool__"}
+    try:
+        exec(compiled, namespace)
+        main = namespace.get("main")
+        if not callable(main):
+            return _fail("invalid_code", "the tool code must define a function main(args)")
+        result = main(json.loads(args_json))
+        if inspect.isawaitable(result):
+            result = await result
+    except MemoryError as error:
+        return _fail("out_of_memory", "the tool ran out of memory")
+    except BaseException as error:
+        return _fail("thrown", _describe(error))
+    try:
+        text = json.dumps(result, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as error:
+        return _fail("invalid_result", f"the result of main is not JSON-serialisable: {error}")
+    if len(text) > MAX_RESULT:
+        return _fail("invalid_result", f"the result of main is larger than {MAX_RESULT} characters")
+    return json.dumps({"ok": True, "result": text})
+
+run
+`,
+  { globals: pyodide.toPy({}) },
+);
+
+const stdlib = pyodide.runPython('import sys; sorted(sys.stdlib_module_names)').toJs();
+const python = pyodide.runPython('import sys; sys.version.split()[0]');
+const loaded = new Set();
+
+async function handle(request) {
+  logs = [];
+  logChars = 0;
+  const toLoad = request.packages.filter((p) => !loaded.has(p));
+  if (toLoad.length > 0) {
+    const problems = [];
+    await pyodide.loadPackage(toLoad, { messageCallback: () => {}, errorCallback: (m) => problems.push(m), checkIntegrity: true });
+    if (problems.length > 0) {
+      return { ok: false, error: { kind: 'invalid_code', message: `a dependency could not be loaded: ${problems.join('; ')}` }, logs: [] };
+    }
+    for (const p of toLoad) loaded.add(p);
+  }
+  send({ type: 'started', id: request.id });
+  const text = await runner(request.code, request.args);
+  const outcome = JSON.parse(text);
+  return outcome.ok ? { ok: true, result: JSON.parse(outcome.result), logs } : { ok: false, error: outcome.error, logs };
+}
+
+async function request(line) {
+  let message;
+  try {
+    message = JSON.parse(line);
+  } catch {
+    return;
+  }
+  if (message?.type !== 'run') return;
+  const started = performance.now();
+  let outcome;
+  try {
+    outcome = await handle(message);
+  } catch (error) {
+    // Pyodide itself failed (a fatal error, a stack overflow in WebAssembly): report it, then
+    // stop so that the parent starts a fresh process.
+    send({ type: 'done', id: message.id, outcome: { ok: false, error: { kind: 'thrown', message: `the Python runtime failed: ${String(error?.message ?? error).slice(0, 2000)}` }, logs, durationMs: performance.now() - started } });
+    process.exit(70);
+  }
+  send({ type: 'done', id: message.id, outcome: { ...outcome, durationMs: performance.now() - started } });
+}
+
+markReady();
+send({ type: 'ready', python, stdlib });
+
+/**
+ * Second layer: network and process functions of Node.js throw from now on. Builtin modules are
+ * shared by every importer in this process, so code that imports them later (Python through
+ * run_js included) gets these versions. The first layer is the network namespace (python.ts).
+ */
+async function guardNetworkAndProcesses() {
+  const refuse = (what) =>
+    function refused() {
+      throw Object.assign(new Error(`${what} is not available in the tool sandbox`), { code: 'ERR_ACCESS_DENIED' });
+    };
+  const net = (await import('node:net')).default;
+  const tls = (await import('node:tls')).default;
+  const dgram = (await import('node:dgram')).default;
+  const dns = (await import('node:dns')).default;
+  const http = (await import('node:http')).default;
+  const https = (await import('node:https')).default;
+  const http2 = (await import('node:http2')).default;
+  const inspector = (await import('node:inspector')).default;
+  const { syncBuiltinESMExports } = await import('node:module');
+
+  const network = refuse('network access');
+  net.Socket.prototype.connect = network;
+  net.Server.prototype.listen = network;
+  net.connect = network;
+  net.createConnection = network;
+  tls.connect = network;
+  dgram.createSocket = network;
+  for (const method of ['bind', 'send', 'connect']) dgram.Socket.prototype[method] = network;
+  for (const target of [dns, dns.promises, dns.Resolver.prototype, dns.promises.Resolver.prototype]) {
+    for (const key of Object.getOwnPropertyNames(target)) {
+      if (/^(lookup|resolve|reverse)/.test(key) && typeof target[key] === 'function') target[key] = network;
+    }
+  }
+  // Constructors that create network handles before any method is called.
+  dgram.Socket = network;
+  dns.Resolver = network;
+  dns.promises.Resolver = network;
+  http.request = http.get = https.request = https.get = network;
+  http2.connect = network;
+  inspector.open = refuse('the inspector');
+  inspector.Session.prototype.connect = refuse('the inspector');
+  inspector.Session.prototype.connectToMainThread = refuse('the inspector');
+  for (const name of ['fetch', 'WebSocket', 'EventSource', 'XMLHttpRequest']) delete globalThis[name];
+
+  const processes = refuse('signalling processes');
+  process.kill = processes;
+  process._kill = processes;
+  process._debugProcess = processes;
+  process.dlopen = refuse('loading native code');
+  syncBuiltinESMExports();
+}

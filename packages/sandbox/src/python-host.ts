@@ -1,0 +1,81 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ToolOutcome } from '@agent-platform/core';
+
+// What python.ts needs to know and do about its host processes (py-host.js).
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** The folder of the `pyodide` npm package (real path: the permission model checks real paths). */
+export const pyodideDir = dirname(createRequire(import.meta.url).resolve('pyodide/pyodide.mjs'));
+export const hostScript = resolve(here, 'py-host.js');
+
+/** A `done` message's outcome, checked: the host process runs untrusted code and could send anything. */
+export function toOutcome(value: unknown): ToolOutcome {
+  const o = value as { ok?: unknown; result?: unknown; logs?: unknown; durationMs?: unknown; error?: { kind?: unknown; message?: unknown } };
+  const logs = Array.isArray(o?.logs) ? o.logs.filter((l): l is string => typeof l === 'string').slice(0, 1000) : [];
+  const durationMs = typeof o?.durationMs === 'number' ? o.durationMs : 0;
+  if (o?.ok === true) return { ok: true, result: o.result ?? null, logs, durationMs };
+  const kinds = ['timeout', 'out_of_memory', 'thrown', 'invalid_result', 'invalid_code'] as const;
+  const kind = kinds.find((k) => k === o?.error?.kind) ?? 'thrown';
+  return { ok: false, error: { kind, message: typeof o?.error?.message === 'string' ? o.error.message : 'the tool failed' }, logs, durationMs };
+}
+
+/** The node process under `unshare --fork`: the only child of `pid`. */
+export async function hostPidOf(pid: number | undefined): Promise<number | undefined> {
+  if (pid === undefined) return undefined;
+  try {
+    const children = (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8')).trim().split(/\s+/).filter(Boolean);
+    return children.length === 1 ? Number(children[0]) : pid;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resident memory of a process in bytes (Linux /proc), undefined elsewhere. */
+export async function rss(pid: number): Promise<number | undefined> {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const pyodideVersion = () => (JSON.parse(readFileSync(join(pyodideDir, 'package.json'), 'utf8')) as { version: string }).version;
+
+/**
+ * The interpreter snapshot: read from `dir` when a snapshot of this Pyodide and host script is
+ * there, else made by a host process that runs no tool code (and written to `dir`). Undefined
+ * when it cannot be made: interpreters then start the slow way.
+ */
+export async function loadSnapshot(permissions: readonly string[], dir: string | undefined, timeoutMs: number): Promise<Buffer | undefined> {
+  const key = createHash('sha256').update(pyodideVersion()).update(readFileSync(hostScript)).digest('hex').slice(0, 16);
+  const file = dir ? join(resolve(dir), `pyodide-${pyodideVersion()}-${key}.snapshot`) : undefined;
+  if (file) {
+    const stored = await readFile(file).catch(() => undefined);
+    if (stored && stored.length > 0) return stored;
+  }
+  const made = await new Promise<Buffer | undefined>((done) => {
+    const child = spawn(process.execPath, [...permissions, hostScript, pyodideDir, '--make-snapshot'], { env: {}, stdio: ['ignore', 'pipe', 'ignore'], timeout: timeoutMs });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    child.stdout.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > 1024 * 1024 * 1024) child.kill('SIGKILL');
+      else chunks.push(chunk);
+    });
+    child.on('error', () => done(undefined));
+    child.on('close', (code) => done(code === 0 && size > 0 ? Buffer.concat(chunks) : undefined));
+  });
+  if (made && file) {
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(`${file}.partial`, made, { mode: 0o644 });
+    await rename(`${file}.partial`, file);
+  }
+  return made;
+}

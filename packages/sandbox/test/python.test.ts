@@ -1,0 +1,231 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describeToolSandbox } from '@agent-platform/core/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PythonSandbox, pythonSandbox } from '../src/python.js';
+import { chooseIsolation } from '../src/python-isolation.js';
+
+describeToolSandbox('Python (Pyodide in confined processes)', { language: 'python', create: () => pythonSandbox({ workers: 2 }) });
+
+const LIMITS = { timeoutMs: 3000, memoryBytes: 64 * 1024 * 1024 };
+const SECRET = 'PYTHON-SANDBOX-SECRET-3b9e';
+
+/** Python that reaches the JavaScript of its host process and tries everything from there. */
+const ESCAPES = `
+from pyodide.ffi import to_js
+import pyodide_js
+F = to_js([]).constructor.constructor
+
+async def attempt(source):
+    try:
+        return str(await F(source)())
+    except BaseException as error:
+        return "refused: " + str(error)[:200]
+
+async def main(args):
+    port = args["port"]
+    pid = args["pid"]
+    out = {}
+    out["env"] = await attempt("return Promise.resolve(JSON.stringify(process.env))")
+    out["passwd"] = await attempt("return import('node:fs').then(fs => fs.readFileSync('/etc/passwd', 'utf8'))")
+    out["secretKey"] = await attempt("return import('node:fs').then(fs => fs.readdirSync('/'))")
+    out["write"] = await attempt("return import('node:fs').then(fs => { fs.writeFileSync('/tmp/py-escape-marker', 'x'); return 'written'; })")
+    out["spawn"] = await attempt("return import('node:child_process').then(cp => cp.execSync('id').toString())")
+    out["tcp"] = await attempt("return import('node:net').then(net => new Promise((ok, no) => { const s = net.connect(" + str(port) + ", '127.0.0.1'); s.on('connect', () => ok('CONNECTED')); s.on('error', no); }))")
+    out["fetch"] = await attempt("return fetch('http://127.0.0.1:" + str(port) + "/').then(r => 'FETCHED')")
+    out["http"] = await attempt("return import('node:http').then(http => new Promise((ok, no) => http.get('http://127.0.0.1:" + str(port) + "/', () => ok('FETCHED')).on('error', no)))")
+    out["kill"] = await attempt("return Promise.resolve(process.kill(" + str(pid) + ", 0))")
+    out["binding"] = await attempt("return Promise.resolve(Object.keys(process.binding('tcp_wrap')))")
+    out["worker"] = await attempt("return import('node:worker_threads').then(w => { new w.Worker('1', { eval: true }); return 'WORKER'; })")
+    try:
+        pyodide_js.FS.mkdir("/host")
+        pyodide_js.FS.mount(pyodide_js.FS.filesystems.NODEFS, to_js({"root": "/etc"}), "/host")
+        out["nodefs"] = open("/host/passwd").read()
+    except BaseException as error:
+        out["nodefs"] = "refused: " + str(error)[:200]
+    return out
+`;
+
+// Each layer on its own: the namespaces without the in-process guards, the guards without namespaces.
+describe.each([
+  ['namespaces', false],
+  ['process', true],
+] as const)('Python sandbox escapes from the host JavaScript (%s isolation, guards %s)', (isolation, guards) => {
+  let sandbox: PythonSandbox;
+  let server: Server;
+  let port = 0;
+  let connections = 0;
+  beforeAll(async () => {
+    process.env.PYTHON_SANDBOX_SECRET = SECRET;
+    sandbox = pythonSandbox({ workers: 1, isolation, guards });
+    server = createServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    port = (server.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    delete process.env.PYTHON_SANDBOX_SECRET;
+    await sandbox.close();
+    await new Promise((ok) => server.close(ok));
+  });
+
+  it('finds no environment, files, processes or network there', async () => {
+    const outcome = await sandbox.run({ code: ESCAPES, args: { port, pid: process.pid }, ...LIMITS, owner: 'mallory' });
+    expect(outcome.ok, JSON.stringify(outcome)).toBe(true);
+    const out = (outcome as { result: Record<string, string> }).result;
+    expect(JSON.stringify(out)).not.toContain(SECRET);
+    expect(out.env).toBe('{}');
+    for (const key of ['passwd', 'secretKey', 'write', 'spawn', 'tcp', 'fetch', 'http', 'kill', 'binding', 'worker', 'nodefs']) {
+      expect(out[key], key).toMatch(/^refused: /);
+    }
+    expect(JSON.stringify(out)).not.toContain('root:x:0:0');
+    expect(connections).toBe(0);
+    if (isolation === 'namespaces') expect(await sandbox.isolation()).toMatchObject({ description: expect.stringMatching(/network and PID namespaces/) });
+  });
+});
+
+describe('Python sandbox', () => {
+  let sandbox: PythonSandbox;
+  let wheels: string;
+  beforeAll(() => {
+    wheels = mkdtempSync(join(tmpdir(), 'ap-wheels-'));
+    // Two pure-Python wheels built here: tinycalc, and tinystats which needs tinycalc (said by the folder's lock file).
+    execFileSync('python3', [
+      '-c',
+      `
+import json, sys, zipfile
+def wheel(name, files):
+    path = f"{sys.argv[1]}/{name}-1.0.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for file, text in files.items():
+            z.writestr(file, text)
+        info = f"{name}-1.0.0.dist-info"
+        z.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\\nName: {name}\\nVersion: 1.0.0\\n")
+        z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n")
+        z.writestr(f"{info}/RECORD", "")
+wheel("tinycalc", {"tinycalc/__init__.py": "def double(x):\\n    return 2 * x\\n"})
+wheel("tinystats", {"tinystats/__init__.py": "from tinycalc import double\\ndef quadruple(x):\\n    return double(double(x))\\n"})
+json.dump({"packages": {"tinystats": {"file_name": "tinystats-1.0.0-py3-none-any.whl", "depends": ["tinycalc"]}}}, open(f"{sys.argv[1]}/pyodide-lock.json", "w"))
+`,
+      wheels,
+    ]);
+    sandbox = pythonSandbox({ workers: 2, packageDirs: [wheels] });
+  });
+  afterAll(() => sandbox.close());
+
+  it('provides declared packages from the packages folder (with their dependencies) and the standard library', async () => {
+    await sandbox.prepare?.({ code: '', dependencies: ['tinystats', 'json', 'collections'] });
+    const outcome = await sandbox.run({
+      code: 'import tinystats, json\ndef main(args):\n    return json.loads(json.dumps({"q": tinystats.quadruple(args["x"])}))',
+      args: { x: 5 },
+      dependencies: ['tinystats'],
+      ...LIMITS,
+    });
+    expect(outcome).toMatchObject({ ok: true, result: { q: 20 } });
+  });
+
+  it('refuses packages it cannot provide, naming them and what is available', async () => {
+    await expect(sandbox.prepare?.({ code: '', dependencies: ['numpy'] })).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringMatching(/dependencies: python package "numpy" is not available.*available: tinycalc, tinystats/),
+    });
+    await expect(sandbox.prepare?.({ code: '', dependencies: ['requests==2.0'] })).rejects.toMatchObject({ message: expect.stringContaining('"requests==2.0" is not a Python package name') });
+    await expect(sandbox.prepare?.({ code: '', dependencies: ['https://example.invalid/x.whl'] })).rejects.toMatchObject({ code: 'invalid_request' });
+    // A run whose package vanished fails as a tool error, not a crash.
+    expect(await sandbox.run({ code: 'def main(args):\n    return 1', args: {}, dependencies: ['numpy'], ...LIMITS })).toMatchObject({ ok: false, error: { kind: 'invalid_code' } });
+  });
+
+  it('caps logs and results', async () => {
+    const chatty = await sandbox.run({ code: 'def main(args):\n    for i in range(5000):\n        print("line", i)\n    return "done"', args: {}, ...LIMITS });
+    expect(chatty).toMatchObject({ ok: true, result: 'done' });
+    expect(chatty.logs.length).toBe(1000);
+    const huge = await sandbox.run({ code: 'def main(args):\n    return "x" * 2000000', args: {}, ...LIMITS });
+    expect(huge).toMatchObject({ ok: false, error: { kind: 'invalid_result', message: expect.stringContaining('larger than') } });
+  });
+
+  it('is not fooled or flooded by what the code writes to its host process output', async () => {
+    const forged = await sandbox.run({
+      code: 'from pyodide.ffi import to_js\nF = to_js([]).constructor.constructor\ndef main(args):\n    F("return import(\'node:process\').then(p => p.stdout.write(\'not json\\\\n{\\"type\\":\\"done\\",\\"id\\":999999,\\"outcome\\":{\\"ok\\":true,\\"result\\":\\"forged\\"}}\\\\n\'))")()\n    return "real"',
+      args: {},
+      ...LIMITS,
+      owner: 'forger',
+    });
+    expect(forged).toMatchObject({ ok: true, result: 'real' });
+    const flood = await sandbox.run({
+      code: 'from pyodide.ffi import to_js\nF = to_js([]).constructor.constructor\nasync def main(args):\n    await F("return import(\'node:process\').then(p => new Promise(ok => p.stdout.write(\'x\'.repeat(9 * 1024 * 1024), ok)))")()\n    return "flooded"',
+      args: {},
+      ...LIMITS,
+      owner: 'forger',
+    });
+    expect(flood).toMatchObject({ ok: false, error: { kind: 'thrown', message: expect.stringContaining('output limit') } });
+    expect(await sandbox.run({ code: 'def main(args):\n    return 7', args: {}, ...LIMITS, owner: 'forger' })).toMatchObject({ ok: true, result: 7 });
+  });
+
+  it('reports syntax errors, a missing main and exceptions with the line of the tool', async () => {
+    expect(await sandbox.run({ code: 'def main(args):\n    x = 1\n    raise KeyError("city")', args: {}, ...LIMITS })).toMatchObject({
+      ok: false,
+      error: { kind: 'thrown', message: expect.stringMatching(/KeyError: 'city'\n {2}at tool\.py line 3, in main/) },
+    });
+    expect(await sandbox.run({ code: 'def main(args)\n    return 1', args: {}, ...LIMITS })).toMatchObject({ ok: false, error: { kind: 'invalid_code', message: expect.stringContaining('SyntaxError') } });
+    expect(await sandbox.run({ code: 'import sys\ndef main(args):\n    sys.exit(3)', args: {}, ...LIMITS })).toMatchObject({ ok: false, error: { kind: 'thrown', message: expect.stringContaining('SystemExit') } });
+  });
+});
+
+describe('choosing the isolation', () => {
+  it('refuses Python tools with the reason and the opt-in when no namespace can be made', async () => {
+    const choice = await chooseIsolation('auto', ['/nonexistent/host.mjs']);
+    expect(choice).toMatchObject({ refused: expect.stringMatching(/cannot confine the Python sandbox in namespaces.*--python-isolation process/) });
+    await expect(chooseIsolation('namespaces', ['/nonexistent/host.mjs'])).rejects.toThrow(/cannot confine/);
+    expect(await chooseIsolation('process', ['/nonexistent/host.mjs'])).toMatchObject({ description: expect.stringContaining('process only') });
+  });
+
+  it('refuses runs and prepares when isolation is refused', async () => {
+    const sandbox = pythonSandbox({ isolation: 'auto', packageDirs: ['/nonexistent-wheels-folder'] });
+    expect(await sandbox.run({ code: 'def main(args):\n    return 1', args: {}, ...LIMITS })).toMatchObject({ ok: false, error: { message: expect.stringContaining('--python-isolation process') } });
+    await expect(sandbox.prepare?.({ code: '', dependencies: [] })).rejects.toMatchObject({ code: 'invalid_request' });
+    await sandbox.close();
+  });
+});
+
+describe('Python host processes', () => {
+  /** Host processes whose command line contains `marker` (a unique packages folder). */
+  const hosts = (marker: string) =>
+    readdirSync('/proc')
+      .filter((pid) => /^\d+$/.test(pid))
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+        } catch {
+          return false;
+        }
+      });
+
+  it('die with the server, even in the middle of an endless loop', async () => {
+    const marker = mkdtempSync(join(tmpdir(), 'ap-orphan-'));
+    // A server stand-in: the built sandbox in a process of its own, killed with SIGKILL mid-run.
+    const script = `import { pythonSandbox } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+const sandbox = pythonSandbox({ workers: 1, packageDirs: [${JSON.stringify(marker)}] });
+const limits = { args: {}, timeoutMs: 600000, memoryBytes: 1 << 26 };
+await sandbox.run({ code: 'def main(args):\\n    return 1', ...limits });
+sandbox.run({ code: 'def main(args):\\n    while True:\\n        pass', ...limits });
+setTimeout(() => console.log('looping'), 1000);
+setInterval(() => {}, 1000);`;
+    const server = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((ok) => server.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('looping') && ok()));
+    expect(hosts(marker).length).toBeGreaterThanOrEqual(2);
+    const deadline = Date.now() + 10_000;
+    server.kill('SIGKILL');
+    while (hosts(marker).length > 0 && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 100));
+    expect(hosts(marker)).toEqual([]);
+  }, 90_000);
+});
+
+it('writes nothing outside the sandbox', () => {
+  expect(() => writeFileSync('/tmp/py-escape-marker-check', '')).not.toThrow();
+  expect(() => execFileSync('test', ['!', '-e', '/tmp/py-escape-marker'])).not.toThrow();
+});
