@@ -1,13 +1,22 @@
 import { Worker } from 'node:worker_threads';
-import type { ToolOutcome, ToolRun, ToolSandbox } from '@agent-platform/core';
+import { isPlatformError, type ToolOutcome, type ToolRun, type ToolSandbox } from '@agent-platform/core';
+import type { NpmDependencies } from './npm-dependencies.js';
 
 export interface JavaScriptSandboxOptions {
   /** Worker threads running tools side by side. Default 2. */
   readonly workers?: number;
+  /**
+   * npm dependencies of tools (`npmDependencies({ cacheDir })`): with it the sandbox has
+   * `prepare`, and runs with dependencies evaluate the tool bundled with them. Default none:
+   * the sandbox has no `prepare`, so tools with dependencies are refused when saved.
+   */
+  readonly dependencies?: NpmDependencies;
 }
 
 interface Job {
   readonly run: ToolRun;
+  /** What the worker evaluates: the code, or the code bundled with its dependencies. */
+  readonly script: string;
   resolve(outcome: ToolOutcome): void;
 }
 
@@ -24,7 +33,11 @@ const GRACE_MS = 2000;
  * JavaScript tools in QuickJS compiled to WebAssembly, on worker threads: the code sees only the
  * JavaScript language (no `process`, `require`, `import`, `fetch`, timers or files), a fresh
  * runtime per run with a memory limit and an interrupt deadline, and the server's event loop
- * stays free. A worker that does not answer in time is terminated and replaced.
+ * stays free. A worker that does not answer in time is terminated and replaced, and so is one
+ * whose WebAssembly module failed (it says so with its answer).
+ *
+ * @example
+ * const sandbox = javascriptSandbox({ workers: 2, dependencies: npmDependencies({ cacheDir: './data/tool-deps' }) });
  */
 export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolSandbox {
   const size = Math.max(1, options.workers ?? 2);
@@ -36,11 +49,8 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
   const spawn = (): Slot => {
     const slot: Slot = { worker: new Worker(new URL('./js-worker.js', import.meta.url)), job: undefined, timer: undefined };
     slot.worker.unref();
-    slot.worker.on('message', (message: { outcome: ToolOutcome }) => finish(slot, message.outcome));
-    const crashed = (why: string) => {
-      finish(slot, { ok: false, error: { kind: 'out_of_memory', message: `the sandbox stopped: ${why}` }, logs: [], durationMs: 0 });
-      replace(slot);
-    };
+    slot.worker.on('message', (message: { outcome: ToolOutcome; recycle?: boolean }) => finish(slot, message.outcome, message.recycle === true));
+    const crashed = (why: string) => finish(slot, { ok: false, error: { kind: 'out_of_memory', message: `the sandbox stopped: ${why}` }, logs: [], durationMs: 0 }, true);
     slot.worker.on('error', (error) => crashed(error.message));
     slot.worker.on('exit', () => {
       if (!closed && slots.includes(slot)) crashed('its worker exited');
@@ -57,14 +67,18 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
     pump();
   };
 
-  const finish = (slot: Slot, outcome: ToolOutcome) => {
+  /**
+   * Delivers the slot's outcome; with `recycle` the worker is replaced first, so the next queued
+   * job never goes to a worker that is being terminated.
+   */
+  const finish = (slot: Slot, outcome: ToolOutcome, recycle: boolean) => {
     const job = slot.job;
-    if (!job) return;
     clearTimeout(slot.timer);
     slot.job = undefined;
     slot.worker.unref();
-    job.resolve(outcome);
-    pump();
+    if (recycle) replace(slot);
+    else pump();
+    job?.resolve(outcome);
   };
 
   const pump = () => {
@@ -74,26 +88,54 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
       slot.job = job;
       slot.worker.ref();
       slot.timer = setTimeout(() => {
-        finish(slot, { ok: false, error: { kind: 'timeout', message: `the tool ran longer than ${job.run.timeoutMs} ms` }, logs: [], durationMs: job.run.timeoutMs + GRACE_MS });
-        replace(slot);
+        finish(slot, { ok: false, error: { kind: 'timeout', message: `the tool ran longer than ${job.run.timeoutMs} ms` }, logs: [], durationMs: job.run.timeoutMs + GRACE_MS }, true);
       }, job.run.timeoutMs + GRACE_MS);
-      slot.worker.postMessage({ id: nextId++, ...job.run });
+      const { code: _, dependencies: __, ...run } = job.run;
+      slot.worker.postMessage({ id: nextId++, ...run, code: job.script });
     }
   };
 
   for (let i = 0; i < size; i++) slots.push(spawn());
 
+  const dependencies = options.dependencies;
+  const refused = (message: string): ToolOutcome => ({ ok: false, error: { kind: 'invalid_code', message }, logs: [], durationMs: 0 });
+  const closedOutcome: ToolOutcome = { ok: false, error: { kind: 'thrown', message: 'the sandbox is closed' }, logs: [], durationMs: 0 };
+
   return {
     language: 'javascript',
-    run(run) {
-      if (closed) return Promise.resolve({ ok: false, error: { kind: 'thrown', message: 'the sandbox is closed' }, logs: [], durationMs: 0 });
+    ...(dependencies
+      ? {
+          async prepare({ code, dependencies: specs, signal }) {
+            await dependencies.prepare(code, specs, signal);
+          },
+        }
+      : {}),
+    async run(run) {
+      if (closed) return closedOutcome;
+      let script = run.code;
+      if (run.dependencies?.length) {
+        if (!dependencies) return refused('dependencies: this sandbox cannot provide npm dependencies');
+        try {
+          script = await dependencies.bundle(run.code, run.dependencies);
+        } catch (error) {
+          return refused(isPlatformError(error) ? error.message : `dependencies: ${(error as Error).message}`);
+        }
+        if (closed) return closedOutcome;
+      }
       return new Promise((resolve) => {
-        queue.push({ run, resolve });
+        queue.push({ run, script, resolve });
         pump();
       });
     },
     async close() {
       closed = true;
+      // Runs still waiting or running get an answer rather than a promise that never settles.
+      for (const job of queue.splice(0)) job.resolve(closedOutcome);
+      for (const slot of slots) {
+        clearTimeout(slot.timer);
+        slot.job?.resolve(closedOutcome);
+        slot.job = undefined;
+      }
       await Promise.all(slots.map((s) => s.worker.terminate()));
       slots.length = 0;
     },

@@ -6,6 +6,9 @@ import { getQuickJS, shouldInterruptAfterDeadline } from 'quickjs-emscripten';
 
 const QuickJS = await getQuickJS();
 
+/** Set once the WebAssembly module is not to be used again; every answer then asks for a new worker. */
+let broken = false;
+
 const format = (value) => (typeof value === 'string' ? value : JSON.stringify(value) ?? String(value));
 
 function runOne({ code, args, timeoutMs, memoryBytes }) {
@@ -77,13 +80,18 @@ globalThis.__run = Promise.resolve().then(() => main(JSON.parse(${JSON.stringify
     }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
+    // Emscripten's abort() (a failed assertion in QuickJS) leaves the module unusable.
+    if (/Aborted\(/.test(message)) broken = true;
     return /out of memory/i.test(message) ? fail('out_of_memory', `the tool used more than ${memoryBytes} bytes`) : fail('thrown', message);
   } finally {
     try {
       vm.dispose();
       runtime.dispose();
     } catch {
-      // A runtime that ran out of memory may not free cleanly; the worker is recycled then.
+      // A runtime that ran out of memory may not free cleanly (QuickJS aborts with
+      // "Assertion failed: list_empty(&rt->gc_obj_list)"): the module's memory and state are not
+      // to be trusted after that, so this worker asks to be replaced.
+      broken = true;
     }
   }
 
@@ -99,6 +107,12 @@ globalThis.__run = Promise.resolve().then(() => main(JSON.parse(${JSON.stringify
 
 parentPort.on('message', (request) => {
   const started = performance.now();
-  const outcome = runOne(request);
-  parentPort.postMessage({ id: request.id, outcome: { ...outcome, durationMs: performance.now() - started } });
+  let outcome;
+  try {
+    outcome = broken ? { ok: false, error: { kind: 'thrown', message: 'the sandbox worker is being replaced' }, logs: [] } : runOne(request);
+  } catch (error) {
+    broken = true;
+    outcome = { ok: false, error: { kind: 'thrown', message: `the sandbox failed: ${error instanceof Error ? error.message : String(error)}` }, logs: [] };
+  }
+  parentPort.postMessage({ id: request.id, outcome: { ...outcome, durationMs: performance.now() - started }, recycle: broken });
 });

@@ -255,32 +255,29 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
     }
   };
 
+  /** Hands queued runs to idle processes of their owner or to fresh ones; starts or replaces processes. */
   const pumpOnce = () => {
-    let replaced = false;
-    for (const job of [...queue]) {
-      const slot =
-        slots.find((s) => s.state === 'idle' && s.owner === job.owner) ?? slots.find((s) => s.state === 'idle' && s.owner === undefined);
-      if (slot) {
-        queue.splice(queue.indexOf(job), 1);
-        start(slot, job);
-        continue;
-      }
-      if (slots.length < size) {
+    for (const slot of slots) {
+      if (slot.state !== 'idle' || queue.length === 0) continue;
+      const at = slot.owner === undefined ? 0 : queue.findIndex((j) => j.owner === slot.owner);
+      if (at >= 0) start(slot, queue.splice(at, 1)[0] as Job);
+    }
+    if (queue.length === 0) return;
+    let starting = slots.filter((s) => s.state === 'starting').length;
+    if (slots.length < size) {
+      for (; slots.length < size && queue.length > starting; starting++) {
         if (!spawnSlot()) {
           const why = isolation && 'refused' in isolation ? isolation.refused : 'the Python sandbox is not available';
           for (const waiting of queue.splice(0)) waiting.resolve(failure('thrown', why));
           return;
         }
-        continue;
       }
-      // Every process is bound to someone else: replace an idle one whose owner waits for nothing.
-      if (!replaced && !slots.some((s) => s.state === 'starting')) {
-        const victim = slots.find((s) => s.state === 'idle' && !queue.some((j) => j.owner === s.owner));
-        if (victim) {
-          replaced = true;
-          retire(victim);
-        }
-      }
+      return;
+    }
+    // Every process is bound to someone else: replace an idle one whose owner waits for nothing.
+    if (starting === 0 && slots.length >= size) {
+      const victim = slots.find((s) => s.state === 'idle' && !queue.some((j) => j.owner === s.owner));
+      if (victim) retire(victim);
     }
   };
 

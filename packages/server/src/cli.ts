@@ -40,6 +40,8 @@ Options:
                         (in-process guards only; weaker) (env AGENT_PLATFORM_PYTHON_ISOLATION)
   --python-packages DIR Folder of extra Python wheels tools may declare; repeatable
                         (env AGENT_PLATFORM_PYTHON_PACKAGES, comma-separated)
+  --npm-registry URL    Registry of JavaScript tools' npm dependencies
+                        (env AGENT_PLATFORM_NPM_REGISTRY, default https://registry.npmjs.org/)
   -h, --help            Show this help
 
 Env LOG_LEVEL sets the request log level (default info; "silent" for none).
@@ -86,11 +88,14 @@ async function serveCommand(argv: string[]): Promise<void> {
       'allowed-hosts-only': { type: 'boolean' },
       'python-isolation': { type: 'string' },
       'python-packages': { type: 'string', multiple: true },
+      'npm-registry': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) return void process.stdout.write(SERVE_HELP);
   const isolation = values['python-isolation'] ?? process.env.AGENT_PLATFORM_PYTHON_ISOLATION;
+  const npmRegistry = values['npm-registry'];
+  if (npmRegistry && !/^https?:\/\//.test(npmRegistry)) throw new UsageError(`--npm-registry must be an http(s) URL, got "${npmRegistry}"`);
   let pythonIsolation: ReturnType<typeof parsePythonIsolation> | undefined;
   try {
     pythonIsolation = isolation ? parsePythonIsolation(isolation) : undefined;
@@ -119,6 +124,7 @@ async function serveCommand(argv: string[]): Promise<void> {
     tools: {
       ...(pythonIsolation ? { pythonIsolation } : {}),
       ...(values['python-packages'] ? { pythonPackageDirs: values['python-packages'] } : {}),
+      ...(npmRegistry ? { npmRegistry } : {}),
     },
   });
   if (server.firstKey) {

@@ -13,7 +13,7 @@ import { serve } from 'h3';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app.js';
 import { openKnowledge } from './knowledge.js';
-import { javascriptSandbox, type PythonIsolation, pythonSandbox } from '@agent-platform/sandbox';
+import { javascriptSandbox, npmDependencies, type PythonIsolation, pythonSandbox } from '@agent-platform/sandbox';
 import { chatModelResolver } from './providers/index.js';
 import { loadSecretBox } from './secrets.js';
 
@@ -58,6 +58,8 @@ export interface ToolsConfig {
   readonly pythonIsolation?: PythonIsolation;
   /** Folders of extra Python wheels tools may declare (`--python-packages`). Default AGENT_PLATFORM_PYTHON_PACKAGES (comma-separated). */
   readonly pythonPackageDirs?: readonly string[];
+  /** Registry of JavaScript tools' npm dependencies (`--npm-registry`). Default AGENT_PLATFORM_NPM_REGISTRY or https://registry.npmjs.org/. */
+  readonly npmRegistry?: string;
 }
 
 const ISOLATIONS: readonly PythonIsolation[] = ['auto', 'namespaces', 'process'];
@@ -106,9 +108,15 @@ export async function openPlatform(
   };
   const common = { storage, secrets, agent, fetch: guarded, localModelUrl: defaultLocalModelBaseUrl(env) };
   if (!options.knowledge) return new AgentPlatform(common);
+  // Tool state under the data folder: npm installs and bundles, the Python interpreter snapshot.
   const python = pythonSandbox({
     isolation: options.tools?.pythonIsolation ?? parsePythonIsolation(env.AGENT_PLATFORM_PYTHON_ISOLATION || 'auto'),
     packageDirs: options.tools?.pythonPackageDirs ?? (env.AGENT_PLATFORM_PYTHON_PACKAGES?.split(',').map((d) => d.trim()).filter(Boolean) ?? []),
+    snapshotDir: join(resolve(dataDir), 'tools', 'python'),
+  });
+  const npm = npmDependencies({
+    cacheDir: join(resolve(dataDir), 'tools', 'npm'),
+    registry: options.tools?.npmRegistry ?? (env.AGENT_PLATFORM_NPM_REGISTRY || 'https://registry.npmjs.org/'),
   });
   const confinement = await python.isolation();
   if ('refused' in confinement) options.logger?.warn(`Python tools: ${confinement.refused}`);
@@ -117,7 +125,7 @@ export async function openPlatform(
     ...common,
     knowledge: await openKnowledge(dataDir),
     tools: {
-      sandboxes: { javascript: javascriptSandbox(), python },
+      sandboxes: { javascript: javascriptSandbox({ dependencies: npm }), python },
       ...(Number(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) > 0 ? { timeoutMs: Number(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) } : {}),
     },
   });

@@ -1,18 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeNpmRegistry, startNpmRegistry } from '../../sandbox/test/fixtures/npm-registry.js';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
 import { startTestServer, type TestServer } from './helpers.js';
 
 let s: TestServer;
 let upstream: FakeUpstream;
+let registry: FakeNpmRegistry;
 let projectId: string;
 beforeAll(async () => {
   upstream = await startUpstream();
-  s = await startTestServer({ env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'k', AGENT_PLATFORM_TOOL_TIMEOUT_MS: '500' } });
+  // npm dependencies of JavaScript tools come from a loopback registry speaking npm's wire format.
+  registry = await startNpmRegistry([
+    { name: 'tiny-util', version: '1.0.0', files: { 'index.js': 'exports.upper = (s) => String(s).toUpperCase();' } },
+    { name: 'tiny-case', version: '1.1.0', manifest: { main: 'index.js', dependencies: { 'tiny-util': '^1.0.0' } }, files: { 'index.js': 'const { upper } = require("tiny-util");\nexports.shout = (s) => upper(s) + "!";' } },
+  ]);
+  s = await startTestServer({
+    env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'k', AGENT_PLATFORM_TOOL_TIMEOUT_MS: '500', AGENT_PLATFORM_NPM_REGISTRY: registry.url },
+  });
   projectId = (await s.call('POST', '/api/projects/create', { body: { name: 'calc', model: 'gpt-test', provider: 'openai' } })).body.project.id;
 });
 afterAll(async () => {
   await s.stop();
   await upstream.close();
+  await registry.close();
 });
 
 const ADD = {
@@ -86,11 +96,32 @@ describe('tools', () => {
       expect(res.body.message).toContain(field);
     };
     await check({ ...ADD, language: 'python', code: 'def main(args):\n    return 1', dependencies: ['numpy'] }, 'python package "numpy" is not available');
-    await check({ ...ADD, name: 'deps', dependencies: ['left-pad'] }, 'dependencies');
+    await check({ ...ADD, name: 'deps', dependencies: ['no-such-package'] }, 'no-such-package');
+    await check({ ...ADD, name: 'deps', dependencies: ['file:/etc'] }, 'dependencies: "file:/etc"');
     await check({ ...ADD, name: 'has space' }, 'name');
     await check({ ...ADD, language: 'ruby' }, 'language');
     await check({ ...ADD, parameters: { type: 'object', properties: { a: { type: 'nonsense' } } } }, 'parameters');
     await check({ ...ADD, code: '' }, 'code');
+  });
+
+  it('installs and bundles the npm dependencies of JavaScript tools when they are saved', async () => {
+    const created = await create({
+      ...ADD,
+      name: 'shout',
+      code: 'const { shout } = require("tiny-case");\nfunction main(args) { return shout(args.a + "+" + args.b); }',
+      dependencies: ['tiny-case@^1'],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body.tool.dependencies).toEqual(['tiny-case@^1']);
+    const run = await s.call('POST', `/api/tools/${created.body.tool.id}/run`, { body: { args: { a: 1, b: 2 } } });
+    expect(run.body).toMatchObject({ success: true, result: '1+2!' });
+    // New code that imports what was not declared is refused and leaves the tool as it was.
+    const bad = await s.call('PUT', `/api/tools/${created.body.tool.id}`, {
+      body: { toolId: created.body.tool.id, tool: { code: 'const x = require("left-pad");\nfunction main() { return x; }' } },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toContain('left-pad');
+    expect((await s.call('GET', `/api/tools/${created.body.tool.id}`)).body.tool.code).toContain('tiny-case');
   });
 
   it('runs Python tools in the Pyodide sandbox', async () => {

@@ -1,0 +1,70 @@
+// The worker pool of javascriptSandbox: a worker whose QuickJS module aborted (a failed assertion
+// while freeing a runtime that ran out of memory) or that had to be killed is replaced, and no
+// run is ever left without an answer.
+import { describe, expect, it, vi } from 'vitest';
+
+const spawned = vi.hoisted(() => ({ count: 0 }));
+vi.mock('node:worker_threads', async (importOriginal) => {
+  const original = await importOriginal<typeof import('node:worker_threads')>();
+  class CountedWorker extends original.Worker {
+    constructor(...args: ConstructorParameters<typeof original.Worker>) {
+      super(...args);
+      spawned.count++;
+    }
+  }
+  return { ...original, Worker: CountedWorker };
+});
+
+const { javascriptSandbox } = await import('../src/javascript.js');
+
+describe('javascriptSandbox worker pool', () => {
+  it('replaces a worker whose QuickJS module aborted after a memory bomb; the runs after it all succeed', async () => {
+    const sandbox = javascriptSandbox({ workers: 1 });
+    const limits = { timeoutMs: 2000, memoryBytes: 32 * 1024 * 1024 };
+    try {
+      expect(spawned.count).toBe(1);
+      // Many small objects: QuickJS runs out of memory, and freeing that runtime fails its
+      // `list_empty(&rt->gc_obj_list)` assertion, which aborts the WebAssembly module.
+      const bomb = await sandbox.run({ code: 'function main() { const a = []; for (;;) a.push({ a: 1, b: [1, 2, 3] }); }', args: {}, ...limits });
+      expect(bomb).toMatchObject({ ok: false, error: { kind: 'out_of_memory' } });
+      expect(spawned.count).toBe(2);
+      const runs = await Promise.all(Array.from({ length: 5 }, (_, i) => sandbox.run({ code: 'function main(args) { return args.i * 2; }', args: { i }, ...limits })));
+      expect(runs.map((r) => (r.ok ? r.result : r.error))).toEqual([0, 2, 4, 6, 8]);
+      for (let i = 0; i < 3; i++) expect(await sandbox.run({ code: 'async function main() { await null; return "ok"; }', args: {}, ...limits })).toMatchObject({ ok: true, result: 'ok' });
+      expect(spawned.count).toBe(2);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('gives a job queued behind a run that had to be killed to the new worker, not to the dying one', async () => {
+    const sandbox = javascriptSandbox({ workers: 1 });
+    const limits = { timeoutMs: 300, memoryBytes: 32 * 1024 * 1024 };
+    try {
+      const before = spawned.count;
+      // Filling huge arrays does not reach QuickJS's interrupt handler: the worker never answers
+      // and is terminated at the limit plus its grace period.
+      const [stuck, queued] = await Promise.all([
+        sandbox.run({ code: 'function main() { const a = []; for (;;) a.push(new Array(1e5).fill(1)); }', args: {}, ...limits }),
+        sandbox.run({ code: 'function main() { return "queued"; }', args: {}, ...limits }),
+      ]);
+      expect(stuck).toMatchObject({ ok: false, error: { kind: 'timeout' } });
+      expect(queued).toMatchObject({ ok: true, result: 'queued' });
+      expect(spawned.count).toBe(before + 1);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('answers runs still running or queued when it is closed', async () => {
+    const sandbox = javascriptSandbox({ workers: 1 });
+    const limits = { timeoutMs: 5000, memoryBytes: 32 * 1024 * 1024 };
+    const running = sandbox.run({ code: 'function main() { for (;;) {} }', args: {}, ...limits });
+    const queued = sandbox.run({ code: 'function main() { return 1; }', args: {}, ...limits });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sandbox.close();
+    const closed = { ok: false, error: { kind: 'thrown', message: 'the sandbox is closed' } };
+    expect(await running).toMatchObject(closed);
+    expect(await queued).toMatchObject(closed);
+  });
+});
