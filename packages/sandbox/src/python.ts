@@ -101,6 +101,7 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
   let closed = false;
   let isolation: IsolationChoice | { refused: string } | undefined;
   let choosing: Promise<IsolationChoice | { refused: string }> | undefined;
+  let readying: Promise<IsolationChoice | { refused: string }> | undefined;
   let snapshot: Buffer | undefined;
   let index: PythonPackageIndex | undefined;
   /** The standard library's module names, told by the first process that starts. */
@@ -109,21 +110,30 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
   let pumping = false;
   let pumpAgain = false;
 
+  // Node's permission model: read Pyodide, the host script and the wheels; nothing else.
+  const permissions = ['--experimental-permission', '--no-warnings', `--allow-fs-read=${hostScript}`, `--allow-fs-read=${pyodideDir}/`, ...packageDirs.map((d) => `--allow-fs-read=${d}/`)];
+
   /** Decided once; `isolation` holds the answer for the synchronous paths that come after. */
   const confinement = () => {
-    choosing ??= chooseIsolation(options.isolation ?? 'auto', [hostScript, `${pyodideDir}/pyodide.mjs`, ...packageDirs]).then(async (choice) => {
-      if (!('refused' in choice) && options.snapshots !== false) snapshot = await loadSnapshot(permissions, options.snapshotDir, startTimeoutMs);
+    choosing ??= chooseIsolation(options.isolation ?? 'auto', [hostScript, `${pyodideDir}/pyodide.mjs`, ...packageDirs]).then((choice) => {
       isolation = choice;
       return choice;
     });
     return choosing;
+  };
+  /** The confinement and, before the first process starts, the interpreter snapshot. */
+  const ready = () => {
+    readying ??= confinement().then(async (choice) => {
+      if (!('refused' in choice) && options.snapshots !== false) snapshot = await loadSnapshot(permissions, options.snapshotDir, startTimeoutMs);
+      return choice;
+    });
+    return readying;
   };
   const packages = () => {
     index ??= new PythonPackageIndex(pyodideDir, packageDirs);
     return index;
   };
 
-  const permissions = ['--experimental-permission', '--no-warnings', `--allow-fs-read=${hostScript}`, `--allow-fs-read=${pyodideDir}/`, ...packageDirs.map((d) => `--allow-fs-read=${d}/`)];
 
   const spawnSlot = (): Slot | undefined => {
     const choice = isolation;
@@ -334,13 +344,13 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
       return 'refused' in choice ? { refused: choice.refused } : { description: choice.description };
     },
     async prepare(tool) {
-      const choice = await confinement();
+      const choice = await ready();
       if ('refused' in choice) throw PlatformError.invalid(`language: ${choice.refused}`);
       await resolvePackages(tool.dependencies);
     },
     async run(run) {
       if (closed) return failure('thrown', 'the sandbox is closed');
-      const choice = await confinement();
+      const choice = await ready();
       if ('refused' in choice) return failure('thrown', choice.refused);
       let files: string[];
       try {
