@@ -37,7 +37,7 @@ const GRACE_MS = 2000;
  * whose WebAssembly module failed (it says so with its answer).
  *
  * @example
- * const sandbox = javascriptSandbox({ workers: 2, dependencies: npmDependencies({ cacheDir: './data/tool-deps' }) });
+ * const sandbox = javascriptSandbox({ workers: 2, dependencies: npmDependencies({ cacheDir: './data/tools/npm' }) });
  */
 export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolSandbox {
   const size = Math.max(1, options.workers ?? 2);

@@ -58,7 +58,7 @@ const FORMAT = `1 esbuild ${esbuildVersion}`;
  * bundled with esbuild into one script the QuickJS sandbox evaluates.
  *
  * @example
- * const sandbox = javascriptSandbox({ dependencies: npmDependencies({ cacheDir: './data/tool-deps' }) });
+ * const sandbox = javascriptSandbox({ dependencies: npmDependencies({ cacheDir: './data/tools/npm' }) });
  * await sandbox.prepare?.({ code: 'import { camelCase } from "lodash-es"; function main(a) { return camelCase(a.s); }', dependencies: ['lodash-es@^4'] });
  */
 export function npmDependencies(options: NpmDependenciesOptions): NpmDependencies {
