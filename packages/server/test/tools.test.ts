@@ -143,6 +143,31 @@ describe('tools', () => {
     });
   });
 
+  it('keeps answering /health quickly while 50 tools run in parallel', async () => {
+    // Each run keeps its worker or process busy for ~150 ms: 25 JavaScript and 25 Python runs.
+    const busy = {
+      javascript: 'function main() { const end = Date.now() + 150; while (Date.now() < end) {} return "done"; }',
+      python: 'import time\ndef main(args):\n    end = time.time() + 0.15\n    while time.time() < end:\n        pass\n    return "done"',
+    } as const;
+    const ids: string[] = [];
+    for (const language of ['javascript', 'python'] as const) {
+      const tool = (await create({ ...ADD, name: `busy_${language}`, language, code: busy[language], parameters: { type: 'object' } })).body.tool;
+      expect((await s.call('POST', `/api/tools/${tool.id}/run`, { body: { args: {} } })).body.result).toBe('done');
+      ids.push(tool.id);
+    }
+    const runs = Array.from({ length: 50 }, (_, i) => s.call('POST', `/api/tools/${ids[i % 2]}/run`, { body: { args: {} } }));
+    await new Promise((ok) => setTimeout(ok, 100));
+    const latencies: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      expect((await s.call('GET', '/health', { key: null })).status).toBe(200);
+      latencies.push(performance.now() - started);
+    }
+    const results = await Promise.all(runs);
+    expect(results.map((r) => r.body.result)).toEqual(Array(50).fill('done'));
+    expect(Math.max(...latencies), latencies.join(', ')).toBeLessThan(100);
+  });
+
   it("keeps users' tools apart", async () => {
     const tool = (await create({ ...ADD, name: 'private' })).body.tool;
     for (const [method, path, body] of [

@@ -15,19 +15,32 @@ export interface ToolsOptions {
 }
 
 const ajv = new Ajv({ allErrors: true, strict: false });
-const validators = new WeakMap<object, ValidateFunction>();
+/**
+ * Compiled validators by the schema's JSON text, least recently used first out. Tool records are
+ * read afresh for every run, so caching by object would compile (generate code, ~ms of the event
+ * loop) on every run.
+ */
+const validators = new Map<string, ValidateFunction>();
+const MAX_VALIDATORS = 1000;
 
 /** Compiles a tool's parameters schema, or throws `invalid_request` naming the problem. */
 export function compileParameters(schema: Record<string, unknown>): ValidateFunction {
-  let validate = validators.get(schema);
-  if (!validate) {
+  const key = JSON.stringify(schema);
+  let validate = validators.get(key);
+  if (validate) {
+    validators.delete(key);
+  } else {
     try {
       validate = ajv.compile(schema);
     } catch (error) {
       throw PlatformError.invalid(`parameters: not a valid JSON Schema: ${(error as Error).message}`);
+    } finally {
+      // ajv keeps every compiled schema object too: drop them, this map is the cache.
+      ajv.removeSchema();
     }
-    validators.set(schema, validate);
+    if (validators.size >= MAX_VALIDATORS) validators.delete(validators.keys().next().value as string);
   }
+  validators.set(key, validate);
   return validate;
 }
 
