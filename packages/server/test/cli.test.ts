@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -118,8 +118,22 @@ describe('agent-platform CLI', () => {
     await expect(run(process.execPath, [CLI, 'serve', '--port', 'abc'])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--port') });
     await expect(run(process.execPath, [CLI, 'keys', 'create', '--data', dir])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--name') });
     await expect(run(process.execPath, [CLI, 'serve', '--bogus'])).rejects.toMatchObject({ code: 2 });
+    await expect(run(process.execPath, [CLI, 'serve', '--python-isolation', 'none'])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('auto, namespaces, process') });
+    await expect(run(process.execPath, [CLI, 'serve', '--npm-registry', 'file:///etc'])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--npm-registry') });
     // A `--` separator (as `pnpm start -- --port 1` passes it) is ignored.
     expect((await run(process.execPath, [CLI, 'serve', '--', '--help'])).stdout).toContain('--cors-origin');
     expect((await run(process.execPath, [CLI, '--', 'serve', '--help'])).stdout).toContain('--cors-origin');
+  });
+
+  it('documents every flag of serve and every AGENT_PLATFORM_* variable the server reads in the README', async () => {
+    const readme = await readFile(new URL('../../../README.md', import.meta.url), 'utf8');
+    const help = (await run(process.execPath, [CLI, 'serve', '--help'])).stdout;
+    const flags = [...new Set(help.match(/--[a-z][a-z-]+/g))];
+    expect(flags.length).toBeGreaterThan(10);
+    for (const flag of flags) expect(readme, flag).toContain(`\`${flag}`);
+    const sources = await Promise.all(['cli.ts', 'server.ts', 'secrets.ts', 'providers/index.ts'].map((f) => readFile(new URL(`../src/${f}`, import.meta.url), 'utf8')));
+    const variables = [...new Set(sources.join('\n').match(/AGENT_PLATFORM_[A-Z_]+/g))];
+    expect(variables.length).toBeGreaterThan(8);
+    for (const variable of variables) expect(readme, variable).toContain(variable);
   });
 });

@@ -11,7 +11,10 @@ const parameters = z
   .record(z.string(), z.unknown())
   .describe('JSON Schema of the arguments object')
   .refine((schema) => schema.type === undefined || schema.type === 'object', { message: 'must describe an object (type: "object")' });
-const dependencies = z.array(z.string().min(1).max(214)).max(20).describe('Packages the code imports');
+const dependencies = z
+  .array(z.string().min(1).max(214))
+  .max(20)
+  .describe('Packages the code imports: npm specs (name or name@range) for javascript, package names for python; readied when the tool is saved');
 
 export const CreateToolRequest = z
   .object({
