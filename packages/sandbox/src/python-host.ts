@@ -46,6 +46,18 @@ export async function rss(pid: number): Promise<number | undefined> {
   }
 }
 
+/** CPU time a process has used, in clock ticks (user + system; Linux /proc), undefined elsewhere. */
+export async function cpuTicks(pid: number): Promise<number | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces), from field 3 on: utime is 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return undefined;
+  }
+}
+
 const pyodideVersion = () => (JSON.parse(readFileSync(join(pyodideDir, 'package.json'), 'utf8')) as { version: string }).version;
 
 /**

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { PlatformError, type ToolOutcome, type ToolRun, type ToolSandbox } from '@agent-platform/core';
-import { hostPidOf, hostScript, loadSnapshot, pyodideDir, rss, toOutcome } from './python-host.js';
+import { cpuTicks, hostPidOf, hostScript, loadSnapshot, pyodideDir, rss, toOutcome } from './python-host.js';
 import { chooseIsolation, type IsolationChoice, type PythonIsolation } from './python-isolation.js';
 import { PACKAGE_NAME, PythonPackageIndex } from './python-packages.js';
 
@@ -66,10 +66,18 @@ interface Slot {
   jobStarted: number;
   /** Started from the snapshot. */
   fromSnapshot: boolean;
+  /** CPU ticks and resident bytes at the last look while idle (reset by every run). */
+  idle: { cpu: number; rss: number } | undefined;
+  /** Packages its interpreter has loaded (or is loading). */
+  readonly loaded: Set<string>;
 }
 
 const MAX_FRAME = 8 * 1024 * 1024;
 const MEMORY_POLL_MS = 15;
+/** An idle process is looked at this often; more CPU than IDLE_CPU_TICKS or memory than IDLE_RSS_GROWTH since the last look replaces it. */
+const IDLE_CHECK_MS = 1000;
+const IDLE_CPU_TICKS = 30;
+const IDLE_RSS_GROWTH = 256 * 1024 * 1024;
 
 const failure = (kind: 'timeout' | 'out_of_memory' | 'thrown' | 'invalid_code', message: string): ToolOutcome => ({
   ok: false,
@@ -141,7 +149,8 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
     const flags = [...(options.guards === false ? ['--no-guards'] : []), ...(snapshot ? ['--snapshot', String(snapshot.length)] : [])];
     const [command, ...args] = [...choice.prefix, process.execPath, ...permissions, hostScript, pyodideDir, ...flags];
     const child = spawn(command as string, args, { env: {}, stdio: ['pipe', 'pipe', 'pipe'] });
-    const slot: Slot = { child, state: 'starting', owner: undefined, runs: 0, job: undefined, jobId: 0, timer: undefined, memoryTimer: undefined, baseline: 0, hostPid: choice.prefix.includes('unshare') ? undefined : child.pid, output: '', stderr: '', jobStarted: 0, fromSnapshot: snapshot !== undefined };
+    const slot: Slot = { child, state: 'starting', owner: undefined, runs: 0, job: undefined, jobId: 0, timer: undefined, memoryTimer: undefined, baseline: 0, hostPid: choice.prefix.includes('unshare') ? undefined : child.pid, output: '', stderr: '', jobStarted: 0, fromSnapshot: snapshot !== undefined, idle: undefined, loaded: new Set() };
+    watchIdle ??= setInterval(() => void checkIdle(), IDLE_CHECK_MS).unref();
     if (snapshot) child.stdin?.write(snapshot);
     slots.push(slot);
     slot.jobStarted = performance.now();
@@ -209,6 +218,23 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
       slot.memoryTimer = setTimeout(check, MEMORY_POLL_MS);
     };
     await check();
+  };
+
+  /**
+   * Code can leave work behind that goes on after its run (an asyncio task, a JavaScript timer
+   * through the FFI) and would burn a core or fill memory while nobody waits for the process:
+   * such a process is replaced.
+   */
+  let watchIdle: NodeJS.Timeout | undefined;
+  const checkIdle = async () => {
+    for (const slot of [...slots]) {
+      if (slot.state !== 'idle' || slot.hostPid === undefined) continue;
+      const [cpu, memory] = await Promise.all([cpuTicks(slot.hostPid), rss(slot.hostPid)]);
+      if (cpu === undefined || memory === undefined || slot.state !== 'idle') continue;
+      const before = slot.idle;
+      slot.idle = { cpu, rss: before?.rss ?? memory };
+      if (before && (cpu - before.cpu > IDLE_CPU_TICKS || memory - before.rss > IDLE_RSS_GROWTH)) retire(slot);
+    }
   };
 
   const finish = (slot: Slot, outcome: ToolOutcome) => {
@@ -293,11 +319,20 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
 
   const start = (slot: Slot, job: Job) => {
     slot.state = 'busy';
+    slot.idle = undefined;
     slot.owner = job.owner;
     slot.job = job;
     slot.jobId = nextId++;
     slot.jobStarted = performance.now();
-    slot.timer = setTimeout(() => retire(slot, `loading the tool's packages took longer than ${startTimeoutMs} ms`), startTimeoutMs);
+    // Until the host says the code starts: packages to load may take long; with none, the host
+    // answers at once unless something its owner's earlier code left behind keeps it busy.
+    const fresh = job.packages.filter((p) => !slot.loaded.has(p));
+    const wait = fresh.length > 0 ? startTimeoutMs : job.run.timeoutMs;
+    slot.timer = setTimeout(
+      () => retire(slot, undefined, fresh.length > 0 ? failure('thrown', `loading the tool's packages took longer than ${startTimeoutMs} ms`) : failure('timeout', `the tool ran longer than ${job.run.timeoutMs} ms`)),
+      wait,
+    );
+    for (const p of fresh) slot.loaded.add(p);
     const request = { type: 'run', id: slot.jobId, code: job.run.code, args: JSON.stringify(job.run.args ?? {}), packages: job.packages };
     slot.child.stdin?.write(`${JSON.stringify(request)}\n`);
   };
@@ -365,6 +400,7 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
     },
     async close() {
       closed = true;
+      clearInterval(watchIdle);
       for (const job of queue.splice(0)) job.resolve(failure('thrown', 'the sandbox is closed'));
       await Promise.all(
         [...slots].map(

@@ -166,6 +166,14 @@ json.dump({"packages": {"tinystats": {"file_name": "tinystats-1.0.0-py3-none-any
     expect(await sandbox.run({ code: 'def main(args):\n    return 7', args: {}, ...LIMITS, owner: 'forger' })).toMatchObject({ ok: true, result: 7 });
   });
 
+  it('replaces a process that code left busy after its run', async () => {
+    const leave = 'import builtins\nfrom pyodide.ffi import to_js\ndef main(args):\n    builtins.marker = True\n    to_js([]).constructor.constructor("setTimeout(() => { for (;;) {} }, 50)")()\n    return "left work behind"';
+    expect(await sandbox.run({ code: leave, args: {}, ...LIMITS, owner: 'spinner' })).toMatchObject({ ok: true });
+    await new Promise((ok) => setTimeout(ok, 4000));
+    // A fresh interpreter answers at once; the spinning one would never answer (timeout).
+    expect(await sandbox.run({ code: 'import builtins\ndef main(args):\n    return getattr(builtins, "marker", False)', args: {}, ...LIMITS, owner: 'spinner' })).toMatchObject({ ok: true, result: false });
+  });
+
   it('reports syntax errors, a missing main and exceptions with the line of the tool', async () => {
     expect(await sandbox.run({ code: 'def main(args):\n    x = 1\n    raise KeyError("city")', args: {}, ...LIMITS })).toMatchObject({
       ok: false,
