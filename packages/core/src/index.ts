@@ -37,3 +37,4 @@ export { deleteLocalModel, listLocalModels, type LocalModelResult, type LocalMod
 export { displayUrl } from './net/display.js';
 export type * from './tools/sandbox.js';
 export { checkArguments, compileParameters, type ToolsOptions } from './tools/project-tools.js';
+export type * from './mcp/types.js';
