@@ -38,3 +38,4 @@ export { displayUrl } from './net/display.js';
 export type * from './tools/sandbox.js';
 export { checkArguments, compileParameters, type ToolsOptions } from './tools/project-tools.js';
 export type * from './mcp/types.js';
+export { MCP_TOOL_PREFIX, mcpFunctionName, type McpOptions } from './mcp/service.js';

@@ -70,6 +70,18 @@ import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.j
 import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from './schemas/local-models.js';
 import type { ChatRecord, CredentialRecord, StorageAdapter, ToolRecord } from './storage/types.js';
 import { parseInput } from './validation.js';
+import { MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView } from './mcp/service.js';
+import type { McpServerConfig } from './mcp/types.js';
+import {
+  AddMcpServerRequest,
+  type AddMcpServerResponse,
+  DetectTransportRequest,
+  type DetectTransportResponse,
+  ListMcpServersQuery,
+  type ListMcpServersResponse,
+  type McpServerResponse,
+  type McpToolsResponse,
+} from './schemas/mcp.js';
 
 /** Who is calling: every method acts on this user's resources only. */
 export interface Caller {
@@ -96,6 +108,8 @@ export interface AgentPlatformOptions {
   readonly tools?: ToolsOptions;
   /** Chat models and agent settings. Without them, chat completions answer `unsupported`. */
   readonly agent?: AgentOptions;
+  /** MCP connections. Without them, MCP calls answer `unsupported`. */
+  readonly mcp?: McpOptions;
   /** Encrypts provider credentials at rest. Without it, credential calls answer `unsupported`. */
   readonly secrets?: SecretBox;
   /** Which hosts caller-supplied URLs may reach (DESIGN.md, "Outbound URLs"). Default: loopback and public only. */
@@ -114,6 +128,13 @@ export interface AgentPlatformOptions {
 function offsetPageFields(offset: number, page: { items: readonly unknown[]; total: number }) {
   const nextOffset = offset + page.items.length;
   return { total: page.total, hasMore: nextOffset < page.total, nextOffset };
+}
+
+/** Project tools and MCP tools share the model's function names: `mcp__` belongs to MCP servers. */
+function checkToolName(name: string): void {
+  if (name.startsWith(MCP_TOOL_PREFIX)) {
+    throw PlatformError.invalid(`name: must not start with ${MCP_TOOL_PREFIX} (the names of MCP servers' tools)`, [{ path: ['name'], code: 'custom', message: `must not start with ${MCP_TOOL_PREFIX}` }]);
+  }
 }
 
 /** The 400 for a body id that differs from the id of the path (`toolId`, `chatId`). */
@@ -188,6 +209,7 @@ export class AgentPlatform {
   readonly #agents: Agents | undefined;
   readonly #streams = new StreamHub();
   readonly #tools: ToolRunner | undefined;
+  readonly #mcp: McpOptions | undefined;
   /** Fetch for every URL a caller supplies: checks the outbound policy before connecting. */
   readonly fetch: GuardedFetch;
   readonly #localModels: LocalModelRuntime;
@@ -216,10 +238,15 @@ export class AgentPlatform {
       });
     }
     this.#tools = options.tools ? new ToolRunner(options.tools) : undefined;
+    this.#mcp = options.mcp;
     if (options.agent) {
       this.#agents = new Agents({
         ...options.agent,
-        toolSources: [...(this.#tools ? [this.#tools.source(this.storage)] : []), ...(options.agent.toolSources ?? [])],
+        toolSources: [
+          ...(this.#tools ? [this.#tools.source(this.storage)] : []),
+          ...(this.#mcp ? [mcpToolSource(this.storage, this.#secrets, this.#mcp)] : []),
+          ...(options.agent.toolSources ?? []),
+        ],
         storage: this.storage,
         knowledge: this.#knowledge,
         credential: (caller, provider) => (this.#secrets ? this.providerCredential(caller, provider) : Promise.resolve(undefined)),
@@ -240,6 +267,7 @@ export class AgentPlatform {
     // An embedder, or a resolver that owns embedders, may have something to close.
     await (this.#knowledgeAdapters?.embedder as { close?: () => Promise<void> } | undefined)?.close?.();
     await this.#tools?.close();
+    await this.#mcp?.connector.close();
     await this.fetch.close();
     await this.storage.close();
   }
@@ -398,8 +426,10 @@ export class AgentPlatform {
   async deleteProject(caller: Caller, id: string): Promise<{ success: true; message: string }> {
     const kb = this.#knowledge;
     const model = kb ? kb.embedderFor(await kb.settings(id), caller) : undefined;
+    const servers = this.#mcp ? await this.storage.mcpServers.forProject(id) : [];
     if (!(await this.storage.projects.delete(caller.userId, id))) throw PlatformError.notFound(`Project ${id} not found`);
     if (kb && model) await this.#knowledgeAdapters?.vectors.dropNamespace(vectorNamespace(id, model));
+    await Promise.all(servers.map((server) => this.#mcp?.connector.disconnect(server.id)));
     return { success: true, message: 'Project deleted' };
   }
 
@@ -563,6 +593,7 @@ export class AgentPlatform {
     const runner = this.#runner();
     await this.#project(caller, body.projectId);
     runner.sandbox(body.language);
+    checkToolName(body.name);
     compileParameters(body.parameters);
     await runner.prepare(body);
     const now = this.clock.now();
@@ -597,6 +628,7 @@ export class AgentPlatform {
     const { toolId, tool } = parseInput(UpdateToolRequest, input);
     if (toolId !== id) throw samePathId('toolId', 'tool');
     if (tool.parameters) compileParameters(tool.parameters);
+    if (tool.name) checkToolName(tool.name);
     const current = await this.#tool(caller, id);
     // New code or dependencies are readied (and refused) before anything is written.
     if (tool.dependencies || tool.code) await this.#runner().prepare({ ...current, ...tool });
@@ -628,6 +660,103 @@ export class AgentPlatform {
     return outcome.ok
       ? { success: true, result: outcome.result, logs: [...outcome.logs], durationMs: outcome.durationMs }
       : { success: false, message: outcome.error.message, error: { kind: outcome.error.kind }, logs: [...outcome.logs], durationMs: outcome.durationMs };
+  }
+
+  // ---- MCP servers ----------------------------------------------------------------------
+
+  #mcpOptions(): McpOptions {
+    if (!this.#mcp) throw new PlatformError('unsupported', 'MCP is not configured: construct AgentPlatform with `mcp: { connector }`');
+    return this.#mcp;
+  }
+
+  async #mcpServer(caller: Caller, id: string) {
+    const server = await this.storage.mcpServers.get(caller.userId, id);
+    if (!server) throw PlatformError.notFound('MCP server not found');
+    return server;
+  }
+
+  /**
+   * `POST /api/mcp/add-server`: connects once (lists the tools) before saving, so a server that
+   * cannot be reached, is not an MCP server, is refused by the outbound policy, or is a stdio
+   * command the operator did not allow is never saved.
+   */
+  async addMcpServer(caller: Caller, input: AddMcpServerRequest, signal?: AbortSignal): Promise<AddMcpServerResponse> {
+    const body = parseInput(AddMcpServerRequest, input);
+    const mcp = this.#mcpOptions();
+    await this.#project(caller, body.projectId);
+    if ((await this.storage.mcpServers.forProject(body.projectId)).some((s) => s.name === body.name)) {
+      throw new PlatformError('conflict', `An MCP server named "${body.name}" already exists in this project`);
+    }
+    const config: McpServerConfig =
+      body.transport === 'stdio'
+        ? { transport: 'stdio', command: body.command ?? '', args: body.args ?? [], ...(body.env ? { env: body.env } : {}) }
+        : { transport: body.transport, url: body.url ?? '', ...(body.headers ? { headers: body.headers } : {}) };
+    let probe: Awaited<ReturnType<typeof mcp.connector.probe>>;
+    try {
+      probe = await mcp.connector.probe(config, signal ? { signal } : {});
+    } catch (error) {
+      throw probeError(error, config);
+    }
+    const now = this.clock.now();
+    const { projectId, name, transport, url, command, args, headers, env } = body;
+    const record = newServerRecord(
+      { id: this.ids.next('mcpServer'), userId: caller.userId, projectId, name, transport, url, command, args, headers, env, createdAt: now, updatedAt: now },
+      this.#secrets,
+    );
+    await this.storage.mcpServers.insert(record);
+    return { success: true, server: toServerView(record), tools: probe.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })) };
+  }
+
+  /** `GET /api/mcp/servers?projectId=`: a project's servers, newest first. */
+  async listMcpServers(caller: Caller, query: ListMcpServersQuery): Promise<ListMcpServersResponse> {
+    const q = parseInput(ListMcpServersQuery, query);
+    await this.#project(caller, q.projectId);
+    const page = await this.storage.mcpServers.list({ userId: caller.userId, projectId: q.projectId, limit: q.limit, offset: q.offset });
+    return {
+      success: true,
+      servers: page.items.map(toServerView),
+      ...offsetPageFields(q.offset, page),
+      message: page.total === 0 ? 'No MCP servers found' : `Found ${page.total} MCP server${page.total === 1 ? '' : 's'}`,
+    };
+  }
+
+  /** `GET /api/mcp/servers/{id}`. */
+  async getMcpServer(caller: Caller, id: string): Promise<McpServerResponse> {
+    return { success: true, server: toServerView(await this.#mcpServer(caller, id)) };
+  }
+
+  /** `GET /api/mcp/servers/{id}/tools`: what the server offers now, over its shared connection. */
+  async listMcpTools(caller: Caller, id: string, signal?: AbortSignal): Promise<McpToolsResponse> {
+    const server = await this.#mcpServer(caller, id);
+    const tools = await this.#mcpOptions().connector.listTools(server.id, serverConfig(server, this.#secrets), signal ? { signal } : {});
+    return {
+      success: true,
+      tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+      message: `${tools.length} tool${tools.length === 1 ? '' : 's'}`,
+    };
+  }
+
+  /** `DELETE /api/mcp/servers/{id}`: disconnects and deletes the configuration. */
+  async deleteMcpServer(caller: Caller, id: string): Promise<{ success: true; message: string }> {
+    const mcp = this.#mcpOptions();
+    if (!(await this.storage.mcpServers.delete(caller.userId, id))) throw PlatformError.notFound('MCP server not found');
+    await mcp.connector.disconnect(id);
+    return { success: true, message: 'MCP server deleted' };
+  }
+
+  /** `POST /api/mcp/detect-transport`: which transports answer at the URL. */
+  async detectMcpTransport(_caller: Caller, input: DetectTransportRequest, signal?: AbortSignal): Promise<DetectTransportResponse> {
+    const { url } = parseInput(DetectTransportRequest, input);
+    const found = await this.#mcpOptions().connector.detectTransport(url, signal ? { signal } : {});
+    if (found.supportedTypes.length === 0) {
+      throw new PlatformError('upstream_error', 'Unable to detect transport types', { details: { supportedTypes: [], recommended: null } });
+    }
+    return {
+      success: true,
+      message: `Detected ${found.supportedTypes.join(' and ')}; recommended: ${found.recommended}`,
+      supportedTypes: [...found.supportedTypes],
+      recommended: found.recommended ?? null,
+    };
   }
 
   // ---- local model runtime --------------------------------------------------------------

@@ -7,3 +7,4 @@ export * from './schemas/chats.js';
 export * from './schemas/completions.js';
 export * from './schemas/local-models.js';
 export * from './schemas/tools.js';
+export * from './schemas/mcp.js';

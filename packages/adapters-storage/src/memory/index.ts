@@ -9,7 +9,9 @@ import {
   type DocumentRecord,
   type JobRecord,
   type ListPosition,
+  type McpServerRecord,
   type Page,
+  PlatformError,
   type ProjectListQuery,
   type ProjectRecord,
   type StorageAdapter,
@@ -28,6 +30,7 @@ interface Tables {
   chats: Map<string, ChatRecord>;
   messages: Map<string, ChatMessageRecord[]>;
   tools: Map<string, ToolRecord>;
+  mcpServers: Map<string, McpServerRecord>;
 }
 
 const emptyTables = (): Tables => ({
@@ -42,6 +45,7 @@ const emptyTables = (): Tables => ({
   chats: new Map(),
   messages: new Map(),
   tools: new Map(),
+  mcpServers: new Map(),
 });
 
 const copyTables = (t: Tables): Tables => ({
@@ -56,6 +60,7 @@ const copyTables = (t: Tables): Tables => ({
   chats: new Map(t.chats),
   messages: new Map([...t.messages].map(([k, v]) => [k, [...v]])),
   tools: new Map(t.tools),
+  mcpServers: new Map(t.mcpServers),
 });
 
 /** Deep copy through structuredClone: rows hold nested metadata objects and Dates. */
@@ -165,6 +170,7 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
           }
         }
         for (const tool of [...t.tools.values()]) if (tool.projectId === id) t.tools.delete(tool.id);
+        for (const server of [...t.mcpServers.values()]) if (server.projectId === id) t.mcpServers.delete(server.id);
         t.settings.delete(id);
         return t.projects.delete(id);
       },
@@ -346,6 +352,34 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         const t = tables();
         if (t.tools.get(id)?.userId !== userId) return false;
         return t.tools.delete(id);
+      },
+    },
+    mcpServers: {
+      async insert(server) {
+        const t = tables();
+        if (t.projects.get(server.projectId)?.userId !== server.userId) throw new Error(`Project ${server.projectId} does not exist`);
+        if ([...t.mcpServers.values()].some((m) => m.projectId === server.projectId && m.name === server.name)) {
+          throw new PlatformError('conflict', `An MCP server named "${server.name}" already exists in this project`);
+        }
+        insertUnique(t.mcpServers, server.id, clone(server), 'MCP server');
+      },
+      async get(userId, id) {
+        const server = tables().mcpServers.get(id);
+        return server?.userId === userId ? clone(server) : undefined;
+      },
+      async list(query) {
+        const matching = [...tables().mcpServers.values()]
+          .filter((m) => m.userId === query.userId && m.projectId === query.projectId)
+          .sort(compareNewestFirst);
+        return { items: matching.slice(query.offset, query.offset + query.limit).map(clone), total: matching.length, start: query.offset };
+      },
+      async forProject(projectId) {
+        return [...tables().mcpServers.values()].filter((m) => m.projectId === projectId).sort((a, b) => compareNewestFirst(b, a)).map(clone);
+      },
+      async delete(userId, id) {
+        const t = tables();
+        if (t.mcpServers.get(id)?.userId !== userId) return false;
+        return t.mcpServers.delete(id);
       },
     },
     transaction,

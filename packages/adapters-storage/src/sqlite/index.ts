@@ -10,6 +10,8 @@ import {
   type JobRecord,
   keywordTerms,
   type ListPosition,
+  type McpServerRecord,
+  PlatformError,
   type ProjectListQuery,
   type ProjectRecord,
   type StorageAdapter,
@@ -145,6 +147,26 @@ const toTool = (row: Database['tools']): ToolRecord => ({
   createdAt: new Date(row.created_at),
   updatedAt: new Date(row.updated_at),
 });
+
+const toMcpServer = (row: Database['mcp_servers']): McpServerRecord => ({
+  id: row.id,
+  userId: row.user_id,
+  projectId: row.project_id,
+  name: row.name,
+  transport: row.transport as McpServerRecord['transport'],
+  url: row.url,
+  command: row.command,
+  args: JSON.parse(row.args) as string[],
+  headerNames: JSON.parse(row.header_names) as string[],
+  envNames: JSON.parse(row.env_names) as string[],
+  secrets: row.secrets,
+  createdAt: new Date(row.created_at),
+  updatedAt: new Date(row.updated_at),
+});
+
+/** better-sqlite3 reports a UNIQUE index violation (not the primary key's) with this code. */
+const isUniqueViolation = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE';
 
 const CHUNK_COLUMNS = ['id', 'document_id', 'project_id', 'chunk_index', 'text', 'token_count', 'metadata'] as const;
 
@@ -577,6 +599,54 @@ function repositories(db: Db): Omit<StorageAdapter, 'transaction' | 'close'> {
       },
       async delete(userId, id) {
         const result = await db.deleteFrom('tools').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return result.numDeletedRows > 0n;
+      },
+    },
+    mcpServers: {
+      async insert(m) {
+        try {
+          await db
+            .insertInto('mcp_servers')
+            .values({
+              id: m.id,
+              user_id: m.userId,
+              project_id: m.projectId,
+              name: m.name,
+              transport: m.transport,
+              url: m.url,
+              command: m.command,
+              args: JSON.stringify(m.args),
+              header_names: JSON.stringify(m.headerNames),
+              env_names: JSON.stringify(m.envNames),
+              secrets: m.secrets,
+              created_at: m.createdAt.getTime(),
+              updated_at: m.updatedAt.getTime(),
+            })
+            .execute();
+        } catch (error) {
+          // The only UNIQUE index of the table is (project_id, name).
+          if (isUniqueViolation(error)) {
+            throw new PlatformError('conflict', `An MCP server named "${m.name}" already exists in this project`, { cause: error });
+          }
+          throw error;
+        }
+      },
+      async get(userId, id) {
+        const row = await db.selectFrom('mcp_servers').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return row && toMcpServer(row);
+      },
+      async list(query) {
+        const filter = db.selectFrom('mcp_servers').where('project_id', '=', query.projectId).where('user_id', '=', query.userId);
+        const rows = await filter.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).offset(query.offset).execute();
+        const { n } = await filter.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        return { items: rows.map(toMcpServer), total: Number(n), start: query.offset };
+      },
+      async forProject(projectId) {
+        const rows = await db.selectFrom('mcp_servers').selectAll().where('project_id', '=', projectId).orderBy('created_at').orderBy('id').execute();
+        return rows.map(toMcpServer);
+      },
+      async delete(userId, id) {
+        const result = await db.deleteFrom('mcp_servers').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
         return result.numDeletedRows > 0n;
       },
     },

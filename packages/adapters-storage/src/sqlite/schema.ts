@@ -84,6 +84,25 @@ export interface Database {
     created_at: number;
     updated_at: number;
   };
+  mcp_servers: {
+    id: string;
+    user_id: string;
+    project_id: string;
+    name: string;
+    transport: string;
+    url: string | null;
+    command: string | null;
+    /** JSON array */
+    args: string;
+    /** JSON array */
+    header_names: string;
+    /** JSON array */
+    env_names: string;
+    /** Sealed JSON or null */
+    secrets: string | null;
+    created_at: number;
+    updated_at: number;
+  };
   knowledge_settings: { project_id: string; settings: string; updated_at: number };
   jobs: {
     id: string;
@@ -305,6 +324,30 @@ export const migrations: Record<string, Migration> = {
         .execute();
       // GET /api/tools: a project's tools, newest first; the agent's enabled tools.
       await db.schema.createIndex('tools_project_created').on('tools').columns(['project_id', 'created_at desc', 'id desc']).execute();
+    },
+  },
+  '0006_mcp_servers': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('mcp_servers')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('transport', 'text', (c) => c.notNull())
+        .addColumn('url', 'text')
+        .addColumn('command', 'text')
+        .addColumn('args', 'text', (c) => c.notNull())
+        .addColumn('header_names', 'text', (c) => c.notNull())
+        .addColumn('env_names', 'text', (c) => c.notNull())
+        .addColumn('secrets', 'text')
+        .addColumn('created_at', 'integer', (c) => c.notNull())
+        .addColumn('updated_at', 'integer', (c) => c.notNull())
+        .execute();
+      // A server's name is unique within its project (its tools are offered under it).
+      await db.schema.createIndex('mcp_servers_project_name').on('mcp_servers').columns(['project_id', 'name']).unique().execute();
+      // A project's servers, newest first (list) and oldest first (the agent's).
+      await db.schema.createIndex('mcp_servers_project_created').on('mcp_servers').columns(['project_id', 'created_at desc', 'id desc']).execute();
     },
   },
 };

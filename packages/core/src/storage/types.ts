@@ -293,6 +293,39 @@ export interface ToolRepository {
   delete(userId: string, id: string): Promise<boolean>;
 }
 
+/** A project's MCP server: how to reach it. Header and environment values are secrets. */
+export interface McpServerRecord {
+  readonly id: string;
+  readonly userId: string;
+  readonly projectId: string;
+  /** Unique within the project (its tools are offered to the model under this name). */
+  readonly name: string;
+  readonly transport: 'stdio' | 'http' | 'sse';
+  /** `http`/`sse` endpoint; null for stdio. */
+  readonly url: string | null;
+  /** `stdio` program and arguments; null/empty for http/sse. */
+  readonly command: string | null;
+  readonly args: readonly string[];
+  /** Names of the headers (http/sse) and environment variables (stdio); their values are in `secrets`. */
+  readonly headerNames: readonly string[];
+  readonly envNames: readonly string[];
+  /** `{ headers, env }` as JSON, encrypted (`SecretBox` format); null when there are none. */
+  readonly secrets: string | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+export interface McpServerRepository {
+  /** Throws `conflict` when the project already has a server of that name. */
+  insert(server: McpServerRecord): Promise<void>;
+  get(userId: string, id: string): Promise<McpServerRecord | undefined>;
+  /** A project's servers, newest first. */
+  list(query: { userId: string; projectId: string; limit: number; offset: number }): Promise<Page<McpServerRecord>>;
+  /** Every server of a project, oldest first (for the agent). */
+  forProject(projectId: string): Promise<McpServerRecord[]>;
+  delete(userId: string, id: string): Promise<boolean>;
+}
+
 export interface StorageAdapter {
   readonly users: UserRepository;
   readonly apiKeys: ApiKeyRepository;
@@ -304,6 +337,7 @@ export interface StorageAdapter {
   readonly credentials: CredentialRepository;
   readonly chats: ChatRepository;
   readonly tools: ToolRepository;
+  readonly mcpServers: McpServerRepository;
   /** Runs `fn` atomically: all its writes land or none do. */
   transaction<T>(fn: (tx: StorageAdapter) => Promise<T>): Promise<T>;
   /** Releases connections and file handles. Idempotent. */
