@@ -7,6 +7,6 @@ export const packageBuild = {
   clean: true,
   sourcemap: true,
   target: 'node20',
-  // The base config, without the workspace's `source` condition: other packages' types come from their dist.
+  // The base config, without the workspace's `agent-platform:source` condition: other packages' types come from their dist.
   tsconfig: '../../tsconfig.base.json',
 } satisfies Options;

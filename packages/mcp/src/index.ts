@@ -1,1 +1,3 @@
-export {};
+export { type McpConnectorOptions, createMcpConnector } from './connector.js';
+export type { StdioPermission } from './config.js';
+export type { FetchFunction } from './fetch.js';

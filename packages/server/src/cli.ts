@@ -42,10 +42,16 @@ Options:
                         (env AGENT_PLATFORM_PYTHON_PACKAGES, comma-separated)
   --npm-registry URL    Registry of JavaScript tools' npm dependencies
                         (env AGENT_PLATFORM_NPM_REGISTRY, default https://registry.npmjs.org/)
+  --allow-stdio-mcp     Let callers add stdio MCP servers, which start programs on this machine
+                        (env AGENT_PLATFORM_ALLOW_STDIO_MCP=true; default: refused)
+  --allow-mcp-command CMD
+                        Allow stdio MCP servers running exactly this command; repeatable
+                        (env AGENT_PLATFORM_MCP_COMMANDS, comma-separated)
   -h, --help            Show this help
 
 Env LOG_LEVEL sets the request log level (default info; "silent" for none).
-Env AGENT_PLATFORM_TOOL_TIMEOUT_MS bounds each tool run (default 5000).
+Env AGENT_PLATFORM_TOOL_TIMEOUT_MS bounds each tool run (default 5000),
+AGENT_PLATFORM_MCP_TIMEOUT_MS each MCP tool call (default 30000).
 Env AGENT_PLATFORM_SECRET is the master key of stored credentials (default: a key file in
 the data folder). Providers without a stored credential use OPENAI_API_KEY, OPENAI_BASE_URL
 and OLLAMA_HOST; AGENT_PLATFORM_MODEL_TIMEOUT_MS bounds each provider request (120000).
@@ -89,6 +95,8 @@ async function serveCommand(argv: string[]): Promise<void> {
       'python-isolation': { type: 'string' },
       'python-packages': { type: 'string', multiple: true },
       'npm-registry': { type: 'string' },
+      'allow-stdio-mcp': { type: 'boolean' },
+      'allow-mcp-command': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -126,6 +134,7 @@ async function serveCommand(argv: string[]): Promise<void> {
       ...(values['python-packages'] ? { pythonPackageDirs: values['python-packages'] } : {}),
       ...(npmRegistry ? { npmRegistry } : {}),
     },
+    ...(values['allow-mcp-command'] ? { mcp: { allowStdio: values['allow-mcp-command'] } } : values['allow-stdio-mcp'] ? { mcp: { allowStdio: true } } : {}),
   });
   if (server.firstKey) {
     process.stdout.write(`No API key existed in this data folder, so one was created. It is shown only once:\n${server.firstKey}\n`);

@@ -13,6 +13,7 @@ import { serve } from 'h3';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app.js';
 import { openKnowledge } from './knowledge.js';
+import { createMcpConnector } from '@agent-platform/mcp';
 import { javascriptSandbox, npmDependencies, type PythonIsolation, pythonSandbox } from '@agent-platform/sandbox';
 import { chatModelResolver } from './providers/index.js';
 import { loadSecretBox } from './secrets.js';
@@ -39,6 +40,8 @@ export interface ServerOptions {
   readonly outbound?: OutboundPolicyOptions;
   /** How tool code is sandboxed and where its dependencies come from. */
   readonly tools?: ToolsConfig;
+  /** Which MCP stdio servers may be started. */
+  readonly mcp?: McpConfig;
   /** Default: pino JSON lines on stdout at `info`. */
   readonly logger?: Logger;
 }
@@ -60,6 +63,22 @@ export interface ToolsConfig {
   readonly pythonPackageDirs?: readonly string[];
   /** Registry of JavaScript tools' npm dependencies (`--npm-registry`). Default AGENT_PLATFORM_NPM_REGISTRY or https://registry.npmjs.org/. */
   readonly npmRegistry?: string;
+}
+
+export interface McpConfig {
+  /**
+   * stdio MCP servers start local programs: refused (false, the default), any program
+   * (`--allow-stdio-mcp`), or only these commands (`--allow-mcp-command`). Default from
+   * AGENT_PLATFORM_ALLOW_STDIO_MCP (`true`/`1`) and AGENT_PLATFORM_MCP_COMMANDS (comma-separated).
+   */
+  readonly allowStdio?: boolean | readonly string[];
+}
+
+/** The stdio permission from the environment: a command list wins over the yes/no switch. */
+function stdioFromEnv(env: NodeJS.ProcessEnv): boolean | readonly string[] {
+  const commands = env.AGENT_PLATFORM_MCP_COMMANDS?.split(',').map((c) => c.trim()).filter(Boolean) ?? [];
+  if (commands.length > 0) return commands;
+  return /^(1|true|yes)$/i.test(env.AGENT_PLATFORM_ALLOW_STDIO_MCP ?? '');
 }
 
 const ISOLATIONS: readonly PythonIsolation[] = ['auto', 'namespaces', 'process'];
@@ -90,6 +109,7 @@ export async function openPlatform(
     toolSources?: readonly ToolSource[];
     outbound?: OutboundPolicyOptions;
     tools?: ToolsConfig;
+    mcp?: McpConfig;
     logger?: Logger;
   } = {},
 ): Promise<AgentPlatform> {
@@ -121,8 +141,15 @@ export async function openPlatform(
   const confinement = await python.isolation();
   if ('refused' in confinement) options.logger?.warn(`Python tools: ${confinement.refused}`);
   else options.logger?.info(`Python tools: Pyodide in processes confined by ${confinement.description}`);
+  const mcpTimeout = Number(env.AGENT_PLATFORM_MCP_TIMEOUT_MS);
+  const connector = createMcpConnector({
+    fetch: guarded,
+    allowStdio: options.mcp?.allowStdio ?? stdioFromEnv(env),
+    ...(mcpTimeout > 0 ? { callTimeoutMs: mcpTimeout } : {}),
+  });
   return new AgentPlatform({
     ...common,
+    mcp: { connector },
     knowledge: await openKnowledge(dataDir),
     tools: {
       sandboxes: { javascript: javascriptSandbox({ dependencies: npm }), python },
@@ -142,6 +169,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.toolSources ? { toolSources: options.toolSources } : {}),
     ...(options.outbound ? { outbound: options.outbound } : {}),
     ...(options.tools ? { tools: options.tools } : {}),
+    ...(options.mcp ? { mcp: options.mcp } : {}),
     logger,
   });
   await platform.start();

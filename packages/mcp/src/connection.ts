@@ -1,0 +1,181 @@
+import { type McpServerConfig, PlatformError } from '@agent-platform/core';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { checkStdio, parseServerUrl, type StdioPermission, serverLabel, withUrlCredentials } from './config.js';
+import { type ConnectionEvidence, mapError } from './errors.js';
+import { type FetchFunction, watchedFetch } from './fetch.js';
+import { createSseTransport, isSseError } from './sse-transport.js';
+
+export interface OpenOptions {
+  readonly fetch: FetchFunction;
+  readonly allowStdio: StdioPermission;
+  readonly connectTimeoutMs: number;
+  readonly clientInfo: { readonly name: string; readonly version: string };
+  readonly signal?: AbortSignal | undefined;
+  /** Receives closes left running after a failed attempt (a stdio process may take seconds to stop). */
+  readonly background?: ((closing: Promise<void>) => void) | undefined;
+}
+
+/** One initialised MCP session. */
+export interface Connection {
+  readonly client: Client;
+  readonly label: string;
+  readonly evidence: ConnectionEvidence;
+  /** Set by the owner: called once when the connection fails by itself (process exit, stream lost). */
+  onBroken: ((error: PlatformError) => void) | undefined;
+  /** Ends the session (HTTP: DELETE, politely and briefly) and closes the transport. Never rejects. */
+  close(): Promise<void>;
+}
+
+const STDERR_TAIL_CHARS = 2048;
+const TERMINATE_SESSION_MS = 1000;
+
+/** Keeps the last `max` characters written to a stream. */
+function tail(max: number): { push(chunk: Buffer | string): void; text(): string } {
+  let text = '';
+  return {
+    push(chunk) {
+      text = (text + chunk.toString()).slice(-max);
+    },
+    text: () => text,
+  };
+}
+
+/** Rejects with `signal.reason` once it fires; the promise's own rejection is then ignored. */
+export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      promise.catch(() => undefined);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+async function createTransport(
+  config: McpServerConfig,
+  options: OpenOptions,
+  evidence: ConnectionEvidence,
+  onStreamLost: (error: unknown) => void,
+): Promise<Transport> {
+  if (config.transport === 'stdio') {
+    const command = checkStdio(config, options.allowStdio);
+    const transport = new StdioClientTransport({
+      command,
+      args: [...(config.args ?? [])],
+      // Only the SDK's short list (HOME, PATH, SHELL, TERM, USER, LOGNAME), never the service's secrets.
+      env: { ...getDefaultEnvironment(), ...config.env },
+      stderr: 'pipe',
+    });
+    const stderr = tail(STDERR_TAIL_CHARS);
+    transport.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    evidence.stderr = stderr.text;
+    return transport;
+  }
+  if (config.transport !== 'http' && config.transport !== 'sse') {
+    throw PlatformError.invalid(`Unknown MCP transport ${JSON.stringify(config.transport)}: use stdio, http or sse`);
+  }
+  const { url, headers } = withUrlCredentials(parseServerUrl(config.url, config.transport), config.headers);
+  const fetch = watchedFetch(options.fetch, evidence, onStreamLost);
+  const requestInit: RequestInit | undefined = headers ? { headers } : undefined;
+  if (config.transport === 'http') return new StreamableHTTPClientTransport(url, { fetch, requestInit });
+  return createSseTransport(url, { fetch, eventSourceInit: { fetch }, requestInit });
+}
+
+/**
+ * Starts a transport and initialises an MCP session within `connectTimeoutMs`. Rejects with a
+ * `PlatformError` (see `mapError`); on failure everything started is closed again.
+ */
+export async function openConnection(config: McpServerConfig, options: OpenOptions): Promise<Connection> {
+  const label = serverLabel(config);
+  if (options.signal?.aborted) throw new PlatformError('aborted', `Connecting to ${label} was aborted`, { cause: options.signal.reason });
+  const evidence: ConnectionEvidence = {};
+  let connected = false;
+  let closing: Promise<void> | undefined;
+  let connection: Connection | undefined;
+
+  const broken = (error: PlatformError) => {
+    if (!connected || closing || !connection) return;
+    const notify = connection.onBroken;
+    connection.onBroken = undefined;
+    notify?.(error);
+  };
+  const transport = await createTransport(config, options, evidence, (error) =>
+    broken(mapError(error, { label, operation: 'a call', timeoutMs: 0, seen: evidence }, true).error),
+  );
+  const client = new Client({ name: options.clientInfo.name, version: options.clientInfo.version }, { capabilities: {} });
+  client.onerror = (error) => {
+    if (!connected) {
+      if (error instanceof SyntaxError || error.name === 'ZodError') evidence.protocolError ??= error;
+      return;
+    }
+    // The legacy event stream dropped: the EventSource would reconnect into a new, uninitialised session.
+    if (isSseError(error)) broken(mapError(error, { label, operation: 'the event stream', timeoutMs: 0, seen: evidence }, true).error);
+  };
+  client.onclose = () => {
+    const suffix = evidence.stderr?.().trim() ? ` Its stderr ended with: ${evidence.stderr().trim()}` : '';
+    broken(new PlatformError('unavailable', `${label} closed the connection.${suffix}`, { retryable: true }));
+  };
+
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
+        const timer = new Promise<void>((resolve) => setTimeout(resolve, TERMINATE_SESSION_MS).unref());
+        await Promise.race([transport.terminateSession().catch(() => undefined), timer]);
+      }
+      await client.close().catch(() => undefined);
+    })();
+    return closing;
+  };
+
+  const attempt = new AbortController();
+  const timer = setTimeout(() => {
+    const stderr = evidence.stderr?.().trim();
+    attempt.abort(
+      new PlatformError('timeout', `${label} did not answer within ${options.connectTimeoutMs} ms.${stderr ? ` Its stderr ended with: ${stderr}` : ''}`.replace(/\.$/, ''), {
+        retryable: true,
+      }),
+    );
+  }, options.connectTimeoutMs);
+  const onAbort = () => attempt.abort(new PlatformError('aborted', `Connecting to ${label} was aborted`));
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    // The SDK's own initialize timeout is longer: ours also covers starting the transport (SSE handshake, spawn).
+    await raceSignal(client.connect(transport, { timeout: options.connectTimeoutMs + 1000 }), attempt.signal);
+    connected = true;
+  } catch (error) {
+    // Not awaited: a stdio process gets seconds to stop (stdin closed, then SIGTERM, then SIGKILL).
+    closing = client.close().catch(() => undefined);
+    options.background?.(closing);
+    await Promise.resolve(transport.close()).catch(() => undefined);
+    if (attempt.signal.aborted && attempt.signal.reason === error) {
+      if ((error as PlatformError).code === 'timeout' && evidence.protocolError) {
+        throw mapError(evidence.protocolError, { label, operation: 'connect', timeoutMs: options.connectTimeoutMs, seen: evidence }, false).error;
+      }
+      throw error;
+    }
+    throw mapError(error, { label, operation: 'connect', timeoutMs: options.connectTimeoutMs, seen: evidence }, false).error;
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+  connection = { client, label, evidence, onBroken: undefined, close };
+  return connection;
+}

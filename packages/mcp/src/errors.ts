@@ -1,0 +1,201 @@
+import { type ErrorCode, isPlatformError, PlatformError } from '@agent-platform/core';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError, ErrorCode as RpcCode } from '@modelcontextprotocol/sdk/types.js';
+import { isSseError } from './sse-transport.js';
+
+/** What a failure tells about the connection it happened on. */
+export interface MappedError {
+  readonly error: PlatformError;
+  /** The connection cannot carry more requests (closed, unreachable, session gone): re-open it. */
+  readonly breaks: boolean;
+}
+
+/** Where and what, for messages: the server's label and the operation that failed. */
+export interface FailureContext {
+  /** `MCP server at http://host/mcp` or `MCP server command "npx"`. */
+  readonly label: string;
+  /** `connect`, `tools/list`, `tool echo`. */
+  readonly operation: string;
+  /** The bound that applied, for timeout messages. */
+  readonly timeoutMs: number;
+  /** The caller's signal: when it fired, the failure is an abort whatever the SDK says. */
+  readonly signal?: AbortSignal | undefined;
+  /** What the connection saw before the failure (stdio stderr, network errors of its fetch). */
+  readonly seen?: ConnectionEvidence | undefined;
+}
+
+/** Failures a connection observed on the side: they explain errors the SDK reports vaguely. */
+export interface ConnectionEvidence {
+  /** The last error the transport's fetch threw (network failure or policy refusal). */
+  fetchError?: unknown;
+  /** Something arrived that is not JSON-RPC (stdout garbage, bad JSON). */
+  protocolError?: unknown;
+  /** The last ~2 KB of a stdio server's stderr. */
+  stderr?: () => string;
+}
+
+const NETWORK_REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'DNS lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  EPIPE: 'connection closed',
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+  UND_ERR_SOCKET: 'connection closed',
+  UND_ERR_CLOSED: 'connection closed',
+  ERR_SSL_WRONG_VERSION_NUMBER: 'TLS handshake failed',
+  CERT_HAS_EXPIRED: 'TLS certificate expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'self-signed TLS certificate',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'untrusted TLS certificate',
+};
+
+const SPAWN_REASONS: Record<string, string> = {
+  ENOENT: 'command not found',
+  EACCES: 'permission denied',
+  ENOEXEC: 'not an executable',
+  EISDIR: 'is a directory',
+};
+
+/** The first `code` string down an error's `cause` chain (and through AggregateError's `errors`). */
+export function errorCode(error: unknown, depth = 0): string | undefined {
+  if (typeof error !== 'object' || error === null || depth > 6) return undefined;
+  const own = (error as { code?: unknown }).code;
+  if (typeof own === 'string') return own;
+  const nested = (error as { errors?: unknown }).errors;
+  if (Array.isArray(nested)) {
+    for (const inner of nested) {
+      const code = errorCode(inner, depth + 1);
+      if (code) return code;
+    }
+  }
+  return errorCode((error as { cause?: unknown }).cause, depth + 1);
+}
+
+/** fetch's way of failing to connect: `TypeError('fetch failed')` with a cause, or a socket error. */
+export function isNetworkError(error: unknown): boolean {
+  const code = errorCode(error);
+  if (code && code in NETWORK_REASONS) return true;
+  return error instanceof TypeError && /fetch failed|terminated|network/i.test(error.message);
+}
+
+function networkReason(error: unknown): string {
+  const code = errorCode(error);
+  if (code && NETWORK_REASONS[code]) return NETWORK_REASONS[code];
+  const cause = (error as { cause?: unknown }).cause;
+  return cause instanceof Error ? cause.message : error instanceof Error ? error.message : String(error);
+}
+
+function isProtocolGarbage(error: unknown): boolean {
+  return error instanceof SyntaxError || (error instanceof Error && error.name === 'ZodError');
+}
+
+function stderrSuffix(seen: ConnectionEvidence | undefined): string {
+  const tail = seen?.stderr?.().trim();
+  return tail ? ` Its stderr ended with: ${tail}` : '';
+}
+
+/** `MCP tool "x" on server at <url>` for tool calls, `MCP server at <url> (tools/list)` otherwise. */
+export function operationSubject(label: string, operation: string): string {
+  return operation.startsWith('tool ') ? `MCP ${operation} on ${label.replace(/^MCP /, '')}` : `${label} (${operation})`;
+}
+
+const subject = (ctx: FailureContext) => operationSubject(ctx.label, ctx.operation);
+
+function platform(code: ErrorCode, message: string, cause: unknown, extra: { retryable?: boolean; details?: Record<string, unknown> } = {}): PlatformError {
+  return new PlatformError(code, message, {
+    cause,
+    retryable: extra.retryable ?? (code === 'unavailable' || code === 'timeout'),
+    ...(extra.details ? { details: extra.details } : {}),
+  });
+}
+
+function httpStatusError(status: number, ctx: FailureContext, cause: unknown, connected: boolean): MappedError {
+  if (connected && (status === 404 || status === 400)) {
+    // The spec's answer to a session the server no longer knows (server-everything says 400).
+    return { error: platform('unavailable', `${ctx.label} no longer knows the session (HTTP ${status} to ${ctx.operation}); a new one is opened after the backoff`, cause), breaks: true };
+  }
+  const hint = status === 401 || status === 403 ? ': check the headers (e.g. Authorization)' : status === 404 || status === 405 ? ': is this the MCP endpoint?' : '';
+  return {
+    error: platform('upstream_error', `${ctx.label} answered HTTP ${status} to ${ctx.operation}${hint}`, cause, {
+      retryable: status >= 500,
+      details: { status },
+    }),
+    breaks: true,
+  };
+}
+
+/**
+ * Turns whatever the SDK, a transport or fetch threw into a `PlatformError`, and says whether
+ * the connection is still usable. `connected` is false while connecting (nothing to break yet
+ * but the messages differ: "could not be reached" vs "closed the connection").
+ */
+export function mapError(error: unknown, ctx: FailureContext, connected: boolean): MappedError {
+  const seen = ctx.seen;
+  if (ctx.signal?.aborted) {
+    return { error: platform('aborted', `${subject(ctx)} was aborted`, error), breaks: false };
+  }
+  // A policy refusal (or another PlatformError of ours) goes through unchanged, also when the
+  // transport only reported it vaguely (the SSE EventSource flattens errors into text).
+  if (isPlatformError(error)) return { error, breaks: connected && error.code !== 'timeout' && error.code !== 'aborted' };
+  if (isPlatformError(seen?.fetchError) && !connected) return { error: seen.fetchError, breaks: false };
+
+  if (error instanceof McpError) {
+    if (error.code === RpcCode.RequestTimeout) {
+      // A hung call leaves the connection usable: other calls on it have their own timeouts.
+      return { error: platform('timeout', `${subject(ctx)} did not answer within ${ctx.timeoutMs} ms`, error, { details: { timeoutMs: ctx.timeoutMs } }), breaks: false };
+    }
+    if (error.code === RpcCode.ConnectionClosed) {
+      if (!connected && seen?.protocolError) return garbage(seen.protocolError, ctx);
+      const what = connected ? `closed the connection during ${ctx.operation}` : 'closed the connection before it was initialised';
+      return { error: platform('unavailable', `${ctx.label} ${what}.${stderrSuffix(seen)}`, error), breaks: true };
+    }
+    const rpc = error.message.replace(/^(MCP error -?\d+: )+/, ''); // the SDK prefixes on both sides
+    return {
+      error: platform('upstream_error', `${ctx.label} answered ${ctx.operation} with an error: ${rpc}`, error, { details: { rpcCode: error.code } }),
+      breaks: false,
+    };
+  }
+  if (error instanceof StreamableHTTPError) {
+    if (typeof error.code === 'number' && error.code >= 100) return httpStatusError(error.code, ctx, error, connected);
+    const detail = error.message.replace(/^Streamable HTTP error: /, '');
+    return { error: platform('upstream_error', `${ctx.label} is not an MCP server (${detail})`, error), breaks: true };
+  }
+  if (isSseError(error)) {
+    if (typeof error.code === 'number' && error.code >= 100 && error.code !== 200) return httpStatusError(error.code, ctx, error, connected);
+    if (seen?.fetchError !== undefined && isNetworkError(seen.fetchError)) return unreachable(seen.fetchError, ctx, connected);
+    const detail = (error.event.message ?? error.message).replace(/^SSE error: /, '');
+    if (error.code === 200) return { error: platform('upstream_error', `${ctx.label} is not an MCP server (${detail})`, error), breaks: true };
+    return { error: platform('unavailable', `${ctx.label} event stream failed: ${detail}`, error), breaks: true };
+  }
+  if (isNetworkError(error)) return unreachable(error, ctx, connected);
+  const spawnCode = errorCode(error);
+  if (spawnCode && SPAWN_REASONS[spawnCode] && (error as { syscall?: string }).syscall?.startsWith('spawn')) {
+    return { error: platform('unavailable', `${ctx.label} could not be started: ${SPAWN_REASONS[spawnCode]}`, error), breaks: true };
+  }
+  if (isProtocolGarbage(error)) return garbage(error, ctx);
+  if (error instanceof Error && error.message === 'Not connected') {
+    return { error: platform('unavailable', `${ctx.label} is not connected (the connection closed)`, error), breaks: true };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  if (/protocol version is not supported/i.test(message)) {
+    return { error: platform('upstream_error', `${ctx.label} speaks an MCP version this client does not: ${message}`, error), breaks: true };
+  }
+  return { error: platform('upstream_error', `${ctx.label} failed during ${ctx.operation}: ${message}`, error), breaks: !connected };
+}
+
+function unreachable(error: unknown, ctx: FailureContext, connected: boolean): MappedError {
+  const reason = networkReason(error);
+  const message = connected ? `${ctx.label} could not be reached during ${ctx.operation}: ${reason}` : `${ctx.label} could not be reached: ${reason}`;
+  return { error: platform('unavailable', message, error, { details: { reason: errorCode(error) ?? reason } }), breaks: true };
+}
+
+function garbage(error: unknown, ctx: FailureContext): MappedError {
+  const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
+  return {
+    error: platform('upstream_error', `${ctx.label} did not answer with MCP (JSON-RPC): ${detail}.${stderrSuffix(ctx.seen)}`.replace(/\.\.$/, '.'), error),
+    breaks: true,
+  };
+}
