@@ -60,6 +60,15 @@ export interface VectorStore {
   count(namespace: string): Promise<number>;
   /** Flushes and frees. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Checks that the store can take vectors of `dimensions` before a project is moved to it:
+   * reachable, authorised, and the index it uses (if it exists) has that dimension and cosine
+   * distance. Rejects with a `PlatformError` whose message names the problem:
+   * `invalid_request` for the configuration (wrong key, wrong dimension, wrong metric),
+   * `unavailable` when the store cannot be reached, `timeout`. Optional: a store that needs no
+   * check (the built-in one) leaves it out.
+   */
+  check?(options: { readonly dimensions: number; readonly signal?: AbortSignal }): Promise<void>;
 }
 
 /** Bytes of uploaded files. Keys are opaque strings made by the caller (file ids). */
