@@ -30,7 +30,7 @@ import {
   UpdateProjectRequest,
 } from './schemas/projects.js';
 import type { BlobStore, EmbeddingModel, VectorStore } from './knowledge/interfaces.js';
-import { type EmbedderResolver, type IndexingEvent, KnowledgeBase, toKnowledgeDocument, vectorNamespace } from './knowledge/service.js';
+import { type EmbedderResolver, type VectorStoreFactory, type IndexingEvent, KnowledgeBase, toKnowledgeDocument, vectorNamespace } from './knowledge/service.js';
 import { extensionOf, fileTypeOf, unsupportedFileMessage } from './knowledge/file-types.js';
 import {
   CreateDocumentRequest,
@@ -89,7 +89,14 @@ export interface Caller {
 }
 
 export interface KnowledgeAdapters {
+  /** The built-in (default) vector store. */
   readonly vectors: VectorStore;
+  /**
+   * The stores of `vectorstoreProvider` (pinecone, weaviate, qdrant, chroma) from their
+   * `vectorStoreConfig`. Their `endpoint` is checked against the outbound policy before a store
+   * is made. Without it, third-party stores are refused.
+   */
+  readonly vectorStores?: VectorStoreFactory;
   /** The embedder, or a function choosing one by the project's `embeddingModel` setting. */
   readonly embedder: EmbeddingModel | EmbedderResolver;
   /** Where uploaded files and document texts are kept (for re-indexing). Default: in memory. */
@@ -128,6 +135,13 @@ export interface AgentPlatformOptions {
 function offsetPageFields(offset: number, page: { items: readonly unknown[]; total: number }) {
   const nextOffset = offset + page.items.length;
   return { total: page.total, hasMore: nextOffset < page.total, nextOffset };
+}
+
+/** A store that cannot be used, as the settings route answers it: "Invalid vectorstore configuration: <reason>" (400). */
+function invalidStoreConfiguration(error: unknown): PlatformError {
+  const message = error instanceof Error ? error.message : String(error);
+  const reason = message.replace(/^Invalid vectorstore configuration: /, '');
+  return PlatformError.invalid(`Invalid vectorstore configuration: ${reason}`, [{ path: ['settings', 'vectorStoreConfig'], code: 'custom', message: reason }]);
 }
 
 /** Project tools and MCP tools share the model's function names: `mcp__` belongs to MCP servers. */
@@ -230,6 +244,7 @@ export class AgentPlatform {
       this.#knowledge = new KnowledgeBase({
         storage: this.storage,
         vectors: k.vectors,
+        ...(k.vectorStores ? { vectorStores: this.#guardedStores(k.vectorStores) } : {}),
         embedders: typeof embedder === 'function' ? embedder : () => embedder,
         clock: this.clock,
         ids: this.ids,
@@ -270,6 +285,15 @@ export class AgentPlatform {
     await this.#mcp?.connector.close();
     await this.fetch.close();
     await this.storage.close();
+  }
+
+  /** Third-party stores connect where the caller's `endpoint` says: the outbound policy decides first. */
+  #guardedStores(factory: VectorStoreFactory): VectorStoreFactory {
+    return async (provider, config) => {
+      const endpoint = config.endpoint;
+      if (typeof endpoint === 'string' && /^https?:\/\//i.test(endpoint)) await this.fetch.check(endpoint);
+      return factory(provider, config);
+    };
   }
 
   #kb(): KnowledgeBase {
@@ -425,10 +449,17 @@ export class AgentPlatform {
   /** `DELETE /api/v1/projects/{id}`: the project and everything in it (documents, chunks, vectors). */
   async deleteProject(caller: Caller, id: string): Promise<{ success: true; message: string }> {
     const kb = this.#knowledge;
-    const model = kb ? kb.embedderFor(await kb.settings(id), caller) : undefined;
+    const settings = kb ? await kb.settings(id) : undefined;
+    const model = kb && settings ? kb.embedderFor(settings, caller) : undefined;
     const servers = this.#mcp ? await this.storage.mcpServers.forProject(id) : [];
     if (!(await this.storage.projects.delete(caller.userId, id))) throw PlatformError.notFound(`Project ${id} not found`);
-    if (kb && model) await this.#knowledgeAdapters?.vectors.dropNamespace(vectorNamespace(id, model));
+    if (kb && settings && model) {
+      // A third-party store that is down keeps the vectors of a deleted project; nothing reads them.
+      await kb
+        .vectorsFor(settings)
+        .then((store) => store.dropNamespace(vectorNamespace(id, model)))
+        .catch(() => {});
+    }
     await Promise.all(servers.map((server) => this.#mcp?.connector.disconnect(server.id)));
     return { success: true, message: 'Project deleted' };
   }
@@ -1050,8 +1081,9 @@ export class AgentPlatform {
   async countVectors(caller: Caller, projectId: string): Promise<number> {
     const kb = this.#kb();
     await this.#project(caller, projectId);
-    const model = kb.embedderFor(await kb.settings(projectId), caller);
-    return (this.#knowledgeAdapters as KnowledgeAdapters).vectors.count(vectorNamespace(projectId, model));
+    const settings = await kb.settings(projectId);
+    const model = kb.embedderFor(settings, caller);
+    return (await kb.vectorsFor(settings)).count(vectorNamespace(projectId, model));
   }
 
   /** `PUT /api/knowledge/settings`: the project's RAG settings (replaced as a whole). */
@@ -1059,19 +1091,25 @@ export class AgentPlatform {
     const body = parseInput(PutSettingsRequest, input);
     await this.#project(caller, body.projectId);
     const kb = this.#kb();
-    const provider = body.settings.vectorstoreProvider;
-    if (provider && provider !== 'builtin') {
-      throw PlatformError.invalid(
-        `Invalid vectorstore configuration: the ${provider} adapter is not available in this version (use builtin)`,
-        [{ path: ['settings', 'vectorstoreProvider'], code: 'unsupported', message: `${provider} is not available` }],
-      );
-    }
-    const before = kb.embedderFor(await kb.settings(body.projectId), caller);
+    const previous = await kb.settings(body.projectId);
+    const before = kb.embedderFor(previous, caller);
     const after = kb.embedderFor(body.settings, caller); // an unknown model is refused here
+    const oldStore = await kb.vectorsFor(previous).catch(() => undefined);
+    // A new store must be usable before the project moves to it (reachable, the key accepted,
+    // an existing index of the right dimension): the settings are not changed otherwise.
+    const newStore = await kb.vectorsFor(body.settings).catch((error: unknown) => {
+      throw invalidStoreConfiguration(error);
+    });
+    if (newStore !== oldStore && newStore.check) {
+      await newStore.check({ dimensions: after.dimensions }).catch((error: unknown) => {
+        throw invalidStoreConfiguration(error);
+      });
+    }
     await this.storage.knowledgeSettings.put(body.projectId, body.settings, this.clock.now());
-    if (before.id !== after.id) {
-      const queued = await kb.reindexProject(caller, body.projectId, before);
-      return { success: true, message: `Knowledge settings updated; re-indexing ${queued} document${queued === 1 ? '' : 's'} with ${after.id}` };
+    if (before.id !== after.id || newStore !== oldStore) {
+      const queued = await kb.reindexProject(caller, body.projectId, before, oldStore ?? newStore);
+      const what = before.id !== after.id ? `with ${after.id}` : `into the ${body.settings.vectorstoreProvider ?? 'builtin'} store`;
+      return { success: true, message: `Knowledge settings updated; re-indexing ${queued} document${queued === 1 ? '' : 's'} ${what}` };
     }
     return { success: true, message: 'Knowledge settings updated' };
   }

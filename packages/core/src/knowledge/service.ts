@@ -22,9 +22,22 @@ import { fuseHybrid, mmrSelect, similarityScore } from './search.js';
 /** Picks the embedding model of a project from its `embeddingModel` setting (undefined: the default). */
 export type EmbedderResolver = (embeddingModel: string | undefined, caller: Caller) => EmbeddingModel;
 
+/** The third-party vector store kinds of the spec's `vectorstoreProvider`. */
+export type VectorStoreProvider = 'pinecone' | 'weaviate' | 'qdrant' | 'chroma';
+
+/**
+ * Makes the store of a `vectorstoreProvider` and its `vectorStoreConfig`; throws
+ * `invalid_request` ("Invalid vectorstore configuration: ...") for a configuration it cannot use.
+ * Stores are cached per configuration by the caller.
+ */
+export type VectorStoreFactory = (provider: VectorStoreProvider, config: Record<string, unknown>) => VectorStore | Promise<VectorStore>;
+
 export interface KnowledgeOptions {
   readonly storage: StorageAdapter;
+  /** The built-in (default) store: projects without a `vectorstoreProvider`. */
   readonly vectors: VectorStore;
+  /** Third-party stores by provider; without it, `vectorstoreProvider` is refused. */
+  readonly vectorStores?: VectorStoreFactory;
   readonly embedders: EmbedderResolver;
   /** Sources of documents (uploaded files and posted texts), kept for re-indexing. */
   readonly blobs: BlobStore;
@@ -103,6 +116,33 @@ export class KnowledgeBase {
 
   embedderFor(settings: KnowledgeSettings, caller: Caller): EmbeddingModel {
     return this.#o.embedders(settings.embeddingModel, caller);
+  }
+
+  readonly #stores = new Map<string, Promise<VectorStore>>();
+
+  /** The vector store of a project's settings: the built-in one, or its provider's (one per configuration). */
+  vectorsFor(settings: KnowledgeSettings): Promise<VectorStore> {
+    const provider = settings.vectorstoreProvider as VectorStoreProvider | 'builtin' | undefined;
+    if (!provider || provider === 'builtin') return Promise.resolve(this.#o.vectors);
+    const factory = this.#o.vectorStores;
+    if (!factory) return Promise.reject(PlatformError.invalid(`Invalid vectorstore configuration: ${provider} stores are not configured on this server`));
+    const config = (settings.vectorStoreConfig ?? {}) as Record<string, unknown>;
+    const key = JSON.stringify([provider, config]);
+    let store = this.#stores.get(key);
+    if (!store) {
+      store = Promise.resolve().then(() => factory(provider, config));
+      // A configuration that cannot make a store is not kept: the next call tries again.
+      store.catch(() => this.#stores.delete(key));
+      this.#stores.set(key, store);
+    }
+    return store;
+  }
+
+  /** Closes the third-party stores made so far. */
+  async closeStores(): Promise<void> {
+    const stores = [...this.#stores.values()];
+    this.#stores.clear();
+    await Promise.all(stores.map((s) => s.then((store) => store.close()).catch(() => {})));
   }
 
   // ---- ingestion ----------------------------------------------------------------------------
@@ -205,6 +245,7 @@ export class KnowledgeBase {
     this.#closed = true;
     for (const controller of this.#running.values()) controller.abort();
     this.#queue.length = 0;
+    await this.closeStores();
   }
 
   /** Deletes a document with its chunks and vectors, also while it is being indexed. */
@@ -213,8 +254,9 @@ export class KnowledgeBase {
     if (!doc) return false;
     this.#running.get(id)?.abort();
     await this.#o.storage.documents.delete(caller.userId, id);
-    const model = this.embedderFor(await this.settings(doc.projectId), caller);
-    await this.#o.vectors.deleteDocument(vectorNamespace(doc.projectId, model), id);
+    const settings = await this.settings(doc.projectId);
+    const model = this.embedderFor(settings, caller);
+    await (await this.vectorsFor(settings)).deleteDocument(vectorNamespace(doc.projectId, model), id);
     await this.#o.blobs.delete(doc.sourceType === 'upload' && doc.fileId ? doc.fileId : doc.id);
     return true;
   }
@@ -288,10 +330,10 @@ export class KnowledgeBase {
   }
 
   /**
-   * Queues every document of a project for indexing again (after its embedding model changed),
-   * and drops the vectors of the old model.
+   * Queues every document of a project for indexing again (after its embedding model or its
+   * vector store changed), and drops the vectors of the old model in the old store.
    */
-  async reindexProject(caller: Caller, projectId: string, previous: EmbeddingModel): Promise<number> {
+  async reindexProject(caller: Caller, projectId: string, previous: EmbeddingModel, previousStore: VectorStore): Promise<number> {
     const { storage, ids, clock } = this.#o;
     let offset = 0;
     let queued = 0;
@@ -317,7 +359,9 @@ export class KnowledgeBase {
       offset += page.items.length;
       if (page.items.length === 0 || offset >= page.total) break;
     }
-    await this.#o.vectors.dropNamespace(vectorNamespace(projectId, previous));
+    await previousStore.dropNamespace(vectorNamespace(projectId, previous)).catch(() => {
+      // The old store may be gone (down, or its key revoked): its vectors are no longer used.
+    });
     return queued;
   }
 
@@ -326,10 +370,11 @@ export class KnowledgeBase {
     bytes: Uint8Array,
     signal: AbortSignal,
   ): Promise<{ chunkCount: number; vectorCount: number; metadata: Record<string, unknown> }> {
-    const { storage, vectors, ids } = this.#o;
+    const { storage, ids } = this.#o;
     const caller = { userId: doc.userId };
     const settings = await this.settings(doc.projectId);
     const model = this.embedderFor(settings, caller);
+    const vectors = await this.vectorsFor(settings);
     const namespace = vectorNamespace(doc.projectId, model);
     const step = (progress: 10 | 30 | 60 | 90) => {
       signal.throwIfAborted();
@@ -414,7 +459,7 @@ export class KnowledgeBase {
     const needVectors = type !== 'hybrid' || alpha > 0;
     const [queryVector] = needVectors ? await model.embed([request.query]) : [];
     const hits = queryVector
-      ? await this.#o.vectors.query(namespace, { vector: queryVector, topK: candidatesK, includeVectors: type === 'mrr' })
+      ? await (await this.vectorsFor(settings)).query(namespace, { vector: queryVector, topK: candidatesK, includeVectors: type === 'mrr' })
       : [];
 
     let ranked: { id: string; score: number }[];
