@@ -12,6 +12,7 @@ import { completionOverhead } from './completions.mjs';
 import { endToEndSearch } from './search.mjs';
 import { toolRuns } from './tools.mjs';
 import { mcpCalls } from './mcp.mjs';
+import { chromaAdapter } from './chroma-adapter.mjs';
 import { vectorSearch } from './vectors.mjs';
 
 const args = new Set(process.argv.slice(2));
@@ -77,7 +78,7 @@ async function projectsList() {
   }
 }
 
-const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch, search: endToEndSearch, completions: completionOverhead, tools: toolRuns, mcp: mcpCalls, embedder: embedderThroughput };
+const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch, search: endToEndSearch, completions: completionOverhead, tools: toolRuns, mcp: mcpCalls, chroma: chromaAdapter, embedder: embedderThroughput };
 const selected = Object.keys(entries).filter((name) => args.size === 0 || args.has(name));
 const results = [];
 for (const name of selected) {

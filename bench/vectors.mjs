@@ -77,7 +77,8 @@ async function time(queries, fn) {
   return { p50: percentile(ms, 50), p99: percentile(ms, 99), results };
 }
 
-const freePort = () =>
+/** A port that was free on 127.0.0.1 a moment ago. */
+export const freePort = () =>
   new Promise((resolve) => {
     const s = createServer().listen(0, '127.0.0.1', () => {
       const { port } = s.address();
@@ -85,7 +86,8 @@ const freePort = () =>
     });
   });
 
-async function startChroma(dir) {
+/** A real Chroma server (the chromadb npm package's CLI) on 127.0.0.1, data in `dir`, once it answers. */
+export async function startChroma(dir) {
   const port = await freePort();
   const child = spawn(join(root, 'node_modules/.bin/chroma'), ['run', '--path', dir, '--host', '127.0.0.1', '--port', String(port)], { stdio: 'ignore' });
   for (let i = 0; i < 100; i++) {

@@ -202,7 +202,9 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
   app.get('/docs/:file', async (event) => {
     const asset = await docsAsset(getRouterParams(event).file ?? '');
     if (!asset) return fail(event, PlatformError.notFound('No such file'));
-    return new Response(asset.body, { headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=3600' } });
+    // Cast: with lib.dom in the program (a dependency's types reference it), a
+    // Uint8Array<ArrayBufferLike> is not one, though Node accepts it.
+    return new Response(asset.body as ConstructorParameters<typeof Response>[0], { headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=3600' } });
   });
 
   // ---- API routes ---------------------------------------------------------------------------

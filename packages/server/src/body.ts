@@ -58,7 +58,7 @@ export async function readMultipartBody(request: Request, limit: number): Promis
   const bytes = await readBody(request, limit);
   let form: FormData;
   try {
-    form = await new Response(bytes, { headers: { 'content-type': type } }).formData();
+    form = await new Response(bytes as unknown as ConstructorParameters<typeof Response>[0], { headers: { 'content-type': type } }).formData();
   } catch (error) {
     throw PlatformError.invalid(`Malformed multipart body: ${(error as Error).message}`);
   }

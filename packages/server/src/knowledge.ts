@@ -3,7 +3,24 @@ import { fileBlobStore } from '@agent-platform/adapters-storage/blobs';
 import { BUILTIN_EMBEDDING_MODEL, builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
 import { openaiEmbedder } from '@agent-platform/adapters-embedding/openai';
 import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
-import { type EmbedderResolver, type EmbeddingModel, type KnowledgeAdapters, PlatformError } from '@agent-platform/core';
+import { type EmbedderResolver, type EmbeddingModel, type KnowledgeAdapters, PlatformError, type VectorStore, type VectorStoreFactory } from '@agent-platform/core';
+
+/**
+ * The third-party stores of `vectorstoreProvider`, each loaded (its official client with it)
+ * only when a project first uses that provider.
+ */
+export const vectorStoreFactory: VectorStoreFactory = async (provider, config): Promise<VectorStore> => {
+  switch (provider) {
+    case 'qdrant':
+      return (await import('@agent-platform/adapters-vector/qdrant')).createQdrantVectorStore(config);
+    case 'chroma':
+      return (await import('@agent-platform/adapters-vector/chroma')).createChromaVectorStore(config);
+    case 'pinecone':
+      return (await import('@agent-platform/adapters-vector/pinecone')).createPineconeVectorStore(config);
+    case 'weaviate':
+      return (await import('@agent-platform/adapters-vector/weaviate')).createWeaviateVectorStore(config);
+  }
+};
 
 /**
  * Chooses the embedder by a project's `embeddingModel` setting: none or `builtin` is the
@@ -38,5 +55,5 @@ export async function openKnowledge(dataDir: string): Promise<KnowledgeAdapters 
   const root = resolve(dataDir);
   const embedder = embedderResolver();
   const vectors = await builtinVectorStore({ dir: join(root, 'vectors') });
-  return { vectors, embedder, blobs: fileBlobStore({ dir: join(root, 'files') }), close: embedder.close };
+  return { vectors, vectorStores: vectorStoreFactory, embedder, blobs: fileBlobStore({ dir: join(root, 'files') }), close: embedder.close };
 }

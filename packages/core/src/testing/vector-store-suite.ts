@@ -107,7 +107,7 @@ export function describeVectorStore(name: string, options: VectorStoreSuiteOptio
 
     it('handles many vectors (growth, deletes in the middle)', async () => {
       const dims = 16;
-      const vec = (i: number) => unit(...Array.from({ length: dims }, (_, j) => Math.sin(i * 7.1 + j * 1.3) + (j === i % dims ? 3 : 0)));
+      const vec = (i: number) => unit(...Array.from({ length: dims }, (_, j) => Math.sin(i * 5.3 + j * 1.3) + (j === i % dims ? 3 : 0)));
       await store.upsert('big', Array.from({ length: 3000 }, (_, i) => ({ id: `v${i}`, documentId: `d${i % 30}`, vector: vec(i) })));
       expect(await store.deleteDocument('big', 'd7')).toBe(100);
       expect(await store.count('big')).toBe(2900);

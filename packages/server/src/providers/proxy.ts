@@ -17,5 +17,5 @@ export function proxiedFetch(env: NodeJS.ProcessEnv): typeof fetch {
     const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
     const dispatcher = url.protocol === 'https:' ? agents['https:'] : agents['http:'];
     return undiciFetch(input as never, { ...(init as object), dispatcher } as never);
-  }) as typeof fetch;
+  }) as unknown as typeof fetch;
 }

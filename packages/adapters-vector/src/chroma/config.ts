@@ -1,0 +1,69 @@
+import { PlatformError } from '@agent-platform/core';
+import { z } from 'zod';
+
+/** Chroma's rule for collection names (its server answers 400 to anything else). */
+const COLLECTION_NAME = /^[a-zA-Z0-9](?:[a-zA-Z0-9._-]{1,510})[a-zA-Z0-9]$/;
+
+const text = (key: string, required: string) =>
+  z.string({ error: (issue) => (issue.input === undefined ? required : `${key} must be a string`) }).min(1, { error: `${key} must not be empty` });
+
+const optionalText = (key: string) => text(key, `${key} must be a string`).optional();
+
+function endpointProblem(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'endpoint must be an http(s) URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'endpoint must be an http(s) URL';
+  // Keeps secrets out of the URL, which appears in error messages.
+  if (url.username || url.password) return 'endpoint must not contain credentials (put the token in apiKey)';
+  // chromadb 3.5 builds its URLs from host, port and protocol only: a path would be dropped.
+  if (url.pathname !== '/' || url.search || url.hash) return 'endpoint must be the server\'s root URL, without a path (e.g. http://127.0.0.1:8000)';
+  return undefined;
+}
+
+const schema = z.strictObject(
+  {
+    /** Base URL of the Chroma server, e.g. `http://127.0.0.1:8000`; without a port, 80 or 443. */
+    endpoint: text('endpoint', 'endpoint is required for chroma').superRefine((value, ctx) => {
+      const problem = endpointProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+    /** The collection that holds the vectors of every project using this configuration. */
+    indexName: text('indexName', 'indexName is required').regex(COLLECTION_NAME, {
+      error: 'indexName must be 3-512 characters of letters, digits, ".", "_" and "-", starting and ending with a letter or digit (Chroma\'s collection names)',
+    }),
+    /** Sent as the `x-chroma-token` header. */
+    apiKey: optionalText('apiKey'),
+    /** Default `default_tenant`. */
+    tenant: optionalText('tenant'),
+    /** Default `default_database`; it must exist (the adapter does not create databases). */
+    database: optionalText('database'),
+  },
+  {
+    error: (issue) => {
+      if (issue.code === 'unrecognized_keys') return `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')} (chroma takes endpoint, indexName, apiKey, tenant, database)`;
+      if (issue.code === 'invalid_type') return 'expected an object with endpoint and indexName';
+      return undefined;
+    },
+  },
+);
+
+/** A parsed `vectorStoreConfig` of the `chroma` provider. */
+export type ChromaConfig = z.output<typeof schema>;
+
+/**
+ * Parses a project's `vectorStoreConfig` for Chroma. Throws `invalid_request`
+ * ("Invalid vectorstore configuration: …") naming each key that is wrong, missing or unknown.
+ *
+ * @example
+ * parseChromaConfig({ endpoint: 'http://127.0.0.1:8000', indexName: 'agent-platform' });
+ */
+export function parseChromaConfig(config: unknown): ChromaConfig {
+  const result = schema.safeParse(config);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((issue) => ({ path: issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p)), code: issue.code, message: issue.message }));
+  throw PlatformError.invalid(`Invalid vectorstore configuration: ${issues.map((i) => i.message).join('; ')}`, issues);
+}

@@ -1,0 +1,104 @@
+import { isPlatformError, PlatformError } from '@agent-platform/core';
+
+/** What error messages need to know of the store (never the API key). */
+export interface ErrorContext {
+  readonly endpoint: string;
+  readonly indexName: string;
+  readonly tenant: string;
+  readonly database: string;
+  readonly hasApiKey: boolean;
+  readonly timeoutMs: number;
+}
+
+const invalid = (what: string) => PlatformError.invalid(`Invalid vectorstore configuration: ${what}`);
+
+export const unreachable = (ctx: ErrorContext, cause: unknown) => {
+  const reason = describeCause(cause);
+  return new PlatformError('unavailable', `chroma at ${ctx.endpoint} could not be reached${reason ? `: ${reason}` : ''}`, { retryable: true, cause });
+};
+
+export const timedOut = (ctx: ErrorContext, cause?: unknown) =>
+  new PlatformError('timeout', `chroma at ${ctx.endpoint} did not answer within ${ctx.timeoutMs} ms`, { retryable: true, cause });
+
+/** `connect ECONNREFUSED 127.0.0.1:8000`, `other side closed`: the useful part of a fetch failure. */
+function describeCause(cause: unknown): string {
+  let error = cause as { message?: unknown; cause?: unknown } | undefined;
+  // undici's TypeError('fetch failed') carries the socket error as its cause.
+  while (error?.cause && typeof error.cause === 'object') error = error.cause as typeof error;
+  return typeof error?.message === 'string' ? error.message : '';
+}
+
+/** The PlatformError for a Chroma answer that is not 2xx, from its status and `{ error, message }` body. */
+export function answerError(ctx: ErrorContext, status: number, message: string): PlatformError {
+  if (status === 401 || status === 403) {
+    return invalid(ctx.hasApiKey ? `chroma refused the API key (${status})` : `chroma at ${ctx.endpoint} requires an API key (${status})`);
+  }
+  const dimensions = /expecting embedding with dimension of (\d+), got (\d+)/.exec(message);
+  if (dimensions) return invalid(`index "${ctx.indexName}" has dimension ${dimensions[1]}, the embedding model gives ${dimensions[2]}`);
+  if (/^Database \[.*\] does not exist/.test(message)) {
+    return invalid(`chroma at ${ctx.endpoint} has no database "${ctx.database}" in tenant "${ctx.tenant}"`);
+  }
+  // The collection went away (deleted by someone else): the store forgets it and opens it again.
+  if (status === 404) return new PlatformError('not_found', `chroma answered 404: ${message}`);
+  if (status === 429) return new PlatformError('rate_limited', `chroma answered 429: ${message}`, { retryable: true });
+  return new PlatformError('upstream_error', `chroma answered ${status}: ${message}`, { retryable: status >= 500 });
+}
+
+async function readMessage(response: Response): Promise<string> {
+  const body = await response.text().catch(() => '');
+  try {
+    const json = JSON.parse(body) as { message?: unknown; error?: unknown };
+    const message = json.message ?? json.error;
+    if (typeof message === 'string' && message) return message;
+  } catch {
+    // not JSON: the text itself, if short
+  }
+  return body && body.length <= 500 ? body : response.statusText;
+}
+
+/**
+ * The `fetch` the adapter gives the client (in place of the client's own, which keeps neither
+ * the status nor the cause and has no timeout): each request gets `timeoutMs`, and failures
+ * become PlatformErrors.
+ */
+export function createFetch(ctx: ErrorContext): (input: Request | URL | string, init?: RequestInit) => Promise<Response> {
+  return async (input, init) => {
+    const signal = AbortSignal.timeout(ctx.timeoutMs);
+    let response: Response;
+    try {
+      response = await fetch(input, { ...init, signal });
+    } catch (error) {
+      throw signal.aborted ? timedOut(ctx, error) : unreachable(ctx, error);
+    }
+    if (response.ok) return response;
+    throw answerError(ctx, response.status, await readMessage(response));
+  };
+}
+
+/**
+ * Any failure of a client call as a PlatformError: ours pass through; a timeout that hit while
+ * a body was read; the client's own errors (from validation, or its fetch if ours could not be
+ * installed) by their names.
+ */
+export function toPlatformError(ctx: ErrorContext, error: unknown): PlatformError {
+  if (isPlatformError(error)) return error;
+  const { name, message } = error instanceof Error ? error : { name: '', message: String(error) };
+  switch (name) {
+    case 'TimeoutError':
+      return timedOut(ctx, error);
+    case 'ChromaConnectionError':
+      return unreachable(ctx, error);
+    case 'ChromaAuthError':
+      return answerError(ctx, 401, message);
+    case 'ChromaForbiddenError':
+      return answerError(ctx, 403, message);
+    case 'ChromaNotFoundError':
+      return answerError(ctx, 404, message);
+    case 'ChromaClientError':
+      return answerError(ctx, 400, message.replace(/^Bad request to .* with status: /, ''));
+    case 'ChromaServerError':
+      return answerError(ctx, 500, message);
+    default:
+      return new PlatformError('internal', `chroma client failed: ${message}`, { cause: error });
+  }
+}

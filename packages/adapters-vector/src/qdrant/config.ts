@@ -1,0 +1,86 @@
+import { PlatformError } from '@agent-platform/core';
+import { z } from 'zod';
+
+/** Characters Qdrant refuses in a collection name (it also limits names to 255 characters). */
+const FORBIDDEN_NAME_CHARS = /[<>:"/\\|?*]/;
+const hasControlCharacter = (name: string) => [...name].some((ch) => ch.charCodeAt(0) < 0x20);
+
+const string = (key: string, required: string) =>
+  z.string({ error: (issue) => (issue.input === undefined ? `${key} is required${required}` : `${key} must be a string`) });
+
+/** Why `value` is not a usable endpoint, or undefined. */
+function endpointProblem(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'endpoint must be an http(s) URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'endpoint must be an http(s) URL';
+  if (url.username || url.password) return 'endpoint must not carry credentials (put the key in apiKey)';
+  if (url.search || url.hash) return 'endpoint must not have a query or fragment';
+  return undefined;
+}
+
+const endpoint = string('endpoint', ' for qdrant').superRefine((value, ctx) => {
+  const message = endpointProblem(value);
+  if (message) ctx.addIssue({ code: 'custom', message });
+});
+
+const schema = z.strictObject(
+  {
+    indexName: string('indexName', '')
+      .min(1, 'indexName must not be empty')
+      .max(255, 'indexName must be at most 255 characters')
+      .refine((name) => !FORBIDDEN_NAME_CHARS.test(name) && !hasControlCharacter(name), 'indexName must not contain < > : " / \\ | ? * or control characters')
+      .refine((name) => name.trim() === name, 'indexName must not start or end with spaces'),
+    endpoint,
+    // Forms send "" or null for an empty field: both mean "no key".
+    apiKey: z
+      .union([z.string(), z.null()], { error: 'apiKey must be a string' })
+      .optional()
+      .transform((key) => (key ? key : undefined)),
+  },
+  {
+    error: (issue) => {
+      if (issue.code === 'unrecognized_keys') {
+        const keys = issue.keys.map((k) => `"${k}"`).join(', ');
+        return `unknown key${issue.keys.length > 1 ? 's' : ''} ${keys} (qdrant takes indexName, endpoint, apiKey)`;
+      }
+      if (issue.code === 'invalid_type') return 'vectorStoreConfig must be an object';
+      return undefined;
+    },
+  },
+);
+
+/** `settings.vectorStoreConfig` of a project whose `vectorstoreProvider` is `qdrant`. */
+export interface QdrantConfig {
+  /** The collection that holds the vectors of every namespace (project + embedding model). */
+  readonly indexName: string;
+  /**
+   * Base URL of Qdrant's REST API, e.g. `http://127.0.0.1:6333` or
+   * `https://xyz.eu-central.aws.cloud.qdrant.io:6333`. Without a port the client uses 6333 (as
+   * Qdrant's own clients do): write `:443` for a proxy on the standard HTTPS port. A path is
+   * kept as a prefix (`https://proxy.example.com:443/qdrant`).
+   */
+  readonly endpoint: string;
+  /** Sent as the `api-key` header. Optional (a local Qdrant usually has none). */
+  readonly apiKey?: string;
+}
+
+/**
+ * Validates a Qdrant `vectorStoreConfig`. Throws `PlatformError.invalid('Invalid vectorstore
+ * configuration: …')` naming each wrong key (missing, wrong type, bad URL, unknown key).
+ *
+ * @example
+ * parseQdrantConfig({ indexName: 'agent-platform', endpoint: 'http://127.0.0.1:6333' });
+ */
+export function parseQdrantConfig(config: unknown): QdrantConfig {
+  const parsed = schema.safeParse(config);
+  if (parsed.success) {
+    const { indexName, endpoint, apiKey } = parsed.data;
+    return apiKey === undefined ? { indexName, endpoint } : { indexName, endpoint, apiKey };
+  }
+  const issues = parsed.error.issues.map(({ path, code, message }) => ({ path: path.map((p) => (typeof p === 'symbol' ? String(p) : p)), code, message }));
+  throw PlatformError.invalid(`Invalid vectorstore configuration: ${issues.map((i) => i.message).join('; ')}`, issues);
+}
