@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path';
 import { fileBlobStore } from '@agent-platform/adapters-storage/blobs';
 import { BUILTIN_EMBEDDING_MODEL, builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
 import { openaiEmbedder } from '@agent-platform/adapters-embedding/openai';
+import { transformersEmbedder, transformersHubEmbedder } from '@agent-platform/adapters-embedding/transformers';
 import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
 import { type EmbedderResolver, type EmbeddingModel, type KnowledgeAdapters, PlatformError, type VectorStore, type VectorStoreFactory } from '@agent-platform/core';
 
@@ -22,38 +23,76 @@ export const vectorStoreFactory: VectorStoreFactory = async (provider, config): 
   }
 };
 
+export interface EmbedderResolverOptions {
+  /**
+   * The data folder: `local:<name>` finds a model folder in `<dataDir>/models/<name>`, and
+   * `hf:<owner>/<name>` keeps hub downloads in `<dataDir>/models/hub`. Without it neither works.
+   */
+  readonly dataDir?: string;
+}
+
 /**
  * Chooses the embedder by a project's `embeddingModel` setting: none or `builtin` is the
  * built-in offline model; `openai:<model>` is an OpenAI-compatible server (OPENAI_API_KEY,
- * OPENAI_BASE_URL from the environment until provider credentials exist).
+ * OPENAI_BASE_URL from the environment until provider credentials exist); `local:<folder>` is
+ * an ONNX sentence-embedding model folder run in-process by transformers.js (a folder the
+ * operator put under `<dataDir>/models/`); `hf:<owner>/<name>` is a Hugging Face hub model
+ * downloaded once into `<dataDir>/models/hub/`. One embedder per model, shared by projects.
  */
-export function embedderResolver(env: NodeJS.ProcessEnv = process.env): EmbedderResolver & { close(): Promise<void> } {
+export function embedderResolver(
+  env: NodeJS.ProcessEnv = process.env,
+  options: EmbedderResolverOptions = {},
+): EmbedderResolver & { close(): Promise<void> } {
   const builtin = builtinEmbedder();
   const remote = new Map<string, EmbeddingModel>();
-  const resolveModel = (name: string | undefined): EmbeddingModel => {
-    if (!name || name === 'builtin' || name === BUILTIN_EMBEDDING_MODEL) return builtin;
-    const model = /^openai:(.+)$/.exec(name)?.[1];
-    if (!model) {
-      throw PlatformError.invalid(`settings.embeddingModel: unknown embedding model "${name}"; use "builtin" or "openai:<model>"`);
-    }
-    let embedder = remote.get(model);
+  const models = options.dataDir === undefined ? undefined : join(resolve(options.dataDir), 'models');
+  const unknown = (name: string) =>
+    PlatformError.invalid(`settings.embeddingModel: unknown embedding model "${name}"; use "builtin", "openai:<model>", "local:<folder>" or "hf:<owner>/<name>"`);
+  const cached = (key: string, make: () => EmbeddingModel): EmbeddingModel => {
+    let embedder = remote.get(key);
     if (!embedder) {
-      embedder = openaiEmbedder({
-        model,
-        ...(env.OPENAI_API_KEY ? { apiKey: env.OPENAI_API_KEY } : {}),
-        ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
-      });
-      remote.set(model, embedder);
+      embedder = make();
+      remote.set(key, embedder);
     }
     return embedder;
   };
-  return Object.assign(resolveModel, { close: async () => builtin.close?.() });
+  const resolveModel = (name: string | undefined): EmbeddingModel => {
+    if (!name || name === 'builtin' || name === BUILTIN_EMBEDDING_MODEL) return builtin;
+    const [, kind, value] = /^(openai|local|hf):(.+)$/.exec(name) ?? [];
+    if (!kind || !value) throw unknown(name);
+    if (kind === 'local') {
+      // Only folders the operator put in <data>/models: an API caller must not make the server
+      // read (or tell apart) arbitrary paths on its disk.
+      if (!models) throw PlatformError.invalid(`settings.embeddingModel: "${name}" needs a data folder with a models/ folder`);
+      if (!/^[\w-][\w.-]*$/.test(value)) throw PlatformError.invalid(`settings.embeddingModel: "${name}" must name a folder in the data folder's models/ (letters, digits, ".", "_", "-")`);
+      const folder = join(models, value);
+      // The folder is read and checked here, so a wrong one is a 400 naming it.
+      return cached(`local:${folder}`, () => transformersEmbedder({ model: folder }));
+    }
+    if (kind === 'hf') {
+      if (!models) throw PlatformError.invalid(`settings.embeddingModel: "${name}" needs a data folder to keep the model in`);
+      if (!/^[\w.-]+\/[\w.-]+$/.test(value) || value.includes('..')) throw PlatformError.invalid(`settings.embeddingModel: "${name}" must be hf:<owner>/<name>`);
+      return cached(`hf:${value}`, () => transformersHubEmbedder({ model: value, cacheDir: join(models, 'hub') }));
+    }
+    return cached(`openai:${value}`, () =>
+      openaiEmbedder({
+        model: value,
+        ...(env.OPENAI_API_KEY ? { apiKey: env.OPENAI_API_KEY } : {}),
+        ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
+      }),
+    );
+  };
+  return Object.assign(resolveModel, {
+    close: async () => {
+      await Promise.all([builtin.close?.(), ...[...remote.values()].map((embedder) => embedder.close?.())]);
+    },
+  });
 }
 
 /** The embedded knowledge defaults under a data folder: vectors in `vectors/`, sources in `files/`. */
 export async function openKnowledge(dataDir: string): Promise<KnowledgeAdapters & { close(): Promise<void> }> {
   const root = resolve(dataDir);
-  const embedder = embedderResolver();
+  const embedder = embedderResolver(process.env, { dataDir: root });
   const vectors = await builtinVectorStore({ dir: join(root, 'vectors') });
   return { vectors, vectorStores: vectorStoreFactory, embedder, blobs: fileBlobStore({ dir: join(root, 'files') }), close: embedder.close };
 }

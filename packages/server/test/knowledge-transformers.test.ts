@@ -1,0 +1,79 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain JavaScript script of the embedding package's tests, without types.
+import { makeTinyModel } from '../../adapters-embedding/test/fixtures/make-tiny-model.mjs';
+import { embedderResolver } from '../src/knowledge.js';
+import { startTestServer, type TestServer } from './helpers.js';
+
+// `embeddingModel: "local:<folder>"` with a tiny ONNX model generated for the test (see
+// packages/adapters-embedding/test/fixtures/make-tiny-model.mjs): nothing is downloaded.
+let s: TestServer;
+let projectId: string;
+beforeAll(async () => {
+  s = await startTestServer();
+  await makeTinyModel(join(s.dataDir, 'models', 'tiny'));
+  const res = await s.call('POST', '/api/projects/create', { body: { name: 'Local model', model: 'gpt-4o-mini', provider: 'openai' } });
+  projectId = res.body.project.id;
+});
+afterAll(async () => {
+  await s.stop();
+});
+
+const put = (settings: Record<string, unknown>) => s.call('PUT', '/api/knowledge/settings', { body: { projectId, settings } });
+
+describe('embeddingModel "local:<folder>"', () => {
+  it('re-indexes a project with a model folder of the data directory and searches with it', async () => {
+    const added = await s.call('POST', '/api/knowledge/documents', {
+      body: { projectId, fileName: 'cat.md', fileType: 'md', sourceType: 'upload', content: '# Cat\n\nThe cat sat on the mat.' },
+    });
+    expect(added.body.status).toBe('completed');
+    expect((await put({ embeddingModel: 'local:tiny' })).body).toMatchObject({ success: true });
+    const deadline = Date.now() + 20_000;
+    let document: { status: string; vectorCount: number } | undefined;
+    while (Date.now() < deadline) {
+      document = (await s.call('GET', `/api/knowledge/documents/${added.body.documentId}`)).body.document;
+      if (document?.status === 'completed') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(document).toMatchObject({ status: 'completed', vectorCount: 1 });
+    const res = await s.call('POST', '/api/knowledge/search', { body: { projectId, query: 'the cat sat', searchType: 'semantic' } });
+    expect(res.status).toBe(200);
+    expect(res.body.documents[0].content).toContain('The cat sat on the mat.');
+  });
+
+  it('answers 400 naming the folder when it is missing or not a model folder', async () => {
+    const missing = await put({ embeddingModel: 'local:nope' });
+    expect(missing.status).toBe(400);
+    expect(missing.body.message).toContain(join(s.dataDir, 'models', 'nope'));
+    const traversal = await put({ embeddingModel: 'local:../secret' });
+    expect(traversal.status).toBe(400);
+    expect(traversal.body.message).toContain('embeddingModel');
+  });
+});
+
+describe('embedderResolver', () => {
+  it('resolves builtin, local folders of the data folder (one embedder per folder; never other paths) and hub ids', async () => {
+    const resolver = embedderResolver({}, { dataDir: s.dataDir });
+    const caller = {} as never;
+    try {
+      expect(resolver(undefined, caller).id).toBe('builtin:use-lite-512');
+      const byName = resolver('local:tiny', caller);
+      expect(byName.id).toBe('local:tiny-8');
+      expect(byName.dimensions).toBe(8);
+      expect(resolver('local:tiny', caller)).toBe(byName);
+      // A caller cannot make the server read other paths of its disk.
+      expect(() => resolver(`local:${join(s.dataDir, 'models', 'tiny')}`, caller)).toThrow(/must name a folder/);
+      expect(() => resolver('local:/etc', caller)).toThrow(/must name a folder/);
+      const [vector] = await byName.embed(['hello world']);
+      expect(vector).toHaveLength(8);
+      // Not downloaded until first used (never in these tests).
+      const hub = resolver('hf:Xenova/all-MiniLM-L6-v2', caller);
+      expect(hub).toMatchObject({ id: 'hf:Xenova/all-MiniLM-L6-v2', dimensions: 0 });
+      expect(() => resolver('hf:not-an-id', caller)).toThrow(/hf:<owner>\/<name>/);
+      expect(() => resolver('something', caller)).toThrow(/unknown embedding model/);
+      expect(() => embedderResolver({})('local:tiny', caller)).toThrow(/needs a data folder/);
+    } finally {
+      await resolver.close();
+    }
+  });
+});
