@@ -1,0 +1,327 @@
+// pnpm bench:retrieval — retrieval quality of the knowledge pipeline on BEIR SciFact
+// (bench/data/beir-scifact-5k), measured through the library with the server's adapters.
+//
+// 1. Ingest: every abstract (title + "\n\n" + text) becomes one document of one project, through
+//    AgentPlatform.createDocument, on SQLite + the built-in vector store + the built-in embedder
+//    (the adapters of packages/server's openPlatform/openKnowledge). The data folder
+//    .bench-data/retrieval/c<size>-o<overlap>[-n<docs>] is reused when it already holds the
+//    whole corpus for those chunk settings (embedding 5,000 abstracts takes minutes).
+// 2. Queries: all SciFact claims, through AgentPlatform.searchKnowledge, for every pipeline
+//    (semantic; mrr at each lambda; hybrid at each alpha), topK 100 (the API's maximum). Chunk
+//    hits are mapped to corpus ids (first occurrence kept), one run file per pipeline.
+// 3. Scores: the dataset's own score.mjs --json, on the tuning half and on the reporting half
+//    separately; the dataset's bm25-baseline.mjs is scored on each half the same way.
+//    Split: a query is in the tuning half when the first byte of sha256("scifact-split-v1:" + id)
+//    is even, else in the reporting half.
+// 4. Writes the table into docs/BENCHMARKS.md between the retrieval markers (full runs only,
+//    unless BENCH_RETRIEVAL_RECORD=1) and prints it.
+//
+// Knobs: BENCH_RETRIEVAL_DOCS (N abstracts: the judged ones of the chosen queries, then the first
+// others; default all), BENCH_RETRIEVAL_QUERIES (first N
+// claims; default all), BENCH_RETRIEVAL_CHUNK_SIZES (default "512,200"; overlap 64 for 512,
+// 32 for smaller sizes), BENCH_RETRIEVAL_MMR_TOPK (topK of the mrr runs, default 100),
+// BENCH_RETRIEVAL_RECORD=1 (write the docs section even for a cut run).
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fileBlobStore } from '@agent-platform/adapters-storage/blobs';
+import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
+import { builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
+import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
+import { AgentPlatform } from '@agent-platform/core';
+import { databasePath } from '@agent-platform/server';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dataDir = join(root, 'bench/data/beir-scifact-5k');
+const benchDir = join(root, '.bench-data/retrieval');
+const docsFile = join(root, 'docs/BENCHMARKS.md');
+const START = '<!-- retrieval:start -->';
+const END = '<!-- retrieval:end -->';
+
+const envInt = (name) => (process.env[name] ? Number(process.env[name]) : undefined);
+const DOC_LIMIT = envInt('BENCH_RETRIEVAL_DOCS');
+const QUERY_LIMIT = envInt('BENCH_RETRIEVAL_QUERIES');
+const CHUNK_SIZES = (process.env.BENCH_RETRIEVAL_CHUNK_SIZES ?? '512,200').split(',').map((s) => Number(s.trim())).filter(Boolean);
+const MMR_TOPK = envInt('BENCH_RETRIEVAL_MMR_TOPK') ?? 100;
+const TOPK = 100;
+const ALPHAS = [0, 0.1, 0.3, 0.5, 0.7, 1];
+const LAMBDAS = [0.5, 0.7];
+const ALL_CHUNK_SIZES = [512, 200];
+const overlapFor = (size) => (size >= 512 ? 64 : 32);
+
+const readJsonl = async (path) => (await readFile(path, 'utf8')).split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+const log = (...a) => console.log(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
+
+/** The fixed split: tuning when the first byte of sha256("scifact-split-v1:" + id) is even. */
+export const halfOf = (queryId) => (createHash('sha256').update(`scifact-split-v1:${queryId}`).digest()[0] % 2 === 0 ? 'tuning' : 'reporting');
+
+async function loadData() {
+  const queries = (await readJsonl(join(dataDir, 'queries.jsonl'))).slice(0, QUERY_LIMIT);
+  const qrelsLines = (await readFile(join(dataDir, 'qrels.tsv'), 'utf8')).split('\n');
+  const header = qrelsLines[0];
+  const rows = qrelsLines.slice(1).filter((l) => l.trim());
+  const qids = new Set(queries.map((q) => q._id));
+  // A cut corpus keeps the judged documents of the chosen queries, then the first others up to N.
+  const judged = new Set(rows.map((r) => r.split('\t')).filter(([qid]) => qids.has(qid)).map(([, docId]) => docId));
+  const all = await readJsonl(join(dataDir, 'corpus.jsonl'));
+  const corpus = DOC_LIMIT ? [...all.filter((d) => judged.has(d._id)), ...all.filter((d) => !judged.has(d._id))].slice(0, Math.max(DOC_LIMIT, judged.size)) : all;
+  const halves = { tuning: [], reporting: [] };
+  for (const q of queries) halves[halfOf(q._id)].push(q._id);
+  return { corpus, queries, header, rows, qids, halves };
+}
+
+/** Opens the platform on a data folder with the server's knowledge adapters (openKnowledge). */
+async function open(dir) {
+  await mkdir(dir, { recursive: true });
+  const storage = await sqliteStorage({ path: databasePath(dir) });
+  const embedder = builtinEmbedder();
+  const vectors = await builtinVectorStore({ dir: join(dir, 'vectors') });
+  const platform = new AgentPlatform({ storage, knowledge: { vectors, embedder, blobs: fileBlobStore({ dir: join(dir, 'files') }) } });
+  await platform.start();
+  return platform;
+}
+
+async function completedCount(platform, caller, projectId) {
+  return (await platform.listDocuments(caller, { projectId, status: 'completed', limit: 1 })).total;
+}
+
+/** Ingests the corpus with the given chunk size, or reuses a folder that already holds it. */
+async function ingest(corpus, chunkSize) {
+  const chunkOverlap = overlapFor(chunkSize);
+  const name = `c${chunkSize}-o${chunkOverlap}${DOC_LIMIT ? `-n${corpus.length}` : ''}`;
+  const dir = join(benchDir, name);
+  const markerPath = join(dir, 'bench-retrieval.json');
+  if (existsSync(markerPath)) {
+    const marker = JSON.parse(await readFile(markerPath, 'utf8'));
+    const platform = await open(dir);
+    const caller = { userId: marker.userId };
+    if (marker.docs === corpus.length && (await completedCount(platform, caller, marker.projectId)) === corpus.length) {
+      log(`reusing ${dir} (${marker.docs} documents, ${marker.chunks} chunks, ingested ${marker.ingestedAt})`);
+      return { platform, caller, projectId: marker.projectId, marker, reused: true, dir };
+    }
+    await platform.close();
+    log(`${dir} is incomplete: ingesting again`);
+  }
+  await rm(dir, { recursive: true, force: true });
+  const platform = await open(dir);
+  const { userId } = await platform.createUserWithKey({ name: 'bench' });
+  const caller = { userId };
+  const { project } = await platform.createProject(caller, { name: 'scifact', model: 'm', provider: 'openai' });
+  if (chunkSize !== 512) await platform.putKnowledgeSettings(caller, { projectId: project.id, settings: { chunkSize, chunkOverlap } });
+  await platform.searchKnowledge(caller, { projectId: project.id, query: 'warm up' }); // loads the model
+  log(`ingesting ${corpus.length} documents (chunkSize ${chunkSize}, overlap ${chunkOverlap}) into ${dir}`);
+  const started = performance.now();
+  let next = 0;
+  let answered = 0;
+  let failed = 0;
+  const worker = async () => {
+    while (next < corpus.length) {
+      const d = corpus[next++];
+      const res = await platform.createDocument(caller, {
+        projectId: project.id, fileName: `${d._id}.txt`, fileType: 'txt', sourceType: 'upload', content: `${d.title}\n\n${d.text}`,
+      });
+      if (!res.success) failed++;
+      if (++answered % 500 === 0) log(`  ${answered} answered, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
+  for (;;) {
+    const done = await completedCount(platform, caller, project.id);
+    const failedNow = (await platform.listDocuments(caller, { projectId: project.id, status: 'failed', limit: 1 })).total;
+    if (done + failedNow >= corpus.length) {
+      failed = failedNow;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  if (failed > 0) throw new Error(`${failed} documents failed to index`);
+  let chunks = 0;
+  for (let offset = 0; offset < corpus.length; offset += 100) {
+    const page = await platform.listDocuments(caller, { projectId: project.id, limit: 100, offset });
+    chunks += page.documents.reduce((s, d) => s + d.chunkCount, 0);
+  }
+  const marker = {
+    userId, projectId: project.id, docs: corpus.length, chunks, chunkSize, chunkOverlap, seconds,
+    docsPerSec: corpus.length / seconds, chunksPerSec: chunks / seconds, ingestedAt: new Date().toISOString(), cores: cpus().length,
+  };
+  await writeFile(markerPath, JSON.stringify(marker, null, 2));
+  log(`ingested ${corpus.length} documents, ${chunks} chunks in ${seconds.toFixed(0)} s: ${marker.docsPerSec.toFixed(1)} docs/s`);
+  return { platform, caller, projectId: project.id, marker, reused: false, dir };
+}
+
+function pipelines() {
+  // Cheap pipelines first; mrr (greedy selection over 4 × topK candidates) is the slow one.
+  const list = [
+    { name: 'semantic', request: { searchType: 'semantic', topK: TOPK } },
+    ...ALPHAS.map((a) => ({ name: `hybrid α=${a}`, request: { searchType: 'hybrid', alpha: a, topK: TOPK } })),
+    ...LAMBDAS.map((l) => ({ name: `mrr λ=${l}`, request: { searchType: 'mrr', mmrLambda: l, topK: MMR_TOPK } })),
+  ];
+  return list.map((p) => ({ ...p, label: p.request.topK !== TOPK ? `${p.name} (topK ${p.request.topK})` : p.name }));
+}
+
+/** Runs one pipeline over the queries; returns the ranked corpus ids per query and the latencies. */
+async function runPipeline(ctx, queries, request) {
+  const run = new Map();
+  const ms = [];
+  for (const q of queries) {
+    const t = performance.now();
+    const res = await ctx.platform.searchKnowledge(ctx.caller, { projectId: ctx.projectId, query: q.text, ...request });
+    ms.push(performance.now() - t);
+    const ids = [];
+    const seen = new Set();
+    for (const hit of res.documents) {
+      const id = String(hit.metadata.fileName).replace(/\.txt$/, '');
+      if (!seen.has(id)) {
+        seen.add(id);
+        ids.push(id);
+      }
+    }
+    run.set(q._id, ids);
+  }
+  return { run, p50: percentile(ms, 50), p95: percentile(ms, 95) };
+}
+
+/** Scores a run on one half with the dataset's score.mjs --json. */
+async function score(workDir, label, run, half, data) {
+  const runPath = join(workDir, `${label}.${half}.jsonl`);
+  const ids = new Set(data.halves[half]);
+  await writeFile(runPath, `${[...run].filter(([qid]) => ids.has(qid)).map(([qid, r]) => JSON.stringify({ query_id: qid, ranked_ids: r })).join('\n')}\n`);
+  const out = execFileSync(process.execPath, [join(dataDir, 'score.mjs'), runPath, '--qrels', join(workDir, `qrels.${half}.tsv`), '--json'], { encoding: 'utf8' });
+  return JSON.parse(out).mean;
+}
+
+const f3 = (x) => (x === undefined ? '' : x.toFixed(3));
+
+function table(rows) {
+  const lines = [
+    '| chunk size | pipeline | tuning nDCG@10 | tuning R@10 | tuning MRR@10 | **reporting nDCG@10** | reporting R@10 | reporting MRR@10 | reporting R@100 | query p50 / p95 (ms) |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const r of rows) {
+    if (r.notRun) {
+      lines.push(`| ${r.chunk} | ${r.name} | not run | | | not run | | | | |`);
+      continue;
+    }
+    const t = r.tuning;
+    const p = r.reporting;
+    const lat = r.p50 === undefined ? '' : `${r.p50.toFixed(1)} / ${r.p95.toFixed(1)}`;
+    lines.push(`| ${r.chunk} | ${r.name} | ${f3(t['ndcg@10'])} | ${f3(t['recall@10'])} | ${f3(t['mrr@10'])} | **${f3(p['ndcg@10'])}** | ${f3(p['recall@10'])} | ${f3(p['mrr@10'])} | ${f3(p['recall@100'])} | ${lat} |`);
+  }
+  return lines.join('\n');
+}
+
+/** The docs section for what has run so far; planned pipelines without figures are "not run". */
+function render(data, rows, ingests) {
+  const done = new Set(rows.map((r) => `${r.chunk}|${r.name}`));
+  const all = [...rows];
+  for (const chunk of ALL_CHUNK_SIZES) {
+    for (const p of pipelines()) if (!done.has(`${chunk}|${p.label}`)) all.push({ chunk, name: p.label, notRun: true });
+  }
+  const order = (r) => (r.chunk === 'whole doc' ? -1 : ALL_CHUNK_SIZES.indexOf(r.chunk) * 100 + pipelines().findIndex((p) => p.label === r.name));
+  all.sort((a, b) => order(a) - order(b));
+  const measured = rows.filter((r) => r.chunk !== 'whole doc');
+  const best = measured.reduce((a, b) => (b.tuning['ndcg@10'] > a.tuning['ndcg@10'] ? b : a), measured[0]);
+  const full = !DOC_LIMIT && !QUERY_LIMIT;
+  const ingestLines = ingests.map(({ marker, reused }) =>
+    `- chunk size ${marker.chunkSize} (overlap ${marker.chunkOverlap}): ${marker.docs} documents → ${marker.chunks} chunks in ${marker.seconds.toFixed(0)} s, ` +
+    `**${marker.docsPerSec.toFixed(1)} docs/s** (${marker.chunksPerSec.toFixed(1)} chunks/s), ingested ${marker.ingestedAt.slice(0, 16).replace('T', ' ')} UTC${reused ? ' (data folder reused by this run)' : ''}`);
+  return [
+    START,
+    '## retrieval: quality of every search type on BEIR SciFact',
+    '',
+    '`pnpm bench:retrieval` ([bench/retrieval.mjs](../bench/retrieval.mjs); rewrites this section). The 5,000',
+    'abstracts of [bench/data/beir-scifact-5k](../bench/data/beir-scifact-5k) (document = title + "\\n\\n" + text) are',
+    'ingested as documents of one project through `AgentPlatform.createDocument`, on the adapters of',
+    "the server's `openPlatform` (SQLite, built-in vector store, built-in embedder USE-lite); the data",
+    'folder `.bench-data/retrieval/c<size>-o<overlap>` is reused while it holds the whole corpus. Each',
+    'of the 300 claims is searched through `AgentPlatform.searchKnowledge` (in-process, no HTTP) with',
+    `topK 100 (the API's maximum${MMR_TOPK !== TOPK ? `; mrr with topK ${MMR_TOPK}` : ''}); chunk hits become document ids, first occurrence kept;`,
+    "each run file is scored with the dataset's `score.mjs --json`. BM25 is the dataset's",
+    '`bm25-baseline.mjs` (whole documents, no chunking), scored on each half the same way.',
+    'Knobs for a quick run: `BENCH_RETRIEVAL_DOCS`, `BENCH_RETRIEVAL_QUERIES`,',
+    '`BENCH_RETRIEVAL_CHUNK_SIZES` (default `512,200`), `BENCH_RETRIEVAL_MMR_TOPK`.',
+    '',
+    '**Split** (fixed): a query is in the *tuning* half when the first byte of',
+    '`sha256("scifact-split-v1:" + query id)` is even, else in the *reporting* half',
+    `(${data.halves.tuning.length} / ${data.halves.reporting.length} queries). Choose settings on the tuning half only; quote the reporting half.`,
+    '',
+    `Recorded ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores (the development VM, shared: other work was running), Node.js ${process.versions.node}` +
+      (full ? '.' : `. **Cut run**: ${data.corpus.length} documents, ${data.queries.length} queries (not the full set).`),
+    '',
+    table(all),
+    '',
+    'Ingest (built-in embedder, `createDocument` with 16 in flight, the queue indexing 4 at a time):',
+    '',
+    ...(ingestLines.length ? ingestLines : ['- not run']),
+    '',
+    ...(best ? [`Best pipeline on the tuning half: **chunk ${best.chunk}, ${best.name}** (tuning nDCG@10 ${f3(best.tuning['ndcg@10'])}; reporting ${f3(best.reporting['ndcg@10'])}).`] : []),
+    'Query latency: `searchKnowledge` in-process, one query at a time, p50 / p95 over the queries.',
+    END,
+  ].join('\n');
+}
+
+/** Rewrites the section of docs/BENCHMARKS.md (full runs, or BENCH_RETRIEVAL_RECORD=1). */
+async function record(section) {
+  if (!(!DOC_LIMIT && !QUERY_LIMIT) && process.env.BENCH_RETRIEVAL_RECORD !== '1') return false;
+  const doc = await readFile(docsFile, 'utf8');
+  const a = doc.indexOf(START);
+  const b = doc.indexOf(END);
+  const next = a >= 0 && b > a ? doc.slice(0, a) + section + doc.slice(b + END.length) : `${doc.replace(/\n*$/, '\n\n')}${section}\n`;
+  await writeFile(docsFile, next);
+  return true;
+}
+
+async function main() {
+  const data = await loadData();
+  const workDir = join(benchDir, 'runs');
+  await rm(workDir, { recursive: true, force: true });
+  await mkdir(workDir, { recursive: true });
+  for (const half of ['tuning', 'reporting']) {
+    const ids = new Set(data.halves[half]);
+    await writeFile(join(workDir, `qrels.${half}.tsv`), `${[data.header, ...data.rows.filter((r) => ids.has(r.split('\t')[0]))].join('\n')}\n`);
+  }
+  log(`${data.corpus.length} documents, ${data.queries.length} queries: ${data.halves.tuning.length} tuning, ${data.halves.reporting.length} reporting`);
+
+  const rows = [];
+  // The dataset's BM25 reference run, scored on each half the same way.
+  const bm25Path = join(workDir, 'bm25-all.jsonl');
+  execFileSync(process.execPath, [join(dataDir, 'bm25-baseline.mjs'), '--out', bm25Path], { encoding: 'utf8' });
+  const bm25 = new Map((await readJsonl(bm25Path)).filter((r) => data.qids.has(r.query_id)).map((r) => [r.query_id, r.ranked_ids]));
+  rows.push({
+    chunk: 'whole doc', name: 'BM25 baseline (bm25-baseline.mjs, full 5k corpus)',
+    tuning: await score(workDir, 'bm25', bm25, 'tuning', data), reporting: await score(workDir, 'bm25', bm25, 'reporting', data),
+  });
+
+  const ingests = [];
+  // The section is rewritten after every pipeline, so a run stopped early still leaves its figures.
+  for (const chunkSize of ALL_CHUNK_SIZES.filter((c) => CHUNK_SIZES.includes(c))) {
+    const ctx = await ingest(data.corpus, chunkSize);
+    ingests.push(ctx);
+    try {
+      for (const q of data.queries.slice(0, 5)) await ctx.platform.searchKnowledge(ctx.caller, { projectId: ctx.projectId, query: q.text, searchType: 'hybrid', topK: 10 });
+      for (const p of pipelines()) {
+        const started = performance.now();
+        const { run, p50, p95 } = await runPipeline(ctx, data.queries, p.request);
+        const file = `c${chunkSize}-${p.name.replace(/[^a-z0-9.]+/gi, '_')}`;
+        const row = { chunk: chunkSize, name: p.label, p50, p95,
+          tuning: await score(workDir, file, run, 'tuning', data), reporting: await score(workDir, file, run, 'reporting', data) };
+        rows.push(row);
+        log(`${chunkSize} ${p.label}: tuning nDCG@10 ${f3(row.tuning['ndcg@10'])}, reporting ${f3(row.reporting['ndcg@10'])}, p50 ${p50.toFixed(1)} ms (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+        await record(render(data, rows, ingests));
+      }
+    } finally {
+      await ctx.platform.close();
+    }
+  }
+  const section = render(data, rows, ingests);
+  console.log(`\n${section}\n`);
+  log((await record(section)) ? 'wrote the retrieval section of docs/BENCHMARKS.md' : 'cut run: docs/BENCHMARKS.md left as it is (BENCH_RETRIEVAL_RECORD=1 to write it anyway)');
+}
+
+await main();
