@@ -70,7 +70,7 @@ import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.j
 import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from './schemas/local-models.js';
 import type { ChatRecord, CredentialRecord, StorageAdapter, ToolRecord } from './storage/types.js';
 import { parseInput } from './validation.js';
-import { MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView } from './mcp/service.js';
+import { MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView, toToolView } from './mcp/service.js';
 import type { McpServerConfig } from './mcp/types.js';
 import {
   AddMcpServerRequest,
@@ -735,7 +735,7 @@ export class AgentPlatform {
       this.#secrets,
     );
     await this.storage.mcpServers.insert(record);
-    return { success: true, server: toServerView(record), tools: probe.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })) };
+    return { success: true, server: toServerView(record), tools: probe.tools.map(toToolView) };
   }
 
   /** `GET /api/mcp/servers?projectId=`: a project's servers, newest first. */
@@ -762,7 +762,7 @@ export class AgentPlatform {
     const tools = await this.#mcpOptions().connector.listTools(server.id, serverConfig(server, this.#secrets), signal ? { signal } : {});
     return {
       success: true,
-      tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+      tools: tools.map(toToolView),
       message: `${tools.length} tool${tools.length === 1 ? '' : 's'}`,
     };
   }

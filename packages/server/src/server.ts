@@ -74,9 +74,12 @@ export interface McpConfig {
   readonly allowStdio?: boolean | readonly string[];
 }
 
+/** The items of a comma-separated env value, trimmed, empty ones left out. */
+const commaList = (value: string | undefined): string[] => value?.split(',').map((item) => item.trim()).filter(Boolean) ?? [];
+
 /** The stdio permission from the environment: a command list wins over the yes/no switch. */
 function stdioFromEnv(env: NodeJS.ProcessEnv): boolean | readonly string[] {
-  const commands = env.AGENT_PLATFORM_MCP_COMMANDS?.split(',').map((c) => c.trim()).filter(Boolean) ?? [];
+  const commands = commaList(env.AGENT_PLATFORM_MCP_COMMANDS);
   if (commands.length > 0) return commands;
   return /^(1|true|yes)$/i.test(env.AGENT_PLATFORM_ALLOW_STDIO_MCP ?? '');
 }
@@ -131,7 +134,7 @@ export async function openPlatform(
   // Tool state under the data folder: npm installs and bundles, the Python interpreter snapshot.
   const python = pythonSandbox({
     isolation: options.tools?.pythonIsolation ?? parsePythonIsolation(env.AGENT_PLATFORM_PYTHON_ISOLATION || 'auto'),
-    packageDirs: options.tools?.pythonPackageDirs ?? (env.AGENT_PLATFORM_PYTHON_PACKAGES?.split(',').map((d) => d.trim()).filter(Boolean) ?? []),
+    packageDirs: options.tools?.pythonPackageDirs ?? commaList(env.AGENT_PLATFORM_PYTHON_PACKAGES),
     snapshotDir: join(resolve(dataDir), 'tools', 'python'),
   });
   const npm = npmDependencies({

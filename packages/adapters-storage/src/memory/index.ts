@@ -91,6 +91,15 @@ function compareNewestFirst(a: ListPosition, b: ListPosition): number {
   return byTime !== 0 ? byTime : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }
 
+/** A user's rows of one project (tools, MCP servers), newest first: one offset page. */
+function projectPage<T extends ListPosition & { readonly userId: string; readonly projectId: string }>(
+  map: Map<string, T>,
+  query: { userId: string; projectId: string; limit: number; offset: number },
+): Page<T> {
+  const matching = [...map.values()].filter((r) => r.userId === query.userId && r.projectId === query.projectId).sort(compareNewestFirst);
+  return { items: matching.slice(query.offset, query.offset + query.limit).map(clone), total: matching.length, start: query.offset };
+}
+
 function insertUnique<T>(map: Map<string, T>, id: string, row: T, what: string): void {
   if (map.has(id)) throw new Error(`${what} ${id} already exists`);
   map.set(id, row);
@@ -337,10 +346,7 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         return tool?.userId === userId ? clone(tool) : undefined;
       },
       async list(query) {
-        const matching = [...tables().tools.values()]
-          .filter((t) => t.userId === query.userId && t.projectId === query.projectId)
-          .sort(compareNewestFirst);
-        return { items: matching.slice(query.offset, query.offset + query.limit).map(clone), total: matching.length, start: query.offset };
+        return projectPage(tables().tools, query);
       },
       async enabled(projectId) {
         return [...tables().tools.values()].filter((t) => t.projectId === projectId && t.enabled).sort((a, b) => compareNewestFirst(b, a)).map(clone);
@@ -368,10 +374,7 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         return server?.userId === userId ? clone(server) : undefined;
       },
       async list(query) {
-        const matching = [...tables().mcpServers.values()]
-          .filter((m) => m.userId === query.userId && m.projectId === query.projectId)
-          .sort(compareNewestFirst);
-        return { items: matching.slice(query.offset, query.offset + query.limit).map(clone), total: matching.length, start: query.offset };
+        return projectPage(tables().mcpServers, query);
       },
       async forProject(projectId) {
         return [...tables().mcpServers.values()].filter((m) => m.projectId === projectId).sort((a, b) => compareNewestFirst(b, a)).map(clone);

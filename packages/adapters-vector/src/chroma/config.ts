@@ -1,22 +1,16 @@
-import { PlatformError } from '@agent-platform/core';
 import { z } from 'zod';
+import { httpUrl, invalidConfiguration, requiredString } from '../config.js';
 
 /** Chroma's rule for collection names (its server answers 400 to anything else). */
 const COLLECTION_NAME = /^[a-zA-Z0-9](?:[a-zA-Z0-9._-]{1,510})[a-zA-Z0-9]$/;
 
-const text = (key: string, required: string) =>
-  z.string({ error: (issue) => (issue.input === undefined ? required : `${key} must be a string`) }).min(1, { error: `${key} must not be empty` });
+const text = (key: string, requiredSuffix = '') => requiredString(key, requiredSuffix).min(1, { error: `${key} must not be empty` });
 
-const optionalText = (key: string) => text(key, `${key} must be a string`).optional();
+const optionalText = (key: string) => text(key).optional();
 
 function endpointProblem(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return 'endpoint must be an http(s) URL';
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'endpoint must be an http(s) URL';
+  const url = httpUrl(value);
+  if (!url) return 'endpoint must be an http(s) URL';
   // Keeps secrets out of the URL, which appears in error messages.
   if (url.username || url.password) return 'endpoint must not contain credentials (put the token in apiKey)';
   // chromadb 3.5 builds its URLs from host, port and protocol only: a path would be dropped.
@@ -27,12 +21,12 @@ function endpointProblem(value: string): string | undefined {
 const schema = z.strictObject(
   {
     /** Base URL of the Chroma server, e.g. `http://127.0.0.1:8000`; without a port, 80 or 443. */
-    endpoint: text('endpoint', 'endpoint is required for chroma').superRefine((value, ctx) => {
+    endpoint: text('endpoint', ' for chroma').superRefine((value, ctx) => {
       const problem = endpointProblem(value);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     }),
     /** The collection that holds the vectors of every project using this configuration. */
-    indexName: text('indexName', 'indexName is required').regex(COLLECTION_NAME, {
+    indexName: text('indexName').regex(COLLECTION_NAME, {
       error: 'indexName must be 3-512 characters of letters, digits, ".", "_" and "-", starting and ending with a letter or digit (Chroma\'s collection names)',
     }),
     /** Sent as the `x-chroma-token` header. */
@@ -64,6 +58,5 @@ export type ChromaConfig = z.output<typeof schema>;
 export function parseChromaConfig(config: unknown): ChromaConfig {
   const result = schema.safeParse(config);
   if (result.success) return result.data;
-  const issues = result.error.issues.map((issue) => ({ path: issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p)), code: issue.code, message: issue.message }));
-  throw PlatformError.invalid(`Invalid vectorstore configuration: ${issues.map((i) => i.message).join('; ')}`, issues);
+  throw invalidConfiguration(result.error);
 }

@@ -1,35 +1,27 @@
-import { PlatformError } from '@agent-platform/core';
 import { z } from 'zod';
+import { httpUrl, invalidConfiguration, requiredString } from '../config.js';
 
 /** Characters Qdrant refuses in a collection name (it also limits names to 255 characters). */
 const FORBIDDEN_NAME_CHARS = /[<>:"/\\|?*]/;
 const hasControlCharacter = (name: string) => [...name].some((ch) => ch.charCodeAt(0) < 0x20);
 
-const string = (key: string, required: string) =>
-  z.string({ error: (issue) => (issue.input === undefined ? `${key} is required${required}` : `${key} must be a string`) });
-
 /** Why `value` is not a usable endpoint, or undefined. */
 function endpointProblem(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return 'endpoint must be an http(s) URL';
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'endpoint must be an http(s) URL';
+  const url = httpUrl(value);
+  if (!url) return 'endpoint must be an http(s) URL';
   if (url.username || url.password) return 'endpoint must not carry credentials (put the key in apiKey)';
   if (url.search || url.hash) return 'endpoint must not have a query or fragment';
   return undefined;
 }
 
-const endpoint = string('endpoint', ' for qdrant').superRefine((value, ctx) => {
+const endpoint = requiredString('endpoint', ' for qdrant').superRefine((value, ctx) => {
   const message = endpointProblem(value);
   if (message) ctx.addIssue({ code: 'custom', message });
 });
 
 const schema = z.strictObject(
   {
-    indexName: string('indexName', '')
+    indexName: requiredString('indexName')
       .min(1, 'indexName must not be empty')
       .max(255, 'indexName must be at most 255 characters')
       .refine((name) => !FORBIDDEN_NAME_CHARS.test(name) && !hasControlCharacter(name), 'indexName must not contain < > : " / \\ | ? * or control characters')
@@ -81,6 +73,5 @@ export function parseQdrantConfig(config: unknown): QdrantConfig {
     const { indexName, endpoint, apiKey } = parsed.data;
     return apiKey === undefined ? { indexName, endpoint } : { indexName, endpoint, apiKey };
   }
-  const issues = parsed.error.issues.map(({ path, code, message }) => ({ path: path.map((p) => (typeof p === 'symbol' ? String(p) : p)), code, message }));
-  throw PlatformError.invalid(`Invalid vectorstore configuration: ${issues.map((i) => i.message).join('; ')}`, issues);
+  throw invalidConfiguration(parsed.error);
 }

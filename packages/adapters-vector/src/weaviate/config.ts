@@ -1,5 +1,5 @@
-import { PlatformError } from '@agent-platform/core';
 import { z } from 'zod';
+import { httpUrl, invalidConfiguration, requiredString } from '../config.js';
 
 /**
  * Weaviate's rule for class (collection) names: a GraphQL name starting with a capital letter,
@@ -8,18 +8,10 @@ import { z } from 'zod';
  */
 const CLASS_NAME = /^[A-Za-z][_0-9A-Za-z]{0,254}$/;
 
-const string = (key: string, required: string) =>
-  z.string({ error: (issue) => (issue.input === undefined ? `${key} is required${required}` : `${key} must be a string`) });
-
 /** Why `value` is not a usable http(s) URL for `key`, or undefined. */
 function urlProblem(key: string, value: string, allowPath: boolean): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return `${key} must be an http(s) URL`;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${key} must be an http(s) URL`;
+  const url = httpUrl(value);
+  if (!url) return `${key} must be an http(s) URL`;
   if (url.username || url.password) return `${key} must not carry credentials (put the key in apiKey)`;
   if (url.search || url.hash) return `${key} must not have a query or fragment`;
   if (!allowPath && url.pathname !== '/' && url.pathname !== '') return `${key} must not have a path (gRPC is served at the root)`;
@@ -27,7 +19,7 @@ function urlProblem(key: string, value: string, allowPath: boolean): string | un
 }
 
 const url = (key: string, required: string, allowPath: boolean) =>
-  string(key, required).superRefine((value, ctx) => {
+  requiredString(key, required).superRefine((value, ctx) => {
     const message = urlProblem(key, value, allowPath);
     if (message) ctx.addIssue({ code: 'custom', message });
   });
@@ -39,12 +31,12 @@ const KEYS = 'indexName, endpoint, apiKey, grpcEndpoint';
 
 const schema = z.strictObject(
   {
-    indexName: string('indexName', '').refine(
+    indexName: requiredString('indexName').refine(
       (name) => CLASS_NAME.test(name),
       'indexName must be a Weaviate class name: a letter, then letters, digits or _ (at most 255 characters)',
     ),
     endpoint: url('endpoint', ' for weaviate', true),
-    apiKey: optional(string('apiKey', '')),
+    apiKey: optional(requiredString('apiKey')),
     grpcEndpoint: optional(url('grpcEndpoint', '', false)),
   },
   {
@@ -126,6 +118,5 @@ export function parseWeaviateConfig(config: unknown): WeaviateConfig {
     const { indexName, endpoint, apiKey, grpcEndpoint } = parsed.data;
     return { indexName, endpoint, ...(apiKey === undefined ? {} : { apiKey }), ...(grpcEndpoint === undefined ? {} : { grpcEndpoint }) };
   }
-  const issues = parsed.error.issues.map(({ path, code, message }) => ({ path: path.map((p) => (typeof p === 'symbol' ? String(p) : p)), code, message }));
-  throw PlatformError.invalid(`Invalid vectorstore configuration: ${issues.map((i) => i.message).join('; ')}`, issues);
+  throw invalidConfiguration(parsed.error);
 }

@@ -44,6 +44,9 @@ export function toServerView(r: McpServerRecord): McpServerView {
   };
 }
 
+/** A server's tool as the routes answer it (the connector's object may carry more). */
+export const toToolView = (t: McpTool) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema });
+
 /** A record for a new server: names in the clear, values sealed. */
 export function newServerRecord(
   fields: Omit<McpServerRecord, 'secrets' | 'headerNames' | 'envNames' | 'url' | 'command' | 'args'> & {
