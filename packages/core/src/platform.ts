@@ -287,11 +287,15 @@ export class AgentPlatform {
     await this.storage.close();
   }
 
-  /** Third-party stores connect where the caller's `endpoint` says: the outbound policy decides first. */
+  /**
+   * Third-party stores connect where the caller's configuration says (`endpoint`, Weaviate's
+   * `grpcEndpoint`, ...): the outbound policy decides on every URL in it first.
+   */
   #guardedStores(factory: VectorStoreFactory): VectorStoreFactory {
     return async (provider, config) => {
-      const endpoint = config.endpoint;
-      if (typeof endpoint === 'string' && /^https?:\/\//i.test(endpoint)) await this.fetch.check(endpoint);
+      for (const value of Object.values(config)) {
+        if (typeof value === 'string' && /^https?:\/\//i.test(value)) await this.fetch.check(value);
+      }
       return factory(provider, config);
     };
   }

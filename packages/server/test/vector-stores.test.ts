@@ -52,6 +52,7 @@ describe('choosing a vector store in the knowledge settings', () => {
     await check({ vectorstoreProvider: 'pinecone', vectorStoreConfig: { indexName: 'x' } }, /apiKey/);
     await check({ vectorstoreProvider: 'chroma', vectorStoreConfig: { endpoint: chroma.url, indexName: 'x', color: 'red' } }, /color/);
     await check({ vectorstoreProvider: 'weaviate', vectorStoreConfig: { endpoint: 'http://10.1.2.3:8080', indexName: 'X' } }, /10\.1\.2\.3/);
+    await check({ vectorstoreProvider: 'weaviate', vectorStoreConfig: { endpoint: qdrant.url, grpcEndpoint: 'http://10.1.2.4:50051', indexName: 'X' } }, /10\.1\.2\.4/);
     // An index of another dimension than the project's embedder (512) is refused.
     await qdrant.stop();
     await qdrant.start();
