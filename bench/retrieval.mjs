@@ -32,8 +32,9 @@ import { fileBlobStore } from '@agent-platform/adapters-storage/blobs';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import { builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
 import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
-import { AgentPlatform } from '@agent-platform/core';
-import { databasePath } from '@agent-platform/server';
+import { AgentPlatform, DEFAULT_ALPHA, fuseHybrid, HYBRID_CANDIDATES, mmrSelect, similarityScore, vectorNamespace } from '@agent-platform/core';
+import { createApp, databasePath } from '@agent-platform/server';
+import { serve } from 'h3';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dataDir = join(root, 'bench/data/beir-scifact-5k');
@@ -48,7 +49,8 @@ const QUERY_LIMIT = envInt('BENCH_RETRIEVAL_QUERIES');
 const CHUNK_SIZES = (process.env.BENCH_RETRIEVAL_CHUNK_SIZES ?? '512,200').split(',').map((s) => Number(s.trim())).filter(Boolean);
 const MMR_TOPK = envInt('BENCH_RETRIEVAL_MMR_TOPK') ?? 100;
 const TOPK = 100;
-const ALPHAS = [0, 0.1, 0.3, 0.5, 0.7, 1];
+const ALPHAS = [0, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1];
+const LATENCY_QUERIES = envInt('BENCH_RETRIEVAL_LATENCY_QUERIES') ?? 200;
 const LAMBDAS = [0.5, 0.7];
 const ALL_CHUNK_SIZES = [512, 200];
 const overlapFor = (size) => (size >= 512 ? 64 : 32);
@@ -83,7 +85,7 @@ async function open(dir) {
   const vectors = await builtinVectorStore({ dir: join(dir, 'vectors') });
   const platform = new AgentPlatform({ storage, knowledge: { vectors, embedder, blobs: fileBlobStore({ dir: join(dir, 'files') }) } });
   await platform.start();
-  return platform;
+  return { platform, parts: { storage, embedder, vectors } };
 }
 
 async function completedCount(platform, caller, projectId) {
@@ -98,17 +100,17 @@ async function ingest(corpus, chunkSize) {
   const markerPath = join(dir, 'bench-retrieval.json');
   if (existsSync(markerPath)) {
     const marker = JSON.parse(await readFile(markerPath, 'utf8'));
-    const platform = await open(dir);
+    const { platform, parts } = await open(dir);
     const caller = { userId: marker.userId };
     if (marker.docs === corpus.length && (await completedCount(platform, caller, marker.projectId)) === corpus.length) {
       log(`reusing ${dir} (${marker.docs} documents, ${marker.chunks} chunks, ingested ${marker.ingestedAt})`);
-      return { platform, caller, projectId: marker.projectId, marker, reused: true, dir };
+      return { platform, parts, caller, projectId: marker.projectId, marker, reused: true, dir };
     }
     await platform.close();
     log(`${dir} is incomplete: ingesting again`);
   }
   await rm(dir, { recursive: true, force: true });
-  const platform = await open(dir);
+  const { platform, parts } = await open(dir);
   const { userId } = await platform.createUserWithKey({ name: 'bench' });
   const caller = { userId };
   const { project } = await platform.createProject(caller, { name: 'scifact', model: 'm', provider: 'openai' });
@@ -152,12 +154,13 @@ async function ingest(corpus, chunkSize) {
   };
   await writeFile(markerPath, JSON.stringify(marker, null, 2));
   log(`ingested ${corpus.length} documents, ${chunks} chunks in ${seconds.toFixed(0)} s: ${marker.docsPerSec.toFixed(1)} docs/s`);
-  return { platform, caller, projectId: project.id, marker, reused: false, dir };
+  return { platform, parts, caller, projectId: project.id, marker, reused: false, dir };
 }
 
 function pipelines() {
   // Cheap pipelines first; mrr (greedy selection over 4 × topK candidates) is the slow one.
   const list = [
+    { name: `default (hybrid α=${DEFAULT_ALPHA})`, request: { topK: TOPK } },
     { name: 'semantic', request: { searchType: 'semantic', topK: TOPK } },
     ...ALPHAS.map((a) => ({ name: `hybrid α=${a}`, request: { searchType: 'hybrid', alpha: a, topK: TOPK } })),
     ...LAMBDAS.map((l) => ({ name: `mrr λ=${l}`, request: { searchType: 'mrr', mmrLambda: l, topK: MMR_TOPK } })),
@@ -198,6 +201,78 @@ async function score(workDir, label, run, half, data) {
 
 const f3 = (x) => (x === undefined ? '' : x.toFixed(3));
 
+/**
+ * Search latency at 5,000 documents: p50/p95 of POST /api/knowledge/search over loopback HTTP
+ * (the real app on this platform, topK 5, the API's default) for each search type, and, in the
+ * same run on the same queries, each part alone as the service runs it: embedding the query,
+ * the keyword search (SQLite FTS5, HYBRID_CANDIDATES), the vector query, and the fusion (hybrid:
+ * fuseHybrid and sort; mrr: the MMR selection over 20 candidates).
+ */
+async function latency(ctx, queries) {
+  const { platform, parts, caller, projectId } = ctx;
+  const { key } = await platform.createKey(caller, { name: 'bench-latency' });
+  const server = serve(createApp(platform), { port: 0, hostname: '127.0.0.1', silent: true, gracefulShutdown: false });
+  await server.ready();
+  const url = `http://127.0.0.1:${server.node.server.address().port}/api/knowledge/search`;
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const texts = queries.slice(0, LATENCY_QUERIES).map((q) => q.text);
+  const namespace = vectorNamespace(projectId, parts.embedder);
+  const topK = 5;
+  const time = async (fn) => {
+    const t = performance.now();
+    const out = await fn();
+    return [performance.now() - t, out];
+  };
+  const rows = [];
+  try {
+    for (const searchType of ['semantic', 'hybrid', 'mrr']) {
+      const http = [];
+      const part = { embed: [], keyword: [], vector: [], fusion: [] };
+      for (const [i, q] of [...texts.slice(0, 5), ...texts].entries()) {
+        const warm = i < 5;
+        const [ms, res] = await time(() => fetch(url, { method: 'POST', headers, body: JSON.stringify({ projectId, query: q, topK, searchType }) }));
+        if (!res.ok) throw new Error(`search answered ${res.status}: ${await res.text()}`);
+        await res.json();
+        if (!warm) http.push(ms);
+        const [embedMs, [vector]] = await time(() => parts.embedder.embed([q]));
+        const candidates = searchType === 'semantic' ? topK : searchType === 'hybrid' ? HYBRID_CANDIDATES : Math.max(topK * 4, 20);
+        const [vectorMs, hits] = await time(() => parts.vectors.query(namespace, { vector, topK: candidates, includeVectors: searchType === 'mrr' }));
+        let keywordMs = 0;
+        let fusionMs = 0;
+        if (searchType === 'hybrid') {
+          const [kMs, keyword] = await time(() => parts.storage.chunks.keywordSearch(projectId, q, candidates));
+          keywordMs = kMs;
+          [fusionMs] = await time(async () =>
+            [...fuseHybrid(new Map(hits.map((h) => [h.id, similarityScore(h.score)])), new Map(keyword.map((k) => [k.id, k.score])), DEFAULT_ALPHA)]
+              .sort((a, b) => b[1] - a[1]).slice(0, topK));
+        } else if (searchType === 'mrr') {
+          [fusionMs] = await time(async () => mmrSelect(hits.map((h) => ({ id: h.id, vector: h.vector, relevance: similarityScore(h.score) })), topK, 0.5));
+        }
+        if (!warm) {
+          part.embed.push(embedMs);
+          part.vector.push(vectorMs);
+          part.keyword.push(keywordMs);
+          part.fusion.push(fusionMs);
+        }
+      }
+      rows.push({ searchType, p50: percentile(http, 50), p95: percentile(http, 95), ...Object.fromEntries(Object.entries(part).map(([k, xs]) => [k, percentile(xs, 50)])) });
+      log(`latency ${searchType}: p50 ${rows.at(-1).p50.toFixed(1)} ms`);
+    }
+  } finally {
+    await server.close(true);
+  }
+  return { rows, queries: texts.length, chunks: ctx.marker.chunks, docs: ctx.marker.docs };
+}
+
+function latencyTable(lat) {
+  const f1 = (x) => (x === 0 ? '-' : x.toFixed(2));
+  return [
+    `| search type (topK 5) | HTTP p50 | HTTP p95 | query embedding p50 | keyword search p50 | vector search p50 | fusion p50 | rest of the request (p50 − parts) |`,
+    '|---|---|---|---|---|---|---|---|',
+    ...lat.rows.map((r) => `| ${r.searchType} | **${r.p50.toFixed(1)}** | ${r.p95.toFixed(1)} | ${f1(r.embed)} | ${f1(r.keyword)} | ${f1(r.vector)} | ${f1(r.fusion)} | ${(r.p50 - r.embed - r.keyword - r.vector - r.fusion).toFixed(1)} |`),
+  ].join('\n');
+}
+
 function table(rows) {
   const lines = [
     '| chunk size | pipeline | tuning nDCG@10 | tuning R@10 | tuning MRR@10 | **reporting nDCG@10** | reporting R@10 | reporting MRR@10 | reporting R@100 | query p50 / p95 (ms) |',
@@ -217,7 +292,7 @@ function table(rows) {
 }
 
 /** The docs section for what has run so far; planned pipelines without figures are "not run". */
-function render(data, rows, ingests) {
+function render(data, rows, ingests, lat) {
   const done = new Set(rows.map((r) => `${r.chunk}|${r.name}`));
   const all = [...rows];
   for (const chunk of ALL_CHUNK_SIZES) {
@@ -245,7 +320,7 @@ function render(data, rows, ingests) {
     "each run file is scored with the dataset's `score.mjs --json`. BM25 is the dataset's",
     '`bm25-baseline.mjs` (whole documents, no chunking), scored on each half the same way.',
     'Knobs for a quick run: `BENCH_RETRIEVAL_DOCS`, `BENCH_RETRIEVAL_QUERIES`,',
-    '`BENCH_RETRIEVAL_CHUNK_SIZES` (default `512,200`), `BENCH_RETRIEVAL_MMR_TOPK`.',
+    '`BENCH_RETRIEVAL_CHUNK_SIZES` (default `512,200`), `BENCH_RETRIEVAL_MMR_TOPK`, `BENCH_RETRIEVAL_LATENCY_QUERIES` (200).',
     '',
     '**Split** (fixed): a query is in the *tuning* half when the first byte of',
     '`sha256("scifact-split-v1:" + query id)` is even, else in the *reporting* half',
@@ -261,7 +336,20 @@ function render(data, rows, ingests) {
     ...(ingestLines.length ? ingestLines : ['- not run']),
     '',
     ...(best ? [`Best pipeline on the tuning half: **chunk ${best.chunk}, ${best.name}** (tuning nDCG@10 ${f3(best.tuning['ndcg@10'])}; reporting ${f3(best.reporting['ndcg@10'])}).`] : []),
-    'Query latency: `searchKnowledge` in-process, one query at a time, p50 / p95 over the queries.',
+    'Query latency in the table: `searchKnowledge` in-process with topK 100, one query at a time, p50 / p95 over the queries.',
+    '',
+    '### Search latency at 5,000 documents, and where it goes',
+    '',
+    ...(lat
+      ? [
+          `\`POST /api/knowledge/search\` over loopback HTTP (the real app, \`createApp\`, on the platform above: ${lat.docs} documents, ${lat.chunks} chunks), topK 5, the first ${lat.queries} claims one at a time after 5 warm-up queries; ms.`,
+          'The parts are timed alone on the same queries in the same run, as the service runs them: the query embedding (built-in embedder), the keyword search',
+          `(SQLite FTS5 over analyzed terms, ${HYBRID_CANDIDATES} candidates), the vector query (built-in store; ${HYBRID_CANDIDATES} candidates for hybrid, 20 with vectors for mrr) and the fusion`,
+          '(hybrid: `fuseHybrid` + sort; mrr: the MMR selection). In the service the keyword search runs while the query is embedded.',
+          '',
+          latencyTable(lat),
+        ]
+      : ['- not run']),
     END,
   ].join('\n');
 }
@@ -299,6 +387,7 @@ async function main() {
   });
 
   const ingests = [];
+  let lat;
   // The section is rewritten after every pipeline, so a run stopped early still leaves its figures.
   for (const chunkSize of ALL_CHUNK_SIZES.filter((c) => CHUNK_SIZES.includes(c))) {
     const ctx = await ingest(data.corpus, chunkSize);
@@ -313,13 +402,17 @@ async function main() {
           tuning: await score(workDir, file, run, 'tuning', data), reporting: await score(workDir, file, run, 'reporting', data) };
         rows.push(row);
         log(`${chunkSize} ${p.label}: tuning nDCG@10 ${f3(row.tuning['ndcg@10'])}, reporting ${f3(row.reporting['ndcg@10'])}, p50 ${p50.toFixed(1)} ms (${((performance.now() - started) / 1000).toFixed(0)} s)`);
-        await record(render(data, rows, ingests));
+        await record(render(data, rows, ingests, lat));
+      }
+      if (chunkSize === 512) {
+        lat = await latency(ctx, data.queries);
+        await record(render(data, rows, ingests, lat));
       }
     } finally {
       await ctx.platform.close();
     }
   }
-  const section = render(data, rows, ingests);
+  const section = render(data, rows, ingests, lat);
   console.log(`\n${section}\n`);
   log((await record(section)) ? 'wrote the retrieval section of docs/BENCHMARKS.md' : 'cut run: docs/BENCHMARKS.md left as it is (BENCH_RETRIEVAL_RECORD=1 to write it anyway)');
 }

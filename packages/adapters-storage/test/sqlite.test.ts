@@ -44,7 +44,7 @@ describe('sqlite specifics', () => {
     const raw = inspect(path);
     try {
       const applied = raw.prepare('select name from kysely_migration order by name').all();
-      expect(applied).toEqual([{ name: '0001_users_keys_projects' }, { name: '0002_user_project_count' }, { name: '0003_knowledge' }, { name: '0004_credentials_chats' }, { name: '0005_tools' }, { name: '0006_mcp_servers' }]);
+      expect(applied).toEqual([{ name: '0001_users_keys_projects' }, { name: '0002_user_project_count' }, { name: '0003_knowledge' }, { name: '0004_credentials_chats' }, { name: '0005_tools' }, { name: '0006_mcp_servers' }, { name: '0007_chunk_embeddings' }, { name: '0008_keyword_terms' }]);
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
       // foreign keys: a project of a missing user is refused; deleting a user removes its rows
       await expect(
@@ -83,6 +83,39 @@ describe('sqlite specifics', () => {
       expect(keys).not.toContain('TEMP B-TREE');
     } finally {
       raw.close();
+    }
+  });
+
+  it('migration 0008 re-analyzes the chunks of an older database into the stemmed keyword index', async () => {
+    const path = join(dir, 'upgrade.sqlite');
+    const storage = await openFile(path);
+    const now = new Date(1);
+    await storage.users.insert({ id: 'user_u', createdAt: now });
+    await storage.projects.insert({ id: 'proj_p', userId: 'user_u', name: 'p', description: '', icon: '', color: '', model: 'm', provider: 'openai', createdAt: now, updatedAt: now });
+    await storage.documents.insert({
+      id: 'doc_d', userId: 'user_u', projectId: 'proj_p', fileId: null, fileName: 'd.txt', fileType: 'txt', sourceType: 'text', status: 'completed',
+      chunkCount: 1, vectorCount: 1, error: null, metadata: {}, createdAt: now, updatedAt: now,
+    });
+    await storage.chunks.replaceForDocument('doc_d', [{ id: 'chunk_1', documentId: 'doc_d', projectId: 'proj_p', index: 0, text: 'Earlier studies of kinases', tokenCount: 4, metadata: {} }]);
+    await storage.close();
+    // Put the file back as 0003-0007 left it: FTS5 over the raw text, kept by triggers, and 0008 not applied.
+    const raw = new BetterSqlite3(path);
+    raw.exec(`drop trigger chunks_fts_insert; drop trigger chunks_fts_delete; drop trigger chunks_fts_update; drop table chunks_fts;
+      create virtual table chunks_fts using fts5(text, content='chunks', content_rowid='row_id', tokenize='unicode61 remove_diacritics 2');
+      insert into chunks_fts(chunks_fts) values ('rebuild');
+      delete from kysely_migration where name = '0008_keyword_terms';`);
+    expect(raw.prepare(`select count(*) as n from chunks_fts where chunks_fts match '"studi"'`).get()).toEqual({ n: 0 });
+    raw.close();
+
+    const upgraded = await openFile(path);
+    try {
+      expect((await upgraded.chunks.keywordSearch('proj_p', 'study of a kinase', 5)).map((h) => h.id)).toEqual(['chunk_1']);
+      // And the triggers now analyze new chunks too.
+      await upgraded.chunks.replaceForDocument('doc_d', [{ id: 'chunk_2', documentId: 'doc_d', projectId: 'proj_p', index: 0, text: 'Pumps overheated', tokenCount: 2, metadata: {} }]);
+      expect((await upgraded.chunks.keywordSearch('proj_p', 'pump overheating', 5)).map((h) => h.id)).toEqual(['chunk_2']);
+      expect(await upgraded.chunks.keywordSearch('proj_p', 'studies', 5)).toEqual([]);
+    } finally {
+      await upgraded.close();
     }
   });
 

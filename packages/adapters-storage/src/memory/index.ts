@@ -24,6 +24,8 @@ interface Tables {
   projects: Map<string, ProjectRecord>;
   documents: Map<string, DocumentRecord>;
   chunks: Map<string, ChunkRecord>;
+  /** Stored vectors by chunk id. */
+  embeddings: Map<string, { readonly model: string; readonly vector: Float32Array }>;
   settings: Map<string, Record<string, unknown>>;
   jobs: Map<string, JobRecord>;
   credentials: Map<string, CredentialRecord>;
@@ -39,6 +41,7 @@ const emptyTables = (): Tables => ({
   projects: new Map(),
   documents: new Map(),
   chunks: new Map(),
+  embeddings: new Map(),
   settings: new Map(),
   jobs: new Map(),
   credentials: new Map(),
@@ -54,6 +57,7 @@ const copyTables = (t: Tables): Tables => ({
   projects: new Map(t.projects),
   documents: new Map(t.documents),
   chunks: new Map(t.chunks),
+  embeddings: new Map(t.embeddings),
   settings: new Map(t.settings),
   jobs: new Map(t.jobs),
   credentials: new Map(t.credentials),
@@ -79,9 +83,17 @@ function patchRow<T extends { readonly userId: string }>(map: Map<string, T>, id
   return clone(updated);
 }
 
+function deleteChunkRows(t: Tables, documentId: string): void {
+  for (const [id, chunk] of t.chunks) {
+    if (chunk.documentId !== documentId) continue;
+    t.chunks.delete(id);
+    t.embeddings.delete(id);
+  }
+}
+
 function deleteDocumentRows(t: Tables, documentId: string): void {
   t.documents.delete(documentId);
-  for (const [id, chunk] of t.chunks) if (chunk.documentId === documentId) t.chunks.delete(id);
+  deleteChunkRows(t, documentId);
   for (const [id, job] of t.jobs) if (job.documentId === documentId) t.jobs.delete(id);
 }
 
@@ -221,11 +233,26 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
       },
     },
     chunks: {
-      async replaceForDocument(documentId, chunks) {
+      async replaceForDocument(documentId, chunks, embeddings) {
         const t = tables();
         if (!t.documents.has(documentId)) throw new Error(`Document ${documentId} does not exist`);
-        for (const [id, chunk] of t.chunks) if (chunk.documentId === documentId) t.chunks.delete(id);
-        for (const chunk of chunks) insertUnique(t.chunks, chunk.id, clone(chunk), 'Chunk');
+        if (embeddings && embeddings.vectors.length !== chunks.length) {
+          throw new Error(`${embeddings.vectors.length} vectors for ${chunks.length} chunks`);
+        }
+        deleteChunkRows(t, documentId);
+        chunks.forEach((chunk, i) => {
+          insertUnique(t.chunks, chunk.id, clone(chunk), 'Chunk');
+          if (embeddings) t.embeddings.set(chunk.id, { model: embeddings.model, vector: (embeddings.vectors[i] as Float32Array).slice() });
+        });
+      },
+      async embeddingsByText(documentId, model) {
+        const t = tables();
+        const out = new Map<string, Float32Array>();
+        for (const chunk of t.chunks.values()) {
+          const stored = chunk.documentId === documentId ? t.embeddings.get(chunk.id) : undefined;
+          if (stored?.model === model) out.set(chunk.text, stored.vector.slice());
+        }
+        return out;
       },
       async getMany(ids) {
         const t = tables();

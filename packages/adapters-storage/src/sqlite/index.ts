@@ -28,7 +28,7 @@ import {
   sql,
   type Transaction,
 } from 'kysely';
-import { type Database, migrations } from './schema.js';
+import { type Database, KEYWORD_TERMS_FUNCTION, migrations } from './schema.js';
 
 export interface SqliteStorageOptions {
   /** Database file, created when missing; `:memory:` for a private in-memory database. */
@@ -385,27 +385,56 @@ function repositories(db: Db): Omit<StorageAdapter, 'transaction' | 'close'> {
       },
     },
     chunks: {
-      async replaceForDocument(documentId, chunks) {
+      async replaceForDocument(documentId, chunks, embeddings) {
+        if (embeddings && embeddings.vectors.length !== chunks.length) {
+          throw new Error(`${embeddings.vectors.length} vectors for ${chunks.length} chunks`);
+        }
         await atomically(db, async (tx) => {
+          // Their stored vectors go with them (foreign key cascade).
           await tx.deleteFrom('chunks').where('document_id', '=', documentId).execute();
           // SQLite caps bound parameters per statement; 7 columns × 100 rows stays well under it.
           for (let i = 0; i < chunks.length; i += 100) {
+            const batch = chunks.slice(i, i + 100);
+            const inserted = await tx
+              .insertInto('chunks')
+              .values(
+                batch.map((c) => ({
+                  id: c.id,
+                  document_id: documentId,
+                  project_id: c.projectId,
+                  chunk_index: c.index,
+                  text: c.text,
+                  token_count: c.tokenCount,
+                  metadata: JSON.stringify(c.metadata),
+                })),
+              )
+              .returning(['id', 'row_id'])
+              .execute();
+            if (!embeddings || batch.length === 0) continue;
+            // RETURNING gives the rows in no particular order: match them by id.
+            const rowIds = new Map(inserted.map((r) => [r.id, r.row_id]));
             await tx
-            .insertInto('chunks')
-            .values(
-              chunks.slice(i, i + 100).map((c) => ({
-                id: c.id,
-                document_id: documentId,
-                project_id: c.projectId,
-                chunk_index: c.index,
-                text: c.text,
-                token_count: c.tokenCount,
-                metadata: JSON.stringify(c.metadata),
-              })),
+              .insertInto('chunk_embeddings')
+              .values(
+                batch.map((c, j) => {
+                  const v = embeddings.vectors[i + j] as Float32Array;
+                  return { chunk_row_id: rowIds.get(c.id) as number, model: embeddings.model, embedding: Buffer.from(v.buffer, v.byteOffset, v.byteLength) };
+                }),
               )
               .execute();
           }
         });
+      },
+      async embeddingsByText(documentId, model) {
+        const rows = await db
+          .selectFrom('chunks')
+          .innerJoin('chunk_embeddings', 'chunk_embeddings.chunk_row_id', 'chunks.row_id')
+          .select(['chunks.text as text', 'chunk_embeddings.embedding as embedding'])
+          .where('chunks.document_id', '=', documentId)
+          .where('chunk_embeddings.model', '=', model)
+          .execute();
+        // A copy: a Float32Array needs its own aligned buffer.
+        return new Map(rows.map((r) => [r.text, new Float32Array(r.embedding.slice().buffer)]));
       },
       async getMany(ids) {
         const out: ChunkRecord[] = [];
@@ -420,6 +449,7 @@ function repositories(db: Db): Omit<StorageAdapter, 'transaction' | 'close'> {
         return rows.map(toChunk);
       },
       async keywordSearch(projectId, query, limit) {
+        // The query goes through the same analyzer as the texts; each distinct term counts once.
         const terms = [...new Set(keywordTerms(query))];
         if (terms.length === 0) return [];
         // Terms are letters and digits only, quoted: no FTS5 query syntax can get through.
@@ -737,6 +767,9 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<Stor
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
+  // The keyword index's analyzer (stop words, Porter2 stems: see keywordTerms), called by the
+  // triggers that keep chunks_fts in step with chunks (migration 0008).
+  database.function(KEYWORD_TERMS_FUNCTION, { deterministic: true }, (text) => keywordTerms(String(text ?? '')).join(' '));
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
 
   const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateToLatest();

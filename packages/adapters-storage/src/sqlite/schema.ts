@@ -1,6 +1,12 @@
 import { type Generated, type Kysely, type Migration, sql } from 'kysely';
 
 /**
+ * The SQL function (registered on every connection by sqliteStorage) that turns a chunk text into
+ * the terms chunks_fts indexes: `keywordTerms(text).join(' ')`.
+ */
+export const KEYWORD_TERMS_FUNCTION = 'keyword_terms';
+
+/**
  * Tables as kysely sees them. Timestamps are integers of epoch milliseconds: they sort
  * correctly, compare exactly and round-trip a `Date` to the millisecond.
  */
@@ -102,6 +108,15 @@ export interface Database {
     secrets: string | null;
     created_at: number;
     updated_at: number;
+  };
+  /** The vector of a chunk, kept for re-indexing; goes with its chunk row (foreign key cascade). */
+  chunk_embeddings: {
+    /** `chunks.row_id` */
+    chunk_row_id: number;
+    /** Id of the embedding model that made it. */
+    model: string;
+    /** float32 values in the machine's byte order (little-endian on x64 and arm64) */
+    embedding: Uint8Array;
   };
   knowledge_settings: { project_id: string; settings: string; updated_at: number };
   jobs: {
@@ -348,6 +363,40 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('mcp_servers_project_name').on('mcp_servers').columns(['project_id', 'name']).unique().execute();
       // A project's servers, newest first (list) and oldest first (the agent's).
       await db.schema.createIndex('mcp_servers_project_created').on('mcp_servers').columns(['project_id', 'created_at desc', 'id desc']).execute();
+    },
+  },
+  // Each chunk's vector, tagged with its model, so a re-index embeds only new text. A table of
+  // its own rather than columns of `chunks`: chunk rows stay small (a vector is 1.5-4 KB; the
+  // keyword search and the hits' texts read `chunks`), and the FTS5 triggers are untouched. Keyed
+  // by the chunk's rowid, it goes with its chunk (and so with the document and the project).
+  '0007_chunk_embeddings': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('chunk_embeddings')
+        .addColumn('chunk_row_id', 'integer', (c) => c.primaryKey().references('chunks.row_id').onDelete('cascade'))
+        .addColumn('model', 'text', (c) => c.notNull())
+        .addColumn('embedding', 'blob', (c) => c.notNull())
+        .execute();
+    },
+  },
+  // Keyword search on analyzed terms: stop words dropped, words stemmed (keywordTerms in core),
+  // which FTS5's tokenizers cannot do. The index holds only the terms (contentless, with
+  // deletes), filled by triggers through the keyword_terms() function; existing chunks are
+  // analyzed once here.
+  '0008_keyword_terms': {
+    async up(db: Kysely<any>) {
+      for (const name of ['chunks_fts_insert', 'chunks_fts_delete', 'chunks_fts_update']) await sql`drop trigger if exists ${sql.id(name)}`.execute(db);
+      await sql`drop table if exists chunks_fts`.execute(db);
+      await sql`create virtual table chunks_fts using fts5(terms, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 0')`.execute(db);
+      const terms = sql.raw(`${KEYWORD_TERMS_FUNCTION}(new.text)`);
+      await sql`create trigger chunks_fts_insert after insert on chunks begin
+        insert into chunks_fts(rowid, terms) values (new.row_id, ${terms}); end`.execute(db);
+      await sql`create trigger chunks_fts_delete after delete on chunks begin
+        delete from chunks_fts where rowid = old.row_id; end`.execute(db);
+      await sql`create trigger chunks_fts_update after update of text on chunks begin
+        delete from chunks_fts where rowid = old.row_id;
+        insert into chunks_fts(rowid, terms) values (new.row_id, ${terms}); end`.execute(db);
+      await sql`insert into chunks_fts(rowid, terms) select row_id, ${sql.raw(`${KEYWORD_TERMS_FUNCTION}(text)`)} from chunks`.execute(db);
     },
   },
 };

@@ -8,7 +8,9 @@ import {
   DEFAULT_CHUNK_OVERLAP,
   DEFAULT_CHUNK_SIZE,
   DEFAULT_MMR_LAMBDA,
+  DEFAULT_SEARCH_TYPE,
   DEFAULT_TOP_K,
+  HYBRID_CANDIDATES,
   type KnowledgeDocument,
   type KnowledgeSettings,
   type SearchHit,
@@ -306,20 +308,30 @@ export class KnowledgeBase {
       const doc = await storage.documents.update(documentId, { status: 'processing', error: null, updatedAt: clock.now() });
       if (!doc) return; // deleted meanwhile
       const result = await this.#index(doc, await this.#source(job.payload), controller.signal);
-      if (controller.signal.aborted) return;
+      if (controller.signal.aborted) return await this.#abandon(jobId);
       await storage.documents.update(documentId, { status: 'completed', ...result, updatedAt: clock.now() });
       await storage.jobs.delete(jobId);
       this.#emit(documentId, { type: 'complete', progress: 100, message: 'Document indexed successfully', documentId });
     } catch (error) {
-      if (controller.signal.aborted && this.#closed) return; // shutting down: the job resumes on the next start
+      if (controller.signal.aborted) return await this.#abandon(jobId);
       const reason = isPlatformError(error) || error instanceof Error ? error.message : String(error);
       const message = `Failed to index document: ${reason}`;
       await storage.documents.update(documentId, { status: 'failed', error: message, updatedAt: clock.now() }).catch(() => {});
       await storage.jobs.delete(jobId).catch(() => {});
       this.#emit(documentId, { type: 'error', message, documentId });
     } finally {
-      this.#running.delete(documentId);
+      // A re-index may have started a newer run of this document meanwhile: leave its entry.
+      if (this.#running.get(documentId) === controller) this.#running.delete(documentId);
     }
+  }
+
+  /**
+   * After a run was aborted: on shutdown its job stays and resumes on the next start; otherwise
+   * it was superseded by a re-index (whose own job reports) or its document was deleted, so its
+   * job row goes and nothing is reported (no transient `failed`, no `error` event).
+   */
+  async #abandon(jobId: string): Promise<void> {
+    if (!this.#closed) await this.#o.storage.jobs.delete(jobId).catch(() => {});
   }
 
   async #source(payload: Record<string, unknown>): Promise<Uint8Array> {
@@ -331,7 +343,8 @@ export class KnowledgeBase {
 
   /**
    * Queues every document of a project for indexing again (after its embedding model or its
-   * vector store changed), and drops the vectors of the old model in the old store.
+   * vector store changed), and drops the vectors of the old model in the old store. Chunk texts
+   * the project's model has embedded before are not embedded again (`#index`).
    */
   async reindexProject(caller: Caller, projectId: string, previous: EmbeddingModel, previousStore: VectorStore): Promise<number> {
     const { storage, ids, clock } = this.#o;
@@ -364,6 +377,9 @@ export class KnowledgeBase {
     });
     return queued;
   }
+
+  /** Per document, the write step of its latest indexing run: one run writes at a time. */
+  readonly #writing = new Map<string, Promise<unknown>>();
 
   async #index(
     doc: DocumentRecord,
@@ -406,26 +422,49 @@ export class KnowledgeBase {
     }));
 
     step(60);
+    // Text already embedded by this model (kept with the chunk rows) is not embedded again: a
+    // re-index into another store embeds nothing, one with another chunk size only new text.
+    const known = await storage.chunks.embeddingsByText(doc.id, model.id);
+    const missing = [...new Set(chunks.map((c) => c.text))].filter((text) => !known.has(text));
+    // Batches of similar lengths: a model padding a batch to its longest text wastes less.
+    missing.sort((a, b) => a.length - b.length);
     const batch = this.#o.embedBatchSize ?? 32;
-    const embedded: Float32Array[] = [];
-    for (let i = 0; i < chunks.length; i += batch) {
-      embedded.push(...(await model.embed(chunks.slice(i, i + batch).map((c) => c.text), { signal })));
+    for (let i = 0; i < missing.length; i += batch) {
+      const texts = missing.slice(i, i + batch);
+      const out = await model.embed(texts, { signal });
       signal.throwIfAborted();
+      if (out.length !== texts.length) throw new PlatformError('internal', `the embedding model gave ${out.length} vectors for ${texts.length} texts`);
+      for (const [j, text] of texts.entries()) known.set(text, out[j] as Float32Array);
     }
+    const embedded = chunks.map((c) => known.get(c.text) as Float32Array);
 
     step(90);
-    // Order matters for crash safety: old vectors go first, then chunk rows, then new vectors,
-    // so a vector never exists without its chunk row.
-    await vectors.deleteDocument(namespace, doc.id);
-    await storage.chunks.replaceForDocument(doc.id, chunks);
-    await vectors.upsert(
-      namespace,
-      chunks.map((c, i) => ({ id: c.id, documentId: doc.id, vector: embedded[i] as Float32Array })),
-    );
-    if (!(await storage.documents.get(doc.userId, doc.id))) {
-      // Deleted while its vectors were being written: take them back out.
-      await vectors.deleteDocument(namespace, doc.id);
+    // A run superseded by a re-index (aborted) may still be writing: the new run writes after
+    // it, so the chunk rows never end up the old run's while the vectors are the new run's.
+    const previous = this.#writing.get(doc.id);
+    const write = (async () => {
+      await previous?.catch(() => {});
       signal.throwIfAborted();
+      // Order matters for crash safety: old vectors go first, then chunk rows, then new vectors,
+      // so a vector never exists without its chunk row.
+      await vectors.deleteDocument(namespace, doc.id);
+      await storage.chunks.replaceForDocument(doc.id, chunks, { model: model.id, vectors: embedded });
+      await vectors.upsert(
+        namespace,
+        chunks.map((c, i) => ({ id: c.id, documentId: doc.id, vector: embedded[i] as Float32Array })),
+      );
+      if ((signal.aborted && !this.#closed) || !(await storage.documents.get(doc.userId, doc.id))) {
+        // Deleted, or moved to another model or store, while its vectors were being written:
+        // take them back out (that namespace is no longer searched, or already dropped).
+        await vectors.deleteDocument(namespace, doc.id);
+        signal.throwIfAborted();
+      }
+    })();
+    this.#writing.set(doc.id, write);
+    try {
+      await write;
+    } finally {
+      if (this.#writing.get(doc.id) === write) this.#writing.delete(doc.id);
     }
     return {
       chunkCount: chunks.length,
@@ -448,10 +487,12 @@ export class KnowledgeBase {
     const settings = await this.settings(projectId);
     const topK = request.topK ?? settings.topK ?? DEFAULT_TOP_K;
     const minScore = request.minScore ?? settings.minScore ?? 0;
-    const type = request.searchType ?? settings.searchType ?? 'semantic';
+    const type = request.searchType ?? settings.searchType ?? DEFAULT_SEARCH_TYPE;
     const model = this.embedderFor(settings, caller);
     const namespace = vectorNamespace(projectId, model);
-    const candidatesK = type === 'semantic' ? topK : Math.max(topK * 4, 20);
+    // Hybrid fuses two lists of at least HYBRID_CANDIDATES each (a small topK must not starve the
+    // fusion); MMR diversifies among 4 × topK of the nearest.
+    const candidatesK = type === 'semantic' ? topK : type === 'hybrid' ? Math.max(topK, HYBRID_CANDIDATES) : Math.max(topK * 4, 20);
 
     const keywordPromise =
       type === 'hybrid' ? this.#o.storage.chunks.keywordSearch(projectId, request.query, candidatesK) : Promise.resolve([]);

@@ -157,9 +157,25 @@ export interface DocumentRepository {
   listByStatus(statuses: readonly DocumentStatus[]): Promise<DocumentRecord[]>;
 }
 
+/** The vectors of a document's chunks, kept with the chunk rows so a re-index can reuse them. */
+export interface ChunkEmbeddings {
+  /** Id of the embedding model that made them (`EmbeddingModel.id`). */
+  readonly model: string;
+  /** One vector per chunk, in the order of the chunks they are stored with. */
+  readonly vectors: readonly Float32Array[];
+}
+
 export interface ChunkRepository {
-  /** Replaces all chunks of the document with these (atomically). */
-  replaceForDocument(documentId: string, chunks: readonly ChunkRecord[]): Promise<void>;
+  /**
+   * Replaces all chunks of the document with these (atomically), and their stored vectors with
+   * `embeddings` (none when absent).
+   */
+  replaceForDocument(documentId: string, chunks: readonly ChunkRecord[], embeddings?: ChunkEmbeddings): Promise<void>;
+  /**
+   * The stored vectors of the document's chunks made by `model`, keyed by chunk text (empty for
+   * another model). Only re-indexing reads them: `getMany`, `listByDocument` and searches do not.
+   */
+  embeddingsByText(documentId: string, model: string): Promise<Map<string, Float32Array>>;
   /** The chunks with these ids, in no particular order; unknown ids are skipped. */
   getMany(ids: readonly string[]): Promise<ChunkRecord[]>;
   listByDocument(documentId: string): Promise<ChunkRecord[]>;

@@ -275,6 +275,40 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         expect(await storage.jobs.list()).toEqual([]);
       });
 
+      it('keeps chunk vectors per embedding model, replaces them with the chunks, and deletes them with the document and the project', async () => {
+        const v = (...values: number[]) => Float32Array.from(values);
+        const c1 = (index: number, text: string) => chunk('doc_000001', 'proj_000001', index, text);
+        await storage.documents.insert(document('user_a', 'proj_000001', 1));
+        await storage.documents.insert(document('user_a', 'proj_000001', 2));
+        const input = v(1, 0, 0.5);
+        await storage.chunks.replaceForDocument('doc_000001', [c1(0, 'a'), c1(1, 'b')], { model: 'test:m1', vectors: [input, v(0, 1, -0.25)] });
+        await storage.chunks.replaceForDocument('doc_000002', [chunk('doc_000002', 'proj_000001', 0, 'a')], { model: 'test:m1', vectors: [v(9, 9, 9)] });
+        input[0] = 7; // copied in
+        const stored = await storage.chunks.embeddingsByText('doc_000001', 'test:m1');
+        expect(stored).toEqual(new Map([['a', v(1, 0, 0.5)], ['b', v(0, 1, -0.25)]]));
+        (stored.get('a') as Float32Array)[0] = 7; // copied out
+        expect((await storage.chunks.embeddingsByText('doc_000001', 'test:m1')).get('a')).toEqual(v(1, 0, 0.5));
+        expect(await storage.chunks.embeddingsByText('doc_000001', 'test:m2')).toEqual(new Map());
+        // Chunk reads carry no vectors.
+        expect(await storage.chunks.listByDocument('doc_000001')).toEqual([c1(0, 'a'), c1(1, 'b')]);
+        expect(await storage.chunks.getMany([c1(0, 'a').id])).toEqual([c1(0, 'a')]);
+
+        await expect(storage.chunks.replaceForDocument('doc_000001', [c1(0, 'x')], { model: 'test:m1', vectors: [] })).rejects.toThrow();
+        expect((await storage.chunks.embeddingsByText('doc_000001', 'test:m1')).size).toBe(2);
+        await storage.chunks.replaceForDocument('doc_000001', [c1(0, 'b'), c1(1, 'c')], { model: 'test:m2', vectors: [v(2), v(3)] });
+        expect(await storage.chunks.embeddingsByText('doc_000001', 'test:m1')).toEqual(new Map());
+        expect(await storage.chunks.embeddingsByText('doc_000001', 'test:m2')).toEqual(new Map([['b', v(2)], ['c', v(3)]]));
+        await storage.chunks.replaceForDocument('doc_000001', [c1(0, 'c')]);
+        expect(await storage.chunks.embeddingsByText('doc_000001', 'test:m2')).toEqual(new Map());
+        expect(await storage.chunks.embeddingsByText('doc_000002', 'test:m1')).toEqual(new Map([['a', v(9, 9, 9)]]));
+
+        await storage.chunks.replaceForDocument('doc_000001', [c1(0, 'd')], { model: 'test:m1', vectors: [v(4)] });
+        expect(await storage.documents.delete('user_a', 'doc_000001')).toBe(true);
+        expect(await storage.chunks.embeddingsByText('doc_000001', 'test:m1')).toEqual(new Map());
+        expect(await storage.projects.delete('user_a', 'proj_000001')).toBe(true);
+        expect(await storage.chunks.embeddingsByText('doc_000002', 'test:m1')).toEqual(new Map());
+      });
+
       it('ranks keyword matches by BM25 within a project, ignoring query syntax', async () => {
         await storage.documents.insert(document('user_a', 'proj_000001', 1));
         await storage.documents.insert(document('user_b', 'proj_000002', 2));
@@ -292,6 +326,22 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         expect(await storage.chunks.keywordSearch('proj_000001', '"unbalanced AND (OR * NEAR', 10)).toEqual([]);
         expect(await storage.chunks.keywordSearch('proj_000001', '  ?! ', 10)).toEqual([]);
         expect(await storage.chunks.keywordSearch('proj_000001', 'pump', 1)).toHaveLength(1);
+      });
+
+      it('matches word forms (stems), ignores stop words and accents in keyword search', async () => {
+        await storage.documents.insert(document('user_a', 'proj_000001', 1));
+        await storage.chunks.replaceForDocument('doc_000001', [
+          chunk('doc_000001', 'proj_000001', 0, 'Earlier studies showed that the kinase inhibitors were effective'),
+          chunk('doc_000001', 'proj_000001', 1, 'The and of which were there, a the is'),
+          chunk('doc_000001', 'proj_000001', 2, 'One study of pumps at the Café Zürich'),
+        ]);
+        const ids = async (query: string) => (await storage.chunks.keywordSearch('proj_000001', query, 10)).map((h) => h.id);
+        // "studied" meets "studies" and "study"; "inhibitor" meets "inhibitors": chunk 0 has both.
+        expect(await ids('studied inhibitor')).toEqual(['chunk_doc_000001_0', 'chunk_doc_000001_2']);
+        expect(await ids('pump')).toEqual(['chunk_doc_000001_2']);
+        expect(await ids('cafe zurich')).toEqual(['chunk_doc_000001_2']);
+        // Only stop words: nothing to match (chunk 1 is all stop words and never matches).
+        expect(await ids('the and of which')).toEqual([]);
       });
 
       it('keeps knowledge settings per project', async () => {
