@@ -235,18 +235,25 @@ async function latency(ctx, queries) {
         await res.json();
         if (!warm) http.push(ms);
         const [embedMs, [vector]] = await time(() => parts.embedder.embed([q]));
-        const candidates = searchType === 'semantic' ? topK : searchType === 'hybrid' ? HYBRID_CANDIDATES : Math.max(topK * 4, 20);
+        const candidates = searchType === 'semantic' ? topK : HYBRID_CANDIDATES;
         const [vectorMs, hits] = await time(() => parts.vectors.query(namespace, { vector, topK: candidates, includeVectors: searchType === 'mrr' }));
         let keywordMs = 0;
         let fusionMs = 0;
-        if (searchType === 'hybrid') {
+        if (searchType !== 'semantic') {
           const [kMs, keyword] = await time(() => parts.storage.chunks.keywordSearch(projectId, q, candidates));
           keywordMs = kMs;
-          [fusionMs] = await time(async () =>
-            [...fuseHybrid(new Map(hits.map((h) => [h.id, similarityScore(h.score)])), new Map(keyword.map((k) => [k.id, k.score])), DEFAULT_ALPHA)]
-              .sort((a, b) => b[1] - a[1]).slice(0, topK));
-        } else if (searchType === 'mrr') {
-          [fusionMs] = await time(async () => mmrSelect(hits.map((h) => ({ id: h.id, vector: h.vector, relevance: similarityScore(h.score) })), topK, 0.5));
+          [fusionMs] = await time(async () => {
+            const fused = [...fuseHybrid(new Map(hits.map((h) => [h.id, similarityScore(h.score)])), new Map(keyword.map((k) => [k.id, k.score])), DEFAULT_ALPHA)]
+              .sort((a, b) => b[1] - a[1]);
+            if (searchType === 'hybrid') return fused.slice(0, topK);
+            // mrr: the best 20 fused, vectors from the hits or from storage, then the MMR selection.
+            const pool = fused.slice(0, Math.max(topK * 4, 20));
+            const vectors = new Map(hits.map((h) => [h.id, h.vector]));
+            const missing = pool.map(([id]) => id).filter((id) => !vectors.has(id));
+            for (const [id, v] of await parts.storage.chunks.embeddingsById(missing, parts.embedder.id)) vectors.set(id, v);
+            const none = new Float32Array(parts.embedder.dimensions);
+            return mmrSelect(pool.map(([id, score]) => ({ id, relevance: score, vector: vectors.get(id) ?? none })), topK, 0.5);
+          });
         }
         if (!warm) {
           part.embed.push(embedMs);
@@ -344,8 +351,8 @@ function render(data, rows, ingests, lat) {
       ? [
           `\`POST /api/knowledge/search\` over loopback HTTP (the real app, \`createApp\`, on the platform above: ${lat.docs} documents, ${lat.chunks} chunks), topK 5, the first ${lat.queries} claims one at a time after 5 warm-up queries; ms.`,
           'The parts are timed alone on the same queries in the same run, as the service runs them: the query embedding (built-in embedder), the keyword search',
-          `(SQLite FTS5 over analyzed terms, ${HYBRID_CANDIDATES} candidates), the vector query (built-in store; ${HYBRID_CANDIDATES} candidates for hybrid, 20 with vectors for mrr) and the fusion`,
-          '(hybrid: `fuseHybrid` + sort; mrr: the MMR selection). In the service the keyword search runs while the query is embedded.',
+          `(SQLite FTS5 over analyzed terms, ${HYBRID_CANDIDATES} candidates), the vector query (built-in store; ${HYBRID_CANDIDATES} candidates, with their vectors for mrr) and the fusion`,
+          '(hybrid: `fuseHybrid` + sort; mrr: that, then vectors of keyword-only candidates from SQLite and the MMR selection among the best 20). In the service the keyword search runs while the query is embedded.',
           '',
           latencyTable(lat),
         ]

@@ -45,3 +45,17 @@ export async function startTestServer(options: Omit<ServerOptions, 'port' | 'hos
     },
   };
 }
+
+/**
+ * A hashed bag-of-words vector of `text` (unit length): texts that share words are similar. The
+ * embedding of the test embedders, which need no model.
+ */
+export function bagOfWords(text: string, dimensions: number): Float32Array {
+  const v = new Float32Array(dimensions);
+  for (const w of text.toLowerCase().match(/\w+/g) ?? ['_']) {
+    const slot = [...w].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7) % dimensions;
+    v[slot] = (v[slot] as number) + 1;
+  }
+  const n = Math.hypot(...v) || 1;
+  return v.map((x) => x / n);
+}

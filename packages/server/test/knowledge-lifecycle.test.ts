@@ -3,6 +3,7 @@ import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
 import { AgentPlatform, type EmbeddingModel } from '@agent-platform/core';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
+import { bagOfWords } from './helpers.js';
 
 /**
  * A hashed bag-of-words embedder whose calls can be held until released (except the calls
@@ -30,15 +31,7 @@ function gatedEmbedder(id = 'test:bow') {
     async embed(texts) {
       calls.push([...texts]);
       if (!passes(texts)) await gate;
-      return texts.map((t) => {
-        const v = new Float32Array(32);
-        for (const w of t.toLowerCase().match(/\w+/g) ?? ['_']) {
-          const slot = [...w].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7) % 32;
-          v[slot] = (v[slot] as number) + 1;
-        }
-        const n = Math.hypot(...v) || 1;
-        return v.map((x) => x / n);
-      });
+      return texts.map((t) => bagOfWords(t, 32));
     },
   };
   return model;

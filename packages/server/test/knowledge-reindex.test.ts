@@ -2,6 +2,7 @@ import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
 import { AgentPlatform, type EmbeddingModel, type StorageAdapter, type VectorStore } from '@agent-platform/core';
 import { describe, expect, it } from 'vitest';
+import { bagOfWords } from './helpers.js';
 
 // Re-indexing reuses the vectors kept with the chunk rows: only text the current model has not
 // embedded yet goes to the embedder, sorted by length.
@@ -17,15 +18,7 @@ function recordingEmbedder(id: string): EmbeddingModel & { calls: string[][]; em
     embedded: () => calls.flat(),
     async embed(texts) {
       calls.push([...texts]);
-      return texts.map((t) => {
-        const v = new Float32Array(dimensions);
-        for (const w of t.toLowerCase().match(/\w+/g) ?? ['_']) {
-          const slot = [...w].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7) % dimensions;
-          v[slot] = (v[slot] as number) + 1;
-        }
-        const n = Math.hypot(...v) || 1;
-        return v.map((x) => x / n);
-      });
+      return texts.map((t) => bagOfWords(t, dimensions));
     },
   };
 }

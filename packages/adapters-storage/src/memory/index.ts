@@ -254,6 +254,15 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         }
         return out;
       },
+      async embeddingsById(ids, model) {
+        const t = tables();
+        const out = new Map<string, Float32Array>();
+        for (const id of ids) {
+          const stored = t.embeddings.get(id);
+          if (stored?.model === model && t.chunks.has(id)) out.set(id, stored.vector.slice());
+        }
+        return out;
+      },
       async getMany(ids) {
         const t = tables();
         return ids.flatMap((id) => {

@@ -168,6 +168,16 @@ const toMcpServer = (row: Database['mcp_servers']): McpServerRecord => ({
 const isUniqueViolation = (error: unknown): boolean =>
   typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE';
 
+/**
+ * A stored vector blob as a Float32Array of its own: copied byte by byte, since a Float32Array
+ * needs an aligned buffer and a Buffer's `.buffer` may be a shared pool slab.
+ */
+function toVector(blob: Uint8Array): Float32Array {
+  const vector = new Float32Array(blob.byteLength / 4);
+  new Uint8Array(vector.buffer).set(blob);
+  return vector;
+}
+
 const CHUNK_COLUMNS = ['id', 'document_id', 'project_id', 'chunk_index', 'text', 'token_count', 'metadata'] as const;
 
 /** `%`, `_` and the escape character itself match literally in LIKE ... ESCAPE '\'. */
@@ -433,8 +443,21 @@ function repositories(db: Db): Omit<StorageAdapter, 'transaction' | 'close'> {
           .where('chunks.document_id', '=', documentId)
           .where('chunk_embeddings.model', '=', model)
           .execute();
-        // A copy: a Float32Array needs its own aligned buffer.
-        return new Map(rows.map((r) => [r.text, new Float32Array(r.embedding.slice().buffer)]));
+        return new Map(rows.map((r) => [r.text, toVector(r.embedding)]));
+      },
+      async embeddingsById(ids, model) {
+        const out = new Map<string, Float32Array>();
+        for (let i = 0; i < ids.length; i += 500) {
+          const rows = await db
+            .selectFrom('chunks')
+            .innerJoin('chunk_embeddings', 'chunk_embeddings.chunk_row_id', 'chunks.row_id')
+            .select(['chunks.id as id', 'chunk_embeddings.embedding as embedding'])
+            .where('chunks.id', 'in', ids.slice(i, i + 500))
+            .where('chunk_embeddings.model', '=', model)
+            .execute();
+          for (const r of rows) out.set(r.id, toVector(r.embedding));
+        }
+        return out;
       },
       async getMany(ids) {
         const out: ChunkRecord[] = [];

@@ -490,13 +490,13 @@ export class KnowledgeBase {
     const type = request.searchType ?? settings.searchType ?? DEFAULT_SEARCH_TYPE;
     const model = this.embedderFor(settings, caller);
     const namespace = vectorNamespace(projectId, model);
-    // Hybrid fuses two lists of at least HYBRID_CANDIDATES each (a small topK must not starve the
-    // fusion); MMR diversifies among 4 × topK of the nearest.
-    const candidatesK = type === 'semantic' ? topK : type === 'hybrid' ? Math.max(topK, HYBRID_CANDIDATES) : Math.max(topK * 4, 20);
-
-    const keywordPromise =
-      type === 'hybrid' ? this.#o.storage.chunks.keywordSearch(projectId, request.query, candidatesK) : Promise.resolve([]);
     const alpha = request.alpha ?? settings.alpha ?? DEFAULT_ALPHA;
+    // Hybrid and MMR rank by the fused keyword + semantic score, over at least HYBRID_CANDIDATES
+    // from each side (a small topK must not starve the fusion); MMR then diversifies among the
+    // best 4 × topK (at least 20) of them.
+    const candidatesK = type === 'semantic' ? topK : Math.max(topK, HYBRID_CANDIDATES);
+    const keywordPromise =
+      type !== 'semantic' && alpha < 1 ? this.#o.storage.chunks.keywordSearch(projectId, request.query, candidatesK) : Promise.resolve([]);
     const needVectors = type !== 'hybrid' || alpha > 0;
     const [queryVector] = needVectors ? await model.embed([request.query]) : [];
     const hits = queryVector
@@ -506,10 +506,6 @@ export class KnowledgeBase {
     let ranked: { id: string; score: number }[];
     if (type === 'semantic') {
       ranked = hits.map((h) => ({ id: h.id, score: similarityScore(h.score) }));
-    } else if (type === 'mrr') {
-      const lambda = request.mmrLambda ?? DEFAULT_MMR_LAMBDA;
-      const candidates = hits.map((h) => ({ id: h.id, vector: h.vector as Float32Array, relevance: similarityScore(h.score) }));
-      ranked = mmrSelect(candidates, topK, lambda).map((c) => ({ id: c.id, score: c.relevance }));
     } else {
       const keyword = await keywordPromise;
       const fused = fuseHybrid(
@@ -518,6 +514,7 @@ export class KnowledgeBase {
         alpha,
       );
       ranked = [...fused].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score);
+      if (type === 'mrr') ranked = await this.#diversify(ranked.slice(0, Math.max(topK * 4, 20)), hits, model, topK, request.mmrLambda ?? DEFAULT_MMR_LAMBDA);
     }
     ranked = ranked.filter((r) => r.score >= minScore).slice(0, topK);
 
@@ -527,5 +524,25 @@ export class KnowledgeBase {
       // A vector whose chunk row is gone (deleted meanwhile) is skipped, never shown without text.
       return chunk ? [{ id: chunk.id, content: chunk.text, score: r.score, metadata: { documentId: chunk.documentId, ...chunk.metadata } }] : [];
     });
+  }
+
+  /**
+   * MMR over fused candidates: relevance is the fused score, redundancy the cosine similarity of
+   * the chunks' vectors: from the vector query's hits, else the vectors kept with the chunk rows.
+   * A candidate with neither (indexed before vectors were kept) counts as unlike every other.
+   */
+  async #diversify(
+    pool: readonly { id: string; score: number }[],
+    hits: readonly { id: string; vector?: Float32Array | undefined }[],
+    model: EmbeddingModel,
+    topK: number,
+    lambda: number,
+  ): Promise<{ id: string; score: number }[]> {
+    const vectors = new Map(hits.flatMap((h) => (h.vector ? [[h.id, h.vector] as const] : [])));
+    const missing = pool.filter((c) => !vectors.has(c.id)).map((c) => c.id);
+    if (missing.length > 0) for (const [id, v] of await this.#o.storage.chunks.embeddingsById(missing, model.id)) vectors.set(id, v);
+    const none = new Float32Array(model.dimensions);
+    const candidates = pool.map((c) => ({ id: c.id, relevance: c.score, vector: vectors.get(c.id) ?? none }));
+    return mmrSelect(candidates, topK, lambda).map((c) => ({ id: c.id, score: c.relevance }));
   }
 }

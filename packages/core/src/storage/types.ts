@@ -176,6 +176,12 @@ export interface ChunkRepository {
    * another model). Only re-indexing reads them: `getMany`, `listByDocument` and searches do not.
    */
   embeddingsByText(documentId: string, model: string): Promise<Map<string, Float32Array>>;
+  /**
+   * The stored vectors made by `model` of the chunks with these ids, keyed by chunk id; chunks
+   * without one (another model, or indexed before vectors were kept) are left out. MMR search
+   * reads them for candidates that only the keyword side found.
+   */
+  embeddingsById(ids: readonly string[], model: string): Promise<Map<string, Float32Array>>;
   /** The chunks with these ids, in no particular order; unknown ids are skipped. */
   getMany(ids: readonly string[]): Promise<ChunkRecord[]>;
   listByDocument(documentId: string): Promise<ChunkRecord[]>;

@@ -289,6 +289,11 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         (stored.get('a') as Float32Array)[0] = 7; // copied out
         expect((await storage.chunks.embeddingsByText('doc_000001', 'test:m1')).get('a')).toEqual(v(1, 0, 0.5));
         expect(await storage.chunks.embeddingsByText('doc_000001', 'test:m2')).toEqual(new Map());
+        // By chunk id (MMR's keyword-only candidates): only that model's, unknown ids skipped.
+        const byId = await storage.chunks.embeddingsById([c1(1, 'b').id, 'chunk_missing', chunk('doc_000002', 'proj_000001', 0, 'a').id], 'test:m1');
+        expect(byId).toEqual(new Map([[c1(1, 'b').id, v(0, 1, -0.25)], ['chunk_doc_000002_0', v(9, 9, 9)]]));
+        expect(await storage.chunks.embeddingsById([c1(1, 'b').id], 'test:m2')).toEqual(new Map());
+        expect(await storage.chunks.embeddingsById([], 'test:m1')).toEqual(new Map());
         // Chunk reads carry no vectors.
         expect(await storage.chunks.listByDocument('doc_000001')).toEqual([c1(0, 'a'), c1(1, 'b')]);
         expect(await storage.chunks.getMany([c1(0, 'a').id])).toEqual([c1(0, 'a')]);
