@@ -54,6 +54,8 @@ const LATENCY_QUERIES = envInt('BENCH_RETRIEVAL_LATENCY_QUERIES') ?? 200;
 const LAMBDAS = [0.5, 0.7];
 const ALL_CHUNK_SIZES = [512, 200];
 const overlapFor = (size) => (size >= 512 ? 64 : 32);
+// Folders of an older pipeline are ingested again: 2 = chunk vectors kept in SQLite (mrr reads them).
+const FORMAT = 2;
 
 const readJsonl = async (path) => (await readFile(path, 'utf8')).split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
@@ -102,12 +104,12 @@ async function ingest(corpus, chunkSize) {
     const marker = JSON.parse(await readFile(markerPath, 'utf8'));
     const { platform, parts } = await open(dir);
     const caller = { userId: marker.userId };
-    if (marker.docs === corpus.length && (await completedCount(platform, caller, marker.projectId)) === corpus.length) {
+    if (marker.format === FORMAT && marker.docs === corpus.length && (await completedCount(platform, caller, marker.projectId)) === corpus.length) {
       log(`reusing ${dir} (${marker.docs} documents, ${marker.chunks} chunks, ingested ${marker.ingestedAt})`);
       return { platform, parts, caller, projectId: marker.projectId, marker, reused: true, dir };
     }
     await platform.close();
-    log(`${dir} is incomplete: ingesting again`);
+    log(`${dir} is incomplete or of an older pipeline: ingesting again`);
   }
   await rm(dir, { recursive: true, force: true });
   const { platform, parts } = await open(dir);
@@ -149,7 +151,7 @@ async function ingest(corpus, chunkSize) {
     chunks += page.documents.reduce((s, d) => s + d.chunkCount, 0);
   }
   const marker = {
-    userId, projectId: project.id, docs: corpus.length, chunks, chunkSize, chunkOverlap, seconds,
+    format: FORMAT, userId, projectId: project.id, docs: corpus.length, chunks, chunkSize, chunkOverlap, seconds,
     docsPerSec: corpus.length / seconds, chunksPerSec: chunks / seconds, ingestedAt: new Date().toISOString(), cores: cpus().length,
   };
   await writeFile(markerPath, JSON.stringify(marker, null, 2));
