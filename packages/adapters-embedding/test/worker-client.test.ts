@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { BroadcastChannel, Worker } from 'node:worker_threads';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { EmbedWorkerClient } from '../src/worker-client.js';
 
 const script = new URL('./fixtures/scripted-worker.mjs', import.meta.url);
@@ -9,6 +10,7 @@ const client = (batchSize = 8, url = script) => {
   return c;
 };
 afterEach(async () => {
+  vi.restoreAllMocks();
   await Promise.all(clients.splice(0).map((c) => c.close()));
 });
 
@@ -26,6 +28,11 @@ describe('EmbedWorkerClient', () => {
     expect(rows(first ?? [])).toEqual([[5, 2, 1], [5, 2, 2]]);
     expect(rows(second ?? [])).toEqual([[5, 2, 3], [5, 2, 4], [5, 2, 5]]);
     expect(rows(third ?? [])).toEqual([[4, 3, 1], [4, 3, 1], [4, 3, 1], [4, 3, 1]]);
+  });
+
+  it('splits a long call into the fewest batches of even sizes', async () => {
+    const sizes = rows(await client(4).embed(['a', 'b', 'c', 'd', 'e'])).map((v) => v[0]);
+    expect(sizes).toEqual([3, 3, 3, 2, 2]);
   });
 
   it('answers an empty call without the worker', async () => {
@@ -94,5 +101,90 @@ describe('EmbedWorkerClient', () => {
     await busy;
     await queued;
     expect(rows(await c.embed(['again']))).toEqual([[1, 1, 5]]);
+  });
+});
+
+/** The pool's fake workers (fixtures/pool-worker.mjs): vectors are [threadId, request number in its thread, text length, holders seen]. */
+const poolScript = new URL('./fixtures/pool-worker.mjs', import.meta.url);
+const pool = (workers: number, batchSize = 8) => {
+  const c = new EmbedWorkerClient({ url: poolScript, label: 'Test pool', batchSize, dimensions: 4, workers });
+  clients.push(c);
+  return c;
+};
+/** Releases the fake workers' "wait" requests. */
+const channel = new BroadcastChannel('embed-pool-test');
+afterAll(() => channel.close());
+const threadOf = (vectors: Float32Array[]) => new Set(vectors.map((v) => v[0]));
+
+describe('EmbedWorkerClient pool', () => {
+  it('runs the batches of a long call on several workers at once', async () => {
+    const c = pool(2, 1);
+    // Each "hold" is answered only once another thread holds one too (else after 2 s, alone).
+    const vectors = rows(await c.embed(['hold', 'hold']));
+    expect(vectors.map((v) => v[3])).toEqual([2, 2]);
+    expect(new Set(vectors.map((v) => v[0])).size).toBe(2);
+    expect(c.workers).toBe(2);
+  });
+
+  it('starts workers lazily: one for calls made one at a time, another only when all running ones are busy', async () => {
+    const c = pool(4);
+    expect(c.workers).toBe(0);
+    const sequential: Float32Array[] = [];
+    for (const text of ['a', 'bb', 'ccc']) sequential.push(...(await c.embed([text])));
+    expect(threadOf(sequential).size).toBe(1);
+    expect(c.workers).toBe(1);
+    // Two calls in the same tick: the second one finds the first worker busy.
+    const [first, second] = await Promise.all([c.embed(['x']), c.embed(['y'])]);
+    expect(c.workers).toBe(2);
+    expect(threadOf([...(first ?? []), ...(second ?? [])]).size).toBe(2);
+  });
+
+  it('groups the batches of a long call by text length and answers in the call order', async () => {
+    const c = pool(1, 2);
+    const texts = ['aaaaa', 'a', 'aaaa', 'aa', 'aaaaaa', 'aaa'];
+    const vectors = rows(await c.embed(texts));
+    // Vector i belongs to text i...
+    expect(vectors.map((v) => v[2])).toEqual(texts.map((t) => t.length));
+    // ...and the requests held lengths 1-2, then 3-4, then 5-6.
+    expect(vectors.map((v) => v[1])).toEqual([3, 1, 2, 1, 3, 2]);
+  });
+
+  it('serves a one-text call before the queued batches of a longer call', async () => {
+    const c = pool(1, 2);
+    const busy = c.embed(['first']);
+    const bulk = c.embed(['b1', 'b2', 'b3', 'b4', 'b5', 'b6']);
+    const query = c.embed(['query']);
+    await busy;
+    // The query was the second request; the bulk call's three batches came after it.
+    expect(rows(await query)).toEqual([[expect.any(Number), 2, 5, 0]]);
+    expect(new Set(rows(await bulk).map((v) => v[1]))).toEqual(new Set([3, 4, 5]));
+  });
+
+  it('a crashing worker fails only its own calls; a call in flight on another worker completes', async () => {
+    const c = pool(2, 1);
+    const waiting = c.embed(['wait']);
+    const crashing = c.embed(['crash']);
+    expect(c.workers).toBe(2);
+    await expect(crashing).rejects.toMatchObject({ code: 'internal', retryable: true, message: expect.stringMatching(/Test pool crashed: scripted crash/) });
+    expect(c.workers).toBe(1);
+    channel.postMessage('go');
+    const [survivor] = rows(await waiting);
+    expect(survivor?.slice(1, 3)).toEqual([1, 4]);
+    // The pool goes on, and starts a replacement when work needs one.
+    const [later, next] = await Promise.all([c.embed(['later']), c.embed(['next'])]);
+    expect(threadOf([...(later ?? []), ...(next ?? [])]).size).toBe(2);
+  });
+
+  it('close() terminates every worker and rejects calls in flight and queued', async () => {
+    const posted = vi.spyOn(Worker.prototype, 'postMessage');
+    const c = pool(2, 1);
+    const calls = [c.embed(['wait']), c.embed(['wait']), c.embed(['queued'])].map((call) => expect(call).rejects.toMatchObject({ code: 'aborted', message: 'Test pool was closed' }));
+    const workers = new Set(posted.mock.contexts as Worker[]);
+    expect(workers.size).toBe(2);
+    await c.close();
+    await Promise.all(calls);
+    expect(c.workers).toBe(0);
+    // A Worker's threadId turns to -1 once its thread has stopped.
+    expect([...workers].map((w) => w.threadId)).toEqual([-1, -1]);
   });
 });

@@ -55,6 +55,8 @@ AGENT_PLATFORM_MCP_TIMEOUT_MS each MCP tool call (default 30000).
 Env AGENT_PLATFORM_SECRET is the master key of stored credentials (default: a key file in
 the data folder). Providers without a stored credential use OPENAI_API_KEY, OPENAI_BASE_URL
 and OLLAMA_HOST; AGENT_PLATFORM_MODEL_TIMEOUT_MS bounds each provider request (120000).
+Env AGENT_PLATFORM_EMBED_WORKERS sets the most worker threads of the built-in embedder
+(default: one per core, at most 4).
 `;
 
 const KEYS_CREATE_HELP = `Usage: agent-platform keys create --name NAME [--data ./data] [--user USER_ID]

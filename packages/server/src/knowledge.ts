@@ -1,8 +1,8 @@
 import { join, resolve } from 'node:path';
-import { fileBlobStore } from '@agent-platform/adapters-storage/blobs';
 import { BUILTIN_EMBEDDING_MODEL, builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
 import { openaiEmbedder } from '@agent-platform/adapters-embedding/openai';
 import { transformersEmbedder, transformersHubEmbedder } from '@agent-platform/adapters-embedding/transformers';
+import { fileBlobStore } from '@agent-platform/adapters-storage/blobs';
 import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
 import { type EmbedderResolver, type EmbeddingModel, type KnowledgeAdapters, PlatformError, type VectorStore, type VectorStoreFactory } from '@agent-platform/core';
 
@@ -33,8 +33,10 @@ export interface EmbedderResolverOptions {
 
 /**
  * Chooses the embedder by a project's `embeddingModel` setting: none or `builtin` is the
- * built-in offline model; `openai:<model>` is an OpenAI-compatible server (OPENAI_API_KEY,
- * OPENAI_BASE_URL from the environment until provider credentials exist); `local:<folder>` is
+ * built-in offline model (AGENT_PLATFORM_EMBED_WORKERS, a positive integer, sets its most
+ * worker threads; default one per core, at most 4); `openai:<model>` is an OpenAI-compatible
+ * server (OPENAI_API_KEY, OPENAI_BASE_URL from the environment until provider credentials
+ * exist); `local:<folder>` is
  * an ONNX sentence-embedding model folder run in-process by transformers.js (a folder the
  * operator put under `<dataDir>/models/`); `hf:<owner>/<name>` is a Hugging Face hub model
  * downloaded once into `<dataDir>/models/hub/`. One embedder per model, shared by projects.
@@ -43,7 +45,8 @@ export function embedderResolver(
   env: NodeJS.ProcessEnv = process.env,
   options: EmbedderResolverOptions = {},
 ): EmbedderResolver & { close(): Promise<void> } {
-  const builtin = builtinEmbedder();
+  const workers = Number(env.AGENT_PLATFORM_EMBED_WORKERS);
+  const builtin = builtinEmbedder(Number.isInteger(workers) && workers > 0 ? { workers } : {});
   const remote = new Map<string, EmbeddingModel>();
   const models = options.dataDir === undefined ? undefined : join(resolve(options.dataDir), 'models');
   const unknown = (name: string) =>
