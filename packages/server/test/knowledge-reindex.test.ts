@@ -1,6 +1,6 @@
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
-import { AgentPlatform, type EmbeddingModel, type StorageAdapter, type VectorStore } from '@agent-platform/core';
+import { AgentPlatform, type BlobStore, type EmbeddingModel, type StorageAdapter, type VectorStore } from '@agent-platform/core';
 import { describe, expect, it } from 'vitest';
 import { bagOfWords } from './helpers.js';
 
@@ -30,7 +30,7 @@ function paragraphs(prefix: string, count: number): string {
   return Array.from({ length: count }, (_, i) => `${paragraph(i)}.`).join('\n\n');
 }
 
-async function setup(options: { models?: Record<string, EmbeddingModel>; storage?: StorageAdapter } = {}) {
+async function setup(options: { models?: Record<string, EmbeddingModel>; storage?: StorageAdapter; blobs?: BlobStore } = {}) {
   const models = options.models ?? { builtin: recordingEmbedder('test:a') };
   const vectors = await builtinVectorStore();
   const second = await builtinVectorStore();
@@ -43,6 +43,7 @@ async function setup(options: { models?: Record<string, EmbeddingModel>; storage
       vectorStores: () => second,
       embedder: (name) => models[name ?? 'builtin'] as EmbeddingModel,
       waitMs: 10_000,
+      ...(options.blobs ? { blobs: options.blobs } : {}),
     },
   });
   const { userId } = await platform.createUserWithKey({ name: 't' });
@@ -72,6 +73,30 @@ async function setup(options: { models?: Record<string, EmbeddingModel>; storage
 const moveToSecondStore = { vectorstoreProvider: 'qdrant', vectorStoreConfig: { indexName: 'second' } } as const;
 
 describe('re-indexing a project', () => {
+  it('indexes posted text from memory and reads the kept source back only to index it again', async () => {
+    const stored = new Map<string, Uint8Array>();
+    const reads: string[] = [];
+    const blobs: BlobStore = {
+      put: async (key, bytes) => void stored.set(key, new Uint8Array(bytes)),
+      get: async (key) => {
+        reads.push(key);
+        return stored.get(key);
+      },
+      delete: async (key) => stored.delete(key),
+    };
+    const models = { builtin: recordingEmbedder('test:a'), b: recordingEmbedder('test:b') };
+    const { platform, me, projectId, add, allCompleted, chunkTexts } = await setup({ models, blobs });
+    const docs = [await add('one.md', paragraphs('one', 3)), await add('two.md', 'Refunds are paid within 30 days.')];
+    await allCompleted();
+    expect(reads).toEqual([]); // written once, for later re-indexing, never read back
+    expect([...stored.keys()].sort()).toEqual([...docs].sort());
+
+    await platform.putKnowledgeSettings(me, { projectId, settings: { embeddingModel: 'b' } });
+    await allCompleted();
+    expect([...reads].sort()).toEqual([...docs].sort());
+    expect(await chunkTexts(docs[1] as string)).toEqual(['Refunds are paid within 30 days.']);
+  });
+
   it('moving a project to another vector store re-indexes it without embedding a chunk, and search finds its documents there', async () => {
     const { platform, me, projectId, models, vectors, second, add, allCompleted, chunkTexts, search, count } = await setup();
     const model = models.builtin as ReturnType<typeof recordingEmbedder>;

@@ -3,7 +3,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PlatformError, type VectorHit, type VectorRecord, type VectorStore } from '@agent-platform/core';
 import { HnswIndex, type HnswOptions } from './hnsw.js';
-import { appendLog, type LogRecord, readLog, removeLog, rewriteLog } from './log.js';
+import { LogAppender, type LogRecord, readLog, removeLog, rewriteLog } from './log.js';
 import { VectorMatrix } from './matrix.js';
 
 export interface BuiltinVectorStoreOptions {
@@ -55,6 +55,17 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
       if (disk.get(name) === tail) disk.delete(name);
     });
     return done;
+  };
+
+  // One open append handle per namespace with a log, closed when it is dropped or the store closes.
+  const appenders = new Map<string, LogAppender>();
+  const appendLog = (name: string, records: readonly LogRecord[]): Promise<void> => {
+    let appender = appenders.get(name);
+    if (!appender) {
+      appender = new LogAppender(paths(name).log);
+      appenders.set(name, appender);
+    }
+    return appender.append(records);
   };
 
   const maybeIndex = (ns: Namespace) => {
@@ -128,7 +139,7 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
       for (const record of log) apply(ns, record);
       maybeIndex(ns);
       if (!dir) return;
-      const appended = onDisk(name, () => appendLog(paths(name).log, log));
+      const appended = onDisk(name, () => appendLog(name, log));
       await Promise.all([created, appended]);
     },
 
@@ -168,7 +179,7 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
       if (!ns) return 0;
       const log: LogRecord[] = ns.matrix.idsOfDocument(documentId).map((id) => ({ op: 'delete', id }));
       for (const record of log) apply(ns, record);
-      if (dir && log.length > 0) await onDisk(name, () => appendLog(paths(name).log, log));
+      if (dir && log.length > 0) await onDisk(name, () => appendLog(name, log));
       return log.length;
     },
 
@@ -178,6 +189,8 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
       if (!dir) return;
       const { log, meta } = paths(name);
       await onDisk(name, async () => {
+        await appenders.get(name)?.close();
+        appenders.delete(name);
         await rm(meta, { force: true });
         await removeLog(log);
       });
@@ -197,6 +210,8 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
       for (const ns of namespaces.values()) ns.hnsw?.stop();
       namespaces.clear();
       await Promise.all(disk.values());
+      await Promise.all([...appenders.values()].map((a) => a.close()));
+      appenders.clear();
     },
   };
 }

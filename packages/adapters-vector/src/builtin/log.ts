@@ -1,4 +1,4 @@
-import { appendFile, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { type FileHandle, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 
 /**
  * The on-disk form of one namespace: an append-only log of binary records.
@@ -91,7 +91,43 @@ export async function readLog(path: string): Promise<LogRecord[]> {
   return records;
 }
 
-export const appendLog = (path: string, records: readonly LogRecord[]) => appendFile(path, encodeRecords(records));
+/**
+ * Appends records to one log through a file handle kept open between appends (opening and
+ * closing the file for each write cost more than the write itself during ingest). Appends must
+ * not overlap (the store runs each namespace's file operations one after another). A write that
+ * fails part-way is cut back off, so later records never follow a partial one.
+ */
+export class LogAppender {
+  readonly #path: string;
+  #file: { handle: FileHandle; size: number } | undefined;
+
+  constructor(path: string) {
+    this.#path = path;
+  }
+
+  async append(records: readonly LogRecord[]): Promise<void> {
+    if (!this.#file) {
+      const handle = await open(this.#path, 'a');
+      this.#file = { handle, size: (await handle.stat()).size };
+    }
+    const file = this.#file;
+    const bytes = encodeRecords(records);
+    try {
+      for (let at = 0; at < bytes.length; ) at += (await file.handle.write(bytes, at)).bytesWritten;
+      file.size += bytes.length;
+    } catch (error) {
+      await file.handle.truncate(file.size).catch(() => {});
+      throw error;
+    }
+  }
+
+  /** Closes the handle (a later append opens the file again). */
+  async close(): Promise<void> {
+    const file = this.#file;
+    this.#file = undefined;
+    await file?.handle.close();
+  }
+}
 
 export async function rewriteLog(path: string, records: readonly LogRecord[]): Promise<void> {
   const temp = `${path}.${process.pid}.tmp`;

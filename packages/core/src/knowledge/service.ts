@@ -59,6 +59,9 @@ export type IndexingEvent =
   | { readonly type: 'complete'; readonly progress: 100; readonly message: string; readonly documentId: string }
   | { readonly type: 'error'; readonly message: string; readonly documentId: string };
 
+/** Most bytes of submitted text kept in memory for jobs not yet run (see `KnowledgeService#sources`). */
+export const SOURCES_KEPT_BYTES = 64 * 1024 * 1024;
+
 export const STEP_MESSAGES = {
   10: 'Parsing document',
   30: 'Extracting text',
@@ -100,6 +103,14 @@ export class KnowledgeBase {
   readonly #running = new Map<string, AbortController>();
   readonly #listeners = new Map<string, Set<Listener>>();
   readonly #settled = new Map<string, Set<() => void>>();
+  /**
+   * The text of jobs submitted by this process, by job id, kept from `submit` until the job runs
+   * so it does not read back what was just written to the blob store (a file read per document
+   * during bulk ingest); at most {@link SOURCES_KEPT_BYTES} in all, beyond which jobs read the
+   * blob store as after a restart.
+   */
+  readonly #sources = new Map<string, Uint8Array>();
+  #sourceBytes = 0;
   #closed = false;
 
   constructor(options: KnowledgeOptions) {
@@ -179,7 +190,8 @@ export class KnowledgeBase {
     };
     const jobId = ids.next('job');
     const blobKey = input.upload && input.fileId ? input.fileId : document.id;
-    if (!input.upload) await this.#o.blobs.put(blobKey, new TextEncoder().encode(input.content ?? ''));
+    const text = input.upload ? undefined : new TextEncoder().encode(input.content ?? '');
+    if (text) await this.#o.blobs.put(blobKey, text);
     await storage.transaction(async (tx) => {
       await tx.documents.insert(document);
       await tx.jobs.insert({
@@ -192,6 +204,10 @@ export class KnowledgeBase {
       });
     });
     if (listener) this.subscribe(document.id, listener);
+    if (text && this.#sourceBytes + text.length <= SOURCES_KEPT_BYTES) {
+      this.#sources.set(jobId, text);
+      this.#sourceBytes += text.length;
+    }
     this.#enqueue(jobId);
     return document;
   }
@@ -247,6 +263,8 @@ export class KnowledgeBase {
     this.#closed = true;
     for (const controller of this.#running.values()) controller.abort();
     this.#queue.length = 0;
+    this.#sources.clear();
+    this.#sourceBytes = 0;
     await this.closeStores();
   }
 
@@ -295,6 +313,11 @@ export class KnowledgeBase {
 
   async #run(jobId: string): Promise<void> {
     const { storage, clock } = this.#o;
+    const kept = this.#sources.get(jobId);
+    if (kept) {
+      this.#sources.delete(jobId);
+      this.#sourceBytes -= kept.length;
+    }
     const job = await storage.jobs.get(jobId);
     if (!job) return;
     const documentId = job.documentId;
@@ -307,7 +330,7 @@ export class KnowledgeBase {
       }
       const doc = await storage.documents.update(documentId, { status: 'processing', error: null, updatedAt: clock.now() });
       if (!doc) return; // deleted meanwhile
-      const result = await this.#index(doc, await this.#source(job.payload), controller.signal);
+      const result = await this.#index(doc, kept ?? (await this.#source(job.payload)), controller.signal);
       if (controller.signal.aborted) return await this.#abandon(jobId);
       await storage.documents.update(documentId, { status: 'completed', ...result, updatedAt: clock.now() });
       await storage.jobs.delete(jobId);
