@@ -2,7 +2,10 @@
 // every document is completed), against the raw built-in embedder (its default pool of worker
 // threads, every worker warm) embedding the same chunk texts in one call, its fastest use, in
 // the same run. Corpus: the first BENCH_INGEST_DOCS abstracts of BEIR SciFact
-// (bench/data/beir-scifact-5k).
+// (bench/data/beir-scifact-5k). The client keeps BENCH_INGEST_INFLIGHT requests in flight
+// (default 32): the route answers when the document is indexed (or after 5 s), so the
+// requests in flight bound the documents the server has to work on, and a bulk loader keeps
+// many; with 8 the server holds 8 documents and its embedder runs batches of one or two.
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -24,6 +27,7 @@ export async function loadCorpus(limit) {
   });
 }
 
+const INFLIGHT = Number(process.env.BENCH_INGEST_INFLIGHT ?? 32);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /**
@@ -86,7 +90,7 @@ export async function ingestion() {
     // others busy starts another, up to the pool size).
     await Promise.all(Array.from({ length: 4 }, () => search(projects[0], 'warm up')));
 
-    /** Posts every document (8 requests in flight) and waits until all are completed; seconds. */
+    /** Posts every document (BENCH_INGEST_INFLIGHT requests in flight) and waits until all are completed; seconds. */
     const ingestHttp = async (projectId, docs) => {
       const t = performance.now();
       let next = 0;
@@ -101,7 +105,7 @@ export async function ingestion() {
           if (!res.ok) throw new Error(`ingest answered ${res.status}: ${await res.text()}`);
         }
       };
-      await Promise.all(Array.from({ length: 8 }, post));
+      await Promise.all(Array.from({ length: INFLIGHT }, post));
       for (;;) {
         const list = await (await fetch(`${server.url}/api/knowledge/documents?projectId=${projectId}&status=completed&limit=1`, { headers })).json();
         if (list.total === docs.length) break;

@@ -31,8 +31,8 @@ export interface BuiltinEmbedderOptions {
 /**
  * Cap of the default pool size. Each worker holds its own TF.js runtime, WASM heap and model
  * (about 200 MB resident each, measured), so a big machine would pay memory for little: the
- * workers share memory bandwidth (on the 2-core development VM, two workers give 1.5-1.9 times
- * the rate of one, not 2), the main thread needs CPU for HTTP, SQLite and the vector store, and
+ * workers share memory bandwidth (on the 2-core development VM, two workers give 1.8-2.1 times
+ * the rate of one, median 1.94), the main thread needs CPU for HTTP, SQLite and the vector store, and
  * the knowledge service indexes 4 documents at a time, which keeps about 4 workers fed. Pass
  * `workers` to go beyond it.
  */

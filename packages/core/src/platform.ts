@@ -101,8 +101,10 @@ export interface KnowledgeAdapters {
   readonly embedder: EmbeddingModel | EmbedderResolver;
   /** Where uploaded files and document texts are kept (for re-indexing). Default: in memory. */
   readonly blobs?: BlobStore;
-  /** Documents indexed at the same time. Default 4. */
+  /** Most documents indexed at the same time. Default 16. */
   readonly concurrency?: number;
+  /** Most bytes of document sources indexed at the same time (a larger one runs alone). Default 64 MiB. */
+  readonly concurrentBytes?: number;
   /** How long `createDocument` waits for indexing before answering `processing`. Default 5000 ms. */
   readonly waitMs?: number;
 }
@@ -250,6 +252,7 @@ export class AgentPlatform {
         ids: this.ids,
         blobs: k.blobs ?? inMemoryBlobs(),
         ...(k.concurrency ? { concurrency: k.concurrency } : {}),
+        ...(k.concurrentBytes ? { concurrentBytes: k.concurrentBytes } : {}),
       });
     }
     this.#tools = options.tools ? new ToolRunner(options.tools) : undefined;

@@ -45,8 +45,18 @@ export interface KnowledgeOptions {
   readonly blobs: BlobStore;
   readonly clock: Clock;
   readonly ids: IdGenerator;
-  /** Documents indexed at the same time. Default 4. */
+  /**
+   * Most documents indexed at the same time. Default 16: documents of one chunk each give the
+   * embedder one text each, and an embedder that batches (the built-in pool) needs many waiting
+   * to fill its batches.
+   */
   readonly concurrency?: number;
+  /**
+   * Most bytes of source indexed at the same time: a document that would pass it waits until
+   * the running ones finish (and one larger than it runs alone), so big files do not all parse
+   * at once. Default {@link DEFAULT_CONCURRENT_BYTES}.
+   */
+  readonly concurrentBytes?: number;
   /** Texts per embedding call. Default 32. */
   readonly embedBatchSize?: number;
   /** Starts of one job before it is given up as failed. Default 3. */
@@ -58,6 +68,9 @@ export type IndexingEvent =
   | { readonly type: 'progress'; readonly progress: 10 | 30 | 60 | 90; readonly message: string }
   | { readonly type: 'complete'; readonly progress: 100; readonly message: string; readonly documentId: string }
   | { readonly type: 'error'; readonly message: string; readonly documentId: string };
+
+export const DEFAULT_CONCURRENCY = 16;
+export const DEFAULT_CONCURRENT_BYTES = 64 * 1024 * 1024;
 
 /** Most bytes of submitted text kept in memory for jobs not yet run (see `KnowledgeService#sources`). */
 export const SOURCES_KEPT_BYTES = 64 * 1024 * 1024;
@@ -90,6 +103,12 @@ export function toKnowledgeDocument(d: DocumentRecord): KnowledgeDocument {
 }
 
 /** The namespace of a project's vectors for one embedding model: vectors of two models never mix. */
+/** Bytes of a document's source, as recorded when it was submitted (0 when not recorded). */
+const sizeOf = (doc: DocumentRecord): number => {
+  const size = doc.metadata.size;
+  return typeof size === 'number' && Number.isFinite(size) && size > 0 ? size : 0;
+};
+
 export const vectorNamespace = (projectId: string, model: EmbeddingModel) => `${projectId}:${model.id}`;
 
 /**
@@ -99,7 +118,8 @@ export const vectorNamespace = (projectId: string, model: EmbeddingModel) => `${
 export class KnowledgeBase {
   readonly #o: KnowledgeOptions;
   readonly #queue: string[] = [];
-  readonly #queued = new Set<string>();
+  /** Jobs queued or running, with the size of their document's source (bytes; 0 when not known). */
+  readonly #queued = new Map<string, number>();
   readonly #running = new Map<string, AbortController>();
   readonly #listeners = new Map<string, Set<Listener>>();
   readonly #settled = new Map<string, Set<() => void>>();
@@ -208,7 +228,7 @@ export class KnowledgeBase {
       this.#sources.set(jobId, text);
       this.#sourceBytes += text.length;
     }
-    this.#enqueue(jobId);
+    this.#enqueue(jobId, sizeOf(document));
     return document;
   }
 
@@ -246,7 +266,9 @@ export class KnowledgeBase {
     const { storage } = this.#o;
     const jobs = await storage.jobs.list();
     const withJob = new Set(jobs.map((j) => j.documentId));
+    const sizes = new Map<string, number>();
     for (const doc of await storage.documents.listByStatus(['pending', 'processing'])) {
+      sizes.set(doc.id, sizeOf(doc));
       if (!withJob.has(doc.id)) {
         await storage.documents.update(doc.id, {
           status: 'failed',
@@ -255,7 +277,7 @@ export class KnowledgeBase {
         });
       }
     }
-    for (const job of jobs) this.#enqueue(job.id);
+    for (const job of jobs) this.#enqueue(job.id, sizes.get(job.documentId) ?? 0);
   }
 
   /** Stops taking jobs and aborts running ones (they stay stored and resume on the next start). */
@@ -281,21 +303,29 @@ export class KnowledgeBase {
     return true;
   }
 
-  #enqueue(jobId: string): void {
+  #enqueue(jobId: string, bytes: number): void {
     if (this.#closed || this.#queued.has(jobId)) return;
-    this.#queued.add(jobId);
+    this.#queued.set(jobId, bytes);
     this.#queue.push(jobId);
     this.#pump();
   }
 
   #active = 0;
+  #activeBytes = 0;
+  /** Starts queued jobs, in order, while under both limits (see `concurrency`, `concurrentBytes`). */
   #pump(): void {
-    const limit = this.#o.concurrency ?? 4;
+    const limit = this.#o.concurrency ?? DEFAULT_CONCURRENCY;
+    const budget = this.#o.concurrentBytes ?? DEFAULT_CONCURRENT_BYTES;
     while (this.#active < limit && this.#queue.length > 0 && !this.#closed) {
-      const jobId = this.#queue.shift() as string;
+      const jobId = this.#queue[0] as string;
+      const bytes = this.#queued.get(jobId) ?? 0;
+      if (this.#active > 0 && this.#activeBytes + bytes > budget) break;
+      this.#queue.shift();
       this.#active++;
+      this.#activeBytes += bytes;
       void this.#run(jobId).finally(() => {
         this.#active--;
+        this.#activeBytes -= bytes;
         this.#queued.delete(jobId);
         this.#pump();
       });
@@ -389,7 +419,7 @@ export class KnowledgeBase {
             createdAt: clock.now(),
           });
         });
-        this.#enqueue(jobId);
+        this.#enqueue(jobId, sizeOf(doc));
         queued++;
       }
       offset += page.items.length;
