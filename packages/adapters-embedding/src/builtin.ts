@@ -32,9 +32,9 @@ export interface BuiltinEmbedderOptions {
  * Cap of the default pool size. Each worker holds its own TF.js runtime, WASM heap and model
  * (about 200 MB resident each, measured), so a big machine would pay memory for little: the
  * workers share memory bandwidth (on the 2-core development VM, two workers give 1.8-2.1 times
- * the rate of one, median 1.94), the main thread needs CPU for HTTP, SQLite and the vector store, and
- * the knowledge service indexes up to 16 documents at a time, which keeps about 4 workers fed. Pass
- * `workers` to go beyond it.
+ * the rate of one, median 1.94), the main thread needs CPU for HTTP, SQLite and the vector
+ * store, and the knowledge service indexes up to 16 documents at a time, which keeps about 4
+ * workers fed. Pass `workers` to go beyond it.
  */
 export const DEFAULT_MAX_WORKERS = 4;
 

@@ -75,9 +75,10 @@ const SELF_CHECK = [
  * worker's time, most of its garbage (every copy is a new ArrayBuffer: V8 ran a full collection
  * about once a second, with concurrent marking on its helper threads) and memory traffic that
  * the workers share. Measured on 320 SciFact chunks, one worker: full collections 46 → 9, CPU
- * of V8's helper threads 0.07 → 0.03 cores; pool / one worker 1.73 → 1.94 (docs/BENCHMARKS.md). These copy the same elements from a view of the heap taken after the output
- * is allocated (allocating may grow the heap, which detaches older views). `tf` is the
- * `@energetic-ai/core` module the model runs on.
+ * of V8's helper threads 0.07 → 0.03 cores; pool / one worker 1.73 → 1.94 (docs/BENCHMARKS.md).
+ * These copy the same elements from a view of the heap taken after the output is allocated
+ * (allocating may grow the heap, which detaches older views). `tf` is the `@energetic-ai/core`
+ * module the model runs on.
  */
 export function sliceKernels(tf) {
   const slice = ({ inputs: { x }, attrs: { begin, size }, backend }) => {
@@ -131,6 +132,15 @@ export function installSliceKernels(tf) {
   const originals = { slice: tf.getKernel(tf.Slice, 'wasm'), splitV: tf.getKernel(tf.SplitV, 'wasm') };
   if (!originals.slice || !originals.splitV) return false;
   const kernels = sliceKernels(tf);
+  // Our kernels for every tensor but strings (the originals keep those), or the originals back.
+  const register = (k) => {
+    const wrap = (kernel, original) =>
+      k === originals ? original : { ...original, kernelFunc: (args) => (args.inputs.x.dtype === 'string' ? original.kernelFunc(args) : kernel(args)) };
+    tf.unregisterKernel(tf.Slice, 'wasm');
+    tf.registerKernel(wrap(k.slice, originals.slice));
+    tf.unregisterKernel(tf.SplitV, 'wasm');
+    tf.registerKernel(wrap(k.splitV, originals.splitV));
+  };
   const same = () => {
     const x = tf.tensor4d(Array.from({ length: 3 * 4 * 5 * 6 }, (_, i) => i * 0.5 - 7), [3, 4, 5, 6]);
     const cases = [
@@ -141,20 +151,13 @@ export function installSliceKernels(tf) {
       () => tf.split(x, 2, 1),
     ];
     const run = () => tf.tidy(() => cases.map((c) => [c()].flat().map((t) => Array.from(t.dataSync()).join())).join('|'));
-    const expected = run();
-    register(kernels);
-    const actual = run();
-    x.dispose();
-    return expected === actual;
-  };
-  // Our kernels for every tensor but strings (the originals keep those), or the originals back.
-  const register = (k) => {
-    const wrap = (kernel, original) =>
-      k === originals ? original : { ...original, kernelFunc: (args) => (args.inputs.x.dtype === 'string' ? original.kernelFunc(args) : kernel(args)) };
-    tf.unregisterKernel(tf.Slice, 'wasm');
-    tf.registerKernel(wrap(k.slice, originals.slice));
-    tf.unregisterKernel(tf.SplitV, 'wasm');
-    tf.registerKernel(wrap(k.splitV, originals.splitV));
+    try {
+      const expected = run();
+      register(kernels);
+      return run() === expected;
+    } finally {
+      x.dispose();
+    }
   };
   try {
     if (same()) return true;

@@ -72,7 +72,7 @@ export type IndexingEvent =
 export const DEFAULT_CONCURRENCY = 16;
 export const DEFAULT_CONCURRENT_BYTES = 64 * 1024 * 1024;
 
-/** Most bytes of submitted text kept in memory for jobs not yet run (see `KnowledgeService#sources`). */
+/** Most bytes of submitted text kept in memory for jobs not yet run (see `KnowledgeBase#sources`). */
 export const SOURCES_KEPT_BYTES = 64 * 1024 * 1024;
 
 export const STEP_MESSAGES = {
@@ -102,13 +102,13 @@ export function toKnowledgeDocument(d: DocumentRecord): KnowledgeDocument {
   };
 }
 
-/** The namespace of a project's vectors for one embedding model: vectors of two models never mix. */
 /** Bytes of a document's source, as recorded when it was submitted (0 when not recorded). */
 const sizeOf = (doc: DocumentRecord): number => {
   const size = doc.metadata.size;
   return typeof size === 'number' && Number.isFinite(size) && size > 0 ? size : 0;
 };
 
+/** The namespace of a project's vectors for one embedding model: vectors of two models never mix. */
 export const vectorNamespace = (projectId: string, model: EmbeddingModel) => `${projectId}:${model.id}`;
 
 /**
