@@ -11,6 +11,7 @@ export { decodeCursor, encodeCursor, toProject } from './projects.js';
 export * from './schemas.js';
 export type * from './storage/types.js';
 export { parseInput } from './validation.js';
+export { exceedsNesting, jsonExceedsNesting, MAX_NESTING_DEPTH, nestingError } from './nesting.js';
 export type * from './knowledge/interfaces.js';
 export { bm25Rank, keywordTerms, keywordWords } from './knowledge/keywords.js';
 export { fuseHybrid, minMaxScale, mmrSelect, similarityScore } from './knowledge/search.js';

@@ -1,4 +1,4 @@
-import { PlatformError } from '@agent-platform/core';
+import { jsonExceedsNesting, nestingError, PlatformError } from '@agent-platform/core';
 
 /** Default JSON body limit: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -33,10 +33,15 @@ export async function readBody(request: Request, limit: number): Promise<Buffer>
   return Buffer.concat(chunks);
 }
 
-/** Reads a JSON body of at most `limit` bytes. An empty body reads as `{}`. */
+/**
+ * Reads a JSON body of at most `limit` bytes. An empty body reads as `{}`. A body nested deeper
+ * than `MAX_NESTING_DEPTH` is refused (`body: nested deeper than 64 levels`) by a linear scan of
+ * the text before it is parsed, so nothing recursive (not even `JSON.parse`) sees it.
+ */
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
   const text = (await readBody(request, limit)).toString('utf8');
   if (text.trim() === '') return {};
+  if (jsonExceedsNesting(text)) throw nestingError();
   try {
     return JSON.parse(text);
   } catch (error) {
@@ -48,7 +53,8 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
 
 /**
  * Reads a `multipart/form-data` body of at most `limit` bytes into its text fields (strings)
- * and `files` (every file part, whatever its field name).
+ * and `files` (every file part, whatever its field name). A form cannot nest: its fields are
+ * strings and file bytes, never parsed as JSON here, so the result is at most three levels deep.
  */
 export async function readMultipartBody(request: Request, limit: number): Promise<Record<string, unknown>> {
   const type = request.headers.get('content-type') ?? '';

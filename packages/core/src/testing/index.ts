@@ -4,3 +4,4 @@ export { describeVectorStore, type VectorStoreSuiteOptions } from './vector-stor
 export { describeEmbeddingModel, type EmbeddingSuiteOptions } from './embedding-suite.js';
 export { describeChatModel, type ChatModelSuiteOptions, type ScriptedChatReply } from './chat-model-suite.js';
 export { describeToolSandbox, type ToolSandboxSuiteOptions } from './tool-sandbox-suite.js';
+export { deepJson, deepValue, type NestingShape } from './deep-values.js';
