@@ -1,4 +1,4 @@
-import type { McpTool, McpToolResult } from '@agent-platform/core';
+import { exceedsNesting, MAX_NESTING_DEPTH, type McpTool, type McpToolResult, PlatformError } from '@agent-platform/core';
 import type { ContentBlock, Tool } from '@modelcontextprotocol/sdk/types.js';
 
 /** Bytes a base64 string decodes to (without decoding it). */
@@ -32,19 +32,31 @@ function partText(part: ContentBlock): string {
 /**
  * A `tools/call` result as the connector answers it: the parts' text joined with "\n"
  * (`structuredContent` as JSON when no part is text), `isError` as the server said.
+ * `structuredContent` nested deeper than `MAX_NESTING_DEPTH` is a tool error naming the limit
+ * (the server chooses what it answers; `JSON.stringify` of it would overflow the stack).
  */
 export function toToolResult(result: { content?: unknown; structuredContent?: unknown; isError?: unknown }): McpToolResult {
   const parts = Array.isArray(result.content) ? (result.content as ContentBlock[]) : [];
   const texts = parts.map(partText);
   const hasText = parts.some((part) => part.type === 'text');
   if (!hasText && result.structuredContent !== undefined && result.structuredContent !== null) {
+    if (exceedsNesting(result.structuredContent)) {
+      return { text: `The MCP server answered structuredContent nested deeper than ${MAX_NESTING_DEPTH} levels`, isError: true };
+    }
     texts.push(JSON.stringify(result.structuredContent));
   }
   return { text: texts.join('\n'), isError: result.isError === true };
 }
 
-/** A tool as the platform lists it: its description (else its title), its arguments' JSON Schema. */
+/**
+ * A tool as the platform lists it: its description (else its title), its arguments' JSON Schema.
+ * A schema nested deeper than `MAX_NESTING_DEPTH` is `upstream_error` naming the limit: it would
+ * go out in tool listings and model requests, whose `JSON.stringify` would overflow the stack.
+ */
 export function toMcpTool(tool: Tool): McpTool {
+  if (exceedsNesting(tool.inputSchema)) {
+    throw new PlatformError('upstream_error', `MCP tool "${tool.name}": inputSchema nested deeper than ${MAX_NESTING_DEPTH} levels`);
+  }
   return {
     name: tool.name,
     description: tool.description ?? tool.title ?? tool.annotations?.title ?? '',
