@@ -32,7 +32,7 @@ export {
   type PolicyDecision,
   refusalError,
 } from './net/policy.js';
-export { type CheckedTarget, createGuardedFetch, type GuardedFetch, type GuardedFetchOptions, type HostResolver, type ResolvedAddress } from './net/guarded-fetch.js';
+export { type CheckedTarget, createGuardedFetch, type GuardedFetch, type GuardedFetchOptions, type HostResolver, type ProxyRoute, type ResolvedAddress } from './net/guarded-fetch.js';
 export { DEFAULT_LOCAL_MODEL_URL, defaultLocalModelBaseUrl, type LocalModelRuntime } from './local-models/runtime.js';
 export { type FetchLike, normaliseDigest, ollamaRuntime, type OllamaRuntimeOptions } from './local-models/ollama.js';
 export { deleteLocalModel, listLocalModels, type LocalModelResult, type LocalModelServiceOptions } from './local-models/service.js';

@@ -1,43 +1,14 @@
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ForwardProxy, startForwardProxy } from '../../core/test/forward-proxy.js';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
 import { startTestServer, type TestServer } from './helpers.js';
 
-/** A forward proxy on loopback (CONNECT tunnels and absolute-URI requests) that counts what it carried. */
-async function startProxy(): Promise<{ url: string; carried: string[]; close(): Promise<void> }> {
-  const carried: string[] = [];
-  const server: Server = createServer((req, res) => {
-    carried.push(`${req.method} ${req.url}`);
-    const target = new URL(req.url as string);
-    const upstreamReq = httpRequest({ host: target.hostname, port: target.port, path: target.pathname + target.search, method: req.method, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
-    req.pipe(upstreamReq);
-  });
-  server.on('connect', (req, socket, head) => {
-    carried.push(`CONNECT ${req.url}`);
-    const [host, port] = (req.url as string).split(':');
-    if (host !== '127.0.0.1') return socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
-    const target = connect(Number(port), host, () => {
-      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      target.write(head);
-      target.pipe(socket);
-      socket.pipe(target);
-    });
-    target.on('error', () => socket.destroy());
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, carried, close: () => new Promise((r) => server.close(() => r())) };
-}
-
 let upstream: FakeUpstream;
-let proxy: Awaited<ReturnType<typeof startProxy>>;
+let proxy: ForwardProxy;
 let s: TestServer;
 beforeAll(async () => {
   upstream = await startUpstream();
-  proxy = await startProxy();
+  proxy = await startForwardProxy();
   s = await startTestServer({ env: { OPENAI_API_KEY: 'sk-from-env', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', HTTP_PROXY: proxy.url, OLLAMA_HOST: upstream.url.replace(/\/v1$/, '') } });
 });
 afterAll(async () => {

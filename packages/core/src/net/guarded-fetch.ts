@@ -1,14 +1,10 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
-import type { LookupAddress, LookupOptions } from 'node:dns';
-import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from 'undici';
+import { type Dispatcher, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from 'undici';
 import { PlatformError } from '../errors.js';
 import { formatIp, type OutboundPolicy, parseIp, refusalError } from './policy.js';
+import { Pools, type ResolvedAddress } from './pools.js';
 
-/** One address a host name resolved to. */
-export interface ResolvedAddress {
-  readonly address: string;
-  readonly family: 4 | 6;
-}
+export type { ResolvedAddress } from './pools.js';
 
 /** Resolves a host name to all its addresses (default: `dns.lookup(host, { all: true })`, the system resolver). */
 export type HostResolver = (hostname: string) => Promise<readonly ResolvedAddress[]>;
@@ -24,16 +20,33 @@ export interface GuardedFetchOptions {
 
 /** Where a URL's connection would go, after the policy allowed every address. */
 export interface CheckedTarget {
+  /** The URL as fetch parses it (the WHATWG URL parser): what is checked is what is connected to. */
   readonly url: URL;
   /** The URL's host name, without IPv6 brackets. */
   readonly host: string;
   readonly addresses: readonly ResolvedAddress[];
 }
 
+/** An HTTP(S) proxy the requests of a guarded fetch go through (`GuardedFetch#viaProxy`). */
+export interface ProxyRoute {
+  /** The proxy of `http:` targets, e.g. `http://proxy.internal:3128`. */
+  readonly http: string;
+  /** The proxy of `https:` targets (CONNECT tunnels). */
+  readonly https: string;
+  /**
+   * Checks the proxy's own address before the connection to it (which is then pinned to the
+   * checked addresses): the operator's policy, as the proxy is the operator's. Default: the
+   * fetch `viaProxy` is called on.
+   */
+  readonly guard?: Pick<GuardedFetch, 'check'>;
+}
+
 /**
- * A `fetch` that only connects where the outbound policy allows. Before any connection it
- * resolves the URL's host, checks every address, and then connects only to those checked
- * addresses (the socket's own lookup answers them, so a second DNS answer, as in DNS
+ * A `fetch` that only connects where the outbound policy allows. It parses the URL as fetch
+ * does (`new URL()`: spaces and C0 controls around it and tabs and newlines inside it removed,
+ * any IPv4 spelling read as the address it is) and hands fetch that parsed URL. Before any
+ * connection it resolves the URL's host, checks every address, and then connects only to those
+ * checked addresses (the socket's own lookup answers them, so a second DNS answer, as in DNS
  * rebinding, is never used). Redirects are followed hop by hop, each checked the same way.
  * A refusal rejects with `PlatformError('invalid_request')` naming the host, the address and
  * the reason; network failures reject like fetch (`TypeError('fetch failed')` with a cause).
@@ -43,41 +56,29 @@ export interface GuardedFetch {
   readonly policy: OutboundPolicy;
   /** Resolves and checks a URL as a request would, without connecting. Throws the refusal. */
   check(url: string | URL): Promise<CheckedTarget>;
-  /** Closes the pooled connections. The function still works after (new pools are opened). */
+  /**
+   * The same fetch (resolver, connection pools, `close`) deciding by another policy: the
+   * operator's own URLs use one that also allows the operator's hosts.
+   */
+  withPolicy(policy: OutboundPolicy): GuardedFetch;
+  /**
+   * This fetch sending every request through an HTTP(S) proxy: each target (and each redirect
+   * hop) is checked by this fetch's policy before the request is handed to the proxy, and the
+   * connection to the proxy goes only to the proxy's checked addresses (see `ProxyRoute.guard`).
+   * The proxy resolves the target's name itself: what it does with it is the proxy's policy.
+   */
+  viaProxy(route: ProxyRoute): GuardedFetch;
+  /** Closes the pooled connections (of every fetch made from this one). The function still works after (new pools are opened). */
   close(): Promise<void>;
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-const EVICTED_POOL_CLOSE_MS = 60_000;
 /** Headers a redirect to another origin must not carry (as fetch does). */
 const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 const BODY_HEADERS = ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location'];
 
 const systemResolver: HostResolver = async (hostname) =>
   (await dnsLookup(hostname, { all: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
-
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
-/** A socket `lookup` that answers only the pre-checked addresses, whatever the name. */
-function pinnedLookup(addresses: readonly ResolvedAddress[]) {
-  return (_hostname: string, options: LookupOptions, callback: LookupCallback): void => {
-    const wanted = options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 || options.family === 'IPv6' ? 6 : 0;
-    const usable = wanted === 0 ? addresses : addresses.filter((a) => a.family === wanted);
-    const first = usable[0];
-    if (!first) {
-      const error: NodeJS.ErrnoException = new Error(`No checked IPv${wanted} address`);
-      error.code = 'ENOTFOUND';
-      callback(error, '', 0);
-    } else if (options.all) {
-      callback(
-        null,
-        usable.map((a) => ({ address: a.address, family: a.family })),
-      );
-    } else {
-      callback(null, first.address, first.family);
-    }
-  };
-}
 
 function isStream(body: unknown): boolean {
   return typeof body === 'object' && body !== null && typeof (body as { getReader?: unknown }).getReader === 'function';
@@ -93,8 +94,12 @@ interface Outgoing {
   rest: Record<string, unknown>;
 }
 
-/** The request parts of `fetch(input, init)`, `init` winning over a `Request` input. */
-function outgoing(input: string | URL | Request, init: RequestInit): Outgoing {
+/**
+ * The request parts of `fetch(input, init)`, `init` winning over a `Request` input. A
+ * `Request`'s body is read into memory (API clients send small JSON bodies this way), so a
+ * 307/308 redirect can send it again to the next, checked, hop.
+ */
+async function outgoing(input: string | URL | Request, init: RequestInit): Promise<Outgoing> {
   const request = typeof input === 'string' || input instanceof URL ? undefined : input;
   const href = request ? request.url : String(input);
   let url: URL;
@@ -104,43 +109,35 @@ function outgoing(input: string | URL | Request, init: RequestInit): Outgoing {
     throw PlatformError.invalid(`Invalid URL: ${href}`);
   }
   const { method, headers, body, redirect, signal, ...rest } = init;
+  const requestBody = body === undefined && request?.body ? await request.arrayBuffer() : undefined;
   return {
     url,
     method: (method ?? request?.method ?? 'GET').toUpperCase(),
     headers: new Headers(headers ?? request?.headers),
-    body: body !== undefined ? body : (request?.body ?? undefined),
+    body: body !== undefined ? body : requestBody,
     redirect: redirect ?? request?.redirect ?? 'follow',
     signal: signal ?? request?.signal ?? undefined,
     rest: rest as Record<string, unknown>,
   };
 }
 
+/** What fetches made from one `createGuardedFetch` share: the resolver, the pools and the redirect limit. */
+interface Shared {
+  readonly resolver: HostResolver;
+  readonly maxRedirects: number;
+  readonly pools: Pools;
+}
+
 /** A fetch that refuses what `policy` refuses, before connecting (see `GuardedFetch`). */
 export function createGuardedFetch(policy: OutboundPolicy, options: GuardedFetchOptions = {}): GuardedFetch {
-  const resolver = options.lookup ?? systemResolver;
-  const maxRedirects = options.maxRedirects ?? 20;
-  const maxPools = Math.max(1, options.maxPools ?? 32);
-  const pools = new Map<string, Agent>();
+  return make(policy, undefined, {
+    resolver: options.lookup ?? systemResolver,
+    maxRedirects: options.maxRedirects ?? 20,
+    pools: new Pools(options.maxPools ?? 32),
+  });
+}
 
-  function pool(addresses: readonly ResolvedAddress[]): Agent {
-    const key = addresses.map((a) => a.address).join(',');
-    const existing = pools.get(key);
-    if (existing) {
-      pools.delete(key);
-      pools.set(key, existing); // most recently used last
-      return existing;
-    }
-    const agent = new Agent({ connect: { lookup: pinnedLookup(addresses) } });
-    pools.set(key, agent);
-    if (pools.size > maxPools) {
-      const [oldestKey, oldest] = pools.entries().next().value as [string, Agent];
-      pools.delete(oldestKey);
-      // Later, so a request that just picked it still gets dispatched; close() then waits for requests in flight.
-      setTimeout(() => void oldest.close().catch(() => undefined), EVICTED_POOL_CLOSE_MS).unref();
-    }
-    return agent;
-  }
-
+function make(policy: OutboundPolicy, route: ProxyRoute | undefined, shared: Shared): GuardedFetch {
   async function check(target: string | URL): Promise<CheckedTarget> {
     let url: URL;
     try {
@@ -158,7 +155,7 @@ export function createGuardedFetch(policy: OutboundPolicy, options: GuardedFetch
       addresses = [{ address: formatIp(literal), family: literal.family }];
     } else {
       try {
-        addresses = await resolver(host);
+        addresses = await shared.resolver(host);
       } catch (error) {
         throw new TypeError('fetch failed', { cause: error });
       }
@@ -173,58 +170,68 @@ export function createGuardedFetch(policy: OutboundPolicy, options: GuardedFetch
     return { url, host, addresses };
   }
 
-  const guarded = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
-    const req = outgoing(input, init);
-    let { url, method, body } = req;
-    const { headers, redirect, signal } = req;
-    for (let hop = 0; ; hop++) {
-      signal?.throwIfAborted();
-      const target = await check(url);
-      signal?.throwIfAborted();
-      const requestInit = {
-        ...req.rest,
-        method,
-        headers: [...headers],
-        body: body as UndiciRequestInit['body'],
-        redirect: 'manual',
-        dispatcher: pool(target.addresses),
-        ...(signal ? { signal } : {}),
-        ...(isStream(body) ? { duplex: 'half' } : {}),
-      } as UndiciRequestInit;
-      const response = await undiciFetch(url, requestInit);
-      const location = response.headers.get('location');
-      if (redirect === 'manual' || !REDIRECT_STATUSES.has(response.status) || location === null) {
-        return response as unknown as Response;
-      }
-      await response.body?.cancel().catch(() => undefined);
-      if (redirect === 'error') throw new TypeError('fetch failed', { cause: new Error(`unexpected redirect to ${location}`) });
-      if (hop >= maxRedirects) throw new TypeError('fetch failed', { cause: new Error('redirect count exceeded') });
-      let next: URL;
-      try {
-        next = new URL(location, url);
-      } catch {
-        throw new TypeError('fetch failed', { cause: new Error(`invalid redirect location ${location}`) });
-      }
-      const status = response.status;
-      if ((status === 303 && method !== 'GET' && method !== 'HEAD') || ((status === 301 || status === 302) && method === 'POST')) {
-        method = 'GET';
-        body = undefined;
-        for (const name of BODY_HEADERS) headers.delete(name);
-      } else if (isStream(body)) {
-        throw new TypeError('fetch failed', { cause: new Error('cannot follow a redirect with a streamed request body') });
-      }
-      if (next.origin !== url.origin) for (const name of CREDENTIAL_HEADERS) headers.delete(name);
-      url = next;
-    }
-  };
+  /** The pool a checked target's request goes through: pinned to its addresses, or to the proxy's. */
+  async function dispatcher(target: CheckedTarget): Promise<Dispatcher> {
+    if (!route) return shared.pools.direct(target.addresses);
+    const proxy = await (route.guard ?? guarded).check(target.url.protocol === 'https:' ? route.https : route.http);
+    return shared.pools.proxy(proxy.url, proxy.addresses);
+  }
 
-  return Object.assign(guarded, {
-    policy,
-    check,
-    async close(): Promise<void> {
-      const agents = [...pools.values()];
-      pools.clear();
-      await Promise.all(agents.map((a) => a.close().catch(() => undefined)));
+  const guarded = Object.assign(
+    async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+      const req = await outgoing(input, init);
+      let { url, method, body } = req;
+      const { headers, redirect, signal } = req;
+      for (let hop = 0; ; hop++) {
+        signal?.throwIfAborted();
+        const target = await check(url);
+        const via = await dispatcher(target);
+        signal?.throwIfAborted();
+        const requestInit = {
+          ...req.rest,
+          method,
+          headers: [...headers],
+          body: body as UndiciRequestInit['body'],
+          redirect: 'manual',
+          dispatcher: via,
+          ...(signal ? { signal } : {}),
+          ...(isStream(body) ? { duplex: 'half' } : {}),
+        } as UndiciRequestInit;
+        const response = await undiciFetch(url, requestInit);
+        const location = response.headers.get('location');
+        if (redirect === 'manual' || !REDIRECT_STATUSES.has(response.status) || location === null) {
+          return response as unknown as Response;
+        }
+        await response.body?.cancel().catch(() => undefined);
+        if (redirect === 'error') throw new TypeError('fetch failed', { cause: new Error(`unexpected redirect to ${location}`) });
+        if (hop >= shared.maxRedirects) throw new TypeError('fetch failed', { cause: new Error('redirect count exceeded') });
+        let next: URL;
+        try {
+          next = new URL(location, url);
+        } catch {
+          throw new TypeError('fetch failed', { cause: new Error(`invalid redirect location ${location}`) });
+        }
+        const status = response.status;
+        if ((status === 303 && method !== 'GET' && method !== 'HEAD') || ((status === 301 || status === 302) && method === 'POST')) {
+          method = 'GET';
+          body = undefined;
+          for (const name of BODY_HEADERS) headers.delete(name);
+        } else if (isStream(body)) {
+          // Refuse a hop the policy refuses as such, before saying the body cannot be sent again.
+          await check(next);
+          throw new TypeError('fetch failed', { cause: new Error('cannot follow a redirect with a streamed request body') });
+        }
+        if (next.origin !== url.origin) for (const name of CREDENTIAL_HEADERS) headers.delete(name);
+        url = next;
+      }
     },
-  });
+    {
+      policy,
+      check,
+      withPolicy: (other: OutboundPolicy) => make(other, route, shared),
+      viaProxy: (next: ProxyRoute) => make(policy, next, shared),
+      close: () => shared.pools.close(),
+    },
+  );
+  return guarded;
 }
