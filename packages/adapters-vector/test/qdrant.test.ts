@@ -199,6 +199,11 @@ describe('qdrant collection, payload and requests', () => {
     expect(noPort.message).toContain('ECONNREFUSED 127.0.0.1:6333');
     const https443 = await failure(createQdrantVectorStore({ endpoint: 'https://127.0.0.1:443', indexName: indexName() }).count('ns'));
     expect(https443.message).toContain('ECONNREFUSED 127.0.0.1:443');
+    // Written as the URL parser reads it: spaces around, a tab inside, the scheme's case, backslashes.
+    for (const endpoint of [' http://127.0.0.1:80 ', 'h\tttp://127.0.0.1:80', 'HTTP:\\\\127.0.0.1:80']) {
+      const spelled = await failure(createQdrantVectorStore({ endpoint, indexName: indexName() }).count('ns'));
+      expect(spelled.message, JSON.stringify(endpoint)).toContain('ECONNREFUSED 127.0.0.1:80');
+    }
     const name = indexName();
     const prefixed = await failure(createQdrantVectorStore({ endpoint: `${server.url}/qdrant/`, apiKey: KEY, indexName: name }).check({ dimensions: 16 }));
     expect([prefixed.code, prefixed.message]).toEqual(['upstream_error', 'Qdrant answered 404: ']);

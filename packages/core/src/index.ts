@@ -3,7 +3,7 @@ export { type Clock, systemClock } from './clock.js';
 export { type ErrorCode, isPlatformError, PlatformError, type PlatformErrorOptions, type ValidationIssue } from './errors.js';
 export { createIdGenerator, ID_PREFIXES, type IdGenerator, type IdKind, randomString } from './ids.js';
 export { AgentPlatform, type AgentPlatformOptions, type Caller, type KnowledgeAdapters } from './platform.js';
-export { type EmbedderResolver, type IndexingEvent, STEP_MESSAGES, vectorNamespace, type VectorStoreFactory, type VectorStoreProvider } from './knowledge/service.js';
+export { type EmbedderResolver, type IndexingEvent, STEP_MESSAGES, vectorNamespace, type VectorStoreConnection, type VectorStoreFactory, type VectorStoreProvider } from './knowledge/service.js';
 export { type ParsedDocument, parseDocument, detectLanguage } from './knowledge/parse.js';
 export { type Chunk, type ChunkOptions, chunkDocument, countTokens } from './knowledge/chunk.js';
 export { SUPPORTED_FILE_TYPES, fileTypeOf } from './knowledge/file-types.js';

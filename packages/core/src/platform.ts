@@ -30,7 +30,7 @@ import {
   UpdateProjectRequest,
 } from './schemas/projects.js';
 import type { BlobStore, EmbeddingModel, VectorStore } from './knowledge/interfaces.js';
-import { type EmbedderResolver, type VectorStoreFactory, type IndexingEvent, KnowledgeBase, toKnowledgeDocument, vectorNamespace } from './knowledge/service.js';
+import { type EmbedderResolver, type VectorStoreFactory, type VectorStoreProvider, type IndexingEvent, KnowledgeBase, toKnowledgeDocument, vectorNamespace } from './knowledge/service.js';
 import { extensionOf, fileTypeOf, unsupportedFileMessage } from './knowledge/file-types.js';
 import {
   CreateDocumentRequest,
@@ -93,8 +93,8 @@ export interface KnowledgeAdapters {
   readonly vectors: VectorStore;
   /**
    * The stores of `vectorstoreProvider` (pinecone, weaviate, qdrant, chroma) from their
-   * `vectorStoreConfig`. Their `endpoint` is checked against the outbound policy before a store
-   * is made. Without it, third-party stores are refused.
+   * `vectorStoreConfig`, given the platform's guarded fetch to connect with (every request of
+   * their clients goes through the outbound policy). Without it, third-party stores are refused.
    */
   readonly vectorStores?: VectorStoreFactory;
   /** The embedder, or a function choosing one by the project's `embeddingModel` setting. */
@@ -292,15 +292,11 @@ export class AgentPlatform {
 
   /**
    * Third-party stores connect where the caller's configuration says (`endpoint`, Weaviate's
-   * `grpcEndpoint`, ...): the outbound policy decides on every URL in it first.
+   * `grpcEndpoint`, ...): they get the guarded fetch, so the outbound policy decides on every
+   * connection their clients open, as the connection is made.
    */
-  #guardedStores(factory: VectorStoreFactory): VectorStoreFactory {
-    return async (provider, config) => {
-      for (const value of Object.values(config)) {
-        if (typeof value === 'string' && /^https?:\/\//i.test(value)) await this.fetch.check(value);
-      }
-      return factory(provider, config);
-    };
+  #guardedStores(factory: VectorStoreFactory) {
+    return (provider: VectorStoreProvider, config: Record<string, unknown>) => factory(provider, config, { fetch: this.fetch });
   }
 
   #kb(): KnowledgeBase {

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect, createServer as createTcpServer, type Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 
 /**
@@ -81,6 +81,57 @@ export async function startTrap(host: string = PRIVATE_TRAP, port = 0): Promise<
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export interface Forwarder {
+  readonly host: string;
+  readonly port: number;
+  /** `http://<host>:<port>` */
+  readonly url: string;
+  /** TCP connections accepted so far. */
+  readonly connections: number;
+  close(): Promise<void>;
+}
+
+/**
+ * A TCP forwarder on a refused address (default the private trap address) to a test server on
+ * loopback, counting connections: a store configured with the forwarder's address would reach
+ * the real test server behind it, so a refusal is the guard's doing and a count of 0 proves no
+ * connection was made.
+ */
+export async function startForwarder(target: { readonly host?: string; readonly port: number }, host: string = PRIVATE_TRAP, port = 0): Promise<Forwarder> {
+  ensureTrapAddresses();
+  let connections = 0;
+  const server = createTcpServer((socket) => {
+    connections++;
+    const upstream = connect(target.port, target.host ?? '127.0.0.1');
+    socket.pipe(upstream).pipe(socket);
+    upstream.on('error', () => socket.destroy());
+    socket.on('error', () => upstream.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const bound = (server.address() as AddressInfo).port;
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  return {
+    host,
+    port: bound,
+    url: `http://${host}:${bound}`,
+    get connections() {
+      return connections;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
         server.close(() => resolve());
       }),
   };

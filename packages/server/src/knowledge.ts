@@ -8,18 +8,20 @@ import { type EmbedderResolver, type EmbeddingModel, type KnowledgeAdapters, Pla
 
 /**
  * The third-party stores of `vectorstoreProvider`, each loaded (its official client with it)
- * only when a project first uses that provider.
+ * only when a project first uses that provider. Every store connects through `fetch` (the
+ * platform's guarded fetch): their clients' requests, and Weaviate's gRPC address, obey the
+ * outbound policy.
  */
-export const vectorStoreFactory: VectorStoreFactory = async (provider, config): Promise<VectorStore> => {
+export const vectorStoreFactory: VectorStoreFactory = async (provider, config, { fetch }): Promise<VectorStore> => {
   switch (provider) {
     case 'qdrant':
-      return (await import('@agent-platform/adapters-vector/qdrant')).createQdrantVectorStore(config);
+      return (await import('@agent-platform/adapters-vector/qdrant')).createQdrantVectorStore(config, { fetch });
     case 'chroma':
-      return (await import('@agent-platform/adapters-vector/chroma')).createChromaVectorStore(config);
+      return (await import('@agent-platform/adapters-vector/chroma')).createChromaVectorStore(config, { fetch });
     case 'pinecone':
-      return (await import('@agent-platform/adapters-vector/pinecone')).createPineconeVectorStore(config);
+      return (await import('@agent-platform/adapters-vector/pinecone')).createPineconeVectorStore(config, { fetch });
     case 'weaviate':
-      return (await import('@agent-platform/adapters-vector/weaviate')).createWeaviateVectorStore(config);
+      return (await import('@agent-platform/adapters-vector/weaviate')).createWeaviateVectorStore(config, { fetch });
   }
 };
 

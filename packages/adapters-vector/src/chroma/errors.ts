@@ -1,4 +1,5 @@
 import { isPlatformError, PlatformError } from '@agent-platform/core';
+import type { FetchFunction } from '../fetch.js';
 
 /** What error messages need to know of the store (never the API key). */
 export interface ErrorContext {
@@ -58,16 +59,18 @@ async function readMessage(response: Response): Promise<string> {
 
 /**
  * The `fetch` the adapter gives the client (in place of the client's own, which keeps neither
- * the status nor the cause and has no timeout): each request gets `timeoutMs`, and failures
- * become PlatformErrors.
+ * the status nor the cause and has no timeout): each request, made with `base` (the platform's
+ * guarded fetch), gets `timeoutMs`, and failures become PlatformErrors.
  */
-export function createFetch(ctx: ErrorContext): (input: Request | URL | string, init?: RequestInit) => Promise<Response> {
+export function createFetch(ctx: ErrorContext, base: FetchFunction = (input, init) => fetch(input, init)): FetchFunction {
   return async (input, init) => {
     const signal = AbortSignal.timeout(ctx.timeoutMs);
     let response: Response;
     try {
-      response = await fetch(input, { ...init, signal });
+      response = await base(input, { ...init, signal });
     } catch (error) {
+      // A refusal by the outbound policy (or an invalid URL) is the caller's to see as it is.
+      if (isPlatformError(error)) throw error;
       throw signal.aborted ? timedOut(ctx, error) : unreachable(ctx, error);
     }
     if (response.ok) return response;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { PlatformError, type VectorHit, type VectorQuery, type VectorRecord, type VectorStore } from '@agent-platform/core';
 import { ChromaClient, type Collection, type Where } from 'chromadb';
+import type { FetchFunction } from '../fetch.js';
 import { type ChromaConfig, parseChromaConfig } from './config.js';
 import { createFetch, type ErrorContext, toPlatformError } from './errors.js';
 
@@ -9,6 +10,8 @@ export { type ChromaConfig, parseChromaConfig } from './config.js';
 export interface ChromaVectorStoreOptions {
   /** Limit of each HTTP request to Chroma, in milliseconds. Default 10,000. */
   readonly timeoutMs?: number;
+  /** The fetch of every request to Chroma (the platform's guarded fetch), given to the client's HTTP client. Default: the global fetch. */
+  readonly fetch?: FetchFunction;
 }
 
 /**
@@ -71,10 +74,12 @@ export function createChromaVectorStore(config: unknown, options: ChromaVectorSt
     headers: cfg.apiKey === undefined ? {} : { 'x-chroma-token': cfg.apiKey },
   });
   // chromadb 3.5 offers no per-request timeout and drops the HTTP status of errors: give its HTTP
-  // client (hey-api's, whose `fetch` option is public) our fetch. Without it (another client
-  // version), the client's own errors are mapped by name and requests have no timeout.
+  // client (hey-api's, whose `fetch` option is public) our fetch, which makes each request with
+  // `options.fetch`. Without that option (another client version), the client's own errors are
+  // mapped by name and requests have no timeout; but a given fetch must be used: refuse then.
   const http = (client as unknown as { apiClient?: { setConfig?: (config: { fetch: unknown }) => unknown } }).apiClient;
-  http?.setConfig?.({ fetch: createFetch(ctx) });
+  if (typeof http?.setConfig === 'function') http.setConfig({ fetch: createFetch(ctx, options.fetch) });
+  else if (options.fetch) throw new PlatformError('internal', 'This chromadb client takes no fetch: its requests cannot go through the outbound policy');
 
   let closed = false;
   let opened: Promise<Collection> | undefined;

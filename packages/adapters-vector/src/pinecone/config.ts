@@ -61,5 +61,6 @@ export function parsePineconeConfig(config: unknown): PineconeConfig {
     throw PlatformError.invalid(`Invalid vectorstore configuration: ${issues.map((i) => i.message).join('; ')}`, issues);
   }
   const { indexName, apiKey, endpoint } = parsed.data;
-  return { indexName, apiKey, endpoint: (endpoint ?? DEFAULT_PINECONE_ENDPOINT).replace(/\/+$/, '') };
+  // As the URL parser reads it (the client joins it with paths as text).
+  return { indexName, apiKey, endpoint: new URL(endpoint ?? DEFAULT_PINECONE_ENDPOINT).href.replace(/\/+$/, '') };
 }

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PlatformError, type VectorHit, type VectorQuery, type VectorRecord, type VectorStore } from '@agent-platform/core';
 import { type Index, type IndexModel, Pinecone, type PineconeRecord } from '@pinecone-database/pinecone';
+import type { FetchFunction } from '../fetch.js';
 import { parsePineconeConfig } from './config.js';
 import { type ChunkMetadata, documentPrefix, pineconeNamespace, recordId } from './ids.js';
 import { type CallContext, pineconeFetch, toPlatformError, withCall } from './transport.js';
@@ -12,6 +13,8 @@ export interface PineconeVectorStoreOptions {
   readonly timeoutMs?: number;
   /** How long a newly created index may take to become ready, in milliseconds. Default 120,000. */
   readonly readyTimeoutMs?: number;
+  /** The fetch of every request (the platform's guarded fetch), given to the client as `fetchApi`. Default: the global fetch. */
+  readonly fetch?: FetchFunction;
 }
 
 /** Pinecone's limits per upsert request: 1,000 vectors or 2 MB; we stay a little under the bytes. */
@@ -73,7 +76,7 @@ export function createPineconeVectorStore(config: unknown, options: PineconeVect
   const { indexName, apiKey, endpoint } = parsePineconeConfig(config);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const readyTimeoutMs = options.readyTimeoutMs ?? 120_000;
-  let client: Pinecone | undefined = new Pinecone({ apiKey, controllerHostUrl: endpoint, fetchApi: pineconeFetch(timeoutMs), maxRetries: 3 });
+  let client: Pinecone | undefined = new Pinecone({ apiKey, controllerHostUrl: endpoint, fetchApi: pineconeFetch(timeoutMs, options.fetch), maxRetries: 3 });
   const closing = new AbortController();
   /** The index once it was found ready; forgotten after a failure, so a later call looks again. */
   let target: Target | undefined;

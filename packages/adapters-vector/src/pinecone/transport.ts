@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { isPlatformError, PlatformError } from '@agent-platform/core';
+import type { FetchFunction } from '../fetch.js';
 
 /**
  * What the fetch under the Pinecone client saw during one store call. The client turns HTTP
@@ -35,11 +36,12 @@ const messageOf = (body: string): string => {
 };
 
 /**
- * The fetch given to the client: each request gets the per-request timeout and the call's
- * signal, and a failed answer is noted in the call's context (its body read from a clone, so
- * the client still reads it too).
+ * The fetch given to the client: each request, made with `base` (the platform's guarded fetch:
+ * the control plane's endpoint and the index hosts it names are all checked), gets the
+ * per-request timeout and the call's signal, and a failed answer is noted in the call's context
+ * (its body read from a clone, so the client still reads it too).
  */
-export function pineconeFetch(timeoutMs: number): typeof fetch {
+export function pineconeFetch(timeoutMs: number, base: FetchFunction = (input, init) => fetch(input, init)): typeof fetch {
   return async (input, init) => {
     const context = calls.getStore();
     const timeout = AbortSignal.timeout(timeoutMs);
@@ -48,7 +50,7 @@ export function pineconeFetch(timeoutMs: number): typeof fetch {
       context.url = input instanceof Request ? input.url : String(input);
       context.failure = undefined;
     }
-    const response = await fetch(input, { ...init, signal });
+    const response = await base(input, { ...init, signal });
     if (!response.ok && context) {
       const body = await response
         .clone()
@@ -76,7 +78,9 @@ const messageOfError = (e: unknown) => (e instanceof Error ? e.message : String(
  * The API key never appears in a message.
  */
 export function toPlatformError(error: unknown, context: CallContext, fallbackUrl: string, timeoutMs: number, apiKey: string): PlatformError {
-  if (isPlatformError(error)) return error;
+  // Ours (a refusal by the outbound policy) as it is, even when the client wrapped it.
+  const ours = causes(error).find(isPlatformError);
+  if (ours) return ours;
   const redact = (text: string) => (apiKey ? text.split(apiKey).join('***') : text);
   let origin = fallbackUrl;
   try {

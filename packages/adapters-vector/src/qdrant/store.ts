@@ -1,12 +1,19 @@
 import { createHash } from 'node:crypto';
 import { PlatformError, type VectorHit, type VectorQuery, type VectorRecord, type VectorStore } from '@agent-platform/core';
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
+import { type FetchFunction, withGlobalFetch } from '../fetch.js';
 import { parseQdrantConfig } from './config.js';
 import { type ErrorContext, isConflict, isNotFound, toPlatformError } from './errors.js';
 
 export interface QdrantVectorStoreOptions {
   /** Limit of each HTTP request to Qdrant, in milliseconds. Default 10,000. */
   readonly timeoutMs?: number;
+  /**
+   * The fetch of every request to Qdrant (the platform's guarded fetch). Qdrant's client calls
+   * the global fetch and takes none of its own: the store runs each of its calls with this one
+   * as the global fetch of the call (`withGlobalFetch`). Default: the global fetch.
+   */
+  readonly fetch?: FetchFunction;
 }
 
 /** A `VectorStore` on one Qdrant collection (`indexName`) shared by every namespace. */
@@ -52,9 +59,15 @@ export function qdrantPointId(namespace: string, chunkId: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** The port written in the endpoint, even the scheme's default one (which `URL` drops). */
+/**
+ * The port written in the endpoint, even the scheme's default one (which `URL` drops). Read
+ * from the text as the URL parser sees it: without the spaces and C0 controls around it and
+ * the tabs and newlines inside it (`URL` removes them too).
+ */
 function explicitPort(endpoint: string): number | undefined {
-  const port = /^[a-z]+:\/\/(?:\[[^\]]*\]|[^/?#:]*)(?::(\d+))?/i.exec(endpoint)?.[1];
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the URL parser strips exactly these (C0 controls and space) around a URL.
+  const text = endpoint.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '').replace(/[\t\n\r]/g, '');
+  const port = /^[a-z][a-z0-9+.-]*:[\\/]*(?:[^@/\\?#]*@)?(?:\[[^\]]*\]|[^/\\?#:]*)(?::(\d+))?/i.exec(text)?.[1];
   return port ? Number(port) : undefined;
 }
 
@@ -170,7 +183,7 @@ export function createQdrantVectorStore(config: unknown, options: QdrantVectorSt
   const run = async <T>(op: () => Promise<T>, onMissing?: () => T): Promise<T> => {
     if (closed) throw new PlatformError('unavailable', 'The Qdrant vector store was closed');
     try {
-      return await op();
+      return await withGlobalFetch(options.fetch, op);
     } catch (error) {
       if (isNotFound(error)) {
         dimension = undefined;

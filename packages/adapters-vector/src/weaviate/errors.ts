@@ -126,8 +126,11 @@ function probe(host: string, port: number, timeoutMs: number): Promise<string | 
 }
 
 export interface GuardOptions {
-  /** The call goes over gRPC: probe the port while it runs (see below). */
-  readonly grpc?: boolean;
+  /**
+   * The call goes over gRPC: probe the port while it runs (see below), at the address this
+   * answers (the one the gRPC connection was checked and pinned to), when it answers one.
+   */
+  readonly grpc?: () => { readonly host: string; readonly port: number } | undefined;
   readonly signal?: AbortSignal | undefined;
 }
 
@@ -163,9 +166,12 @@ export function guarded<T>(op: Promise<T>, ctx: ErrorContext, options: GuardOpti
     );
     timers.push(setTimeout(() => finish(() => reject(timedOut(ctx))), ctx.timeoutMs));
     if (options.grpc && ctx.timeoutMs > PROBE_AFTER_MS) {
+      const probeAt = options.grpc;
       timers.push(
         setTimeout(() => {
-          void probe(ctx.grpc.host, ctx.grpc.port, Math.min(2000, ctx.timeoutMs - PROBE_AFTER_MS)).then((reason) => {
+          const at = probeAt();
+          if (!at) return;
+          void probe(at.host, at.port, Math.min(2000, ctx.timeoutMs - PROBE_AFTER_MS)).then((reason) => {
             if (reason) finish(() => reject(unavailable(ctx, `gRPC at ${ctx.grpc.host}:${ctx.grpc.port}: ${reason}`)));
           });
         }, PROBE_AFTER_MS),

@@ -1,5 +1,6 @@
 import { PlatformError, type VectorHit, type VectorQuery, type VectorRecord, type VectorStore } from '@agent-platform/core';
 import weaviate, { type Collection, type FilterValue, Filters, type WeaviateClient } from 'weaviate-client';
+import { type FetchFunction, withGlobalFetch } from '../fetch.js';
 import { parseWeaviateConfig, type WeaviateConfig, weaviateConnection } from './config.js';
 import { type ErrorContext, type GuardOptions, guarded, isAlreadyExists, isNotFound } from './errors.js';
 import { chunkUuid, classDefinition, dimensionMismatch, lengthsInError, verifyClass } from './schema.js';
@@ -9,6 +10,22 @@ export { parseWeaviateConfig, type WeaviateConfig } from './config.js';
 export interface WeaviateVectorStoreOptions {
   /** Deadline of each request to Weaviate, in ms. Default 10,000. */
   readonly timeoutMs?: number;
+  /**
+   * The platform's guarded fetch. REST: Weaviate's client calls the global fetch and takes none
+   * of its own, so each store call runs with this one as the global fetch of the call
+   * (`withGlobalFetch`). gRPC: `check` resolves and checks the gRPC address before each
+   * connection; a plain (http) gRPC connection then goes to the checked IP address itself, and a
+   * TLS one (https) to the host name, whose certificate the TLS handshake verifies (the gRPC
+   * library resolves the name again: a later DNS answer can at most receive a TLS handshake
+   * that fails, never a request). Default: the global fetch, and gRPC unchecked.
+   */
+  readonly fetch?: FetchFunction & { check(url: string): Promise<{ readonly addresses: readonly { readonly address: string; readonly family: 4 | 6 }[] }> };
+}
+
+/** A connected client and the address its gRPC connection goes to. */
+interface Connected {
+  readonly client: WeaviateClient;
+  readonly grpc: { readonly host: string; readonly port: number };
 }
 
 /** Objects per `BatchObjects` request, and at most this many bytes of vectors in one. */
@@ -56,14 +73,27 @@ export function createWeaviateVectorStore(config: unknown, options: WeaviateVect
   // The client's own deadlines (seconds) sit just past ours, so ours answer first.
   const seconds = Math.ceil(timeoutMs / 1000) + 1;
 
-  let client: Promise<WeaviateClient> | undefined;
-  const connect = () =>
-    weaviate.connectToCustom({
+  /** Where gRPC connects: the checked address (plain gRPC) or the checked name (TLS), see `options.fetch`. */
+  const grpcTarget = async (): Promise<{ readonly host: string; readonly probe: string }> => {
+    if (!options.fetch) return { host: conn.grpc.host, probe: conn.grpc.host };
+    const { addresses } = await options.fetch.check(`${conn.grpc.secure ? 'https' : 'http'}://${conn.grpc.host}:${conn.grpc.port}/`);
+    const first = addresses[0];
+    if (!first) throw new PlatformError('unavailable', `Weaviate gRPC host ${conn.grpc.host} has no address`, { retryable: true });
+    const literal = first.family === 6 ? `[${first.address}]` : first.address;
+    return { host: conn.grpc.secure ? conn.grpc.host : literal, probe: first.address };
+  };
+
+  let client: Promise<Connected> | undefined;
+  /** The gRPC address of the current client, once connected (the probe goes there and nowhere else). */
+  let probeAt: { readonly host: string; readonly port: number } | undefined;
+  const connect = async (): Promise<Connected> => {
+    const grpcAt = await grpcTarget();
+    const connected = await weaviate.connectToCustom({
       httpHost: conn.http.host,
       httpPort: conn.http.port,
       httpSecure: conn.http.secure,
       httpPath: conn.http.path,
-      grpcHost: conn.grpc.host,
+      grpcHost: grpcAt.host,
       grpcPort: conn.grpc.port,
       grpcSecure: conn.grpc.secure,
       ...(cfg.apiKey === undefined ? {} : { authCredentials: new weaviate.ApiKey(cfg.apiKey) }),
@@ -72,9 +102,15 @@ export function createWeaviateVectorStore(config: unknown, options: WeaviateVect
       // Weaviate that is down would make the store unusable until recreated.
       skipInitChecks: true,
     });
-  const dropClient = (dropped: Promise<WeaviateClient>) => {
-    if (client === dropped) client = undefined;
-    dropped.then((c) => c.close()).catch(() => {});
+    probeAt = { host: grpcAt.probe, port: conn.grpc.port };
+    return { client: connected, grpc: probeAt };
+  };
+  const dropClient = (dropped: Promise<Connected>) => {
+    if (client === dropped) {
+      client = undefined;
+      probeAt = undefined;
+    }
+    dropped.then(({ client: c }) => c.close()).catch(() => {});
   };
 
   /** What is known of the class; forgotten after any failure (it may have been changed meanwhile). */
@@ -83,14 +119,21 @@ export function createWeaviateVectorStore(config: unknown, options: WeaviateVect
   let verifying: { readonly want: number; readonly promise: Promise<void> } | undefined;
 
   /** One request to Weaviate, guarded (deadline, signal, error mapping, probe for gRPC). */
-  async function run<T>(fn: (c: WeaviateClient) => Promise<T>, options: GuardOptions = {}): Promise<T> {
-    client ??= connect();
+  async function run<T>(fn: (c: WeaviateClient) => Promise<T>, guard: GuardOptions = {}): Promise<T> {
+    if (!client) {
+      const pending = connect();
+      client = pending;
+      // A failed connect (a refused or unresolvable gRPC address) is tried again by the next call.
+      pending.catch(() => {
+        if (client === pending) client = undefined;
+      });
+    }
     const current = client;
     try {
       return await guarded(
-        current.then((c) => fn(c)),
+        current.then(({ client: c }) => withGlobalFetch(options.fetch, () => fn(c))),
         ctx,
-        options,
+        guard,
       );
     } catch (error) {
       const code = (error as PlatformError).code;
@@ -102,7 +145,7 @@ export function createWeaviateVectorStore(config: unknown, options: WeaviateVect
       throw error;
     }
   }
-  const grpc = (signal?: AbortSignal): GuardOptions => ({ grpc: true, signal });
+  const grpc = (signal?: AbortSignal): GuardOptions => ({ grpc: () => probeAt, signal });
   const collection = (c: WeaviateClient): Collection => c.collections.use(className);
 
   /** The class's config, or undefined when there is no such class. */
@@ -290,7 +333,8 @@ export function createWeaviateVectorStore(config: unknown, options: WeaviateVect
       client = undefined;
       exists = false;
       dimensions = undefined;
-      if (current) await current.then((c) => c.close()).catch(() => {});
+      probeAt = undefined;
+      if (current) await current.then(({ client: c }) => c.close()).catch(() => {});
     },
   };
 }

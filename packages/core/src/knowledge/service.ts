@@ -2,6 +2,7 @@ import type { Caller } from '../platform.js';
 import type { Clock } from '../clock.js';
 import { isPlatformError, PlatformError } from '../errors.js';
 import type { IdGenerator } from '../ids.js';
+import type { GuardedFetch } from '../net/guarded-fetch.js';
 import {
   type CreateDocumentRequest,
   DEFAULT_ALPHA,
@@ -27,19 +28,33 @@ export type EmbedderResolver = (embeddingModel: string | undefined, caller: Call
 /** The third-party vector store kinds of the spec's `vectorstoreProvider`. */
 export type VectorStoreProvider = 'pinecone' | 'weaviate' | 'qdrant' | 'chroma';
 
+/** How a third-party store reaches its server: only through the outbound policy. */
+export interface VectorStoreConnection {
+  /**
+   * The guarded fetch: the store's client makes every HTTP request with it (each address and
+   * redirect hop checked, the socket pinned to the checked address), and checks with
+   * `fetch.check` any other connection before opening it (Weaviate's gRPC).
+   */
+  readonly fetch: GuardedFetch;
+}
+
 /**
- * Makes the store of a `vectorstoreProvider` and its `vectorStoreConfig`; throws
- * `invalid_request` ("Invalid vectorstore configuration: ...") for a configuration it cannot use.
- * Stores are cached per configuration by the caller.
+ * Makes the store of a `vectorstoreProvider` and its `vectorStoreConfig`, connecting through
+ * `connection`; throws `invalid_request` ("Invalid vectorstore configuration: ...") for a
+ * configuration it cannot use. Stores are cached per configuration by the caller.
  */
-export type VectorStoreFactory = (provider: VectorStoreProvider, config: Record<string, unknown>) => VectorStore | Promise<VectorStore>;
+export type VectorStoreFactory = (
+  provider: VectorStoreProvider,
+  config: Record<string, unknown>,
+  connection: VectorStoreConnection,
+) => VectorStore | Promise<VectorStore>;
 
 export interface KnowledgeOptions {
   readonly storage: StorageAdapter;
   /** The built-in (default) store: projects without a `vectorstoreProvider`. */
   readonly vectors: VectorStore;
-  /** Third-party stores by provider; without it, `vectorstoreProvider` is refused. */
-  readonly vectorStores?: VectorStoreFactory;
+  /** Third-party stores by provider (their connection bound already); without it, `vectorstoreProvider` is refused. */
+  readonly vectorStores?: (provider: VectorStoreProvider, config: Record<string, unknown>) => VectorStore | Promise<VectorStore>;
   readonly embedders: EmbedderResolver;
   /** Sources of documents (uploaded files and posted texts), kept for re-indexing. */
   readonly blobs: BlobStore;
