@@ -1,4 +1,4 @@
-import { displayUrl, type EmbeddingModel, PlatformError } from '@agent-platform/core';
+import { displayUrl, type EmbeddingModel, isPlatformError, PlatformError } from '@agent-platform/core';
 import OpenAI from 'openai';
 
 export interface OpenAIEmbedderOptions {
@@ -92,6 +92,8 @@ function upstreamError(error: unknown, upstream: string, hasKey: boolean, timeou
     });
   }
   if (error instanceof OpenAI.APIConnectionError || error.status === undefined) {
+    // The fetch refused the address (the outbound policy): its answer as it is.
+    if (isPlatformError(error.cause)) return error.cause;
     const reason = redact(error.cause instanceof Error ? error.cause.message : error.message);
     return new PlatformError('upstream_error', `Embedding upstream ${upstream} could not be reached: ${reason}`, {
       retryable: true,

@@ -1,19 +1,13 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { type EmbeddingModel, PlatformError } from '@agent-platform/core';
+import { type Dtype, insideFolder, invalidModel, onnxFile, type Transformers, transformers, withEnv } from './transformers-runtime.js';
 
-// `@huggingface/transformers` (and its ONNX Runtime) is loaded on the first load of a model,
-// never when this module is imported.
-type Transformers = typeof import('@huggingface/transformers');
+export { downloadHubModel, hubModelFolder, isHubModelCached, type TransformersHubOptions, transformersHubEmbedder } from './hub.js';
+
 type Pipeline = Awaited<ReturnType<Transformers['pipeline']>> & {
   tokenizer: import('@huggingface/transformers').PreTrainedTokenizer;
   model: import('@huggingface/transformers').PreTrainedModel;
-};
-let library: Promise<Transformers> | undefined;
-const transformers = (): Promise<Transformers> => {
-  library ??= import('@huggingface/transformers');
-  return library;
 };
 
 /** How token vectors become one text vector. */
@@ -36,7 +30,7 @@ export interface TransformersEmbedderOptions {
   /** Texts per model call (texts are grouped by length first). Default 16. */
   readonly batchSize?: number;
   /** ONNX weights variant: `fp32` (default, `onnx/model.onnx`), `fp16`, `q8`, `int8`, `uint8`, `q4`, `bnb4`, `q4f16`. */
-  readonly dtype?: 'fp32' | 'fp16' | 'q8' | 'int8' | 'uint8' | 'q4' | 'bnb4' | 'q4f16';
+  readonly dtype?: Dtype;
   /** ONNX Runtime intra-op threads. Default: ONNX Runtime's (the machine's cores). */
   readonly threads?: number;
   /** transformers.js' file cache (not used for local folders; given so that nothing is written inside node_modules). */
@@ -64,14 +58,9 @@ export interface TransformersEmbeddingModel extends EmbeddingModel {
   close(): Promise<void>;
 }
 
-const invalidModel = (folder: string, reason: string, cause?: unknown) =>
-  new PlatformError('invalid_request', `Embedding model folder "${folder}" ${reason}`, {
-    details: { folder },
-    ...(cause === undefined ? {} : { cause }),
-  });
-
 function readJson(folder: string, file: string, required: boolean): Record<string, unknown> | undefined {
-  const path = join(folder, file);
+  const path = insideFolder(folder, file);
+  if (!path) throw invalidModel(folder, `names a file outside the folder: "${file}"`);
   if (!existsSync(path)) {
     if (required) throw invalidModel(folder, `is not a transformers.js model folder: it has no ${file}`);
     return undefined;
@@ -91,10 +80,6 @@ function readJson(folder: string, file: string, required: boolean): Record<strin
 
 const positiveInt = (value: unknown): number | undefined => (typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined);
 
-/** The ONNX file transformers.js loads for `dtype` (its `DEFAULT_DTYPE_SUFFIX_MAPPING`). */
-const onnxFile = (dtype: NonNullable<TransformersEmbedderOptions['dtype']>): string =>
-  `onnx/model${{ fp32: '', fp16: '_fp16', q8: '_quantized', int8: '_int8', uint8: '_uint8', q4: '_q4', bnb4: '_bnb4', q4f16: '_q4f16' }[dtype]}.onnx`;
-
 /**
  * Reads a model folder's configuration: hidden size (config.json), pooling and normalisation
  * (sentence-transformers `modules.json` and its Pooling module's config; default mean and
@@ -102,7 +87,7 @@ const onnxFile = (dtype: NonNullable<TransformersEmbedderOptions['dtype']>): str
  * `max_seq_length`, tokenizer_config.json's `model_max_length` and config.json's
  * `max_position_embeddings`, default 512). Throws `invalid_request` naming the folder.
  */
-export function readModelFolder(model: string, dtype: NonNullable<TransformersEmbedderOptions['dtype']> = 'fp32'): TransformersModelInfo {
+export function readModelFolder(model: string, dtype: Dtype = 'fp32'): TransformersModelInfo {
   const folder = resolve(model);
   let stat: ReturnType<typeof statSync> | undefined;
   try {
@@ -157,23 +142,6 @@ export function readModelFolder(model: string, dtype: NonNullable<TransformersEm
   );
   const maxLength = limits.length ? Math.min(...limits) : 512;
   return { folder, modelType, dimensions, pooling, normalize, maxLength };
-}
-
-// transformers.js keeps its settings in one global `env`; loads change it only inside this queue.
-let envQueue: Promise<unknown> = Promise.resolve();
-function withEnv<T>(change: (env: Transformers['env']) => void, run: () => Promise<T>): Promise<T> {
-  const next = envQueue.then(async () => {
-    const { env } = await transformers();
-    const saved = { allowRemoteModels: env.allowRemoteModels, allowLocalModels: env.allowLocalModels, localModelPath: env.localModelPath, remoteHost: env.remoteHost, fetch: env.fetch };
-    change(env);
-    try {
-      return await run();
-    } finally {
-      Object.assign(env, saved);
-    }
-  });
-  envQueue = next.catch(() => undefined);
-  return next;
 }
 
 const refuseFetch = async (input: string | URL): Promise<never> => {
@@ -333,119 +301,3 @@ export function transformersEmbedder(options: TransformersEmbedderOptions): Tran
   };
 }
 
-export interface TransformersHubOptions extends Omit<TransformersEmbedderOptions, 'model'> {
-  /** A Hugging Face hub model id with ONNX weights in transformers.js' layout, e.g. `Xenova/all-MiniLM-L6-v2` or `Xenova/bge-base-en-v1.5`. */
-  readonly model: string;
-  /** Where downloaded models are kept (transformers.js' file cache layout: `<cacheDir>/<owner>/<name>/...`). Required. */
-  readonly cacheDir: string;
-  /** Hub revision (branch, tag or commit). Default `main`. */
-  readonly revision?: string;
-  /** Download when the model is not in `cacheDir` yet. Default true; false only uses the cache. */
-  readonly download?: boolean;
-  /** The hub. Default transformers.js' `env.remoteHost` (`https://huggingface.co/`). */
-  readonly remoteHost?: string;
-}
-
-/** The folder under `cacheDir` that holds (or will hold) a hub model. */
-export function hubModelFolder(cacheDir: string, model: string, revision = 'main'): string {
-  if (!/^[\w.-]+\/[\w.-]+$/.test(model) || model.includes('..')) throw PlatformError.invalid(`Invalid Hugging Face model id "${model}": expected <owner>/<name>`);
-  return revision === 'main' ? join(resolve(cacheDir), model) : join(resolve(cacheDir), model, revision);
-}
-
-/**
- * Downloads a hub model into its folder under `cacheDir` unless the folder is complete already:
- * transformers.js fetches `config.json`, the tokenizer files and the ONNX weights of `dtype`
- * into its file cache (`<cacheDir>/<owner>/<name>[/<revision>]/...`), and the
- * sentence-transformers files that choose pooling (`modules.json`, the Pooling module's
- * `config.json`, `sentence_bert_config.json`) are fetched next to them when the repository has
- * them. Returns the folder. Needs internet; never exercised by this project's tests.
- */
-export async function downloadHubModel(options: TransformersHubOptions): Promise<string> {
-  const { cacheDir, revision = 'main', download = true, remoteHost } = options;
-  const dtype = options.dtype ?? 'fp32';
-  const folder = hubModelFolder(cacheDir, options.model, revision);
-  const complete = () => existsSync(join(folder, 'config.json')) && existsSync(join(folder, 'tokenizer.json')) && existsSync(join(folder, onnxFile(dtype)));
-  if (complete()) return folder;
-  if (!download) throw invalidModel(folder, `does not hold ${options.model} yet (downloads are off)`);
-  await withEnv(
-    (env) => {
-      env.allowRemoteModels = true;
-      env.allowLocalModels = false;
-      if (remoteHost) env.remoteHost = remoteHost;
-    },
-    async () => {
-      const { pipeline, env } = await transformers();
-      try {
-        const pipe = await pipeline('feature-extraction', options.model, { cache_dir: resolve(cacheDir), revision, dtype, device: 'cpu' });
-        await pipe.dispose();
-        const base = `${env.remoteHost.replace(/\/+$/, '')}/${options.model}/resolve/${encodeURIComponent(revision)}/`;
-        const fetchOptional = async (file: string): Promise<string | undefined> => {
-          const response = await fetch(base + file);
-          if (response.status === 404) return undefined;
-          if (!response.ok) throw new Error(`${base + file} answered HTTP ${response.status}`);
-          const text = await response.text();
-          await mkdir(dirname(join(folder, file)), { recursive: true });
-          await writeFile(join(folder, file), text);
-          return text;
-        };
-        await fetchOptional('sentence_bert_config.json');
-        const modules = await fetchOptional('modules.json');
-        const pooling = modules === undefined ? undefined : (JSON.parse(modules) as { type?: string; path?: string }[]).find((m) => m.type?.endsWith('.Pooling'));
-        if (pooling?.path) await fetchOptional(`${pooling.path}/config.json`);
-      } catch (error) {
-        throw new PlatformError('upstream_error', `Could not download ${options.model} from the Hugging Face hub into ${folder}: ${error instanceof Error ? error.message : String(error)}`, {
-          retryable: true,
-          details: { model: options.model, folder },
-          cause: error,
-        });
-      }
-    },
-  );
-  if (!complete()) throw invalidModel(folder, `is incomplete after downloading ${options.model}`);
-  return folder;
-}
-
-/**
- * A model from the Hugging Face hub by id (`Xenova/all-MiniLM-L6-v2`, `Xenova/bge-base-en-v1.5`,
- * ...: repositories with ONNX weights in transformers.js' layout), kept in `cacheDir`. Id
- * `hf:<model>`. When the model's folder in the cache is complete it is used offline, as a
- * local folder; otherwise the first `embed` downloads it (`downloadHubModel`). `dimensions` is
- * read from the cached config.json, so it is 0 until the model is in the cache (like an
- * OpenAI-compatible embedder learning it from its first answer). Needs internet for the first
- * use of a model; this project's tests do not exercise the download.
- */
-export function transformersHubEmbedder(options: TransformersHubOptions): EmbeddingModel & { close(): Promise<void> } {
-  const { cacheDir, revision = 'main', download, remoteHost, ...rest } = options;
-  const folder = hubModelFolder(cacheDir, options.model, revision);
-  const id = rest.id ?? `hf:${options.model}${revision === 'main' ? '' : `@${revision}`}`;
-  const open = () => transformersEmbedder({ ...rest, model: folder, id });
-  let inner: TransformersEmbeddingModel | undefined = existsSync(join(folder, 'config.json')) ? open() : undefined;
-  let fetching: Promise<TransformersEmbeddingModel> | undefined;
-  const ready = (): Promise<TransformersEmbeddingModel> => {
-    if (inner) return Promise.resolve(inner);
-    fetching ??= downloadHubModel(options).then(
-      () => {
-        inner = open();
-        return inner;
-      },
-      (error: unknown) => {
-        fetching = undefined;
-        throw error;
-      },
-    );
-    return fetching;
-  };
-  return {
-    id,
-    get dimensions() {
-      return inner?.dimensions ?? 0;
-    },
-    async embed(texts, embedOptions) {
-      if (texts.length === 0) return [];
-      return (await ready()).embed(texts, embedOptions);
-    },
-    async close() {
-      await inner?.close();
-    },
-  };
-}

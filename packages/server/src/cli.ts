@@ -30,10 +30,15 @@ Options:
                         (env AGENT_PLATFORM_DEFAULT_MODEL, default openai:gpt-4o-mini)
   --max-steps N         Model calls per agent turn at most (env AGENT_PLATFORM_MAX_STEPS, default 8)
   --allow-host HOST     Let URLs that callers supply (local model baseUrl, a credential's baseUrl,
-                        MCP servers) reach this host name (*.domain for subdomains), IP or CIDR
-                        range besides loopback and public addresses; repeatable
-                        (env AGENT_PLATFORM_ALLOWED_HOSTS, comma- or space-separated)
+                        MCP servers, vector store endpoints) reach this host name (*.domain for
+                        subdomains), IP or CIDR range besides loopback and public addresses;
+                        repeatable (env AGENT_PLATFORM_ALLOWED_HOSTS, comma- or space-separated)
   --allowed-hosts-only  Only allow-listed hosts are reachable (loopback and public ones too are refused)
+  --allow-model-downloads
+                        Let projects name Hugging Face hub models (embeddingModel "hf:<owner>/<name>")
+                        that are not in <data>/models/hub yet: the server downloads them (from
+                        HF_ENDPOINT, default https://huggingface.co) (env
+                        AGENT_PLATFORM_ALLOW_MODEL_DOWNLOADS=true; default: only models already there)
   --python-isolation MODE
                         Confinement of Python tools: auto (default: namespaces when the machine
                         can make them, else Python tools are refused), namespaces, or process
@@ -55,6 +60,8 @@ AGENT_PLATFORM_MCP_TIMEOUT_MS each MCP tool call (default 30000).
 Env AGENT_PLATFORM_SECRET is the master key of stored credentials (default: a key file in
 the data folder). Providers without a stored credential use OPENAI_API_KEY, OPENAI_BASE_URL
 and OLLAMA_HOST; AGENT_PLATFORM_MODEL_TIMEOUT_MS bounds each provider request (120000).
+Credentials with proxy: true go through HTTPS_PROXY / HTTP_PROXY. The hosts of OPENAI_BASE_URL,
+OLLAMA_HOST, the proxies and HF_ENDPOINT are allowed for the server's own requests to them.
 Env AGENT_PLATFORM_EMBED_WORKERS sets the most worker threads of the built-in embedder
 (default: one per core, at most 4).
 `;
@@ -94,6 +101,7 @@ async function serveCommand(argv: string[]): Promise<void> {
       'max-steps': { type: 'string' },
       'allow-host': { type: 'string', multiple: true },
       'allowed-hosts-only': { type: 'boolean' },
+      'allow-model-downloads': { type: 'boolean' },
       'python-isolation': { type: 'string' },
       'python-packages': { type: 'string', multiple: true },
       'npm-registry': { type: 'string' },
@@ -131,6 +139,7 @@ async function serveCommand(argv: string[]): Promise<void> {
       allowedHosts: [...parseAllowedHosts(process.env.AGENT_PLATFORM_ALLOWED_HOSTS), ...(values['allow-host'] ?? [])],
       allowlistOnly: values['allowed-hosts-only'] === true,
     },
+    ...(values['allow-model-downloads'] ? { allowModelDownloads: true } : {}),
     tools: {
       ...(pythonIsolation ? { pythonIsolation } : {}),
       ...(values['python-packages'] ? { pythonPackageDirs: values['python-packages'] } : {}),

@@ -1,10 +1,21 @@
 import { join, resolve } from 'node:path';
 import { BUILTIN_EMBEDDING_MODEL, builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
 import { openaiEmbedder } from '@agent-platform/adapters-embedding/openai';
-import { transformersEmbedder, transformersHubEmbedder } from '@agent-platform/adapters-embedding/transformers';
+import { isHubModelCached, transformersEmbedder, transformersHubEmbedder } from '@agent-platform/adapters-embedding/transformers';
 import { fileBlobStore } from '@agent-platform/adapters-storage/blobs';
 import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
-import { type EmbedderResolver, type EmbeddingModel, type KnowledgeAdapters, PlatformError, type VectorStore, type VectorStoreFactory } from '@agent-platform/core';
+import {
+  createGuardedFetch,
+  createOutboundPolicy,
+  type EmbedderResolver,
+  type EmbeddingModel,
+  type GuardedFetch,
+  type KnowledgeAdapters,
+  PlatformError,
+  type VectorStore,
+  type VectorStoreFactory,
+} from '@agent-platform/core';
+import { hubUrl } from './outbound.js';
 
 /**
  * The third-party stores of `vectorstoreProvider`, each loaded (its official client with it)
@@ -31,22 +42,46 @@ export interface EmbedderResolverOptions {
    * `hf:<owner>/<name>` keeps hub downloads in `<dataDir>/models/hub`. Without it neither works.
    */
   readonly dataDir?: string;
+  /**
+   * The fetch of the operator's own URLs the embedders reach: OPENAI_BASE_URL (`openai:`) and
+   * the Hugging Face hub (`hf:`, HF_ENDPOINT or huggingface.co, and the hosts it redirects to).
+   * The server passes its guarded fetch that allows the operator's hosts. Default: a guarded
+   * fetch of the default policy (loopback and public addresses), closed with the resolver.
+   */
+  readonly fetch?: GuardedFetch;
+  /**
+   * Whether an `hf:` model that is not in `<dataDir>/models/hub` yet may be downloaded
+   * (`--allow-model-downloads`, AGENT_PLATFORM_ALLOW_MODEL_DOWNLOADS). Default false: then
+   * `hf:` names only models already in the cache (put there by the operator), and any other
+   * is refused (400) naming the flag.
+   */
+  readonly allowDownloads?: boolean;
 }
+
+/** The answer to an `hf:` model that is not in the cache while downloads are off. */
+const downloadsOff = (name: string) =>
+  PlatformError.invalid(
+    `settings.embeddingModel: "${name}" is not in the model cache and model downloads are off; the operator can allow them with --allow-model-downloads (AGENT_PLATFORM_ALLOW_MODEL_DOWNLOADS=true)`,
+    [{ path: ['settings', 'embeddingModel'], code: 'custom', message: 'not in the model cache; model downloads are off (--allow-model-downloads)' }],
+  );
 
 /**
  * Chooses the embedder by a project's `embeddingModel` setting: none or `builtin` is the
  * built-in offline model (AGENT_PLATFORM_EMBED_WORKERS, a positive integer, sets its most
  * worker threads; default one per core, at most 4); `openai:<model>` is an OpenAI-compatible
  * server (OPENAI_API_KEY, OPENAI_BASE_URL from the environment until provider credentials
- * exist); `local:<folder>` is
- * an ONNX sentence-embedding model folder run in-process by transformers.js (a folder the
- * operator put under `<dataDir>/models/`); `hf:<owner>/<name>` is a Hugging Face hub model
- * downloaded once into `<dataDir>/models/hub/`. One embedder per model, shared by projects.
+ * exist); `local:<folder>` is an ONNX sentence-embedding model folder run in-process by
+ * transformers.js (a folder the operator put under `<dataDir>/models/`); `hf:<owner>/<name>` is
+ * a Hugging Face hub model kept in `<dataDir>/models/hub/`, downloaded on first use only when
+ * the operator allows downloads (`options.allowDownloads`). One embedder per model, shared by
+ * projects. Every request goes through `options.fetch`.
  */
 export function embedderResolver(
   env: NodeJS.ProcessEnv = process.env,
   options: EmbedderResolverOptions = {},
 ): EmbedderResolver & { close(): Promise<void> } {
+  const ownFetch = options.fetch ? undefined : createGuardedFetch(createOutboundPolicy());
+  const fetch = options.fetch ?? (ownFetch as GuardedFetch);
   const workers = Number(env.AGENT_PLATFORM_EMBED_WORKERS);
   const builtin = builtinEmbedder(Number.isInteger(workers) && workers > 0 ? { workers } : {});
   const remote = new Map<string, EmbeddingModel>();
@@ -77,11 +112,17 @@ export function embedderResolver(
     if (kind === 'hf') {
       if (!models) throw PlatformError.invalid(`settings.embeddingModel: "${name}" needs a data folder to keep the model in`);
       if (!/^[\w.-]+\/[\w.-]+$/.test(value) || value.includes('..')) throw PlatformError.invalid(`settings.embeddingModel: "${name}" must be hf:<owner>/<name>`);
-      return cached(`hf:${value}`, () => transformersHubEmbedder({ model: value, cacheDir: join(models, 'hub') }));
+      const cacheDir = join(models, 'hub');
+      // Checked on every resolve (not cached): a model the operator puts in the cache later is then usable.
+      if (!options.allowDownloads && !isHubModelCached(cacheDir, value)) throw downloadsOff(name);
+      return cached(`hf:${value}`, () =>
+        transformersHubEmbedder({ model: value, cacheDir, download: options.allowDownloads === true, remoteHost: hubUrl(env), fetch }),
+      );
     }
     return cached(`openai:${value}`, () =>
       openaiEmbedder({
         model: value,
+        fetch: fetch as unknown as typeof globalThis.fetch,
         ...(env.OPENAI_API_KEY ? { apiKey: env.OPENAI_API_KEY } : {}),
         ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
       }),
@@ -89,15 +130,23 @@ export function embedderResolver(
   };
   return Object.assign(resolveModel, {
     close: async () => {
-      await Promise.all([builtin.close?.(), ...[...remote.values()].map((embedder) => embedder.close?.())]);
+      await Promise.all([builtin.close?.(), ...[...remote.values()].map((embedder) => embedder.close?.()), ownFetch?.close()]);
     },
   });
 }
 
-/** The embedded knowledge defaults under a data folder: vectors in `vectors/`, sources in `files/`. */
-export async function openKnowledge(dataDir: string): Promise<KnowledgeAdapters & { close(): Promise<void> }> {
+/**
+ * The embedded knowledge defaults under a data folder: vectors in `vectors/`, sources in
+ * `files/`, embedders by `embedderResolver` (with `options`: the operator's fetch and whether hub
+ * downloads are allowed).
+ */
+export async function openKnowledge(
+  dataDir: string,
+  options: Omit<EmbedderResolverOptions, 'dataDir'> & { readonly env?: NodeJS.ProcessEnv } = {},
+): Promise<KnowledgeAdapters & { close(): Promise<void> }> {
   const root = resolve(dataDir);
-  const embedder = embedderResolver(process.env, { dataDir: root });
+  const { env = process.env, ...resolverOptions } = options;
+  const embedder = embedderResolver(env, { ...resolverOptions, dataDir: root });
   const vectors = await builtinVectorStore({ dir: join(root, 'vectors') });
   return { vectors, vectorStores: vectorStoreFactory, embedder, blobs: fileBlobStore({ dir: join(root, 'files') }), close: embedder.close };
 }

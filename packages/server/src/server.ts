@@ -1,18 +1,12 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import {
-  AgentPlatform,
-  createGuardedFetch,
-  createOutboundPolicy,
-  defaultLocalModelBaseUrl,
-  type OutboundPolicyOptions,
-  type ToolSource,
-} from '@agent-platform/core';
+import { AgentPlatform, defaultLocalModelBaseUrl, type OutboundPolicyOptions, type ToolSource } from '@agent-platform/core';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import { serve } from 'h3';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app.js';
 import { openKnowledge } from './knowledge.js';
+import { outboundFetches } from './outbound.js';
 import { createMcpConnector } from '@agent-platform/mcp';
 import { javascriptSandbox, npmDependencies, type PythonIsolation, pythonSandbox } from '@agent-platform/sandbox';
 import { chatModelResolver } from './providers/index.js';
@@ -38,6 +32,12 @@ export interface ServerOptions {
   readonly toolSources?: readonly ToolSource[];
   /** Hosts caller-supplied URLs may reach besides loopback and public ones (`--allow-host`), or only them. */
   readonly outbound?: OutboundPolicyOptions;
+  /**
+   * Whether `hf:` embedding models not yet in the data folder's model cache may be downloaded
+   * from the Hugging Face hub (`--allow-model-downloads`). Default AGENT_PLATFORM_ALLOW_MODEL_DOWNLOADS
+   * (`true`/`1`/`yes`), else false.
+   */
+  readonly allowModelDownloads?: boolean;
   /** How tool code is sandboxed and where its dependencies come from. */
   readonly tools?: ToolsConfig;
   /** Which MCP stdio servers may be started. */
@@ -111,6 +111,7 @@ export async function openPlatform(
     env?: NodeJS.ProcessEnv;
     toolSources?: readonly ToolSource[];
     outbound?: OutboundPolicyOptions;
+    allowModelDownloads?: boolean;
     tools?: ToolsConfig;
     mcp?: McpConfig;
     logger?: Logger;
@@ -120,11 +121,13 @@ export async function openPlatform(
   const env = options.env ?? process.env;
   const storage = await sqliteStorage({ path: databasePath(dataDir) });
   const secrets = await loadSecretBox(dataDir, env);
-  // The operator's own OLLAMA_HOST is allowed even when it is a private address.
-  const allowedHosts = [...(options.outbound?.allowedHosts ?? []), ...(env.OLLAMA_HOST ? [new URL(defaultLocalModelBaseUrl(env)).hostname] : [])];
-  const guarded = createGuardedFetch(createOutboundPolicy({ ...options.outbound, allowedHosts }));
+  const allowModelDownloads = options.allowModelDownloads ?? /^(1|true|yes)$/i.test(env.AGENT_PLATFORM_ALLOW_MODEL_DOWNLOADS ?? '');
+  // Every connection goes through one guarded fetch: callers' URLs by the operator's policy (and
+  // OLLAMA_HOST), the operator's own URLs (environment) by it with the operator's hosts allowed.
+  const fetches = outboundFetches(options.outbound ?? {}, env, { modelDownloads: allowModelDownloads });
+  const guarded = fetches.callers;
   const agent = {
-    models: chatModelResolver(env, guarded),
+    models: chatModelResolver(env, fetches),
     defaultModel: options.defaultModel ?? env.AGENT_PLATFORM_DEFAULT_MODEL ?? 'openai:gpt-4o-mini',
     ...(options.maxSteps ? { stepLimit: options.maxSteps } : {}),
     ...(options.toolSources ? { toolSources: options.toolSources } : {}),
@@ -153,7 +156,7 @@ export async function openPlatform(
   return new AgentPlatform({
     ...common,
     mcp: { connector },
-    knowledge: await openKnowledge(dataDir),
+    knowledge: await openKnowledge(dataDir, { env, fetch: fetches.operator, allowDownloads: allowModelDownloads }),
     tools: {
       sandboxes: { javascript: javascriptSandbox({ dependencies: npm }), python },
       ...(Number(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) > 0 ? { timeoutMs: Number(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) } : {}),
@@ -171,6 +174,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.env ? { env: options.env } : {}),
     ...(options.toolSources ? { toolSources: options.toolSources } : {}),
     ...(options.outbound ? { outbound: options.outbound } : {}),
+    ...(options.allowModelDownloads !== undefined ? { allowModelDownloads: options.allowModelDownloads } : {}),
     ...(options.tools ? { tools: options.tools } : {}),
     ...(options.mcp ? { mcp: options.mcp } : {}),
     logger,

@@ -66,14 +66,20 @@ describe('embedderResolver', () => {
       expect(() => resolver('local:/etc', caller)).toThrow(/must name a folder/);
       const [vector] = await byName.embed(['hello world']);
       expect(vector).toHaveLength(8);
-      // Not downloaded until first used (never in these tests).
-      const hub = resolver('hf:Xenova/all-MiniLM-L6-v2', caller);
-      expect(hub).toMatchObject({ id: 'hf:Xenova/all-MiniLM-L6-v2', dimensions: 0 });
+      // Without the operator's consent no hub model is downloaded: one not in the cache is refused.
+      expect(() => resolver('hf:Xenova/all-MiniLM-L6-v2', caller)).toThrow(/not in the model cache and model downloads are off.*--allow-model-downloads/);
       expect(() => resolver('hf:not-an-id', caller)).toThrow(/hf:<owner>\/<name>/);
       expect(() => resolver('something', caller)).toThrow(/unknown embedding model/);
       expect(() => embedderResolver({})('local:tiny', caller)).toThrow(/needs a data folder/);
     } finally {
       await resolver.close();
+    }
+    // With downloads allowed, a hub model is not downloaded until first used (not here).
+    const downloading = embedderResolver({}, { dataDir: s.dataDir, allowDownloads: true });
+    try {
+      expect(downloading('hf:Xenova/all-MiniLM-L6-v2', caller)).toMatchObject({ id: 'hf:Xenova/all-MiniLM-L6-v2', dimensions: 0 });
+    } finally {
+      await downloading.close();
     }
   });
 });

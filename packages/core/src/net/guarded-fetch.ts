@@ -1,5 +1,5 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { type Dispatcher, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from 'undici';
+import type { Dispatcher } from 'undici';
 import { PlatformError } from '../errors.js';
 import { formatIp, type OutboundPolicy, parseIp, refusalError } from './policy.js';
 import { Pools, type ResolvedAddress } from './pools.js';
@@ -76,6 +76,14 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** Headers a redirect to another origin must not carry (as fetch does). */
 const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 const BODY_HEADERS = ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location'];
+
+/**
+ * Node's own fetch, as it was when this module loaded: its `Response` is the global one (clients
+ * such as transformers.js test answers with `instanceof Response`), and it takes undici's
+ * `dispatcher` (our pinned pools). Taken at load, so a replacement of the global fetch
+ * installed later (one that would come back here) is never called.
+ */
+const nativeFetch = globalThis.fetch.bind(globalThis) as (input: URL, init: Record<string, unknown>) => Promise<Response>;
 
 const systemResolver: HostResolver = async (hostname) =>
   (await dnsLookup(hostname, { all: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
@@ -187,20 +195,19 @@ function make(policy: OutboundPolicy, route: ProxyRoute | undefined, shared: Sha
         const target = await check(url);
         const via = await dispatcher(target);
         signal?.throwIfAborted();
-        const requestInit = {
+        const response = await nativeFetch(url, {
           ...req.rest,
           method,
           headers: [...headers],
-          body: body as UndiciRequestInit['body'],
+          body,
           redirect: 'manual',
           dispatcher: via,
           ...(signal ? { signal } : {}),
           ...(isStream(body) ? { duplex: 'half' } : {}),
-        } as UndiciRequestInit;
-        const response = await undiciFetch(url, requestInit);
+        });
         const location = response.headers.get('location');
         if (redirect === 'manual' || !REDIRECT_STATUSES.has(response.status) || location === null) {
-          return response as unknown as Response;
+          return response;
         }
         await response.body?.cancel().catch(() => undefined);
         if (redirect === 'error') throw new TypeError('fetch failed', { cause: new Error(`unexpected redirect to ${location}`) });

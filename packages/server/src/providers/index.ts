@@ -1,6 +1,7 @@
-import type { ChatModel, ChatModelResolver, GuardedFetch } from '@agent-platform/core';
+import type { ChatModel, ChatModelResolver } from '@agent-platform/core';
 import { ollamaChatModel } from '@agent-platform/adapters-models/ollama';
 import { openaiChatModel } from '@agent-platform/adapters-models/openai';
+import type { OutboundFetches } from '../outbound.js';
 import { proxiedFetch } from './proxy.js';
 
 /**
@@ -8,31 +9,19 @@ import { proxiedFetch } from './proxy.js';
  * environment (DESIGN.md, "Model providers"): `openai` → OPENAI_API_KEY / OPENAI_BASE_URL;
  * `ollama` → OLLAMA_HOST or http://127.0.0.1:11434 (its OpenAI-compatible `/v1`).
  * AGENT_PLATFORM_MODEL_TIMEOUT_MS bounds each provider request (default 120000). A credential
- * with `proxy: true` goes through HTTPS_PROXY / HTTP_PROXY. A credential's `baseUrl` (chosen by
- * a caller) is only reached when the outbound policy allows its addresses.
+ * with `proxy: true` goes through HTTPS_PROXY / HTTP_PROXY. Every request goes through the
+ * guarded fetch: a credential's `baseUrl` (chosen by a caller) through the callers' policy, the
+ * environment's addresses through the operator's (their hosts allowed).
  */
-export function chatModelResolver(env: NodeJS.ProcessEnv = process.env, guarded?: GuardedFetch): ChatModelResolver {
+export function chatModelResolver(env: NodeJS.ProcessEnv, fetches: OutboundFetches): ChatModelResolver {
   // One client per provider, key and address: clients keep their connections alive.
   const cache = new Map<string, ChatModel>();
   const resolve: ChatModelResolver = (config) => {
     const timeout = Number(env.AGENT_PLATFORM_MODEL_TIMEOUT_MS);
-    // A base URL from a caller's credential goes through the outbound policy (checked before any
-    // connection); the operator's own addresses (environment) do not need it.
-    const callerUrl = config.baseUrl !== undefined && guarded !== undefined;
-    let chosenFetch: typeof fetch | undefined;
-    if (config.proxy) {
-      const viaProxy = proxiedFetch(env);
-      chosenFetch = callerUrl
-        ? (async (input: string | URL | Request, init?: RequestInit) => {
-            await guarded.check(typeof input === 'string' || input instanceof URL ? input : input.url);
-            return viaProxy(input, init);
-          }) as typeof fetch
-        : viaProxy;
-    } else if (callerUrl) {
-      chosenFetch = guarded as unknown as typeof fetch;
-    }
+    const base = config.baseUrl !== undefined ? fetches.callers : fetches.operator;
+    const chosenFetch = (config.proxy ? proxiedFetch(env, base, fetches.operator) : base) as unknown as typeof fetch;
     // One retry of a request that failed before its answer began (5xx, 429, connection errors).
-    const common = { maxRetries: 1, ...(chosenFetch ? { fetch: chosenFetch } : {}), ...(timeout > 0 ? { timeoutMs: timeout } : {}) };
+    const common = { maxRetries: 1, fetch: chosenFetch, ...(timeout > 0 ? { timeoutMs: timeout } : {}) };
     if (config.provider === 'ollama') {
       return ollamaChatModel({ ...common, host: config.baseUrl ?? env.OLLAMA_HOST ?? 'http://127.0.0.1:11434', ...(config.apiKey ? { apiKey: config.apiKey } : {}) });
     }

@@ -1,21 +1,17 @@
-import { PlatformError } from '@agent-platform/core';
-import { ProxyAgent, fetch as undiciFetch } from 'undici';
+import { type GuardedFetch, PlatformError } from '@agent-platform/core';
+import { proxyUrls } from '../outbound.js';
 
 /**
- * A fetch that sends every request through the operator's HTTP(S) proxy (HTTPS_PROXY for https
+ * `fetch` sending every request through the operator's HTTP(S) proxy (HTTPS_PROXY for https
  * targets, HTTP_PROXY for http ones, each falling back to the other), for credentials with
- * `proxy: true`.
+ * `proxy: true`: each target, and each redirect hop, is checked by `fetch`'s policy first, and
+ * the connection to the proxy goes to the proxy's address as `operator` (the operator's policy)
+ * checked it. Throws `invalid_request` when the environment names no proxy.
  */
-export function proxiedFetch(env: NodeJS.ProcessEnv): typeof fetch {
-  const httpsProxy = env.HTTPS_PROXY ?? env.https_proxy ?? env.HTTP_PROXY ?? env.http_proxy;
-  const httpProxy = env.HTTP_PROXY ?? env.http_proxy ?? httpsProxy;
-  if (!httpsProxy || !httpProxy) {
+export function proxiedFetch(env: NodeJS.ProcessEnv, fetch: GuardedFetch, operator: GuardedFetch): GuardedFetch {
+  const proxies = proxyUrls(env);
+  if (!proxies) {
     throw PlatformError.invalid('This credential sends its traffic through a proxy (proxy: true), but the server has no HTTPS_PROXY or HTTP_PROXY configured');
   }
-  const agents = { 'https:': new ProxyAgent(httpsProxy), 'http:': new ProxyAgent(httpProxy) };
-  return ((input: string | URL | Request, init?: RequestInit) => {
-    const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
-    const dispatcher = url.protocol === 'https:' ? agents['https:'] : agents['http:'];
-    return undiciFetch(input as never, { ...(init as object), dispatcher } as never);
-  }) as unknown as typeof fetch;
+  return fetch.viaProxy({ ...proxies, guard: operator });
 }

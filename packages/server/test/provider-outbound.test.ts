@@ -1,0 +1,132 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ForwardProxy, startForwardProxy } from '../../core/test/forward-proxy.js';
+import { type Forwarder, METADATA_TRAP, startForwarder, startTrap, type Trap, trapsAvailable } from '../../core/test/traps.js';
+import { embedderResolver } from '../src/knowledge.js';
+import { outboundFetches } from '../src/outbound.js';
+import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
+import { startTestServer, type TestServer } from './helpers.js';
+
+/**
+ * Model providers and embedders through the guarded fetch: the operator's own URLs (environment)
+ * with the operator's hosts allowed, callers' URLs by the callers' policy, and proxies. The fake
+ * OpenAI upstream listens on loopback and is also reachable at 10.0.0.1 through a counting
+ * forwarder (inside the loopback-only namespace); a trap listens on 169.254.169.254.
+ */
+
+let upstream: FakeUpstream;
+let privateUpstream: Forwarder;
+let metadata: Trap;
+let redirector: Server;
+let redirectorUrl: string;
+let proxy: ForwardProxy;
+let privateProxy: Forwarder;
+
+describe.skipIf(!trapsAvailable)('providers and embedders through the outbound policy', () => {
+  beforeAll(async () => {
+    upstream = await startUpstream();
+    privateUpstream = await startForwarder({ port: Number(new URL(upstream.url).port) });
+    metadata = await startTrap(METADATA_TRAP);
+    // Answers every request with a 307 to the same path on the metadata trap.
+    redirector = createServer((req, res) => {
+      req.resume();
+      res.writeHead(307, { location: `http://169.254.169.254:${metadata.port}${req.url}` }).end();
+    });
+    await new Promise<void>((resolve) => redirector.listen(0, '127.0.0.1', resolve));
+    redirectorUrl = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}`;
+    proxy = await startForwardProxy();
+    privateProxy = await startForwarder({ port: proxy.port });
+  });
+  afterAll(async () => {
+    await Promise.all([upstream.close(), privateUpstream.close(), metadata.close(), proxy.close(), privateProxy.close()]);
+    redirector.closeAllConnections();
+    await new Promise<void>((resolve) => redirector.close(() => resolve()));
+  });
+
+  const complete = (s: TestServer, key: string) => s.call('POST', '/api/v1/chat/completions', { key, body: { model: 'gpt-x', messages: [{ role: 'user', content: 'hi' }] } });
+
+  it("reaches the operator's OPENAI_BASE_URL at a private address, and refuses a caller's credential naming that address", async () => {
+    const s = await startTestServer({ env: { OPENAI_API_KEY: 'sk-env', OPENAI_BASE_URL: `http://10.0.0.1:${privateUpstream.port}/v1` } });
+    try {
+      const before = privateUpstream.connections;
+      const operator = await complete(s, s.keyA);
+      expect(operator.status, JSON.stringify(operator.body)).toBe(200);
+      expect(operator.body.choices[0].message.content).toBe('You said: hi');
+      expect(privateUpstream.connections).toBeGreaterThan(before);
+
+      const reached = privateUpstream.connections;
+      await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'mine', provider: 'openai', apiKey: 'sk-b', baseUrl: `http://0x0a000001:${privateUpstream.port}/v1` } });
+      const caller = await complete(s, s.keyB);
+      expect(caller.status).toBe(400);
+      expect(caller.body.error.message).toMatch(/^Refused to connect to 10\.0\.0\.1: private address/);
+      expect(privateUpstream.connections).toBe(reached);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("checks every hop of the operator's own URLs: a redirect from OPENAI_BASE_URL to the metadata address is refused", async () => {
+    const s = await startTestServer({ env: { OPENAI_API_KEY: 'sk-env', OPENAI_BASE_URL: `${redirectorUrl}/v1` } });
+    try {
+      const res = await complete(s, s.keyA);
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toMatch(/^Refused to connect to 169\.254\.169\.254: cloud metadata address/);
+      expect(metadata.connections).toBe(0);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("sends openai: embeddings through the operator's fetch: a redirect to the metadata address is refused", async () => {
+    const env = { OPENAI_API_KEY: 'sk-env', OPENAI_BASE_URL: `${redirectorUrl}/v1` };
+    const { callers, operator } = outboundFetches({}, env);
+    const resolver = embedderResolver(env, { fetch: operator });
+    try {
+      await expect(resolver('openai:text-embedding-3-small', {} as never).embed(['hello'])).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringMatching(/^Refused to connect to 169\.254\.169\.254: cloud metadata address/),
+      });
+      expect(metadata.connections).toBe(0);
+    } finally {
+      await resolver.close();
+      await callers.close();
+    }
+  });
+
+  it("proxy: true: every target and hop is checked before the proxy hears of it; the operator's proxy may sit at a private address", async () => {
+    const s = await startTestServer({ env: { OPENAI_API_KEY: 'sk-env', HTTP_PROXY: `http://10.0.0.1:${privateProxy.port}` } });
+    try {
+      // Allowed: through the operator's proxy (at 10.0.0.1, allowed as the operator's host) to the loopback upstream.
+      await s.call('POST', '/api/v1/credentials', { key: s.keyA, body: { name: 'p', provider: 'openai', apiKey: 'sk-a', baseUrl: upstream.url, proxy: true } });
+      const through = await complete(s, s.keyA);
+      expect(through.status, JSON.stringify(through.body)).toBe(200);
+      expect(proxy.carried.at(-1)).toBe(`CONNECT ${new URL(upstream.url).host}`);
+      expect(privateProxy.connections).toBeGreaterThan(0);
+
+      // Refused: a private target, and a redirect to the metadata address, before the proxy carries them.
+      const carried = proxy.carried.length;
+      const before = privateUpstream.connections;
+      await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'p', provider: 'openai', apiKey: 'sk-b', baseUrl: `http://10.0.0.1:${privateUpstream.port}/v1`, proxy: true } });
+      const refused = await complete(s, s.keyB);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.message).toMatch(/^Refused to connect to 10\.0\.0\.1: private address/);
+      expect(proxy.carried.length).toBe(carried);
+      expect(privateUpstream.connections).toBe(before);
+
+      const redirected = await startTestServer({ env: { OPENAI_API_KEY: 'sk-env', HTTP_PROXY: proxy.url } });
+      try {
+        await redirected.call('POST', '/api/v1/credentials', { body: { name: 'r', provider: 'openai', apiKey: 'sk-r', baseUrl: `${redirectorUrl}/v1`, proxy: true } });
+        const hop = await complete(redirected, redirected.keyA);
+        expect(hop.status).toBe(400);
+        expect(hop.body.error.message).toMatch(/^Refused to connect to 169\.254\.169\.254: cloud metadata address/);
+        expect(proxy.carried.at(-1)).toBe(`CONNECT ${new URL(redirectorUrl).host}`);
+        expect(metadata.connections).toBe(0);
+      } finally {
+        await redirected.stop();
+      }
+    } finally {
+      await s.stop();
+    }
+  });
+});
