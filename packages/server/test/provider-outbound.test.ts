@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ForwardProxy, startForwardProxy } from '../../core/test/forward-proxy.js';
 import { type Forwarder, METADATA_TRAP, startForwarder, startTrap, type Trap, trapsAvailable } from '../../core/test/traps.js';
 import { embedderResolver } from '../src/knowledge.js';
-import { outboundFetches } from '../src/outbound.js';
+import { operatorHosts, outboundFetches } from '../src/outbound.js';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
 import { startTestServer, type TestServer } from './helpers.js';
 
@@ -127,6 +127,34 @@ describe.skipIf(!trapsAvailable)('providers and embedders through the outbound p
       }
     } finally {
       await s.stop();
+    }
+  });
+});
+
+describe('operatorHosts', () => {
+  const env = { OPENAI_BASE_URL: 'http://vllm.internal:8000/v1', OLLAMA_HOST: '10.0.0.7:11434', HTTPS_PROXY: 'http://proxy.corp:3128', HF_ENDPOINT: 'https://hf-mirror.corp/' };
+
+  it("names the hosts of the operator's URLs as written (downloads: the hub too)", () => {
+    expect(operatorHosts(env)).toEqual(['vllm.internal', '10.0.0.7', 'proxy.corp']);
+    expect(operatorHosts(env, { modelDownloads: true })).toEqual(['vllm.internal', '10.0.0.7', 'proxy.corp', 'hf-mirror.corp']);
+    expect(operatorHosts({})).toEqual([]);
+  });
+
+  it('adds the defaults with --allowed-hosts-only, where nothing else would be reachable', () => {
+    expect(operatorHosts({}, { allowlistOnly: true })).toEqual(['api.openai.com', '127.0.0.1']);
+    expect(operatorHosts({}, { allowlistOnly: true, modelDownloads: true })).toEqual(['api.openai.com', '127.0.0.1', 'huggingface.co', '*.huggingface.co', 'hf.co', '*.hf.co']);
+    expect(operatorHosts(env, { allowlistOnly: true, modelDownloads: true })).toEqual(['vllm.internal', '10.0.0.7', 'proxy.corp', 'hf-mirror.corp']);
+  });
+
+  it("allows them for the operator's requests only", async () => {
+    const lookupEnv = { OPENAI_BASE_URL: 'http://10.0.0.9:8000/v1' };
+    const { callers, operator } = outboundFetches({}, lookupEnv);
+    try {
+      await expect(operator.check('http://10.0.0.9:8000/v1/models')).resolves.toMatchObject({ host: '10.0.0.9' });
+      await expect(callers.check('http://10.0.0.9:8000/v1/models')).rejects.toMatchObject({ code: 'invalid_request' });
+      await expect(operator.check('http://10.0.0.10/')).rejects.toMatchObject({ code: 'invalid_request' });
+    } finally {
+      await callers.close();
     }
   });
 });
