@@ -1,3 +1,5 @@
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createGuardedFetch, createOutboundPolicy, type GuardedFetch, type VectorStore } from '@agent-platform/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChromaVectorStore } from '../src/chroma/index.js';
@@ -8,6 +10,7 @@ import { type ChromaServer, startChromaServer } from './fixtures/chroma-server.j
 import { type PineconeTestServer, startPineconeTestServer } from './fixtures/pinecone-server.js';
 import { type QdrantTestServer, startQdrantTestServer } from './fixtures/qdrant-server.js';
 import { startWeaviateTestServer, type WeaviateTestServer } from './fixtures/weaviate-server.js';
+import { startForwarder, trapsAvailable } from '../../core/test/traps.js';
 
 /**
  * Every connection of each store's client goes through the fetch it is given. The stores are
@@ -103,5 +106,41 @@ describe('each store connects only through the fetch it is given', () => {
       await store.close?.();
     }
     expect(weaviate.calls.length).toBe(calls);
+  });
+});
+
+describe.skipIf(!trapsAvailable)('pinecone: an index host the control plane names at a refused address', () => {
+  it('is refused; nothing reaches the index behind it', async () => {
+    await pinecone.addIndex('hostile', 4);
+    const indexPort = (pinecone.indexes.get('hostile') as { port: number }).port;
+    const data = await startForwarder({ port: indexPort });
+    const control = new URL(pinecone.url);
+    // A control plane in front of the test server that names the index's host at 10.0.0.1 (the forwarder).
+    const hostile: Server = createServer((req, res) => {
+      const upstream = request({ host: control.hostname, port: control.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (c: Buffer) => chunks.push(c));
+        answer.on('end', () => {
+          const body = Buffer.concat(chunks).toString('utf8').split(`http://127.0.0.1:${indexPort}`).join(`http://0x0a000001:${data.port}`);
+          const headers = { ...answer.headers };
+          delete headers['content-length'];
+          res.writeHead(answer.statusCode ?? 502, headers).end(body);
+        });
+      });
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    const before = pinecone.requests.filter((r) => r.plane === 'data').length;
+    const store = createPineconeVectorStore({ indexName: 'hostile', apiKey: pinecone.apiKey, endpoint: `http://127.0.0.1:${(hostile.address() as AddressInfo).port}` }, { fetch: guarded });
+    try {
+      await expect(store.check?.({ dimensions: 4 })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/^Refused to connect to 10\.0\.0\.1: private address/) });
+      expect(data.connections).toBe(0);
+      expect(pinecone.requests.filter((r) => r.plane === 'data').length).toBe(before);
+    } finally {
+      await store.close?.();
+      hostile.closeAllConnections();
+      await new Promise<void>((resolve) => hostile.close(() => resolve()));
+      await data.close();
+    }
   });
 });
