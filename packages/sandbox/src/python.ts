@@ -165,9 +165,15 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
     slot.timer = setTimeout(() => retire(slot, `the Python sandbox did not start within ${startTimeoutMs} ms`), startTimeoutMs);
     child.stdout?.setEncoding('utf8');
     child.stdout?.on('data', (chunk: string) => {
+      // Only the new chunk can hold the end of a line: scanning all that waits at each chunk
+      // would be quadratic in a flood without newlines.
+      const newlineInChunk = chunk.indexOf('\n');
       slot.output += chunk;
-      if (slot.output.length > MAX_FRAME && !slot.output.includes('\n')) return retire(slot, 'the Python sandbox wrote more than its output limit');
-      let newline = slot.output.indexOf('\n');
+      if (newlineInChunk < 0) {
+        if (slot.output.length > MAX_FRAME) retire(slot, 'the Python sandbox wrote more than its output limit');
+        return;
+      }
+      let newline = slot.output.length - chunk.length + newlineInChunk;
       while (newline >= 0) {
         const line = slot.output.slice(0, newline);
         slot.output = slot.output.slice(newline + 1);

@@ -44,9 +44,9 @@ Options:
                         (env AGENT_PLATFORM_NPM_REGISTRY, default https://registry.npmjs.org/)
   --tool-queue-per-user N
                         Tool runs of one user waiting for a sandbox at most, per language; one
-                        more answers 429 (env AGENT_PLATFORM_TOOL_QUEUE_PER_USER, default 16)
+                        more answers 429 (env AGENT_PLATFORM_TOOL_QUEUE_PER_USER, default 64)
   --tool-queue N        Tool runs of all users waiting for a sandbox at most, per language
-                        (env AGENT_PLATFORM_TOOL_QUEUE, default 256)
+                        (env AGENT_PLATFORM_TOOL_QUEUE, default 1024)
   --allow-stdio-mcp     Let callers add stdio MCP servers, which start programs on this machine
                         (env AGENT_PLATFORM_ALLOW_STDIO_MCP=true; default: refused)
   --allow-mcp-command CMD

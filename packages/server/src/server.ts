@@ -66,8 +66,8 @@ export interface ToolsConfig {
   readonly npmRegistry?: string;
   /**
    * Tool runs waiting for a sandbox per user (`--tool-queue-per-user`) and in all (`--tool-queue`),
-   * per language; one more answers 429. Default AGENT_PLATFORM_TOOL_QUEUE_PER_USER or 16, and
-   * AGENT_PLATFORM_TOOL_QUEUE or 256.
+   * per language; one more answers 429. Default AGENT_PLATFORM_TOOL_QUEUE_PER_USER or 64, and
+   * AGENT_PLATFORM_TOOL_QUEUE or 1024.
    */
   readonly queue?: { readonly maxPerOwner?: number; readonly maxTotal?: number };
 }

@@ -41,37 +41,6 @@ export function jsonTextTooDeep(text: string, limit: number): boolean {
 }
 
 /**
- * True when a value nests objects/arrays deeper than `limit` (a top-level object is depth 1).
- * Iterative, so a value of any depth is looked at without recursion; stops at the first level
- * past the limit.
- */
-export function valueTooDeep(value: unknown, limit: number): boolean {
-  // Two parallel stacks rather than [value, depth] pairs: no allocation per value.
-  const values: unknown[] = [value];
-  const depths: number[] = [0];
-  while (values.length > 0) {
-    const current = values.pop();
-    const depth = depths.pop() as number;
-    if (current === null || typeof current !== 'object') continue;
-    if (depth + 1 > limit) return true;
-    const children = Array.isArray(current) ? current : Object.values(current);
-    for (let i = 0; i < children.length; i++) {
-      const child = children[i];
-      if (child !== null && typeof child === 'object') {
-        values.push(child);
-        depths.push(depth + 1);
-      }
-    }
-  }
-  return false;
-}
-
-/** Throws `invalid_request` naming `what` and the limit when `value` is nested too deep. */
-export function checkDepth(what: string, value: unknown, limit: number = TOOL_LIMITS.maxDepth): void {
-  if (valueTooDeep(value, limit)) throw PlatformError.invalid(`${what}: nested deeper than ${limit} levels`);
-}
-
-/**
  * `value` as JSON text (`undefined` as `{}`), or `invalid_request` naming `what` and the limit
  * when it is nested deeper than `limit`. JSON.stringify is native and stops a value too deep
  * for the stack with a RangeError; the text is then scanned for the exact limit. What workers

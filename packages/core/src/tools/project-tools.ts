@@ -15,7 +15,7 @@ export interface ToolsOptions {
   readonly memoryBytes?: number;
   /**
    * Runs waiting for a sandbox, per user and in all (each language has its own queue). One
-   * more is refused with `rate_limited`. Default 16 per user, 256 in all.
+   * more is refused with `rate_limited`. Default 64 per user, 1024 in all.
    */
   readonly queue?: FairQueueLimits;
   /** How arguments are checked against `parameters` (time limit, queue). */
@@ -23,7 +23,7 @@ export interface ToolsOptions {
 }
 
 /** Default bounds of each language's run queue. */
-export const DEFAULT_TOOL_QUEUE: FairQueueLimits = { maxPerOwner: 16, maxTotal: 256 };
+export const DEFAULT_TOOL_QUEUE: FairQueueLimits = { maxPerOwner: 64, maxTotal: 1024 };
 
 /**
  * Runs tools in their language's sandbox. Each sandbox gets at most `concurrency` runs at once;
