@@ -39,7 +39,7 @@ export { deleteLocalModel, listLocalModels, type LocalModelResult, type LocalMod
 export { displayUrl } from './net/display.js';
 export type * from './tools/sandbox.js';
 export { FairQueue, type FairQueueLimits, FairScheduler } from './tools/fair-queue.js';
-export { capLogs, jsonTextTooDeep, jsonWithinDepth, parseToolResult, TOOL_LIMITS } from './tools/limits.js';
+export { capLogs, jsonWithinDepth, parseToolResult, TOOL_LIMITS } from './tools/limits.js';
 export { DEFAULT_TOOL_QUEUE, type ToolsOptions } from './tools/project-tools.js';
 export { SchemaValidator, type SchemaValidatorOptions } from './tools/schema-validator.js';
 export type * from './mcp/types.js';

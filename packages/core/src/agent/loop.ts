@@ -1,5 +1,5 @@
 import { PlatformError } from '../errors.js';
-import { jsonTextTooDeep, TOOL_LIMITS } from '../tools/limits.js';
+import { jsonExceedsNesting, nestingError } from '../nesting.js';
 import type { SearchHit } from '../schemas/knowledge.js';
 import type { ChatMessage, ChatModel, FinishReason, ToolCall, Usage } from './chat-model.js';
 import type { AgentTool } from './tools.js';
@@ -69,12 +69,12 @@ export function systemContext(instructions: string | undefined, hits: readonly S
 }
 
 /**
- * The model's arguments text, parsed. Arguments nested deeper than `TOOL_LIMITS.maxDepth` are
+ * The model's arguments text, parsed. Arguments nested deeper than `MAX_NESTING_DEPTH` are
  * refused here (the model gets the error), before any tool's code recurses into them.
  */
 function parseArguments(text: string): unknown {
   if (!text.trim()) return {};
-  if (jsonTextTooDeep(text, TOOL_LIMITS.maxDepth)) throw PlatformError.invalid(`arguments: nested deeper than ${TOOL_LIMITS.maxDepth} levels`);
+  if (jsonExceedsNesting(text)) throw nestingError('arguments');
   return JSON.parse(text);
 }
 

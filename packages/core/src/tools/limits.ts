@@ -1,4 +1,5 @@
 import { PlatformError } from '../errors.js';
+import { jsonExceedsNesting, MAX_NESTING_DEPTH, nestingError } from '../nesting.js';
 
 /**
  * Limits on what goes into and comes out of a tool run. Values nested deeper than
@@ -6,8 +7,8 @@ import { PlatformError } from '../errors.js';
  * structured clone, ajv, deep equality), so they are refused before anything recursive sees them.
  */
 export const TOOL_LIMITS = {
-  /** Objects and arrays nested in a tool's arguments, its `parameters` schema or its result, at most. */
-  maxDepth: 64,
+  /** Objects and arrays nested in a tool's arguments, its `parameters` schema or its result, at most (`MAX_NESTING_DEPTH`). */
+  maxDepth: MAX_NESTING_DEPTH,
   /** Characters of a tool's result as JSON text, at most (1 MiB). */
   maxResultChars: 1024 * 1024,
   /** Characters of a tool's `parameters` schema as JSON text, at most (256 KiB). */
@@ -21,41 +22,22 @@ export const TOOL_LIMITS = {
 } as const;
 
 /**
- * True when the JSON text nests objects/arrays deeper than `limit`. A linear scan of the text
- * (brackets outside strings), so even a value 100,000 levels deep costs one pass and no stack.
- */
-export function jsonTextTooDeep(text: string, limit: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: the next character is escaped
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > limit) return true;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return false;
-}
-
-/**
  * `value` as JSON text (`undefined` as `{}`), or `invalid_request` naming `what` and the limit
  * when it is nested deeper than `limit`. JSON.stringify is native and stops a value too deep
- * for the stack with a RangeError; the text is then scanned for the exact limit. What workers
- * and processes are sent (a string crosses a thread without a structured clone of each value).
+ * for the stack with a RangeError; the text is then scanned for the exact limit
+ * (`jsonExceedsNesting`). This text is what workers and processes are sent: a string crosses
+ * to another thread without a structured clone of each value in it.
  */
 export function jsonWithinDepth(what: string, value: unknown, limit: number = TOOL_LIMITS.maxDepth): string {
   let text: string | undefined;
   try {
     text = JSON.stringify(value ?? {});
   } catch (error) {
-    if (error instanceof RangeError) throw PlatformError.invalid(`${what}: nested deeper than ${limit} levels`);
+    if (error instanceof RangeError && /call stack/i.test(error.message)) throw nestingError(what, limit);
     throw PlatformError.invalid(`${what}: not JSON: ${(error as Error).message}`);
   }
   if (text === undefined) throw PlatformError.invalid(`${what}: not JSON`);
-  if (jsonTextTooDeep(text, limit)) throw PlatformError.invalid(`${what}: nested deeper than ${limit} levels`);
+  if (jsonExceedsNesting(text, limit)) throw nestingError(what, limit);
   return text;
 }
 
@@ -79,7 +61,7 @@ export function capLogs(lines: readonly unknown[]): string[] {
  */
 export function parseToolResult(text: string): { ok: true; result: unknown } | { ok: false; message: string } {
   if (text.length > TOOL_LIMITS.maxResultChars) return { ok: false, message: `the result of main is larger than ${TOOL_LIMITS.maxResultChars} characters` };
-  if (jsonTextTooDeep(text, TOOL_LIMITS.maxDepth)) return { ok: false, message: `the result of main is nested deeper than ${TOOL_LIMITS.maxDepth} levels` };
+  if (jsonExceedsNesting(text, TOOL_LIMITS.maxDepth)) return { ok: false, message: `the result of main is nested deeper than ${TOOL_LIMITS.maxDepth} levels` };
   try {
     return { ok: true, result: JSON.parse(text) };
   } catch {
