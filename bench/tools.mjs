@@ -78,7 +78,8 @@ async function python() {
  * calls of the `idle` kind (10 ms apart), as it would between an agent's tool calls.
  */
 async function validation() {
-  const { Ajv } = createRequire(createRequire(import.meta.url).resolve('@agent-platform/core'))('ajv');
+  // ajv as the core package has it (the bench's own folder does not depend on it).
+  const { Ajv } = createRequire(import.meta.resolve('@agent-platform/core'))('ajv');
   const schema = { type: 'object', properties: { city: { type: 'string', pattern: '^[A-Za-z ]+$' }, days: { type: 'integer', minimum: 1, maximum: 14 }, units: { enum: ['metric', 'imperial'] } }, required: ['city'] };
   const args = { city: 'Oslo', days: 3, units: 'metric' };
   const validator = new SchemaValidator();
