@@ -1,5 +1,7 @@
 // Tool runs: cold and warm latency of a trivial tool, p50/p99, and runs per second with 2
 // workers, for JavaScript (QuickJS in worker threads) and Python (Pyodide in confined processes).
+import { createRequire } from 'node:module';
+import { SchemaValidator } from '@agent-platform/core';
 import { javascriptSandbox, pythonSandbox } from '@agent-platform/sandbox';
 
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
@@ -69,9 +71,37 @@ async function python() {
   };
 }
 
+/**
+ * One check of ordinary arguments against an ordinary schema: on the validation worker (what a
+ * run pays: a message each way, RE2 patterns, linear uniqueItems) vs ajv compiled in-process
+ * (what runs paid before, on the event loop). Sequential calls; the worker waits idle between
+ * calls of the `idle` kind (10 ms apart), as it would between an agent's tool calls.
+ */
+async function validation() {
+  // ajv as the core package has it (the bench's own folder does not depend on it).
+  const { Ajv } = createRequire(import.meta.resolve('@agent-platform/core'))('ajv');
+  const schema = { type: 'object', properties: { city: { type: 'string', pattern: '^[A-Za-z ]+$' }, days: { type: 'integer', minimum: 1, maximum: 14 }, units: { enum: ['metric', 'imperial'] } }, required: ['city'] };
+  const args = { city: 'Oslo', days: 3, units: 'metric' };
+  const validator = new SchemaValidator();
+  for (let i = 0; i < 200; i++) await validator.check('bench', schema, args, 'args');
+  const worker = [];
+  for (let i = 0; i < 2000; i++) worker.push(await timed(() => validator.check('bench', schema, args, 'args')));
+  const idle = [];
+  for (let i = 0; i < 100; i++) {
+    await new Promise((ok) => setTimeout(ok, 10));
+    idle.push(await timed(() => validator.check('bench', schema, args, 'args')));
+  }
+  await validator.close();
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+  const inProcess = [];
+  for (let i = 0; i < 2000; i++) inProcess.push(await timed(async () => validate(args)));
+  return { worker: stats(worker), workerAfterIdle: stats(idle), inProcessAjv: stats(inProcess), target: 'worker p50 well under 1 ms' };
+}
+
 export async function toolRuns() {
   return {
     name: 'Tool runs of a trivial function, ms (2 workers each)',
+    validation: await validation(),
     javascript: await javascript(),
     python: await python(),
   };

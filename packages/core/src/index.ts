@@ -38,6 +38,9 @@ export { type FetchLike, normaliseDigest, ollamaRuntime, type OllamaRuntimeOptio
 export { deleteLocalModel, listLocalModels, type LocalModelResult, type LocalModelServiceOptions } from './local-models/service.js';
 export { displayUrl } from './net/display.js';
 export type * from './tools/sandbox.js';
-export { checkArguments, compileParameters, type ToolsOptions } from './tools/project-tools.js';
+export { FairQueue, type FairQueueLimits, FairScheduler } from './tools/fair-queue.js';
+export { capLogs, jsonWithinDepth, parseToolResult, TOOL_LIMITS } from './tools/limits.js';
+export { DEFAULT_TOOL_QUEUE, type ToolsOptions } from './tools/project-tools.js';
+export { SchemaValidator, type SchemaValidatorOptions } from './tools/schema-validator.js';
 export type * from './mcp/types.js';
 export { MCP_TOOL_PREFIX, mcpFunctionName, type McpOptions } from './mcp/service.js';

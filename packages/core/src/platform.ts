@@ -1,6 +1,6 @@
 import { type AgentOptions, Agents, completionChunks, completionResponse } from './agent/completions.js';
 import { type StreamEvent, StreamHub } from './agent/streams.js';
-import { compileParameters, ToolRunner, type ToolsOptions } from './tools/project-tools.js';
+import { ToolRunner, type ToolsOptions } from './tools/project-tools.js';
 import {
   ActivateToolRequest,
   CreateToolRequest,
@@ -628,7 +628,7 @@ export class AgentPlatform {
     await this.#project(caller, body.projectId);
     runner.sandbox(body.language);
     checkToolName(body.name);
-    compileParameters(body.parameters);
+    await runner.compileParameters(caller.userId, body.parameters);
     await runner.prepare(body);
     const now = this.clock.now();
     const record: ToolRecord = { id: this.ids.next('tool'), userId: caller.userId, ...body, createdAt: now, updatedAt: now };
@@ -661,8 +661,8 @@ export class AgentPlatform {
   async updateTool(caller: Caller, id: string, input: UpdateToolRequest): Promise<{ success: true; message: string }> {
     const { toolId, tool } = parseInput(UpdateToolRequest, input);
     if (toolId !== id) throw samePathId('toolId', 'tool');
-    if (tool.parameters) compileParameters(tool.parameters);
     if (tool.name) checkToolName(tool.name);
+    if (tool.parameters) await this.#runner().compileParameters(caller.userId, tool.parameters);
     const current = await this.#tool(caller, id);
     // New code or dependencies are readied (and refused) before anything is written.
     if (tool.dependencies || tool.code) await this.#runner().prepare({ ...current, ...tool });
@@ -687,10 +687,10 @@ export class AgentPlatform {
   }
 
   /** `POST /api/tools/{id}/run`: runs the tool in its sandbox; a failing tool answers `success: false` with its error. */
-  async runTool(caller: Caller, id: string, input: RunToolRequest): Promise<RunToolResponse> {
+  async runTool(caller: Caller, id: string, input: RunToolRequest, signal?: AbortSignal): Promise<RunToolResponse> {
     const { args } = parseInput(RunToolRequest, input);
     const tool = await this.#tool(caller, id);
-    const outcome = await this.#runner().run(tool, args);
+    const outcome = await this.#runner().run(tool, args, signal);
     return outcome.ok
       ? { success: true, result: outcome.result, logs: [...outcome.logs], durationMs: outcome.durationMs }
       : { success: false, message: outcome.error.message, error: { kind: outcome.error.kind }, logs: [...outcome.logs], durationMs: outcome.durationMs };

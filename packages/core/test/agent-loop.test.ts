@@ -49,6 +49,19 @@ describe('runAgentTurn', () => {
     expect(model.requests[0]?.tools).toBeUndefined();
   });
 
+  it('gives the model an error naming the limit for arguments nested too deep, without running the tool', async () => {
+    let ran = 0;
+    const anyTool: AgentTool = { definition: { name: 'echo', description: '', parameters: { type: 'object' } }, run: async (args) => `${++ran}${JSON.stringify(args)}` };
+    const deep = `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    const model = scriptedModel([
+      [{ type: 'tool_call', call: { id: 'c1', name: 'echo', arguments: deep } }, { type: 'finish', reason: 'tool_calls', usage: usage(1) }],
+      [{ type: 'text', delta: 'ok' }, { type: 'finish', reason: 'stop', usage: usage(1) }],
+    ]);
+    const events = await collect(runAgentTurn({ model, modelName: 'm', history: [], input: [{ role: 'user', content: 'x' }], tools: [anyTool] }));
+    expect(events[1]).toMatchObject({ type: 'tool_result', isError: true, content: 'Error: arguments: nested deeper than 64 levels' });
+    expect(ran).toBe(0);
+  });
+
   it('runs tool calls, feeds the results back, and sums usage over the calls', async () => {
     const model = scriptedModel([
       [{ type: 'tool_call', call: { id: 'c1', name: 'weather', arguments: '{"city":"Oslo"}' } }, { type: 'finish', reason: 'tool_calls', usage: usage(10) }],

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
-import { isPlatformError, type ToolOutcome, type ToolRun, type ToolSandbox } from '@agent-platform/core';
+import { isPlatformError, jsonWithinDepth, TOOL_LIMITS, type ToolOutcome, type ToolRun, type ToolSandbox } from '@agent-platform/core';
 import type { NpmDependencies } from './npm-dependencies.js';
+import { toOutcome } from './outcome.js';
 
 export interface JavaScriptSandboxOptions {
   /** Worker threads running tools side by side. Default 2. */
@@ -17,6 +18,8 @@ interface Job {
   readonly run: ToolRun;
   /** What the worker evaluates: the code, or the code bundled with its dependencies. */
   readonly script: string;
+  /** The arguments as JSON text. */
+  readonly argsText: string;
   resolve(outcome: ToolOutcome): void;
 }
 
@@ -49,7 +52,7 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
   const spawn = (): Slot => {
     const slot: Slot = { worker: new Worker(new URL('./js-worker.js', import.meta.url)), job: undefined, timer: undefined };
     slot.worker.unref();
-    slot.worker.on('message', (message: { outcome: ToolOutcome; recycle?: boolean }) => finish(slot, message.outcome, message.recycle === true));
+    slot.worker.on('message', (message: { outcome: unknown; recycle?: boolean }) => finish(slot, toOutcome(message.outcome), message.recycle === true));
     const crashed = (why: string) => finish(slot, { ok: false, error: { kind: 'out_of_memory', message: `the sandbox stopped: ${why}` }, logs: [], durationMs: 0 }, true);
     slot.worker.on('error', (error) => crashed(error.message));
     slot.worker.on('exit', () => {
@@ -90,8 +93,8 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
       slot.timer = setTimeout(() => {
         finish(slot, { ok: false, error: { kind: 'timeout', message: `the tool ran longer than ${job.run.timeoutMs} ms` }, logs: [], durationMs: job.run.timeoutMs + GRACE_MS }, true);
       }, job.run.timeoutMs + GRACE_MS);
-      const { code: _, dependencies: __, ...run } = job.run;
-      slot.worker.postMessage({ id: nextId++, ...run, code: job.script });
+      const { timeoutMs, memoryBytes } = job.run;
+      slot.worker.postMessage({ id: nextId++, code: job.script, argsText: job.argsText, timeoutMs, memoryBytes, limits: TOOL_LIMITS });
     }
   };
 
@@ -103,6 +106,7 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
 
   return {
     language: 'javascript',
+    concurrency: size,
     ...(dependencies
       ? {
           async prepare({ code, dependencies: specs, signal }) {
@@ -112,6 +116,8 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
       : {}),
     async run(run) {
       if (closed) return closedOutcome;
+      // JSON text, checked for depth: a string crosses to the worker without a structured clone.
+      const argsText = jsonWithinDepth('args', run.args);
       let script = run.code;
       if (run.dependencies?.length) {
         if (!dependencies) return refused('dependencies: this sandbox cannot provide npm dependencies');
@@ -123,7 +129,7 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
         if (closed) return closedOutcome;
       }
       return new Promise((resolve) => {
-        queue.push({ run, script, resolve });
+        queue.push({ run, script, argsText, resolve });
         pump();
       });
     },

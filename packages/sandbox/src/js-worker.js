@@ -1,6 +1,8 @@
 // Worker thread of the JavaScript tool sandbox. Each run gets a fresh QuickJS runtime
 // (WebAssembly: no Node APIs exist inside it) with a memory limit and an interrupt deadline.
-// The code defines main(args); its (awaited) return value comes back as JSON.
+// The code defines main(args); its (awaited) return value comes back as JSON text, which the
+// parent checks against the result limits before parsing it (a value nested thousands deep
+// would overflow the stack of postMessage's structured clone).
 import { parentPort } from 'node:worker_threads';
 import { getQuickJS, shouldInterruptAfterDeadline } from 'quickjs-emscripten';
 
@@ -11,8 +13,9 @@ let broken = false;
 
 const format = (value) => (typeof value === 'string' ? value : JSON.stringify(value) ?? String(value));
 
-function runOne({ code, args, timeoutMs, memoryBytes }) {
+function runOne({ code, argsText, timeoutMs, memoryBytes, limits }) {
   const logs = [];
+  let logChars = 0;
   const runtime = QuickJS.newRuntime();
   runtime.setMemoryLimit(memoryBytes);
   runtime.setMaxStackSize(1024 * 1024);
@@ -24,7 +27,10 @@ function runOne({ code, args, timeoutMs, memoryBytes }) {
     const consoleObject = vm.newObject();
     for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
       const fn = vm.newFunction(level, (...handles) => {
-        if (logs.length < 1000) logs.push(handles.map((h) => format(vm.dump(h))).join(' ').slice(0, 10_000));
+        if (logs.length >= limits.maxLogLines || logChars >= limits.maxLogChars) return;
+        const line = handles.map((h) => format(vm.dump(h))).join(' ').slice(0, limits.maxLogLineChars);
+        logs.push(line);
+        logChars += line.length;
       });
       vm.setProp(consoleObject, level, fn);
       fn.dispose();
@@ -34,7 +40,7 @@ function runOne({ code, args, timeoutMs, memoryBytes }) {
 
     const source = `${code}
 ;if (typeof main !== 'function') throw new TypeError('the tool code must define a function main(args)');
-globalThis.__run = Promise.resolve().then(() => main(JSON.parse(${JSON.stringify(JSON.stringify(args ?? {}))}))).then((value) => {
+globalThis.__run = Promise.resolve().then(() => main(JSON.parse(${JSON.stringify(argsText)}))).then((value) => {
   const text = JSON.stringify(value === undefined ? null : value);
   if (text === undefined) throw new TypeError('the result of main is not JSON-serialisable');
   return text;
@@ -51,10 +57,19 @@ globalThis.__run = Promise.resolve().then(() => main(JSON.parse(${JSON.stringify
     for (;;) {
       const state = vm.getPromiseState(promise);
       if (state.type === 'fulfilled') {
+        // The length first, so an oversized result is not copied out of the WebAssembly heap.
+        const lengthHandle = vm.getProp(state.value, 'length');
+        const length = vm.getNumber(lengthHandle);
+        lengthHandle.dispose();
+        if (length > limits.maxResultChars) {
+          state.value.dispose();
+          promise.dispose();
+          return fail('invalid_result', `the result of main is larger than ${limits.maxResultChars} characters`);
+        }
         const text = vm.getString(state.value);
         state.value.dispose();
         promise.dispose();
-        return { ok: true, result: JSON.parse(text), logs };
+        return { ok: true, resultText: text, logs };
       }
       if (state.type === 'rejected') {
         const error = vm.dump(state.error);

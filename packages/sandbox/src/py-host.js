@@ -7,8 +7,9 @@
 // guards below only narrow what is left.
 //
 // Protocol: newline-delimited JSON. stdin: {type:"run", id, code, args (JSON text), packages
-// (wheel paths / Pyodide package names to load first)}. stdout: {type:"ready", python, stdlib},
-// {type:"started", id} once packages are loaded, {type:"done", id, outcome}. The parent enforces
+// (wheel paths / Pyodide package names to load first), limits (TOOL_LIMITS)}. stdout:
+// {type:"ready", python, stdlib}, {type:"started", id} once packages are loaded, {type:"done",
+// id, outcome} where a successful outcome carries its result as JSON text (resultText). The parent enforces
 // the time and memory limits by killing this process.
 //
 // Arguments: PYODIDE_DIR [--no-guards] [--snapshot BYTES | --make-snapshot]. A snapshot is the
@@ -68,14 +69,14 @@ const ready = new Promise((resolve) => {
   markReady = resolve;
 });
 
-const MAX_LOG_LINES = 1000;
-const MAX_LOG_CHARS = 10_000;
-const MAX_LOG_TOTAL = 256 * 1024;
+// The output limits (TOOL_LIMITS of @agent-platform/core) come with each request; the parent
+// applies them again to what it receives.
+let limits = { maxLogLines: 1000, maxLogLineChars: 10_000, maxLogChars: 256 * 1024, maxResultChars: 1024 * 1024, maxDepth: 64 };
 let logs = [];
 let logChars = 0;
 const capture = (line) => {
-  if (logs.length >= MAX_LOG_LINES || logChars >= MAX_LOG_TOTAL) return;
-  const text = String(line).slice(0, MAX_LOG_CHARS);
+  if (logs.length >= limits.maxLogLines || logChars >= limits.maxLogChars) return;
+  const text = String(line).slice(0, limits.maxLogLineChars);
   logs.push(text);
   logChars += text.length;
 };
@@ -98,12 +99,11 @@ if (makeSnapshot) {
 }
 
 if (!flags.includes('--no-guards')) await guardNetworkAndProcesses();
+await hideHostFiles();
 
 const runner = pyodide.runPython(
   `
 import json, inspect, traceback
-
-MAX_RESULT = 1024 * 1024
 
 def _fail(kind, message):
     return json.dumps({"ok": False, "error": {"kind": kind, "message": message}})
@@ -115,7 +115,7 @@ def _describe(error):
         text += "".join(f"\\n  at tool.py line {f.lineno}, in {f.name}" for f in frames[-5:])
     return text
 
-async def run(code, args_json):
+async def run(code, args_json, max_result, max_depth):
     try:
         compiled = compile(code, "tool.py", "exec")
     except (SyntaxError, ValueError) as error:
@@ -135,10 +135,12 @@ async def run(code, args_json):
         return _fail("thrown", _describe(error))
     try:
         text = json.dumps(result, allow_nan=False)
-    except (TypeError, ValueError, RecursionError) as error:
+    except RecursionError:
+        return _fail("invalid_result", f"the result of main is nested deeper than {max_depth} levels")
+    except (TypeError, ValueError) as error:
         return _fail("invalid_result", f"the result of main is not JSON-serialisable: {error}")
-    if len(text) > MAX_RESULT:
-        return _fail("invalid_result", f"the result of main is larger than {MAX_RESULT} characters")
+    if len(text) > max_result:
+        return _fail("invalid_result", f"the result of main is larger than {max_result} characters")
     return json.dumps({"ok": True, "result": text})
 
 run
@@ -151,6 +153,7 @@ const python = pyodide.runPython('import sys; sys.version.split()[0]');
 const loaded = new Set();
 
 async function handle(request) {
+  if (request.limits) limits = request.limits;
   logs = [];
   logChars = 0;
   const toLoad = request.packages.filter((p) => !loaded.has(p));
@@ -163,9 +166,10 @@ async function handle(request) {
     for (const p of toLoad) loaded.add(p);
   }
   send({ type: 'started', id: request.id });
-  const text = await runner(request.code, request.args);
+  const text = await runner(request.code, request.args, limits.maxResultChars, limits.maxDepth);
   const outcome = JSON.parse(text);
-  return outcome.ok ? { ok: true, result: JSON.parse(outcome.result), logs } : { ok: false, error: outcome.error, logs };
+  // The result stays JSON text: the parent checks its size and depth before parsing it.
+  return outcome.ok ? { ok: true, resultText: outcome.result, logs } : { ok: false, error: outcome.error, logs };
 }
 
 async function request(line) {
@@ -242,4 +246,25 @@ async function guardNetworkAndProcesses() {
   process._debugProcess = processes;
   process.dlopen = refuse('loading native code');
   syncBuiltinESMExports();
+}
+
+/**
+ * What a tool may learn about the host's files from errors: nothing. Node's module resolvers
+ * look files up before the permission model is asked (`import('/etc/x')` said "Cannot find
+ * module" for a missing file and "Access to this API has been restricted" for an existing one),
+ * so: JavaScript cannot be compiled from strings in this process (--disallow-code-generation-
+ * from-strings, set by python.ts: Python cannot write an `import()` of its own), `require` of
+ * anything but a builtin fails with one message whatever the path, and stack traces name files
+ * without their folders (no absolute host paths).
+ */
+async function hideHostFiles() {
+  const Module = (await import('node:module')).default;
+  const resolveFilename = Module._resolveFilename;
+  Module._resolveFilename = function resolveBuiltinOnly(request, ...rest) {
+    if (typeof request === 'string' && Module.isBuiltin(request)) return resolveFilename.call(this, request, ...rest);
+    throw Object.assign(new Error('modules cannot be loaded in the tool sandbox'), { code: 'ERR_ACCESS_DENIED' });
+  };
+  const base = (name) => String(name ?? '<anonymous>').replace(/^.*[/\\]/, '');
+  Error.prepareStackTrace = (error, frames) =>
+    [String(error), ...frames.map((f) => `    at ${f.getFunctionName() ?? '<anonymous>'} (${base(f.getFileName())}:${f.getLineNumber()}:${f.getColumnNumber()})`)].join('\n');
 }

@@ -5,7 +5,6 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ToolOutcome } from '@agent-platform/core';
 
 // What python.ts needs to know and do about its host processes (py-host.js).
 
@@ -13,17 +12,6 @@ const here = dirname(fileURLToPath(import.meta.url));
 /** The folder of the `pyodide` npm package (real path: the permission model checks real paths). */
 export const pyodideDir = dirname(createRequire(import.meta.url).resolve('pyodide/pyodide.mjs'));
 export const hostScript = resolve(here, 'py-host.js');
-
-/** A `done` message's outcome, checked: the host process runs untrusted code and could send anything. */
-export function toOutcome(value: unknown): ToolOutcome {
-  const o = value as { ok?: unknown; result?: unknown; logs?: unknown; durationMs?: unknown; error?: { kind?: unknown; message?: unknown } };
-  const logs = Array.isArray(o?.logs) ? o.logs.filter((l): l is string => typeof l === 'string').slice(0, 1000) : [];
-  const durationMs = typeof o?.durationMs === 'number' ? o.durationMs : 0;
-  if (o?.ok === true) return { ok: true, result: o.result ?? null, logs, durationMs };
-  const kinds = ['timeout', 'out_of_memory', 'thrown', 'invalid_result', 'invalid_code'] as const;
-  const kind = kinds.find((k) => k === o?.error?.kind) ?? 'thrown';
-  return { ok: false, error: { kind, message: typeof o?.error?.message === 'string' ? o.error.message : 'the tool failed' }, logs, durationMs };
-}
 
 /** The node process under `unshare --fork`: the only child of `pid`. */
 export async function hostPidOf(pid: number | undefined): Promise<number | undefined> {

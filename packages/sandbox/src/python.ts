@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { PlatformError, type ToolOutcome, type ToolRun, type ToolSandbox } from '@agent-platform/core';
-import { cpuTicks, hostPidOf, hostScript, loadSnapshot, pyodideDir, rss, toOutcome } from './python-host.js';
+import { jsonWithinDepth, PlatformError, TOOL_LIMITS, type ToolOutcome, type ToolRun, type ToolSandbox } from '@agent-platform/core';
+import { toOutcome } from './outcome.js';
+import { cpuTicks, hostPidOf, hostScript, loadSnapshot, pyodideDir, rss } from './python-host.js';
 import { chooseIsolation, type IsolationChoice, type PythonIsolation } from './python-isolation.js';
 import { PACKAGE_NAME, PythonPackageIndex } from './python-packages.js';
 
@@ -17,8 +18,10 @@ export interface PythonSandboxOptions {
   /** A process is replaced after this many runs (bounds what accumulates in it). Default 500. */
   readonly maxRunsPerProcess?: number;
   /**
-   * The in-process network and process guards of the host (see py-host.js). Default true.
-   * Tests set false to check that the namespaces alone keep the network out.
+   * The in-process guards of the host: network and process functions of Node.js replaced (see
+   * py-host.js) and no JavaScript compiled from strings (`--disallow-code-generation-from-strings`).
+   * Default true. Tests set false to check that the namespaces alone keep the network out, and
+   * what the parent does when code does reach the host's JavaScript.
    */
   readonly guards?: boolean;
   /**
@@ -41,6 +44,8 @@ export interface PythonSandbox extends ToolSandbox {
 
 interface Job {
   readonly run: ToolRun;
+  /** The arguments as JSON text (checked for depth). */
+  readonly argsText: string;
   readonly owner: string;
   readonly packages: readonly string[];
   resolve(outcome: ToolOutcome): void;
@@ -147,7 +152,10 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
     const choice = isolation;
     if (!choice || 'refused' in choice) return undefined;
     const flags = [...(options.guards === false ? ['--no-guards'] : []), ...(snapshot ? ['--snapshot', String(snapshot.length)] : [])];
-    const [command, ...args] = [...choice.prefix, process.execPath, ...permissions, hostScript, pyodideDir, ...flags];
+    // Python can reach the host's JavaScript; without code generation from strings it cannot
+    // compile JavaScript of its own there (eval, Function, and so no import() of a path it picks).
+    const hardening = options.guards === false ? [] : ['--disallow-code-generation-from-strings'];
+    const [command, ...args] = [...choice.prefix, process.execPath, ...permissions, ...hardening, hostScript, pyodideDir, ...flags];
     const child = spawn(command as string, args, { env: {}, stdio: ['pipe', 'pipe', 'pipe'] });
     const slot: Slot = { child, state: 'starting', owner: undefined, runs: 0, job: undefined, jobId: 0, timer: undefined, memoryTimer: undefined, baseline: 0, hostPid: choice.prefix.includes('unshare') ? undefined : child.pid, output: '', stderr: '', jobStarted: 0, fromSnapshot: snapshot !== undefined, idle: undefined, loaded: new Set() };
     watchIdle ??= setInterval(() => void checkIdle(), IDLE_CHECK_MS).unref();
@@ -157,9 +165,15 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
     slot.timer = setTimeout(() => retire(slot, `the Python sandbox did not start within ${startTimeoutMs} ms`), startTimeoutMs);
     child.stdout?.setEncoding('utf8');
     child.stdout?.on('data', (chunk: string) => {
+      // Only the new chunk can hold the end of a line: scanning all that waits at each chunk
+      // would be quadratic in a flood without newlines.
+      const newlineInChunk = chunk.indexOf('\n');
       slot.output += chunk;
-      if (slot.output.length > MAX_FRAME && !slot.output.includes('\n')) return retire(slot, 'the Python sandbox wrote more than its output limit');
-      let newline = slot.output.indexOf('\n');
+      if (newlineInChunk < 0) {
+        if (slot.output.length > MAX_FRAME) retire(slot, 'the Python sandbox wrote more than its output limit');
+        return;
+      }
+      let newline = slot.output.length - chunk.length + newlineInChunk;
       while (newline >= 0) {
         const line = slot.output.slice(0, newline);
         slot.output = slot.output.slice(newline + 1);
@@ -173,7 +187,9 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
     });
     child.stdin?.on('error', () => {});
     child.on('error', (error) => retire(slot, `the Python sandbox could not start: ${error.message}`));
-    child.on('exit', (code, signal) => retire(slot, `the Python sandbox stopped (${signal ?? `exit ${code}`})${slot.stderr ? `: ${slot.stderr.trim().split('\n').slice(-3).join(' | ')}` : ''}`));
+    // The host's last words, without the folders of this machine (they reach the user as the tool's error).
+    const lastWords = () => slot.stderr.replaceAll(pyodideDir, 'pyodide').trim().split('\n').slice(-3).join(' | ');
+    child.on('exit', (code, signal) => retire(slot, `the Python sandbox stopped (${signal ?? `exit ${code}`})${slot.stderr ? `: ${lastWords()}` : ''}`));
     return slot;
   };
 
@@ -333,7 +349,7 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
       wait,
     );
     for (const p of fresh) slot.loaded.add(p);
-    const request = { type: 'run', id: slot.jobId, code: job.run.code, args: JSON.stringify(job.run.args ?? {}), packages: job.packages };
+    const request = { type: 'run', id: slot.jobId, code: job.run.code, args: job.argsText, packages: job.packages, limits: TOOL_LIMITS };
     slot.child.stdin?.write(`${JSON.stringify(request)}\n`);
   };
 
@@ -374,6 +390,7 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
 
   return {
     language: 'python',
+    concurrency: size,
     async isolation() {
       const choice = await confinement();
       return 'refused' in choice ? { refused: choice.refused } : { description: choice.description };
@@ -385,6 +402,7 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
     },
     async run(run) {
       if (closed) return failure('thrown', 'the sandbox is closed');
+      const argsText = jsonWithinDepth('args', run.args);
       const choice = await ready();
       if ('refused' in choice) return failure('thrown', choice.refused);
       let files: string[];
@@ -394,7 +412,7 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
         return failure('invalid_code', (error as Error).message);
       }
       return new Promise<ToolOutcome>((resolve) => {
-        queue.push({ run, owner: run.owner ?? '', packages: files, resolve });
+        queue.push({ run, argsText, owner: run.owner ?? '', packages: files, resolve });
         pump();
       });
     },

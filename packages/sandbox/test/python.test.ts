@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describeToolSandbox } from '@agent-platform/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PythonSandbox, pythonSandbox } from '../src/python.js';
+import { pyodideDir } from '../src/python-host.js';
 import { chooseIsolation } from '../src/python-isolation.js';
 
 describeToolSandbox('Python (Pyodide in confined processes)', { language: 'python', create: () => pythonSandbox({ workers: 2 }) });
@@ -79,7 +80,10 @@ describe.each([
     expect(outcome.ok, JSON.stringify(outcome)).toBe(true);
     const out = (outcome as { result: Record<string, string> }).result;
     expect(JSON.stringify(out)).not.toContain(SECRET);
-    expect(out.env).toBe('{}');
+    // With the guards, JavaScript cannot even be compiled in the host; without them the
+    // namespaces and the empty environment answer.
+    if (guards) for (const value of Object.values(out).filter((v) => v !== out.nodefs)) expect(value).toMatch(/^refused: EvalError: Code generation from strings disallowed/);
+    else expect(out.env).toBe('{}');
     for (const key of ['passwd', 'secretKey', 'write', 'spawn', 'tcp', 'fetch', 'http', 'kill', 'binding', 'worker', 'nodefs']) {
       expect(out[key], key).toMatch(/^refused: /);
     }
@@ -91,6 +95,7 @@ describe.each([
 
 describe('Python sandbox', () => {
   let sandbox: PythonSandbox;
+  let unguarded: PythonSandbox;
   let wheels: string;
   beforeAll(() => {
     wheels = mkdtempSync(join(tmpdir(), 'ap-wheels-'));
@@ -115,8 +120,11 @@ json.dump({"packages": {"tinystats": {"file_name": "tinystats-1.0.0-py3-none-any
       wheels,
     ]);
     sandbox = pythonSandbox({ workers: 2, packageDirs: [wheels] });
+    // Without the in-process guards, code can compile JavaScript in its host: what the parent
+    // does when code reaches the host is tested there.
+    unguarded = pythonSandbox({ workers: 1, guards: false });
   });
-  afterAll(() => sandbox.close());
+  afterAll(() => Promise.all([sandbox.close(), unguarded.close()]));
 
   it('provides declared packages from the packages folder (with their dependencies) and the standard library', async () => {
     await sandbox.prepare?.({ code: '', dependencies: ['tinystats', 'json', 'collections'] });
@@ -149,29 +157,29 @@ json.dump({"packages": {"tinystats": {"file_name": "tinystats-1.0.0-py3-none-any
   });
 
   it('is not fooled or flooded by what the code writes to its host process output', async () => {
-    const forged = await sandbox.run({
+    const forged = await unguarded.run({
       code: 'from pyodide.ffi import to_js\nF = to_js([]).constructor.constructor\ndef main(args):\n    F("return import(\'node:process\').then(p => p.stdout.write(\'not json\\\\n{\\"type\\":\\"done\\",\\"id\\":999999,\\"outcome\\":{\\"ok\\":true,\\"result\\":\\"forged\\"}}\\\\n\'))")()\n    return "real"',
       args: {},
       ...LIMITS,
       owner: 'forger',
     });
     expect(forged).toMatchObject({ ok: true, result: 'real' });
-    const flood = await sandbox.run({
+    const flood = await unguarded.run({
       code: 'from pyodide.ffi import to_js\nF = to_js([]).constructor.constructor\nasync def main(args):\n    await F("return import(\'node:process\').then(p => new Promise(ok => p.stdout.write(\'x\'.repeat(9 * 1024 * 1024), ok)))")()\n    return "flooded"',
       args: {},
       ...LIMITS,
       owner: 'forger',
     });
     expect(flood).toMatchObject({ ok: false, error: { kind: 'thrown', message: expect.stringContaining('output limit') } });
-    expect(await sandbox.run({ code: 'def main(args):\n    return 7', args: {}, ...LIMITS, owner: 'forger' })).toMatchObject({ ok: true, result: 7 });
+    expect(await unguarded.run({ code: 'def main(args):\n    return 7', args: {}, ...LIMITS, owner: 'forger' })).toMatchObject({ ok: true, result: 7 });
   });
 
   it('replaces a process that code left busy after its run', async () => {
     const leave = 'import builtins\nfrom pyodide.ffi import to_js\ndef main(args):\n    builtins.marker = True\n    to_js([]).constructor.constructor("setTimeout(() => { for (;;) {} }, 50)")()\n    return "left work behind"';
-    expect(await sandbox.run({ code: leave, args: {}, ...LIMITS, owner: 'spinner' })).toMatchObject({ ok: true });
+    expect(await unguarded.run({ code: leave, args: {}, ...LIMITS, owner: 'spinner' })).toMatchObject({ ok: true });
     await new Promise((ok) => setTimeout(ok, 4000));
     // A fresh interpreter answers at once; the spinning one would never answer (timeout).
-    expect(await sandbox.run({ code: 'import builtins\ndef main(args):\n    return getattr(builtins, "marker", False)', args: {}, ...LIMITS, owner: 'spinner' })).toMatchObject({ ok: true, result: false });
+    expect(await unguarded.run({ code: 'import builtins\ndef main(args):\n    return getattr(builtins, "marker", False)', args: {}, ...LIMITS, owner: 'spinner' })).toMatchObject({ ok: true, result: false });
   });
 
   it('reports syntax errors, a missing main and exceptions with the line of the tool', async () => {
@@ -181,6 +189,66 @@ json.dump({"packages": {"tinystats": {"file_name": "tinystats-1.0.0-py3-none-any
     });
     expect(await sandbox.run({ code: 'def main(args)\n    return 1', args: {}, ...LIMITS })).toMatchObject({ ok: false, error: { kind: 'invalid_code', message: expect.stringContaining('SyntaxError') } });
     expect(await sandbox.run({ code: 'import sys\ndef main(args):\n    sys.exit(3)', args: {}, ...LIMITS })).toMatchObject({ ok: false, error: { kind: 'thrown', message: expect.stringContaining('SystemExit') } });
+  });
+});
+
+/**
+ * Python that asks the host, every way it can reach, about a path: each answer (with the path
+ * itself written as <path>) must be the same whether the path exists or not.
+ */
+const PROBE = `
+import os
+import pyodide_js
+from pyodide.ffi import to_js
+F = to_js([]).constructor.constructor
+
+async def attempt(thunk):
+    try:
+        value = thunk()
+        if hasattr(value, "then"):
+            value = await value
+        return "ok: " + str(value)[:300]
+    except BaseException as error:
+        text = str(error)
+        stack = getattr(getattr(error, "js_error", None), "stack", "")
+        return "refused: " + text[:300] + " | " + str(stack)[:600]
+
+async def main(args):
+    p = args["path"]
+    out = {}
+    out["import"] = await attempt(lambda: F("return import(" + repr(p) + ")")())
+    out["require"] = await attempt(lambda: F("return import('node:module').then(m => m.createRequire('/x.js')(" + repr(p) + "))")())
+    out["loadPackage"] = await attempt(lambda: pyodide_js.loadPackage("file://" + p + "/x-1.0-py3-none-any.whl"))
+    out["loadBinaryFile"] = await attempt(lambda: pyodide_js._api.loadBinaryFile(p))
+    out["loadDynlib"] = await attempt(lambda: pyodide_js._api.loadDynlib(p, True))
+    out["mountNodeFS"] = await attempt(lambda: pyodide_js.mountNodeFS("/mnt/probe", p))
+    out["stat"] = await attempt(lambda: os.stat(p))
+    return {k: v.replace(p, "<path>") for k, v in out.items()}
+`;
+
+describe('Python sandbox and the host file system', () => {
+  let sandbox: PythonSandbox;
+  beforeAll(() => {
+    sandbox = pythonSandbox({ workers: 1 });
+  });
+  afterAll(() => sandbox.close());
+
+  it('answers the same whether a host path exists or not, and never names a host folder', async () => {
+    const probe = async (path: string) => {
+      const outcome = await sandbox.run({ code: PROBE, args: { path }, ...LIMITS, owner: 'prober' });
+      expect(outcome.ok, JSON.stringify(outcome)).toBe(true);
+      return (outcome as { result: Record<string, string> }).result;
+    };
+    const hostFolders = [process.cwd(), pyodideDir, tmpdir(), 'node_modules'].filter((f) => f !== '/');
+    for (const [existing, missing] of [
+      ['/etc/passwd', '/etc/no-such-file-7f3a'],
+      ['/root', '/no-such-folder-7f3a'],
+      [process.cwd(), join(process.cwd(), 'no-such-7f3a')],
+    ] as const) {
+      const [seen, unseen] = [await probe(existing), await probe(missing)];
+      expect(seen, `${existing} vs ${missing}`).toEqual(unseen);
+      for (const folder of hostFolders) expect(JSON.stringify(seen), folder).not.toContain(folder);
+    }
   });
 });
 

@@ -47,6 +47,11 @@ Options:
                         (env AGENT_PLATFORM_PYTHON_PACKAGES, comma-separated)
   --npm-registry URL    Registry of JavaScript tools' npm dependencies
                         (env AGENT_PLATFORM_NPM_REGISTRY, default https://registry.npmjs.org/)
+  --tool-queue-per-user N
+                        Tool runs of one user waiting for a sandbox at most, per language; one
+                        more answers 429 (env AGENT_PLATFORM_TOOL_QUEUE_PER_USER, default 64)
+  --tool-queue N        Tool runs of all users waiting for a sandbox at most, per language
+                        (env AGENT_PLATFORM_TOOL_QUEUE, default 1024)
   --allow-stdio-mcp     Let callers add stdio MCP servers, which start programs on this machine
                         (env AGENT_PLATFORM_ALLOW_STDIO_MCP=true; default: refused)
   --allow-mcp-command CMD
@@ -56,7 +61,8 @@ Options:
 
 Env LOG_LEVEL sets the request log level (default info; "silent" for none).
 Env AGENT_PLATFORM_TOOL_TIMEOUT_MS bounds each tool run (default 5000),
-AGENT_PLATFORM_MCP_TIMEOUT_MS each MCP tool call (default 30000).
+AGENT_PLATFORM_TOOL_VALIDATION_TIMEOUT_MS each check of tool arguments against their schema
+(default 1000), AGENT_PLATFORM_MCP_TIMEOUT_MS each MCP tool call (default 30000).
 Env AGENT_PLATFORM_SECRET is the master key of stored credentials (default: a key file in
 the data folder). Providers without a stored credential use OPENAI_API_KEY, OPENAI_BASE_URL
 and OLLAMA_HOST; AGENT_PLATFORM_MODEL_TIMEOUT_MS bounds each provider request (120000).
@@ -105,6 +111,8 @@ async function serveCommand(argv: string[]): Promise<void> {
       'python-isolation': { type: 'string' },
       'python-packages': { type: 'string', multiple: true },
       'npm-registry': { type: 'string' },
+      'tool-queue-per-user': { type: 'string' },
+      'tool-queue': { type: 'string' },
       'allow-stdio-mcp': { type: 'boolean' },
       'allow-mcp-command': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
@@ -126,6 +134,8 @@ async function serveCommand(argv: string[]): Promise<void> {
   const env = process.env;
   const cors = values['cors-origin'] ?? env.AGENT_PLATFORM_CORS_ORIGINS?.split(',').map((s) => s.trim()).filter(Boolean);
   const bodyLimit = values['body-limit'] ?? env.AGENT_PLATFORM_BODY_LIMIT;
+  const queuePerUser = values['tool-queue-per-user'] ?? env.AGENT_PLATFORM_TOOL_QUEUE_PER_USER;
+  const queueTotal = values['tool-queue'] ?? env.AGENT_PLATFORM_TOOL_QUEUE;
   const server = await startServer({
     port: integer(values.port ?? env.PORT ?? '3000', '--port', 0, 65535),
     host: values.host ?? env.HOST ?? '127.0.0.1',
@@ -144,6 +154,10 @@ async function serveCommand(argv: string[]): Promise<void> {
       ...(pythonIsolation ? { pythonIsolation } : {}),
       ...(values['python-packages'] ? { pythonPackageDirs: values['python-packages'] } : {}),
       ...(npmRegistry ? { npmRegistry } : {}),
+      queue: {
+        ...(queuePerUser ? { maxPerOwner: integer(queuePerUser, '--tool-queue-per-user', 1, 100_000) } : {}),
+        ...(queueTotal ? { maxTotal: integer(queueTotal, '--tool-queue', 1, 1_000_000) } : {}),
+      },
     },
     ...(values['allow-mcp-command'] ? { mcp: { allowStdio: values['allow-mcp-command'] } } : values['allow-stdio-mcp'] ? { mcp: { allowStdio: true } } : {}),
   });

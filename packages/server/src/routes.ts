@@ -341,7 +341,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     params: IdParam,
     body: RunToolRequest,
     response: RunToolResponse,
-    handler: (p, i) => p.runTool(i.caller, param(i, 'id'), i.body as RunToolRequest),
+    handler: (p, i) => p.runTool(i.caller, param(i, 'id'), i.body as RunToolRequest, i.signal),
   },
   {
     method: 'POST',

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { AgentPlatform, defaultLocalModelBaseUrl, type OutboundPolicyOptions, type ToolSource } from '@agent-platform/core';
+import { AgentPlatform, DEFAULT_TOOL_QUEUE, defaultLocalModelBaseUrl, type OutboundPolicyOptions, type ToolSource } from '@agent-platform/core';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import { serve } from 'h3';
 import pino, { type Logger } from 'pino';
@@ -63,7 +63,16 @@ export interface ToolsConfig {
   readonly pythonPackageDirs?: readonly string[];
   /** Registry of JavaScript tools' npm dependencies (`--npm-registry`). Default AGENT_PLATFORM_NPM_REGISTRY or https://registry.npmjs.org/. */
   readonly npmRegistry?: string;
+  /**
+   * Tool runs waiting for a sandbox per user (`--tool-queue-per-user`) and in all (`--tool-queue`),
+   * per language; one more answers 429. Default AGENT_PLATFORM_TOOL_QUEUE_PER_USER or 64, and
+   * AGENT_PLATFORM_TOOL_QUEUE or 1024.
+   */
+  readonly queue?: { readonly maxPerOwner?: number; readonly maxTotal?: number };
 }
+
+/** A positive integer from the environment, or undefined when unset or not one. */
+const envInteger = (value: string | undefined): number | undefined => (value && /^\d+$/.test(value) && Number(value) > 0 ? Number(value) : undefined);
 
 export interface McpConfig {
   /**
@@ -159,7 +168,12 @@ export async function openPlatform(
     knowledge: await openKnowledge(dataDir, { env, fetch: fetches.operator, allowDownloads: allowModelDownloads }),
     tools: {
       sandboxes: { javascript: javascriptSandbox({ dependencies: npm }), python },
-      ...(Number(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) > 0 ? { timeoutMs: Number(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) } : {}),
+      ...(envInteger(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) ? { timeoutMs: envInteger(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) as number } : {}),
+      queue: {
+        maxPerOwner: options.tools?.queue?.maxPerOwner ?? envInteger(env.AGENT_PLATFORM_TOOL_QUEUE_PER_USER) ?? DEFAULT_TOOL_QUEUE.maxPerOwner,
+        maxTotal: options.tools?.queue?.maxTotal ?? envInteger(env.AGENT_PLATFORM_TOOL_QUEUE) ?? DEFAULT_TOOL_QUEUE.maxTotal,
+      },
+      ...(envInteger(env.AGENT_PLATFORM_TOOL_VALIDATION_TIMEOUT_MS) ? { validation: { timeoutMs: envInteger(env.AGENT_PLATFORM_TOOL_VALIDATION_TIMEOUT_MS) as number } } : {}),
     },
   });
 }

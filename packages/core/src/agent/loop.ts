@@ -1,4 +1,5 @@
 import { PlatformError } from '../errors.js';
+import { jsonExceedsNesting, nestingError } from '../nesting.js';
 import type { SearchHit } from '../schemas/knowledge.js';
 import type { ChatMessage, ChatModel, FinishReason, ToolCall, Usage } from './chat-model.js';
 import type { AgentTool } from './tools.js';
@@ -67,8 +68,13 @@ export function systemContext(instructions: string | undefined, hits: readonly S
   return parts.length > 0 ? { system: parts.join('\n\n'), sources } : { sources };
 }
 
+/**
+ * The model's arguments text, parsed. Arguments nested deeper than `MAX_NESTING_DEPTH` are
+ * refused here (the model gets the error), before any tool's code recurses into them.
+ */
 function parseArguments(text: string): unknown {
   if (!text.trim()) return {};
+  if (jsonExceedsNesting(text)) throw nestingError('arguments');
   return JSON.parse(text);
 }
 

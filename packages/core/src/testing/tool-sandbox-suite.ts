@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TOOL_LIMITS } from '../tools/limits.js';
 import type { ToolLanguage, ToolOutcome, ToolSandbox } from '../tools/sandbox.js';
 
 /** The programs the suite runs, per language. */
@@ -21,6 +22,9 @@ const PROGRAMS: Record<ToolLanguage, Record<string, string>> = {
     noMain: 'const x = 1;',
     undefinedResult: 'function main() {}',
     state: 'function main() { globalThis.count = (globalThis.count || 0) + 1; return globalThis.count; }',
+    bigResult: 'function main(args) { return "x".repeat(args.chars); }',
+    deepResult: 'function main(args) { let v = 1; for (let i = 0; i < args.depth; i++) v = [v]; return v; }',
+    chatty: 'function main() { console.log("z".repeat(20000)); for (let i = 0; i < 1500; i++) console.log("y".repeat(300)); return 1; }',
   },
   python: {
     add: 'def main(args):\n    print("adding", args["a"], args["b"])\n    return {"sum": args["a"] + args["b"]}',
@@ -40,6 +44,9 @@ const PROGRAMS: Record<ToolLanguage, Record<string, string>> = {
     noMain: 'x = 1',
     undefinedResult: 'def main(args):\n    pass',
     state: 'import builtins\ndef main(args):\n    builtins.count = getattr(builtins, "count", 0) + 1\n    return builtins.count',
+    bigResult: 'def main(args):\n    return "x" * args["chars"]',
+    deepResult: 'def main(args):\n    v = 1\n    for i in range(args["depth"]):\n        v = [v]\n    return v',
+    chatty: 'def main(args):\n    print("z" * 20000)\n    for i in range(1500):\n        print("y" * 300)\n    return 1',
   },
 };
 
@@ -119,6 +126,36 @@ export function describeToolSandbox(name: string, options: ToolSandboxSuiteOptio
       for (let i = 0; i < 3; i++) expect(await run('state', {}, 'owner-a')).toMatchObject({ ok: true });
       expect(await run('state', {}, 'owner-b')).toMatchObject({ ok: true, result: 1 });
       expect(await run('state', {}, 'owner-c')).toMatchObject({ ok: true, result: 1 });
+    });
+
+    it('refuses results over the size limit and nested deeper than the depth limit, naming the limit', async () => {
+      const big = failed(await run('bigResult', { chars: TOOL_LIMITS.maxResultChars + 1 }));
+      expect(big).toEqual({ kind: 'invalid_result', message: `the result of main is larger than ${TOOL_LIMITS.maxResultChars} characters` });
+      expect(await run('bigResult', { chars: 1000 })).toMatchObject({ ok: true, result: 'x'.repeat(1000) });
+      for (const depth of [TOOL_LIMITS.maxDepth, TOOL_LIMITS.maxDepth + 1, 3000]) {
+        const outcome = await run('deepResult', { depth });
+        if (depth <= TOOL_LIMITS.maxDepth) expect(outcome.ok, String(depth)).toBe(true);
+        else expect(failed(outcome), String(depth)).toEqual({ kind: 'invalid_result', message: `the result of main is nested deeper than ${TOOL_LIMITS.maxDepth} levels` });
+      }
+    });
+
+    it('caps captured logs: lines, line length and total', async () => {
+      const outcome = await run('chatty');
+      expect(outcome.ok).toBe(true);
+      expect(outcome.logs[0]).toBe('z'.repeat(TOOL_LIMITS.maxLogLineChars));
+      expect(outcome.logs.length).toBeGreaterThan(100);
+      expect(outcome.logs.length).toBeLessThanOrEqual(TOOL_LIMITS.maxLogLines);
+      expect(Math.max(...outcome.logs.map((l) => l.length))).toBeLessThanOrEqual(TOOL_LIMITS.maxLogLineChars);
+      expect(outcome.logs.join('').length).toBeLessThanOrEqual(TOOL_LIMITS.maxLogChars + TOOL_LIMITS.maxLogLineChars);
+    });
+
+    it('refuses arguments nested deeper than the depth limit with invalid_request', async () => {
+      let args: unknown = 1;
+      for (let i = 0; i < 5000; i++) args = [args];
+      await expect(sandbox.run({ code: programs.sync as string, args: { x: args }, timeoutMs, memoryBytes })).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: `args: nested deeper than ${TOOL_LIMITS.maxDepth} levels`,
+      });
     });
 
     it('runs 50 tools in parallel while the event loop stays free', async () => {

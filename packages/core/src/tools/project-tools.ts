@@ -1,9 +1,10 @@
-import { Ajv, type ValidateFunction } from 'ajv';
 import type { AgentTool, ToolSource } from '../agent/tools.js';
 import { PlatformError } from '../errors.js';
 import type { Caller } from '../platform.js';
 import type { StorageAdapter, ToolRecord } from '../storage/types.js';
+import { FairScheduler, type FairQueueLimits } from './fair-queue.js';
 import type { ToolLanguage, ToolOutcome, ToolSandbox } from './sandbox.js';
+import { SchemaValidator, type SchemaValidatorOptions } from './schema-validator.js';
 
 export interface ToolsOptions {
   /** The sandbox of each language; a language without one cannot have tools. */
@@ -12,50 +13,51 @@ export interface ToolsOptions {
   readonly timeoutMs?: number;
   /** Per run. Default 64 MiB. */
   readonly memoryBytes?: number;
+  /**
+   * Runs waiting for a sandbox, per user and in all (each language has its own queue). One
+   * more is refused with `rate_limited`. Default 64 per user, 1024 in all.
+   */
+  readonly queue?: FairQueueLimits;
+  /** How arguments are checked against `parameters` (time limit, queue). */
+  readonly validation?: SchemaValidatorOptions;
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+/** Default bounds of each language's run queue. */
+export const DEFAULT_TOOL_QUEUE: FairQueueLimits = { maxPerOwner: 64, maxTotal: 1024 };
+
 /**
- * Compiled validators by the schema's JSON text, least recently used first out. Tool records are
- * read afresh for every run, so caching by object would compile (generate code, ~ms of the event
- * loop) on every run.
+ * Runs tools in their language's sandbox. Each sandbox gets at most `concurrency` runs at once;
+ * the others wait in a fair queue per user (ToolRun.owner), so one user's flood of runs delays
+ * another user's run by at most about one run, and the queue is bounded (`rate_limited`).
  */
-const validators = new Map<string, ValidateFunction>();
-const MAX_VALIDATORS = 1000;
-
-/** Compiles a tool's parameters schema, or throws `invalid_request` naming the problem. */
-export function compileParameters(schema: Record<string, unknown>): ValidateFunction {
-  const key = JSON.stringify(schema);
-  let validate = validators.get(key);
-  if (validate) {
-    validators.delete(key);
-  } else {
-    try {
-      validate = ajv.compile(schema);
-    } catch (error) {
-      throw PlatformError.invalid(`parameters: not a valid JSON Schema: ${(error as Error).message}`);
-    } finally {
-      // ajv keeps every compiled schema object too: drop them, this map is the cache.
-      ajv.removeSchema();
-    }
-    if (validators.size >= MAX_VALIDATORS) validators.delete(validators.keys().next().value as string);
-  }
-  validators.set(key, validate);
-  return validate;
-}
-
-/** Checks arguments against a tool's schema; the message names each offending argument. */
-export function checkArguments(tool: ToolRecord, args: unknown): void {
-  const validate = compileParameters(tool.parameters);
-  if (!validate(args)) {
-    const problems = (validate.errors ?? []).map((e) => `${e.instancePath ? `args${e.instancePath.replaceAll('/', '.')}` : 'args'} ${e.message ?? 'is invalid'}`);
-    throw PlatformError.invalid(`Invalid arguments for tool ${tool.name}: ${problems.join('; ')}`);
-  }
-}
-
-/** Runs tools in their language's sandbox. */
 export class ToolRunner {
-  constructor(private readonly o: ToolsOptions) {}
+  readonly #validator: SchemaValidator;
+  readonly #schedulers = new Map<ToolLanguage, FairScheduler>();
+
+  constructor(private readonly o: ToolsOptions) {
+    this.#validator = new SchemaValidator(o.validation);
+  }
+
+  /** Compiles a tool's parameters schema off the event loop, or throws `invalid_request` naming the problem. */
+  compileParameters(owner: string, schema: Record<string, unknown>): Promise<void> {
+    return this.#validator.compile(owner, schema);
+  }
+
+  /** Checks arguments against a tool's schema; the `invalid_request` message names each offending argument. */
+  async checkArguments(tool: ToolRecord, args: unknown, signal?: AbortSignal): Promise<void> {
+    const what = `Invalid arguments for tool ${tool.name}`;
+    const problems = await this.#validator.check(tool.userId, tool.parameters, args, what, signal);
+    if (problems.length > 0) throw PlatformError.invalid(`${what}: ${problems.join('; ')}`);
+  }
+
+  #scheduler(language: ToolLanguage, sandbox: ToolSandbox): FairScheduler {
+    let scheduler = this.#schedulers.get(language);
+    if (!scheduler) {
+      scheduler = new FairScheduler(Math.max(1, sandbox.concurrency ?? 1), this.o.queue ?? DEFAULT_TOOL_QUEUE, `${language} tool runs`);
+      this.#schedulers.set(language, scheduler);
+    }
+    return scheduler;
+  }
 
   sandbox(language: ToolLanguage): ToolSandbox {
     const sandbox = this.o.sandboxes[language];
@@ -74,16 +76,26 @@ export class ToolRunner {
     await sandbox.prepare({ code: tool.code, dependencies: tool.dependencies, ...(signal ? { signal } : {}) });
   }
 
-  run(tool: ToolRecord, args: unknown): Promise<ToolOutcome> {
-    checkArguments(tool, args);
-    return this.sandbox(tool.language).run({
-      code: tool.code,
-      args,
-      timeoutMs: this.o.timeoutMs ?? 5000,
-      memoryBytes: this.o.memoryBytes ?? 64 * 1024 * 1024,
-      dependencies: tool.dependencies,
-      owner: tool.userId,
-    });
+  /**
+   * Checks the arguments, then runs the tool when its sandbox has room for it. Throws
+   * `invalid_request` for bad arguments, `rate_limited` when the queue is full.
+   */
+  async run(tool: ToolRecord, args: unknown, signal?: AbortSignal): Promise<ToolOutcome> {
+    const sandbox = this.sandbox(tool.language);
+    await this.checkArguments(tool, args, signal);
+    return this.#scheduler(tool.language, sandbox).run(
+      tool.userId,
+      () =>
+        sandbox.run({
+          code: tool.code,
+          args,
+          timeoutMs: this.o.timeoutMs ?? 5000,
+          memoryBytes: this.o.memoryBytes ?? 64 * 1024 * 1024,
+          dependencies: tool.dependencies,
+          owner: tool.userId,
+        }),
+      signal,
+    );
   }
 
   /** The project's enabled tools as agent functions; a failing run's error goes back to the model. */
@@ -92,8 +104,8 @@ export class ToolRunner {
       tools: async (_caller: Caller, projectId: string): Promise<AgentTool[]> =>
         (await storage.tools.enabled(projectId)).map((tool) => ({
           definition: { name: tool.name, description: tool.description, parameters: tool.parameters },
-          run: async (args) => {
-            const outcome = await this.run(tool, args);
+          run: async (args, { signal }) => {
+            const outcome = await this.run(tool, args, signal);
             if (!outcome.ok) throw new Error(`${outcome.error.kind}: ${outcome.error.message}`);
             return JSON.stringify(outcome.result);
           },
@@ -102,6 +114,7 @@ export class ToolRunner {
   }
 
   async close(): Promise<void> {
-    await Promise.all(Object.values(this.o.sandboxes).map((s) => s?.close()));
+    for (const scheduler of this.#schedulers.values()) scheduler.close(new PlatformError('aborted', 'The tool runner is closed'));
+    await Promise.all([this.#validator.close(), ...Object.values(this.o.sandboxes).map((s) => s?.close())]);
   }
 }

@@ -44,13 +44,25 @@ export interface ToolDefinitionToPrepare {
 export interface ToolSandbox {
   readonly language: ToolLanguage;
   /**
+   * Runs the sandbox executes at once (its workers or processes). The platform hands it at most
+   * this many runs at a time and keeps the others in a fair queue per owner, so that one
+   * owner's flood cannot take every place. Default 1.
+   */
+  readonly concurrency?: number;
+  /**
    * Called when a tool is saved: checks that its dependencies can be provided and readies them
    * (installs, bundles, caches), so that runs start fast. Rejects with a `PlatformError`
    * (`invalid_request`) whose message names the dependency that cannot be provided and why.
    * Optional: a sandbox without it accepts no dependencies.
    */
   prepare?(tool: ToolDefinitionToPrepare): Promise<void>;
-  /** Never throws for anything the code does: failures are outcomes. */
+  /**
+   * Never throws for anything the code does: failures are outcomes. A result larger than
+   * `TOOL_LIMITS.maxResultChars` as JSON or nested deeper than `TOOL_LIMITS.maxDepth` is an
+   * `invalid_result` outcome naming the limit (`parseToolResult` gives the messages), and logs
+   * are capped as `capLogs` does. Rejects with `invalid_request` when `args` is nested deeper
+   * than `TOOL_LIMITS.maxDepth`.
+   */
   run(run: ToolRun): Promise<ToolOutcome>;
   close(): Promise<void>;
 }
