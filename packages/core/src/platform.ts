@@ -1007,8 +1007,13 @@ export class AgentPlatform {
         }
         const fileId = this.ids.next('file');
         await blobs.put(fileId, file.bytes);
-        const doc = await kb.submit(caller, { projectId, fileName: file.name, fileType, sourceType: 'upload', fileId, size: file.bytes.byteLength, upload: true });
-        return { file, fileType, fileId, documentId: doc.id, error: null };
+        try {
+          const doc = await kb.submit(caller, { projectId, fileName: file.name, fileType, sourceType: 'upload', upload: { id: fileId, size: file.bytes.byteLength } });
+          return { file, fileType, fileId, documentId: doc.id, error: null };
+        } catch (error) {
+          await blobs.delete(fileId).catch(() => {}); // no file without its row
+          throw error;
+        }
       }),
     );
     const wait = this.#knowledgeAdapters?.waitMs ?? 5000;

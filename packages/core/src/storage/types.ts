@@ -91,7 +91,7 @@ export interface ProjectRepository {
   list(query: ProjectListQuery): Promise<Page<ProjectRecord>>;
   /** The updated row, or undefined when the user has no such project. */
   update(userId: string, id: string, patch: ProjectPatch): Promise<ProjectRecord | undefined>;
-  /** True when a project of that user was deleted; its documents, chunks, settings, jobs and chats go with it. */
+  /** True when a project of that user was deleted; its documents, files, chunks, settings, jobs and chats go with it. */
   delete(userId: string, id: string): Promise<boolean>;
 }
 
@@ -100,7 +100,14 @@ export interface DocumentRecord {
   readonly id: string;
   readonly userId: string;
   readonly projectId: string;
+  /** The caller's file the document is linked to (its upload, or one it names), or null. */
   readonly fileId: string | null;
+  /**
+   * Key of the blob the document's source lives under, chosen by the service: the document's
+   * own id for posted text, the file's id for an uploaded file. Re-indexing reads it and deleting
+   * the document releases it; it is never derived from `fileId` or `sourceType`, which callers set.
+   */
+  readonly sourceKey: string;
   readonly fileName: string;
   readonly fileType: string;
   readonly sourceType: string;
@@ -142,6 +149,30 @@ export interface KeywordHit {
   readonly id: string;
   /** BM25 relevance, higher is better (not normalised). */
   readonly score: number;
+}
+
+/** An uploaded file: its bytes are the blob under its id. It belongs to one user. */
+export interface FileRecord {
+  readonly id: string;
+  readonly userId: string;
+  /** The project it was uploaded to; the file goes with the project. */
+  readonly projectId: string;
+  readonly fileName: string;
+  readonly fileType: string;
+  /** Bytes. */
+  readonly size: number;
+  readonly createdAt: Date;
+}
+
+export interface FileRepository {
+  insert(file: FileRecord): Promise<void>;
+  /** The file of that user, or undefined (another user's file is answered as a missing one). */
+  get(userId: string, id: string): Promise<FileRecord | undefined>;
+  /**
+   * Deletes the file when no document of its owner refers to it any more (as `fileId` or as
+   * `sourceKey`), in one step. True when it was deleted: its blob may go then.
+   */
+  deleteIfUnreferenced(id: string): Promise<boolean>;
 }
 
 export interface DocumentRepository {
@@ -353,6 +384,7 @@ export interface StorageAdapter {
   readonly apiKeys: ApiKeyRepository;
   readonly projects: ProjectRepository;
   readonly documents: DocumentRepository;
+  readonly files: FileRepository;
   readonly chunks: ChunkRepository;
   readonly knowledgeSettings: SettingsRepository;
   readonly jobs: JobRepository;
