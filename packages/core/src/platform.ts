@@ -1,5 +1,5 @@
 import { type AgentOptions, Agents, completionChunks, completionResponse } from './agent/completions.js';
-import { type StreamEvent, StreamHub } from './agent/streams.js';
+import { type StreamEvent, StreamHub, type StreamHubOptions } from './agent/streams.js';
 import { compileParameters, ToolRunner, type ToolsOptions } from './tools/project-tools.js';
 import {
   ActivateToolRequest,
@@ -129,6 +129,8 @@ export interface AgentPlatformOptions {
   readonly localModels?: LocalModelRuntime;
   /** Runtime address when a call gives none. Default: OLLAMA_HOST or http://127.0.0.1:11434. */
   readonly localModelUrl?: string;
+  /** Resumable chat streams: how long they are kept and how many one user may have open. */
+  readonly streams?: Omit<StreamHubOptions, 'clock'>;
   readonly clock?: Clock;
   readonly ids?: IdGenerator;
 }
@@ -223,7 +225,7 @@ export class AgentPlatform {
   readonly #knowledgeAdapters: KnowledgeAdapters | undefined;
   readonly #secrets: SecretBox | undefined;
   readonly #agents: Agents | undefined;
-  readonly #streams = new StreamHub();
+  readonly #streams: StreamHub;
   readonly #tools: ToolRunner | undefined;
   readonly #mcp: McpOptions | undefined;
   /** Fetch for every URL a caller supplies: checks the outbound policy before connecting. */
@@ -235,6 +237,7 @@ export class AgentPlatform {
     this.storage = options.storage;
     this.clock = options.clock ?? systemClock;
     this.ids = options.ids ?? createIdGenerator(() => this.clock.now().getTime());
+    this.#streams = new StreamHub({ ...options.streams, clock: this.clock });
     this.#secrets = options.secrets;
     this.fetch = options.fetch ?? createGuardedFetch(createOutboundPolicy(options.outbound));
     this.#localModels = options.localModels ?? ollamaRuntime({ fetch: this.fetch });
