@@ -68,6 +68,8 @@ export interface Database {
     secret: string;
     last4: string;
     base_url: string | null;
+    /** Sealed whole base URL, or null (migration 0010). */
+    base_url_secret: string | null;
     proxy: number;
     /** 1, 0 or null */
     is_valid: number | null;
@@ -445,6 +447,13 @@ export const migrations: Record<string, Migration> = {
       // Deleting a document asks whether any document of the file's owner still refers to it.
       await db.schema.createIndex('documents_file').on('documents').columns(['file_id']).execute();
       await db.schema.createIndex('documents_source').on('documents').columns(['source_key']).execute();
+    },
+  },
+  // A credential's base URL may carry user:password or a key in its query: the whole URL is
+  // sealed here and `base_url` keeps it masked. Rows stored before keep their URL in `base_url`.
+  '0010_credential_url_secrets': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('credentials').addColumn('base_url_secret', 'text').execute();
     },
   },
 };

@@ -2,6 +2,7 @@ import type { Caller } from '../platform.js';
 import type { Clock } from '../clock.js';
 import { isPlatformError, PlatformError } from '../errors.js';
 import type { IdGenerator } from '../ids.js';
+import type { SecretBox } from '../security/secrets.js';
 import {
   type CreateDocumentRequest,
   DEFAULT_ALPHA,
@@ -19,6 +20,7 @@ import type { ChunkRecord, DocumentRecord, StorageAdapter } from '../storage/typ
 import { chunkDocument } from './chunk.js';
 import type { BlobStore, EmbeddingModel, VectorStore } from './interfaces.js';
 import { parseDocument } from './parse.js';
+import { openSettings, sealSettings } from './settings-secrets.js';
 import { fuseHybrid, mmrSelect, similarityScore } from './search.js';
 
 /** Picks the embedding model of a project from its `embeddingModel` setting (undefined: the default). */
@@ -61,6 +63,8 @@ export interface KnowledgeOptions {
   readonly embedBatchSize?: number;
   /** Starts of one job before it is given up as failed. Default 3. */
   readonly maxAttempts?: number;
+  /** Seals the secrets of projects' vector store configurations at rest. */
+  readonly secrets?: SecretBox | undefined;
 }
 
 /** Progress of one document's indexing, as the streaming route reports it. */
@@ -143,8 +147,15 @@ export class KnowledgeBase {
 
   // ---- settings -----------------------------------------------------------------------------
 
+  /** A project's settings with the secrets of its vector store configuration opened (for use, never for answers). */
   async settings(projectId: string): Promise<KnowledgeSettings> {
-    return ((await this.#o.storage.knowledgeSettings.get(projectId)) ?? {}) as KnowledgeSettings;
+    const stored = await this.#o.storage.knowledgeSettings.get(projectId);
+    return stored ? openSettings(stored, this.#o.secrets) : {};
+  }
+
+  /** Stores a project's settings as a whole, the secrets of its vector store configuration sealed. */
+  async putSettings(projectId: string, settings: KnowledgeSettings, at: Date): Promise<void> {
+    await this.#o.storage.knowledgeSettings.put(projectId, sealSettings(settings, this.#o.secrets), at);
   }
 
   embedderFor(settings: KnowledgeSettings, caller: Caller): EmbeddingModel {

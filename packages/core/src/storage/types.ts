@@ -259,7 +259,10 @@ export interface CredentialRecord {
   readonly secret: string;
   /** Last four characters of the key, to tell keys apart. */
   readonly last4: string;
+  /** The server address, with any user:password and query values masked (`****`) when `baseUrlSecret` holds it. */
   readonly baseUrl: string | null;
+  /** The whole `baseUrl`, encrypted (`SecretBox` format), when it carries user:password or a query; else null. */
+  readonly baseUrlSecret: string | null;
   readonly proxy: boolean;
   /** Whether the key was last seen working; null when unknown. */
   readonly isValid: boolean | null;
@@ -354,7 +357,7 @@ export interface McpServerRecord {
   /** Unique within the project (its tools are offered to the model under this name). */
   readonly name: string;
   readonly transport: 'stdio' | 'http' | 'sse';
-  /** `http`/`sse` endpoint; null for stdio. */
+  /** `http`/`sse` endpoint, masked (`****`) when it carries user:password or a query (the whole URL is then in `secrets`); null for stdio. */
   readonly url: string | null;
   /** `stdio` program and arguments; null/empty for http/sse. */
   readonly command: string | null;
@@ -362,7 +365,7 @@ export interface McpServerRecord {
   /** Names of the headers (http/sse) and environment variables (stdio); their values are in `secrets`. */
   readonly headerNames: readonly string[];
   readonly envNames: readonly string[];
-  /** `{ headers, env }` as JSON, encrypted (`SecretBox` format); null when there are none. */
+  /** `{ headers, env, url }` as JSON, encrypted (`SecretBox` format); null when there are none. */
   readonly secrets: string | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;

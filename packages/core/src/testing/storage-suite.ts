@@ -418,6 +418,7 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         secret: `v1:sealed-${id}`,
         last4: 'abcd',
         baseUrl: null,
+        baseUrlSecret: null,
         proxy: false,
         isValid: null,
         createdAt: at(s),
@@ -426,10 +427,10 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
 
       it('stores credentials per user, newest first, with partial updates', async () => {
         await storage.credentials.insert(credential('cred_1', 'user_a', 1));
-        await storage.credentials.insert({ ...credential('cred_2', 'user_a', 2), baseUrl: 'http://127.0.0.1:1/v1', proxy: true, isValid: true });
+        await storage.credentials.insert({ ...credential('cred_2', 'user_a', 2), baseUrl: 'http://127.0.0.1:1/v1?key=****', baseUrlSecret: 'v1:sealed-url', proxy: true, isValid: true });
         await storage.credentials.insert(credential('cred_3', 'user_b', 3));
         expect((await storage.credentials.list('user_a')).map((c) => c.id)).toEqual(['cred_2', 'cred_1']);
-        expect(await storage.credentials.get('user_a', 'cred_2')).toMatchObject({ baseUrl: 'http://127.0.0.1:1/v1', proxy: true, isValid: true });
+        expect(await storage.credentials.get('user_a', 'cred_2')).toMatchObject({ baseUrl: 'http://127.0.0.1:1/v1?key=****', baseUrlSecret: 'v1:sealed-url', proxy: true, isValid: true });
         expect(await storage.credentials.get('user_b', 'cred_1')).toBeUndefined();
         const updated = await storage.credentials.update('user_a', 'cred_1', { isValid: false, name: 'renamed', updatedAt: at(9) });
         expect(updated).toEqual({ ...credential('cred_1', 'user_a', 1), isValid: false, name: 'renamed', updatedAt: at(9) });
