@@ -70,12 +70,13 @@ export function embedderResolver(
       if (!/^[\w-][\w.-]*$/.test(value)) throw PlatformError.invalid(`settings.embeddingModel: "${name}" must name a folder in the data folder's models/ (letters, digits, ".", "_", "-")`);
       const folder = join(models, value);
       // The folder is read and checked here, so a wrong one is a 400 naming it.
-      return cached(`local:${folder}`, () => transformersEmbedder({ model: folder }));
+      // Messages name the folder by its place in the data folder, never by the server's absolute path.
+      return cached(`local:${folder}`, () => transformersEmbedder({ model: folder, label: `models/${value}` }));
     }
     if (kind === 'hf') {
       if (!models) throw PlatformError.invalid(`settings.embeddingModel: "${name}" needs a data folder to keep the model in`);
       if (!/^[\w.-]+\/[\w.-]+$/.test(value) || value.includes('..')) throw PlatformError.invalid(`settings.embeddingModel: "${name}" must be hf:<owner>/<name>`);
-      return cached(`hf:${value}`, () => transformersHubEmbedder({ model: value, cacheDir: join(models, 'hub') }));
+      return cached(`hf:${value}`, () => transformersHubEmbedder({ model: value, cacheDir: join(models, 'hub'), label: `models/hub/${value}` }));
     }
     return cached(`openai:${value}`, () =>
       openaiEmbedder({
@@ -96,6 +97,6 @@ export function embedderResolver(
 export async function openKnowledge(dataDir: string): Promise<KnowledgeAdapters & { close(): Promise<void> }> {
   const root = resolve(dataDir);
   const embedder = embedderResolver(process.env, { dataDir: root });
-  const vectors = await builtinVectorStore({ dir: join(root, 'vectors') });
-  return { vectors, vectorStores: vectorStoreFactory, embedder, blobs: fileBlobStore({ dir: join(root, 'files') }), close: embedder.close };
+  const vectors = await builtinVectorStore({ dir: join(root, 'vectors'), label: 'vectors' });
+  return { vectors, vectorStores: vectorStoreFactory, embedder, blobs: fileBlobStore({ dir: join(root, 'files'), label: 'files' }), close: embedder.close };
 }

@@ -136,6 +136,7 @@ export async function openPlatform(
   });
   const npm = npmDependencies({
     cacheDir: join(resolve(dataDir), 'tools', 'npm'),
+    label: 'tools/npm',
     registry: options.tools?.npmRegistry ?? (env.AGENT_PLATFORM_NPM_REGISTRY || 'https://registry.npmjs.org/'),
   });
   const confinement = await python.isolation();
