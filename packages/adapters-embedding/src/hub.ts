@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { type EmbeddingModel, isPlatformError, PlatformError } from '@agent-platform/core';
+import { type EmbeddingModel, isPlatformError, PlatformError, relativePaths } from '@agent-platform/core';
 import { type TransformersEmbedderOptions, type TransformersEmbeddingModel, transformersEmbedder } from './transformers.js';
-import { type Dtype, insideFolder, invalidModel, onnxFile, transformers, withEnv } from './transformers-runtime.js';
+import { type Dtype, insideFolder, modelErrors, onnxFile, transformers, withEnv } from './transformers-runtime.js';
 
 // Models from the Hugging Face hub, downloaded into a cache folder and then used as local folders.
 
@@ -64,10 +64,12 @@ export async function downloadHubModel(options: TransformersHubOptions): Promise
   const { cacheDir, revision = 'main', download = true, remoteHost } = options;
   const dtype = options.dtype ?? 'fp32';
   const folder = hubModelFolder(cacheDir, options.model, revision);
+  const label = options.label ?? options.model;
+  const invalidModel = modelErrors(folder, label);
   const complete = () => isHubModelCached(cacheDir, options.model, { revision, dtype });
   if (complete()) return folder;
   const fetchFile = options.fetch ?? ((input, init) => fetch(input, init));
-  if (!download) throw invalidModel(folder, `does not hold ${options.model} yet (downloads are off)`);
+  if (!download) throw invalidModel(`does not hold ${options.model} yet (downloads are off)`);
   await withEnv(
     (env) => {
       env.allowRemoteModels = true;
@@ -102,15 +104,16 @@ export async function downloadHubModel(options: TransformersHubOptions): Promise
       } catch (error) {
         // A refusal (the outbound policy, a path outside the folder) stays one; the rest is the hub's failure.
         const refused = isPlatformError(error) && error.code === 'invalid_request';
-        throw new PlatformError(refused ? 'invalid_request' : 'upstream_error', `Could not download ${options.model} from the Hugging Face hub into ${folder}: ${error instanceof Error ? error.message : String(error)}`, {
+        const reason = relativePaths(folder, label)(error instanceof Error ? error.message : String(error));
+        throw new PlatformError(refused ? 'invalid_request' : 'upstream_error', `Could not download ${options.model} from the Hugging Face hub into ${label}: ${reason}`, {
           retryable: !refused,
-          details: { model: options.model, folder },
+          details: { model: options.model, folder: label },
           cause: error,
         });
       }
     },
   );
-  if (!complete()) throw invalidModel(folder, `is incomplete after downloading ${options.model}`);
+  if (!complete()) throw invalidModel(`is incomplete after downloading ${options.model}`);
   return folder;
 }
 
@@ -127,7 +130,7 @@ export function transformersHubEmbedder(options: TransformersHubOptions): Embedd
   const { cacheDir, revision = 'main', download, remoteHost, ...rest } = options;
   const folder = hubModelFolder(cacheDir, options.model, revision);
   const id = rest.id ?? `hf:${options.model}${revision === 'main' ? '' : `@${revision}`}`;
-  const open = () => transformersEmbedder({ ...rest, model: folder, id });
+  const open = () => transformersEmbedder({ ...rest, model: folder, id, label: rest.label ?? options.model });
   let inner: TransformersEmbeddingModel | undefined = existsSync(join(folder, 'config.json')) ? open() : undefined;
   let fetching: Promise<TransformersEmbeddingModel> | undefined;
   const ready = (): Promise<TransformersEmbeddingModel> => {

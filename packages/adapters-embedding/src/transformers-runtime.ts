@@ -1,5 +1,5 @@
 import { isAbsolute, relative, resolve } from 'node:path';
-import { PlatformError } from '@agent-platform/core';
+import { PlatformError, relativePaths } from '@agent-platform/core';
 
 // What the local-folder embedder (transformers.ts) and the hub download (hub.ts) share.
 
@@ -19,11 +19,21 @@ export type Dtype = 'fp32' | 'fp16' | 'q8' | 'int8' | 'uint8' | 'q4' | 'bnb4' | 
 export const onnxFile = (dtype: Dtype): string =>
   `onnx/model${{ fp32: '', fp16: '_fp16', q8: '_quantized', int8: '_int8', uint8: '_uint8', q4: '_q4', bnb4: '_bnb4', q4f16: '_q4f16' }[dtype]}.onnx`;
 
-export const invalidModel = (folder: string, reason: string, cause?: unknown) =>
-  new PlatformError('invalid_request', `Embedding model folder "${folder}" ${reason}`, {
-    details: { folder },
-    ...(cause === undefined ? {} : { cause }),
-  });
+/**
+ * The errors of a model folder: they name it by `label` (its place in the data folder, or its
+ * name), with any path inside it relative, never by its absolute path, since they reach API
+ * callers (a 400 of the settings route, a document's `error`).
+ */
+export function modelErrors(folder: string, label: string): ModelError {
+  const relative = relativePaths(folder, label);
+  return (reason, cause) =>
+    new PlatformError('invalid_request', `Embedding model folder "${label}" ${relative(reason)}`, {
+      details: { folder: label },
+      ...(cause === undefined ? {} : { cause }),
+    });
+}
+
+export type ModelError = (reason: string, cause?: unknown) => PlatformError;
 
 /**
  * `file` (a path relative to `folder`, as a model's own configuration names it) resolved inside

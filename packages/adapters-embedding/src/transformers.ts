@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { type EmbeddingModel, PlatformError } from '@agent-platform/core';
-import { type Dtype, insideFolder, invalidModel, onnxFile, type Transformers, transformers, withEnv } from './transformers-runtime.js';
+import { type Dtype, insideFolder, type ModelError, modelErrors, onnxFile, type Transformers, transformers, withEnv } from './transformers-runtime.js';
 
 export { downloadHubModel, hubModelFolder, isHubModelCached, type TransformersHubOptions, transformersHubEmbedder } from './hub.js';
 
@@ -35,6 +35,11 @@ export interface TransformersEmbedderOptions {
   readonly threads?: number;
   /** transformers.js' file cache (not used for local folders; given so that nothing is written inside node_modules). */
   readonly cacheDir?: string;
+  /**
+   * How messages name the model folder (they reach API callers): default the folder's name.
+   * The server passes its place in the data folder (`models/<name>`): never an absolute path.
+   */
+  readonly label?: string;
 }
 
 /** What the embedder read from the model folder. */
@@ -58,22 +63,22 @@ export interface TransformersEmbeddingModel extends EmbeddingModel {
   close(): Promise<void>;
 }
 
-function readJson(folder: string, file: string, required: boolean): Record<string, unknown> | undefined {
+function readJson(folder: string, file: string, required: boolean, invalidModel: ModelError): Record<string, unknown> | undefined {
   const path = insideFolder(folder, file);
-  if (!path) throw invalidModel(folder, `names a file outside the folder: "${file}"`);
+  if (!path) throw invalidModel(`names a file outside the folder: "${file}"`);
   if (!existsSync(path)) {
-    if (required) throw invalidModel(folder, `is not a transformers.js model folder: it has no ${file}`);
+    if (required) throw invalidModel(`is not a transformers.js model folder: it has no ${file}`);
     return undefined;
   }
   let value: unknown;
   try {
     value = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw invalidModel(folder, `has an unreadable ${file}: ${error instanceof Error ? error.message : String(error)}`, error);
+    throw invalidModel(`has an unreadable ${file}: ${error instanceof Error ? error.message : String(error)}`, error);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     if (file === 'modules.json' && Array.isArray(value)) return { modules: value };
-    throw invalidModel(folder, `has an invalid ${file}: not a JSON object`);
+    throw invalidModel(`has an invalid ${file}: not a JSON object`);
   }
   return value as Record<string, unknown>;
 }
@@ -87,33 +92,34 @@ const positiveInt = (value: unknown): number | undefined => (typeof value === 'n
  * `max_seq_length`, tokenizer_config.json's `model_max_length` and config.json's
  * `max_position_embeddings`, default 512). Throws `invalid_request` naming the folder.
  */
-export function readModelFolder(model: string, dtype: Dtype = 'fp32'): TransformersModelInfo {
+export function readModelFolder(model: string, dtype: Dtype = 'fp32', label?: string): TransformersModelInfo {
   const folder = resolve(model);
+  const invalidModel = modelErrors(folder, label ?? basename(folder));
   let stat: ReturnType<typeof statSync> | undefined;
   try {
     stat = statSync(folder);
   } catch {
-    throw invalidModel(folder, 'does not exist');
+    throw invalidModel('does not exist');
   }
-  if (!stat.isDirectory()) throw invalidModel(folder, 'is not a folder');
-  const config = readJson(folder, 'config.json', true) as Record<string, unknown>;
-  if (!existsSync(join(folder, 'tokenizer.json'))) throw invalidModel(folder, 'is not a transformers.js model folder: it has no tokenizer.json');
-  const tokenizerConfig = readJson(folder, 'tokenizer_config.json', false) ?? {};
-  if (!existsSync(join(folder, onnxFile(dtype)))) throw invalidModel(folder, `is not a transformers.js model folder: it has no ${onnxFile(dtype)}`);
+  if (!stat.isDirectory()) throw invalidModel('is not a folder');
+  const config = readJson(folder, 'config.json', true, invalidModel) as Record<string, unknown>;
+  if (!existsSync(join(folder, 'tokenizer.json'))) throw invalidModel('is not a transformers.js model folder: it has no tokenizer.json');
+  const tokenizerConfig = readJson(folder, 'tokenizer_config.json', false, invalidModel) ?? {};
+  if (!existsSync(join(folder, onnxFile(dtype)))) throw invalidModel(`is not a transformers.js model folder: it has no ${onnxFile(dtype)}`);
   const modelType = typeof config.model_type === 'string' ? config.model_type : '';
-  if (!modelType) throw invalidModel(folder, 'has an invalid config.json: no model_type');
+  if (!modelType) throw invalidModel('has an invalid config.json: no model_type');
   const dimensions = positiveInt(config.hidden_size) ?? positiveInt(config.d_model) ?? positiveInt(config.dim) ?? positiveInt(config.n_embd);
-  if (!dimensions) throw invalidModel(folder, 'has an invalid config.json: no hidden_size');
+  if (!dimensions) throw invalidModel('has an invalid config.json: no hidden_size');
 
   // sentence-transformers: modules.json lists the modules; the Pooling module's folder has its config.
   let pooling: TransformersPooling = 'mean';
   let normalize = true;
-  const modules = readJson(folder, 'modules.json', false)?.modules;
+  const modules = readJson(folder, 'modules.json', false, invalidModel)?.modules;
   if (Array.isArray(modules)) {
     const types = modules.map((m) => String((m as { type?: unknown }).type ?? ''));
     normalize = types.some((t) => t.endsWith('.Normalize'));
     const poolingModule = modules.find((m) => String((m as { type?: unknown }).type ?? '').endsWith('.Pooling')) as { path?: unknown } | undefined;
-    const poolingConfig = poolingModule && typeof poolingModule.path === 'string' ? readJson(folder, join(poolingModule.path, 'config.json'), false) : undefined;
+    const poolingConfig = poolingModule && typeof poolingModule.path === 'string' ? readJson(folder, join(poolingModule.path, 'config.json'), false, invalidModel) : undefined;
     if (poolingConfig) {
       const modes = (
         [
@@ -128,11 +134,11 @@ export function readModelFolder(model: string, dtype: Dtype = 'fp32'): Transform
         .filter(([, on]) => on === true)
         .map(([mode]) => mode);
       const distinct = [...new Set(modes)];
-      if (distinct.length > 1) throw invalidModel(folder, `combines pooling modes (${distinct.join(', ')}), which is not supported`);
+      if (distinct.length > 1) throw invalidModel(`combines pooling modes (${distinct.join(', ')}), which is not supported`);
       if (distinct[0]) pooling = distinct[0];
     }
   }
-  const sbert = readJson(folder, 'sentence_bert_config.json', false);
+  const sbert = readJson(folder, 'sentence_bert_config.json', false, invalidModel);
   // RoBERTa-like models count two extra positions (padding offset) in max_position_embeddings.
   const positions = positiveInt(config.max_position_embeddings);
   const offset = /roberta|camembert|longformer/.test(modelType) ? 2 : 0;
@@ -169,11 +175,12 @@ export function transformersEmbedder(options: TransformersEmbedderOptions): Tran
   const batchSize = limit('batchSize', options.batchSize, 16);
   const threads = options.threads === undefined ? undefined : limit('threads', options.threads, 1);
   const dtype = options.dtype ?? 'fp32';
-  const read = readModelFolder(options.model, dtype);
+  const read = readModelFolder(options.model, dtype, options.label);
   const maxLength = Math.min(read.maxLength, limit('maxLength', options.maxLength, read.maxLength));
   if (maxLength < 2) throw PlatformError.invalid('transformersEmbedder: maxLength must be at least 2');
   const info: TransformersModelInfo = { ...read, maxLength, pooling: options.pooling ?? read.pooling };
   const { folder, dimensions } = info;
+  const invalidModel = modelErrors(folder, options.label ?? basename(folder));
   const id = options.id ?? `local:${basename(folder)}-${dimensions}`;
   // A token covers a few characters; cutting far beyond the window first bounds the tokenizer's work.
   const maxChars = maxLength * 32;
@@ -198,7 +205,7 @@ export function transformersEmbedder(options: TransformersEmbedderOptions): Tran
             ...(threads ? { session_options: { intraOpNumThreads: threads } } : {}),
           })) as Pipeline;
         } catch (error) {
-          throw invalidModel(folder, `could not be loaded: ${error instanceof Error ? error.message : String(error)}`, error);
+          throw invalidModel(`could not be loaded: ${error instanceof Error ? error.message : String(error)}`, error);
         }
       },
     );
@@ -238,9 +245,9 @@ export function transformersEmbedder(options: TransformersEmbedderOptions): Tran
       { dims: number[]; data: Float32Array } | undefined
     >;
     const hidden = outputs.last_hidden_state ?? outputs.token_embeddings;
-    if (hidden?.dims.length !== 3) throw invalidModel(folder, 'gave no last_hidden_state (a [batch, tokens, hidden] output)');
+    if (hidden?.dims.length !== 3) throw invalidModel('gave no last_hidden_state (a [batch, tokens, hidden] output)');
     const size = hidden.dims[2] as number;
-    if (size !== dimensions) throw invalidModel(folder, `gave vectors of ${size} values, but its config.json says hidden size ${dimensions}`);
+    if (size !== dimensions) throw invalidModel(`gave vectors of ${size} values, but its config.json says hidden size ${dimensions}`);
     const data = hidden.data;
     return batch.map((tokens, b) => {
       const vector = new Float32Array(size);

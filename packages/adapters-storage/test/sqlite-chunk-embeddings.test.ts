@@ -30,7 +30,7 @@ const chunk = (index: number, text: string): ChunkRecord => ({
 });
 
 const documentRow: DocumentRecord = {
-  id: 'doc_1', userId: 'user_1', projectId: 'proj_1', fileId: null, fileName: 'a.txt', fileType: 'txt', sourceType: 'upload',
+  id: 'doc_1', userId: 'user_1', projectId: 'proj_1', fileId: null, sourceKey: 'doc_1', fileName: 'a.txt', fileType: 'txt', sourceType: 'upload',
   status: 'completed', chunkCount: 0, vectorCount: 0, error: null, metadata: {}, createdAt: at, updatedAt: at,
 };
 

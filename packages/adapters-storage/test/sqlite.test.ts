@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { describeStorageAdapter } from '@agent-platform/core/testing';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keywordTerms } from '@agent-platform/core';
+import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { sqliteStorage } from '../src/sqlite/index.js';
+import { KEYWORD_TERMS_FUNCTION, migrations } from '../src/sqlite/schema.js';
 
 let dir: string;
 let n = 0;
@@ -20,6 +23,16 @@ async function openFile(path = join(dir, `db-${++n}.sqlite`)) {
   const storage = await sqliteStorage({ path });
   paths.set(storage, path);
   return storage;
+}
+
+/** A database file migrated only up to `last` (an older release's schema), open for raw writes. */
+async function legacyFile(path: string, last: string): Promise<BetterSqlite3.Database> {
+  const raw = new BetterSqlite3(path);
+  raw.function(KEYWORD_TERMS_FUNCTION, { deterministic: true }, (text) => keywordTerms(String(text ?? '')).join(' '));
+  const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: raw }) });
+  const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo(last);
+  if (error) throw error;
+  return raw;
 }
 
 describeStorageAdapter('sqlite :memory:', { create: () => sqliteStorage({ path: ':memory:' }) });
@@ -44,7 +57,7 @@ describe('sqlite specifics', () => {
     const raw = inspect(path);
     try {
       const applied = raw.prepare('select name from kysely_migration order by name').all();
-      expect(applied).toEqual([{ name: '0001_users_keys_projects' }, { name: '0002_user_project_count' }, { name: '0003_knowledge' }, { name: '0004_credentials_chats' }, { name: '0005_tools' }, { name: '0006_mcp_servers' }, { name: '0007_chunk_embeddings' }, { name: '0008_keyword_terms' }]);
+      expect(applied).toEqual([{ name: '0001_users_keys_projects' }, { name: '0002_user_project_count' }, { name: '0003_knowledge' }, { name: '0004_credentials_chats' }, { name: '0005_tools' }, { name: '0006_mcp_servers' }, { name: '0007_chunk_embeddings' }, { name: '0008_keyword_terms' }, { name: '0009_document_sources' }, { name: '0010_credential_url_secrets' }]);
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
       // foreign keys: a project of a missing user is refused; deleting a user removes its rows
       await expect(
@@ -88,22 +101,13 @@ describe('sqlite specifics', () => {
 
   it('migration 0008 re-analyzes the chunks of an older database into the stemmed keyword index', async () => {
     const path = join(dir, 'upgrade.sqlite');
-    const storage = await openFile(path);
-    const now = new Date(1);
-    await storage.users.insert({ id: 'user_u', createdAt: now });
-    await storage.projects.insert({ id: 'proj_p', userId: 'user_u', name: 'p', description: '', icon: '', color: '', model: 'm', provider: 'openai', createdAt: now, updatedAt: now });
-    await storage.documents.insert({
-      id: 'doc_d', userId: 'user_u', projectId: 'proj_p', fileId: null, fileName: 'd.txt', fileType: 'txt', sourceType: 'text', status: 'completed',
-      chunkCount: 1, vectorCount: 1, error: null, metadata: {}, createdAt: now, updatedAt: now,
-    });
-    await storage.chunks.replaceForDocument('doc_d', [{ id: 'chunk_1', documentId: 'doc_d', projectId: 'proj_p', index: 0, text: 'Earlier studies of kinases', tokenCount: 4, metadata: {} }]);
-    await storage.close();
-    // Put the file back as 0003-0007 left it: FTS5 over the raw text, kept by triggers, and 0008 not applied.
-    const raw = new BetterSqlite3(path);
-    raw.exec(`drop trigger chunks_fts_insert; drop trigger chunks_fts_delete; drop trigger chunks_fts_update; drop table chunks_fts;
-      create virtual table chunks_fts using fts5(text, content='chunks', content_rowid='row_id', tokenize='unicode61 remove_diacritics 2');
-      insert into chunks_fts(chunks_fts) values ('rebuild');
-      delete from kysely_migration where name = '0008_keyword_terms';`);
+    // A file as 0001-0007 left it: FTS5 over the raw text, kept by triggers.
+    const raw = await legacyFile(path, '0007_chunk_embeddings');
+    raw.exec(`insert into users (id, created_at) values ('user_u', 1);
+      insert into projects (id, user_id, name, model, provider, created_at, updated_at) values ('proj_p', 'user_u', 'p', 'm', 'openai', 1, 1);
+      insert into documents (id, user_id, project_id, file_id, file_name, file_type, source_type, status, chunk_count, vector_count, metadata, created_at, updated_at)
+        values ('doc_d', 'user_u', 'proj_p', null, 'd.txt', 'txt', 'text', 'completed', 1, 1, '{}', 1, 1);
+      insert into chunks (id, document_id, project_id, chunk_index, text, token_count, metadata) values ('chunk_1', 'doc_d', 'proj_p', 0, 'Earlier studies of kinases', 4, '{}');`);
     expect(raw.prepare(`select count(*) as n from chunks_fts where chunks_fts match '"studi"'`).get()).toEqual({ n: 0 });
     raw.close();
 
@@ -114,8 +118,46 @@ describe('sqlite specifics', () => {
       await upgraded.chunks.replaceForDocument('doc_d', [{ id: 'chunk_2', documentId: 'doc_d', projectId: 'proj_p', index: 0, text: 'Pumps overheated', tokenCount: 2, metadata: {} }]);
       expect((await upgraded.chunks.keywordSearch('proj_p', 'pump overheating', 5)).map((h) => h.id)).toEqual(['chunk_2']);
       expect(await upgraded.chunks.keywordSearch('proj_p', 'studies', 5)).toEqual([]);
+      expect((await upgraded.documents.get('user_u', 'doc_d'))?.sourceKey).toBe('doc_d');
     } finally {
       await upgraded.close();
+    }
+  });
+
+  it("migration 0009 gives each upload's file to its uploader and every other document its own text, also one that named another user's file", async () => {
+    const path = join(dir, 'sources.sqlite');
+    const raw = await legacyFile(path, '0008_keyword_terms');
+    const doc = raw.prepare(`insert into documents (id, user_id, project_id, file_id, file_name, file_type, source_type, status, metadata, created_at, updated_at)
+      values (?, ?, ?, ?, ?, 'txt', ?, 'completed', ?, ?, ?)`);
+    raw.exec(`insert into users (id, created_at) values ('user_a', 1), ('user_b', 1);
+      insert into projects (id, user_id, name, model, provider, created_at, updated_at) values ('proj_a', 'user_a', 'a', 'm', 'openai', 1, 1), ('proj_b', 'user_b', 'b', 'm', 'openai', 1, 1);`);
+    doc.run('doc_b_upload', 'user_b', 'proj_b', 'file_b', 'b.txt', 'upload', '{"size":7}', 10, 10);
+    // What the bug allowed: A's document naming B's file with source type upload (its text under its own id).
+    doc.run('doc_a_forged', 'user_a', 'proj_a', 'file_b', 'x.txt', 'upload', '{"size":3}', 20, 20);
+    doc.run('doc_a_upload', 'user_a', 'proj_a', 'file_a', 'a.txt', 'upload', '{"size":5}', 30, 30);
+    doc.run('doc_a_linked', 'user_a', 'proj_a', 'file_a', 'notes.txt', 'text', '{"size":4}', 40, 40);
+    doc.run('doc_a_text', 'user_a', 'proj_a', null, 't.txt', 'upload', '{"size":2}', 50, 50);
+    raw.close();
+
+    const storage = await openFile(path);
+    try {
+      const sources = Object.fromEntries(
+        await Promise.all(
+          [['user_b', 'doc_b_upload'], ['user_a', 'doc_a_forged'], ['user_a', 'doc_a_upload'], ['user_a', 'doc_a_linked'], ['user_a', 'doc_a_text']].map(
+            async ([user, id]) => [id, (await storage.documents.get(user as string, id as string))?.sourceKey],
+          ),
+        ),
+      );
+      expect(sources).toEqual({ doc_b_upload: 'file_b', doc_a_forged: 'doc_a_forged', doc_a_upload: 'file_a', doc_a_linked: 'doc_a_linked', doc_a_text: 'doc_a_text' });
+      expect(await storage.files.get('user_b', 'file_b')).toEqual({ id: 'file_b', userId: 'user_b', projectId: 'proj_b', fileName: 'b.txt', fileType: 'txt', size: 7, createdAt: new Date(10) });
+      expect(await storage.files.get('user_a', 'file_b')).toBeUndefined();
+      expect((await storage.files.get('user_a', 'file_a'))?.size).toBe(5);
+      // A's document naming B's file does not keep it: once B's own document goes, the file may go.
+      expect(await storage.files.deleteIfUnreferenced('file_b')).toBe(false);
+      await storage.documents.delete('user_b', 'doc_b_upload');
+      expect(await storage.files.deleteIfUnreferenced('file_b')).toBe(true);
+    } finally {
+      await storage.close();
     }
   });
 

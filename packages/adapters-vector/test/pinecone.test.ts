@@ -81,6 +81,8 @@ describe('pinecone settings', () => {
     [{ ...valid, endpoint: 'ftp://pinecone.example' }, 'endpoint must be an http(s) URL'],
     [{ ...valid, endpoint: 'not a url' }, 'endpoint must be an http(s) URL'],
     [{ ...valid, endpoint: 443 }, 'endpoint must be a string'],
+    [{ ...valid, endpoint: 'https://user:pass@pinecone.example' }, 'endpoint must not carry credentials, a query or a fragment'],
+    [{ ...valid, endpoint: 'https://pinecone.example/?key=secret' }, 'endpoint must not carry credentials, a query or a fragment'],
     [{ ...valid, region: 'us-east-1' }, 'unknown key region for pinecone'],
   ])('refuses %j', (config, reason) => {
     const error = thrown(() => createPineconeVectorStore(config));

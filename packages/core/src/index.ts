@@ -1,6 +1,7 @@
 export { displayPrefix, generateKey, hashKey, KEY_PREFIX, keyLookup, keyMatches, type NewKey } from './auth/keys.js';
 export { type Clock, systemClock } from './clock.js';
 export { type ErrorCode, isPlatformError, PlatformError, type PlatformErrorOptions, type ValidationIssue } from './errors.js';
+export { relativePaths, withRelativePaths } from './fs-paths.js';
 export { createIdGenerator, ID_PREFIXES, type IdGenerator, type IdKind, randomString } from './ids.js';
 export { AgentPlatform, type AgentPlatformOptions, type Caller, type KnowledgeAdapters } from './platform.js';
 export { type EmbedderResolver, type IndexingEvent, STEP_MESSAGES, vectorNamespace, type VectorStoreConnection, type VectorStoreFactory, type VectorStoreProvider } from './knowledge/service.js';
@@ -20,6 +21,7 @@ export * from './agent/chat-model.js';
 export { createSecretBox, type SecretBox } from './security/secrets.js';
 export { type AgentEvent, type AgentTurn, runAgentTurn, type Source, systemContext } from './agent/loop.js';
 export type { AgentTool, ToolSource } from './agent/tools.js';
+export { DEFAULT_MAX_OPEN_STREAMS, type StreamHubOptions } from './agent/streams.js';
 export { type AgentOptions, type ChatModelResolver, type ProviderConfig, toChatMessages } from './agent/completions.js';
 export {
   type AddressClass,

@@ -1,5 +1,5 @@
 import { type AgentOptions, Agents, completionChunks, completionResponse } from './agent/completions.js';
-import { type StreamEvent, StreamHub } from './agent/streams.js';
+import { type StreamEvent, StreamHub, type StreamHubOptions } from './agent/streams.js';
 import { ToolRunner, type ToolsOptions } from './tools/project-tools.js';
 import {
   ActivateToolRequest,
@@ -38,6 +38,8 @@ import {
   type DocumentResponse,
   ListDocumentsQuery,
   type ListDocumentsResponse,
+  GetSettingsQuery,
+  type KnowledgeSettingsResponse,
   PutSettingsRequest,
   SearchRequest,
   type SearchResponse,
@@ -65,11 +67,13 @@ import type { SecretBox } from './security/secrets.js';
 import { ollamaRuntime } from './local-models/ollama.js';
 import type { LocalModelRuntime } from './local-models/runtime.js';
 import { deleteLocalModel, type LocalModelResult, listLocalModels } from './local-models/service.js';
+import { maskUrl } from './net/display.js';
 import { createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
 import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.js';
 import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from './schemas/local-models.js';
 import type { ChatRecord, CredentialRecord, StorageAdapter, ToolRecord } from './storage/types.js';
 import { parseInput } from './validation.js';
+import { redactSettings, restoreRedacted } from './knowledge/settings-secrets.js';
 import { MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView, toToolView } from './mcp/service.js';
 import type { McpServerConfig } from './mcp/types.js';
 import {
@@ -129,6 +133,8 @@ export interface AgentPlatformOptions {
   readonly localModels?: LocalModelRuntime;
   /** Runtime address when a call gives none. Default: OLLAMA_HOST or http://127.0.0.1:11434. */
   readonly localModelUrl?: string;
+  /** Resumable chat streams: how long they are kept and how many one user may have open. */
+  readonly streams?: Omit<StreamHubOptions, 'clock'>;
   readonly clock?: Clock;
   readonly ids?: IdGenerator;
 }
@@ -189,7 +195,8 @@ function toCredential(record: CredentialRecord): Credential {
     id: record.id,
     name: record.name,
     provider: record.provider as Credential['provider'],
-    baseUrl: record.baseUrl,
+    // Masked again: a row stored before URLs were sealed still holds its URL whole.
+    baseUrl: record.baseUrl === null ? null : maskUrl(record.baseUrl).masked,
     proxy: record.proxy,
     isValid: record.isValid,
     apiKeyLast4: record.last4,
@@ -223,7 +230,7 @@ export class AgentPlatform {
   readonly #knowledgeAdapters: KnowledgeAdapters | undefined;
   readonly #secrets: SecretBox | undefined;
   readonly #agents: Agents | undefined;
-  readonly #streams = new StreamHub();
+  readonly #streams: StreamHub;
   readonly #tools: ToolRunner | undefined;
   readonly #mcp: McpOptions | undefined;
   /** Fetch for every URL a caller supplies: checks the outbound policy before connecting. */
@@ -235,6 +242,7 @@ export class AgentPlatform {
     this.storage = options.storage;
     this.clock = options.clock ?? systemClock;
     this.ids = options.ids ?? createIdGenerator(() => this.clock.now().getTime());
+    this.#streams = new StreamHub({ ...options.streams, clock: this.clock });
     this.#secrets = options.secrets;
     this.fetch = options.fetch ?? createGuardedFetch(createOutboundPolicy(options.outbound));
     this.#localModels = options.localModels ?? ollamaRuntime({ fetch: this.fetch });
@@ -251,6 +259,7 @@ export class AgentPlatform {
         clock: this.clock,
         ids: this.ids,
         blobs: k.blobs ?? inMemoryBlobs(),
+        secrets: options.secrets,
         ...(k.concurrency ? { concurrency: k.concurrency } : {}),
         ...(k.concurrentBytes ? { concurrentBytes: k.concurrentBytes } : {}),
       });
@@ -871,8 +880,10 @@ export class AgentPlatform {
 
   /** `POST /api/v1/credentials`: the key is sealed before it is stored and never returned. */
   async createCredential(caller: Caller, input: CreateCredentialRequest): Promise<CredentialResponse> {
-    const body = parseInput(CreateCredentialRequest, input);
+      const body = parseInput(CreateCredentialRequest, input);
     const now = this.clock.now();
+    // A base URL with user:password or a query (`?key=...`) is itself a secret: sealed whole, kept masked.
+    const url = body.baseUrl ? maskUrl(body.baseUrl) : undefined;
     const record: CredentialRecord = {
       id: this.ids.next('credential'),
       userId: caller.userId,
@@ -880,7 +891,8 @@ export class AgentPlatform {
       provider: body.provider,
       secret: this.#box().seal(body.apiKey),
       last4: body.apiKey.slice(-4),
-      baseUrl: body.baseUrl ?? null,
+      baseUrl: url?.masked ?? null,
+      baseUrlSecret: url?.secret && body.baseUrl ? this.#box().seal(body.baseUrl) : null,
       proxy: body.proxy ?? false,
       isValid: null,
       createdAt: now,
@@ -929,7 +941,7 @@ export class AgentPlatform {
   async providerCredential(caller: Caller, provider: string): Promise<{ apiKey: string; baseUrl: string | null; proxy: boolean } | undefined> {
     const record = (await this.storage.credentials.list(caller.userId)).find((c) => c.provider === provider && c.isValid !== false);
     if (!record) return undefined;
-    return { apiKey: this.#box().open(record.secret), baseUrl: record.baseUrl, proxy: record.proxy };
+    return { apiKey: this.#box().open(record.secret), baseUrl: record.baseUrlSecret ? this.#box().open(record.baseUrlSecret) : record.baseUrl, proxy: record.proxy };
   }
 
   // ---- knowledge ------------------------------------------------------------------------
@@ -1003,8 +1015,13 @@ export class AgentPlatform {
         }
         const fileId = this.ids.next('file');
         await blobs.put(fileId, file.bytes);
-        const doc = await kb.submit(caller, { projectId, fileName: file.name, fileType, sourceType: 'upload', fileId, size: file.bytes.byteLength, upload: true });
-        return { file, fileType, fileId, documentId: doc.id, error: null };
+        try {
+          const doc = await kb.submit(caller, { projectId, fileName: file.name, fileType, sourceType: 'upload', upload: { id: fileId, size: file.bytes.byteLength } });
+          return { file, fileType, fileId, documentId: doc.id, error: null };
+        } catch (error) {
+          await blobs.delete(fileId).catch(() => {}); // no file without its row
+          throw error;
+        }
       }),
     );
     const wait = this.#knowledgeAdapters?.waitMs ?? 5000;
@@ -1089,12 +1106,24 @@ export class AgentPlatform {
     return (await kb.vectorsFor(settings)).count(vectorNamespace(projectId, model));
   }
 
-  /** `PUT /api/knowledge/settings`: the project's RAG settings (replaced as a whole). */
+  /** `GET /api/knowledge/settings?projectId=`: the project's RAG settings, secrets redacted. */
+  async getKnowledgeSettings(caller: Caller, query: GetSettingsQuery): Promise<KnowledgeSettingsResponse> {
+    const { projectId } = parseInput(GetSettingsQuery, query);
+    await this.#project(caller, projectId);
+    return { success: true, settings: redactSettings(await this.#kb().settings(projectId)) };
+  }
+
+  /**
+   * `PUT /api/knowledge/settings`: the project's RAG settings (replaced as a whole). Secrets of
+   * the vector store configuration are sealed at rest; one sent back redacted as GET answered
+   * it keeps the stored secret.
+   */
   async putKnowledgeSettings(caller: Caller, input: PutSettingsRequest): Promise<{ success: true; message: string }> {
-    const body = parseInput(PutSettingsRequest, input);
-    await this.#project(caller, body.projectId);
+    const parsed = parseInput(PutSettingsRequest, input);
+    await this.#project(caller, parsed.projectId);
     const kb = this.#kb();
-    const previous = await kb.settings(body.projectId);
+    const previous = await kb.settings(parsed.projectId);
+    const body = { ...parsed, settings: restoreRedacted(parsed.settings, previous) };
     const before = kb.embedderFor(previous, caller);
     const after = kb.embedderFor(body.settings, caller); // an unknown model is refused here
     const oldStore = await kb.vectorsFor(previous).catch(() => undefined);
@@ -1108,7 +1137,7 @@ export class AgentPlatform {
         throw invalidStoreConfiguration(error);
       });
     }
-    await this.storage.knowledgeSettings.put(body.projectId, body.settings, this.clock.now());
+    await kb.putSettings(body.projectId, body.settings, this.clock.now());
     if (before.id !== after.id || newStore !== oldStore) {
       const queued = await kb.reindexProject(caller, body.projectId, before, oldStore ?? newStore);
       const what = before.id !== after.id ? `with ${after.id}` : `into the ${body.settings.vectorstoreProvider ?? 'builtin'} store`;

@@ -248,6 +248,15 @@ describe('ollamaRuntime errors', () => {
     expect(events).toEqual([]);
   });
 
+  it('never names a base URL with its user:password or query (an operator\'s OLLAMA_HOST may hold them)', async () => {
+    const rt = ollamaRuntime({ fetch: async () => Promise.reject(new TypeError('fetch failed')) });
+    const error = await rt.list('http://ops:PASS-SECRET@127.0.0.1:11434/?token=QUERY-SECRET').catch((e: unknown) => e);
+    expect(isPlatformError(error) && { message: error.message, details: error.details }).toEqual({
+      message: 'Local model runtime is not running at http://127.0.0.1:11434',
+      details: { baseUrl: 'http://127.0.0.1:11434' },
+    });
+  });
+
   it('treats a missing or null models array as none', async () => {
     const rt = ollamaRuntime({ fetch: async () => new Response(JSON.stringify({ models: null })) });
     expect(await rt.list('http://127.0.0.1:1')).toEqual([]);

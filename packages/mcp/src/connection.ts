@@ -3,14 +3,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { checkStdio, parseServerUrl, type StdioPermission, serverLabel, withUrlCredentials } from './config.js';
+import { parseServerUrl, serverLabel, withUrlCredentials } from './config.js';
 import { type ConnectionEvidence, mapError } from './errors.js';
 import { type FetchFunction, watchedFetch } from './fetch.js';
 import { createSseTransport, isSseError } from './sse-transport.js';
+import { checkStdio, type ResolvedStdioPermission } from './stdio-permission.js';
 
 export interface OpenOptions {
   readonly fetch: FetchFunction;
-  readonly allowStdio: StdioPermission;
+  readonly allowStdio: ResolvedStdioPermission;
   readonly connectTimeoutMs: number;
   readonly clientInfo: { readonly name: string; readonly version: string };
   readonly signal?: AbortSignal | undefined;

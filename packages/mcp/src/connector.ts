@@ -1,11 +1,12 @@
 import type { McpConnector, McpDetection, McpServerConfig, McpTool, McpToolResult } from '@agent-platform/core';
 import { PlatformError } from '@agent-platform/core';
-import { configKey, type StdioPermission, serverLabel } from './config.js';
+import { configKey, serverLabel } from './config.js';
 import { type Connection, type OpenOptions, openConnection, raceSignal } from './connection.js';
 import { detectTransport } from './detect.js';
 import type { FetchFunction } from './fetch.js';
 import { mapError, operationSubject } from './errors.js';
 import { toMcpTool, toToolResult } from './results.js';
+import { resolveStdioPermission, type StdioPermission } from './stdio-permission.js';
 
 export interface McpConnectorOptions {
   /**
@@ -15,9 +16,11 @@ export interface McpConnectorOptions {
    */
   readonly fetch?: FetchFunction;
   /**
-   * Which stdio servers may start: `false` (default) none, `true` any command, a list only these
-   * commands, compared exactly as given (no PATH lookup, no basename match). With a list, a
-   * configuration may not set PATH, NODE_OPTIONS, LD_* or DYLD_* in `env`.
+   * Which stdio servers may start: `false` (default) none; `true` any command with any arguments
+   * and env (anything can run on the host); or a list of command lines (`'npx -y pkg'`, or
+   * `{ command, args, env }`): a configuration's command and args must equal one entry's
+   * exactly (no PATH lookup, no basename match) and it may set only the env keys that entry
+   * names. Entries are checked here: a bad one throws `invalid_request`.
    */
   readonly allowStdio?: StdioPermission;
   /** Bound on starting a transport and the `initialize` exchange. Default 10 000 ms. */
@@ -72,7 +75,7 @@ async function listAllTools(connection: Connection, timeoutMs: number, signal: A
  * failure), one-off probes and transport detection. See the package README.
  *
  * @example
- * const mcp = createMcpConnector({ fetch: createGuardedFetch(policy), allowStdio: ['npx'] });
+ * const mcp = createMcpConnector({ fetch: createGuardedFetch(policy), allowStdio: ['npx -y @modelcontextprotocol/server-everything'] });
  * const { tools } = await mcp.probe({ transport: 'http', url: 'https://mcp.example.com/mcp' });
  * const result = await mcp.callTool('mcp_1', config, { name: 'echo', args: { message: 'hi' } });
  * await mcp.close();
@@ -84,7 +87,7 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
   const base: Omit<OpenOptions, 'signal'> = {
     background: (closing) => track(closing),
     fetch,
-    allowStdio: options.allowStdio ?? false,
+    allowStdio: resolveStdioPermission(options.allowStdio ?? false),
     connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
     clientInfo: options.clientInfo ?? { name: 'agent-platform', version: '0.1.0' },
   };

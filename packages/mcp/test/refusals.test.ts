@@ -7,9 +7,10 @@ import { createMcpConnector } from '../src/index.js';
 import { freePort, rejection, TEST_SERVER } from './helpers.js';
 
 /**
- * What the connector refuses or reports without a working MCP server: stdio permission, the
- * outbound policy, closed ports, HTTP servers that are not MCP, backoff, closing. Only
- * 127.0.0.1 is contacted; `plain` counts every connection made to it.
+ * What the connector refuses or reports without a working MCP server: the outbound policy,
+ * closed ports, HTTP servers that are not MCP, backoff, closing (the stdio permission is in
+ * stdio-permission.test.ts). Only 127.0.0.1 is contacted; `plain` counts every connection made
+ * to it.
  */
 
 let plain: Server;
@@ -49,38 +50,7 @@ function connector(options: Parameters<typeof createMcpConnector>[0] = {}): McpC
 
 const stdioConfig: McpServerConfig = { transport: 'stdio', command: process.execPath, args: [TEST_SERVER, 'stdio'] };
 
-describe('stdio permission', () => {
-  const refusal = 'stdio MCP servers are not allowed on this server: an operator can allow them with --allow-stdio-mcp (or allow commands with --allow-mcp-command)';
-
-  it('refused by default, for probe, listTools and callTool, before anything starts', async () => {
-    const mcp = connector();
-    await rejection(mcp.probe(stdioConfig), 'invalid_request', refusal);
-    await rejection(mcp.listTools('s', stdioConfig), 'invalid_request', refusal);
-    await rejection(mcp.callTool('s', stdioConfig, { name: 'pid', args: {} }), 'invalid_request', refusal);
-    // No backoff for a refusal: the next call is refused the same way, not "retrying in".
-    await rejection(mcp.listTools('s', stdioConfig), 'invalid_request', refusal);
-  });
-
-  it('allowed with true', async () => {
-    expect((await connector({ allowStdio: true }).probe(stdioConfig)).serverInfo).toEqual({ name: 'connector-test-server', version: '1.2.3' });
-  });
-
-  it('an allow-list compares the command exactly as given', async () => {
-    expect((await connector({ allowStdio: [process.execPath] }).probe(stdioConfig)).tools.length).toBeGreaterThan(0);
-    // `node` is not `/usr/bin/node` (no PATH lookup, no basename match), and the reverse.
-    await rejection(connector({ allowStdio: ['node'] }).probe(stdioConfig), 'invalid_request', `The command "${process.execPath}" is not allowed for stdio MCP servers on this server (allowed: "node"); an operator can allow it with --allow-mcp-command`);
-    await rejection(connector({ allowStdio: [process.execPath] }).probe({ ...stdioConfig, command: 'node' }), 'invalid_request', /The command "node" is not allowed/);
-    await rejection(connector({ allowStdio: [] }).probe(stdioConfig), 'invalid_request', /\(allowed: none\)/);
-  });
-
-  it('with an allow-list, env may not change what the command runs', async () => {
-    const mcp = connector({ allowStdio: [process.execPath] });
-    for (const name of ['PATH', 'NODE_OPTIONS', 'LD_PRELOAD', 'DYLD_INSERT_LIBRARIES']) {
-      await rejection(mcp.probe({ ...stdioConfig, env: { [name]: '/tmp/x' } }), 'invalid_request', new RegExp(`^env ${name} cannot be set`));
-    }
-    expect((await mcp.probe({ ...stdioConfig, env: { API_TOKEN: 'x' } })).tools.length).toBeGreaterThan(0);
-  });
-
+describe('configurations', () => {
   it('a configuration without a command or url is invalid', async () => {
     const mcp = connector({ allowStdio: true });
     await rejection(mcp.probe({ transport: 'stdio' }), 'invalid_request', 'An MCP server with transport stdio needs a command');
@@ -247,6 +217,6 @@ describe('the connector itself', () => {
   });
 
   it('exports', () => {
-    expect(Object.keys(exported).sort()).toEqual(['createMcpConnector']);
+    expect(Object.keys(exported).sort()).toEqual(['createMcpConnector', 'formatCommandLine', 'parseStdioEntry', 'splitCommandLine']);
   });
 });

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { PlatformError } from '@agent-platform/core';
+import { PlatformError, withRelativePaths } from '@agent-platform/core';
 import { version as esbuildVersion } from 'esbuild';
 import { bundleTool } from './npm/bundle.js';
 import { createNpmInstaller } from './npm/install.js';
@@ -30,6 +30,11 @@ export interface NpmDependenciesOptions {
   readonly installTimeoutMs?: number;
   /** Characters (about bytes) of bundles kept in memory; the least recently used go first. Default 32 Mi. */
   readonly memoryCacheBytes?: number;
+  /**
+   * How errors name `cacheDir` (they reach API callers when a tool is saved): default the
+   * folder's name; the server passes `tools/npm`. Never the absolute path.
+   */
+  readonly label?: string;
 }
 
 /** npm dependencies of JavaScript tools: installed once per set, bundled with the tool's code. */
@@ -93,7 +98,12 @@ export function npmDependencies(options: NpmDependenciesOptions): NpmDependencie
         }
         memory.set(key, script);
         return script;
-      })().finally(() => building.delete(key));
+      })()
+        .catch((error: unknown) => {
+          // File system, npm and esbuild errors name files in the cache by their absolute path.
+          throw withRelativePaths(error, cacheDir, options.label);
+        })
+        .finally(() => building.delete(key));
       building.set(key, pending);
     }
     return pending;

@@ -3,7 +3,7 @@
 // QuickJS runs the bundle.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -272,6 +272,18 @@ describe('npm dependencies of JavaScript tools', () => {
       error: { kind: 'invalid_code', message: 'dependencies: this sandbox cannot provide npm dependencies' },
     });
     await plain.close();
+  });
+
+  it('names files of its cache relative to it in errors, never by their absolute path', async () => {
+    const cacheDir = join(dir, 'paths-cache');
+    const own = npmDependencies({ cacheDir, registry: registry.url, label: 'tools/npm' });
+    // Its bundles folder a symbolic link to itself: saving the bundle fails with ELOOP.
+    await mkdir(cacheDir, { recursive: true });
+    await symlink(join(cacheDir, 'bundles'), join(cacheDir, 'bundles'));
+    const error = await own.prepare('import { upper } from "tiny-util"; function main() { return upper("a"); }', ['tiny-util']).catch((e: unknown) => e as Error);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toContain("'tools/npm/bundles'");
+    expect((error as Error).message).not.toContain(cacheDir);
   });
 
   it('keeps its cache layout (installs, bundles, npm cache and home) and leaves no temporary folder behind', async () => {

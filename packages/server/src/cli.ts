@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { isPlatformError, parseAllowedHosts } from '@agent-platform/core';
+import { parseStdioEntry } from '@agent-platform/mcp';
+import { readMcpCommandsFile } from './mcp-commands.js';
 import { openPlatform, parsePythonIsolation, startServer } from './server.js';
 
 const MAIN_HELP = `Usage: agent-platform <command> [options]
@@ -52,11 +54,18 @@ Options:
                         more answers 429 (env AGENT_PLATFORM_TOOL_QUEUE_PER_USER, default 64)
   --tool-queue N        Tool runs of all users waiting for a sandbox at most, per language
                         (env AGENT_PLATFORM_TOOL_QUEUE, default 1024)
-  --allow-stdio-mcp     Let callers add stdio MCP servers, which start programs on this machine
-                        (env AGENT_PLATFORM_ALLOW_STDIO_MCP=true; default: refused)
-  --allow-mcp-command CMD
-                        Allow stdio MCP servers running exactly this command; repeatable
-                        (env AGENT_PLATFORM_MCP_COMMANDS, comma-separated)
+  --allow-stdio-mcp     Let callers add stdio MCP servers with ANY command, arguments and env:
+                        this lets every API user run anything on this machine as the server's
+                        user (env AGENT_PLATFORM_ALLOW_STDIO_MCP=true; default: refused)
+  --allow-mcp-command LINE
+                        Allow stdio MCP servers running exactly this command line: the command
+                        and all its arguments, split like a shell does (no expansion), e.g.
+                        "npx -y @modelcontextprotocol/server-everything"; or a JSON object
+                        {"command":"node","args":["server.js"],"env":["API_KEY"]} that also names
+                        the env keys a caller may set (default none); repeatable
+                        (env AGENT_PLATFORM_MCP_COMMANDS, a JSON array of such entries)
+  --mcp-commands FILE   Allowed command lines, one entry per line as for --allow-mcp-command
+                        (# comments); repeatable (env AGENT_PLATFORM_MCP_COMMANDS_FILE)
   -h, --help            Show this help
 
 Env LOG_LEVEL sets the request log level (default info; "silent" for none).
@@ -115,6 +124,7 @@ async function serveCommand(argv: string[]): Promise<void> {
       'tool-queue': { type: 'string' },
       'allow-stdio-mcp': { type: 'boolean' },
       'allow-mcp-command': { type: 'string', multiple: true },
+      'mcp-commands': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -136,6 +146,8 @@ async function serveCommand(argv: string[]): Promise<void> {
   const bodyLimit = values['body-limit'] ?? env.AGENT_PLATFORM_BODY_LIMIT;
   const queuePerUser = values['tool-queue-per-user'] ?? env.AGENT_PLATFORM_TOOL_QUEUE_PER_USER;
   const queueTotal = values['tool-queue'] ?? env.AGENT_PLATFORM_TOOL_QUEUE;
+  // Entries are checked here, so a bad one stops the start with its message.
+  const commandLines = [...(values['allow-mcp-command'] ?? []).map(parseStdioEntry), ...(values['mcp-commands'] ?? []).flatMap(readMcpCommandsFile)];
   const server = await startServer({
     port: integer(values.port ?? env.PORT ?? '3000', '--port', 0, 65535),
     host: values.host ?? env.HOST ?? '127.0.0.1',
@@ -159,7 +171,7 @@ async function serveCommand(argv: string[]): Promise<void> {
         ...(queueTotal ? { maxTotal: integer(queueTotal, '--tool-queue', 1, 1_000_000) } : {}),
       },
     },
-    ...(values['allow-mcp-command'] ? { mcp: { allowStdio: values['allow-mcp-command'] } } : values['allow-stdio-mcp'] ? { mcp: { allowStdio: true } } : {}),
+    ...(commandLines.length > 0 ? { mcp: { allowStdio: commandLines } } : values['allow-stdio-mcp'] ? { mcp: { allowStdio: true } } : {}),
   });
   if (server.firstKey) {
     process.stdout.write(`No API key existed in this data folder, so one was created. It is shown only once:\n${server.firstKey}\n`);

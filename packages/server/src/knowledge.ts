@@ -107,7 +107,8 @@ export function embedderResolver(
       if (!/^[\w-][\w.-]*$/.test(value)) throw PlatformError.invalid(`settings.embeddingModel: "${name}" must name a folder in the data folder's models/ (letters, digits, ".", "_", "-")`);
       const folder = join(models, value);
       // The folder is read and checked here, so a wrong one is a 400 naming it.
-      return cached(`local:${folder}`, () => transformersEmbedder({ model: folder }));
+      // Messages name the folder by its place in the data folder, never by the server's absolute path.
+      return cached(`local:${folder}`, () => transformersEmbedder({ model: folder, label: `models/${value}` }));
     }
     if (kind === 'hf') {
       if (!models) throw PlatformError.invalid(`settings.embeddingModel: "${name}" needs a data folder to keep the model in`);
@@ -116,7 +117,7 @@ export function embedderResolver(
       // Checked on every resolve (not cached): a model the operator puts in the cache later is then usable.
       if (!options.allowDownloads && !isHubModelCached(cacheDir, value)) throw downloadsOff(name);
       return cached(`hf:${value}`, () =>
-        transformersHubEmbedder({ model: value, cacheDir, download: options.allowDownloads === true, remoteHost: hubUrl(env), fetch }),
+        transformersHubEmbedder({ model: value, cacheDir, download: options.allowDownloads === true, remoteHost: hubUrl(env), fetch, label: `models/hub/${value}` }),
       );
     }
     return cached(`openai:${value}`, () =>
@@ -147,6 +148,6 @@ export async function openKnowledge(
   const root = resolve(dataDir);
   const { env = process.env, ...resolverOptions } = options;
   const embedder = embedderResolver(env, { ...resolverOptions, dataDir: root });
-  const vectors = await builtinVectorStore({ dir: join(root, 'vectors') });
-  return { vectors, vectorStores: vectorStoreFactory, embedder, blobs: fileBlobStore({ dir: join(root, 'files') }), close: embedder.close };
+  const vectors = await builtinVectorStore({ dir: join(root, 'vectors'), label: 'vectors' });
+  return { vectors, vectorStores: vectorStoreFactory, embedder, blobs: fileBlobStore({ dir: join(root, 'files'), label: 'files' }), close: embedder.close };
 }

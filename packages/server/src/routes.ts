@@ -34,6 +34,8 @@ import {
   ListLocalModelsResponse,
   ListDocumentsQuery,
   ListDocumentsResponse,
+  GetSettingsQuery,
+  KnowledgeSettingsResponse,
   PutSettingsRequest,
   SearchRequest,
   SearchResponse,
@@ -545,6 +547,15 @@ export const apiRoutes: readonly ApiRoute[] = [
     body: PutSettingsRequest,
     response: MessageResponse,
     handler: (p, i) => p.putKnowledgeSettings(i.caller, i.body as PutSettingsRequest),
+  },
+  {
+    method: 'GET',
+    path: '/api/knowledge/settings',
+    summary: "A project's knowledge (RAG) settings, secrets redacted",
+    tag: 'Knowledge',
+    query: GetSettingsQuery,
+    response: KnowledgeSettingsResponse,
+    handler: (p, i) => p.getKnowledgeSettings(i.caller, i.query as unknown as GetSettingsQuery),
   },
 ];
 

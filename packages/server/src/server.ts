@@ -7,7 +7,8 @@ import pino, { type Logger } from 'pino';
 import { createApp } from './app.js';
 import { openKnowledge } from './knowledge.js';
 import { outboundFetches } from './outbound.js';
-import { createMcpConnector } from '@agent-platform/mcp';
+import { createMcpConnector, type StdioPermission } from '@agent-platform/mcp';
+import { stdioFromEnv } from './mcp-commands.js';
 import { javascriptSandbox, npmDependencies, type PythonIsolation, pythonSandbox } from '@agent-platform/sandbox';
 import { chatModelResolver } from './providers/index.js';
 import { loadSecretBox } from './secrets.js';
@@ -76,22 +77,18 @@ const envInteger = (value: string | undefined): number | undefined => (value && 
 
 export interface McpConfig {
   /**
-   * stdio MCP servers start local programs: refused (false, the default), any program
-   * (`--allow-stdio-mcp`), or only these commands (`--allow-mcp-command`). Default from
-   * AGENT_PLATFORM_ALLOW_STDIO_MCP (`true`/`1`) and AGENT_PLATFORM_MCP_COMMANDS (comma-separated).
+   * stdio MCP servers start local programs: refused (false, the default), any program with any
+   * arguments (`--allow-stdio-mcp`: anything can run on this machine), or only these command
+   * lines (`--allow-mcp-command`, `--mcp-commands FILE`): a caller's command and args must equal
+   * an entry's exactly, and it may set only the env keys the entry names. Default from
+   * AGENT_PLATFORM_MCP_COMMANDS (a JSON array of entries), AGENT_PLATFORM_MCP_COMMANDS_FILE and
+   * AGENT_PLATFORM_ALLOW_STDIO_MCP (`true`/`1`).
    */
-  readonly allowStdio?: boolean | readonly string[];
+  readonly allowStdio?: StdioPermission;
 }
 
 /** The items of a comma-separated env value, trimmed, empty ones left out. */
 const commaList = (value: string | undefined): string[] => value?.split(',').map((item) => item.trim()).filter(Boolean) ?? [];
-
-/** The stdio permission from the environment: a command list wins over the yes/no switch. */
-function stdioFromEnv(env: NodeJS.ProcessEnv): boolean | readonly string[] {
-  const commands = commaList(env.AGENT_PLATFORM_MCP_COMMANDS);
-  if (commands.length > 0) return commands;
-  return /^(1|true|yes)$/i.test(env.AGENT_PLATFORM_ALLOW_STDIO_MCP ?? '');
-}
 
 const ISOLATIONS: readonly PythonIsolation[] = ['auto', 'namespaces', 'process'];
 
@@ -151,6 +148,7 @@ export async function openPlatform(
   });
   const npm = npmDependencies({
     cacheDir: join(resolve(dataDir), 'tools', 'npm'),
+    label: 'tools/npm',
     registry: options.tools?.npmRegistry ?? (env.AGENT_PLATFORM_NPM_REGISTRY || 'https://registry.npmjs.org/'),
   });
   const confinement = await python.isolation();

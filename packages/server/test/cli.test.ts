@@ -1,10 +1,12 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { formatCommandLine } from '@agent-platform/mcp';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EVERYTHING } from '../../mcp/test/helpers.js';
 
 // The built CLI, as users run it (`pnpm test` builds first).
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
@@ -125,13 +127,50 @@ describe('agent-platform CLI', () => {
     expect((await run(process.execPath, [CLI, '--', 'serve', '--help'])).stdout).toContain('--cors-origin');
   });
 
+  it('allows the stdio MCP command lines of --mcp-commands exactly, and refuses node -e', async () => {
+    const file = join(dir, 'mcp-commands');
+    const line = formatCommandLine(process.execPath, [EVERYTHING, 'stdio']);
+    await writeFile(file, `# allowed stdio MCP servers\n\n${line}\n`);
+    const { child, output, url } = await serve(['--port', '0', '--data', dir, '--mcp-commands', file]);
+    try {
+      const key = /shown only once:\n(ap_\w+)\n/.exec(output())?.[1] as string;
+      const call = async (path: string, body: unknown) => {
+        const res = await fetch(url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        return { status: res.status, body: (await res.json()) as { message?: string; project?: { id: string } } };
+      };
+      const projectId = (await call('/api/projects/create', { name: 'p', model: 'm', provider: 'openai' })).body.project?.id;
+      const add = (name: string, args: string[]) => call('/api/mcp/add-server', { projectId, name, transport: 'stdio', command: process.execPath, args });
+      expect((await add('everything', [EVERYTHING, 'stdio'])).status).toBe(201);
+      const inline = await add('inline', ['-e', 'process.exit(7)']);
+      expect(inline.status).toBe(400);
+      expect(inline.body.message).toContain(`(allowed: "${line}")`);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
+  it('refuses to start on the old comma-separated AGENT_PLATFORM_MCP_COMMANDS or a bad command entry, saying why', async () => {
+    const start = (args: string[], env: NodeJS.ProcessEnv = {}) => run(process.execPath, [CLI, 'serve', '--port', '0', '--data', dir, ...args], { env: { ...process.env, ...env } });
+    await expect(start([], { AGENT_PLATFORM_MCP_COMMANDS: 'npx,node' })).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('AGENT_PLATFORM_MCP_COMMANDS must be a JSON array of allowed command lines, e.g. ["npx -y @modelcontextprotocol/server-everything"'),
+    });
+    await expect(start(['--allow-mcp-command', '{"command":"node","env":["NODE_OPTIONS"]}'])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('env NODE_OPTIONS cannot be allowed'),
+    });
+    const file = join(dir, 'bad-commands');
+    await writeFile(file, "npx -y pkg\nnode 'unterminated\n");
+    await expect(start(['--mcp-commands', file])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining(`--mcp-commands ${file} line 2: Invalid stdio MCP command entry`) });
+  });
+
   it('documents every flag of serve and every AGENT_PLATFORM_* variable the server reads in the README', async () => {
     const readme = await readFile(new URL('../../../README.md', import.meta.url), 'utf8');
     const help = (await run(process.execPath, [CLI, 'serve', '--help'])).stdout;
     const flags = [...new Set(help.match(/--[a-z][a-z-]+/g))];
     expect(flags.length).toBeGreaterThan(10);
     for (const flag of flags) expect(readme, flag).toContain(`\`${flag}`);
-    const sources = await Promise.all(['cli.ts', 'server.ts', 'secrets.ts', 'providers/index.ts'].map((f) => readFile(new URL(`../src/${f}`, import.meta.url), 'utf8')));
+    const sources = await Promise.all(['cli.ts', 'server.ts', 'secrets.ts', 'mcp-commands.ts', 'providers/index.ts'].map((f) => readFile(new URL(`../src/${f}`, import.meta.url), 'utf8')));
     const variables = [...new Set(sources.join('\n').match(/AGENT_PLATFORM_[A-Z_]+/g))];
     expect(variables.length).toBeGreaterThan(8);
     for (const variable of variables) expect(readme, variable).toContain(variable);

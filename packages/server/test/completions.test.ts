@@ -1,4 +1,4 @@
-import type { AgentTool, ToolSource } from '@agent-platform/core';
+import { type AgentTool, DEFAULT_MAX_OPEN_STREAMS, type ToolSource } from '@agent-platform/core';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
@@ -253,6 +253,25 @@ describe('resumable streams', () => {
     expect(await s.call('POST', '/api/chats/chat_missing/streams', { body: { chatId: 'chat_missing' } })).toMatchObject({ status: 404, body: { message: 'Chat not found' } });
     expect((await s.call('GET', `/api/chats/${chat.id}/streams/stream_missing`)).status).toBe(404);
     expect((await s.call('POST', `/api/chats/${chat.id}/streams`, { key: s.keyB, body: { chatId: chat.id } })).status).toBe(404);
+  });
+});
+
+describe('open streams', () => {
+  it('bounds the open streams of one user: 429 naming the limit; other users are not affected', async () => {
+    const chat = (await s.call('POST', '/api/chats', { body: { projectId } })).body.chat;
+    // Earlier tests of this file may hold open streams of user A: fill up to the limit.
+    let created = 0;
+    let refused: { status: number; body: { message: string; code: string } } | undefined;
+    for (let i = 0; i <= DEFAULT_MAX_OPEN_STREAMS && !refused; i++) {
+      const res = await s.call('POST', `/api/chats/${chat.id}/streams`, { body: { chatId: chat.id } });
+      if (res.status === 201) created++;
+      else refused = res;
+    }
+    expect(created).toBeGreaterThan(DEFAULT_MAX_OPEN_STREAMS - 5);
+    expect(refused).toMatchObject({ status: 429, body: { code: 'rate_limited', message: expect.stringMatching(`^Too many open streams: at most ${DEFAULT_MAX_OPEN_STREAMS} per user`) } });
+    const projectB = (await s.call('POST', '/api/projects/create', { key: s.keyB, body: { name: 'b', model: 'gpt-plain', provider: 'openai' } })).body.project.id;
+    const chatB = (await s.call('POST', '/api/chats', { key: s.keyB, body: { projectId: projectB } })).body.chat;
+    expect((await s.call('POST', `/api/chats/${chatB.id}/streams`, { key: s.keyB, body: { chatId: chatB.id } })).status).toBe(201);
   });
 });
 

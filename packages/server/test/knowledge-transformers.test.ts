@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain JavaScript script of the embedding package's tests, without types.
@@ -41,10 +42,19 @@ describe('embeddingModel "local:<folder>"', () => {
     expect(res.body.documents[0].content).toContain('The cat sat on the mat.');
   });
 
-  it('answers 400 naming the folder when it is missing or not a model folder', async () => {
+  it('answers 400 naming the folder in the data folder when it is missing or not a model folder, never by its absolute path', async () => {
     const missing = await put({ embeddingModel: 'local:nope' });
     expect(missing.status).toBe(400);
-    expect(missing.body.message).toContain(join(s.dataDir, 'models', 'nope'));
+    expect(missing.body).toMatchObject({ message: 'Embedding model folder "models/nope" does not exist', folder: 'models/nope' });
+    // Weights that do not load: ONNX Runtime's message names the file, relative to the data folder.
+    const corrupt = await makeTinyModel(join(s.dataDir, 'models', 'corrupt'));
+    await writeFile(join(corrupt, 'onnx', 'model.onnx'), 'not a protobuf at all');
+    const other = (await s.call('POST', '/api/projects/create', { body: { name: 'corrupt model', model: 'gpt-4o-mini', provider: 'openai' } })).body.project.id;
+    expect((await s.call('PUT', '/api/knowledge/settings', { body: { projectId: other, settings: { embeddingModel: 'local:corrupt' } } })).status).toBe(200);
+    const search = await s.call('POST', '/api/knowledge/search', { body: { projectId: other, query: 'cat', searchType: 'semantic' } });
+    expect(search.status).toBe(400);
+    expect(search.body.message).toBe('Embedding model folder "models/corrupt" could not be loaded: Load model from models/corrupt/onnx/model.onnx failed:Protobuf parsing failed.');
+    for (const res of [missing, search]) expect(JSON.stringify(res.body)).not.toContain(s.dataDir);
     const traversal = await put({ embeddingModel: 'local:../secret' });
     expect(traversal.status).toBe(400);
     expect(traversal.body.message).toContain('embeddingModel');

@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { formatCommandLine } from '@agent-platform/mcp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVERYTHING, freePort, type ServerProcess, startEverything, startServer, TEST_SERVER } from '../../mcp/test/helpers.js';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
@@ -186,12 +187,17 @@ describe('the agent uses MCP tools', () => {
 
 describe('stdio servers where the operator allows them', () => {
   let allowed: TestServer;
+  // The operator allows one whole command line: server-everything over stdio, with API_TOKEN settable.
+  const line = formatCommandLine(process.execPath, [EVERYTHING, 'stdio']);
   beforeAll(async () => {
-    allowed = await startTestServer({ env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'k' }, mcp: { allowStdio: [process.execPath] } });
+    allowed = await startTestServer({
+      env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'k' },
+      mcp: { allowStdio: [line, { command: process.execPath, args: [EVERYTHING, 'stdio'], env: ['API_TOKEN'] }] },
+    });
   });
   afterAll(() => allowed.stop());
 
-  it('starts an allowed command, uses its tools, and stops it when deleted', async () => {
+  it('starts an allowed command line, uses its tools, and stops it when deleted', async () => {
     const project = (await allowed.call('POST', '/api/projects/create', { body: { name: 'stdio agent', model: 'gpt-test', provider: 'openai' } })).body.project;
     const created = await allowed.call('POST', '/api/mcp/add-server', {
       body: { projectId: project.id, name: 'local', transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'] },
@@ -202,9 +208,29 @@ describe('stdio servers where the operator allows them', () => {
     upstream.script({ toolCalls: [{ name: 'mcp__local__get-sum', arguments: '{"a":2,"b":40}' }] }, { text: '42' });
     await allowed.call('POST', '/api/v1/chat/completions', { body: { model: project.id, messages: [{ role: 'user', content: '2+40' }] } });
     expect((upstream.requests[1] as { messages: { content: string }[] }).messages.at(-1)?.content).toMatch(/42/);
-    // Only the listed command: anything else is refused.
+    // Only the listed command lines: anything else is refused.
     const other = await allowed.call('POST', '/api/mcp/add-server', { body: { projectId: project.id, name: 'other', transport: 'stdio', command: 'sh', args: ['-c', 'id'] } });
     expect(other.status).toBe(400);
     expect((await allowed.call('DELETE', `/api/mcp/servers/${created.body.server.id}`)).status).toBe(200);
+  });
+
+  it('refuses node -e, extra arguments and env keys outside the entry, and saves none of them', async () => {
+    const project = (await allowed.call('POST', '/api/projects/create', { body: { name: 'stdio refusals', model: 'gpt-test', provider: 'openai' } })).body.project;
+    const marker = join(allowed.dataDir, 'ran');
+    const add = (name: string, fields: Record<string, unknown>) =>
+      allowed.call('POST', '/api/mcp/add-server', { body: { projectId: project.id, name, transport: 'stdio', command: process.execPath, ...fields } });
+    const code = `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'x')`;
+    const inline = await add('inline', { args: ['-e', code] });
+    expect(inline.status).toBe(400);
+    expect(inline.body.message).toMatch(/^The arguments of ".+" in ".+" are not allowed for stdio MCP servers on this server: the command and all its arguments must equal an allowed command line/);
+    expect(inline.body.message).toContain(`(allowed: "${line}")`);
+    expect((await add('extra', { args: [EVERYTHING, 'stdio', '--extra'] })).status).toBe(400);
+    expect((await add('preload', { args: ['--require', marker, EVERYTHING, 'stdio'] })).status).toBe(400);
+    const env = await add('env', { args: [EVERYTHING, 'stdio'], env: { API_TOKEN: 't', NODE_OPTIONS: `--require ${marker}` } });
+    expect(env.status).toBe(400);
+    expect(env.body.message).toBe(`env NODE_OPTIONS cannot be set for the stdio MCP server "${line}" on this server (allowed: API_TOKEN)`);
+    expect((await add('token', { args: [EVERYTHING, 'stdio'], env: { API_TOKEN: 't' } })).status).toBe(201);
+    expect(existsSync(marker)).toBe(false);
+    expect((await allowed.call('GET', `/api/mcp/servers?projectId=${project.id}`)).body.servers.map((s: { name: string }) => s.name)).toEqual(['token']);
   });
 });

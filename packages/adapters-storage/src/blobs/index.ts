@@ -1,6 +1,6 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type BlobStore, PlatformError } from '@agent-platform/core';
+import { type BlobStore, PlatformError, withRelativePaths } from '@agent-platform/core';
 
 /** Keys are file names made by the platform (ids); anything that could leave the folder is refused. */
 function checkKey(key: string): void {
@@ -27,21 +27,30 @@ export function memoryBlobStore(): BlobStore {
   };
 }
 
-/** Blobs as files in `dir` (created when missing); writes go through a temp file and a rename. */
-export function fileBlobStore(options: { dir: string }): BlobStore {
+/**
+ * Blobs as files in `dir` (created when missing); writes go through a temp file and a rename.
+ * Errors name files as `<label>/<key>` (default label: the folder's name), never by the
+ * server's absolute path: they reach API callers (a document's `error`).
+ */
+export function fileBlobStore(options: { dir: string; label?: string }): BlobStore {
   const { dir } = options;
   let ready: Promise<unknown> | undefined;
   const ensureDir = () => {
     ready ??= mkdir(dir, { recursive: true });
     return ready;
   };
+  const relative = (error: unknown) => withRelativePaths(error, dir, options.label);
   return {
     async put(key, bytes) {
       checkKey(key);
-      await ensureDir();
-      const temp = join(dir, `.${key}.${process.pid}.tmp`);
-      await writeFile(temp, bytes);
-      await rename(temp, join(dir, key));
+      try {
+        await ensureDir();
+        const temp = join(dir, `.${key}.${process.pid}.tmp`);
+        await writeFile(temp, bytes);
+        await rename(temp, join(dir, key));
+      } catch (error) {
+        throw relative(error);
+      }
     },
     async get(key) {
       checkKey(key);
@@ -49,7 +58,7 @@ export function fileBlobStore(options: { dir: string }): BlobStore {
         return new Uint8Array(await readFile(join(dir, key)));
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-        throw error;
+        throw relative(error);
       }
     },
     async delete(key) {
@@ -59,7 +68,7 @@ export function fileBlobStore(options: { dir: string }): BlobStore {
         return true;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-        throw error;
+        throw relative(error);
       }
     },
   };

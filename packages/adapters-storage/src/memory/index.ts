@@ -7,6 +7,7 @@ import {
   type ToolRecord,
   type ChunkRecord,
   type DocumentRecord,
+  type FileRecord,
   type JobRecord,
   type ListPosition,
   type McpServerRecord,
@@ -23,6 +24,7 @@ interface Tables {
   apiKeys: Map<string, ApiKeyRecord>;
   projects: Map<string, ProjectRecord>;
   documents: Map<string, DocumentRecord>;
+  files: Map<string, FileRecord>;
   chunks: Map<string, ChunkRecord>;
   /** Stored vectors by chunk id. */
   embeddings: Map<string, { readonly model: string; readonly vector: Float32Array }>;
@@ -40,6 +42,7 @@ const emptyTables = (): Tables => ({
   apiKeys: new Map(),
   projects: new Map(),
   documents: new Map(),
+  files: new Map(),
   chunks: new Map(),
   embeddings: new Map(),
   settings: new Map(),
@@ -56,6 +59,7 @@ const copyTables = (t: Tables): Tables => ({
   apiKeys: new Map(t.apiKeys),
   projects: new Map(t.projects),
   documents: new Map(t.documents),
+  files: new Map(t.files),
   chunks: new Map(t.chunks),
   embeddings: new Map(t.embeddings),
   settings: new Map(t.settings),
@@ -184,6 +188,7 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         const t = tables();
         if (t.projects.get(id)?.userId !== userId) return false;
         for (const doc of [...t.documents.values()]) if (doc.projectId === id) deleteDocumentRows(t, doc.id);
+        for (const file of [...t.files.values()]) if (file.projectId === id) t.files.delete(file.id);
         for (const chat of [...t.chats.values()]) {
           if (chat.projectId === id) {
             t.chats.delete(chat.id);
@@ -230,6 +235,24 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
           .filter((d) => statuses.includes(d.status))
           .sort((a, b) => compareNewestFirst(b, a))
           .map(clone);
+      },
+    },
+    files: {
+      async insert(file) {
+        const t = tables();
+        if (t.projects.get(file.projectId)?.userId !== file.userId) throw new Error(`Project ${file.projectId} does not exist`);
+        insertUnique(t.files, file.id, clone(file), 'File');
+      },
+      async get(userId, id) {
+        const file = tables().files.get(id);
+        return file?.userId === userId ? clone(file) : undefined;
+      },
+      async deleteIfUnreferenced(id) {
+        const t = tables();
+        const file = t.files.get(id);
+        if (!file) return false;
+        for (const d of t.documents.values()) if (d.userId === file.userId && (d.fileId === id || d.sourceKey === id)) return false;
+        return t.files.delete(id);
       },
     },
     chunks: {

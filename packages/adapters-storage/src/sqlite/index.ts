@@ -7,6 +7,7 @@ import {
   type ToolRecord,
   type DocumentRecord,
   type DocumentStatus,
+  type FileRecord,
   type JobRecord,
   keywordTerms,
   type ListPosition,
@@ -69,6 +70,7 @@ const toDocument = (row: Database['documents']): DocumentRecord => ({
   userId: row.user_id,
   projectId: row.project_id,
   fileId: row.file_id,
+  sourceKey: row.source_key,
   fileName: row.file_name,
   fileType: row.file_type,
   sourceType: row.source_type,
@@ -79,6 +81,16 @@ const toDocument = (row: Database['documents']): DocumentRecord => ({
   metadata: JSON.parse(row.metadata) as Record<string, unknown>,
   createdAt: new Date(row.created_at),
   updatedAt: new Date(row.updated_at),
+});
+
+const toFile = (row: Database['files']): FileRecord => ({
+  id: row.id,
+  userId: row.user_id,
+  projectId: row.project_id,
+  fileName: row.file_name,
+  fileType: row.file_type,
+  size: row.size,
+  createdAt: new Date(row.created_at),
 });
 
 const toChunk = (row: Omit<Database['chunks'], 'row_id'>): ChunkRecord => ({
@@ -108,6 +120,7 @@ const toCredential = (row: Database['credentials']): CredentialRecord => ({
   secret: row.secret,
   last4: row.last4,
   baseUrl: row.base_url,
+  baseUrlSecret: row.base_url_secret,
   proxy: row.proxy === 1,
   isValid: row.is_valid === null ? null : row.is_valid === 1,
   createdAt: new Date(row.created_at),
@@ -335,6 +348,7 @@ function repositories(db: Db): Omit<StorageAdapter, 'transaction' | 'close'> {
             user_id: d.userId,
             project_id: d.projectId,
             file_id: d.fileId,
+            source_key: d.sourceKey,
             file_name: d.fileName,
             file_type: d.fileType,
             source_type: d.sourceType,
@@ -392,6 +406,24 @@ function repositories(db: Db): Omit<StorageAdapter, 'transaction' | 'close'> {
           .orderBy('id')
           .execute();
         return rows.map(toDocument);
+      },
+    },
+    files: {
+      async insert(f) {
+        await db
+          .insertInto('files')
+          .values({ id: f.id, user_id: f.userId, project_id: f.projectId, file_name: f.fileName, file_type: f.fileType, size: f.size, created_at: f.createdAt.getTime() })
+          .execute();
+      },
+      async get(userId, id) {
+        const row = await db.selectFrom('files').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return row && toFile(row);
+      },
+      async deleteIfUnreferenced(id) {
+        // One statement: a document inserted meanwhile either comes first (the file stays) or after (it was gone).
+        const result = await sql`delete from files where id = ${id} and not exists (
+            select 1 from documents d where d.user_id = files.user_id and (d.file_id = files.id or d.source_key = files.id))`.execute(db);
+        return (result.numAffectedRows ?? 0n) > 0n;
       },
     },
     chunks: {
@@ -498,6 +530,7 @@ function repositories(db: Db): Omit<StorageAdapter, 'transaction' | 'close'> {
             secret: c.secret,
             last4: c.last4,
             base_url: c.baseUrl,
+            base_url_secret: c.baseUrlSecret,
             proxy: c.proxy ? 1 : 0,
             is_valid: c.isValid === null ? null : c.isValid ? 1 : 0,
             created_at: c.createdAt.getTime(),

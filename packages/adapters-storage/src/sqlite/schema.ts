@@ -26,6 +26,8 @@ export interface Database {
     user_id: string;
     project_id: string;
     file_id: string | null;
+    /** Blob key of the document's source (its own id, or its uploaded file's id). */
+    source_key: string;
     file_name: string;
     file_type: string;
     source_type: string;
@@ -37,6 +39,15 @@ export interface Database {
     metadata: string;
     created_at: number;
     updated_at: number;
+  };
+  files: {
+    id: string;
+    user_id: string;
+    project_id: string;
+    file_name: string;
+    file_type: string;
+    size: number;
+    created_at: number;
   };
   chunks: {
     row_id: Generated<number>;
@@ -57,6 +68,8 @@ export interface Database {
     secret: string;
     last4: string;
     base_url: string | null;
+    /** Sealed whole base URL, or null (migration 0010). */
+    base_url_secret: string | null;
     proxy: number;
     /** 1, 0 or null */
     is_valid: number | null;
@@ -397,6 +410,50 @@ export const migrations: Record<string, Migration> = {
         delete from chunks_fts where rowid = old.row_id;
         insert into chunks_fts(rowid, terms) values (new.row_id, ${terms}); end`.execute(db);
       await sql`insert into chunks_fts(rowid, terms) select row_id, ${sql.raw(`${KEYWORD_TERMS_FUNCTION}(text)`)} from chunks`.execute(db);
+    },
+  },
+  // Files as rows owned by a user, and the blob of each document's source recorded with it.
+  // Before this, the blob was derived from `file_id` and `source_type`, which callers set, so a
+  // document naming another user's file id with source type "upload" re-indexed (read) and, when
+  // deleted, removed that user's file. Existing rows: an uploaded file is the earliest document
+  // naming its id with source type "upload" (its id was new when the upload made it, so any
+  // other document naming it came later); that document's source is the file and its owner
+  // owns the file. Every other document's source is its own text (stored under its own id).
+  '0009_document_sources': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('files')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id').onDelete('cascade'))
+        .addColumn('file_name', 'text', (c) => c.notNull())
+        .addColumn('file_type', 'text', (c) => c.notNull())
+        .addColumn('size', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'integer', (c) => c.notNull())
+        .execute();
+      await db.schema.alterTable('documents').addColumn('source_key', 'text', (c) => c.notNull().defaultTo('')).execute();
+      await sql`insert into files (id, user_id, project_id, file_name, file_type, size, created_at)
+        select d.file_id, d.user_id, d.project_id, d.file_name, d.file_type,
+          coalesce(cast(json_extract(d.metadata, '$.size') as integer), 0), d.created_at
+        from documents d
+        where d.source_type = 'upload' and d.file_id is not null
+          and not exists (select 1 from documents e where e.file_id = d.file_id
+            and (e.created_at < d.created_at or (e.created_at = d.created_at and e.id < d.id)))`.execute(db);
+      await sql`update documents set source_key = case
+          when source_type = 'upload' and exists (select 1 from files f where f.id = documents.file_id and f.user_id = documents.user_id
+            and not exists (select 1 from documents e where e.file_id = documents.file_id
+              and (e.created_at < documents.created_at or (e.created_at = documents.created_at and e.id < documents.id))))
+          then file_id else id end`.execute(db);
+      // Deleting a document asks whether any document of the file's owner still refers to it.
+      await db.schema.createIndex('documents_file').on('documents').columns(['file_id']).execute();
+      await db.schema.createIndex('documents_source').on('documents').columns(['source_key']).execute();
+    },
+  },
+  // A credential's base URL may carry user:password or a key in its query: the whole URL is
+  // sealed here and `base_url` keeps it masked. Rows stored before keep their URL in `base_url`.
+  '0010_credential_url_secrets': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('credentials').addColumn('base_url_secret', 'text').execute();
     },
   },
 };

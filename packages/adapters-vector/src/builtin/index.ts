@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PlatformError, type VectorHit, type VectorRecord, type VectorStore } from '@agent-platform/core';
+import { PlatformError, type VectorHit, type VectorRecord, type VectorStore, withRelativePaths } from '@agent-platform/core';
 import { HnswIndex, type HnswOptions } from './hnsw.js';
 import { LogAppender, type LogRecord, readLog, removeLog, rewriteLog } from './log.js';
 import { VectorMatrix } from './matrix.js';
@@ -9,6 +9,8 @@ import { VectorMatrix } from './matrix.js';
 export interface BuiltinVectorStoreOptions {
   /** Folder of the namespace logs. Without it, vectors live in memory only. */
   readonly dir?: string;
+  /** How errors name the folder (they reach API callers): default its own name, never its absolute path. */
+  readonly label?: string;
   /** Vectors per namespace from which queries use the HNSW index instead of the exact scan. Default 20,000. */
   readonly approximateThreshold?: number;
   readonly hnsw?: HnswOptions;
@@ -48,7 +50,9 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
   // followed at once by writes to the same name cannot remove the new files.
   const disk = new Map<string, Promise<void>>();
   const onDisk = (name: string, op: () => Promise<void>): Promise<void> => {
-    const done = (disk.get(name) ?? Promise.resolve()).then(op);
+    const done = (disk.get(name) ?? Promise.resolve()).then(op).catch((error: unknown) => {
+      throw withRelativePaths(error, dir as string, options.label);
+    });
     const tail = done.catch(() => {});
     disk.set(name, tail);
     void tail.then(() => {

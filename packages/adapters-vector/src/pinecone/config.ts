@@ -16,6 +16,16 @@ const isHttpUrl = (value: string) => {
   }
 };
 
+/** Keeps secrets out of the URL (stored in the clear and named in messages), as the other stores' endpoints do. */
+const hasNoSecrets = (value: string) => {
+  try {
+    const url = new URL(value);
+    return !url.username && !url.password && !url.search && !url.hash;
+  } catch {
+    return true;
+  }
+};
+
 const pineconeConfigSchema = z.strictObject({
   indexName: z
     .string({ error: (issue) => (issue.input === undefined ? 'indexName is required' : 'indexName must be a string') })
@@ -27,6 +37,7 @@ const pineconeConfigSchema = z.strictObject({
   endpoint: z
     .string({ error: 'endpoint must be a string' })
     .refine(isHttpUrl, 'endpoint must be an http(s) URL')
+    .refine(hasNoSecrets, 'endpoint must not carry credentials, a query or a fragment (put the key in apiKey)')
     .optional(),
   /** Pod-based projects named an environment; serverless ones need none. Accepted and ignored. */
   environment: z.string({ error: 'environment must be a string' }).optional(),

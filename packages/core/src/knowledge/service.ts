@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import { isPlatformError, PlatformError } from '../errors.js';
 import type { IdGenerator } from '../ids.js';
 import type { GuardedFetch } from '../net/guarded-fetch.js';
+import type { SecretBox } from '../security/secrets.js';
 import {
   type CreateDocumentRequest,
   DEFAULT_ALPHA,
@@ -20,6 +21,7 @@ import type { ChunkRecord, DocumentRecord, StorageAdapter } from '../storage/typ
 import { chunkDocument } from './chunk.js';
 import type { BlobStore, EmbeddingModel, VectorStore } from './interfaces.js';
 import { parseDocument } from './parse.js';
+import { openSettings, sealSettings } from './settings-secrets.js';
 import { fuseHybrid, mmrSelect, similarityScore } from './search.js';
 
 /** Picks the embedding model of a project from its `embeddingModel` setting (undefined: the default). */
@@ -76,6 +78,8 @@ export interface KnowledgeOptions {
   readonly embedBatchSize?: number;
   /** Starts of one job before it is given up as failed. Default 3. */
   readonly maxAttempts?: number;
+  /** Seals the secrets of projects' vector store configurations at rest. */
+  readonly secrets?: SecretBox | undefined;
 }
 
 /** Progress of one document's indexing, as the streaming route reports it. */
@@ -158,8 +162,15 @@ export class KnowledgeBase {
 
   // ---- settings -----------------------------------------------------------------------------
 
+  /** A project's settings with the secrets of its vector store configuration opened (for use, never for answers). */
   async settings(projectId: string): Promise<KnowledgeSettings> {
-    return ((await this.#o.storage.knowledgeSettings.get(projectId)) ?? {}) as KnowledgeSettings;
+    const stored = await this.#o.storage.knowledgeSettings.get(projectId);
+    return stored ? openSettings(stored, this.#o.secrets) : {};
+  }
+
+  /** Stores a project's settings as a whole, the secrets of its vector store configuration sealed. */
+  async putSettings(projectId: string, settings: KnowledgeSettings, at: Date): Promise<void> {
+    await this.#o.storage.knowledgeSettings.put(projectId, sealSettings(settings, this.#o.secrets), at);
   }
 
   embedderFor(settings: KnowledgeSettings, caller: Caller): EmbeddingModel {
@@ -197,21 +208,29 @@ export class KnowledgeBase {
 
   /**
    * Stores a pending document and its job, and queues it; `listener` gets its indexing events.
-   * The source is the text (`content`, kept in the blob store under the document id) or an
-   * uploaded file already in the blob store (`fileId` with `upload: true`).
+   * The source is either the posted text (`content`, kept in the blob store under the document
+   * id) or a file just uploaded (`upload`: its bytes already in the blob store under its id; its
+   * file row is stored with the document). A `fileId` the request names must be a file of the
+   * caller (`not_found` "File not found" otherwise, as for a missing one): it only links the
+   * document to that file, whose bytes are never this document's source. The blob a document's
+   * source lives under is recorded with it (`sourceKey`), never derived from what callers set.
    */
   async submit(
     caller: Caller,
-    input: Omit<CreateDocumentRequest, 'content'> & { content?: string; size?: number; upload?: boolean },
+    input: Omit<CreateDocumentRequest, 'content' | 'fileId'> & { content?: string; fileId?: string | undefined; upload?: { readonly id: string; readonly size: number } },
     listener?: Listener,
   ): Promise<DocumentRecord> {
     const { storage, ids, clock } = this.#o;
     const now = clock.now();
+    const id = ids.next('document');
+    const upload = input.upload;
+    const text = upload ? undefined : new TextEncoder().encode(input.content ?? '');
     const document: DocumentRecord = {
-      id: ids.next('document'),
+      id,
       userId: caller.userId,
       projectId: input.projectId,
-      fileId: input.fileId ?? null,
+      fileId: upload ? upload.id : (input.fileId ?? null),
+      sourceKey: upload ? upload.id : id,
       fileName: input.fileName,
       fileType: input.fileType,
       sourceType: input.sourceType,
@@ -219,25 +238,27 @@ export class KnowledgeBase {
       chunkCount: 0,
       vectorCount: 0,
       error: null,
-      metadata: { size: input.size ?? Buffer.byteLength(input.content ?? '') },
+      metadata: { size: upload ? upload.size : (text?.byteLength ?? 0) },
       createdAt: now,
       updatedAt: now,
     };
     const jobId = ids.next('job');
-    const blobKey = input.upload && input.fileId ? input.fileId : document.id;
-    const text = input.upload ? undefined : new TextEncoder().encode(input.content ?? '');
-    if (text) await this.#o.blobs.put(blobKey, text);
-    await storage.transaction(async (tx) => {
-      await tx.documents.insert(document);
-      await tx.jobs.insert({
-        id: jobId,
-        kind: 'index_document',
-        documentId: document.id,
-        payload: { blobKey },
-        attempts: 0,
-        createdAt: now,
+    if (text) await this.#o.blobs.put(document.sourceKey, text);
+    try {
+      await storage.transaction(async (tx) => {
+        if (upload) {
+          await tx.files.insert({ id: upload.id, userId: caller.userId, projectId: input.projectId, fileName: input.fileName, fileType: input.fileType, size: upload.size, createdAt: now });
+        } else if (input.fileId && !(await tx.files.get(caller.userId, input.fileId))) {
+          throw PlatformError.notFound('File not found');
+        }
+        await tx.documents.insert(document);
+        await tx.jobs.insert({ id: jobId, kind: 'index_document', documentId: document.id, payload: {}, attempts: 0, createdAt: now });
       });
-    });
+    } catch (error) {
+      // Nothing half-written: the text stored for a document that was not saved goes again.
+      if (text) await this.#o.blobs.delete(document.sourceKey).catch(() => {});
+      throw error;
+    }
     if (listener) this.subscribe(document.id, listener);
     if (text && this.#sourceBytes + text.length <= SOURCES_KEPT_BYTES) {
       this.#sources.set(jobId, text);
@@ -305,16 +326,28 @@ export class KnowledgeBase {
     await this.closeStores();
   }
 
-  /** Deletes a document with its chunks and vectors, also while it is being indexed. */
+  /**
+   * Deletes a document with its chunks and vectors, also while it is being indexed, and the
+   * blobs it leaves unused: its own text, and a file of its owner that no other document of
+   * theirs refers to any more. Another user's file is never touched.
+   */
   async deleteDocument(caller: Caller, id: string): Promise<boolean> {
-    const doc = await this.#o.storage.documents.get(caller.userId, id);
+    const { storage, blobs } = this.#o;
+    const doc = await storage.documents.get(caller.userId, id);
     if (!doc) return false;
     this.#running.get(id)?.abort();
-    await this.#o.storage.documents.delete(caller.userId, id);
+    const released = await storage.transaction(async (tx) => {
+      if (!(await tx.documents.delete(caller.userId, id))) return undefined;
+      const files = [...new Set([doc.sourceKey, doc.fileId].filter((key): key is string => key !== null && key !== doc.id))];
+      const gone: string[] = [];
+      for (const file of files) if (await tx.files.deleteIfUnreferenced(file)) gone.push(file);
+      return doc.sourceKey === doc.id ? [doc.id, ...gone] : gone;
+    });
+    if (!released) return false;
     const settings = await this.settings(doc.projectId);
     const model = this.embedderFor(settings, caller);
     await (await this.vectorsFor(settings)).deleteDocument(vectorNamespace(doc.projectId, model), id);
-    await this.#o.blobs.delete(doc.sourceType === 'upload' && doc.fileId ? doc.fileId : doc.id);
+    for (const key of released) await blobs.delete(key);
     return true;
   }
 
@@ -375,7 +408,7 @@ export class KnowledgeBase {
       }
       const doc = await storage.documents.update(documentId, { status: 'processing', error: null, updatedAt: clock.now() });
       if (!doc) return; // deleted meanwhile
-      const result = await this.#index(doc, kept ?? (await this.#source(job.payload)), controller.signal);
+      const result = await this.#index(doc, kept ?? (await this.#source(doc)), controller.signal);
       if (controller.signal.aborted) return await this.#abandon(jobId);
       await storage.documents.update(documentId, { status: 'completed', ...result, updatedAt: clock.now() });
       await storage.jobs.delete(jobId);
@@ -402,9 +435,9 @@ export class KnowledgeBase {
     if (!this.#closed) await this.#o.storage.jobs.delete(jobId).catch(() => {});
   }
 
-  async #source(payload: Record<string, unknown>): Promise<Uint8Array> {
-    const key = String(payload.blobKey ?? '');
-    const bytes = key ? await this.#o.blobs.get(key) : undefined;
+  /** The bytes of a document's source: the blob recorded with it (`sourceKey`), nothing a caller names. */
+  async #source(doc: DocumentRecord): Promise<Uint8Array> {
+    const bytes = await this.#o.blobs.get(doc.sourceKey);
     if (!bytes) throw new PlatformError('internal', 'the source of the document is missing');
     return bytes;
   }
@@ -429,7 +462,8 @@ export class KnowledgeBase {
             id: jobId,
             kind: 'index_document',
             documentId: doc.id,
-            payload: { blobKey: doc.fileId && doc.sourceType === 'upload' ? doc.fileId : doc.id },
+            // The run reads the document's recorded source (`sourceKey`).
+            payload: {},
             attempts: 0,
             createdAt: clock.now(),
           });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isPlatformError, PlatformError } from '../errors.js';
+import { displayUrl } from '../net/display.js';
 import type { LocalModel } from '../schemas/local-models.js';
 import type { LocalModelRuntime } from './runtime.js';
 
@@ -77,22 +78,22 @@ export function ollamaRuntime(options: OllamaRuntimeOptions): LocalModelRuntime 
   function failure(baseUrl: string, error: unknown): PlatformError {
     if (isPlatformError(error)) return error; // refused by the outbound policy, or an invalid URL
     if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
-      return new PlatformError('timeout', `Local model runtime at ${baseUrl} did not answer within ${timeoutMs} ms`, {
-        details: { baseUrl },
+      return new PlatformError('timeout', `Local model runtime at ${displayUrl(baseUrl)} did not answer within ${timeoutMs} ms`, {
+        details: { baseUrl: displayUrl(baseUrl) },
         retryable: true,
         cause: error,
       });
     }
-    return new PlatformError('unavailable', `Local model runtime is not running at ${baseUrl}`, {
-      details: { baseUrl },
+    return new PlatformError('unavailable', `Local model runtime is not running at ${displayUrl(baseUrl)}`, {
+      details: { baseUrl: displayUrl(baseUrl) },
       retryable: true,
       cause: error,
     });
   }
 
   function upstream(baseUrl: string, what: string, cause?: unknown): PlatformError {
-    return new PlatformError('upstream_error', `Local model runtime at ${baseUrl}: ${what}`, {
-      details: { baseUrl },
+    return new PlatformError('upstream_error', `Local model runtime at ${displayUrl(baseUrl)}: ${what}`, {
+      details: { baseUrl: displayUrl(baseUrl) },
       retryable: true,
       ...(cause === undefined ? {} : { cause }),
     });
@@ -127,7 +128,7 @@ export function ollamaRuntime(options: OllamaRuntimeOptions): LocalModelRuntime 
       });
       if (response.status === 404) {
         await response.body?.cancel().catch(() => undefined);
-        throw new PlatformError('not_found', `Model ${name} not found`, { details: { baseUrl, model: name } });
+        throw new PlatformError('not_found', `Model ${name} not found`, { details: { baseUrl: displayUrl(baseUrl), model: name } });
       }
       if (!response.ok) throw upstream(baseUrl, `DELETE /api/delete answered ${response.status} ${await errorText(response)}`.trim());
       await response.body?.cancel().catch(() => undefined);

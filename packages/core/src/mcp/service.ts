@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { AgentTool, ToolSource } from '../agent/tools.js';
 import { isPlatformError, PlatformError } from '../errors.js';
-import { displayUrl } from '../net/display.js';
+import { displayUrl, maskUrl } from '../net/display.js';
 import type { Caller } from '../platform.js';
 import type { SecretBox } from '../security/secrets.js';
 import type { McpServerRecord, StorageAdapter } from '../storage/types.js';
@@ -20,12 +20,19 @@ export interface McpOptions {
 export const MCP_TOOL_PREFIX = 'mcp__';
 const MAX_FUNCTION_NAME = 64;
 
+/** What a server's `secrets` holds, sealed: header and env values, and a URL with user:password or a query. */
+interface SealedServerSecrets {
+  headers?: Record<string, string>;
+  env?: Record<string, string>;
+  url?: string;
+}
+
 /** The configuration a connector needs, with the secrets opened. */
 export function serverConfig(record: McpServerRecord, secrets: SecretBox | undefined): McpServerConfig {
-  const opened = record.secrets && secrets ? (JSON.parse(secrets.open(record.secrets)) as { headers?: Record<string, string>; env?: Record<string, string> }) : {};
+  const opened = record.secrets && secrets ? (JSON.parse(secrets.open(record.secrets)) as SealedServerSecrets) : {};
   return record.transport === 'stdio'
     ? { transport: 'stdio', command: record.command ?? '', args: record.args, ...(opened.env ? { env: opened.env } : {}) }
-    : { transport: record.transport, url: record.url ?? '', ...(opened.headers ? { headers: opened.headers } : {}) };
+    : { transport: record.transport, url: opened.url ?? record.url ?? '', ...(opened.headers ? { headers: opened.headers } : {}) };
 }
 
 export function toServerView(r: McpServerRecord): McpServerView {
@@ -47,7 +54,10 @@ export function toServerView(r: McpServerRecord): McpServerView {
 /** A server's tool as the routes answer it (the connector's object may carry more). */
 export const toToolView = (t: McpTool) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema });
 
-/** A record for a new server: names in the clear, values sealed. */
+/**
+ * A record for a new server: names in the clear, values sealed. A URL with user:password or a
+ * query is sealed whole and stored masked (`****`), like a credential's base URL.
+ */
 export function newServerRecord(
   fields: Omit<McpServerRecord, 'secrets' | 'headerNames' | 'envNames' | 'url' | 'command' | 'args'> & {
     url?: string | undefined;
@@ -59,11 +69,16 @@ export function newServerRecord(
   secrets: SecretBox | undefined,
 ): McpServerRecord {
   const { headers, env, url, command, args, ...rest } = fields;
-  const hidden = { ...(headers && Object.keys(headers).length ? { headers } : {}), ...(env && Object.keys(env).length ? { env } : {}) };
-  if (Object.keys(hidden).length > 0 && !secrets) throw new PlatformError('unsupported', 'MCP server headers and env need a secret box: construct AgentPlatform with `secrets`');
+  const shown = url === undefined ? undefined : maskUrl(url);
+  const hidden: SealedServerSecrets = {
+    ...(headers && Object.keys(headers).length ? { headers } : {}),
+    ...(env && Object.keys(env).length ? { env } : {}),
+    ...(shown?.secret ? { url } : {}),
+  };
+  if (Object.keys(hidden).length > 0 && !secrets) throw new PlatformError('unsupported', 'MCP server headers, env and URL credentials need a secret box: construct AgentPlatform with `secrets`');
   return {
     ...rest,
-    url: url ?? null,
+    url: shown?.masked ?? null,
     command: command ?? null,
     args: args ?? [],
     headerNames: Object.keys(headers ?? {}),

@@ -38,7 +38,7 @@ export const Credential = z.object({
   id: z.string(),
   name: z.string(),
   provider: CredentialProvider,
-  baseUrl: z.string().nullable(),
+  baseUrl: z.string().nullable().describe('The base URL with any user:password and query values masked as ****; stored encrypted'),
   proxy: z.boolean(),
   isValid: z.boolean().nullable(),
   apiKeyLast4: z.string().describe('The last four characters of the key'),

@@ -145,6 +145,17 @@ export type KnowledgeSettings = z.output<typeof KnowledgeSettings>;
 export const PutSettingsRequest = z.object({ projectId, settings: KnowledgeSettings });
 export type PutSettingsRequest = z.input<typeof PutSettingsRequest>;
 
+export const GetSettingsQuery = z.object({ projectId });
+export type GetSettingsQuery = z.input<typeof GetSettingsQuery>;
+
+export const KnowledgeSettingsResponse = z.object({
+  success: z.literal(true),
+  settings: z
+    .record(z.string(), z.unknown())
+    .describe('The stored settings (absent members: defaults). Secrets of vectorStoreConfig (apiKey) are redacted: "****" and at most their last four characters; send one back unchanged to keep it'),
+});
+export type KnowledgeSettingsResponse = z.output<typeof KnowledgeSettingsResponse>;
+
 /** An uploaded file as the server hands it over (from a multipart form). */
 export const UploadedFile = z.object({
   name: z.string().trim().min(1).max(255),

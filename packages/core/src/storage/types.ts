@@ -91,7 +91,7 @@ export interface ProjectRepository {
   list(query: ProjectListQuery): Promise<Page<ProjectRecord>>;
   /** The updated row, or undefined when the user has no such project. */
   update(userId: string, id: string, patch: ProjectPatch): Promise<ProjectRecord | undefined>;
-  /** True when a project of that user was deleted; its documents, chunks, settings, jobs and chats go with it. */
+  /** True when a project of that user was deleted; its documents, files, chunks, settings, jobs and chats go with it. */
   delete(userId: string, id: string): Promise<boolean>;
 }
 
@@ -100,7 +100,14 @@ export interface DocumentRecord {
   readonly id: string;
   readonly userId: string;
   readonly projectId: string;
+  /** The caller's file the document is linked to (its upload, or one it names), or null. */
   readonly fileId: string | null;
+  /**
+   * Key of the blob the document's source lives under, chosen by the service: the document's
+   * own id for posted text, the file's id for an uploaded file. Re-indexing reads it and deleting
+   * the document releases it; it is never derived from `fileId` or `sourceType`, which callers set.
+   */
+  readonly sourceKey: string;
   readonly fileName: string;
   readonly fileType: string;
   readonly sourceType: string;
@@ -142,6 +149,30 @@ export interface KeywordHit {
   readonly id: string;
   /** BM25 relevance, higher is better (not normalised). */
   readonly score: number;
+}
+
+/** An uploaded file: its bytes are the blob under its id. It belongs to one user. */
+export interface FileRecord {
+  readonly id: string;
+  readonly userId: string;
+  /** The project it was uploaded to; the file goes with the project. */
+  readonly projectId: string;
+  readonly fileName: string;
+  readonly fileType: string;
+  /** Bytes. */
+  readonly size: number;
+  readonly createdAt: Date;
+}
+
+export interface FileRepository {
+  insert(file: FileRecord): Promise<void>;
+  /** The file of that user, or undefined (another user's file is answered as a missing one). */
+  get(userId: string, id: string): Promise<FileRecord | undefined>;
+  /**
+   * Deletes the file when no document of its owner refers to it any more (as `fileId` or as
+   * `sourceKey`), in one step. True when it was deleted: its blob may go then.
+   */
+  deleteIfUnreferenced(id: string): Promise<boolean>;
 }
 
 export interface DocumentRepository {
@@ -228,7 +259,10 @@ export interface CredentialRecord {
   readonly secret: string;
   /** Last four characters of the key, to tell keys apart. */
   readonly last4: string;
+  /** The server address, with any user:password and query values masked (`****`) when `baseUrlSecret` holds it. */
   readonly baseUrl: string | null;
+  /** The whole `baseUrl`, encrypted (`SecretBox` format), when it carries user:password or a query; else null. */
+  readonly baseUrlSecret: string | null;
   readonly proxy: boolean;
   /** Whether the key was last seen working; null when unknown. */
   readonly isValid: boolean | null;
@@ -323,7 +357,7 @@ export interface McpServerRecord {
   /** Unique within the project (its tools are offered to the model under this name). */
   readonly name: string;
   readonly transport: 'stdio' | 'http' | 'sse';
-  /** `http`/`sse` endpoint; null for stdio. */
+  /** `http`/`sse` endpoint, masked (`****`) when it carries user:password or a query (the whole URL is then in `secrets`); null for stdio. */
   readonly url: string | null;
   /** `stdio` program and arguments; null/empty for http/sse. */
   readonly command: string | null;
@@ -331,7 +365,7 @@ export interface McpServerRecord {
   /** Names of the headers (http/sse) and environment variables (stdio); their values are in `secrets`. */
   readonly headerNames: readonly string[];
   readonly envNames: readonly string[];
-  /** `{ headers, env }` as JSON, encrypted (`SecretBox` format); null when there are none. */
+  /** `{ headers, env, url }` as JSON, encrypted (`SecretBox` format); null when there are none. */
   readonly secrets: string | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
@@ -353,6 +387,7 @@ export interface StorageAdapter {
   readonly apiKeys: ApiKeyRepository;
   readonly projects: ProjectRepository;
   readonly documents: DocumentRepository;
+  readonly files: FileRepository;
   readonly chunks: ChunkRepository;
   readonly knowledgeSettings: SettingsRepository;
   readonly jobs: JobRepository;

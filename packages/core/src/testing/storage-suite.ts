@@ -31,11 +31,13 @@ function project(userId: string, n: number, overrides: Partial<ProjectRecord> = 
 }
 
 function document(userId: string, projectId: string, n: number, overrides: Partial<DocumentRecord> = {}): DocumentRecord {
+  const id = `doc_${String(n).padStart(6, '0')}`;
   return {
-    id: `doc_${String(n).padStart(6, '0')}`,
+    id,
     userId,
     projectId,
     fileId: null,
+    sourceKey: id,
     fileName: `file${n}.md`,
     fileType: 'md',
     sourceType: 'upload',
@@ -245,6 +247,29 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         expect((await storage.documents.listByStatus(['pending', 'processing'])).map((d) => d.id)).toEqual(['doc_000001', 'doc_000003', 'doc_000004']);
       });
 
+      it("keeps files per user and deletes one only when no document of its owner refers to it", async () => {
+        const file = { id: 'file_1', userId: 'user_a', projectId: 'proj_000001', fileName: 'a.pdf', fileType: 'pdf', size: 123, createdAt: at(1) };
+        await storage.files.insert(file);
+        await storage.files.insert({ ...file, id: 'file_2', userId: 'user_b', projectId: 'proj_000002' });
+        expect(await storage.files.get('user_a', 'file_1')).toEqual(file);
+        expect(await storage.files.get('user_b', 'file_1')).toBeUndefined();
+        // The upload's document (source: the file), one linking it, and another user's naming it.
+        const upload = document('user_a', 'proj_000001', 1, { fileId: 'file_1', sourceKey: 'file_1' });
+        await storage.documents.insert(upload);
+        await storage.documents.insert(document('user_a', 'proj_000001', 2, { fileId: 'file_1' }));
+        await storage.documents.insert(document('user_b', 'proj_000002', 3, { fileId: 'file_1' }));
+        expect(await storage.documents.get('user_a', upload.id)).toEqual(upload);
+        expect(await storage.files.deleteIfUnreferenced('file_1')).toBe(false);
+        await storage.documents.delete('user_a', 'doc_000001');
+        expect(await storage.files.deleteIfUnreferenced('file_1')).toBe(false);
+        await storage.documents.delete('user_a', 'doc_000002');
+        // Another user's document naming it does not keep it.
+        expect(await storage.files.deleteIfUnreferenced('file_1')).toBe(true);
+        expect(await storage.files.get('user_a', 'file_1')).toBeUndefined();
+        expect(await storage.files.deleteIfUnreferenced('file_1')).toBe(false);
+        expect(await storage.files.deleteIfUnreferenced('file_2')).toBe(true);
+      });
+
       it('updates a document', async () => {
         await storage.documents.insert(document('user_a', 'proj_000001', 1));
         const updated = await storage.documents.update('doc_000001', {
@@ -368,8 +393,9 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         expect(await storage.jobs.get('job_1')).toBeUndefined();
       });
 
-      it('deleting a project removes its documents, chunks, settings and jobs', async () => {
-        await storage.documents.insert(document('user_a', 'proj_000001', 1));
+      it('deleting a project removes its documents, files, chunks, settings and jobs', async () => {
+        await storage.files.insert({ id: 'file_1', userId: 'user_a', projectId: 'proj_000001', fileName: 'a.txt', fileType: 'txt', size: 1, createdAt: at(1) });
+        await storage.documents.insert(document('user_a', 'proj_000001', 1, { fileId: 'file_1', sourceKey: 'file_1' }));
         await storage.chunks.replaceForDocument('doc_000001', [chunk('doc_000001', 'proj_000001', 0, 'text')]);
         await storage.knowledgeSettings.put('proj_000001', { topK: 3 }, at(1));
         await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: {}, attempts: 0, createdAt: at(1) });
@@ -379,6 +405,7 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         expect(await storage.chunks.keywordSearch('proj_000001', 'text', 5)).toEqual([]);
         expect(await storage.knowledgeSettings.get('proj_000001')).toBeUndefined();
         expect(await storage.jobs.list()).toEqual([]);
+        expect(await storage.files.get('user_a', 'file_1')).toBeUndefined();
       });
     });
 
@@ -391,6 +418,7 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         secret: `v1:sealed-${id}`,
         last4: 'abcd',
         baseUrl: null,
+        baseUrlSecret: null,
         proxy: false,
         isValid: null,
         createdAt: at(s),
@@ -399,10 +427,10 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
 
       it('stores credentials per user, newest first, with partial updates', async () => {
         await storage.credentials.insert(credential('cred_1', 'user_a', 1));
-        await storage.credentials.insert({ ...credential('cred_2', 'user_a', 2), baseUrl: 'http://127.0.0.1:1/v1', proxy: true, isValid: true });
+        await storage.credentials.insert({ ...credential('cred_2', 'user_a', 2), baseUrl: 'http://127.0.0.1:1/v1?key=****', baseUrlSecret: 'v1:sealed-url', proxy: true, isValid: true });
         await storage.credentials.insert(credential('cred_3', 'user_b', 3));
         expect((await storage.credentials.list('user_a')).map((c) => c.id)).toEqual(['cred_2', 'cred_1']);
-        expect(await storage.credentials.get('user_a', 'cred_2')).toMatchObject({ baseUrl: 'http://127.0.0.1:1/v1', proxy: true, isValid: true });
+        expect(await storage.credentials.get('user_a', 'cred_2')).toMatchObject({ baseUrl: 'http://127.0.0.1:1/v1?key=****', baseUrlSecret: 'v1:sealed-url', proxy: true, isValid: true });
         expect(await storage.credentials.get('user_b', 'cred_1')).toBeUndefined();
         const updated = await storage.credentials.update('user_a', 'cred_1', { isValid: false, name: 'renamed', updatedAt: at(9) });
         expect(updated).toEqual({ ...credential('cred_1', 'user_a', 1), isValid: false, name: 'renamed', updatedAt: at(9) });
