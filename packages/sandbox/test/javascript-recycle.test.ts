@@ -20,7 +20,8 @@ const { javascriptSandbox } = await import('../src/javascript.js');
 describe('javascriptSandbox worker pool', () => {
   it('replaces a worker whose QuickJS module aborted after a memory bomb; the runs after it all succeed', async () => {
     const sandbox = javascriptSandbox({ workers: 1 });
-    const limits = { timeoutMs: 2000, memoryBytes: 32 * 1024 * 1024 };
+    // A long deadline: the bomb must end by memory, also on a loaded machine where filling 32 MiB is slow.
+    const limits = { timeoutMs: 15_000, memoryBytes: 32 * 1024 * 1024 };
     try {
       expect(spawned.count).toBe(1);
       // Many small objects: QuickJS runs out of memory, and freeing that runtime fails its
