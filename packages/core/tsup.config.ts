@@ -3,9 +3,16 @@ import { packageBuild } from '../../tsup.base.js';
 
 export default defineConfig({
   ...packageBuild,
-  // The schema worker is plain JavaScript and an entry of its own, at the root of dist as in src
-  // (schema-worker-url.ts finds it there).
-  entry: ['src/index.ts', 'src/schemas.ts', 'src/testing/index.ts', 'src/schema-worker.js'],
-  dts: { entry: ['src/index.ts', 'src/schemas.ts', 'src/testing/index.ts'] },
+  // The schema worker (plain JavaScript; schema-worker-url.ts finds it) and the document reader
+  // process are entries of their own, at the root of dist next to the code that starts them
+  // (dist/index.js or a shared chunk there), as they sit next to it in src.
+  entry: {
+    index: 'src/index.ts',
+    schemas: 'src/schemas.ts',
+    'testing/index': 'src/testing/index.ts',
+    'schema-worker': 'src/schema-worker.js',
+    'document-process': 'src/knowledge/document-process.ts',
+  },
+  dts: { entry: { index: 'src/index.ts', schemas: 'src/schemas.ts', 'testing/index': 'src/testing/index.ts' } },
   external: ['vitest'],
 });

@@ -31,6 +31,7 @@ import {
 } from './schemas/projects.js';
 import type { BlobStore, EmbeddingModel, VectorStore } from './knowledge/interfaces.js';
 import { type EmbedderResolver, type VectorStoreFactory, type VectorStoreProvider, type IndexingEvent, KnowledgeBase, toKnowledgeDocument, vectorNamespace } from './knowledge/service.js';
+import type { DocumentLimitName, DocumentLimits } from './knowledge/limits.js';
 import { extensionOf, fileTypeOf, unsupportedFileMessage } from './knowledge/file-types.js';
 import {
   CreateDocumentRequest,
@@ -111,6 +112,18 @@ export interface KnowledgeAdapters {
   readonly concurrentBytes?: number;
   /** How long `createDocument` waits for indexing before answering `processing`. Default 5000 ms. */
   readonly waitMs?: number;
+  /**
+   * Limits on reading (parsing and chunking) each document, which runs in child processes:
+   * time, memory, PDF pages, unpacked DOCX bytes, nesting, text length, chunks. A document over
+   * one ends `failed` naming it. Defaults: `DEFAULT_DOCUMENT_LIMITS`.
+   */
+  readonly limits?: DocumentLimits;
+  /** How an operator sets each limit, added to the error of a document over it (e.g. `--max-document-pages`). Default `knowledge.limits.<name>`. */
+  readonly limitHints?: Partial<Record<DocumentLimitName, string>>;
+  /** Most child processes reading documents at once. Default 2 (1 on a single core). */
+  readonly documentProcesses?: number;
+  /** Starts of one indexing job (counted before it runs, so across restarts) before its document fails. Default 3. */
+  readonly maxAttempts?: number;
 }
 
 export interface AgentPlatformOptions {
@@ -262,6 +275,10 @@ export class AgentPlatform {
         secrets: options.secrets,
         ...(k.concurrency ? { concurrency: k.concurrency } : {}),
         ...(k.concurrentBytes ? { concurrentBytes: k.concurrentBytes } : {}),
+        ...(k.limits ? { limits: k.limits } : {}),
+        ...(k.limitHints ? { limitHints: k.limitHints } : {}),
+        ...(k.documentProcesses ? { documentProcesses: k.documentProcesses } : {}),
+        ...(k.maxAttempts ? { maxAttempts: k.maxAttempts } : {}),
       });
     }
     this.#tools = options.tools ? new ToolRunner(options.tools) : undefined;

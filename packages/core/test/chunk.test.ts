@@ -241,3 +241,57 @@ describe('chunkDocument', () => {
     expect(chunkDocument(plain('a'), { chunkSize: 16, chunkOverlap: 15 })).toHaveLength(1);
   });
 });
+
+describe('chunkDocument on hostile text', () => {
+  /** CPU milliseconds of `fn` (this process; other processes on the machine do not count). */
+  const cpuMs = (fn: () => void) => {
+    const before = process.cpuUsage();
+    fn();
+    const used = process.cpuUsage(before);
+    return (used.user + used.system) / 1000;
+  };
+  const md = (unit: string, bytes: number): Doc => ({ text: unit.repeat(Math.ceil(bytes / unit.length)), sections: [] });
+
+  // What a security review sent: 4 MB of each took 5-6 s of the server's main thread, `#` ended
+  // in "Maximum call stack size exceeded" (a hard cut re-split itself forever), and a long run
+  // of spaces went to the tokenizer whole (byte-pair merging is quadratic in a run's length).
+  it.each([
+    ['`# h\\n` lines', '# h\n'],
+    ['`. `', '. '],
+    ['`#`', '#'],
+    ['a word and 100,000 spaces', `word${' '.repeat(100_000)}`],
+  ])('takes time linear in the length of %s: 4x the text, well under 16x the time', (_name, unit) => {
+    countTokens('warm up the tokenizer');
+    const small = md(unit, 256 * 1024);
+    const large = md(unit, 1024 * 1024);
+    let chunks: Chunk[] = [];
+    // The best of two runs of each: a scheduler blip on this shared machine is not the algorithm.
+    const smallMs = Math.min(cpuMs(() => (chunks = chunkDocument(small, { chunkSize: 512, chunkOverlap: 64 }))), cpuMs(() => chunkDocument(small, { chunkSize: 512, chunkOverlap: 64 })));
+    expectValid(small, chunks, 512);
+    const largeMs = Math.min(cpuMs(() => chunkDocument(large, { chunkSize: 512, chunkOverlap: 64 })), cpuMs(() => chunkDocument(large, { chunkSize: 512, chunkOverlap: 64 })));
+    // Linear is 4; quadratic would be 16. Tolerant of noise and of small sizes' fixed costs.
+    expect(largeMs / Math.max(smallMs, 20)).toBeLessThan(8);
+  });
+
+  it('cuts a run of one kind of character every 512 characters, and no chunk joins two such pieces', () => {
+    const run = 'z'.repeat(2000);
+    const doc = plain(`Before the run. ${run} after the run.`);
+    const chunks = chunkDocument(doc, { chunkSize: 8192, chunkOverlap: 100 });
+    expectValid(doc, chunks, 8192);
+    // The run's pieces end chunks: none holds more than 512 of its characters.
+    for (const c of chunks) expect(/z{513}/.test(c.text)).toBe(false);
+    expect(chunks.map((c) => c.text.length)).toEqual([16 + 512, 512, 512, 464 + 15]);
+  });
+
+  it('fails a document that makes more than maxChunks chunks, naming the limit', () => {
+    const doc = plain(sentences(400));
+    let error: unknown;
+    try {
+      chunkDocument(doc, { chunkSize: 32, chunkOverlap: 0, maxChunks: 50 });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: 'payload_too_large', message: 'the document makes more than 50 chunks of 32 tokens, over the limit of 50', details: { limit: 'maxChunks' } });
+    expect(chunkDocument(doc, { chunkSize: 32, chunkOverlap: 0, maxChunks: 1000 }).length).toBeGreaterThan(50);
+  });
+});

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { PlatformError } from '../errors.js';
+import { limitExceeded } from './limits.js';
 import type { ParsedDocument } from './parse.js';
 
 export interface Chunk {
@@ -22,6 +23,8 @@ export interface ChunkOptions {
   readonly chunkSize: number;
   /** About this many tokens at the end of a chunk start the next one of the same section; less than `chunkSize`. */
   readonly chunkOverlap: number;
+  /** Most chunks: a document that makes more fails with `payload_too_large` naming the `maxChunks` limit. Default: no limit. */
+  readonly maxChunks?: number;
 }
 
 // ---- tokens -------------------------------------------------------------------------------
@@ -42,46 +45,122 @@ function tokenizer(): Encoding {
 /** Text that spells a special token (`<|endoftext|>`) is counted as ordinary text, never refused. */
 const PLAIN = { disallowedSpecial: new Set<string>() };
 
+/**
+ * Counts of short texts, which chunking asks for again and again (a sentence, a list item, a
+ * separator): a Map lookup instead of the tokenizer's per-call work. Dropped when full.
+ */
+const shortCounts = new Map<string, number>();
+const SHORT_TEXT = 24;
+
 /** Tokens of a text by the o200k_base encoding. */
 export function countTokens(text: string): number {
-  return text ? tokenizer().countTokens(text, PLAIN) : 0;
+  if (!text) return 0;
+  if (text.length > SHORT_TEXT) return tokenizer().countTokens(text, PLAIN);
+  let count = shortCounts.get(text);
+  if (count === undefined) {
+    count = tokenizer().countTokens(text, PLAIN);
+    if (shortCounts.size >= 65_536) shortCounts.clear();
+    shortCounts.set(text, count);
+  }
+  return count;
 }
 
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
+/** Longest o200k_base token, in characters (128 spaces): `max` tokens never span more than `max * MAX_TOKEN_CHARS`. */
+const MAX_TOKEN_CHARS = 128;
+
 /**
- * The end of the longest span from `from` (before `to`) with at most `max` tokens, at
- * whitespace when there is some in its second half, never inside a surrogate pair. Past `from`.
+ * Longest run of one kind of character that is ever tokenized as a whole. The tokenizer splits
+ * text into pre-tokens (a word, a run of punctuation, a run of whitespace, give or take a
+ * character) and its byte-pair merging costs the square of a pre-token's length: one run of a
+ * million letters or `#` took minutes. So runs longer than this (of letters, of other
+ * non-space characters, of whitespace, or of `\r`, `\n` and `/`, which a punctuation pre-token
+ * may take as its tail) are cut every RUN_CHARS characters, and no chunk joins the text on
+ * either side of such a cut; a long whitespace run is dropped between chunks instead. No
+ * pre-token of a text tokenized here is then longer than 2 * RUN_CHARS + 1 characters.
+ */
+const RUN_CHARS = 512;
+
+/**
+ * Runs longer than RUN_CHARS. Each alternative starts only where its kind of run starts (the
+ * lookbehind), so a run is scanned once, not once from each of its characters.
+ */
+const LONG_RUN = new RegExp(
+  [
+    `(?<![\\p{L}\\p{M}])[\\p{L}\\p{M}]{${RUN_CHARS + 1},}`,
+    `(?<![^\\s\\p{L}\\p{M}\\p{N}])[^\\s\\p{L}\\p{M}\\p{N}]{${RUN_CHARS + 1},}`,
+    `(?<![\\r\\n/])[\\r\\n/]{${RUN_CHARS + 1},}`,
+    `(?<!\\s)\\s{${RUN_CHARS + 1},}`,
+  ].join('|'),
+  'gu',
+);
+
+/**
+ * `text[from, to)` as the spans chunks may be made of: cut inside every run longer than
+ * RUN_CHARS (every RUN_CHARS characters, never inside a surrogate pair), long whitespace runs
+ * left out. Chunks never cross from one span to the next.
+ */
+function boundedSpans(text: string, from: number, to: number): [number, number][] {
+  const spans: [number, number][] = [];
+  let start = from;
+  for (const m of text.slice(from, to).matchAll(LONG_RUN)) {
+    const runStart = from + m.index;
+    const runEnd = runStart + m[0].length;
+    if (!/\S/.test(m[0])) {
+      spans.push([start, runStart]);
+      start = runEnd;
+      continue;
+    }
+    for (let cut = runStart + RUN_CHARS; cut < runEnd; cut += RUN_CHARS) {
+      if (isHighSurrogate(text.charCodeAt(cut - 1))) cut++;
+      spans.push([start, cut]);
+      start = cut;
+    }
+  }
+  spans.push([start, to]);
+  return spans;
+}
+
+/**
+ * The end of a long span from `from` (before `to`) with at most `max` tokens, at whitespace
+ * when there is some in its second half, never inside a surrogate pair. Past `from`.
  */
 function fittingEnd(text: string, from: number, to: number, max: number): number {
-  // Tokenize a window a few times the size a chunk needs, not the whole (maybe huge) rest: BPE
-  // is slow on long runs without whitespace.
-  let windowEnd = Math.min(to, from + max * 8);
+  // Tokenize a window a few times the size a chunk needs, not the whole (maybe huge) rest, and
+  // never more than `max` of the longest tokens could cover.
+  const cap = Math.min(to, from + max * MAX_TOKEN_CHARS);
+  let windowEnd = Math.min(cap, from + max * 8);
   let tokens = tokenizer().encode(text.slice(from, windowEnd), PLAIN);
-  while (tokens.length <= max && windowEnd < to) {
-    windowEnd = Math.min(to, from + (windowEnd - from) * 2);
+  while (tokens.length <= max && windowEnd < cap) {
+    windowEnd = Math.min(cap, from + (windowEnd - from) * 2);
     tokens = tokenizer().encode(text.slice(from, windowEnd), PLAIN);
   }
-  if (tokens.length <= max) return to;
+  if (tokens.length <= max && windowEnd === to) return to;
   const fits = (length: number) => countTokens(text.slice(from, from + length)) <= max;
-  // First guess: the text of the first `max` tokens. Where a character is split between tokens
-  // it decodes as U+FFFD, so only what matches the text counts.
-  const decoded = tokenizer().decode(tokens.slice(0, max));
-  let length = 0;
-  while (length < decoded.length && decoded.charCodeAt(length) === text.charCodeAt(from + length)) length++;
-  if (length >= (windowEnd - from) / 8) {
-    // Counted on its own a prefix may tokenize differently: shrink until it fits.
-    while (length > 1 && !fits(length)) length = Math.floor(length * 0.95);
+  let length: number;
+  if (tokens.length <= max) {
+    length = windowEnd - from;
   } else {
-    // The guess broke down early (split multi-byte characters): binary search on the window.
-    let lo = 1;
-    let hi = windowEnd - from;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (fits(mid)) lo = mid;
-      else hi = mid - 1;
+    // First guess: the text of the first `max` tokens. Where a character is split between
+    // tokens it decodes as U+FFFD, so only what matches the text counts.
+    const decoded = tokenizer().decode(tokens.slice(0, max));
+    length = 0;
+    while (length < decoded.length && decoded.charCodeAt(length) === text.charCodeAt(from + length)) length++;
+    if (length >= (windowEnd - from) / 8) {
+      // Counted on its own a prefix may tokenize differently: shrink until it fits.
+      while (length > 1 && !fits(length)) length = Math.floor(length * 0.95);
+    } else {
+      // The guess broke down early (split multi-byte characters): binary search on the window.
+      let lo = 1;
+      let hi = windowEnd - from;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (fits(mid)) lo = mid;
+        else hi = mid - 1;
+      }
+      length = lo;
     }
-    length = lo;
   }
   let cut = from + Math.max(1, length);
   // Prefer ending before a word: the last whitespace in the second half of the span.
@@ -98,11 +177,38 @@ function fittingEnd(text: string, from: number, to: number, max: number): number
 
 // ---- pieces -------------------------------------------------------------------------------
 
-/** A span of the document text of at most `chunkSize` tokens, with no whitespace at either end. */
-interface Piece {
-  readonly start: number;
-  readonly end: number;
-  readonly tokens: number;
+/**
+ * Spans of the document text of at most `chunkSize` tokens each, with no whitespace at either
+ * end, in order: (start, end, tokens) triples in one growing typed array, as a text can make
+ * millions of them (4 MB of `. `) and that many objects kept the garbage collector busy.
+ */
+class Pieces {
+  #data = new Int32Array(3 * 1024);
+  length = 0;
+
+  push(start: number, end: number, tokens: number): void {
+    if (3 * this.length + 3 > this.#data.length) {
+      const grown = new Int32Array(this.#data.length * 2);
+      grown.set(this.#data);
+      this.#data = grown;
+    }
+    const at = 3 * this.length++;
+    this.#data[at] = start;
+    this.#data[at + 1] = end;
+    this.#data[at + 2] = tokens;
+  }
+
+  start(i: number): number {
+    return this.#data[3 * i] as number;
+  }
+
+  end(i: number): number {
+    return this.#data[3 * i + 1] as number;
+  }
+
+  tokens(i: number): number {
+    return this.#data[3 * i + 2] as number;
+  }
 }
 
 /** Boundaries to split at, coarsest first: paragraphs, lines, sentences. A hard cut comes last. */
@@ -110,8 +216,12 @@ const SPLITTERS = [/\n[ \t]*\n\s*/g, /\n\s*/g, /(?<=[.!?â€¦]['")\]]*)\s+|(?<=[ã€
 
 const isSpace = (code: number) => code === 32 || (code >= 9 && code <= 13) || code === 0xa0 || code === 0x3000;
 
-/** Splits `text[start, end)` into pieces of at most `max` tokens, keeping units as big as fit. */
-function splitInto(out: Piece[], text: string, start: number, end: number, max: number, level: number): void {
+/**
+ * Splits `text[start, end)` into pieces of at most `max` tokens, keeping units as big as fit.
+ * Recursion goes one level per splitter at most (a span is split at a finer boundary each
+ * time), so its depth does not grow with the text.
+ */
+function splitInto(out: Pieces, text: string, start: number, end: number, max: number, level: number): void {
   while (start < end && isSpace(text.charCodeAt(start))) start++;
   while (end > start && isSpace(text.charCodeAt(end - 1))) end--;
   if (start >= end) return;
@@ -119,7 +229,7 @@ function splitInto(out: Piece[], text: string, start: number, end: number, max: 
   // A span far longer than a chunk is split without counting it first (counting is the cost).
   const tokens = end - start <= max * 16 ? countTokens(span) : Number.POSITIVE_INFINITY;
   if (tokens <= max) {
-    out.push({ start, end, tokens });
+    out.push(start, end, tokens);
     return;
   }
   for (let l = level; l < SPLITTERS.length; l++) {
@@ -137,11 +247,30 @@ function splitInto(out: Piece[], text: string, start: number, end: number, max: 
       return;
     }
   }
-  // No boundary at all: hard cuts by tokens, at whitespace where possible.
+  hardCut(out, text, start, end, max);
+}
+
+/** Cuts text without any boundary by tokens, at whitespace where possible: each piece is counted once and pushed as it is. */
+function hardCut(out: Pieces, text: string, start: number, end: number, max: number): void {
   let at = start;
   while (at < end) {
-    const cut = fittingEnd(text, at, end, max);
-    splitInto(out, text, at, cut, max, SPLITTERS.length);
+    while (at < end && isSpace(text.charCodeAt(at))) at++;
+    if (at >= end) return;
+    let cut = fittingEnd(text, at, end, max);
+    let last = cut;
+    while (last > at && isSpace(text.charCodeAt(last - 1))) last--;
+    let tokens = countTokens(text.slice(at, last));
+    if (tokens > max) {
+      // Rare: a prefix that tokenizes into more tokens than the span it was measured in. Halve
+      // until it fits (a single character is at most 4 tokens, fewer than `max`).
+      while (tokens > max && last - at > 1) {
+        last = at + Math.max(1, (last - at) >> 1);
+        if (isHighSurrogate(text.charCodeAt(last - 1))) last++;
+        tokens = countTokens(text.slice(at, last));
+      }
+      cut = last;
+    }
+    out.push(at, last, tokens);
     at = cut;
   }
 }
@@ -199,10 +328,21 @@ function overlapStart(text: string, from: number, to: number, budget: number): n
 
 // ---- chunks -------------------------------------------------------------------------------
 
-/** A heading line alone, with nothing under it before the next heading. */
-function onlyHeading(text: string, heading: string): boolean {
-  const strip = (s: string) => s.replace(/[\s#=\-*_`]/g, '');
-  return strip(text) === strip(heading);
+/** Characters a heading line may have around its text: whitespace and markup. */
+const isHeadingMark = (code: number) => isSpace(code) || code === 35 || code === 61 || code === 45 || code === 42 || code === 95 || code === 96;
+
+/** A heading line alone, with nothing under it before the next heading: `text[from, to)` less markup is the heading less markup. */
+function onlyHeading(text: string, from: number, to: number, heading: string): boolean {
+  let h = 0;
+  for (let at = from; at < to; at++) {
+    const code = text.charCodeAt(at);
+    if (isHeadingMark(code)) continue;
+    while (h < heading.length && isHeadingMark(heading.charCodeAt(h))) h++;
+    if (h >= heading.length || heading.charCodeAt(h) !== code) return false;
+    h++;
+  }
+  while (h < heading.length && isHeadingMark(heading.charCodeAt(h))) h++;
+  return h === heading.length;
 }
 
 /** The page holding `offset`: the last page starting at or before it. */
@@ -239,20 +379,27 @@ function validate(options: ChunkOptions): void {
  * of them. Pieces are packed greedily; the next chunk of the same section starts with the last
  * ~`chunkOverlap` tokens of the previous one, from a sentence start where possible. Each chunk
  * is a slice of `doc.text`, records its nearest heading and (pdf) the page it starts on.
- * Deterministic; no chunk is empty; whitespace-only text gives none.
+ * Deterministic; no chunk is empty; whitespace-only text gives none. A run of more than 512
+ * letters (or punctuation, or whitespace) ends a chunk every 512 characters (see RUN_CHARS).
+ *
+ * Time is linear in the length of the text: every character is tokenized a bounded number of
+ * times, no pre-token is longer than about 1,000 characters, and recursion is at most one
+ * level per kind of boundary.
  */
 export function chunkDocument(doc: Pick<ParsedDocument, 'text' | 'sections' | 'pages'>, options: ChunkOptions): Chunk[] {
   validate(options);
-  const { chunkSize, chunkOverlap } = options;
   const text = doc.text;
   const chunks: Chunk[] = [];
   if (!/\S/.test(text)) return chunks;
 
-  const headings = doc.sections
-    .filter((s) => s.offset >= 0 && s.offset < text.length)
-    .map((s, i) => [s, i] as const)
-    .sort((a, b) => a[0].offset - b[0].offset || a[1] - b[1])
-    .map(([s]) => s);
+  let headings = doc.sections.filter((s) => s.offset >= 0 && s.offset < text.length);
+  // Parsers give them in order; a stable sort (ties keep their order) for those that do not.
+  if (headings.some((s, i) => i > 0 && s.offset < (headings[i - 1] as (typeof headings)[number]).offset)) {
+    headings = headings
+      .map((s, i) => [s, i] as const)
+      .sort((a, b) => a[0].offset - b[0].offset || a[1] - b[1])
+      .map(([s]) => s);
+  }
   // Segments between headings; several headings at one offset make one segment named by the last.
   const segments: { start: number; end: number; heading?: string }[] = [];
   let start = 0;
@@ -271,43 +418,42 @@ export function chunkDocument(doc: Pick<ParsedDocument, 'text' | 'sections' | 'p
     const segment = segments[s] as (typeof segments)[number];
     const from = carried ?? segment.start;
     carried = undefined;
-    if (segment.heading !== undefined && s + 1 < segments.length && onlyHeading(text.slice(segment.start, segment.end), segment.heading)) {
+    if (segment.heading !== undefined && s + 1 < segments.length && onlyHeading(text, segment.start, segment.end, segment.heading)) {
       carried = from;
       continue;
     }
-    packSegment(chunks, doc, from, segment.end, segment.heading, chunkSize, chunkOverlap);
+    for (const [spanStart, spanEnd] of boundedSpans(text, from, segment.end)) packSegment(chunks, doc, spanStart, spanEnd, segment.heading, options);
   }
   return chunks;
 }
 
-/** Greedy packing of one section's pieces into chunks, with overlap inside the section. */
+/** Greedy packing of the pieces of one span of a section into chunks, with overlap inside the span. */
 function packSegment(
   chunks: Chunk[],
   doc: Pick<ParsedDocument, 'text' | 'pages'>,
   from: number,
   to: number,
   section: string | undefined,
-  chunkSize: number,
-  chunkOverlap: number,
+  { chunkSize, chunkOverlap, maxChunks = Number.POSITIVE_INFINITY }: ChunkOptions,
 ): void {
   const text = doc.text;
-  const pieces: Piece[] = [];
+  const pieces = new Pieces();
   splitInto(pieces, text, from, to, chunkSize, 0);
   // Separators between pieces are whitespace: one token, or more for a long run.
   const gapTokens = (a: number, b: number) => (b - a <= 2 ? 1 : countTokens(text.slice(a, b)));
   let overlap: number | undefined;
   let i = 0;
   while (i < pieces.length) {
-    const first = pieces[i] as Piece;
-    let begin = first.start;
-    let estimate = first.tokens;
+    const firstStart = pieces.start(i);
+    let begin = firstStart;
+    let estimate = pieces.tokens(i);
     if (overlap !== undefined) {
-      const prevEnd = (pieces[i - 1] as Piece).end;
-      const room = chunkSize - first.tokens - gapTokens(prevEnd, first.start);
+      const prevEnd = pieces.end(i - 1);
+      const room = chunkSize - pieces.tokens(i) - gapTokens(prevEnd, firstStart);
       const at = countTokens(text.slice(overlap, prevEnd)) <= room ? overlap : overlapStart(text, overlap, prevEnd, room);
       if (at !== undefined) {
         begin = at;
-        estimate = countTokens(text.slice(begin, first.end));
+        estimate = countTokens(text.slice(begin, pieces.end(i)));
       }
     }
     // Grow by whole pieces while the estimate (sum of parts) stays within the limit; near the
@@ -316,30 +462,40 @@ function packSegment(
     let exact = true;
     let checks = 0;
     while (last + 1 < pieces.length) {
-      const next = pieces[last + 1] as Piece;
-      const grown = estimate + gapTokens((pieces[last] as Piece).end, next.start) + next.tokens;
+      const grown = estimate + gapTokens(pieces.end(last), pieces.start(last + 1)) + pieces.tokens(last + 1);
       if (grown <= chunkSize) {
         estimate = grown;
         exact = false;
       } else {
         if (checks++ >= 4) break;
-        const counted = countTokens(text.slice(begin, next.end));
+        const counted = countTokens(text.slice(begin, pieces.end(last + 1)));
         if (counted > chunkSize) break;
         estimate = counted;
         exact = true;
       }
       last++;
     }
-    let tokenCount = exact ? estimate : countTokens(text.slice(begin, (pieces[last] as Piece).end));
-    // The estimate can be short by a token or two where BPE merges across a separator: give
-    // back the overlap, then pieces, until the chunk fits.
-    while (tokenCount > chunkSize) {
-      if (begin < first.start) begin = first.start;
-      else if (last > i) last--;
-      else break;
-      tokenCount = countTokens(text.slice(begin, (pieces[last] as Piece).end));
+    const count = (upTo: number) => countTokens(text.slice(begin, pieces.end(upTo)));
+    let tokenCount = exact ? estimate : count(last);
+    // The estimate can be short where BPE merges across a separator: give back the overlap,
+    // then the fewest pieces (found by binary search, not one count per piece) until it fits.
+    if (tokenCount > chunkSize && begin < firstStart) {
+      begin = firstStart;
+      tokenCount = count(last);
     }
-    const end = (pieces[last] as Piece).end;
+    if (tokenCount > chunkSize && last > i) {
+      let lo = i;
+      let hi = last - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (count(mid) <= chunkSize) lo = mid;
+        else hi = mid - 1;
+      }
+      last = lo;
+      tokenCount = count(last);
+    }
+    if (chunks.length >= maxChunks) throw limitExceeded('maxChunks', `the document makes more than ${maxChunks} chunks of ${chunkSize} tokens`, maxChunks);
+    const end = pieces.end(last);
     const pageNumber = pageAt(doc.pages, begin);
     chunks.push({
       text: text.slice(begin, end),

@@ -1,6 +1,8 @@
 import { Parser } from 'htmlparser2';
-import { PlatformError } from '../errors.js';
+import { isPlatformError, PlatformError } from '../errors.js';
+import { ArchiveError, unpackDocx } from './docx-archive.js';
 import { fileTypeOf, SUPPORTED_FILE_TYPES, type SupportedFileType } from './file-types.js';
+import { DEFAULT_DOCUMENT_LIMITS, type DocumentLimits, limitExceeded } from './limits.js';
 
 /** A heading of a document. */
 export interface DocumentSection {
@@ -51,12 +53,19 @@ function detectType(fileName: string, fileType: string | undefined): SupportedFi
   return fileTypeOf(fileName, declared) ?? (declared ? fileTypeOf(`file.${declared.replace(/^\./, '')}`) : undefined);
 }
 
+/** The limits `parseDocument` applies (see `DocumentLimits`; the others bound its worker). */
+export type ParseLimits = Pick<DocumentLimits, 'maxPages' | 'maxUnzippedBytes' | 'maxNesting' | 'maxTextLength'>;
+
 /**
  * Reads a document (txt, md, html, pdf, docx) into its text, headings (`sections`, as offsets
  * into the text), pages (pdf), a language guess and the file's own metadata.
- * Throws `invalid_request` for an unsupported type or bytes that are not what the type claims.
+ * Throws `invalid_request` for an unsupported type or bytes that are not what the type claims,
+ * and `payload_too_large` (with `details.limit`) for a document over one of `limits` (each
+ * defaults to `DEFAULT_DOCUMENT_LIMITS`): checked before the work it bounds where the file
+ * tells (PDF pages, DOCX sizes), else as the work goes.
  */
-export async function parseDocument(input: ParseInput): Promise<ParsedDocument> {
+export async function parseDocument(input: ParseInput, limits: ParseLimits = {}): Promise<ParsedDocument> {
+  const { maxPages, maxUnzippedBytes, maxNesting, maxTextLength } = { ...DEFAULT_DOCUMENT_LIMITS, ...limits };
   const type = detectType(input.fileName, input.fileType);
   if (!type) {
     const claimed = input.fileType ? ` (${input.fileType})` : '';
@@ -75,21 +84,29 @@ export async function parseDocument(input: ParseInput): Promise<ParsedDocument> 
       parsed = parseMarkdown(decodeText(input, type));
       break;
     case 'html': {
-      const html = parseHtml(decodeText(input, type));
+      const html = parseHtml(decodeText(input, type), maxNesting);
       parsed = { type, text: html.text, sections: html.sections, metadata: html.title ? { title: html.title } : {}, declaredLanguage: html.lang };
       break;
     }
     case 'pdf':
-      parsed = await parsePdf(input);
+      parsed = await parsePdf(input, maxPages, maxTextLength);
       break;
     case 'docx':
-      parsed = await parseDocx(input);
+      parsed = await parseDocx(input, maxUnzippedBytes, maxNesting);
       break;
   }
+  checkTextLength(LABELS[type], parsed.text.length, maxTextLength);
   const { declaredLanguage, ...doc } = parsed;
   const language = detectLanguage(doc.text) ?? normalizeLanguageTag(declaredLanguage);
   return language ? { ...doc, language } : doc;
 }
+
+function checkTextLength(label: string, length: number, max: number): void {
+  if (length > max) throw limitExceeded('maxTextLength', `the ${label} document has ${length} characters of text`, max);
+}
+
+/** Errors that are not about the file's format pass through a parser's catch-all as they are. */
+const isLimit = (error: unknown) => isPlatformError(error) && error.code === 'payload_too_large';
 
 function invalidFile(input: ParseInput, type: SupportedFileType, reason: string, cause?: unknown): PlatformError {
   return new PlatformError('invalid_request', `Invalid ${LABELS[type]} file ${input.fileName}: ${reason}`, {
@@ -136,15 +153,34 @@ function decodeWindows1252(bytes: Uint8Array): string {
 
 // ---- markdown -----------------------------------------------------------------------------
 
-/** Heading text without inline markdown: links, images, code spans, emphasis. */
+/** Most characters of a section heading: headings go into every chunk's metadata, so a "heading" of megabytes is cut. */
+export const MAX_HEADING_CHARS = 256;
+
+/** A heading as kept: whitespace collapsed, trimmed, at most MAX_HEADING_CHARS characters (cut at a word when one ends near). */
+export function clipHeading(raw: string): string {
+  const text = raw.slice(0, MAX_HEADING_CHARS * 4).replace(/\s+/g, ' ').trim();
+  if (text.length <= MAX_HEADING_CHARS) return text;
+  let cut = text.slice(0, MAX_HEADING_CHARS);
+  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
+  const space = cut.lastIndexOf(' ');
+  return `${space > MAX_HEADING_CHARS * 0.8 ? cut.slice(0, space) : cut}…`;
+}
+
+/**
+ * Heading text without inline markdown: links, images, code spans, emphasis. Each pattern is
+ * linear (a link's text stops at the next bracket, not at the end of the line), and only the
+ * first few MAX_HEADING_CHARS characters are read.
+ */
 function plainHeading(raw: string): string {
-  return raw
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/`([^`]*)`/g, '$1')
-    .replace(/(\*\*|__)(.+?)\1/g, '$2')
-    .replace(/(^|\W)[*_]([^*_]+)[*_](?=\W|$)/g, '$1$2')
-    .replace(/\s+/g, ' ')
-    .trim();
+  const head = raw.slice(0, MAX_HEADING_CHARS * 4);
+  if (!/[[`*_]/.test(head)) return clipHeading(head);
+  return clipHeading(
+    head
+      .replace(/!?\[([^[\]]*)\]\([^()]*\)/g, '$1')
+      .replace(/`([^`]*)`/g, '$1')
+      .replace(/(\*\*|__)(.+?)\1/g, '$2')
+      .replace(/(^|\W)[*_]([^*_]+)[*_](?=\W|$)/g, '$1$2'),
+  );
 }
 
 const NOT_PARAGRAPH = /^ {0,3}([-*+]\s|\d{1,9}[.)]\s|>|\||#|```|~~~|<)/;
@@ -201,7 +237,9 @@ function parseMarkdown(markdown: string): ParsedDocument {
       continue;
     }
     if (line.trim() === '' || NOT_PARAGRAPH.test(line) || /^( {4}|\t)/.test(line)) paragraph = undefined;
-    else paragraph = paragraph ? { offset: paragraph.offset, text: `${paragraph.text} ${line.trim()}` } : { offset: lineOffset, text: line.trim() };
+    // Only its start can become a heading: a paragraph of a million lines is not gathered.
+    else if (!paragraph) paragraph = { offset: lineOffset, text: line.trim() };
+    else if (paragraph.text.length < MAX_HEADING_CHARS * 4) paragraph = { offset: paragraph.offset, text: `${paragraph.text} ${line.trim()}` };
   }
   const title = metadata.title ?? sections.find((s) => s.level === 1)?.heading;
   return { type: 'md', text, sections, metadata: title ? { ...metadata, title } : metadata };
@@ -290,10 +328,22 @@ class TextBuilder {
   }
 }
 
-/** HTML to readable text: block elements become paragraphs, h1-h6 sections; scripts, styles and the head are dropped. */
-export function parseHtml(html: string): { text: string; sections: DocumentSection[]; title?: string; lang?: string } {
+/**
+ * HTML to readable text: block elements become paragraphs, h1-h6 sections; scripts, styles and
+ * the head are dropped. Elements open deeper than `maxNesting` fail with `payload_too_large`
+ * (limit `maxNesting`): htmlparser2 keeps its open elements in an array it shifts at the
+ * front, so every tag costs as much as the nesting is deep (2.6 MB of unclosed `<div>` took
+ * minutes); under the limit the cost per tag is bounded.
+ */
+export function parseHtml(
+  html: string,
+  maxNesting: number = DEFAULT_DOCUMENT_LIMITS.maxNesting,
+  label = 'HTML',
+): { text: string; sections: DocumentSection[]; title?: string; lang?: string } {
   const out = new TextBuilder();
   const sections: DocumentSection[] = [];
+  // Open elements: every onopentag is matched by one onclosetag (void and implied closes included).
+  let depth = 0;
   let skipping = 0;
   let pre = 0;
   let cells = 0;
@@ -304,6 +354,7 @@ export function parseHtml(html: string): { text: string; sections: DocumentSecti
   const parser = new Parser(
     {
       onopentag(name, attributes) {
+        if (++depth > maxNesting) throw limitExceeded('maxNesting', `the ${label} nests elements ${depth} deep`, maxNesting);
         if (name === 'html' && attributes.lang) lang = attributes.lang;
         // The document's first <title> (an <svg> may hold more).
         if (name === 'title' && title === undefined) {
@@ -325,15 +376,17 @@ export function parseHtml(html: string): { text: string; sections: DocumentSecti
         if (level && !heading) heading = { level: Number(level), offset: -1, text: '' };
       },
       ontext(data) {
-        if (inTitle) title += data;
+        // A title or heading is clipped anyway: what is past its first few hundred characters is not gathered.
+        if (inTitle && (title as string).length < MAX_HEADING_CHARS * 4) title += data;
         if (skipping > 0) return;
         const at = pre > 0 ? out.raw(data) : out.inline(data);
         if (heading) {
           if (heading.offset < 0 && at >= 0) heading.offset = at;
-          heading.text += data;
+          if (heading.text.length < MAX_HEADING_CHARS * 4) heading.text += data;
         }
       },
       onclosetag(name) {
+        depth--;
         if (name === 'title') inTitle = false;
         if (SKIP.has(name)) {
           skipping = Math.max(0, skipping - 1);
@@ -342,7 +395,7 @@ export function parseHtml(html: string): { text: string; sections: DocumentSecti
         if (skipping > 0) return;
         if (name === 'pre') pre = Math.max(0, pre - 1);
         if (heading && name === `h${heading.level}`) {
-          const text = heading.text.replace(/\s+/g, ' ').trim();
+          const text = clipHeading(heading.text);
           if (text && heading.offset >= 0) sections.push({ heading: text, level: heading.level, offset: heading.offset });
           heading = undefined;
         }
@@ -359,7 +412,7 @@ export function parseHtml(html: string): { text: string; sections: DocumentSecti
   );
   parser.write(html);
   parser.end();
-  const cleanTitle = title?.replace(/\s+/g, ' ').trim() || sections.find((s) => s.level === 1)?.heading;
+  const cleanTitle = (title === undefined ? '' : clipHeading(title)) || sections.find((s) => s.level === 1)?.heading;
   return { text: out.toString(), sections, ...(cleanTitle ? { title: cleanTitle } : {}), ...(lang ? { lang } : {}) };
 }
 
@@ -432,7 +485,7 @@ interface OutlineNode {
   readonly items: readonly OutlineNode[];
 }
 
-async function parsePdf(input: ParseInput): Promise<ParsedDocument & { declaredLanguage?: string }> {
+async function parsePdf(input: ParseInput, maxPages: number, maxTextLength: number): Promise<ParsedDocument & { declaredLanguage?: string }> {
   const head = new TextDecoder('latin1').decode(input.bytes.subarray(0, 1024));
   if (!head.includes('%PDF-')) throw invalidFile(input, 'pdf', 'it does not start with a PDF header (%PDF-)');
   const { getDocumentProxy } = await import('unpdf');
@@ -445,6 +498,9 @@ async function parsePdf(input: ParseInput): Promise<ParsedDocument & { declaredL
     throw invalidFile(input, 'pdf', reason, error);
   }
   try {
+    // Before any page is read: pdf.js finds a page by walking the page tree from its root, so
+    // reading all pages of a flat tree costs the square of their number (2,000: 4 s; 8,000: 28 s).
+    if (pdf.numPages > maxPages) throw limitExceeded('maxPages', `the PDF has ${pdf.numPages} pages`, maxPages);
     const pages: DocumentPage[] = [];
     let text = '';
     for (let n = 1; n <= pdf.numPages; n++) {
@@ -455,6 +511,7 @@ async function parsePdf(input: ParseInput): Promise<ParsedDocument & { declaredL
       if (n > 1) text += '\n\n';
       pages.push({ pageNumber: n, text: pageString, offset: text.length });
       text += pageString;
+      checkTextLength('PDF', text.length, maxTextLength);
     }
     const metadata: Record<string, unknown> = {};
     let declaredLanguage: string | undefined;
@@ -473,6 +530,7 @@ async function parsePdf(input: ParseInput): Promise<ParsedDocument & { declaredL
     const sections = await outlineSections(pdf, pages);
     return { type: 'pdf', text, pages, sections, pageCount: pdf.numPages, metadata, ...(declaredLanguage ? { declaredLanguage } : {}) };
   } catch (error) {
+    if (isLimit(error)) throw error;
     throw invalidFile(input, 'pdf', (error as Error).message, error);
   } finally {
     await pdf.destroy().catch(() => undefined);
@@ -482,6 +540,8 @@ async function parsePdf(input: ParseInput): Promise<ParsedDocument & { declaredL
 /**
  * Sections of a pdf from its outline (bookmarks): each entry at the line of its page that
  * starts with its title, else at the start of its page. A pdf without an outline has none.
+ * Entries nested deeper than the default nesting limit are left out (the outline is walked
+ * recursively).
  */
 async function outlineSections(
   pdf: {
@@ -495,7 +555,7 @@ async function outlineSections(
   const sections: DocumentSection[] = [];
   const visit = async (nodes: readonly OutlineNode[], level: number) => {
     for (const node of nodes) {
-      const heading = node.title?.replace(/\s+/g, ' ').trim();
+      const heading = typeof node.title === 'string' ? clipHeading(node.title) : undefined;
       let pageIndex: number | undefined;
       try {
         const dest = typeof node.dest === 'string' ? await pdf.getDestination(node.dest) : node.dest;
@@ -511,7 +571,7 @@ async function outlineSections(
         const at = found ? found.index + (found[1] as string).length : 0;
         sections.push({ heading, level, offset: page.offset + at });
       }
-      if (node.items?.length) await visit(node.items, level + 1);
+      if (node.items?.length && level < DEFAULT_DOCUMENT_LIMITS.maxNesting) await visit(node.items, level + 1);
     }
   };
   await visit(outline, 1);
@@ -524,15 +584,24 @@ async function outlineSections(
 /** Word styles that mammoth does not map by default; Heading 1-6 map to h1-h6 by default. */
 const DOCX_STYLE_MAP = ["p[style-name='Title'] => h1:fresh", "p[style-name='Subtitle'] => h2:fresh"];
 
-async function parseDocx(input: ParseInput): Promise<ParsedDocument> {
+async function parseDocx(input: ParseInput, maxUnzippedBytes: number, maxNesting: number): Promise<ParsedDocument> {
   const b = input.bytes;
   // A docx is a zip archive: "PK\x03\x04".
   if (!(b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04)) throw invalidFile(input, 'docx', 'it is not a zip archive');
+  // mammoth (through JSZip) would inflate whatever the archive holds: it gets the XML parts
+  // unpacked under the limits instead, as stored entries.
+  let archive: Buffer;
+  try {
+    archive = unpackDocx(b, { maxUnzippedBytes, maxNesting });
+  } catch (error) {
+    if (error instanceof ArchiveError) throw invalidFile(input, 'docx', error.message, error);
+    throw error;
+  }
   const mammoth = (await import('mammoth')).default;
   let html: string;
   try {
     const result = await mammoth.convertToHtml(
-      { buffer: Buffer.from(b.buffer, b.byteOffset, b.byteLength) },
+      { buffer: archive },
       // Images are left out (not read, not inlined as base64).
       { styleMap: DOCX_STYLE_MAP, convertImage: mammoth.images.imgElement(async () => ({ src: '' })) },
     );
@@ -540,7 +609,7 @@ async function parseDocx(input: ParseInput): Promise<ParsedDocument> {
   } catch (error) {
     throw invalidFile(input, 'docx', (error as Error).message, error);
   }
-  const parsed = parseHtml(html);
+  const parsed = parseHtml(html, maxNesting, 'DOCX');
   return { type: 'docx', text: parsed.text, sections: parsed.sections, metadata: parsed.title ? { title: parsed.title } : {} };
 }
 

@@ -18,10 +18,11 @@ import {
   type SearchHit,
 } from '../schemas/knowledge.js';
 import type { ChunkRecord, DocumentRecord, StorageAdapter } from '../storage/types.js';
-import { chunkDocument } from './chunk.js';
+import { DocumentProcesses } from './document-processes.js';
 import type { BlobStore, EmbeddingModel, VectorStore } from './interfaces.js';
-import { parseDocument } from './parse.js';
 import { openSettings, sealSettings } from './settings-secrets.js';
+import type { DocumentLimitName, DocumentLimits } from './limits.js';
+import type { DocumentReader } from './read-document.js';
 import { fuseHybrid, mmrSelect, similarityScore } from './search.js';
 
 /** Picks the embedding model of a project from its `embeddingModel` setting (undefined: the default). */
@@ -76,10 +77,21 @@ export interface KnowledgeOptions {
   readonly concurrentBytes?: number;
   /** Texts per embedding call. Default 32. */
   readonly embedBatchSize?: number;
-  /** Starts of one job before it is given up as failed. Default 3. */
+  /**
+   * Starts of one job before it is given up as failed. Default 3. A start is counted before the
+   * job runs, so starts that ended with the process (a crash, a kill) count too.
+   */
   readonly maxAttempts?: number;
   /** Seals the secrets of projects' vector store configurations at rest. */
   readonly secrets?: SecretBox | undefined;
+  /** Limits on reading (parsing and chunking) each document; see `DocumentLimits` for the defaults. */
+  readonly limits?: DocumentLimits;
+  /** How an operator sets each limit, named in the error of a document over it, e.g. `{ maxPages: '--max-document-pages' }`. */
+  readonly limitHints?: Partial<Record<DocumentLimitName, string>>;
+  /** Most child processes reading documents at once (one document each). Default 2 (1 on a single core). */
+  readonly documentProcesses?: number;
+  /** Reads documents instead of the default child processes (`DocumentProcesses` with the options above). */
+  readonly reader?: DocumentReader;
 }
 
 /** Progress of one document's indexing, as the streaming route reports it. */
@@ -151,9 +163,18 @@ export class KnowledgeBase {
   readonly #sources = new Map<string, Uint8Array>();
   #sourceBytes = 0;
   #closed = false;
+  /** Parses and chunks documents away from this thread, under the limits. */
+  readonly #reader: DocumentReader;
 
   constructor(options: KnowledgeOptions) {
     this.#o = options;
+    this.#reader =
+      options.reader ??
+      new DocumentProcesses({
+        ...(options.limits ? { limits: options.limits } : {}),
+        ...(options.limitHints ? { limitHints: options.limitHints } : {}),
+        ...(options.documentProcesses ? { processes: options.documentProcesses } : {}),
+      });
   }
 
   get blobs(): BlobStore {
@@ -323,6 +344,7 @@ export class KnowledgeBase {
     this.#queue.length = 0;
     this.#sources.clear();
     this.#sourceBytes = 0;
+    await this.#reader.close();
     await this.closeStores();
   }
 
@@ -403,8 +425,10 @@ export class KnowledgeBase {
     const controller = new AbortController();
     this.#running.set(documentId, controller);
     try {
-      if (attempts > (this.#o.maxAttempts ?? 3)) {
-        throw new PlatformError('internal', `gave up after ${attempts - 1} attempts`);
+      const maxAttempts = this.#o.maxAttempts ?? 3;
+      if (attempts > maxAttempts) {
+        // Each earlier start ended without finishing (the process stopped): this one would too.
+        throw new PlatformError('internal', `indexing was started ${attempts - 1} times without finishing, over the limit of ${maxAttempts} attempts`);
       }
       const doc = await storage.documents.update(documentId, { status: 'processing', error: null, updatedAt: clock.now() });
       if (!doc) return; // deleted meanwhile
@@ -500,12 +524,14 @@ export class KnowledgeBase {
     };
 
     step(10);
-    const parsed = await parseDocument({ bytes, fileName: doc.fileName, fileType: doc.fileType });
-    step(30);
-    const pieces = chunkDocument(parsed, {
-      chunkSize: settings.chunkSize ?? DEFAULT_CHUNK_SIZE,
-      chunkOverlap: settings.chunkOverlap ?? DEFAULT_CHUNK_OVERLAP,
-    });
+    // Parsing and chunking run in a process of their own, under the limits (see DocumentProcesses).
+    const reading = await this.#reader.read(
+      { bytes, fileName: doc.fileName, fileType: doc.fileType },
+      { chunkSize: settings.chunkSize ?? DEFAULT_CHUNK_SIZE, chunkOverlap: settings.chunkOverlap ?? DEFAULT_CHUNK_OVERLAP },
+      { signal, onParsed: () => this.#emit(doc.id, { type: 'progress', progress: 30, message: STEP_MESSAGES[30] }) },
+    );
+    signal.throwIfAborted();
+    const pieces = reading.chunks;
     if (pieces.length === 0) throw PlatformError.invalid('the document has no text to index');
     const chunks: ChunkRecord[] = pieces.map((piece) => ({
       id: ids.next('chunk'),
@@ -573,8 +599,8 @@ export class KnowledgeBase {
       vectorCount: chunks.length,
       metadata: {
         ...doc.metadata,
-        ...(parsed.pageCount !== undefined ? { pages: parsed.pageCount } : {}),
-        ...(parsed.language ? { language: parsed.language } : {}),
+        ...(reading.pageCount !== undefined ? { pages: reading.pageCount } : {}),
+        ...(reading.language ? { language: reading.language } : {}),
       },
     };
   }

@@ -1,0 +1,52 @@
+// Entry of a document reader process (a ProcessPool's process, see workers/process-pool.ts for
+// the protocol and the limits of time and memory kept from outside): it loads the tokenizer,
+// says `{ ready }`, then reads one document per `{ id, input, options, limits }` message,
+// answering `{ id, progress: 'parsed' }` between parsing and chunking and then `{ id, result }`
+// (a DocumentReading) or `{ id, error }`. A crash outside that (an exception thrown later by a
+// parser's callback) is reported as `{ id, crash }` before the process exits; the pool then
+// starts another one when work needs it.
+import { isPlatformError } from '../errors.js';
+import type { DocumentLimits } from './limits.js';
+import type { ParseInput } from './parse.js';
+import { type ReadOptions, readDocument, warmUp } from './read-document.js';
+
+interface Job {
+  readonly id: number;
+  readonly input: ParseInput;
+  readonly options: ReadOptions;
+  readonly limits: DocumentLimits;
+}
+
+const send = (message: Record<string, unknown>, then?: () => void) => {
+  if (process.connected) process.send?.(message, undefined, {}, () => then?.());
+  else then?.();
+};
+
+let current: number | undefined;
+
+const crash = (error: unknown) => {
+  const message = error instanceof Error ? error.message : String(error);
+  send({ id: current, crash: message }, () => process.exit(70));
+};
+process.on('uncaughtException', crash);
+process.on('unhandledRejection', crash);
+// The service is gone (or closed this reader): nothing is left to do.
+process.on('disconnect', () => process.exit(0));
+
+process.on('message', async (job: Job) => {
+  current = job.id;
+  try {
+    const result = await readDocument(job.input, job.options, job.limits, () => send({ id: job.id, progress: 'parsed' }));
+    send({ id: job.id, result });
+  } catch (error) {
+    const wire = isPlatformError(error)
+      ? { code: error.code, message: error.message, details: error.details }
+      : { code: 'internal', message: error instanceof Error ? error.message : String(error) };
+    send({ id: job.id, error: wire });
+  } finally {
+    current = undefined;
+  }
+});
+
+warmUp();
+send({ ready: true });

@@ -1,0 +1,264 @@
+import type { ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { PlatformError } from '../errors.js';
+import { forkModule } from './fork-module.js';
+
+/**
+ * The protocol of a pool process (see knowledge/document-process.ts): it says `{ ready }` once
+ * loaded, then answers each `{ id, ...request }` with `{ id, result }` or `{ id, error }` (a
+ * `PlatformError`'s code, message and details), optionally after `{ id, progress }` messages; a
+ * crash it can still report is `{ id, crash }` before it exits.
+ */
+type Reply =
+  | { readonly ready: true }
+  | { readonly id: number; readonly progress: unknown }
+  | { readonly id: number; readonly result: unknown }
+  | { readonly id: number; readonly error: { code: PlatformError['code']; message: string; details?: Record<string, unknown> } }
+  | { readonly id: number | undefined; readonly crash: string };
+
+export interface ProcessPoolOptions {
+  /** The module each process runs. */
+  readonly entry: URL;
+  /** How errors name a process, e.g. `the document reader`. */
+  readonly label: string;
+  /** Most processes at once, each with one request at a time. */
+  readonly processes: number;
+  /** Resident memory (Linux) and heap of each process, in MB: a process past it is killed. */
+  readonly memoryMb: number;
+}
+
+export interface PoolRequest {
+  /** Sent to the process as it is (structured clone), with an `id` added. */
+  readonly message: Record<string, unknown>;
+  /** From the moment a process takes the request; then the process is killed and the request fails with `overTime()`. */
+  readonly timeoutMs: number;
+  readonly overTime: () => unknown;
+  /** The error of a request whose process passed `memoryMb`. */
+  readonly overMemory: () => unknown;
+  readonly signal?: AbortSignal | undefined;
+  readonly onProgress?: ((progress: unknown) => void) | undefined;
+}
+
+interface Job {
+  readonly id: number;
+  readonly request: PoolRequest;
+  readonly resolve: (result: unknown) => void;
+  readonly reject: (error: unknown) => void;
+  onAbort: (() => void) | undefined;
+  settled: boolean;
+}
+
+interface Slot {
+  readonly child: ChildProcess;
+  ready: boolean;
+  job: Job | undefined;
+  timers: NodeJS.Timeout[];
+  /** What the process said about its crash before exiting. */
+  crash: string | undefined;
+  /** The end of its stderr: tells a process that ran out of heap from other crashes. */
+  stderr: string;
+}
+
+/** How often the memory of a busy process is looked at (Linux), in ms. */
+const MEMORY_CHECK_MS = 100;
+
+/** Resident memory of a process in MB (Linux), or undefined. */
+async function residentMb(pid: number | undefined): Promise<number | undefined> {
+  if (pid === undefined || process.platform !== 'linux') return undefined;
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const kb = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
+  return kb ? Number(kb) / 1024 : undefined;
+}
+
+/**
+ * A pool of up to `processes` child processes running `entry`, each with one request at a
+ * time, which this process can always stop:
+ *
+ * - **Limits.** A request gets `timeoutMs` from the moment a process takes it, then its process
+ *   is killed. A process whose resident memory passes `memoryMb` (checked every 100 ms on
+ *   Linux; this covers what a heap limit does not, such as typed arrays) or whose heap does
+ *   (`--max-old-space-size`) is killed too.
+ * - **Crashes.** A process that dies fails only its own request; the others go on, and a new
+ *   process starts when work needs one. One that dies before it is ready fails the waiting
+ *   requests instead of being restarted in a loop.
+ * - **Warm and lazy.** The first request starts one process; another starts only when requests
+ *   wait while every running one is busy. Processes stay for the next requests; idle ones are
+ *   unref'd so they never keep this process alive, and they exit when it does (their IPC
+ *   channel closes).
+ * - **Least privilege.** A process gets an empty environment (no credentials), none of this
+ *   process's flags, and no stdin or stdout.
+ */
+export class ProcessPool {
+  readonly #o: ProcessPoolOptions;
+  #slots: Slot[] = [];
+  #queue: Job[] = [];
+  #nextId = 0;
+  #closed = false;
+
+  constructor(options: ProcessPoolOptions) {
+    this.#o = options;
+  }
+
+  /** The ids of the running processes. */
+  get pids(): number[] {
+    return this.#slots.flatMap((s) => (s.child.pid === undefined ? [] : [s.child.pid]));
+  }
+
+  /** Runs a request; rejects with the process's error, `overTime()`, `overMemory()`, an `internal` crash, or the signal's reason. */
+  run(request: PoolRequest): Promise<unknown> {
+    if (this.#closed) return Promise.reject(new PlatformError('aborted', `${this.#o.label} was closed`));
+    if (request.signal?.aborted) return Promise.reject(request.signal.reason);
+    return new Promise((resolve, reject) => {
+      const job: Job = { id: this.#nextId++, request, resolve, reject, onAbort: undefined, settled: false };
+      if (request.signal) {
+        job.onAbort = () => this.#abort(job, request.signal?.reason);
+        request.signal.addEventListener('abort', job.onAbort, { once: true });
+      }
+      this.#queue.push(job);
+      this.#pump();
+    });
+  }
+
+  /** Kills every process; requests running or waiting are rejected. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const closed = new PlatformError('aborted', `${this.#o.label} was closed`);
+    for (const job of this.#queue.splice(0)) this.#settle(job, { error: closed });
+    const exits = this.#slots.map((s) => new Promise((resolve) => (s.child.exitCode !== null || s.child.signalCode !== null ? resolve(undefined) : s.child.once('close', resolve))));
+    for (const slot of [...this.#slots]) this.#kill(slot, closed);
+    await Promise.all(exits);
+  }
+
+  #settle(job: Job, outcome: { result: unknown } | { error: unknown }): void {
+    if (job.settled) return;
+    job.settled = true;
+    if (job.request.signal && job.onAbort) job.request.signal.removeEventListener('abort', job.onAbort);
+    if ('result' in outcome) job.resolve(outcome.result);
+    else job.reject(outcome.error);
+  }
+
+  #abort(job: Job, reason: unknown): void {
+    const slot = this.#slots.find((s) => s.job === job);
+    if (slot) {
+      this.#kill(slot, reason);
+      return;
+    }
+    this.#queue = this.#queue.filter((j) => j !== job);
+    this.#settle(job, { error: reason });
+  }
+
+  #start(): void {
+    const child = forkModule(this.#o.entry, {
+      execArgv: [`--max-old-space-size=${this.#o.memoryMb}`],
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      env: {},
+    });
+    const slot: Slot = { child, ready: false, job: undefined, timers: [], crash: undefined, stderr: '' };
+    this.#slots.push(slot);
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (text: string) => {
+      slot.stderr = (slot.stderr + text).slice(-2048);
+    });
+    child.on('message', (reply: Reply) => this.#onReply(slot, reply));
+    child.on('error', (error) => {
+      slot.crash ??= error.message;
+    });
+    child.on('close', (code, signal) => this.#onClose(slot, code, signal));
+  }
+
+  #pump(): void {
+    while (this.#queue.length > 0 && !this.#closed) {
+      const idle = this.#slots.find((s) => s.ready && !s.job);
+      if (idle) {
+        this.#dispatch(idle, this.#queue.shift() as Job);
+        continue;
+      }
+      const starting = this.#slots.filter((s) => !s.ready).length;
+      if (this.#slots.length >= this.#o.processes || starting >= this.#queue.length) break;
+      this.#start();
+    }
+    // A process keeps this one alive only while it starts or has a request.
+    for (const slot of this.#slots) {
+      const busy = !slot.ready || slot.job !== undefined;
+      for (const handle of [slot.child, slot.child.channel, slot.child.stderr] as ({ ref?: () => void; unref?: () => void } | null | undefined)[]) {
+        if (busy) handle?.ref?.();
+        else handle?.unref?.();
+      }
+    }
+  }
+
+  #dispatch(slot: Slot, job: Job): void {
+    slot.job = job;
+    const { request } = job;
+    slot.child.send({ ...request.message, id: job.id });
+    slot.timers = [
+      setTimeout(() => this.#kill(slot, request.overTime()), request.timeoutMs),
+      setInterval(() => {
+        void residentMb(slot.child.pid).then((mb) => {
+          if (mb !== undefined && mb > this.#o.memoryMb && slot.job === job) this.#kill(slot, request.overMemory());
+        });
+      }, MEMORY_CHECK_MS),
+    ];
+  }
+
+  /** Ends a process now: its request (if any) fails with `error`; a new process starts when work needs one. */
+  #kill(slot: Slot, error: unknown): void {
+    if (!this.#slots.includes(slot)) return;
+    this.#slots = this.#slots.filter((s) => s !== slot);
+    for (const timer of slot.timers) clearTimeout(timer);
+    const job = slot.job;
+    slot.job = undefined;
+    if (job) this.#settle(job, { error });
+    slot.child.kill('SIGKILL');
+    this.#pump();
+  }
+
+  #onReply(slot: Slot, reply: Reply): void {
+    if ('ready' in reply) {
+      slot.ready = true;
+      this.#pump();
+      return;
+    }
+    if ('crash' in reply) {
+      slot.crash = reply.crash;
+      return;
+    }
+    const job = slot.job;
+    if (!job || job.id !== reply.id) return;
+    if ('progress' in reply) {
+      try {
+        job.request.onProgress?.(reply.progress);
+      } catch {
+        // A progress listener's failure is not the request's.
+      }
+      return;
+    }
+    for (const timer of slot.timers) clearTimeout(timer);
+    slot.job = undefined;
+    if ('result' in reply) this.#settle(job, { result: reply.result });
+    else this.#settle(job, { error: new PlatformError(reply.error.code, reply.error.message, reply.error.details ? { details: reply.error.details } : {}) });
+    this.#pump();
+  }
+
+  #onClose(slot: Slot, code: number | null, signal: NodeJS.Signals | null): void {
+    // Killed by this pool: its request has failed with the reason already.
+    if (!this.#slots.includes(slot)) return;
+    this.#slots = this.#slots.filter((s) => s !== slot);
+    for (const timer of slot.timers) clearTimeout(timer);
+    const how = signal ? `signal ${signal}` : `exit code ${code}`;
+    const job = slot.job;
+    slot.job = undefined;
+    if (job) {
+      const outOfHeap = /heap limit|heap out of memory|allocation failed/i.test(slot.stderr);
+      this.#settle(job, { error: outOfHeap ? job.request.overMemory() : new PlatformError('internal', `${this.#o.label} crashed${slot.crash ? `: ${slot.crash}` : ''} (${how})`) });
+    } else if (!slot.ready && !this.#closed) {
+      // It never started: another would fail the same way, again and again.
+      // Node prints the stack, then "Node.js v20...": the error's own line says what went wrong.
+      const reason = slot.crash ?? /^\w*Error\b.*$/m.exec(slot.stderr)?.[0];
+      const error = new PlatformError('internal', `${this.#o.label} could not start${reason ? `: ${reason}` : ''} (${how})`);
+      for (const waiting of this.#queue.splice(0)) this.#settle(waiting, { error });
+    }
+    this.#pump();
+  }
+}

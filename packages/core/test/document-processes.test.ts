@@ -1,0 +1,131 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { DocumentProcesses } from '../src/knowledge/document-processes.js';
+import { readDocument } from '../src/knowledge/read-document.js';
+import { flateBombPdf, repeated } from './fixtures/bombs.js';
+
+// Real child processes (the reader from the TypeScript sources, through the workspace's
+// TypeScript hooks): the limits of time and memory, crashes, aborts, and that the processes go.
+
+const utf8 = (s: string) => new TextEncoder().encode(s);
+const OPTIONS = { chunkSize: 512, chunkOverlap: 64 };
+const CRASHING = new URL('./fixtures/crashing-reader.ts', import.meta.url);
+
+const readers: DocumentProcesses[] = [];
+function reader(options: ConstructorParameters<typeof DocumentProcesses>[0] = {}): DocumentProcesses {
+  const r = new DocumentProcesses(options);
+  readers.push(r);
+  return r;
+}
+afterEach(async () => {
+  await Promise.all(readers.splice(0).map((r) => r.close()));
+});
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const gone = async (pid: number) => {
+  for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
+  return !alive(pid);
+};
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => {
+      throw new Error('expected the read to fail');
+    },
+    (error: { code: string; message: string; details?: unknown }) => error,
+  );
+
+describe('DocumentProcesses', () => {
+  it('reads a document in a child process, as it would be read here, and keeps the process for the next one', async () => {
+    const r = reader();
+    const input = { bytes: utf8('# Pumps\n\nThe pump is checked every month. Leaks are fixed at once.'), fileName: 'pumps.md' };
+    const reading = await r.read(input, OPTIONS);
+    expect(reading).toEqual(await readDocument(input, OPTIONS));
+    expect(reading.chunks[0]?.section).toBe('Pumps');
+    const [pid] = r.pids;
+    expect(pid).toBeGreaterThan(0);
+    expect(pid).not.toBe(process.pid);
+    await r.read({ bytes: utf8('Another one.'), fileName: 'b.txt' }, OPTIONS);
+    expect(r.pids).toEqual([pid]);
+  });
+
+  it('kills the process of a document past the time limit; that document fails naming the limit, the next one gets a new process', async () => {
+    const r = reader({ limits: { timeoutMs: 300 }, limitHints: { timeoutMs: '--document-timeout' } });
+    await r.read({ bytes: utf8('warm'), fileName: 'a.txt' }, OPTIONS);
+    const [first] = r.pids as [number];
+    const slow = repeated('. ', 8 * 1024 * 1024);
+    const error = await failure(r.read({ bytes: slow, fileName: 'dots.md' }, OPTIONS));
+    expect(error).toMatchObject({
+      code: 'payload_too_large',
+      message: 'parsing and chunking the document did not end in time, over the limit of 300 ms (--document-timeout)',
+      details: { limit: 'timeoutMs' },
+    });
+    expect(await gone(first)).toBe(true);
+    expect((await r.read({ bytes: utf8('still working'), fileName: 'c.txt' }, OPTIONS)).chunks[0]?.text).toBe('still working');
+    expect(r.pids).not.toContain(first);
+  });
+
+  it('kills a process whose memory passes the limit, also memory a heap limit does not count (a PDF stream inflated into typed arrays)', async () => {
+    const r = reader({ limits: { memoryMb: 300 } });
+    const bomb = flateBombPdf(2048);
+    expect(bomb.length).toBeLessThan(4 * 1024 * 1024);
+    const error = await failure(r.read({ bytes: bomb, fileName: 'flate.pdf' }, OPTIONS));
+    expect(error).toMatchObject({
+      code: 'payload_too_large',
+      message: 'parsing and chunking the document needed more memory, over the limit of 300 MB (knowledge.limits.memoryMb)',
+      details: { limit: 'memoryMb' },
+    });
+    expect((await r.read({ bytes: utf8('after the bomb'), fileName: 'd.txt' }, OPTIONS)).chunks).toHaveLength(1);
+  }, 60_000);
+
+  it('a crash fails only its own document: one read at the same time completes, and a new process takes the next', async () => {
+    const r = reader({ entry: CRASHING, processes: 2 });
+    const [thrown, fine] = await Promise.allSettled([
+      r.read({ bytes: utf8('x'), fileName: 'throw.txt' }, OPTIONS),
+      r.read({ bytes: repeated('Fine words. ', 200_000), fileName: 'fine.txt' }, OPTIONS),
+    ]);
+    expect(thrown).toMatchObject({ status: 'rejected', reason: { code: 'internal', message: 'the document reader crashed: boom from a parser callback (exit code 70)' } });
+    expect(fine).toMatchObject({ status: 'fulfilled' });
+    const exited = await failure(r.read({ bytes: utf8('x'), fileName: 'exit.txt' }, OPTIONS));
+    expect(exited).toMatchObject({ code: 'internal', message: 'the document reader crashed (exit code 3)' });
+    expect((await r.read({ bytes: utf8('after the crashes'), fileName: 'e.txt' }, OPTIONS)).chunks).toHaveLength(1);
+  });
+
+  it('stops the process of an aborted document; the reader goes on', async () => {
+    const r = reader({ processes: 1 });
+    await r.read({ bytes: utf8('warm'), fileName: 'a.txt' }, OPTIONS);
+    const [pid] = r.pids as [number];
+    const controller = new AbortController();
+    const reading = r.read({ bytes: repeated('. ', 8 * 1024 * 1024), fileName: 'slow.md' }, OPTIONS, { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('deleted meanwhile')), 100);
+    await expect(reading).rejects.toThrow('deleted meanwhile');
+    expect(await gone(pid)).toBe(true);
+    expect((await r.read({ bytes: utf8('next'), fileName: 'b.txt' }, OPTIONS)).chunks).toHaveLength(1);
+  });
+
+  it('fails the waiting documents when its process cannot start, instead of starting it again and again', async () => {
+    const r = reader({ entry: new URL('./fixtures/broken-reader.ts', import.meta.url) });
+    const error = await failure(r.read({ bytes: utf8('x'), fileName: 'a.txt' }, OPTIONS));
+    expect(error).toMatchObject({ code: 'internal', message: expect.stringMatching(/^the document reader could not start: .*this reader cannot load.* \(exit code 1\)$/) });
+    expect(r.pids).toEqual([]);
+  });
+
+  it('shares warm processes between readers of one configuration; closing the last one ends them', async () => {
+    const a = reader();
+    const b = reader();
+    await a.read({ bytes: utf8('one'), fileName: 'a.txt' }, OPTIONS);
+    await b.read({ bytes: utf8('two'), fileName: 'b.txt' }, OPTIONS);
+    const pids = a.pids;
+    expect(b.pids).toEqual(pids);
+    await a.close();
+    await expect(a.read({ bytes: utf8('x'), fileName: 'x.txt' }, OPTIONS)).rejects.toMatchObject({ code: 'aborted' });
+    expect((await b.read({ bytes: utf8('three'), fileName: 'c.txt' }, OPTIONS)).chunks).toHaveLength(1);
+    await b.close();
+    for (const pid of pids) expect(await gone(pid)).toBe(true);
+  });
+});
