@@ -10,6 +10,12 @@ export interface TestServer extends RunningServer {
   readonly keyB: string;
   readonly dataDir: string;
   call(method: string, path: string, options?: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  /**
+   * The document once its indexing has ended (`completed` or `failed`), polled over HTTP. The
+   * first document of a server waits for a reader process to start (seconds on a busy
+   * machine), longer than the route's own wait may last.
+   */
+  indexed(documentId: string, key?: string): Promise<any>;
   stop(): Promise<void>;
 }
 
@@ -38,6 +44,14 @@ export async function startTestServer(options: Omit<ServerOptions, 'port' | 'hos
         parsed = JSON.parse(text);
       } catch {}
       return { status: res.status, body: parsed, headers: res.headers };
+    },
+    async indexed(documentId, key = keyA) {
+      for (let i = 0; i < 1200; i++) {
+        const { document } = (await this.call('GET', `/api/knowledge/documents/${documentId}`, { key })).body;
+        if (document && document.status !== 'pending' && document.status !== 'processing') return document;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`document ${documentId} is still being indexed after a minute`);
     },
     async stop() {
       await server.close();

@@ -43,8 +43,10 @@ async function setup(embedder: EmbeddingModel | ((name: string | undefined) => E
   const { userId, key } = await platform.createUserWithKey({ name: 't' });
   const me = { userId };
   const { project } = await platform.createProject(me, { name: 'p', model: 'm', provider: 'openai' });
+  // Documents are read by child processes: the first one waits for a process to start (seconds
+  // on a busy machine), so completion is awaited, never assumed after createDocument's wait.
   const waitForStatus = async (documentId: string, status: string) => {
-    for (let i = 0; i < 200; i++) {
+    for (let i = 0; i < 3000; i++) {
       if ((await platform.getDocument(me, documentId)).document.status === status) return;
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -81,8 +83,9 @@ describe('knowledge lifecycle', () => {
   });
 
   it('deleting a project drops its vectors', async () => {
-    const { platform, me, projectId, vectors } = await setup(gatedEmbedder());
-    await platform.createDocument(me, doc(projectId, 'some text to index'));
+    const { platform, me, projectId, vectors, waitForStatus } = await setup(gatedEmbedder());
+    const created = await platform.createDocument(me, doc(projectId, 'some text to index'));
+    await waitForStatus(created.documentId as string, 'completed');
     expect(await platform.countVectors(me, projectId)).toBe(1);
     await platform.deleteProject(me, projectId);
     expect(await vectors.count(`${projectId}:test:bow`)).toBe(0);
@@ -93,6 +96,7 @@ describe('knowledge lifecycle', () => {
     const { platform, me, projectId, vectors, waitForStatus } = await setup((name) => (name === 'b' ? models.b : models.a));
     const first = await platform.createDocument(me, doc(projectId, 'alpha text'));
     const second = await platform.createDocument(me, doc(projectId, 'beta text'));
+    for (const created of [first, second]) await waitForStatus(created.documentId as string, 'completed');
     expect(await vectors.count(`${projectId}:test:a`)).toBe(2);
     models.b.hold();
     const res = await platform.putKnowledgeSettings(me, { projectId, settings: { embeddingModel: 'b' } });
@@ -121,6 +125,7 @@ describe('knowledge lifecycle', () => {
     };
     const refunds = await platform.createDocument(me, doc(projectId, 'Refunds are paid within thirty days'));
     const shipping = await platform.createDocument(me, doc(projectId, 'Parcels ship from Rotterdam'));
+    for (const created of [refunds, shipping]) await waitForStatus(created.documentId as string, 'completed');
     // Only the documents' texts wait; the queries' embeddings go through.
     models.b.hold((texts) => texts.length === 1 && /^(parcels rotterdam|refunds)$/.test(texts[0] as string));
     const queriesOfA = models.a.calls.length;

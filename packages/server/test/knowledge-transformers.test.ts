@@ -27,7 +27,7 @@ describe('embeddingModel "local:<folder>"', () => {
     const added = await s.call('POST', '/api/knowledge/documents', {
       body: { projectId, fileName: 'cat.md', fileType: 'md', sourceType: 'upload', content: '# Cat\n\nThe cat sat on the mat.' },
     });
-    expect(added.body.status).toBe('completed');
+    expect(await s.indexed(added.body.documentId)).toMatchObject({ status: 'completed' });
     expect((await put({ embeddingModel: 'local:tiny' })).body).toMatchObject({ success: true });
     const deadline = Date.now() + 20_000;
     let document: { status: string; vectorCount: number } | undefined;

@@ -10,7 +10,12 @@ beforeAll(async () => {
   s = await startTestServer();
   const res = await s.call('POST', '/api/projects/create', { body: { name: 'Docs', model: 'gpt-4o-mini', provider: 'openai' } });
   projectId = res.body.project.id;
-});
+  // Warm, as a server in service is: its first document starts a reader process and loads the
+  // embedder, which on a busy machine can outlast the route's 5 s wait these tests rely on.
+  const warm = (await s.call('POST', '/api/projects/create', { body: { name: 'Warm-up', model: 'gpt-4o-mini', provider: 'openai' } })).body.project.id;
+  const first = await s.call('POST', '/api/knowledge/documents', { body: { projectId: warm, fileName: 'warm.txt', fileType: 'txt', sourceType: 'upload', content: 'Warming up.' } });
+  expect(await s.indexed(first.body.documentId)).toMatchObject({ status: 'completed' });
+}, 120_000);
 afterAll(async () => {
   await s.stop();
 });

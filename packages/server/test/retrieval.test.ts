@@ -21,7 +21,9 @@ beforeAll(async () => {
   await platform.putKnowledgeSettings(me, { projectId, settings: { chunkSize: 128, chunkOverlap: 16 } });
   for (const [fileName, content] of Object.entries(documents)) {
     const res = await platform.createDocument(me, { projectId, fileName, fileType: 'md', sourceType: 'upload', content });
-    expect(res.status).toBe('completed');
+    // The first document may outlast the route's wait (a reader process starts for it).
+    for (let i = 0; i < 1200 && (await platform.getDocument(me, res.documentId as string)).document.status === 'processing'; i++) await new Promise((r) => setTimeout(r, 50));
+    expect((await platform.getDocument(me, res.documentId as string)).document.status).toBe('completed');
     docIds.set(res.documentId as string, fileName);
   }
 }, 120_000);
