@@ -50,7 +50,12 @@ describe('DocumentProcesses', () => {
     const [pid] = r.pids;
     expect(pid).toBeGreaterThan(0);
     expect(pid).not.toBe(process.pid);
-    await r.read({ bytes: utf8('Another one.'), fileName: 'b.txt' }, OPTIONS);
+    // Thousands of chunks come back in several messages, whole and in order.
+    const many = { bytes: utf8(Array.from({ length: 3000 }, (_, i) => `Sentence number ${i} is here.`).join('\n\n')), fileName: 'many.txt' };
+    const small = { chunkSize: 16, chunkOverlap: 0 };
+    const chunks = (await r.read(many, small)).chunks;
+    expect(chunks.length).toBeGreaterThan(1000);
+    expect(chunks).toEqual((await readDocument(many, small)).chunks);
     expect(r.pids).toEqual([pid]);
   });
 

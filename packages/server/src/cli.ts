@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { isPlatformError, parseAllowedHosts } from '@agent-platform/core';
 import { parseStdioEntry } from '@agent-platform/mcp';
 import { readMcpCommandsFile } from './mcp-commands.js';
+import { DOCUMENT_LIMIT_FLAGS, documentLimitsFrom } from './document-limits.js';
 import { openPlatform, parsePythonIsolation, startServer } from './server.js';
 
 const MAIN_HELP = `Usage: agent-platform <command> [options]
@@ -66,6 +67,25 @@ Options:
                         (env AGENT_PLATFORM_MCP_COMMANDS, a JSON array of such entries)
   --mcp-commands FILE   Allowed command lines, one entry per line as for --allow-mcp-command
                         (# comments); repeatable (env AGENT_PLATFORM_MCP_COMMANDS_FILE)
+
+Documents are parsed and chunked in child processes; one over a limit fails naming it:
+  --document-timeout MS Time to parse and chunk one document, then its process is killed
+                        (env AGENT_PLATFORM_DOCUMENT_TIMEOUT_MS, default 60000)
+  --document-memory MB  Memory of each document process (resident and heap)
+                        (env AGENT_PLATFORM_DOCUMENT_MEMORY_MB, default 1024)
+  --max-document-pages N
+                        Most pages of a PDF (env AGENT_PLATFORM_MAX_DOCUMENT_PAGES, default 2000)
+  --max-document-unzipped BYTES
+                        Most bytes unpacked from a DOCX, checked before and while inflating
+                        (env AGENT_PLATFORM_MAX_DOCUMENT_UNZIPPED, default 67108864)
+  --max-document-nesting N
+                        Deepest nesting of HTML elements and DOCX XML
+                        (env AGENT_PLATFORM_MAX_DOCUMENT_NESTING, default 512)
+  --max-document-chars N
+                        Most characters of text read from one document
+                        (env AGENT_PLATFORM_MAX_DOCUMENT_CHARS, default 33554432)
+  --max-document-chunks N
+                        Most chunks of one document (env AGENT_PLATFORM_MAX_DOCUMENT_CHUNKS, default 20000)
   -h, --help            Show this help
 
 Env LOG_LEVEL sets the request log level (default info; "silent" for none).
@@ -78,7 +98,8 @@ and OLLAMA_HOST; AGENT_PLATFORM_MODEL_TIMEOUT_MS bounds each provider request (1
 Credentials with proxy: true go through HTTPS_PROXY / HTTP_PROXY. The hosts of OPENAI_BASE_URL,
 OLLAMA_HOST, the proxies and HF_ENDPOINT are allowed for the server's own requests to them.
 Env AGENT_PLATFORM_EMBED_WORKERS sets the most worker threads of the built-in embedder
-(default: one per core, at most 4).
+(default: one per core, at most 4), AGENT_PLATFORM_DOCUMENT_PROCESSES the most document
+processes (default 2).
 `;
 
 const KEYS_CREATE_HELP = `Usage: agent-platform keys create --name NAME [--data ./data] [--user USER_ID]
@@ -125,10 +146,17 @@ async function serveCommand(argv: string[]): Promise<void> {
       'allow-stdio-mcp': { type: 'boolean' },
       'allow-mcp-command': { type: 'string', multiple: true },
       'mcp-commands': { type: 'string', multiple: true },
+      ...Object.fromEntries(DOCUMENT_LIMIT_FLAGS.map((f) => [f.flag, { type: 'string' as const }])),
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) return void process.stdout.write(SERVE_HELP);
+  let documentLimits: ReturnType<typeof documentLimitsFrom>;
+  try {
+    documentLimits = documentLimitsFrom(values as Record<string, string | undefined>, process.env);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
   const isolation = values['python-isolation'] ?? process.env.AGENT_PLATFORM_PYTHON_ISOLATION;
   const npmRegistry = values['npm-registry'];
   if (npmRegistry && !/^https?:\/\//.test(npmRegistry)) throw new UsageError(`--npm-registry must be an http(s) URL, got "${npmRegistry}"`);
@@ -157,6 +185,7 @@ async function serveCommand(argv: string[]): Promise<void> {
     ...(uploadLimit ? { uploadLimit: integer(uploadLimit, '--upload-limit', 1, 1024 ** 3) } : {}),
     ...(defaultModel ? { defaultModel } : {}),
     ...(maxSteps ? { maxSteps: integer(maxSteps, '--max-steps', 1, 100) } : {}),
+    documentLimits,
     outbound: {
       allowedHosts: [...parseAllowedHosts(process.env.AGENT_PLATFORM_ALLOWED_HOSTS), ...(values['allow-host'] ?? [])],
       allowlistOnly: values['allowed-hosts-only'] === true,

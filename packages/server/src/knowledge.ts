@@ -7,6 +7,7 @@ import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
 import {
   createGuardedFetch,
   createOutboundPolicy,
+  type DocumentLimits,
   type EmbedderResolver,
   type EmbeddingModel,
   type GuardedFetch,
@@ -15,6 +16,7 @@ import {
   type VectorStore,
   type VectorStoreFactory,
 } from '@agent-platform/core';
+import { DOCUMENT_LIMIT_HINTS } from './document-limits.js';
 import { hubUrl } from './outbound.js';
 
 /**
@@ -139,15 +141,27 @@ export function embedderResolver(
 /**
  * The embedded knowledge defaults under a data folder: vectors in `vectors/`, sources in
  * `files/`, embedders by `embedderResolver` (with `options`: the operator's fetch and whether hub
- * downloads are allowed).
+ * downloads are allowed); documents read in child processes under `limits`, whose errors name
+ * the server's flags, at most AGENT_PLATFORM_DOCUMENT_PROCESSES (a positive integer; default 2)
+ * at once.
  */
 export async function openKnowledge(
   dataDir: string,
-  options: Omit<EmbedderResolverOptions, 'dataDir'> & { readonly env?: NodeJS.ProcessEnv } = {},
+  options: Omit<EmbedderResolverOptions, 'dataDir'> & { readonly env?: NodeJS.ProcessEnv; readonly limits?: DocumentLimits } = {},
 ): Promise<KnowledgeAdapters & { close(): Promise<void> }> {
   const root = resolve(dataDir);
-  const { env = process.env, ...resolverOptions } = options;
+  const { env = process.env, limits, ...resolverOptions } = options;
   const embedder = embedderResolver(env, { ...resolverOptions, dataDir: root });
   const vectors = await builtinVectorStore({ dir: join(root, 'vectors'), label: 'vectors' });
-  return { vectors, vectorStores: vectorStoreFactory, embedder, blobs: fileBlobStore({ dir: join(root, 'files'), label: 'files' }), close: embedder.close };
+  const processes = Number(env.AGENT_PLATFORM_DOCUMENT_PROCESSES);
+  return {
+    vectors,
+    vectorStores: vectorStoreFactory,
+    embedder,
+    blobs: fileBlobStore({ dir: join(root, 'files'), label: 'files' }),
+    limitHints: DOCUMENT_LIMIT_HINTS,
+    ...(limits ? { limits } : {}),
+    ...(Number.isInteger(processes) && processes > 0 ? { documentProcesses: processes } : {}),
+    close: embedder.close,
+  };
 }

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { AgentPlatform, DEFAULT_TOOL_QUEUE, defaultLocalModelBaseUrl, type OutboundPolicyOptions, type ToolSource } from '@agent-platform/core';
+import { AgentPlatform, DEFAULT_TOOL_QUEUE, type DocumentLimits, defaultLocalModelBaseUrl, type OutboundPolicyOptions, type ToolSource } from '@agent-platform/core';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import { serve } from 'h3';
 import pino, { type Logger } from 'pino';
@@ -43,6 +43,8 @@ export interface ServerOptions {
   readonly tools?: ToolsConfig;
   /** Which MCP stdio servers may be started. */
   readonly mcp?: McpConfig;
+  /** Limits on parsing and chunking each document (`--document-timeout`, `--max-document-pages`, ...). Defaults: `DEFAULT_DOCUMENT_LIMITS`. */
+  readonly documentLimits?: DocumentLimits;
   /** Default: pino JSON lines on stdout at `info`. */
   readonly logger?: Logger;
 }
@@ -120,6 +122,7 @@ export async function openPlatform(
     allowModelDownloads?: boolean;
     tools?: ToolsConfig;
     mcp?: McpConfig;
+    documentLimits?: DocumentLimits;
     logger?: Logger;
   } = {},
 ): Promise<AgentPlatform> {
@@ -163,7 +166,7 @@ export async function openPlatform(
   return new AgentPlatform({
     ...common,
     mcp: { connector },
-    knowledge: await openKnowledge(dataDir, { env, fetch: fetches.operator, allowDownloads: allowModelDownloads }),
+    knowledge: await openKnowledge(dataDir, { env, fetch: fetches.operator, allowDownloads: allowModelDownloads, ...(options.documentLimits ? { limits: options.documentLimits } : {}) }),
     tools: {
       sandboxes: { javascript: javascriptSandbox({ dependencies: npm }), python },
       ...(envInteger(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) ? { timeoutMs: envInteger(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) as number } : {}),
@@ -189,6 +192,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.allowModelDownloads !== undefined ? { allowModelDownloads: options.allowModelDownloads } : {}),
     ...(options.tools ? { tools: options.tools } : {}),
     ...(options.mcp ? { mcp: options.mcp } : {}),
+    ...(options.documentLimits ? { documentLimits: options.documentLimits } : {}),
     logger,
   });
   await platform.start();

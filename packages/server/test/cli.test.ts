@@ -122,6 +122,11 @@ describe('agent-platform CLI', () => {
     await expect(run(process.execPath, [CLI, 'serve', '--bogus'])).rejects.toMatchObject({ code: 2 });
     await expect(run(process.execPath, [CLI, 'serve', '--python-isolation', 'none'])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('auto, namespaces, process') });
     await expect(run(process.execPath, [CLI, 'serve', '--npm-registry', 'file:///etc'])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--npm-registry') });
+    await expect(run(process.execPath, [CLI, 'serve', '--max-document-pages', 'many'])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--max-document-pages') });
+    await expect(run(process.execPath, [CLI, 'serve'], { env: { ...process.env, AGENT_PLATFORM_DOCUMENT_MEMORY_MB: '10' } })).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--document-memory (AGENT_PLATFORM_DOCUMENT_MEMORY_MB) must be an integer of at least 64'),
+    });
     // A `--` separator (as `pnpm start -- --port 1` passes it) is ignored.
     expect((await run(process.execPath, [CLI, 'serve', '--', '--help'])).stdout).toContain('--cors-origin');
     expect((await run(process.execPath, [CLI, '--', 'serve', '--help'])).stdout).toContain('--cors-origin');
@@ -170,7 +175,7 @@ describe('agent-platform CLI', () => {
     const flags = [...new Set(help.match(/--[a-z][a-z-]+/g))];
     expect(flags.length).toBeGreaterThan(10);
     for (const flag of flags) expect(readme, flag).toContain(`\`${flag}`);
-    const sources = await Promise.all(['cli.ts', 'server.ts', 'secrets.ts', 'mcp-commands.ts', 'providers/index.ts'].map((f) => readFile(new URL(`../src/${f}`, import.meta.url), 'utf8')));
+    const sources = await Promise.all(['cli.ts', 'server.ts', 'secrets.ts', 'mcp-commands.ts', 'providers/index.ts', 'document-limits.ts', 'knowledge.ts'].map((f) => readFile(new URL(`../src/${f}`, import.meta.url), 'utf8')));
     const variables = [...new Set(sources.join('\n').match(/AGENT_PLATFORM_[A-Z_]+/g))];
     expect(variables.length).toBeGreaterThan(8);
     for (const variable of variables) expect(readme, variable).toContain(variable);

@@ -47,7 +47,8 @@ export async function startTestServer(options: Omit<ServerOptions, 'port' | 'hos
     },
     async indexed(documentId, key = keyA) {
       for (let i = 0; i < 1200; i++) {
-        const { document } = (await this.call('GET', `/api/knowledge/documents/${documentId}`, { key })).body;
+        const res = await fetch(`${server.url}/api/knowledge/documents/${documentId}`, { headers: { authorization: `Bearer ${key}` } });
+        const { document } = (await res.json()) as { document?: { status: string } };
         if (document && document.status !== 'pending' && document.status !== 'processing') return document;
         await new Promise((r) => setTimeout(r, 50));
       }

@@ -3,6 +3,7 @@ import {
   type ChatMessageRecord,
   type ChatRecord,
   type ChunkRecord,
+  createPacer,
   type CredentialRecord,
   type ToolRecord,
   type DocumentRecord,
@@ -431,11 +432,16 @@ function repositories(db: Db): Omit<StorageAdapter, 'transaction' | 'close'> {
         if (embeddings && embeddings.vectors.length !== chunks.length) {
           throw new Error(`${embeddings.vectors.length} vectors for ${chunks.length} chunks`);
         }
+        // Thousands of rows are seconds of synchronous SQLite work: between batches the
+        // transaction lets the event loop answer other requests (its connection stays held, so
+        // no other query runs inside it).
+        const pace = createPacer();
         await atomically(db, async (tx) => {
           // Their stored vectors go with them (foreign key cascade).
           await tx.deleteFrom('chunks').where('document_id', '=', documentId).execute();
           // SQLite caps bound parameters per statement; 7 columns × 100 rows stays well under it.
           for (let i = 0; i < chunks.length; i += 100) {
+            if (i > 0) await pace();
             const batch = chunks.slice(i, i + 100);
             const inserted = await tx
               .insertInto('chunks')

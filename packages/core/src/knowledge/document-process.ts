@@ -1,10 +1,11 @@
 // Entry of a document reader process (a ProcessPool's process, see workers/process-pool.ts for
 // the protocol and the limits of time and memory kept from outside): it loads the tokenizer,
 // says `{ ready }`, then reads one document per `{ id, input, options, limits }` message,
-// answering `{ id, progress: 'parsed' }` between parsing and chunking and then `{ id, result }`
-// (a DocumentReading) or `{ id, error }`. A crash outside that (an exception thrown later by a
-// parser's callback) is reported as `{ id, crash }` before the process exits; the pool then
-// starts another one when work needs it.
+// answering `{ id, progress: 'parsed' }` between parsing and chunking, then the chunks as
+// `{ id, progress: { chunks } }` messages of at most CHUNKS_PER_MESSAGE, then `{ id, result }`
+// (the DocumentReading without its chunks), or `{ id, error }`. A crash outside that (an
+// exception thrown later by a parser's callback) is reported as `{ id, crash }` before the
+// process exits; the pool then starts another one when work needs it.
 import { isPlatformError } from '../errors.js';
 import type { DocumentLimits } from './limits.js';
 import type { ParseInput } from './parse.js';
@@ -22,6 +23,12 @@ const send = (message: Record<string, unknown>, then?: () => void) => {
   else then?.();
 };
 
+/**
+ * The service decodes each message on its main thread in one go: thousands of chunks in one
+ * message held it for tens of milliseconds (megabytes of text, hundreds with a big document).
+ */
+const CHUNKS_PER_MESSAGE = 500;
+
 let current: number | undefined;
 
 const crash = (error: unknown) => {
@@ -36,8 +43,9 @@ process.on('disconnect', () => process.exit(0));
 process.on('message', async (job: Job) => {
   current = job.id;
   try {
-    const result = await readDocument(job.input, job.options, job.limits, () => send({ id: job.id, progress: 'parsed' }));
-    send({ id: job.id, result });
+    const { chunks, ...rest } = await readDocument(job.input, job.options, job.limits, () => send({ id: job.id, progress: 'parsed' }));
+    for (let at = 0; at < chunks.length; at += CHUNKS_PER_MESSAGE) send({ id: job.id, progress: { chunks: chunks.slice(at, at + CHUNKS_PER_MESSAGE) } });
+    send({ id: job.id, result: { ...rest, chunkCount: chunks.length } });
   } catch (error) {
     const wire = isPlatformError(error)
       ? { code: error.code, message: error.message, details: error.details }

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { isPlatformError, PlatformError } from '../errors.js';
 import { ProcessPool } from '../workers/process-pool.js';
 import { type DocumentLimitName, type DocumentLimits, exceededLimit, limitExceeded, resolveDocumentLimits } from './limits.js';
+import type { Chunk } from './chunk.js';
 import type { ParseInput } from './parse.js';
 import type { DocumentReader, DocumentReading, ReadOptions } from './read-document.js';
 
@@ -70,15 +71,22 @@ export class DocumentProcesses implements DocumentReader {
     const { timeoutMs, memoryMb } = this.#limits;
     // The whole buffer behind a view would be copied to the process: send exactly the document.
     const bytes = input.bytes.byteOffset === 0 && input.bytes.byteLength === input.bytes.buffer.byteLength ? input.bytes : input.bytes.slice();
+    // The chunks come in messages of a few hundred (see document-process.ts), then the rest.
+    const chunks: Chunk[] = [];
     try {
-      return (await this.#acquire().run({
+      const { chunkCount, ...rest } = (await this.#acquire().run({
         message: { input: { ...input, bytes }, options, limits: this.#limits },
         timeoutMs,
         overTime: () => limitExceeded('timeoutMs', 'parsing and chunking the document did not end in time', timeoutMs, ' ms'),
         overMemory: () => limitExceeded('memoryMb', 'parsing and chunking the document needed more memory', memoryMb, ' MB'),
         signal: controller.signal,
-        onProgress: () => hooks.onParsed?.(),
-      })) as DocumentReading;
+        onProgress: (progress) => {
+          if (progress === 'parsed') hooks.onParsed?.();
+          else for (const chunk of (progress as { chunks: Chunk[] }).chunks) chunks.push(chunk);
+        },
+      })) as Omit<DocumentReading, 'chunks'> & { chunkCount: number };
+      if (chunks.length !== chunkCount) throw new PlatformError('internal', `the document reader sent ${chunks.length} of ${chunkCount} chunks`);
+      return { ...rest, chunks };
     } catch (error) {
       throw this.#hinted(error);
     } finally {

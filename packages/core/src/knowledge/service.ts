@@ -18,6 +18,7 @@ import {
   type SearchHit,
 } from '../schemas/knowledge.js';
 import type { ChunkRecord, DocumentRecord, StorageAdapter } from '../storage/types.js';
+import { createPacer } from '../pacer.js';
 import { DocumentProcesses } from './document-processes.js';
 import type { BlobStore, EmbeddingModel, VectorStore } from './interfaces.js';
 import { openSettings, sealSettings } from './settings-secrets.js';
@@ -533,21 +534,28 @@ export class KnowledgeBase {
     signal.throwIfAborted();
     const pieces = reading.chunks;
     if (pieces.length === 0) throw PlatformError.invalid('the document has no text to index');
-    const chunks: ChunkRecord[] = pieces.map((piece) => ({
-      id: ids.next('chunk'),
-      documentId: doc.id,
-      projectId: doc.projectId,
-      index: piece.index,
-      text: piece.text,
-      tokenCount: piece.tokenCount,
-      metadata: {
-        fileName: doc.fileName,
-        fileType: doc.fileType,
-        chunkIndex: piece.index,
-        ...(piece.pageNumber !== undefined ? { pageNumber: piece.pageNumber } : {}),
-        ...(piece.section !== undefined ? { section: piece.section } : {}),
-      },
-    }));
+    // A document can make thousands of chunks: the work on them here yields to the event loop
+    // every 20 ms, so other requests are answered meanwhile.
+    const pace = createPacer();
+    const chunks: ChunkRecord[] = [];
+    for (const piece of pieces) {
+      chunks.push({
+        id: ids.next('chunk'),
+        documentId: doc.id,
+        projectId: doc.projectId,
+        index: piece.index,
+        text: piece.text,
+        tokenCount: piece.tokenCount,
+        metadata: {
+          fileName: doc.fileName,
+          fileType: doc.fileType,
+          chunkIndex: piece.index,
+          ...(piece.pageNumber !== undefined ? { pageNumber: piece.pageNumber } : {}),
+          ...(piece.section !== undefined ? { section: piece.section } : {}),
+        },
+      });
+      await pace();
+    }
 
     step(60);
     // Text already embedded by this model (kept with the chunk rows) is not embedded again: a
@@ -563,6 +571,7 @@ export class KnowledgeBase {
       signal.throwIfAborted();
       if (out.length !== texts.length) throw new PlatformError('internal', `the embedding model gave ${out.length} vectors for ${texts.length} texts`);
       for (const [j, text] of texts.entries()) known.set(text, out[j] as Float32Array);
+      await pace();
     }
     const embedded = chunks.map((c) => known.get(c.text) as Float32Array);
 
@@ -577,10 +586,14 @@ export class KnowledgeBase {
       // so a vector never exists without its chunk row.
       await vectors.deleteDocument(namespace, doc.id);
       await storage.chunks.replaceForDocument(doc.id, chunks, { model: model.id, vectors: embedded });
-      await vectors.upsert(
-        namespace,
-        chunks.map((c, i) => ({ id: c.id, documentId: doc.id, vector: embedded[i] as Float32Array })),
-      );
+      for (let i = 0; i < chunks.length; i += 1000) {
+        const slice = chunks.slice(i, i + 1000);
+        await vectors.upsert(
+          namespace,
+          slice.map((c, j) => ({ id: c.id, documentId: doc.id, vector: embedded[i + j] as Float32Array })),
+        );
+        await pace();
+      }
       if ((signal.aborted && !this.#closed) || !(await storage.documents.get(doc.userId, doc.id))) {
         // Deleted, or moved to another model or store, while its vectors were being written:
         // take them back out (that namespace is no longer searched, or already dropped).

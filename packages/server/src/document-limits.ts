@@ -1,0 +1,45 @@
+import { DEFAULT_DOCUMENT_LIMITS, type DocumentLimitName, type DocumentLimits } from '@agent-platform/core';
+
+/** A document limit as `agent-platform serve` takes it: a flag and an env variable. */
+export interface DocumentLimitFlag {
+  /** Without the leading `--`. */
+  readonly flag: string;
+  readonly env: string;
+  readonly limit: DocumentLimitName;
+  /** Smallest value that makes sense. */
+  readonly min: number;
+}
+
+/** Every document limit's flag and env variable (documented in README.md and `serve --help`). */
+export const DOCUMENT_LIMIT_FLAGS: readonly DocumentLimitFlag[] = [
+  { flag: 'document-timeout', env: 'AGENT_PLATFORM_DOCUMENT_TIMEOUT_MS', limit: 'timeoutMs', min: 100 },
+  { flag: 'document-memory', env: 'AGENT_PLATFORM_DOCUMENT_MEMORY_MB', limit: 'memoryMb', min: 64 },
+  { flag: 'max-document-pages', env: 'AGENT_PLATFORM_MAX_DOCUMENT_PAGES', limit: 'maxPages', min: 1 },
+  { flag: 'max-document-unzipped', env: 'AGENT_PLATFORM_MAX_DOCUMENT_UNZIPPED', limit: 'maxUnzippedBytes', min: 1024 },
+  { flag: 'max-document-nesting', env: 'AGENT_PLATFORM_MAX_DOCUMENT_NESTING', limit: 'maxNesting', min: 8 },
+  { flag: 'max-document-chars', env: 'AGENT_PLATFORM_MAX_DOCUMENT_CHARS', limit: 'maxTextLength', min: 1 },
+  { flag: 'max-document-chunks', env: 'AGENT_PLATFORM_MAX_DOCUMENT_CHUNKS', limit: 'maxChunks', min: 1 },
+];
+
+/** How the error of a document over a limit tells the operator to set it: the flag. */
+export const DOCUMENT_LIMIT_HINTS: Readonly<Record<DocumentLimitName, string>> = Object.fromEntries(
+  DOCUMENT_LIMIT_FLAGS.map((f) => [f.limit, `--${f.flag}`]),
+) as Record<DocumentLimitName, string>;
+
+/**
+ * The limits given as flags (`values`, by flag name) or else env variables; throws an `Error`
+ * naming the flag for a value that is not an integer from the flag's minimum up.
+ */
+export function documentLimitsFrom(values: Readonly<Record<string, string | undefined>>, env: NodeJS.ProcessEnv): DocumentLimits {
+  const limits: Partial<Record<DocumentLimitName, number>> = {};
+  for (const { flag, env: name, limit, min } of DOCUMENT_LIMIT_FLAGS) {
+    const value = values[flag] ?? env[name];
+    if (value === undefined || value === '') continue;
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min) {
+      throw new Error(`--${flag} (${name}) must be an integer of at least ${min} (default ${DEFAULT_DOCUMENT_LIMITS[limit]}), got "${value}"`);
+    }
+    limits[limit] = n;
+  }
+  return limits;
+}
