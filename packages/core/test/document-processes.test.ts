@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DocumentProcesses } from '../src/knowledge/document-processes.js';
 import { readDocument } from '../src/knowledge/read-document.js';
+import { ProcessPool } from '../src/workers/process-pool.js';
 import { flateBombPdf, repeated } from './fixtures/bombs.js';
 
 // Real child processes (the reader from the TypeScript sources, through the workspace's
@@ -132,5 +133,34 @@ describe('DocumentProcesses', () => {
     expect((await b.read({ bytes: utf8('three'), fileName: 'c.txt' }, OPTIONS)).chunks).toHaveLength(1);
     await b.close();
     for (const pid of pids) expect(await gone(pid)).toBe(true);
+  });
+});
+
+describe('ProcessPool', () => {
+  const ENTRY = new URL('../src/knowledge/document-process.ts', import.meta.url);
+  const message = (text: string, fileName = 'a.txt') => ({ input: { bytes: utf8(text), fileName }, options: OPTIONS, limits: {} });
+  const request = (text: string, fileName?: string) => ({
+    message: message(text, fileName),
+    timeoutMs: 60_000,
+    overTime: () => new Error('time'),
+    overMemory: () => new Error('memory'),
+  });
+
+  it('keeps one warm process for a stream of small requests; a second starts only for a request kept waiting', async () => {
+    const pool = new ProcessPool({ entry: ENTRY, label: 'the document reader', processes: 2, memoryMb: 1024, spawnAfterMs: 1000 });
+    try {
+      await pool.run(request('warm'));
+      await Promise.all(Array.from({ length: 30 }, (_, i) => pool.run(request(`Small document ${i}.`))));
+      expect(pool.pids).toHaveLength(1);
+      // A long document holds the process: the small one behind it gets a second one.
+      const long = pool.run(request('. '.repeat(4 * 1024 * 1024), 'dots.md'));
+      const started = performance.now();
+      await pool.run(request('Behind the long one.'));
+      expect(pool.pids).toHaveLength(2);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(1000);
+      await long;
+    } finally {
+      await pool.close();
+    }
   });
 });

@@ -1,9 +1,11 @@
 // Entry of a document reader process (a ProcessPool's process, see workers/process-pool.ts for
 // the protocol and the limits of time and memory kept from outside): it loads the tokenizer,
 // says `{ ready }`, then reads one document per `{ id, input, options, limits }` message,
-// answering `{ id, progress: 'parsed' }` between parsing and chunking, then the chunks as
-// `{ id, progress: { chunks } }` messages of at most CHUNKS_PER_MESSAGE, then `{ id, result }`
-// (the DocumentReading without its chunks), or `{ id, error }`. A crash outside that (an
+// answering `{ id, progress: 'parsed' }` between parsing and chunking (when parsing took long
+// enough for that to matter), the chunks beyond the first CHUNKS_PER_MESSAGE as
+// `{ id, progress: { chunks } }` messages of at most that many, then `{ id, result }` (the
+// DocumentReading with its first chunks), or `{ id, error }`. A small document is one message
+// each way: most documents are small, and every message costs both processes. A crash outside that (an
 // exception thrown later by a parser's callback) is reported as `{ id, crash }` before the
 // process exits; the pool then starts another one when work needs it.
 import { isPlatformError } from '../errors.js';
@@ -29,6 +31,9 @@ const send = (message: Record<string, unknown>, then?: () => void) => {
  */
 const CHUNKS_PER_MESSAGE = 500;
 
+/** Parsing that took less than this is not reported on its own (chunking follows at once). */
+const PARSED_AFTER_MS = 50;
+
 let current: number | undefined;
 
 const crash = (error: unknown) => {
@@ -43,9 +48,12 @@ process.on('disconnect', () => process.exit(0));
 process.on('message', async (job: Job) => {
   current = job.id;
   try {
-    const { chunks, ...rest } = await readDocument(job.input, job.options, job.limits, () => send({ id: job.id, progress: 'parsed' }));
-    for (let at = 0; at < chunks.length; at += CHUNKS_PER_MESSAGE) send({ id: job.id, progress: { chunks: chunks.slice(at, at + CHUNKS_PER_MESSAGE) } });
-    send({ id: job.id, result: { ...rest, chunkCount: chunks.length } });
+    const started = performance.now();
+    const { chunks, ...rest } = await readDocument(job.input, job.options, job.limits, () => {
+      if (performance.now() - started >= PARSED_AFTER_MS) send({ id: job.id, progress: 'parsed' });
+    });
+    for (let at = CHUNKS_PER_MESSAGE; at < chunks.length; at += CHUNKS_PER_MESSAGE) send({ id: job.id, progress: { chunks: chunks.slice(at, at + CHUNKS_PER_MESSAGE) } });
+    send({ id: job.id, result: { ...rest, chunks: chunks.slice(0, CHUNKS_PER_MESSAGE), chunkCount: chunks.length } });
   } catch (error) {
     const wire = isPlatformError(error)
       ? { code: error.code, message: error.message, details: error.details }

@@ -71,8 +71,9 @@ export class DocumentProcesses implements DocumentReader {
     const { timeoutMs, memoryMb } = this.#limits;
     // The whole buffer behind a view would be copied to the process: send exactly the document.
     const bytes = input.bytes.byteOffset === 0 && input.bytes.byteLength === input.bytes.buffer.byteLength ? input.bytes : input.bytes.slice();
-    // The chunks come in messages of a few hundred (see document-process.ts), then the rest.
-    const chunks: Chunk[] = [];
+    // The first chunks come with the result, any more before it, a few hundred per message (see
+    // document-process.ts).
+    const more: Chunk[] = [];
     try {
       const { chunkCount, ...rest } = (await this.#acquire().run({
         message: { input: { ...input, bytes }, options, limits: this.#limits },
@@ -82,9 +83,10 @@ export class DocumentProcesses implements DocumentReader {
         signal: controller.signal,
         onProgress: (progress) => {
           if (progress === 'parsed') hooks.onParsed?.();
-          else for (const chunk of (progress as { chunks: Chunk[] }).chunks) chunks.push(chunk);
+          else for (const chunk of (progress as { chunks: Chunk[] }).chunks) more.push(chunk);
         },
-      })) as Omit<DocumentReading, 'chunks'> & { chunkCount: number };
+      })) as DocumentReading & { chunks: Chunk[]; chunkCount: number };
+      const chunks = more.length === 0 ? rest.chunks : [...rest.chunks, ...more];
       if (chunks.length !== chunkCount) throw new PlatformError('internal', `the document reader sent ${chunks.length} of ${chunkCount} chunks`);
       return { ...rest, chunks };
     } catch (error) {

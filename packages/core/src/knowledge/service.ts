@@ -526,12 +526,19 @@ export class KnowledgeBase {
 
     step(10);
     // Parsing and chunking run in a process of their own, under the limits (see DocumentProcesses).
+    // The reader tells when parsing ended only when it took a while: else 30 follows at once.
+    let parsed = false;
+    const extracted = () => {
+      if (!parsed) this.#emit(doc.id, { type: 'progress', progress: 30, message: STEP_MESSAGES[30] });
+      parsed = true;
+    };
     const reading = await this.#reader.read(
       { bytes, fileName: doc.fileName, fileType: doc.fileType },
       { chunkSize: settings.chunkSize ?? DEFAULT_CHUNK_SIZE, chunkOverlap: settings.chunkOverlap ?? DEFAULT_CHUNK_OVERLAP },
-      { signal, onParsed: () => this.#emit(doc.id, { type: 'progress', progress: 30, message: STEP_MESSAGES[30] }) },
+      { signal, onParsed: extracted },
     );
     signal.throwIfAborted();
+    extracted();
     const pieces = reading.chunks;
     if (pieces.length === 0) throw PlatformError.invalid('the document has no text to index');
     // A document can make thousands of chunks: the work on them here yields to the event loop

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { setPriority } from 'node:os';
 import { PlatformError } from '../errors.js';
 import { forkModule } from './fork-module.js';
 
@@ -25,6 +26,18 @@ export interface ProcessPoolOptions {
   readonly processes: number;
   /** Resident memory (Linux) and heap of each process, in MB: a process past it is killed. */
   readonly memoryMb: number;
+  /**
+   * Another process starts only when a request has waited this long (ms) while every running
+   * one is busy. Default 100: a stream of small requests keeps one warm process (each new one
+   * loads everything again, and its caches start cold), a long request soon gets company.
+   */
+  readonly spawnAfterMs?: number;
+  /**
+   * Scheduling priority ("nice", 0-19) of the processes. Default 10: under load the CPU goes to
+   * this process first (its event loop, and its own workers), so a long request cannot slow
+   * answering while the work still gets the cores nothing else wants.
+   */
+  readonly nice?: number;
 }
 
 export interface PoolRequest {
@@ -42,6 +55,8 @@ export interface PoolRequest {
 interface Job {
   readonly id: number;
   readonly request: PoolRequest;
+  /** When it was queued (performance.now()). */
+  readonly since: number;
   readonly resolve: (result: unknown) => void;
   readonly reject: (error: unknown) => void;
   onAbort: (() => void) | undefined;
@@ -81,12 +96,12 @@ async function residentMb(pid: number | undefined): Promise<number | undefined> 
  * - **Crashes.** A process that dies fails only its own request; the others go on, and a new
  *   process starts when work needs one. One that dies before it is ready fails the waiting
  *   requests instead of being restarted in a loop.
- * - **Warm and lazy.** The first request starts one process; another starts only when requests
- *   wait while every running one is busy. Processes stay for the next requests; idle ones are
- *   unref'd so they never keep this process alive, and they exit when it does (their IPC
- *   channel closes).
+ * - **Warm and lazy.** The first request starts one process; another starts only when a
+ *   request has waited `spawnAfterMs` while every running one is busy. Processes stay for the
+ *   next requests; idle ones are unref'd so they never keep this process alive, and they exit
+ *   when it does (their IPC channel closes).
  * - **Least privilege.** A process gets an empty environment (no credentials), none of this
- *   process's flags, and no stdin or stdout.
+ *   process's flags, no stdin or stdout, and a lower scheduling priority (`nice`).
  */
 export class ProcessPool {
   readonly #o: ProcessPoolOptions;
@@ -109,7 +124,7 @@ export class ProcessPool {
     if (this.#closed) return Promise.reject(new PlatformError('aborted', `${this.#o.label} was closed`));
     if (request.signal?.aborted) return Promise.reject(request.signal.reason);
     return new Promise((resolve, reject) => {
-      const job: Job = { id: this.#nextId++, request, resolve, reject, onAbort: undefined, settled: false };
+      const job: Job = { id: this.#nextId++, request, since: performance.now(), resolve, reject, onAbort: undefined, settled: false };
       if (request.signal) {
         job.onAbort = () => this.#abort(job, request.signal?.reason);
         request.signal.addEventListener('abort', job.onAbort, { once: true });
@@ -122,6 +137,7 @@ export class ProcessPool {
   /** Kills every process; requests running or waiting are rejected. */
   async close(): Promise<void> {
     this.#closed = true;
+    clearTimeout(this.#spawnTimer);
     const closed = new PlatformError('aborted', `${this.#o.label} was closed`);
     for (const job of this.#queue.splice(0)) this.#settle(job, { error: closed });
     const exits = this.#slots.map((s) => new Promise((resolve) => (s.child.exitCode !== null || s.child.signalCode !== null ? resolve(undefined) : s.child.once('close', resolve))));
@@ -156,6 +172,11 @@ export class ProcessPool {
     });
     const slot: Slot = { child, ready: false, job: undefined, timers: [], crash: undefined, stderr: '' };
     this.#slots.push(slot);
+    try {
+      if (child.pid !== undefined) setPriority(child.pid, this.#o.nice ?? 10);
+    } catch {
+      // Not allowed here (some sandboxes): the process runs at the default priority.
+    }
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (text: string) => {
       slot.stderr = (slot.stderr + text).slice(-2048);
@@ -167,7 +188,12 @@ export class ProcessPool {
     child.on('close', (code, signal) => this.#onClose(slot, code, signal));
   }
 
+  /** Set while requests wait for `spawnAfterMs` to pass before another process starts. */
+  #spawnTimer: NodeJS.Timeout | undefined;
+
   #pump(): void {
+    clearTimeout(this.#spawnTimer);
+    this.#spawnTimer = undefined;
     while (this.#queue.length > 0 && !this.#closed) {
       const idle = this.#slots.find((s) => s.ready && !s.job);
       if (idle) {
@@ -176,6 +202,12 @@ export class ProcessPool {
       }
       const starting = this.#slots.filter((s) => !s.ready).length;
       if (this.#slots.length >= this.#o.processes || starting >= this.#queue.length) break;
+      const waited = performance.now() - (this.#queue[0] as Job).since;
+      const delay = this.#o.spawnAfterMs ?? 100;
+      if (this.#slots.length > 0 && waited < delay) {
+        this.#spawnTimer = setTimeout(() => this.#pump(), delay - waited);
+        break;
+      }
       this.#start();
     }
     // A process keeps this one alive only while it starts or has a request.
