@@ -1,3 +1,4 @@
+import { getPriority } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DocumentProcesses } from '../src/knowledge/document-processes.js';
 import { readDocument } from '../src/knowledge/read-document.js';
@@ -48,15 +49,21 @@ describe('DocumentProcesses', () => {
     const reading = await r.read(input, OPTIONS);
     expect(reading).toEqual(await readDocument(input, OPTIONS));
     expect(reading.chunks[0]?.section).toBe('Pumps');
-    const [pid] = r.pids;
+    const [pid] = r.pids as [number];
     expect(pid).toBeGreaterThan(0);
     expect(pid).not.toBe(process.pid);
+    // At a lower priority than this process: the server's own threads come first.
+    expect(getPriority(pid)).toBe(10);
     // Thousands of chunks come back in several messages, whole and in order.
     const many = { bytes: utf8(Array.from({ length: 3000 }, (_, i) => `Sentence number ${i} is here.`).join('\n\n')), fileName: 'many.txt' };
     const small = { chunkSize: 16, chunkOverlap: 0 };
     const chunks = (await r.read(many, small)).chunks;
     expect(chunks.length).toBeGreaterThan(1000);
     expect(chunks).toEqual((await readDocument(many, small)).chunks);
+    // Megabytes go over in slices, whole and in order.
+    const big = { bytes: Buffer.concat(Array.from({ length: 40_000 }, (_, i) => Buffer.from(`Line ${i} of a long file.\n`))), fileName: 'big.txt' };
+    expect(big.bytes.length).toBeGreaterThan(4 * 256 * 1024);
+    expect(await r.read(big, OPTIONS)).toEqual(await readDocument(big, OPTIONS));
     expect(r.pids).toEqual([pid]);
   });
 
@@ -138,9 +145,9 @@ describe('DocumentProcesses', () => {
 
 describe('ProcessPool', () => {
   const ENTRY = new URL('../src/knowledge/document-process.ts', import.meta.url);
-  const message = (text: string, fileName = 'a.txt') => ({ input: { bytes: utf8(text), fileName }, options: OPTIONS, limits: {} });
-  const request = (text: string, fileName?: string) => ({
-    message: message(text, fileName),
+  const request = (text: string, fileName = 'a.txt') => ({
+    message: { input: { fileName }, options: OPTIONS, limits: {} },
+    attachment: utf8(text),
     timeoutMs: 60_000,
     overTime: () => new Error('time'),
     overMemory: () => new Error('memory'),

@@ -96,12 +96,54 @@ const LONG_RUN = new RegExp(
   'gu',
 );
 
+/** Kinds of ASCII characters for runs: 1 letter, 2 digit, 3 whitespace, 4 other (`/` too), with bit 8 for `\r`, `\n`, `/`. */
+const ASCII_KIND = Uint8Array.from({ length: 128 }, (_, c) => {
+  const ch = String.fromCharCode(c);
+  const kind = /[A-Za-z]/.test(ch) ? 1 : /\d/.test(ch) ? 2 : /\s/.test(ch) ? 3 : 4;
+  return kind | (ch === '\r' || ch === '\n' || ch === '/' ? 8 : 0);
+});
+
+/** The kind (as ASCII_KIND) of a character of the Basic Multilingual Plane above ASCII, cached. */
+const wideKinds = new Map<number, number>();
+function wideKind(code: number): number {
+  let kind = wideKinds.get(code);
+  if (kind === undefined) {
+    const ch = String.fromCharCode(code);
+    kind = /\s/.test(ch) ? 3 : /[\p{L}\p{M}]/u.test(ch) ? 1 : /\p{N}/u.test(ch) ? 2 : 4;
+    if (wideKinds.size < 65_536) wideKinds.set(code, kind);
+  }
+  return kind;
+}
+
+/**
+ * False when `text[from, to)` surely has no run longer than RUN_CHARS, by one pass over its
+ * characters' kinds (the regular expression, several times slower, then runs only where there
+ * may be one). Surrogate pairs go to the regular expression.
+ */
+function mayHaveLongRun(text: string, from: number, to: number): boolean {
+  if (to - from <= RUN_CHARS) return false;
+  let kind = 0;
+  let run = 0;
+  let slashes = 0;
+  for (let at = from; at < to; at++) {
+    const code = text.charCodeAt(at);
+    if (code >= 0xd800 && code <= 0xdfff) return true;
+    const k = code < 128 ? (ASCII_KIND[code] as number) : wideKind(code);
+    run = (k & 7) === kind ? run + 1 : 1;
+    kind = k & 7;
+    slashes = k & 8 ? slashes + 1 : 0;
+    if (run > RUN_CHARS || slashes > RUN_CHARS) return true;
+  }
+  return false;
+}
+
 /**
  * `text[from, to)` as the spans chunks may be made of: cut inside every run longer than
  * RUN_CHARS (every RUN_CHARS characters, never inside a surrogate pair), long whitespace runs
  * left out. Chunks never cross from one span to the next.
  */
 function boundedSpans(text: string, from: number, to: number): [number, number][] {
+  if (!mayHaveLongRun(text, from, to)) return [[from, to]];
   const spans: [number, number][] = [];
   let start = from;
   for (const m of text.slice(from, to).matchAll(LONG_RUN)) {

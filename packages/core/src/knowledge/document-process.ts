@@ -1,6 +1,7 @@
 // Entry of a document reader process (a ProcessPool's process, see workers/process-pool.ts for
 // the protocol and the limits of time and memory kept from outside): it loads the tokenizer,
-// says `{ ready }`, then reads one document per `{ id, input, options, limits }` message,
+// says `{ ready }`, then reads one document per `{ id, input, slices, options, limits }`
+// message (its bytes came ahead as `slices` `{ id, slice }` messages),
 // answering `{ id, progress: 'parsed' }` between parsing and chunking (when parsing took long
 // enough for that to matter), the chunks beyond the first CHUNKS_PER_MESSAGE as
 // `{ id, progress: { chunks } }` messages of at most that many, then `{ id, result }` (the
@@ -15,10 +16,15 @@ import { type ReadOptions, readDocument, warmUp } from './read-document.js';
 
 interface Job {
   readonly id: number;
-  readonly input: ParseInput;
+  /** The document without its bytes, which came ahead in `slices` messages. */
+  readonly input: Omit<ParseInput, 'bytes'>;
+  readonly slices: number;
   readonly options: ReadOptions;
   readonly limits: DocumentLimits;
 }
+
+/** Slices of the bytes of the next document (one document at a time). */
+let slices: Uint8Array[] = [];
 
 const send = (message: Record<string, unknown>, then?: () => void) => {
   if (process.connected) process.send?.(message, undefined, {}, () => then?.());
@@ -45,11 +51,18 @@ process.on('unhandledRejection', crash);
 // The service is gone (or closed this reader): nothing is left to do.
 process.on('disconnect', () => process.exit(0));
 
-process.on('message', async (job: Job) => {
+process.on('message', async (message: Job | { id: number; slice: Uint8Array }) => {
+  if ('slice' in message) {
+    slices.push(message.slice);
+    return;
+  }
+  const job = message;
+  const bytes = slices.length === 1 ? (slices[0] as Uint8Array) : Buffer.concat(slices);
+  slices = [];
   current = job.id;
   try {
     const started = performance.now();
-    const { chunks, ...rest } = await readDocument(job.input, job.options, job.limits, () => {
+    const { chunks, ...rest } = await readDocument({ ...job.input, bytes }, job.options, job.limits, () => {
       if (performance.now() - started >= PARSED_AFTER_MS) send({ id: job.id, progress: 'parsed' });
     });
     for (let at = CHUNKS_PER_MESSAGE; at < chunks.length; at += CHUNKS_PER_MESSAGE) send({ id: job.id, progress: { chunks: chunks.slice(at, at + CHUNKS_PER_MESSAGE) } });

@@ -69,14 +69,13 @@ export class DocumentProcesses implements DocumentReader {
     hooks.signal?.addEventListener('abort', forward, { once: true });
     this.#reading.add(controller);
     const { timeoutMs, memoryMb } = this.#limits;
-    // The whole buffer behind a view would be copied to the process: send exactly the document.
-    const bytes = input.bytes.byteOffset === 0 && input.bytes.byteLength === input.bytes.buffer.byteLength ? input.bytes : input.bytes.slice();
     // The first chunks come with the result, any more before it, a few hundred per message (see
     // document-process.ts).
     const more: Chunk[] = [];
     try {
       const { chunkCount, ...rest } = (await this.#acquire().run({
-        message: { input: { ...input, bytes }, options, limits: this.#limits },
+        message: { input: { fileName: input.fileName, ...(input.fileType ? { fileType: input.fileType } : {}) }, options, limits: this.#limits },
+        attachment: input.bytes,
         timeoutMs,
         overTime: () => limitExceeded('timeoutMs', 'parsing and chunking the document did not end in time', timeoutMs, ' ms'),
         overMemory: () => limitExceeded('memoryMb', 'parsing and chunking the document needed more memory', memoryMb, ' MB'),

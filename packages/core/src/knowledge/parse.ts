@@ -627,7 +627,12 @@ const STOPWORDS: Record<string, readonly string[]> = {
   sv: ['och', 'att', 'det', 'som', 'en', 'är', 'av', 'för', 'med', 'till', 'den', 'har', 'inte', 'om', 'ett', 'på', 'jag', 'var'],
   pl: ['i', 'w', 'nie', 'na', 'się', 'z', 'jest', 'że', 'do', 'to', 'jak', 'ale', 'co', 'od', 'po', 'tak', 'przez', 'dla'],
 };
-const STOPWORD_SETS = Object.entries(STOPWORDS).map(([lang, words]) => [lang, new Set(words)] as const);
+const LANGUAGES = Object.keys(STOPWORDS);
+/** Each function word with the languages (indexes into LANGUAGES) it belongs to: one lookup per word of a text. */
+const STOPWORD_LANGUAGES = new Map<string, number[]>();
+for (const [i, lang] of LANGUAGES.entries()) {
+  for (const word of STOPWORDS[lang] as readonly string[]) STOPWORD_LANGUAGES.set(word, [...(STOPWORD_LANGUAGES.get(word) ?? []), i]);
+}
 
 /**
  * A cheap language guess, no model and no download: scripts tell zh, ja, ko, ru, uk, el, he,
@@ -637,8 +642,25 @@ const STOPWORD_SETS = Object.entries(STOPWORDS).map(([lang, words]) => [lang, ne
 export function detectLanguage(text: string): string | undefined {
   const sample = text.slice(0, 8000);
   const count = (re: RegExp) => sample.match(re)?.length ?? 0;
-  const letters = count(/\p{L}/gu);
+  // ASCII text (most documents) has none of the scripts below: one pass instead of ten.
+  let ascii = true;
+  let asciiLetters = 0;
+  for (let i = 0; i < sample.length; i++) {
+    const code = sample.charCodeAt(i) | 32;
+    if (code >= 128) {
+      ascii = false;
+      break;
+    }
+    if (code >= 97 && code <= 122) asciiLetters++;
+  }
+  const letters = ascii ? asciiLetters : count(/\p{L}/gu);
   if (letters < 20) return undefined;
+  if (!ascii) return scriptLanguage(letters, count) ?? wordLanguage(sample);
+  return wordLanguage(sample);
+}
+
+/** The language a sample's script tells (zh, ja, ko, ru, uk, el, he, ar, hi, th), if one does; `count` counts matches in the sample. */
+function scriptLanguage(letters: number, count: (re: RegExp) => number): string | undefined {
   if (count(/[\u3040-\u30ff]/g) / letters > 0.1) return 'ja';
   if (count(/\p{Script=Hangul}/gu) / letters > 0.3) return 'ko';
   if (count(/\p{Script=Han}/gu) / letters > 0.3) return 'zh';
@@ -653,19 +675,19 @@ export function detectLanguage(text: string): string | undefined {
   for (const [re, lang] of scripts) {
     if (count(re) / letters > 0.5) return lang === 'ru' && count(/[іїєґ]/giu) > 2 ? 'uk' : lang;
   }
+  return undefined;
+}
+
+/** The language whose function words are most frequent in a sample (en, de, fr, es, it, nl, pt, sv, pl), if clear. */
+function wordLanguage(sample: string): string | undefined {
   const words = sample.toLowerCase().match(/\p{L}+/gu) ?? [];
   if (words.length < 8) return undefined;
-  let best: string | undefined;
-  let bestHits = 0;
-  for (const [lang, set] of STOPWORD_SETS) {
-    let hits = 0;
-    for (const w of words) if (set.has(w)) hits++;
-    if (hits > bestHits) {
-      best = lang;
-      bestHits = hits;
-    }
-  }
-  return bestHits / words.length >= 0.08 ? best : undefined;
+  const hits = new Array<number>(LANGUAGES.length).fill(0);
+  for (const w of words) for (const i of STOPWORD_LANGUAGES.get(w) ?? []) hits[i] = (hits[i] as number) + 1;
+  // The first language with the most hits, as when they were counted one language after another.
+  let best = 0;
+  for (let i = 1; i < hits.length; i++) if ((hits[i] as number) > (hits[best] as number)) best = i;
+  return (hits[best] as number) > 0 && (hits[best] as number) / words.length >= 0.08 ? LANGUAGES[best] : undefined;
 }
 
 /** `en-US` → `en`; undefined for anything that is not a language tag. */

@@ -8,7 +8,8 @@ import { forkModule } from './fork-module.js';
  * The protocol of a pool process (see knowledge/document-process.ts): it says `{ ready }` once
  * loaded, then answers each `{ id, ...request }` with `{ id, result }` or `{ id, error }` (a
  * `PlatformError`'s code, message and details), optionally after `{ id, progress }` messages; a
- * crash it can still report is `{ id, crash }` before it exits.
+ * crash it can still report is `{ id, crash }` before it exits. A request's attachment arrives
+ * first as `{ id, slice }` messages, in order; the request itself then says `slices: n`.
  */
 type Reply =
   | { readonly ready: true }
@@ -28,14 +29,15 @@ export interface ProcessPoolOptions {
   readonly memoryMb: number;
   /**
    * Another process starts only when a request has waited this long (ms) while every running
-   * one is busy. Default 100: a stream of small requests keeps one warm process (each new one
-   * loads everything again, and its caches start cold), a long request soon gets company.
+   * one is busy. Default 1000: a stream of small requests keeps one warm process (a new one
+   * costs about a second of CPU to load, and its caches start cold), a long request soon gets
+   * company.
    */
   readonly spawnAfterMs?: number;
   /**
-   * Scheduling priority ("nice", 0-19) of the processes. Default 10: under load the CPU goes to
-   * this process first (its event loop, and its own workers), so a long request cannot slow
-   * answering while the work still gets the cores nothing else wants.
+   * Scheduling priority ("nice", 0-19) of the processes. Default 10: when the machine is busy,
+   * the CPU goes to this process first (its event loop, its own workers), so a document being
+   * parsed cannot slow the answers of the server.
    */
   readonly nice?: number;
 }
@@ -43,6 +45,11 @@ export interface ProcessPoolOptions {
 export interface PoolRequest {
   /** Sent to the process as it is (structured clone), with an `id` added. */
   readonly message: Record<string, unknown>;
+  /**
+   * Bytes sent ahead of the message in slices of 256 KB, one per turn of the event loop:
+   * serializing megabytes in one message held this thread for tens of milliseconds.
+   */
+  readonly attachment?: Uint8Array;
   /** From the moment a process takes the request; then the process is killed and the request fails with `overTime()`. */
   readonly timeoutMs: number;
   readonly overTime: () => unknown;
@@ -74,6 +81,9 @@ interface Slot {
   stderr: string;
 }
 
+/** Bytes of an attachment per message (see `PoolRequest.attachment`). */
+const ATTACHMENT_SLICE = 256 * 1024;
+
 /** How often the memory of a busy process is looked at (Linux), in ms. */
 const MEMORY_CHECK_MS = 100;
 
@@ -97,7 +107,7 @@ async function residentMb(pid: number | undefined): Promise<number | undefined> 
  *   process starts when work needs one. One that dies before it is ready fails the waiting
  *   requests instead of being restarted in a loop.
  * - **Warm and lazy.** The first request starts one process; another starts only when a
- *   request has waited `spawnAfterMs` while every running one is busy. Processes stay for the
+ *   request has waited `spawnAfterMs` while every running one is busy, one at a time. Processes stay for the
  *   next requests; idle ones are unref'd so they never keep this process alive, and they exit
  *   when it does (their IPC channel closes).
  * - **Least privilege.** A process gets an empty environment (no credentials), none of this
@@ -200,10 +210,11 @@ export class ProcessPool {
         this.#dispatch(idle, this.#queue.shift() as Job);
         continue;
       }
-      const starting = this.#slots.filter((s) => !s.ready).length;
-      if (this.#slots.length >= this.#o.processes || starting >= this.#queue.length) break;
+      // One process starts at a time: while one loads (seconds, cold), the requests wait for it
+      // rather than start more (each loads everything again).
+      if (this.#slots.length >= this.#o.processes || this.#slots.some((s) => !s.ready)) break;
       const waited = performance.now() - (this.#queue[0] as Job).since;
-      const delay = this.#o.spawnAfterMs ?? 100;
+      const delay = this.#o.spawnAfterMs ?? 1000;
       if (this.#slots.length > 0 && waited < delay) {
         this.#spawnTimer = setTimeout(() => this.#pump(), delay - waited);
         break;
@@ -223,7 +234,7 @@ export class ProcessPool {
   #dispatch(slot: Slot, job: Job): void {
     slot.job = job;
     const { request } = job;
-    slot.child.send({ ...request.message, id: job.id });
+    void this.#send(slot, job);
     slot.timers = [
       setTimeout(() => this.#kill(slot, request.overTime()), request.timeoutMs),
       setInterval(() => {
@@ -232,6 +243,19 @@ export class ProcessPool {
         });
       }, MEMORY_CHECK_MS),
     ];
+  }
+
+  /** Sends a request: its attachment's slices, yielding between them, then the message. */
+  async #send(slot: Slot, job: Job): Promise<void> {
+    const { attachment, message } = job.request;
+    let slices = 0;
+    for (let at = 0; attachment && at < attachment.length; at += ATTACHMENT_SLICE) {
+      if (slices > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      if (slot.job !== job) return; // killed or aborted meanwhile
+      slot.child.send({ id: job.id, slice: attachment.subarray(at, at + ATTACHMENT_SLICE) });
+      slices++;
+    }
+    slot.child.send({ ...message, id: job.id, slices });
   }
 
   /** Ends a process now: its request (if any) fails with `error`; a new process starts when work needs one. */
