@@ -106,7 +106,7 @@ export interface KnowledgeAdapters {
   readonly embedder: EmbeddingModel | EmbedderResolver;
   /** Where uploaded files and document texts are kept (for re-indexing). Default: in memory. */
   readonly blobs?: BlobStore;
-  /** Most documents indexed at the same time. Default 16. */
+  /** Most documents indexed at the same time. Default 32. */
   readonly concurrency?: number;
   /** Most bytes of document sources indexed at the same time (a larger one runs alone). Default 64 MiB. */
   readonly concurrentBytes?: number;

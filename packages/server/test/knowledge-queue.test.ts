@@ -56,17 +56,17 @@ async function setup(knowledge: { concurrency?: number; concurrentBytes?: number
 }
 
 describe('the indexing queue', () => {
-  it('indexes 16 documents at a time by default, so their texts wait together for the embedder', async () => {
+  it('indexes 32 documents at a time by default, so their texts wait together for the embedder', async () => {
     const { gate, add, statuses, settle } = await setup();
-    for (let i = 0; i < 20; i++) await add(i, `Document number ${i} about refunds and invoices.`);
-    await settle(() => gate.inFlight() === 16);
-    await new Promise((r) => setTimeout(r, 50)); // no 17th starts
-    expect(gate.inFlight()).toBe(16);
-    expect((await statuses()).filter((s) => s === 'pending')).toHaveLength(4);
+    for (let i = 0; i < 40; i++) await add(i, `Document number ${i} about refunds and invoices.`);
+    await settle(() => gate.inFlight() === 32);
+    await new Promise((r) => setTimeout(r, 50)); // no 33rd starts
+    expect(gate.inFlight()).toBe(32);
+    expect((await statuses()).filter((s) => s === 'pending')).toHaveLength(8);
     gate.release();
     await settle(async () => (await statuses()).every((s) => s === 'completed'));
     expect((await statuses()).every((s) => s === 'completed')).toBe(true);
-    expect(gate.most()).toBe(16);
+    expect(gate.most()).toBe(32);
   });
 
   it('keeps the sources being indexed under the byte budget, and runs a larger document alone', async () => {

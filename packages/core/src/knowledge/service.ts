@@ -65,9 +65,11 @@ export interface KnowledgeOptions {
   readonly clock: Clock;
   readonly ids: IdGenerator;
   /**
-   * Most documents indexed at the same time. Default 16: documents of one chunk each give the
+   * Most documents indexed at the same time. Default 32: documents of one chunk each give the
    * embedder one text each, and an embedder that batches (the built-in pool) needs many waiting
-   * to fill its batches.
+   * to fill its batches; since documents are read in a process of their own, their texts reach
+   * the embedder a message apart, and with 16 at a time batches of one to three texts doubled
+   * (HTTP ingest / raw embedder 0.81 instead of 0.86; 32 gave 0.86, docs/BENCHMARKS.md).
    */
   readonly concurrency?: number;
   /**
@@ -101,7 +103,7 @@ export type IndexingEvent =
   | { readonly type: 'complete'; readonly progress: 100; readonly message: string; readonly documentId: string }
   | { readonly type: 'error'; readonly message: string; readonly documentId: string };
 
-export const DEFAULT_CONCURRENCY = 16;
+export const DEFAULT_CONCURRENCY = 32;
 export const DEFAULT_CONCURRENT_BYTES = 64 * 1024 * 1024;
 
 /** Most bytes of submitted text kept in memory for jobs not yet run (see `KnowledgeBase#sources`). */
