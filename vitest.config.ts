@@ -10,5 +10,8 @@ export default defineConfig({
     include: ['packages/*/test/**/*.test.ts', 'examples/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // A run folder for the run's private PostgreSQL server, started by the first test that asks
+    // (postgresDatabase() in @agent-platform/core/testing) and stopped at the end of the run.
+    globalSetup: ['packages/core/src/testing/postgres-global-setup.ts'],
   },
 });

@@ -5,3 +5,5 @@ export { describeEmbeddingModel, type EmbeddingSuiteOptions } from './embedding-
 export { describeChatModel, type ChatModelSuiteOptions, type ScriptedChatReply } from './chat-model-suite.js';
 export { describeToolSandbox, type ToolSandboxSuiteOptions } from './tool-sandbox-suite.js';
 export { deepJson, deepValue, type NestingShape } from './deep-values.js';
+export { postgresDatabase } from './postgres-run.js';
+export { type PostgresCluster, createPostgresDatabase, findServerBinaries, startPostgresCluster, stopPostgresCluster } from './postgres-cluster.js';
