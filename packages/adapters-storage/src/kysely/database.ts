@@ -1,0 +1,160 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/**
+ * A point in time: SQLite stores integers of epoch milliseconds (they sort correctly, compare
+ * exactly and round-trip a `Date` to the millisecond), PostgreSQL `timestamptz` (read back as a
+ * `Date`). `new Date(value)` reads either.
+ */
+export type Timestamp = number | Date;
+/** A boolean: SQLite 1 or 0, PostgreSQL `boolean`. `value === 1 || value === true` reads either. */
+export type Flag = number | boolean;
+/** JSON: written as its text; read back as text (SQLite) or parsed (PostgreSQL `json`). */
+export type Json = ColumnType<unknown, string, string>;
+/** A chunk's row number: SQLite `integer`, PostgreSQL `bigint` (read back as a string). */
+export type RowId = number | string;
+
+/**
+ * Tables as kysely sees them, the same logical schema on every dialect. Where the dialects store
+ * a value differently the column's type says so, and the dialect's codecs (see `StorageDialect`)
+ * write it: timestamps (`Timestamp`), flags (`Flag`), JSON (`Json`) and 64-bit integers.
+ */
+export interface Database {
+  users: { id: string; created_at: Timestamp; project_count: Generated<number> };
+  api_keys: {
+    id: string;
+    user_id: string;
+    name: string;
+    lookup: string;
+    hash: string;
+    created_at: Timestamp;
+    last_used_at: Timestamp | null;
+  };
+  documents: {
+    id: string;
+    user_id: string;
+    project_id: string;
+    file_id: string | null;
+    /** Blob key of the document's source (its own id, or its uploaded file's id). */
+    source_key: string;
+    file_name: string;
+    file_type: string;
+    source_type: string;
+    status: string;
+    chunk_count: number;
+    vector_count: number;
+    error: string | null;
+    metadata: Json;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+  };
+  files: {
+    id: string;
+    user_id: string;
+    project_id: string;
+    file_name: string;
+    file_type: string;
+    /** bigint on PostgreSQL (read back as a string) */
+    size: number | string;
+    created_at: Timestamp;
+  };
+  chunks: {
+    row_id: Generated<RowId>;
+    id: string;
+    document_id: string;
+    project_id: string;
+    chunk_index: number;
+    text: string;
+    token_count: number;
+    metadata: Json;
+  };
+  credentials: {
+    id: string;
+    user_id: string;
+    name: string;
+    provider: string;
+    secret: string;
+    last4: string;
+    base_url: string | null;
+    /** Sealed whole base URL, or null (migration 0010). */
+    base_url_secret: string | null;
+    proxy: Flag;
+    is_valid: Flag | null;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+  };
+  chats: { id: string; user_id: string; project_id: string; name: string; created_at: Timestamp; updated_at: Timestamp };
+  chat_messages: {
+    chat_id: string;
+    position: number;
+    role: string;
+    content: string | null;
+    /** JSON array or null */
+    tool_calls: ColumnType<unknown, string | null, string | null>;
+    tool_call_id: string | null;
+    created_at: Timestamp;
+  };
+  tools: {
+    id: string;
+    user_id: string;
+    project_id: string;
+    name: string;
+    description: string;
+    language: string;
+    code: string;
+    parameters: Json;
+    /** JSON array */
+    dependencies: Json;
+    enabled: Flag;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+  };
+  mcp_servers: {
+    id: string;
+    user_id: string;
+    project_id: string;
+    name: string;
+    transport: string;
+    url: string | null;
+    command: string | null;
+    /** JSON array */
+    args: Json;
+    /** JSON array */
+    header_names: Json;
+    /** JSON array */
+    env_names: Json;
+    /** Sealed JSON or null */
+    secrets: string | null;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+  };
+  /** The vector of a chunk, kept for re-indexing; goes with its chunk row (foreign key cascade). */
+  chunk_embeddings: {
+    /** `chunks.row_id` */
+    chunk_row_id: RowId;
+    /** Id of the embedding model that made it. */
+    model: string;
+    /** float32 values in the machine's byte order (little-endian on x64 and arm64) */
+    embedding: Uint8Array;
+  };
+  knowledge_settings: { project_id: string; settings: Json; updated_at: Timestamp };
+  jobs: {
+    id: string;
+    kind: string;
+    document_id: string;
+    payload: Json;
+    attempts: number;
+    created_at: Timestamp;
+  };
+  projects: {
+    id: string;
+    user_id: string;
+    name: string;
+    description: string;
+    icon: string;
+    color: string;
+    model: string;
+    provider: string;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+  };
+}

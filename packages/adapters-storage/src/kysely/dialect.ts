@@ -1,0 +1,55 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, Flag, RowId, Timestamp } from './database.js';
+
+/** The database handle the repositories run on: the whole database or one transaction. */
+export type Db = Kysely<Database> | Transaction<Database>;
+
+/** A chunk row as the keyword index sees it on write. */
+export interface IndexedChunk {
+  readonly rowId: RowId;
+  readonly documentId: string;
+  readonly text: string;
+}
+
+/**
+ * The keyword index: BM25 over `keywordTerms` (core's analyzer) of each chunk's text, with the
+ * statistics (row count, average length, document frequency) of the whole index, as SQLite's
+ * FTS5 `bm25()` computes them (k1 1.2, b 0.75, idf floored at 1e-6).
+ */
+export interface KeywordIndex {
+  /**
+   * Indexes chunk rows just inserted, in the inserting transaction. Rows leave the index with
+   * their chunk rows (the dialect's schema sees to it).
+   */
+  add(tx: Db, chunks: readonly IndexedChunk[]): Promise<void>;
+  /**
+   * Chunk ids of `projectId` matching any of `terms` (distinct, analyzed), best first, at most
+   * `limit`; higher scores are better.
+   */
+  search(db: Db, projectId: string, terms: readonly string[], limit: number): Promise<{ id: string; score: number }[]>;
+}
+
+/**
+ * What differs between the databases under the shared kysely repositories (as kysely's own
+ * `DialectAdapter` does for SQL): how values are stored, how a UNIQUE violation looks, how a
+ * case-insensitive LIKE is spelled, and the keyword index. The schema itself is each dialect's
+ * own migration list, producing the same logical tables (`Database`).
+ */
+export interface StorageDialect {
+  /** A `Date` as timestamp columns store it. */
+  time(date: Date): Timestamp;
+  /** A boolean as flag columns store it. */
+  flag(value: boolean): Flag;
+  /** A JSON column's value as read back, parsed. */
+  readJson(value: unknown): unknown;
+  /** The case-insensitive LIKE operator (SQLite's `like` already is, for ASCII letters). */
+  readonly caseInsensitiveLike: 'like' | 'ilike';
+  /** A UNIQUE index's violation, not the primary key's (callers turn it into `conflict`). */
+  isUniqueViolation(error: unknown): boolean;
+  readonly keywords: KeywordIndex;
+}
+
+/** Reads a timestamp column (either dialect's). */
+export const readTime = (value: Timestamp): Date => new Date(value);
+/** Reads a flag column (either dialect's). */
+export const readFlag = (value: Flag): boolean => value === true || value === 1;

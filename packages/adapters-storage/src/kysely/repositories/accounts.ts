@@ -1,0 +1,205 @@
+import type { ListPosition, ProjectListQuery, StorageAdapter } from '@agent-platform/core';
+import { type Expression, type SqlBool, sql, type Updateable } from 'kysely';
+import type { Database } from '../database.js';
+import type { StorageDialect } from '../dialect.js';
+import type { RepositoryContext } from './context.js';
+
+type ProjectRow = Database['projects'];
+
+/** `%`, `_` and the escape character itself match literally in LIKE ... ESCAPE '\'. */
+const likePattern = (word: string) => `%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** Rows at or before `p` in newest-first order (createdAt desc, id desc). */
+function atOrBefore(dialect: StorageDialect, p: ListPosition) {
+  const t = dialect.time(p.createdAt);
+  return sql<SqlBool>`(created_at > ${t} or (created_at = ${t} and id >= ${p.id}))`;
+}
+
+function projectFilter(dialect: StorageDialect, query: ProjectListQuery): Expression<SqlBool>[] {
+  const conditions = [sql<SqlBool>`user_id = ${query.userId}`];
+  if (query.searchWord) {
+    conditions.push(sql<SqlBool>`name ${sql.raw(dialect.caseInsensitiveLike)} ${likePattern(query.searchWord)} escape '\\'`);
+  }
+  return conditions;
+}
+
+/** Users, their keys, projects and credentials. */
+export function accountRepositories({ db, dialect, records }: RepositoryContext): Pick<StorageAdapter, 'users' | 'apiKeys' | 'projects' | 'credentials'> {
+  const { time, flag } = dialect;
+  const { toCredential, toKey, toProject, toUser } = records;
+  return {
+    users: {
+      async insert(user) {
+        await db.insertInto('users').values({ id: user.id, created_at: time(user.createdAt) }).execute();
+      },
+      async get(id) {
+        const row = await db.selectFrom('users').select(['id', 'created_at']).where('id', '=', id).executeTakeFirst();
+        return row && toUser(row);
+      },
+    },
+    apiKeys: {
+      async insert(key) {
+        await db
+          .insertInto('api_keys')
+          .values({
+            id: key.id,
+            user_id: key.userId,
+            name: key.name,
+            lookup: key.lookup,
+            hash: key.hash,
+            created_at: time(key.createdAt),
+            last_used_at: (key.lastUsedAt ? time(key.lastUsedAt) : null),
+          })
+          .execute();
+      },
+      async findByLookup(lookup) {
+        const row = await db.selectFrom('api_keys').selectAll().where('lookup', '=', lookup).executeTakeFirst();
+        return row && toKey(row);
+      },
+      async list(userId) {
+        const rows = await db
+          .selectFrom('api_keys')
+          .selectAll()
+          .where('user_id', '=', userId)
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .execute();
+        return rows.map(toKey);
+      },
+      async delete(userId, id) {
+        const result = await db.deleteFrom('api_keys').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return result.numDeletedRows > 0n;
+      },
+      async touch(id, at) {
+        await db.updateTable('api_keys').set({ last_used_at: time(at) }).where('id', '=', id).execute();
+      },
+      async count() {
+        const row = await db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        return Number(row.n);
+      },
+    },
+    projects: {
+      async insert(p) {
+        await db
+          .insertInto('projects')
+          .values({
+            id: p.id,
+            user_id: p.userId,
+            name: p.name,
+            description: p.description,
+            icon: p.icon,
+            color: p.color,
+            model: p.model,
+            provider: p.provider,
+            created_at: time(p.createdAt),
+            updated_at: time(p.updatedAt),
+          })
+          .execute();
+      },
+      async get(userId, id) {
+        const row = await db.selectFrom('projects').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return row && toProject(row);
+      },
+      async list(query) {
+        const filter = projectFilter(dialect, query);
+        const count = (extra: Expression<SqlBool>[]) =>
+          db
+            .selectFrom('projects')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where((eb) => eb.and([...filter, ...extra]))
+            .executeTakeFirstOrThrow()
+            .then((r) => Number(r.n));
+        let page = db
+          .selectFrom('projects')
+          .selectAll()
+          .where((eb) => eb.and(filter))
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(query.limit);
+        let start = query.offset ?? 0;
+        if (query.after) {
+          page = page.where(sql<SqlBool>`not ${atOrBefore(dialect, query.after)}`);
+          start = await count([atOrBefore(dialect, query.after)]);
+        } else if (start > 0) {
+          page = page.offset(start);
+        }
+        const rows = await page.execute();
+        const total = query.searchWord
+          ? await count([])
+          : Number(
+              (await db.selectFrom('users').select('project_count').where('id', '=', query.userId).executeTakeFirst())
+                ?.project_count ?? 0,
+            );
+        return { items: rows.map(toProject), total, start };
+      },
+      async update(userId, id, patch) {
+        const set: Updateable<ProjectRow> = { updated_at: time(patch.updatedAt) };
+        for (const field of ['name', 'description', 'icon', 'color', 'model', 'provider'] as const) {
+          const value = patch[field];
+          if (value !== undefined) set[field] = value;
+        }
+        const row = await db
+          .updateTable('projects')
+          .set(set)
+          .where('id', '=', id)
+          .where('user_id', '=', userId)
+          .returningAll()
+          .executeTakeFirst();
+        return row && toProject(row);
+      },
+      async delete(userId, id) {
+        const result = await db.deleteFrom('projects').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return result.numDeletedRows > 0n;
+      },
+    },
+    credentials: {
+      async insert(c) {
+        await db
+          .insertInto('credentials')
+          .values({
+            id: c.id,
+            user_id: c.userId,
+            name: c.name,
+            provider: c.provider,
+            secret: c.secret,
+            last4: c.last4,
+            base_url: c.baseUrl,
+            base_url_secret: c.baseUrlSecret,
+            proxy: flag(c.proxy),
+            is_valid: c.isValid === null ? null : flag(c.isValid),
+            created_at: time(c.createdAt),
+            updated_at: time(c.updatedAt),
+          })
+          .execute();
+      },
+      async get(userId, id) {
+        const row = await db.selectFrom('credentials').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return row && toCredential(row);
+      },
+      async list(userId) {
+        const rows = await db
+          .selectFrom('credentials')
+          .selectAll()
+          .where('user_id', '=', userId)
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .execute();
+        return rows.map(toCredential);
+      },
+      async update(userId, id, patch) {
+        const set: Updateable<Database['credentials']> = { updated_at: time(patch.updatedAt) };
+        if (patch.name !== undefined) set.name = patch.name;
+        if (patch.secret !== undefined) set.secret = patch.secret;
+        if (patch.last4 !== undefined) set.last4 = patch.last4;
+        if (patch.proxy !== undefined) set.proxy = flag(patch.proxy);
+        if (patch.isValid !== undefined) set.is_valid = patch.isValid === null ? null : flag(patch.isValid);
+        const row = await db.updateTable('credentials').set(set).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
+        return row && toCredential(row);
+      },
+      async delete(userId, id) {
+        const result = await db.deleteFrom('credentials').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return result.numDeletedRows > 0n;
+      },
+    },
+  };
+}

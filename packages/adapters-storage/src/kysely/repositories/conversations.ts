@@ -1,0 +1,181 @@
+import { PlatformError, type StorageAdapter } from '@agent-platform/core';
+import type { Updateable } from 'kysely';
+import type { Database } from '../database.js';
+import { type RepositoryContext, atomically } from './context.js';
+
+/** Chats with their messages, tools and MCP servers. */
+export function conversationRepositories({ db, dialect, records }: RepositoryContext): Pick<StorageAdapter, 'chats' | 'tools' | 'mcpServers'> {
+  const { time, flag } = dialect;
+  const { toChat, toMcpServer, toMessage, toTool } = records;
+  return {
+    chats: {
+      async insert(chat) {
+        await db
+          .insertInto('chats')
+          .values({
+            id: chat.id,
+            user_id: chat.userId,
+            project_id: chat.projectId,
+            name: chat.name,
+            created_at: time(chat.createdAt),
+            updated_at: time(chat.updatedAt),
+          })
+          .execute();
+      },
+      async get(userId, id) {
+        const row = await db.selectFrom('chats').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return row && toChat(row);
+      },
+      async list(query) {
+        const rows = await db
+          .selectFrom('chats')
+          .selectAll()
+          .where('user_id', '=', query.userId)
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(query.limit)
+          .offset(query.offset)
+          .execute();
+        const { n } = await db
+          .selectFrom('chats')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('user_id', '=', query.userId)
+          .executeTakeFirstOrThrow();
+        return { items: rows.map(toChat), total: Number(n), start: query.offset };
+      },
+      async delete(userId, id) {
+        const result = await db.deleteFrom('chats').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return result.numDeletedRows > 0n;
+      },
+      async touch(id, at) {
+        await db.updateTable('chats').set({ updated_at: time(at) }).where('id', '=', id).execute();
+      },
+      async appendMessages(chatId, messages) {
+        if (messages.length === 0) return;
+        await atomically(db, async (tx) => {
+          const { next } = await tx
+            .selectFrom('chat_messages')
+            .select((eb) => eb.fn.coalesce(eb.fn.max('position'), eb.val(-1)).as('next'))
+            .where('chat_id', '=', chatId)
+            .executeTakeFirstOrThrow();
+          await tx
+            .insertInto('chat_messages')
+            .values(
+              messages.map((m, i) => ({
+                chat_id: chatId,
+                position: Number(next) + 1 + i,
+                role: m.role,
+                content: m.content,
+                tool_calls: m.toolCalls === null ? null : JSON.stringify(m.toolCalls),
+                tool_call_id: m.toolCallId,
+                created_at: time(m.createdAt),
+              })),
+            )
+            .execute();
+        });
+      },
+      async messages(chatId) {
+        const rows = await db.selectFrom('chat_messages').selectAll().where('chat_id', '=', chatId).orderBy('position').execute();
+        return rows.map(toMessage);
+      },
+    },
+    tools: {
+      async insert(t) {
+        await db
+          .insertInto('tools')
+          .values({
+            id: t.id,
+            user_id: t.userId,
+            project_id: t.projectId,
+            name: t.name,
+            description: t.description,
+            language: t.language,
+            code: t.code,
+            parameters: JSON.stringify(t.parameters),
+            dependencies: JSON.stringify(t.dependencies),
+            enabled: flag(t.enabled),
+            created_at: time(t.createdAt),
+            updated_at: time(t.updatedAt),
+          })
+          .execute();
+      },
+      async get(userId, id) {
+        const row = await db.selectFrom('tools').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return row && toTool(row);
+      },
+      async list(query) {
+        const filter = db.selectFrom('tools').where('project_id', '=', query.projectId).where('user_id', '=', query.userId);
+        const rows = await filter.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).offset(query.offset).execute();
+        const { n } = await filter.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        return { items: rows.map(toTool), total: Number(n), start: query.offset };
+      },
+      async enabled(projectId) {
+        const rows = await db.selectFrom('tools').selectAll().where('project_id', '=', projectId).where('enabled', '=', flag(true)).orderBy('created_at').orderBy('id').execute();
+        return rows.map(toTool);
+      },
+      async update(userId, id, patch) {
+        const set: Updateable<Database['tools']> = { updated_at: time(patch.updatedAt) };
+        if (patch.name !== undefined) set.name = patch.name;
+        if (patch.description !== undefined) set.description = patch.description;
+        if (patch.code !== undefined) set.code = patch.code;
+        if (patch.parameters !== undefined) set.parameters = JSON.stringify(patch.parameters);
+        if (patch.dependencies !== undefined) set.dependencies = JSON.stringify(patch.dependencies);
+        if (patch.enabled !== undefined) set.enabled = flag(patch.enabled);
+        const row = await db.updateTable('tools').set(set).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
+        return row && toTool(row);
+      },
+      async delete(userId, id) {
+        const result = await db.deleteFrom('tools').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return result.numDeletedRows > 0n;
+      },
+    },
+    mcpServers: {
+      async insert(m) {
+        try {
+          await db
+            .insertInto('mcp_servers')
+            .values({
+              id: m.id,
+              user_id: m.userId,
+              project_id: m.projectId,
+              name: m.name,
+              transport: m.transport,
+              url: m.url,
+              command: m.command,
+              args: JSON.stringify(m.args),
+              header_names: JSON.stringify(m.headerNames),
+              env_names: JSON.stringify(m.envNames),
+              secrets: m.secrets,
+              created_at: time(m.createdAt),
+              updated_at: time(m.updatedAt),
+            })
+            .execute();
+        } catch (error) {
+          // The only UNIQUE index of the table is (project_id, name).
+          if (dialect.isUniqueViolation(error)) {
+            throw new PlatformError('conflict', `An MCP server named "${m.name}" already exists in this project`, { cause: error });
+          }
+          throw error;
+        }
+      },
+      async get(userId, id) {
+        const row = await db.selectFrom('mcp_servers').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return row && toMcpServer(row);
+      },
+      async list(query) {
+        const filter = db.selectFrom('mcp_servers').where('project_id', '=', query.projectId).where('user_id', '=', query.userId);
+        const rows = await filter.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).offset(query.offset).execute();
+        const { n } = await filter.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        return { items: rows.map(toMcpServer), total: Number(n), start: query.offset };
+      },
+      async forProject(projectId) {
+        const rows = await db.selectFrom('mcp_servers').selectAll().where('project_id', '=', projectId).orderBy('created_at').orderBy('id').execute();
+        return rows.map(toMcpServer);
+      },
+      async delete(userId, id) {
+        const result = await db.deleteFrom('mcp_servers').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return result.numDeletedRows > 0n;
+      },
+    },
+  };
+}

@@ -1,0 +1,254 @@
+import { type ChunkRecord, createPacer, keywordTerms, type StorageAdapter } from '@agent-platform/core';
+import { sql, type Updateable } from 'kysely';
+import type { Database, RowId } from '../database.js';
+import { type RepositoryContext, atomically } from './context.js';
+
+/**
+ * A stored vector blob as a Float32Array of its own: copied byte by byte, since a Float32Array
+ * needs an aligned buffer and a Buffer's `.buffer` may be a shared pool slab.
+ */
+function toVector(blob: Uint8Array): Float32Array {
+  const vector = new Float32Array(blob.byteLength / 4);
+  new Uint8Array(vector.buffer).set(blob);
+  return vector;
+}
+
+const CHUNK_COLUMNS = ['id', 'document_id', 'project_id', 'chunk_index', 'text', 'token_count', 'metadata'] as const;
+
+/** Documents, files, chunks (with their vectors and keyword index), knowledge settings and jobs. */
+export function knowledgeRepositories({ db, dialect, records }: RepositoryContext): Pick<StorageAdapter, 'documents' | 'files' | 'chunks' | 'knowledgeSettings' | 'jobs'> {
+  const { time } = dialect;
+  const { toChunk, toDocument, toFile, toJob } = records;
+  return {
+    documents: {
+      async insert(d) {
+        await db
+          .insertInto('documents')
+          .values({
+            id: d.id,
+            user_id: d.userId,
+            project_id: d.projectId,
+            file_id: d.fileId,
+            source_key: d.sourceKey,
+            file_name: d.fileName,
+            file_type: d.fileType,
+            source_type: d.sourceType,
+            status: d.status,
+            chunk_count: d.chunkCount,
+            vector_count: d.vectorCount,
+            error: d.error,
+            metadata: JSON.stringify(d.metadata),
+            created_at: time(d.createdAt),
+            updated_at: time(d.updatedAt),
+          })
+          .execute();
+      },
+      async get(userId, id) {
+        const row = await db.selectFrom('documents').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return row && toDocument(row);
+      },
+      async list(query) {
+        let filter = db
+          .selectFrom('documents')
+          .where('project_id', '=', query.projectId)
+          .where('user_id', '=', query.userId);
+        if (query.status) filter = filter.where('status', '=', query.status);
+        const rows = await filter
+          .selectAll()
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(query.limit)
+          .offset(query.offset)
+          .execute();
+        const { n } = await filter.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        return { items: rows.map(toDocument), total: Number(n), start: query.offset };
+      },
+      async update(id, patch) {
+        const set: Updateable<Database['documents']> = { updated_at: time(patch.updatedAt) };
+        if (patch.status !== undefined) set.status = patch.status;
+        if (patch.chunkCount !== undefined) set.chunk_count = patch.chunkCount;
+        if (patch.vectorCount !== undefined) set.vector_count = patch.vectorCount;
+        if (patch.error !== undefined) set.error = patch.error;
+        if (patch.metadata !== undefined) set.metadata = JSON.stringify(patch.metadata);
+        const row = await db.updateTable('documents').set(set).where('id', '=', id).returningAll().executeTakeFirst();
+        return row && toDocument(row);
+      },
+      async delete(userId, id) {
+        const result = await db.deleteFrom('documents').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return result.numDeletedRows > 0n;
+      },
+      async listByStatus(statuses) {
+        if (statuses.length === 0) return [];
+        const rows = await db
+          .selectFrom('documents')
+          .selectAll()
+          .where('status', 'in', [...statuses])
+          .orderBy('created_at')
+          .orderBy('id')
+          .execute();
+        return rows.map(toDocument);
+      },
+    },
+    files: {
+      async insert(f) {
+        await db
+          .insertInto('files')
+          .values({ id: f.id, user_id: f.userId, project_id: f.projectId, file_name: f.fileName, file_type: f.fileType, size: f.size, created_at: time(f.createdAt) })
+          .execute();
+      },
+      async get(userId, id) {
+        const row = await db.selectFrom('files').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+        return row && toFile(row);
+      },
+      async deleteIfUnreferenced(id) {
+        // One statement: a document inserted meanwhile either comes first (the file stays) or after (it was gone).
+        const result = await sql`delete from files where id = ${id} and not exists (
+            select 1 from documents d where d.user_id = files.user_id and (d.file_id = files.id or d.source_key = files.id))`.execute(db);
+        return (result.numAffectedRows ?? 0n) > 0n;
+      },
+    },
+    chunks: {
+      async replaceForDocument(documentId, chunks, embeddings) {
+        if (embeddings && embeddings.vectors.length !== chunks.length) {
+          throw new Error(`${embeddings.vectors.length} vectors for ${chunks.length} chunks`);
+        }
+        // Thousands of rows are seconds of synchronous SQLite work: between batches the
+        // transaction lets the event loop answer other requests (its connection stays held, so
+        // no other query runs inside it).
+        const pace = createPacer();
+        await atomically(db, async (tx) => {
+          // Their stored vectors go with them (foreign key cascade).
+          await tx.deleteFrom('chunks').where('document_id', '=', documentId).execute();
+          // SQLite caps bound parameters per statement; 7 columns × 100 rows stays well under it.
+          for (let i = 0; i < chunks.length; i += 100) {
+            if (i > 0) await pace();
+            const batch = chunks.slice(i, i + 100);
+            const inserted = await tx
+              .insertInto('chunks')
+              .values(
+                batch.map((c) => ({
+                  id: c.id,
+                  document_id: documentId,
+                  project_id: c.projectId,
+                  chunk_index: c.index,
+                  text: c.text,
+                  token_count: c.tokenCount,
+                  metadata: JSON.stringify(c.metadata),
+                })),
+              )
+              .returning(['id', 'row_id'])
+              .execute();
+            // RETURNING gives the rows in no particular order: match them by id.
+            const rowIds = new Map(inserted.map((r) => [r.id, r.row_id]));
+            const rowId = (id: string) => rowIds.get(id) as RowId;
+            await dialect.keywords.add(
+              tx,
+              batch.map((c) => ({ rowId: rowId(c.id), documentId, text: c.text })),
+            );
+            if (!embeddings || batch.length === 0) continue;
+            await tx
+              .insertInto('chunk_embeddings')
+              .values(
+                batch.map((c, j) => {
+                  const v = embeddings.vectors[i + j] as Float32Array;
+                  return { chunk_row_id: rowId(c.id), model: embeddings.model, embedding: Buffer.from(v.buffer, v.byteOffset, v.byteLength) };
+                }),
+              )
+              .execute();
+          }
+        });
+      },
+      async embeddingsByText(documentId, model) {
+        const rows = await db
+          .selectFrom('chunks')
+          .innerJoin('chunk_embeddings', 'chunk_embeddings.chunk_row_id', 'chunks.row_id')
+          .select(['chunks.text as text', 'chunk_embeddings.embedding as embedding'])
+          .where('chunks.document_id', '=', documentId)
+          .where('chunk_embeddings.model', '=', model)
+          .execute();
+        return new Map(rows.map((r) => [r.text, toVector(r.embedding)]));
+      },
+      async embeddingsById(ids, model) {
+        const out = new Map<string, Float32Array>();
+        for (let i = 0; i < ids.length; i += 500) {
+          const rows = await db
+            .selectFrom('chunks')
+            .innerJoin('chunk_embeddings', 'chunk_embeddings.chunk_row_id', 'chunks.row_id')
+            .select(['chunks.id as id', 'chunk_embeddings.embedding as embedding'])
+            .where('chunks.id', 'in', ids.slice(i, i + 500))
+            .where('chunk_embeddings.model', '=', model)
+            .execute();
+          for (const r of rows) out.set(r.id, toVector(r.embedding));
+        }
+        return out;
+      },
+      async getMany(ids) {
+        const out: ChunkRecord[] = [];
+        for (let i = 0; i < ids.length; i += 500) {
+          const rows = await db.selectFrom('chunks').select(CHUNK_COLUMNS).where('id', 'in', ids.slice(i, i + 500)).execute();
+          out.push(...rows.map(toChunk));
+        }
+        return out;
+      },
+      async listByDocument(documentId) {
+        const rows = await db.selectFrom('chunks').select(CHUNK_COLUMNS).where('document_id', '=', documentId).orderBy('chunk_index').execute();
+        return rows.map(toChunk);
+      },
+      async keywordSearch(projectId, query, limit) {
+        // The query goes through the same analyzer as the texts; each distinct term counts once.
+        const terms = [...new Set(keywordTerms(query))];
+        if (terms.length === 0) return [];
+        return dialect.keywords.search(db, projectId, terms, limit);
+      },
+    },
+    knowledgeSettings: {
+      async get(projectId) {
+        const row = await db.selectFrom('knowledge_settings').select('settings').where('project_id', '=', projectId).executeTakeFirst();
+        return row && (dialect.readJson(row.settings) as Record<string, unknown>);
+      },
+      async put(projectId, settings, at) {
+        const values = { project_id: projectId, settings: JSON.stringify(settings), updated_at: time(at) };
+        await db
+          .insertInto('knowledge_settings')
+          .values(values)
+          .onConflict((oc) => oc.column('project_id').doUpdateSet({ settings: values.settings, updated_at: values.updated_at }))
+          .execute();
+      },
+    },
+    jobs: {
+      async insert(job) {
+        await db
+          .insertInto('jobs')
+          .values({
+            id: job.id,
+            kind: job.kind,
+            document_id: job.documentId,
+            payload: JSON.stringify(job.payload),
+            attempts: job.attempts,
+            created_at: time(job.createdAt),
+          })
+          .execute();
+      },
+      async list() {
+        const rows = await db.selectFrom('jobs').selectAll().orderBy('created_at').orderBy('id').execute();
+        return rows.map(toJob);
+      },
+      async get(id) {
+        const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+        return row && toJob(row);
+      },
+      async recordAttempt(id) {
+        const row = await db
+          .updateTable('jobs')
+          .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+          .where('id', '=', id)
+          .returning('attempts')
+          .executeTakeFirst();
+        return row?.attempts ?? 0;
+      },
+      async delete(id) {
+        await db.deleteFrom('jobs').where('id', '=', id).execute();
+      },
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import type { StorageAdapter } from '@agent-platform/core';
+import type { Kysely } from 'kysely';
+import type { Database } from './database.js';
+import type { Db, StorageDialect } from './dialect.js';
+import { createRecords } from './records.js';
+import { accountRepositories } from './repositories/accounts.js';
+import { conversationRepositories } from './repositories/conversations.js';
+import { knowledgeRepositories } from './repositories/knowledge.js';
+
+/**
+ * A `StorageAdapter` over a migrated kysely database: the shared repositories, with what differs
+ * between databases taken from `dialect`. `close` runs once, however often it is called.
+ */
+export function kyselyStorage(db: Kysely<Database>, dialect: StorageDialect, close: () => Promise<void>): StorageAdapter {
+  const records = createRecords(dialect);
+  let closed: Promise<void> | undefined;
+  const closeOnce = () => {
+    closed ??= close();
+    return closed;
+  };
+  const adapter = (over: Db): StorageAdapter => {
+    const context = { db: over, dialect, records };
+    return {
+      ...accountRepositories(context),
+      ...knowledgeRepositories(context),
+      ...conversationRepositories(context),
+      // A transaction inside a transaction runs in the outer one.
+      transaction: over.isTransaction
+        ? (fn) => fn(adapter(over))
+        : (fn) => (over as Kysely<Database>).transaction().execute((trx) => fn(adapter(trx))),
+      close: closeOnce,
+    };
+  };
+  return adapter(db);
+}
