@@ -1,3 +1,4 @@
 export { memoryStorage } from './memory/index.js';
 export { type SqliteStorageOptions, sqliteStorage } from './sqlite/index.js';
+export { type PostgresStorageOptions, postgresStorage } from './postgres/index.js';
 export { fileBlobStore, memoryBlobStore } from './blobs/index.js';

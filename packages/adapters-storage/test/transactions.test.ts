@@ -1,12 +1,15 @@
 import type { StorageAdapter } from '@agent-platform/core';
+import { postgresDatabase } from '@agent-platform/core/testing';
 import { describe, expect, it } from 'vitest';
 import { memoryStorage } from '../src/memory/index.js';
+import { postgresStorage } from '../src/postgres/index.js';
 import { sqliteStorage } from '../src/sqlite/index.js';
 
 const at = new Date('2026-01-01T00:00:00.000Z');
 const adapters: [string, () => Promise<StorageAdapter>][] = [
   ['memory', async () => memoryStorage()],
   ['sqlite', () => sqliteStorage({ path: ':memory:' })],
+  ['postgres', async () => postgresStorage({ connectionString: await postgresDatabase() })],
 ];
 
 describe.each(adapters)('%s transactions', (_name, create) => {

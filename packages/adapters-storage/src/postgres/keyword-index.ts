@@ -1,0 +1,71 @@
+import { keywordTerms } from '@agent-platform/core';
+import { sql } from 'kysely';
+import type { RowId } from '../kysely/database.js';
+import type { KeywordIndex } from '../kysely/dialect.js';
+
+/** The keyword index's own tables (migration 0001, createKeywordIndex). */
+type KeywordTables = {
+  chunk_terms: { term: string; chunk_row_id: RowId; frequency: number };
+  chunk_lengths: { chunk_row_id: RowId; slot: number; terms: number };
+};
+
+const SLOTS = 16;
+/** Which of keyword_stats' slots a document's chunks count in: a stable hash of its id. */
+function slotOf(documentId: string): number {
+  let h = 0;
+  for (let i = 0; i < documentId.length; i++) h = (h * 31 + documentId.charCodeAt(i)) | 0;
+  return Math.abs(h) % SLOTS;
+}
+
+/** Rows per INSERT: 3 parameters each, well under PostgreSQL's 65,535 per statement. */
+const BATCH = 5000;
+
+/**
+ * BM25 in SQL over terms computed here, in TypeScript, by core's analyzer (the one SQLite's
+ * triggers call), with FTS5's formula and statistics so both databases rank alike: over the whole
+ * index, N chunks of average length avgdl; a term in n of them has
+ * idf = max(ln((N - n + 0.5) / (n + 0.5)), 1e-6); a chunk of length D with the term f times
+ * scores idf · f · (k1 + 1) / (f + k1 · (1 - b + b · D / avgdl)), k1 1.2, b 0.75, summed over
+ * the query's distinct terms.
+ */
+export const postgresKeywordIndex: KeywordIndex = {
+  async add(tx, chunks) {
+    if (chunks.length === 0) return;
+    const db = tx.withTables<KeywordTables>();
+    const lengths: KeywordTables['chunk_lengths'][] = [];
+    const postings: KeywordTables['chunk_terms'][] = [];
+    for (const chunk of chunks) {
+      const terms = keywordTerms(chunk.text);
+      // Every chunk counts in N and the average length, also one of stop words only (as in FTS5).
+      lengths.push({ chunk_row_id: chunk.rowId, slot: slotOf(chunk.documentId), terms: terms.length });
+      const counts = new Map<string, number>();
+      for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
+      for (const [term, frequency] of counts) postings.push({ term, chunk_row_id: chunk.rowId, frequency });
+    }
+    await db.insertInto('chunk_lengths').values(lengths).execute();
+    for (let i = 0; i < postings.length; i += BATCH) await db.insertInto('chunk_terms').values(postings.slice(i, i + BATCH)).execute();
+  },
+  async search(db, projectId, terms, limit) {
+    const rows = await sql<{ id: string; score: number }>`
+      with stats as (
+        select coalesce(sum(chunks), 0)::float8 as n, coalesce(sum(terms), 0)::float8 as total from keyword_stats
+      ), hits as (
+        select term, count(*)::float8 as n from chunk_terms where term = any(${terms}::text[]) group by term
+      )
+      select c.id,
+        sum(
+          greatest(ln((s.n - h.n + 0.5) / (h.n + 0.5)), 1e-6)
+          * (t.frequency * 2.2) / (t.frequency + 1.2 * (0.25 + 0.75 * l.terms / (s.total / s.n)))
+        ) as score
+      from chunk_terms t
+      join hits h on h.term = t.term
+      join chunks c on c.row_id = t.chunk_row_id
+      join chunk_lengths l on l.chunk_row_id = t.chunk_row_id
+      cross join stats s
+      where t.term = any(${terms}::text[]) and c.project_id = ${projectId}
+      group by c.id
+      order by score desc, c.id
+      limit ${limit}`.execute(db);
+    return rows.rows.map((r) => ({ id: r.id, score: Number(r.score) }));
+  },
+};

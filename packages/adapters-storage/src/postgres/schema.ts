@@ -1,0 +1,260 @@
+import { type Kysely, type Migration, sql } from 'kysely';
+
+/**
+ * PostgreSQL's migrations: the same logical tables as SQLite's list (see `Database`), in
+ * PostgreSQL's types: `timestamptz`, `boolean`, `json` (kept as written, key order included),
+ * `bigint` row numbers and sizes, `bytea` vectors. The keyword index is tables of analyzed terms
+ * (see keyword-index.ts) instead of FTS5. Applied in name order at open, under kysely's
+ * migration lock (a PostgreSQL advisory lock), so instances starting together migrate once.
+ * Never edit a released one: add the next number.
+ */
+export const migrations: Record<string, Migration> = {
+  '0001_schema': {
+    async up(db: Kysely<any>) {
+      const time = 'timestamptz';
+      await db.schema
+        .createTable('users')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('created_at', time, (c) => c.notNull())
+        // Kept by a trigger: the unfiltered project list's total without counting rows.
+        .addColumn('project_count', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .createTable('api_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('lookup', 'text', (c) => c.notNull().unique())
+        .addColumn('hash', 'text', (c) => c.notNull())
+        .addColumn('created_at', time, (c) => c.notNull())
+        .addColumn('last_used_at', time)
+        .execute();
+      await db.schema.createIndex('api_keys_user_created').on('api_keys').columns(['user_id', 'created_at desc', 'id desc']).execute();
+      await db.schema
+        .createTable('projects')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
+        .addColumn('icon', 'text', (c) => c.notNull().defaultTo(''))
+        .addColumn('color', 'text', (c) => c.notNull().defaultTo(''))
+        .addColumn('model', 'text', (c) => c.notNull())
+        .addColumn('provider', 'text', (c) => c.notNull())
+        .addColumn('created_at', time, (c) => c.notNull())
+        .addColumn('updated_at', time, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('projects_user_created').on('projects').columns(['user_id', 'created_at desc', 'id desc']).execute();
+      await sql`create function projects_count() returns trigger language plpgsql as $$
+        begin
+          if tg_op = 'INSERT' then
+            update users set project_count = project_count + 1 where id = new.user_id;
+          else
+            update users set project_count = project_count - 1 where id = old.user_id;
+          end if;
+          return null;
+        end $$`.execute(db);
+      await sql`create trigger projects_count after insert or delete on projects for each row execute function projects_count()`.execute(db);
+
+      await db.schema
+        .createTable('documents')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id').onDelete('cascade'))
+        .addColumn('file_id', 'text')
+        .addColumn('source_key', 'text', (c) => c.notNull())
+        .addColumn('file_name', 'text', (c) => c.notNull())
+        .addColumn('file_type', 'text', (c) => c.notNull())
+        .addColumn('source_type', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('chunk_count', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('vector_count', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('error', 'text')
+        .addColumn('metadata', 'json', (c) => c.notNull())
+        .addColumn('created_at', time, (c) => c.notNull())
+        .addColumn('updated_at', time, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('documents_project_created').on('documents').columns(['project_id', 'created_at desc', 'id desc']).execute();
+      await db.schema.createIndex('documents_project_status_created').on('documents').columns(['project_id', 'status', 'created_at desc', 'id desc']).execute();
+      await db.schema.createIndex('documents_status').on('documents').column('status').execute();
+      await db.schema.createIndex('documents_file').on('documents').column('file_id').execute();
+      await db.schema.createIndex('documents_source').on('documents').column('source_key').execute();
+
+      await db.schema
+        .createTable('files')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id').onDelete('cascade'))
+        .addColumn('file_name', 'text', (c) => c.notNull())
+        .addColumn('file_type', 'text', (c) => c.notNull())
+        .addColumn('size', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', time, (c) => c.notNull())
+        .execute();
+      // PostgreSQL does not index a foreign key's column by itself: the project delete's cascade needs it.
+      await db.schema.createIndex('files_project').on('files').column('project_id').execute();
+
+      await db.schema
+        .createTable('chunks')
+        .addColumn('row_id', 'bigint', (c) => c.primaryKey().generatedAlwaysAsIdentity())
+        .addColumn('id', 'text', (c) => c.notNull().unique())
+        .addColumn('document_id', 'text', (c) => c.notNull().references('documents.id').onDelete('cascade'))
+        .addColumn('project_id', 'text', (c) => c.notNull())
+        .addColumn('chunk_index', 'integer', (c) => c.notNull())
+        .addColumn('text', 'text', (c) => c.notNull())
+        .addColumn('token_count', 'integer', (c) => c.notNull())
+        .addColumn('metadata', 'json', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('chunks_document').on('chunks').columns(['document_id', 'chunk_index']).execute();
+      await db.schema
+        .createTable('chunk_embeddings')
+        .addColumn('chunk_row_id', 'bigint', (c) => c.primaryKey().references('chunks.row_id').onDelete('cascade'))
+        .addColumn('model', 'text', (c) => c.notNull())
+        .addColumn('embedding', 'bytea', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('knowledge_settings')
+        .addColumn('project_id', 'text', (c) => c.primaryKey().references('projects.id').onDelete('cascade'))
+        .addColumn('settings', 'json', (c) => c.notNull())
+        .addColumn('updated_at', time, (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('jobs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('document_id', 'text', (c) => c.notNull().references('documents.id').onDelete('cascade'))
+        .addColumn('payload', 'json', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('created_at', time, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('jobs_created').on('jobs').columns(['created_at', 'id']).execute();
+      await db.schema.createIndex('jobs_document').on('jobs').column('document_id').execute();
+
+      await db.schema
+        .createTable('credentials')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('provider', 'text', (c) => c.notNull())
+        .addColumn('secret', 'text', (c) => c.notNull())
+        .addColumn('last4', 'text', (c) => c.notNull())
+        .addColumn('base_url', 'text')
+        .addColumn('base_url_secret', 'text')
+        .addColumn('proxy', 'boolean', (c) => c.notNull().defaultTo(false))
+        .addColumn('is_valid', 'boolean')
+        .addColumn('created_at', time, (c) => c.notNull())
+        .addColumn('updated_at', time, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('credentials_user_created').on('credentials').columns(['user_id', 'created_at desc', 'id desc']).execute();
+
+      await db.schema
+        .createTable('chats')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('created_at', time, (c) => c.notNull())
+        .addColumn('updated_at', time, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('chats_user_created').on('chats').columns(['user_id', 'created_at desc', 'id desc']).execute();
+      await db.schema.createIndex('chats_project').on('chats').column('project_id').execute();
+      await db.schema
+        .createTable('chat_messages')
+        .addColumn('chat_id', 'text', (c) => c.notNull().references('chats.id').onDelete('cascade'))
+        .addColumn('position', 'integer', (c) => c.notNull())
+        .addColumn('role', 'text', (c) => c.notNull())
+        .addColumn('content', 'text')
+        .addColumn('tool_calls', 'json')
+        .addColumn('tool_call_id', 'text')
+        .addColumn('created_at', time, (c) => c.notNull())
+        .addPrimaryKeyConstraint('chat_messages_pk', ['chat_id', 'position'])
+        .execute();
+
+      await db.schema
+        .createTable('tools')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull())
+        .addColumn('language', 'text', (c) => c.notNull())
+        .addColumn('code', 'text', (c) => c.notNull())
+        .addColumn('parameters', 'json', (c) => c.notNull())
+        .addColumn('dependencies', 'json', (c) => c.notNull())
+        .addColumn('enabled', 'boolean', (c) => c.notNull())
+        .addColumn('created_at', time, (c) => c.notNull())
+        .addColumn('updated_at', time, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('tools_project_created').on('tools').columns(['project_id', 'created_at desc', 'id desc']).execute();
+
+      await db.schema
+        .createTable('mcp_servers')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('transport', 'text', (c) => c.notNull())
+        .addColumn('url', 'text')
+        .addColumn('command', 'text')
+        .addColumn('args', 'json', (c) => c.notNull())
+        .addColumn('header_names', 'json', (c) => c.notNull())
+        .addColumn('env_names', 'json', (c) => c.notNull())
+        .addColumn('secrets', 'text')
+        .addColumn('created_at', time, (c) => c.notNull())
+        .addColumn('updated_at', time, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('mcp_servers_project_name').on('mcp_servers').columns(['project_id', 'name']).unique().execute();
+      await db.schema.createIndex('mcp_servers_project_created').on('mcp_servers').columns(['project_id', 'created_at desc', 'id desc']).execute();
+
+      await createKeywordIndex(db);
+    },
+  },
+};
+
+/**
+ * The keyword index: each chunk's analyzed terms with their counts (`chunk_terms`, the posting
+ * lists BM25 reads), its length in terms (`chunk_lengths`), and the index's totals
+ * (`keyword_stats`: chunks and terms, which give BM25's row count and average length). Rows go
+ * with their chunk (cascade); the totals follow `chunk_lengths` by statement triggers. Totals
+ * are kept in 16 slots (a document's chunks all count in one, chosen from its id) so that
+ * instances indexing different documents rarely wait on the same row.
+ */
+async function createKeywordIndex(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('chunk_terms')
+    .addColumn('term', 'text', (c) => c.notNull())
+    .addColumn('chunk_row_id', 'bigint', (c) => c.notNull().references('chunks.row_id').onDelete('cascade'))
+    .addColumn('frequency', 'integer', (c) => c.notNull())
+    .addPrimaryKeyConstraint('chunk_terms_pk', ['term', 'chunk_row_id'])
+    .execute();
+  await db.schema.createIndex('chunk_terms_chunk').on('chunk_terms').column('chunk_row_id').execute();
+  await db.schema
+    .createTable('chunk_lengths')
+    .addColumn('chunk_row_id', 'bigint', (c) => c.primaryKey().references('chunks.row_id').onDelete('cascade'))
+    .addColumn('slot', 'smallint', (c) => c.notNull())
+    .addColumn('terms', 'integer', (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createTable('keyword_stats')
+    .addColumn('slot', 'smallint', (c) => c.primaryKey())
+    .addColumn('chunks', 'bigint', (c) => c.notNull())
+    .addColumn('terms', 'bigint', (c) => c.notNull())
+    .execute();
+  await sql`create function keyword_stats_add() returns trigger language plpgsql as $$
+    begin
+      insert into keyword_stats (slot, chunks, terms)
+        select slot, count(*), sum(terms) from added group by slot order by slot
+      on conflict (slot) do update set chunks = keyword_stats.chunks + excluded.chunks, terms = keyword_stats.terms + excluded.terms;
+      return null;
+    end $$`.execute(db);
+  await sql`create function keyword_stats_remove() returns trigger language plpgsql as $$
+    begin
+      update keyword_stats s set chunks = s.chunks - g.n, terms = s.terms - g.t
+        from (select slot, count(*) as n, sum(terms) as t from removed group by slot) g
+        where s.slot = g.slot;
+      return null;
+    end $$`.execute(db);
+  await sql`create trigger chunk_lengths_added after insert on chunk_lengths
+    referencing new table as added for each statement execute function keyword_stats_add()`.execute(db);
+  await sql`create trigger chunk_lengths_removed after delete on chunk_lengths
+    referencing old table as removed for each statement execute function keyword_stats_remove()`.execute(db);
+}

@@ -1,0 +1,120 @@
+import type { StorageAdapter } from '@agent-platform/core';
+import { describeStorageAdapter, postgresDatabase } from '@agent-platform/core/testing';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { postgresStorage } from '../src/postgres/index.js';
+import { migrations } from '../src/postgres/schema.js';
+import { sqliteStorage } from '../src/sqlite/index.js';
+
+// The conformance suite against a real PostgreSQL server (the test run's private cluster): a new
+// database for each test.
+const urls = new WeakMap<StorageAdapter, string>();
+async function open(connectionString: string) {
+  const storage = await postgresStorage({ connectionString });
+  urls.set(storage, connectionString);
+  return storage;
+}
+
+describeStorageAdapter('postgres', {
+  create: async () => open(await postgresDatabase()),
+  async reopen(storage) {
+    await storage.close();
+    return open(urls.get(storage) as string);
+  },
+});
+
+describe('postgres specifics', () => {
+  it('migrates once when several instances open the same empty database together', async () => {
+    const url = await postgresDatabase();
+    const storages = await Promise.all(Array.from({ length: 5 }, () => postgresStorage({ connectionString: url })));
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) });
+    try {
+      const applied = await db.selectFrom('kysely_migration').select('name').execute();
+      expect(applied).toEqual(Object.keys(migrations).map((name) => ({ name })));
+      // One schema, usable from every instance.
+      await storages[0]?.users.insert({ id: 'user_1', createdAt: new Date(1) });
+      for (const s of storages) expect(await s.users.get('user_1')).toEqual({ id: 'user_1', createdAt: new Date(1) });
+    } finally {
+      await db.destroy();
+      await Promise.all(storages.map((s) => s.close()));
+    }
+  });
+
+  const at = new Date(0);
+  const corpus = [
+    'The pump overheated and the error code E1234 was shown on the panel',
+    'Pump maintenance: every pump is checked monthly and each pump seal replaced yearly',
+    'Studies of kinase inhibitors in cancer cells showed reduced growth',
+    'An earlier study found that the inhibitor was not effective in mice',
+    'Overheating pumps cause seal failures; maintenance schedules prevent them',
+    'Café Zürich serves coffee near the lake',
+    'Coffee and tea consumption were studied in a cohort of 5000 adults',
+    'The and of which were there',
+    'Growth factors and kinases regulate cell division in tissue',
+    'Monthly checks of the panel found no error codes',
+  ];
+  const queries = ['pump', 'pump maintenance seal', 'kinase inhibitor study', 'coffee', 'error code panel', 'growth cell', 'the and'];
+  const chunks = (d: string, projectId: string, texts: readonly string[]) =>
+    texts.map((text, index) => ({ id: `${d}_${index}`, documentId: d, projectId, index, text, tokenCount: 1, metadata: {} }));
+  /** Documents doc_1 (proj_a), doc_2 (proj_a) and doc_3 (proj_b); `churn` first indexes and deletes more. */
+  async function fill(storage: StorageAdapter, churn = false) {
+    await storage.users.insert({ id: 'user_a', createdAt: at });
+    for (const p of ['proj_a', 'proj_b']) {
+      await storage.projects.insert({ id: p, userId: 'user_a', name: p, description: '', icon: '', color: '', model: 'm', provider: 'openai', createdAt: at, updatedAt: at });
+    }
+    const documents = churn ? ['doc_4', 'doc_1', 'doc_2', 'doc_3'] : ['doc_1', 'doc_2', 'doc_3'];
+    for (const d of documents) {
+      const projectId = d === 'doc_3' ? 'proj_b' : 'proj_a';
+      await storage.documents.insert({
+        id: d, userId: 'user_a', projectId, fileId: null, sourceKey: d, fileName: 'f.txt', fileType: 'txt', sourceType: 'text',
+        status: 'completed', chunkCount: 0, vectorCount: 0, error: null, metadata: {}, createdAt: at, updatedAt: at,
+      });
+    }
+    if (churn) {
+      await storage.chunks.replaceForDocument('doc_4', chunks('doc_4', 'proj_a', corpus));
+      await storage.chunks.replaceForDocument('doc_1', chunks('doc_1', 'proj_a', corpus.slice(3)));
+    }
+    await storage.chunks.replaceForDocument('doc_1', chunks('doc_1', 'proj_a', corpus.slice(0, 5)));
+    await storage.chunks.replaceForDocument('doc_2', chunks('doc_2', 'proj_a', corpus.slice(5)));
+    await storage.chunks.replaceForDocument('doc_3', chunks('doc_3', 'proj_b', corpus.slice(2, 7)));
+    if (churn) await storage.documents.delete('user_a', 'doc_4');
+  }
+  async function expectSameRanking(actual: StorageAdapter, expected: StorageAdapter) {
+    for (const query of queries) {
+      for (const project of ['proj_a', 'proj_b']) {
+        const want = await expected.chunks.keywordSearch(project, query, 5);
+        const got = await actual.chunks.keywordSearch(project, query, 5);
+        expect(got.map((h) => h.id), `${query} in ${project}`).toEqual(want.map((h) => h.id));
+        for (const [i, h] of got.entries()) expect(h.score, `${query} in ${project}`).toBeCloseTo(want[i]?.score as number, 9);
+      }
+    }
+  }
+
+  it('ranks keyword matches as SQLite does: same ids, same BM25 scores, with statistics over all projects', async () => {
+    const sqlite = await sqliteStorage({ path: ':memory:' });
+    const postgres = await postgresStorage({ connectionString: await postgresDatabase() });
+    try {
+      await fill(sqlite);
+      await fill(postgres);
+      expect((await postgres.chunks.keywordSearch('proj_a', 'pump', 10)).length).toBe(3);
+      await expectSameRanking(postgres, sqlite);
+    } finally {
+      await sqlite.close();
+      await postgres.close();
+    }
+  });
+
+  it('keeps the keyword statistics exact through re-indexing and deletes', async () => {
+    const fresh = await postgresStorage({ connectionString: await postgresDatabase() });
+    const churned = await postgresStorage({ connectionString: await postgresDatabase() });
+    try {
+      await fill(fresh);
+      await fill(churned, true);
+      await expectSameRanking(churned, fresh);
+    } finally {
+      await fresh.close();
+      await churned.close();
+    }
+  });
+});
