@@ -82,6 +82,15 @@ describe('parseDocument: fixtures made by real tools', () => {
     expect(doc.language).toBe('en');
   });
 
+  it('keeps front matter keys named like members of Object.prototype as plain fields', async () => {
+    const doc = await parseDocument({ bytes: utf8('---\n__proto__: polluted\nconstructor: c\ntoString: t\ntitle: T\n---\n# Body\n'), fileName: 'a.md' });
+    const front = doc.metadata.frontMatter as Record<string, unknown>;
+    expect(Object.getPrototypeOf(front)).toBe(Object.prototype);
+    expect(Object.keys(front)).toEqual(['__proto__', 'constructor', 'toString', 'title']);
+    expect(Object.getOwnPropertyDescriptor(front, '__proto__')?.value).toBe('polluted');
+    expect(JSON.parse(JSON.stringify(doc.metadata))).toEqual({ title: 'T', frontMatter: JSON.parse('{"__proto__":"polluted","constructor":"c","toString":"t","title":"T"}') });
+  });
+
   it('reads html as readable text: no head, scripts, styles or nav; entities decoded; pre and tables kept', async () => {
     const doc = await parseDocument({ bytes: await fixture('sample.html'), fileName: 'notes.html' });
     expect(doc.type).toBe('html');

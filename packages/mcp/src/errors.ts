@@ -34,30 +34,34 @@ export interface ConnectionEvidence {
   stderr?: () => string;
 }
 
-const NETWORK_REASONS: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection reset',
-  ENOTFOUND: 'host not found',
-  EAI_AGAIN: 'DNS lookup failed',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  ETIMEDOUT: 'connection timed out',
-  EPIPE: 'connection closed',
-  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
-  UND_ERR_SOCKET: 'connection closed',
-  UND_ERR_CLOSED: 'connection closed',
-  ERR_SSL_WRONG_VERSION_NUMBER: 'TLS handshake failed',
-  CERT_HAS_EXPIRED: 'TLS certificate expired',
-  DEPTH_ZERO_SELF_SIGNED_CERT: 'self-signed TLS certificate',
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'untrusted TLS certificate',
-};
+/**
+ * Readable reasons by error code. Maps, not objects: the code is read from whatever an error
+ * carries, and an object would also answer `constructor` or `toString` from its prototype.
+ */
+const NETWORK_REASONS: ReadonlyMap<string, string> = new Map([
+  ['ECONNREFUSED', 'connection refused'],
+  ['ECONNRESET', 'connection reset'],
+  ['ENOTFOUND', 'host not found'],
+  ['EAI_AGAIN', 'DNS lookup failed'],
+  ['EHOSTUNREACH', 'host unreachable'],
+  ['ENETUNREACH', 'network unreachable'],
+  ['ETIMEDOUT', 'connection timed out'],
+  ['EPIPE', 'connection closed'],
+  ['UND_ERR_CONNECT_TIMEOUT', 'connection timed out'],
+  ['UND_ERR_SOCKET', 'connection closed'],
+  ['UND_ERR_CLOSED', 'connection closed'],
+  ['ERR_SSL_WRONG_VERSION_NUMBER', 'TLS handshake failed'],
+  ['CERT_HAS_EXPIRED', 'TLS certificate expired'],
+  ['DEPTH_ZERO_SELF_SIGNED_CERT', 'self-signed TLS certificate'],
+  ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'untrusted TLS certificate'],
+]);
 
-const SPAWN_REASONS: Record<string, string> = {
-  ENOENT: 'command not found',
-  EACCES: 'permission denied',
-  ENOEXEC: 'not an executable',
-  EISDIR: 'is a directory',
-};
+const SPAWN_REASONS: ReadonlyMap<string, string> = new Map([
+  ['ENOENT', 'command not found'],
+  ['EACCES', 'permission denied'],
+  ['ENOEXEC', 'not an executable'],
+  ['EISDIR', 'is a directory'],
+]);
 
 /** The first `code` string down an error's `cause` chain (and through AggregateError's `errors`). */
 export function errorCode(error: unknown, depth = 0): string | undefined {
@@ -77,13 +81,14 @@ export function errorCode(error: unknown, depth = 0): string | undefined {
 /** fetch's way of failing to connect: `TypeError('fetch failed')` with a cause, or a socket error. */
 export function isNetworkError(error: unknown): boolean {
   const code = errorCode(error);
-  if (code && code in NETWORK_REASONS) return true;
+  if (code && NETWORK_REASONS.has(code)) return true;
   return error instanceof TypeError && /fetch failed|terminated|network/i.test(error.message);
 }
 
 function networkReason(error: unknown): string {
   const code = errorCode(error);
-  if (code && NETWORK_REASONS[code]) return NETWORK_REASONS[code];
+  const reason = code && NETWORK_REASONS.get(code);
+  if (reason) return reason;
   const cause = (error as { cause?: unknown }).cause;
   return cause instanceof Error ? cause.message : error instanceof Error ? error.message : String(error);
 }
@@ -172,8 +177,9 @@ export function mapError(error: unknown, ctx: FailureContext, connected: boolean
   }
   if (isNetworkError(error)) return unreachable(error, ctx, connected);
   const spawnCode = errorCode(error);
-  if (spawnCode && SPAWN_REASONS[spawnCode] && (error as { syscall?: string }).syscall?.startsWith('spawn')) {
-    return { error: platform('unavailable', `${ctx.label} could not be started: ${SPAWN_REASONS[spawnCode]}`, error), breaks: true };
+  const spawnReason = spawnCode && SPAWN_REASONS.get(spawnCode);
+  if (spawnReason && (error as { syscall?: string }).syscall?.startsWith('spawn')) {
+    return { error: platform('unavailable', `${ctx.label} could not be started: ${spawnReason}`, error), breaks: true };
   }
   if (isProtocolGarbage(error)) return garbage(error, ctx);
   if (error instanceof Error && error.message === 'Not connected') {

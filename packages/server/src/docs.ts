@@ -2,12 +2,16 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
-/** The swagger-ui files /docs needs, served from the installed swagger-ui-dist (no CDN). */
-const ASSETS: Record<string, string> = {
-  'swagger-ui.css': 'text/css; charset=utf-8',
-  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
-  'favicon-32x32.png': 'image/png',
-};
+/**
+ * The swagger-ui files /docs needs, served from the installed swagger-ui-dist (no CDN). A Map,
+ * not an object: the name comes from the URL, and a plain object would also find `constructor`,
+ * `toString` or `__proto__` through its prototype.
+ */
+const ASSETS: ReadonlyMap<string, string> = new Map([
+  ['swagger-ui.css', 'text/css; charset=utf-8'],
+  ['swagger-ui-bundle.js', 'text/javascript; charset=utf-8'],
+  ['favicon-32x32.png', 'image/png'],
+]);
 
 const INIT_SCRIPT = `window.addEventListener('load', () => {
   window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', persistAuthorization: true });
@@ -35,7 +39,7 @@ let assetDir: string | undefined;
 /** The bytes and content type of a /docs asset, or undefined for any other name. */
 export async function docsAsset(name: string): Promise<{ body: Uint8Array | string; type: string } | undefined> {
   if (name === 'init.js') return { body: INIT_SCRIPT, type: 'text/javascript; charset=utf-8' };
-  const type = ASSETS[name];
+  const type = ASSETS.get(name);
   if (!type) return undefined;
   assetDir ??= dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
   return { body: await readFile(join(assetDir, name)), type };

@@ -63,5 +63,6 @@ export function limitExceeded(limit: DocumentLimitName, what: string, max: numbe
 /** The limit a `limitExceeded` error names, if it is one. */
 export function exceededLimit(error: { details?: Record<string, unknown> | undefined }): DocumentLimitName | undefined {
   const limit = error.details?.limit;
-  return typeof limit === 'string' && limit in DEFAULT_DOCUMENT_LIMITS ? (limit as DocumentLimitName) : undefined;
+  // Own keys only: `in` would also accept `constructor` or `toString` from Object.prototype.
+  return typeof limit === 'string' && Object.hasOwn(DEFAULT_DOCUMENT_LIMITS, limit) ? (limit as DocumentLimitName) : undefined;
 }

@@ -194,13 +194,16 @@ function parseMarkdown(markdown: string): ParsedDocument {
   const front = /^---\n([\s\S]*?)\n(?:---|\.\.\.)[ \t]*(?:\n|$)/.exec(text.slice(0, 16384));
   // Only when it looks like YAML: a leading `---` may as well be a rule above a paragraph.
   if (front && (front[1] as string).split('\n').every((l) => /^([\w-]+:|\s|-|#|$)/.test(l))) {
-    const fields: Record<string, string> = {};
+    // Collected as entries: assigning `fields[key]` would set the object's prototype for a
+    // `__proto__:` line instead of keeping it; `Object.fromEntries` defines every key as its own.
+    const entries = new Map<string, string>();
     for (const line of (front[1] as string).split('\n')) {
       const m = /^([A-Za-z_][\w-]*):[ \t]*(['"]?)(.*?)\2[ \t]*$/.exec(line);
-      if (m?.[3]) fields[m[1] as string] = m[3];
+      if (m?.[3]) entries.set(m[1] as string, m[3]);
     }
-    metadata.frontMatter = fields;
-    if (fields.title) metadata.title = fields.title;
+    metadata.frontMatter = Object.fromEntries(entries);
+    const title = entries.get('title');
+    if (title) metadata.title = title;
     text = text.slice(front[0].length).replace(/^\n+/, '');
   }
   const lines = text.split('\n');
