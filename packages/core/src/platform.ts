@@ -12,12 +12,13 @@ import {
   type ToolResponse,
   UpdateToolRequest,
 } from './schemas/tools.js';
-import { displayPrefix, generateKey, keyLookup, keyMatches } from './auth/keys.js';
+import { generateKey, keyLookup, keyMatches, keySummary } from './auth/keys.js';
 import { type Clock, systemClock } from './clock.js';
 import { type ErrorCode, isPlatformError, PlatformError } from './errors.js';
 import { createIdGenerator, type IdGenerator } from './ids.js';
 import { decodeCursor, encodeCursor, toProject } from './projects.js';
 import {
+  type ApiKeySummary,
   CreateKeyRequest,
   type CreateKeyResponse,
   type ListKeysResponse,
@@ -341,14 +342,13 @@ export class AgentPlatform {
   // ---- users and keys -------------------------------------------------------------------
 
   /** Creates a user and its first key (operator bootstrap: `agent-platform keys create`). */
-  async createUserWithKey(input: CreateKeyRequest): Promise<CreateKeyResponse & { userId: string }> {
+  async createUserWithKey(input: CreateKeyRequest): Promise<CreateKeyResponse> {
     const { name } = parseInput(CreateKeyRequest, input);
     const userId = this.ids.next('user');
     const createdAt = this.clock.now();
     return this.storage.transaction(async (tx) => {
       await tx.users.insert({ id: userId, createdAt });
-      const created = await this.#insertKey(tx, userId, name);
-      return { ...created, userId };
+      return this.#insertKey(tx, userId, name);
     });
   }
 
@@ -369,22 +369,33 @@ export class AgentPlatform {
     const id = this.ids.next('key');
     const createdAt = this.clock.now();
     await storage.apiKeys.insert({ id, userId, name, lookup, hash, createdAt, lastUsedAt: null });
-    return { success: true, key, id, name, createdAt: createdAt.toISOString() };
+    return { success: true, key, id, name, userId, createdAt: createdAt.toISOString() };
   }
 
   /** `GET /api/auth/keys`: the caller's keys, newest first, without secrets. */
   async listKeys(caller: Caller): Promise<ListKeysResponse> {
     const keys = await this.storage.apiKeys.list(caller.userId);
-    return {
-      success: true,
-      keys: keys.map((k) => ({
-        id: k.id,
-        name: k.name,
-        prefix: displayPrefix(k.lookup),
-        createdAt: k.createdAt.toISOString(),
-        lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
-      })),
-    };
+    return { success: true, userId: caller.userId, keys: keys.map(keySummary) };
+  }
+
+  /** An existing user's keys (operator: `keys list --user`); `not_found` for an unknown user. */
+  async listKeysForUser(userId: string): Promise<ListKeysResponse> {
+    if (!(await this.storage.users.get(userId))) throw PlatformError.notFound(`User ${userId} not found`);
+    return this.listKeys({ userId });
+  }
+
+  /**
+   * Every user's keys, without secrets (operator: `agent-platform keys list`): one entry per
+   * user that has a key, the user with the newest key first, each user's keys newest first.
+   */
+  async listAllKeys(): Promise<{ userId: string; keys: ApiKeySummary[] }[]> {
+    const byUser = new Map<string, ApiKeySummary[]>();
+    for (const record of await this.storage.apiKeys.listAll()) {
+      const keys = byUser.get(record.userId) ?? [];
+      keys.push(keySummary(record));
+      byUser.set(record.userId, keys);
+    }
+    return [...byUser].map(([userId, keys]) => ({ userId, keys }));
   }
 
   /** `DELETE /api/auth/keys/{id}`: revokes one of the caller's keys (also the one in use). */

@@ -4,13 +4,16 @@ import { isPlatformError, parseAllowedHosts } from '@agent-platform/core';
 import { parseStdioEntry } from '@agent-platform/mcp';
 import { readMcpCommandsFile } from './mcp-commands.js';
 import { DOCUMENT_LIMIT_FLAGS, documentLimitsFrom } from './document-limits.js';
-import { openPlatform, parsePythonIsolation, startServer } from './server.js';
+import { UsageError } from './cli-usage.js';
+import { keysCommand } from './keys-commands.js';
+import { parsePythonIsolation, startServer } from './server.js';
 
 const MAIN_HELP = `Usage: agent-platform <command> [options]
 
 Commands:
   serve          Start the headless API server
-  keys create    Create an API key in the data folder
+  keys create    Create an API key in the data folder (prints its user id)
+  keys list      List every user's keys with their user ids (no secrets)
 
 Run "agent-platform <command> --help" for the options of a command.
 `;
@@ -102,19 +105,6 @@ Env AGENT_PLATFORM_EMBED_WORKERS sets the most worker threads of the built-in em
 processes (default 2).
 `;
 
-const KEYS_CREATE_HELP = `Usage: agent-platform keys create --name NAME [--data ./data] [--user USER_ID]
-
-Creates an API key directly in the data folder and prints it alone on the last line of
-stdout. Without --user it creates a new user that owns the key.
-
-Options:
-  --name NAME     Label of the key (required)
-  --data DIR      Data folder (env AGENT_PLATFORM_DATA, default ./data)
-  --user USER_ID  Add the key to this existing user
-  -h, --help      Show this help
-`;
-
-class UsageError extends Error {}
 
 function integer(value: string, flag: string, min: number, max: number): number {
   const n = Number(value);
@@ -203,7 +193,9 @@ async function serveCommand(argv: string[]): Promise<void> {
     ...(commandLines.length > 0 ? { mcp: { allowStdio: commandLines } } : values['allow-stdio-mcp'] ? { mcp: { allowStdio: true } } : {}),
   });
   if (server.firstKey) {
-    process.stdout.write(`No API key existed in this data folder, so one was created. It is shown only once:\n${server.firstKey}\n`);
+    process.stdout.write(
+      `No API key existed in this data folder, so one was created for a new user, ${server.firstKeyUserId} (more keys for it: keys create --user ${server.firstKeyUserId} --name NAME). It is shown only once:\n${server.firstKey}\n`,
+    );
   }
   process.stdout.write(`Agent Platform listening on ${server.url}\n`);
 
@@ -224,43 +216,11 @@ async function serveCommand(argv: string[]): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-async function keysCreateCommand(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      name: { type: 'string' },
-      data: { type: 'string' },
-      user: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) return void process.stdout.write(KEYS_CREATE_HELP);
-  if (!values.name) throw new UsageError('--name is required');
-  const platform = await openPlatform(values.data ?? process.env.AGENT_PLATFORM_DATA ?? './data');
-  try {
-    if (values.user) {
-      const created = await platform.createKeyForUser(values.user, { name: values.name });
-      process.stdout.write(`Created key ${created.id} for user ${values.user}:\n${created.key}\n`);
-    } else {
-      const created = await platform.createUserWithKey({ name: values.name });
-      process.stdout.write(`Created user ${created.userId} and key ${created.id}:\n${created.key}\n`);
-    }
-  } finally {
-    await platform.storage.close();
-  }
-}
-
 async function main(argv: string[]): Promise<void> {
   // `pnpm start -- --port 8080` hands the separator through: it carries no meaning here.
   const [command, ...rest] = argv.filter((arg, i) => !(arg === '--' && i <= 2));
   if (command === 'serve') return serveCommand(rest);
-  if (command === 'keys') {
-    const [sub, ...args] = rest;
-    if (sub === 'create') return keysCreateCommand(args);
-    if (sub === undefined || sub === '--help' || sub === '-h') return void process.stdout.write(KEYS_CREATE_HELP);
-    throw new UsageError(`Unknown keys command "${sub}"`);
-  }
+  if (command === 'keys') return keysCommand(rest);
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     return void process.stdout.write(MAIN_HELP);
   }

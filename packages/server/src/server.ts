@@ -55,6 +55,8 @@ export interface RunningServer {
   readonly platform: AgentPlatform;
   /** A key created because the data folder had none (print it once), else undefined. */
   readonly firstKey: string | undefined;
+  /** The new user `firstKey` belongs to, when one was created. */
+  readonly firstKeyUserId: string | undefined;
   /** Stops accepting connections, lets in-flight requests finish (up to `graceMs`), closes the database. */
   close(graceMs?: number): Promise<void>;
 }
@@ -196,10 +198,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     logger,
   });
   await platform.start();
-  let firstKey: string | undefined;
-  if ((await platform.countKeys()) === 0) {
-    firstKey = (await platform.createUserWithKey({ name: 'first key' })).key;
-  }
+  let first: { key: string; userId: string } | undefined;
+  if ((await platform.countKeys()) === 0) first = await platform.createUserWithKey({ name: 'first key' });
   const app = createApp(platform, {
     logger,
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
@@ -227,7 +227,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   return {
     url,
     platform,
-    firstKey,
+    firstKey: first?.key,
+    firstKeyUserId: first?.userId,
     close(graceMs = 10_000) {
       closing ??= (async () => {
         const force = setTimeout(() => void server.close(true), graceMs);

@@ -24,7 +24,7 @@ const lastLine = (text: string) => text.trimEnd().split('\n').at(-1) ?? '';
 
 async function whoAmI(url: string, key: string) {
   const res = await fetch(`${url}/api/auth/keys`, { headers: { authorization: `Bearer ${key}` } });
-  return { status: res.status, body: (await res.json()) as { keys: { id: string; name: string }[] } };
+  return { status: res.status, body: (await res.json()) as { userId: string; keys: { id: string; name: string }[] } };
 }
 
 /** Starts `serve`, resolves with the child and everything it printed up to the listening line. */
@@ -91,10 +91,62 @@ describe('agent-platform CLI', () => {
     });
   });
 
+  it("keys create prints the key's user id, keys list shows every user's keys with their ids, no secrets", async () => {
+    const first = await run(process.execPath, [CLI, 'keys', 'create', '--name', 'alice', '--data', dir]);
+    const userId = /new user (user_\w+)/.exec(first.stdout)?.[1] as string;
+    const keyId = /key (key_\w+)/.exec(first.stdout)?.[1] as string;
+    expect(userId).toMatch(/^user_/);
+    expect(first.stdout).toContain(`keys create --user ${userId} --name NAME`);
+    const second = await run(process.execPath, [CLI, 'keys', 'create', '--name', 'laptop', '--data', dir, '--user', userId]);
+    expect(second.stdout).toContain(`for existing user ${userId}`);
+    const other = await run(process.execPath, [CLI, 'keys', 'create', '--name', 'bob\u001b[2J\nx', '--data', dir]);
+    const otherUser = /new user (user_\w+)/.exec(other.stdout)?.[1] as string;
+    expect(otherUser).not.toBe(userId);
+
+    const listed = (await run(process.execPath, [CLI, 'keys', 'list', '--data', dir])).stdout;
+    const rows = listed.trimEnd().split('\n');
+    expect(rows[0]).toMatch(/^USER\s+KEY\s+NAME\s+PREFIX\s+CREATED\s+LAST USED$/);
+    const cells = rows.slice(1).map((r) => r.split(/\s{2,}/));
+    expect(cells.map((c) => [c[0], c[2]])).toEqual([
+      // A name's control characters are escaped: no terminal sequence, one line per key.
+      [otherUser, 'bob\\u001b[2J\\u000ax'],
+      [userId, 'laptop'],
+      [userId, 'alice'],
+    ]);
+    expect(cells.find((c) => c[2] === 'alice')?.[1]).toBe(keyId);
+    expect(cells.every((c) => c[5] === 'never' && /^ap_\w{12}$/.test(c[3] ?? ''))).toBe(true);
+    for (const out of [first, second, other]) expect(listed).not.toContain(lastLine(out.stdout));
+
+    const mine = (await run(process.execPath, [CLI, 'keys', 'list', '--data', dir, '--user', userId])).stdout;
+    expect(mine.trimEnd().split('\n').slice(1).map((r) => r.split(/\s{2,}/)[2])).toEqual(['laptop', 'alice']);
+    await expect(run(process.execPath, [CLI, 'keys', 'list', '--data', dir, '--user', 'user_nobody'])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('User user_nobody not found'),
+    });
+    const empty = await mkdtemp(join(tmpdir(), 'ap-cli-empty-'));
+    try {
+      expect((await run(process.execPath, [CLI, 'keys', 'list', '--data', empty])).stdout).toBe('No keys in this data folder.\n');
+    } finally {
+      await rm(empty, { recursive: true, force: true });
+    }
+
+    // The API answers the same user id.
+    const { child, url } = await serve(['--port', '0', '--data', dir]);
+    try {
+      const res = await fetch(`${url}/api/auth/keys`, { headers: { authorization: `Bearer ${lastLine(second.stdout)}` } });
+      expect(((await res.json()) as { userId: string }).userId).toBe(userId);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    // Seven CLI runs and a server start: seconds apiece on a busy 2-core machine.
+  }, 90_000);
+
   it('serve on an empty data folder prints a key, answers /health, and stops cleanly on SIGTERM', async () => {
     const { child, output, url } = await serve(['--port', '0'], { AGENT_PLATFORM_DATA: dir });
     const key = /shown only once:\n(ap_\w+)\n/.exec(output())?.[1];
     expect(key).toBeDefined();
+    const firstUser = /for a new user, (user_\w+) \(more keys for it: keys create --user \1 --name NAME\)/.exec(output())?.[1];
+    expect((await whoAmI(url, key as string)).body).toMatchObject({ userId: firstUser });
     expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok' });
     expect((await whoAmI(url, key as string)).status).toBe(200);
 
@@ -117,6 +169,8 @@ describe('agent-platform CLI', () => {
     expect((await run(process.execPath, [CLI, '--help'])).stdout).toContain('keys create');
     expect((await run(process.execPath, [CLI, 'serve', '--help'])).stdout).toContain('--cors-origin');
     expect((await run(process.execPath, [CLI, 'keys', 'create', '--help'])).stdout).toContain('--user USER_ID');
+    expect((await run(process.execPath, [CLI, 'keys', 'list', '--help'])).stdout).toContain('keys list [--data ./data] [--user USER_ID]');
+    expect((await run(process.execPath, [CLI, '--help'])).stdout).toContain('keys list');
     await expect(run(process.execPath, [CLI, 'serve', '--port', 'abc'])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--port') });
     await expect(run(process.execPath, [CLI, 'keys', 'create', '--data', dir])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--name') });
     await expect(run(process.execPath, [CLI, 'serve', '--bogus'])).rejects.toMatchObject({ code: 2 });
@@ -130,7 +184,8 @@ describe('agent-platform CLI', () => {
     // A `--` separator (as `pnpm start -- --port 1` passes it) is ignored.
     expect((await run(process.execPath, [CLI, 'serve', '--', '--help'])).stdout).toContain('--cors-origin');
     expect((await run(process.execPath, [CLI, '--', 'serve', '--help'])).stdout).toContain('--cors-origin');
-  });
+    // Fifteen CLI starts, each loading the whole server (seconds apiece on a busy 2-core machine).
+  }, 90_000);
 
   it('allows the stdio MCP command lines of --mcp-commands exactly, and refuses node -e', async () => {
     const file = join(dir, 'mcp-commands');

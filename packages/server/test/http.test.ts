@@ -73,6 +73,30 @@ describe('authentication', () => {
     expect((await s.call('DELETE', `/api/auth/keys/${created.body.id}`)).status).toBe(200);
     expect((await s.call('GET', '/api/auth/keys', { key: newKey })).status).toBe(401);
   });
+
+  it("answers the caller's user id where a key is created and listed, so an operator can add keys to that user", async () => {
+    const listedA = await s.call('GET', '/api/auth/keys');
+    const listedB = await s.call('GET', '/api/auth/keys', { key: s.keyB });
+    const userA = listedA.body.userId as string;
+    expect(userA).toMatch(/^user_/);
+    expect(listedB.body.userId).toMatch(/^user_/);
+    expect(listedB.body.userId).not.toBe(userA);
+
+    const created = await s.call('POST', '/api/auth/create-key', { body: { name: 'second' } });
+    expect(created.body.userId).toBe(userA);
+    expect((await s.call('GET', '/api/auth/keys', { key: created.body.key })).body.userId).toBe(userA);
+    // What `keys create --user` does with that id: another key of the same user.
+    const operator = await s.platform.createKeyForUser(userA, { name: 'operator' });
+    expect(operator.userId).toBe(userA);
+    const seen = await s.call('GET', '/api/auth/keys', { key: operator.key });
+    expect(seen.body.userId).toBe(userA);
+    expect(seen.body.keys.map((k: { name: string }) => k.name)).toEqual(expect.arrayContaining(['a', 'second', 'operator']));
+
+    const doc = await s.call('GET', '/openapi.json', { key: null });
+    const schemaOf = (path: string, method: string, status: string) => doc.body.paths[path][method].responses[status].content['application/json'].schema;
+    expect(schemaOf('/api/auth/create-key', 'post', '201').required).toContain('userId');
+    expect(schemaOf('/api/auth/keys', 'get', '200').required).toContain('userId');
+  });
 });
 
 describe('projects', () => {

@@ -156,6 +156,9 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
       async list(userId) {
         return [...tables().apiKeys.values()].filter((k) => k.userId === userId).sort(compareNewestFirst).map(clone);
       },
+      async listAll() {
+        return [...tables().apiKeys.values()].sort(compareNewestFirst).map(clone);
+      },
       async delete(userId, id) {
         const t = tables();
         if (t.apiKeys.get(id)?.userId !== userId) return false;

@@ -1,5 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { randomString } from '../ids.js';
+import type { ApiKeySummary } from '../schemas/auth.js';
+import type { ApiKeyRecord } from '../storage/types.js';
 
 /** Every key starts with this, so secret scanners and people recognise it. */
 export const KEY_PREFIX = 'ap_';
@@ -42,4 +44,15 @@ export function keyMatches(key: string, storedHash: string): boolean {
 /** What is shown of a key after creation: the prefix and lookup part. */
 export function displayPrefix(lookup: string): string {
   return `${KEY_PREFIX}${lookup}`;
+}
+
+/** How answers show a stored key: its id, name, public prefix and times, never its secret or hash. */
+export function keySummary(record: ApiKeyRecord): ApiKeySummary {
+  return {
+    id: record.id,
+    name: record.name,
+    prefix: displayPrefix(record.lookup),
+    createdAt: record.createdAt.toISOString(),
+    lastUsedAt: record.lastUsedAt?.toISOString() ?? null,
+  };
 }

@@ -12,6 +12,9 @@ export const CreateKeyResponse = z
     key: z.string().describe('The API key. Shown only in this response.'),
     id: z.string(),
     name: z.string(),
+    userId: z
+      .string()
+      .describe('The user the key belongs to. An operator makes another key for this user with `agent-platform keys create --user <userId>`.'),
     createdAt: Timestamp,
   });
 export type CreateKeyResponse = z.output<typeof CreateKeyResponse>;
@@ -27,5 +30,9 @@ export const ApiKeySummary = z
   });
 export type ApiKeySummary = z.output<typeof ApiKeySummary>;
 
-export const ListKeysResponse = z.object({ success: z.literal(true), keys: z.array(ApiKeySummary) });
+export const ListKeysResponse = z.object({
+  success: z.literal(true),
+  userId: z.string().describe('The user the keys belong to (the caller)'),
+  keys: z.array(ApiKeySummary),
+});
 export type ListKeysResponse = z.output<typeof ListKeysResponse>;

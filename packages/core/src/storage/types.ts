@@ -78,6 +78,8 @@ export interface ApiKeyRepository {
   findByLookup(lookup: string): Promise<ApiKeyRecord | undefined>;
   /** The user's keys, newest first. */
   list(userId: string): Promise<ApiKeyRecord[]>;
+  /** Every user's keys, newest first (operator: `agent-platform keys list`; never an API caller). */
+  listAll(): Promise<ApiKeyRecord[]>;
   /** True when a key of that user was deleted. */
   delete(userId: string, id: string): Promise<boolean>;
   touch(id: string, at: Date): Promise<void>;

@@ -107,6 +107,7 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
       expect(await storage.apiKeys.findByLookup('lk_key_2')).toEqual(key('key_2', 'user_a', 2));
       expect(await storage.apiKeys.findByLookup('nope')).toBeUndefined();
       expect((await storage.apiKeys.list('user_a')).map((k) => k.id)).toEqual(['key_2', 'key_1']);
+      expect((await storage.apiKeys.listAll()).map((k) => [k.id, k.userId])).toEqual([['key_3', 'user_b'], ['key_2', 'user_a'], ['key_1', 'user_a']]);
 
       await storage.apiKeys.touch('key_1', at(10));
       expect((await storage.apiKeys.findByLookup('lk_key_1'))?.lastUsedAt).toEqual(at(10));

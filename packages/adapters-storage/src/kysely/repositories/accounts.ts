@@ -27,6 +27,7 @@ function projectFilter(dialect: StorageDialect, query: ProjectListQuery): Expres
 export function accountRepositories({ db, dialect, records }: RepositoryContext): Pick<StorageAdapter, 'users' | 'apiKeys' | 'projects' | 'credentials'> {
   const { time, flag } = dialect;
   const { toCredential, toKey, toProject, toUser } = records;
+  const newestKeys = () => db.selectFrom('api_keys').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc');
   return {
     users: {
       async insert(user) {
@@ -57,14 +58,10 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
         return row && toKey(row);
       },
       async list(userId) {
-        const rows = await db
-          .selectFrom('api_keys')
-          .selectAll()
-          .where('user_id', '=', userId)
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .execute();
-        return rows.map(toKey);
+        return (await newestKeys().where('user_id', '=', userId).execute()).map(toKey);
+      },
+      async listAll() {
+        return (await newestKeys().execute()).map(toKey);
       },
       async delete(userId, id) {
         const result = await db.deleteFrom('api_keys').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
