@@ -15,7 +15,7 @@ import {
 import { displayPrefix, generateKey, keyLookup, keyMatches } from './auth/keys.js';
 import { type Clock, systemClock } from './clock.js';
 import { type ErrorCode, isPlatformError, PlatformError } from './errors.js';
-import { createIdGenerator, type IdGenerator } from './ids.js';
+import { createIdGenerator, hasIdForm, type IdGenerator } from './ids.js';
 import { decodeCursor, encodeCursor, toProject } from './projects.js';
 import {
   CreateKeyRequest,
@@ -507,6 +507,11 @@ export class AgentPlatform {
     const body = parseInput(ChatCompletionRequest, input);
     if (!this.#agents) throw new PlatformError('unsupported', 'Chat completions are not configured: construct AgentPlatform with `agent: { models }`');
     const named = body.model ? await this.storage.projects.get(caller.userId, body.model) : undefined;
+    if (body.model && !named && hasIdForm('project', body.model)) {
+      // A project id that is not the caller's (or no longer exists) is not a model name: sending
+      // it upstream would answer without the agent (no knowledge, no tools) and hide the mistake.
+      throw PlatformError.notFound(`Project ${body.model} not found: "model" has the form of a project id, but none of your projects has it`);
+    }
     let chat = body.chatId ? await this.storage.chats.get(caller.userId, body.chatId) : undefined;
     if (options.form === 'ai') {
       if (!body.chatId) throw PlatformError.invalid('chatId: required on /api/v1/ai/chat/completions', [{ path: ['chatId'], code: 'invalid_type', message: 'required' }]);
