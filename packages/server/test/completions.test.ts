@@ -36,9 +36,11 @@ beforeAll(async () => {
     body: { name: 'Support', model: 'gpt-test', provider: 'openai', description: 'You are the support agent of ACME.' },
   });
   projectId = res.body.project.id;
-  await s.call('POST', '/api/knowledge/documents', {
+  const doc = await s.call('POST', '/api/knowledge/documents', {
     body: { projectId, fileName: 'refunds.md', fileType: 'md', sourceType: 'upload', content: '# Refunds\n\nACME refunds purchases within 30 days of delivery.' },
   });
+  // On a busy machine the first document can outlast the route's wait: the agent test needs it indexed.
+  await s.indexed(doc.body.documentId);
 });
 afterAll(async () => {
   await s.stop();

@@ -3,6 +3,7 @@ import { PlatformError } from '../errors.js';
 import type { KnowledgeBase } from '../knowledge/service.js';
 import type { Caller } from '../platform.js';
 import type { ChatCompletionChunk, ChatCompletionResponse, CompletionMessage } from '../schemas/completions.js';
+import { AGENT_MIN_SCORE } from '../schemas/knowledge.js';
 import type { ChatMessageRecord, ChatRecord, ProjectRecord, StorageAdapter } from '../storage/types.js';
 import type { ChatMessage, ChatModel, FinishReason, Usage } from './chat-model.js';
 import { type AgentEvent, runAgentTurn, type Source, systemContext } from './loop.js';
@@ -27,6 +28,11 @@ export interface AgentOptions {
   readonly stepLimit?: number;
   /** Where agents' tools come from (project tools, MCP servers). */
   readonly toolSources?: readonly ToolSource[];
+  /**
+   * Knowledge hits scoring below this are neither given to the model nor returned as sources,
+   * for projects whose settings set no `minScore`. Default `AGENT_MIN_SCORE` (0.25).
+   */
+  readonly minScore?: number;
 }
 
 export interface CompletionPlan {
@@ -159,7 +165,11 @@ export class Agents {
     const tools = [];
     if (project) {
       const lastUser = [...input].reverse().find((m) => m.role === 'user');
-      const hits = this.o.knowledge && lastUser?.content.trim() ? await this.o.knowledge.search(caller, project.id, { query: lastUser.content }) : [];
+      // Below the relevance floor a hit is noise: neither context for the model nor a source.
+      const hits =
+        this.o.knowledge && lastUser?.content.trim()
+          ? await this.o.knowledge.search(caller, project.id, { query: lastUser.content, defaultMinScore: this.o.minScore ?? AGENT_MIN_SCORE })
+          : [];
       ({ system, sources } = systemContext(project.description, hits));
       for (const source of this.o.toolSources ?? []) tools.push(...(await source.tools(caller, project.id)));
     }
