@@ -27,7 +27,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { fileBlobStore } from '@agent-platform/adapters-storage/blobs';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import { builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
@@ -64,7 +64,7 @@ const log = (...a) => console.log(`[${new Date().toISOString().slice(11, 19)}]`,
 /** The fixed split: tuning when the first byte of sha256("scifact-split-v1:" + id) is even. */
 export const halfOf = (queryId) => (createHash('sha256').update(`scifact-split-v1:${queryId}`).digest()[0] % 2 === 0 ? 'tuning' : 'reporting');
 
-async function loadData() {
+export async function loadData() {
   const queries = (await readJsonl(join(dataDir, 'queries.jsonl'))).slice(0, QUERY_LIMIT);
   const qrelsLines = (await readFile(join(dataDir, 'qrels.tsv'), 'utf8')).split('\n');
   const header = qrelsLines[0];
@@ -95,7 +95,7 @@ async function completedCount(platform, caller, projectId) {
 }
 
 /** Ingests the corpus with the given chunk size, or reuses a folder that already holds it. */
-async function ingest(corpus, chunkSize) {
+export async function ingest(corpus, chunkSize) {
   const chunkOverlap = overlapFor(chunkSize);
   const name = `c${chunkSize}-o${chunkOverlap}${DOC_LIMIT ? `-n${corpus.length}` : ''}`;
   const dir = join(benchDir, name);
@@ -426,4 +426,5 @@ async function main() {
   log((await record(section)) ? 'wrote the retrieval section of docs/BENCHMARKS.md' : 'cut run: docs/BENCHMARKS.md left as it is (BENCH_RETRIEVAL_RECORD=1 to write it anyway)');
 }
 
-await main();
+// Run when started as a script; other bench scripts import loadData and ingest (the reused data folder).
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

@@ -1,4 +1,4 @@
-import { displayUrl, type EmbeddingModel, isPlatformError, PlatformError } from '@agent-platform/core';
+import { displayUrl, type EmbeddingModel, isPlatformError, isUnresolvedHost, PlatformError, unreachableAs } from '@agent-platform/core';
 import OpenAI from 'openai';
 
 export interface OpenAIEmbedderOptions {
@@ -93,6 +93,7 @@ function upstreamError(error: unknown, upstream: string, hasKey: boolean, timeou
   }
   if (error instanceof OpenAI.APIConnectionError || error.status === undefined) {
     // The fetch refused the address (the outbound policy): its answer as it is.
+    if (isUnresolvedHost(error.cause)) return unreachableAs(`Embedding upstream ${upstream} could not be reached`, error.cause);
     if (isPlatformError(error.cause)) return error.cause;
     const reason = redact(error.cause instanceof Error ? error.cause.message : error.message);
     return new PlatformError('upstream_error', `Embedding upstream ${upstream} could not be reached: ${reason}`, {

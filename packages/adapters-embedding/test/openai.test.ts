@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createGuardedFetch, createOutboundPolicy } from '@agent-platform/core';
 import { describeEmbeddingModel } from '@agent-platform/core/testing';
 import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -129,6 +130,16 @@ describe('openaiEmbedder', () => {
   it('reports an unreachable server as a retryable upstream_error', async () => {
     const model = openaiEmbedder({ model: 'm', baseURL: 'http://127.0.0.1:9/v1', maxRetries: 0, timeoutMs: 2000 });
     await expect(model.embed(['x'])).rejects.toMatchObject({ code: 'upstream_error', retryable: true, message: expect.stringMatching(/^Embedding upstream http:\/\/127\.0\.0\.1:9\/v1 could not be reached/) });
+  });
+
+  it('says when the host name of the base URL does not resolve (the guarded fetch), naming the upstream', async () => {
+    const fetch = createGuardedFetch(createOutboundPolicy(), { lookup: async () => [] }) as unknown as typeof globalThis.fetch;
+    const model = openaiEmbedder({ model: 'm', baseURL: 'http://nothing.invalid/v1', maxRetries: 0, fetch });
+    await expect(model.embed(['x'])).rejects.toMatchObject({
+      code: 'unavailable',
+      message: "Embedding upstream http://nothing.invalid/v1 could not be reached: host name 'nothing.invalid' does not resolve",
+      details: { host: 'nothing.invalid' },
+    });
   });
 
   it('rejects an answer that is not an embedding list, and never shows credentials of the base URL', async () => {

@@ -6,10 +6,12 @@ import {
   displayUrl,
   type FinishReason,
   isPlatformError,
+  isUnresolvedHost,
   PlatformError,
   type ToolCall,
   type ToolDefinition,
   type Usage,
+  unreachableAs,
 } from '@agent-platform/core';
 import OpenAI from 'openai';
 
@@ -174,6 +176,7 @@ export function openaiChatModel(options: OpenAIChatModelOptions = {}): ChatModel
     if (error instanceof OpenAI.APIUserAbortError) return new PlatformError('aborted', 'The chat request was aborted', { cause: error });
     if (error instanceof OpenAI.APIConnectionError) {
       // The fetch refused the address (the outbound policy): pass its answer through.
+      if (isUnresolvedHost(error.cause)) return unreachableAs(`${where} is unreachable`, error.cause);
       if (isPlatformError(error.cause)) return error.cause;
       const reason = scrub(reasonOf(error.cause ?? error));
       return new PlatformError('unavailable', `${where} is unreachable: ${reason}`, { retryable: true, details: details(), cause: error });

@@ -61,7 +61,7 @@ describe('postgres specifics', () => {
   async function fill(storage: StorageAdapter, churn = false) {
     await storage.users.insert({ id: 'user_a', createdAt: at });
     for (const p of ['proj_a', 'proj_b']) {
-      await storage.projects.insert({ id: p, userId: 'user_a', name: p, description: '', icon: '', color: '', model: 'm', provider: 'openai', createdAt: at, updatedAt: at });
+      await storage.projects.insert({ id: p, userId: 'user_a', name: p, description: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at, updatedAt: at });
     }
     const documents = churn ? ['doc_4', 'doc_1', 'doc_2', 'doc_3'] : ['doc_1', 'doc_2', 'doc_3'];
     for (const d of documents) {

@@ -36,7 +36,7 @@ const documentRow: DocumentRecord = {
 
 async function withDocument(storage: StorageAdapter): Promise<void> {
   await storage.users.insert({ id: 'user_1', createdAt: at });
-  await storage.projects.insert({ id: 'proj_1', userId: 'user_1', name: 'p', description: '', icon: '', color: '', model: 'm', provider: 'openai', createdAt: at, updatedAt: at });
+  await storage.projects.insert({ id: 'proj_1', userId: 'user_1', name: 'p', description: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at, updatedAt: at });
   await storage.documents.insert(documentRow);
 }
 

@@ -18,6 +18,16 @@ export const ID_PREFIXES = {
 
 export type IdKind = keyof typeof ID_PREFIXES;
 
+/**
+ * True when `value` has the form of an id of `kind` (`proj_` + letters and digits for a
+ * project), whether or not such a resource exists: lets a caller tell "an id that is not
+ * yours" from a name of another kind (a model name).
+ */
+export function hasIdForm(kind: IdKind, value: string): boolean {
+  const prefix = `${ID_PREFIXES[kind]}_`;
+  return value.startsWith(prefix) && /^[0-9a-z]+$/i.test(value.slice(prefix.length));
+}
+
 /** Makes identifiers; injectable for deterministic tests. */
 export interface IdGenerator {
   /** A new unique id of the kind, `<prefix>_<opaque>`. */

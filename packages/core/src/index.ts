@@ -43,6 +43,7 @@ export { DEFAULT_LOCAL_MODEL_URL, defaultLocalModelBaseUrl, type LocalModelRunti
 export { type FetchLike, normaliseDigest, ollamaRuntime, type OllamaRuntimeOptions } from './local-models/ollama.js';
 export { deleteLocalModel, listLocalModels, type LocalModelResult, type LocalModelServiceOptions } from './local-models/service.js';
 export { displayUrl } from './net/display.js';
+export { isUnresolvedHost, unreachableAs, unresolvedHostError } from './net/unresolved-host.js';
 export type * from './tools/sandbox.js';
 export { FairQueue, type FairQueueLimits, FairScheduler } from './tools/fair-queue.js';
 export { capLogs, jsonWithinDepth, parseToolResult, TOOL_LIMITS } from './tools/limits.js';

@@ -15,7 +15,7 @@ import {
 import { generateKey, keyLookup, keyMatches, keySummary } from './auth/keys.js';
 import { type Clock, systemClock } from './clock.js';
 import { type ErrorCode, isPlatformError, PlatformError } from './errors.js';
-import { createIdGenerator, type IdGenerator } from './ids.js';
+import { createIdGenerator, hasIdForm, type IdGenerator } from './ids.js';
 import { decodeCursor, encodeCursor, toProject } from './projects.js';
 import {
   type ApiKeySummary,
@@ -27,9 +27,11 @@ import {
   CreateProjectRequest,
   ListProjectsQuery,
   type ListProjectsResponse,
+  type ProjectDetail,
   type ProjectResponse,
   UpdateProjectRequest,
 } from './schemas/projects.js';
+import { checkNamedCredential, chooseCredential, type DefaultBaseUrl, describeChoice, type UsableCredential, unseal } from './agent/provider-credentials.js';
 import type { BlobStore, EmbeddingModel, VectorStore } from './knowledge/interfaces.js';
 import { type EmbedderResolver, type VectorStoreFactory, type VectorStoreProvider, type IndexingEvent, KnowledgeBase, toKnowledgeDocument, vectorNamespace } from './knowledge/service.js';
 import type { DocumentLimitName, DocumentLimits } from './knowledge/limits.js';
@@ -73,7 +75,7 @@ import { maskUrl } from './net/display.js';
 import { createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
 import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.js';
 import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from './schemas/local-models.js';
-import type { ChatRecord, CredentialRecord, StorageAdapter, ToolRecord } from './storage/types.js';
+import type { ChatRecord, CredentialRecord, ProjectRecord, StorageAdapter, ToolRecord } from './storage/types.js';
 import { parseInput } from './validation.js';
 import { redactSettings, restoreRedacted } from './knowledge/settings-secrets.js';
 import { MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView, toToolView } from './mcp/service.js';
@@ -251,6 +253,7 @@ export class AgentPlatform {
   readonly fetch: GuardedFetch;
   readonly #localModels: LocalModelRuntime;
   readonly #localModelUrl: string | undefined;
+  readonly #defaultBaseUrl: DefaultBaseUrl | undefined;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
@@ -261,6 +264,7 @@ export class AgentPlatform {
     this.fetch = options.fetch ?? createGuardedFetch(createOutboundPolicy(options.outbound));
     this.#localModels = options.localModels ?? ollamaRuntime({ fetch: this.fetch });
     this.#localModelUrl = options.localModelUrl;
+    this.#defaultBaseUrl = options.agent?.defaultBaseUrl;
     const k = options.knowledge;
     this.#knowledgeAdapters = k;
     if (k) {
@@ -294,7 +298,7 @@ export class AgentPlatform {
         ],
         storage: this.storage,
         knowledge: this.#knowledge,
-        credential: (caller, provider) => (this.#secrets ? this.providerCredential(caller, provider) : Promise.resolve(undefined)),
+        credential: (caller, provider, credentialId) => this.providerCredential(caller, provider, credentialId),
         clock: () => this.clock.now(),
       });
     }
@@ -428,7 +432,7 @@ export class AgentPlatform {
   async createProject(caller: Caller, input: CreateProjectRequest): Promise<ProjectResponse> {
     const body = parseInput(CreateProjectRequest, input);
     const now = this.clock.now();
-    const record = {
+    const record: ProjectRecord = {
       id: this.ids.next('project'),
       userId: caller.userId,
       name: body.name,
@@ -437,11 +441,27 @@ export class AgentPlatform {
       color: body.color ?? '',
       model: body.model,
       provider: body.provider,
+      credentialId: body.credentialId ?? null,
       createdAt: now,
       updatedAt: now,
     };
-    await this.storage.projects.insert(record);
-    return { success: true, project: toProject(record) };
+    // Checked and written in one transaction, so a credential deleted meanwhile is never named.
+    await this.storage.transaction(async (tx) => {
+      if (record.credentialId) await checkNamedCredential(tx, caller.userId, record.credentialId, record.provider);
+      await tx.projects.insert(record);
+    });
+    return { success: true, project: await this.#projectDetail(caller, record) };
+  }
+
+  /** A project with where its model calls go (`resolved`): the precedence of credentials applied. */
+  async #projectDetail(caller: Caller, record: ProjectRecord): Promise<ProjectDetail> {
+    try {
+      const choice = await chooseCredential(this.storage, caller.userId, record.provider, record.credentialId);
+      return { ...toProject(record), resolved: describeChoice(record, choice, this.#defaultBaseUrl) };
+    } catch {
+      // The named credential is gone (completions say so): nothing to show but its id.
+      return { ...toProject(record), resolved: { credentialId: record.credentialId, baseUrl: null, source: 'project' } };
+    }
   }
 
   /**
@@ -475,15 +495,24 @@ export class AgentPlatform {
   async getProject(caller: Caller, id: string): Promise<ProjectResponse> {
     const record = await this.storage.projects.get(caller.userId, id);
     if (!record) throw PlatformError.notFound(`Project ${id} not found`);
-    return { success: true, project: toProject(record) };
+    return { success: true, project: await this.#projectDetail(caller, record) };
   }
 
   /** `PATCH /api/v1/projects/{id}`. */
   async updateProject(caller: Caller, id: string, input: UpdateProjectRequest): Promise<ProjectResponse> {
     const patch = parseInput(UpdateProjectRequest, input);
-    const record = await this.storage.projects.update(caller.userId, id, { ...patch, updatedAt: this.clock.now() });
+    const record = await this.storage.transaction(async (tx) => {
+      const current = await tx.projects.get(caller.userId, id);
+      if (!current) throw PlatformError.notFound(`Project ${id} not found`);
+      // The credential the project will name must be the caller's and of the provider it will use.
+      const credentialId = patch.credentialId !== undefined ? patch.credentialId : current.credentialId;
+      if (credentialId && (patch.credentialId !== undefined || patch.provider !== undefined)) {
+        await checkNamedCredential(tx, caller.userId, credentialId, patch.provider ?? current.provider);
+      }
+      return tx.projects.update(caller.userId, id, { ...patch, updatedAt: this.clock.now() });
+    });
     if (!record) throw PlatformError.notFound(`Project ${id} not found`);
-    return { success: true, project: toProject(record) };
+    return { success: true, project: await this.#projectDetail(caller, record) };
   }
 
   /** `DELETE /api/v1/projects/{id}`: the project and everything in it (documents, chunks, vectors). */
@@ -518,6 +547,11 @@ export class AgentPlatform {
     const body = parseInput(ChatCompletionRequest, input);
     if (!this.#agents) throw new PlatformError('unsupported', 'Chat completions are not configured: construct AgentPlatform with `agent: { models }`');
     const named = body.model ? await this.storage.projects.get(caller.userId, body.model) : undefined;
+    if (body.model && !named && hasIdForm('project', body.model)) {
+      // A project id that is not the caller's (or no longer exists) is not a model name: sending
+      // it upstream would answer without the agent (no knowledge, no tools) and hide the mistake.
+      throw PlatformError.notFound(`Project ${body.model} not found: "model" has the form of a project id, but none of your projects has it`);
+    }
     let chat = body.chatId ? await this.storage.chats.get(caller.userId, body.chatId) : undefined;
     if (options.form === 'ai') {
       if (!body.chatId) throw PlatformError.invalid('chatId: required on /api/v1/ai/chat/completions', [{ path: ['chatId'], code: 'invalid_type', message: 'required' }]);
@@ -958,18 +992,31 @@ export class AgentPlatform {
 
   /** `DELETE /api/v1/credentials/{id}`. */
   async deleteCredential(caller: Caller, id: string): Promise<{ success: true; message: string }> {
-    if (!(await this.storage.credentials.delete(caller.userId, id))) throw PlatformError.notFound('Credential not found');
+    await this.storage.transaction(async (tx) => {
+      // A credential a project names is not deleted from under it (that would move the project's
+      // calls to another upstream without a word): the caller changes those projects first.
+      const using = await tx.projects.usingCredential(caller.userId, id);
+      if (using.length > 0 && (await tx.credentials.get(caller.userId, id))) {
+        throw new PlatformError(
+          'conflict',
+          `Credential ${id} is named by project${using.length === 1 ? '' : 's'} ${using.join(', ')}: set their credentialId to another credential or null first`,
+          { details: { projects: using } },
+        );
+      }
+      if (!(await tx.credentials.delete(caller.userId, id))) throw PlatformError.notFound('Credential not found');
+    });
     return { success: true, message: 'Credential deleted' };
   }
 
   /**
-   * The caller's credential for a provider, decrypted, for a provider call: the newest one not
-   * marked invalid. Undefined when there is none (callers fall back to the environment).
+   * The caller's credential for a provider call, decrypted: the one `credentialId` names (a
+   * project's), else the newest of the provider not marked invalid (`chooseCredential`).
+   * Undefined when there is none (callers fall back to the environment).
    */
-  async providerCredential(caller: Caller, provider: string): Promise<{ apiKey: string; baseUrl: string | null; proxy: boolean } | undefined> {
-    const record = (await this.storage.credentials.list(caller.userId)).find((c) => c.provider === provider && c.isValid !== false);
-    if (!record) return undefined;
-    return { apiKey: this.#box().open(record.secret), baseUrl: record.baseUrlSecret ? this.#box().open(record.baseUrlSecret) : record.baseUrl, proxy: record.proxy };
+  async providerCredential(caller: Caller, provider: string, credentialId?: string | null): Promise<UsableCredential | undefined> {
+    if (!this.#secrets) return undefined;
+    const { record } = await chooseCredential(this.storage, caller.userId, provider, credentialId);
+    return record ? unseal(record, this.#box()) : undefined;
   }
 
   // ---- knowledge ------------------------------------------------------------------------

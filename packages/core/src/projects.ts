@@ -11,6 +11,7 @@ export function toProject(record: ProjectRecord): Project {
     color: record.color,
     model: record.model,
     provider: record.provider as Project['provider'],
+    credentialId: record.credentialId,
     createdAt: record.createdAt.toISOString(),
     updatedAt: record.updatedAt.toISOString(),
   };

@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { isPlatformError } from '../src/errors.js';
 import { createGuardedFetch, type GuardedFetch, type HostResolver, type ResolvedAddress } from '../src/net/guarded-fetch.js';
 import { createOutboundPolicy } from '../src/net/policy.js';
+import { isUnresolvedHost } from '../src/net/unresolved-host.js';
 import { forbidConnects, watchConnects } from './net-guard.js';
 
 /**
@@ -204,12 +205,24 @@ describe('createGuardedFetch: refusals happen before any connection', () => {
     expect(await rejection(f('not a url'))).toMatchObject({ code: 'invalid_request', message: 'Invalid URL: not a url' });
   });
 
-  it('rejects like fetch when the name does not resolve', async () => {
+  it('says when the name does not resolve (ENOTFOUND, EAI_AGAIN, no address), as its own error', async () => {
     forbidConnects([]);
-    const f = guarded(stubResolver({}, []));
+    const f = guarded(stubResolver({ 'empty.test': [] }, []));
     const error = await rejection(f('http://nowhere.test/'));
-    expect(error).toBeInstanceOf(TypeError);
-    expect((error as Error & { cause: { code: string } }).cause.code).toBe('ENOTFOUND');
+    expect(error).toMatchObject({ code: 'unavailable', message: "host name 'nowhere.test' does not resolve", retryable: false, details: { host: 'nowhere.test', dns: 'ENOTFOUND' } });
+    expect(isUnresolvedHost(error)).toBe(true);
+    expect(await rejection(f.check('http://empty.test/'))).toMatchObject({ code: 'unavailable', message: "host name 'empty.test' does not resolve" });
+    const later = guarded(async () => {
+      throw Object.assign(new Error('getaddrinfo EAI_AGAIN later.test'), { code: 'EAI_AGAIN' });
+    });
+    expect(await rejection(later('http://later.test/'))).toMatchObject({ message: expect.stringMatching(/^host name 'later.test' does not resolve \(/), retryable: true });
+    // Other resolver failures stay fetch's network failure.
+    const broken = guarded(async () => {
+      throw Object.assign(new Error('resolver crashed'), { code: 'ECONNREFUSED' });
+    });
+    const other = await rejection(broken('http://broken.test/'));
+    expect(other).toBeInstanceOf(TypeError);
+    expect(isUnresolvedHost(other)).toBe(false);
   });
 });
 

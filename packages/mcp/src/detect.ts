@@ -1,4 +1,4 @@
-import { isPlatformError, type McpDetection, type McpTransport, PlatformError } from '@agent-platform/core';
+import { displayUrl, isPlatformError, isUnresolvedHost, type McpDetection, type McpTransport, PlatformError, unreachableAs } from '@agent-platform/core';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { parseServerUrl, withUrlCredentials } from './config.js';
 import type { FetchFunction } from './fetch.js';
@@ -130,9 +130,17 @@ async function checkLegacySse(url: URL, extra: Record<string, string> | undefine
 }
 
 /**
+ * Failures that answer the detection as they are, rather than "not this transport": a policy
+ * refusal (nothing was sent) and a host name that does not resolve (nothing can answer).
+ */
+const isRefusal = (error: unknown): error is PlatformError => (isPlatformError(error) && error.code === 'invalid_request') || isUnresolvedHost(error);
+
+/**
  * Which transports answer at `url`, both checks side by side within `timeoutMs`, through the
- * given fetch. A policy refusal (a `PlatformError` from the fetch) rejects; an abort by the
- * caller rejects with `aborted`; any other failure means "not this transport".
+ * given fetch. A policy refusal (a `PlatformError` from the fetch) rejects, and so does a host
+ * name that does not resolve (`unavailable`, "MCP server at <url> could not be reached: host
+ * name 'x' does not resolve"); an abort by the caller rejects with `aborted`; any other failure
+ * means "not this transport".
  */
 export async function detectTransport(url: string, options: DetectOptions): Promise<McpDetection> {
   const { url: target, headers } = withUrlCredentials(parseServerUrl(url, 'http'), undefined);
@@ -143,7 +151,7 @@ export async function detectTransport(url: string, options: DetectOptions): Prom
   const settle = (check: Promise<boolean>) =>
     check.then(
       (ok) => ({ ok, refusal: undefined }),
-      (error: unknown) => ({ ok: false, refusal: isPlatformError(error) && error.code === 'invalid_request' ? error : undefined }),
+      (error: unknown) => ({ ok: false, refusal: isRefusal(error) ? error : undefined }),
     );
   try {
     const [http, sse] = await Promise.all([
@@ -151,6 +159,7 @@ export async function detectTransport(url: string, options: DetectOptions): Prom
       settle(checkLegacySse(target, headers, options.fetch, signal)),
     ]);
     const refusal = http.refusal ?? sse.refusal;
+    if (isUnresolvedHost(refusal)) throw unreachableAs(`MCP server at ${displayUrl(target.href)} could not be reached`, refusal);
     if (refusal) throw refusal;
     if (options.signal?.aborted) throw new PlatformError('aborted', 'MCP transport detection was aborted');
     const supportedTypes: McpTransport[] = [];

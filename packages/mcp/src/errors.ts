@@ -1,4 +1,4 @@
-import { type ErrorCode, isPlatformError, PlatformError } from '@agent-platform/core';
+import { type ErrorCode, isPlatformError, isUnresolvedHost, PlatformError, unreachableAs } from '@agent-platform/core';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, ErrorCode as RpcCode } from '@modelcontextprotocol/sdk/types.js';
 import { isSseError } from './sse-transport.js';
@@ -144,6 +144,9 @@ export function mapError(error: unknown, ctx: FailureContext, connected: boolean
   }
   // A policy refusal (or another PlatformError of ours) goes through unchanged, also when the
   // transport only reported it vaguely (the SSE EventSource flattens errors into text).
+  // A host name that does not resolve is said so, naming the server (the guarded fetch's error).
+  const unresolved = [error, seen?.fetchError].find(isUnresolvedHost);
+  if (unresolved) return { error: unreachableAs(connected ? `${ctx.label} could not be reached during ${ctx.operation}` : `${ctx.label} could not be reached`, unresolved), breaks: true };
   if (isPlatformError(error)) return { error, breaks: connected && error.code !== 'timeout' && error.code !== 'aborted' };
   if (isPlatformError(seen?.fetchError) && !connected) return { error: seen.fetchError, breaks: false };
 

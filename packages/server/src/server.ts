@@ -10,7 +10,7 @@ import { outboundFetches } from './outbound.js';
 import { createMcpConnector, type StdioPermission } from '@agent-platform/mcp';
 import { stdioFromEnv } from './mcp-commands.js';
 import { javascriptSandbox, npmDependencies, type PythonIsolation, pythonSandbox } from '@agent-platform/sandbox';
-import { chatModelResolver } from './providers/index.js';
+import { chatModelResolver, providerBaseUrl } from './providers/index.js';
 import { loadSecretBox } from './secrets.js';
 
 export interface ServerOptions {
@@ -139,6 +139,7 @@ export async function openPlatform(
   const guarded = fetches.callers;
   const agent = {
     models: chatModelResolver(env, fetches),
+    defaultBaseUrl: (provider: string) => providerBaseUrl(env, provider),
     defaultModel: options.defaultModel ?? env.AGENT_PLATFORM_DEFAULT_MODEL ?? 'openai:gpt-4o-mini',
     ...(options.maxSteps ? { stepLimit: options.maxSteps } : {}),
     ...(options.toolSources ? { toolSources: options.toolSources } : {}),

@@ -154,6 +154,8 @@ export interface Database {
     color: string;
     model: string;
     provider: string;
+    /** The credential the project's provider calls use, or null (SQLite 0011, PostgreSQL 0002). */
+    credential_id: string | null;
     created_at: Timestamp;
     updated_at: Timestamp;
   };

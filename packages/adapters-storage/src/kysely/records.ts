@@ -44,6 +44,7 @@ export function createRecords(dialect: Pick<StorageDialect, 'readJson'>) {
     color: row.color,
     model: row.model,
     provider: row.provider,
+    credentialId: row.credential_id,
     createdAt: readTime(row.created_at),
     updatedAt: readTime(row.updated_at),
   });

@@ -187,6 +187,12 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
       async update(userId, id, patch) {
         return patchRow(tables().projects, id, patch, userId);
       },
+      async usingCredential(userId, credentialId) {
+        return [...tables().projects.values()]
+          .filter((p) => p.userId === userId && p.credentialId === credentialId)
+          .map((p) => p.id)
+          .sort();
+      },
       async delete(userId, id) {
         const t = tables();
         if (t.projects.get(id)?.userId !== userId) return false;

@@ -208,6 +208,14 @@ export const migrations: Record<string, Migration> = {
       await createKeywordIndex(db);
     },
   },
+  // A project may name the credential its provider calls use (SQLite's 0011). No foreign key:
+  // deleting a credential a project names is refused by the platform (409) in one transaction.
+  '0002_project_credentials': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('projects').addColumn('credential_id', 'text').execute();
+      await db.schema.createIndex('projects_credential').on('projects').columns(['user_id', 'credential_id']).execute();
+    },
+  },
 };
 
 /**

@@ -308,4 +308,12 @@ export const migrations: Record<string, Migration> = {
       await db.schema.alterTable('credentials').addColumn('base_url_secret', 'text').execute();
     },
   },
+  // A project may name the credential its provider calls use. No foreign key: deleting a
+  // credential a project names is refused by the platform (409), in one transaction with the check.
+  '0011_project_credentials': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('projects').addColumn('credential_id', 'text').execute();
+      await db.schema.createIndex('projects_credential').on('projects').columns(['user_id', 'credential_id']).execute();
+    },
+  },
 };

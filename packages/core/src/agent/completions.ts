@@ -3,9 +3,11 @@ import { PlatformError } from '../errors.js';
 import type { KnowledgeBase } from '../knowledge/service.js';
 import type { Caller } from '../platform.js';
 import type { ChatCompletionChunk, ChatCompletionResponse, CompletionMessage } from '../schemas/completions.js';
+import { AGENT_MIN_SCORE } from '../schemas/knowledge.js';
 import type { ChatMessageRecord, ChatRecord, ProjectRecord, StorageAdapter } from '../storage/types.js';
 import type { ChatMessage, ChatModel, FinishReason, Usage } from './chat-model.js';
 import { type AgentEvent, runAgentTurn, type Source, systemContext } from './loop.js';
+import type { DefaultBaseUrl, UsableCredential } from './provider-credentials.js';
 import type { ToolSource } from './tools.js';
 
 /** What a provider call needs: the provider and, when the caller has one, their credential. */
@@ -27,6 +29,16 @@ export interface AgentOptions {
   readonly stepLimit?: number;
   /** Where agents' tools come from (project tools, MCP servers). */
   readonly toolSources?: readonly ToolSource[];
+  /**
+   * Where a provider's calls go when the credential names no `baseUrl` (or there is none): the
+   * server's environment (OPENAI_BASE_URL, OLLAMA_HOST). Only shown, in a project's `resolved`.
+   */
+  readonly defaultBaseUrl?: DefaultBaseUrl;
+  /**
+   * Knowledge hits scoring below this are neither given to the model nor returned as sources,
+   * for projects whose settings set no `minScore`. Default `AGENT_MIN_SCORE` (0.25).
+   */
+  readonly minScore?: number;
 }
 
 export interface CompletionPlan {
@@ -110,16 +122,17 @@ export class Agents {
     private readonly o: AgentOptions & {
       readonly storage: StorageAdapter;
       readonly knowledge: KnowledgeBase | undefined;
-      readonly credential: (caller: Caller, provider: string) => Promise<{ apiKey: string; baseUrl: string | null; proxy: boolean } | undefined>;
+      /** The credential of a call: the project's (`credentialId`), else the caller's newest of the provider, else none. */
+      readonly credential: (caller: Caller, provider: string, credentialId: string | null) => Promise<UsableCredential | undefined>;
       readonly clock: () => Date;
     },
   ) {}
 
-  async #model(caller: Caller, provider: string): Promise<ChatModel> {
+  async #model(caller: Caller, provider: string, credentialId: string | null): Promise<ChatModel> {
     if (provider === 'local') {
       throw new PlatformError('unsupported', 'The local provider has no bundled model in this version; use openai or ollama');
     }
-    const credential = await this.o.credential(caller, provider);
+    const credential = await this.o.credential(caller, provider, credentialId);
     return this.o.models({
       provider,
       ...(credential ? { apiKey: credential.apiKey, proxy: credential.proxy } : {}),
@@ -151,7 +164,7 @@ export class Agents {
       modelName = chosen.model;
       provider = chosen.provider;
     }
-    const model = await this.#model(caller, provider);
+    const model = await this.#model(caller, provider, project?.credentialId ?? null);
     const history = chat ? (await this.o.storage.chats.messages(chat.id)).map(fromRecord) : [];
 
     let system: string | undefined;
@@ -159,7 +172,11 @@ export class Agents {
     const tools = [];
     if (project) {
       const lastUser = [...input].reverse().find((m) => m.role === 'user');
-      const hits = this.o.knowledge && lastUser?.content.trim() ? await this.o.knowledge.search(caller, project.id, { query: lastUser.content }) : [];
+      // Below the relevance floor a hit is noise: neither context for the model nor a source.
+      const hits =
+        this.o.knowledge && lastUser?.content.trim()
+          ? await this.o.knowledge.search(caller, project.id, { query: lastUser.content, defaultMinScore: this.o.minScore ?? AGENT_MIN_SCORE })
+          : [];
       ({ system, sources } = systemContext(project.description, hits));
       for (const source of this.o.toolSources ?? []) tools.push(...(await source.tools(caller, project.id)));
     }

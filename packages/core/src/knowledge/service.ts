@@ -632,11 +632,20 @@ export class KnowledgeBase {
   async search(
     caller: Caller,
     projectId: string,
-    request: { query: string; topK?: number | undefined; minScore?: number | undefined; searchType?: 'semantic' | 'mrr' | 'hybrid' | undefined; alpha?: number | undefined; mmrLambda?: number | undefined },
+    request: {
+      query: string;
+      topK?: number | undefined;
+      minScore?: number | undefined;
+      /** The floor when neither the request nor the project's settings set `minScore`. Default 0. */
+      defaultMinScore?: number | undefined;
+      searchType?: 'semantic' | 'mrr' | 'hybrid' | undefined;
+      alpha?: number | undefined;
+      mmrLambda?: number | undefined;
+    },
   ): Promise<SearchHit[]> {
     const settings = await this.settings(projectId);
     const topK = request.topK ?? settings.topK ?? DEFAULT_TOP_K;
-    const minScore = request.minScore ?? settings.minScore ?? 0;
+    const minScore = request.minScore ?? settings.minScore ?? request.defaultMinScore ?? 0;
     const type = request.searchType ?? settings.searchType ?? DEFAULT_SEARCH_TYPE;
     const model = this.embedderFor(settings, caller);
     const namespace = vectorNamespace(projectId, model);

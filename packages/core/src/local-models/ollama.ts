@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isPlatformError, PlatformError } from '../errors.js';
 import { displayUrl } from '../net/display.js';
+import { isUnresolvedHost, unreachableAs } from '../net/unresolved-host.js';
 import type { LocalModel } from '../schemas/local-models.js';
 import type { LocalModelRuntime } from './runtime.js';
 
@@ -76,6 +77,7 @@ export function ollamaRuntime(options: OllamaRuntimeOptions): LocalModelRuntime 
   }
 
   function failure(baseUrl: string, error: unknown): PlatformError {
+    if (isUnresolvedHost(error)) return unreachableAs(`Local model runtime at ${displayUrl(baseUrl)} cannot be reached`, error);
     if (isPlatformError(error)) return error; // refused by the outbound policy, or an invalid URL
     if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
       return new PlatformError('timeout', `Local model runtime at ${displayUrl(baseUrl)} did not answer within ${timeoutMs} ms`, {

@@ -4,7 +4,8 @@ import type { LocalModel } from '../schemas/local-models.js';
  * A local model runtime (Ollama or compatible) at a base URL the caller gives.
  *
  * Failures are `PlatformError`s whose `code` tells them apart:
- * - `unavailable`: nothing answers at the base URL (the runtime is not running);
+ * - `unavailable`: nothing answers at the base URL (the runtime is not running), or its host
+ *   name does not resolve (`isUnresolvedHost`; the message says so);
  * - `not_found`: `delete` of a model that is not installed;
  * - `upstream_error`: the runtime answered, but with an error or something unreadable;
  * - `timeout`: the runtime did not answer in time;

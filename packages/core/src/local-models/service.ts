@@ -1,4 +1,6 @@
-import { type ErrorCode, isPlatformError } from '../errors.js';
+import { type ErrorCode, isPlatformError, type PlatformError } from '../errors.js';
+import { displayUrl } from '../net/display.js';
+import { isUnresolvedHost } from '../net/unresolved-host.js';
 import {
   DeleteLocalModelRequest,
   type DeleteLocalModelResponse,
@@ -22,6 +24,8 @@ import { defaultLocalModelBaseUrl, type LocalModelRuntime } from './runtime.js';
  * | model not installed (delete) | 404 | not_found | error `Model not found` |
  * | runtime not running: nothing answers at `baseUrl` (list) | 503 | unavailable | error `Local model runtime is not running at <baseUrl>` |
  * | runtime not running (delete) | 503 | unavailable | error `Failed to delete model` |
+ * | the host name of `baseUrl` does not resolve (list) | 503 | unavailable | error `Local model runtime at <baseUrl> cannot be reached: host name '<host>' does not resolve` |
+ * | the host name of `baseUrl` does not resolve (delete) | 503 | unavailable | error `Failed to delete model: host name '<host>' does not resolve` |
  * | runtime did not answer in time | 504 | timeout | error `Failed to list models` / `Failed to delete model` |
  * | runtime answered an error or garbage | 502 | upstream_error | error `Failed to list models` / `Failed to delete model` |
  * | anything else (a bug) | 500 | internal | error `Failed to list models` / `Failed to delete model` |
@@ -55,6 +59,11 @@ function withoutEmptyBaseUrl(input: unknown): unknown {
   return input;
 }
 
+/** `host name 'x' does not resolve`, without the runtime's address the message starts with. */
+function unresolvedReason(error: PlatformError): string {
+  return error.message.slice(error.message.indexOf('host name '));
+}
+
 /** The failure's code and status; anything not a `PlatformError` is a bug (500). */
 function classify(error: unknown): { code: ErrorCode; status: number; message: string } {
   if (!isPlatformError(error)) return { code: 'internal', status: 500, message: 'Internal error' };
@@ -81,7 +90,11 @@ export async function listLocalModels(
   } catch (error) {
     const { code, status, message } = classify(error);
     const text =
-      code === 'invalid_request' ? message : code === 'unavailable' ? `Local model runtime is not running at ${baseUrl}` : 'Failed to list models';
+      code === 'invalid_request' || isUnresolvedHost(error)
+        ? message
+        : code === 'unavailable'
+          ? `Local model runtime is not running at ${displayUrl(baseUrl)}`
+          : 'Failed to list models';
     return { status, body: { success: false, error: text, code, models: [] } };
   }
 }
@@ -107,7 +120,14 @@ export async function deleteLocalModel(
     return { status: 200, body: { success: true, message: `Model ${modelName} deleted` } };
   } catch (error) {
     const { code, status, message } = classify(error);
-    const text = code === 'invalid_request' ? message : code === 'not_found' ? 'Model not found' : 'Failed to delete model';
+    const text =
+      code === 'invalid_request'
+        ? message
+        : code === 'not_found'
+          ? 'Model not found'
+          : isUnresolvedHost(error)
+            ? `Failed to delete model: ${unresolvedReason(error)}`
+            : 'Failed to delete model';
     return { status, body: { success: false, error: text, code } };
   }
 }

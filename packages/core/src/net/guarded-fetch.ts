@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import { PlatformError } from '../errors.js';
 import { formatIp, type OutboundPolicy, parseIp, refusalError } from './policy.js';
 import { Pools, type ResolvedAddress } from './pools.js';
+import { dnsFailureCode, unresolvedHostError } from './unresolved-host.js';
 
 export type { ResolvedAddress } from './pools.js';
 
@@ -49,7 +50,9 @@ export interface ProxyRoute {
  * checked addresses (the socket's own lookup answers them, so a second DNS answer, as in DNS
  * rebinding, is never used). Redirects are followed hop by hop, each checked the same way.
  * A refusal rejects with `PlatformError('invalid_request')` naming the host, the address and
- * the reason; network failures reject like fetch (`TypeError('fetch failed')` with a cause).
+ * the reason; a host name that does not resolve (ENOTFOUND, EAI_AGAIN, no address) rejects with
+ * `PlatformError('unavailable')`, "host name 'x' does not resolve" (`unresolvedHostError`);
+ * other network failures reject like fetch (`TypeError('fetch failed')` with a cause).
  */
 export interface GuardedFetch {
   (input: string | URL | Request, init?: RequestInit): Promise<Response>;
@@ -165,11 +168,13 @@ function make(policy: OutboundPolicy, route: ProxyRoute | undefined, shared: Sha
       try {
         addresses = await shared.resolver(host);
       } catch (error) {
+        // A name without an address is told apart from other network failures, so that every
+        // caller can say "does not resolve" rather than "not running" or "unreachable".
+        const dns = dnsFailureCode(error);
+        if (dns) throw unresolvedHostError(host, dns, error);
         throw new TypeError('fetch failed', { cause: error });
       }
-      if (addresses.length === 0) {
-        throw new TypeError('fetch failed', { cause: Object.assign(new Error(`${host} has no address`), { code: 'ENOTFOUND' }) });
-      }
+      if (addresses.length === 0) throw unresolvedHostError(host, 'ENOTFOUND');
     }
     for (const { address } of addresses) {
       const decision = policy.check(host, address);

@@ -8,6 +8,13 @@ const model = z.string().trim().min(1).max(200);
 const description = z.string().max(2000);
 const icon = z.string().max(200);
 const color = z.string().max(50).describe('Colour code, e.g. #3b82f6');
+const credentialId = z
+  .string()
+  .trim()
+  .min(1)
+  .max(200)
+  .nullable()
+  .describe("One of the caller's credentials, of the project's provider, that the agent's model calls use (null: none named)");
 
 export const CreateProjectRequest = z.object({
   name,
@@ -16,6 +23,7 @@ export const CreateProjectRequest = z.object({
   description: description.optional(),
   icon: icon.optional(),
   color: color.optional(),
+  credentialId: credentialId.optional(),
 });
 export type CreateProjectRequest = z.input<typeof CreateProjectRequest>;
 
@@ -27,6 +35,7 @@ export const UpdateProjectRequest = z
     description: description.optional(),
     icon: icon.optional(),
     color: color.optional(),
+    credentialId: credentialId.optional().describe('A credential of the caller to use, or null to name none'),
   })
   .strict()
   .refine((patch) => Object.values(patch).some((v) => v !== undefined), {
@@ -43,12 +52,33 @@ export const Project = z
     color: z.string(),
     model: z.string(),
     provider: Provider,
+    credentialId: z.string().nullable().describe('The credential the project names, or null'),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   });
 export type Project = z.output<typeof Project>;
 
-export const ProjectResponse = z.object({ success: z.literal(true), project: Project });
+/** Where the precedence of credentials takes a project's model calls (docs/API.md, "Credentials"). */
+export const CredentialSource = z
+  .enum(['project', 'newest', 'environment'])
+  .describe(
+    "project: the credential the project names; newest: the caller's newest credential of the provider not marked invalid; environment: none of the caller's, the operator's environment (OPENAI_API_KEY / OPENAI_BASE_URL, OLLAMA_HOST)",
+  );
+
+export const ResolvedProvider = z.object({
+  credentialId: z.string().nullable().describe('The credential used, or null (the environment)'),
+  baseUrl: z.string().nullable().describe('Where the calls go, without user:password or query values; null when not known'),
+  source: CredentialSource,
+});
+export type ResolvedProvider = z.output<typeof ResolvedProvider>;
+
+/** A project as one project's routes answer it: with where its model calls go. */
+export const ProjectDetail = Project.extend({
+  resolved: ResolvedProvider.describe("Which credential and base URL the agent's model calls use now (never the key)"),
+});
+export type ProjectDetail = z.output<typeof ProjectDetail>;
+
+export const ProjectResponse = z.object({ success: z.literal(true), project: ProjectDetail });
 export type ProjectResponse = z.output<typeof ProjectResponse>;
 
 

@@ -32,12 +32,14 @@ export interface ProjectRecord {
   readonly color: string;
   readonly model: string;
   readonly provider: string;
+  /** The credential (of the same user) the project's provider calls use, or null: the user's newest one of the provider, else the environment. */
+  readonly credentialId: string | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
 
 export type ProjectPatch = Partial<
-  Pick<ProjectRecord, 'name' | 'description' | 'icon' | 'color' | 'model' | 'provider'>
+  Pick<ProjectRecord, 'name' | 'description' | 'icon' | 'color' | 'model' | 'provider' | 'credentialId'>
 > & { readonly updatedAt: Date };
 
 /** Position of a row in a newest-first listing: (createdAt, id) descending. */
@@ -95,6 +97,8 @@ export interface ProjectRepository {
   update(userId: string, id: string, patch: ProjectPatch): Promise<ProjectRecord | undefined>;
   /** True when a project of that user was deleted; its documents, files, chunks, settings, jobs and chats go with it. */
   delete(userId: string, id: string): Promise<boolean>;
+  /** Ids of the user's projects whose `credentialId` is `credentialId`, in id order. */
+  usingCredential(userId: string, credentialId: string): Promise<string[]>;
 }
 
 

@@ -24,6 +24,7 @@ function project(userId: string, n: number, overrides: Partial<ProjectRecord> = 
     color: '',
     model: 'gpt-4o-mini',
     provider: 'openai',
+    credentialId: null,
     createdAt: at(n),
     updatedAt: at(n),
     ...overrides,
@@ -439,6 +440,25 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         expect(await storage.credentials.delete('user_b', 'cred_1')).toBe(false);
         expect(await storage.credentials.delete('user_a', 'cred_1')).toBe(true);
         expect(await storage.credentials.get('user_a', 'cred_1')).toBeUndefined();
+      });
+
+      it("stores a project's credentialId, changes and clears it, and finds the projects naming a credential", async () => {
+        await storage.credentials.insert(credential('cred_1', 'user_a', 1));
+        await storage.projects.insert(project('user_a', 1, { credentialId: 'cred_1' }));
+        await storage.projects.insert(project('user_a', 2));
+        await storage.projects.insert(project('user_a', 3, { credentialId: 'cred_1' }));
+        await storage.projects.insert(project('user_b', 4, { credentialId: 'cred_1' }));
+        expect(await storage.projects.get('user_a', 'proj_000001')).toMatchObject({ credentialId: 'cred_1' });
+        expect(await storage.projects.get('user_a', 'proj_000002')).toMatchObject({ credentialId: null });
+        expect((await storage.projects.list({ userId: 'user_a', limit: 10 })).items.map((p) => p.credentialId)).toEqual(['cred_1', null, 'cred_1']);
+        expect(await storage.projects.usingCredential('user_a', 'cred_1')).toEqual(['proj_000001', 'proj_000003']);
+        expect(await storage.projects.usingCredential('user_b', 'cred_1')).toEqual(['proj_000004']);
+        // A patch without credentialId keeps it; null clears it.
+        expect(await storage.projects.update('user_a', 'proj_000001', { name: 'renamed', updatedAt: at(9) })).toMatchObject({ credentialId: 'cred_1' });
+        expect(await storage.projects.update('user_a', 'proj_000001', { credentialId: null, updatedAt: at(9) })).toMatchObject({ credentialId: null });
+        expect(await storage.projects.update('user_a', 'proj_000002', { credentialId: 'cred_1', updatedAt: at(9) })).toMatchObject({ credentialId: 'cred_1' });
+        expect(await storage.projects.usingCredential('user_a', 'cred_1')).toEqual(['proj_000002', 'proj_000003']);
+        expect(await storage.projects.usingCredential('user_a', 'cred_missing')).toEqual([]);
       });
 
       it('stores chats with ordered messages, lists them per user, and deletes them with their project', async () => {

@@ -5,6 +5,17 @@ import type { OutboundFetches } from '../outbound.js';
 import { proxiedFetch } from './proxy.js';
 
 /**
+ * Where a provider's calls go when the credential names no `baseUrl`, or there is no credential:
+ * `openai` → OPENAI_BASE_URL or https://api.openai.com/v1; `ollama` → OLLAMA_HOST or
+ * http://127.0.0.1:11434. Projects show it in `resolved.baseUrl`.
+ */
+export function providerBaseUrl(env: NodeJS.ProcessEnv, provider: string): string | undefined {
+  if (provider === 'ollama') return env.OLLAMA_HOST || 'http://127.0.0.1:11434';
+  if (provider === 'openai') return env.OPENAI_BASE_URL || 'https://api.openai.com/v1';
+  return undefined;
+}
+
+/**
  * The chat model of a provider call: the caller's credential when they have one, else the
  * environment (DESIGN.md, "Model providers"): `openai` → OPENAI_API_KEY / OPENAI_BASE_URL;
  * `ollama` → OLLAMA_HOST or http://127.0.0.1:11434 (its OpenAI-compatible `/v1`).
@@ -23,11 +34,10 @@ export function chatModelResolver(env: NodeJS.ProcessEnv, fetches: OutboundFetch
     // One retry of a request that failed before its answer began (5xx, 429, connection errors).
     const common = { maxRetries: 1, fetch: chosenFetch, ...(timeout > 0 ? { timeoutMs: timeout } : {}) };
     if (config.provider === 'ollama') {
-      return ollamaChatModel({ ...common, host: config.baseUrl ?? env.OLLAMA_HOST ?? 'http://127.0.0.1:11434', ...(config.apiKey ? { apiKey: config.apiKey } : {}) });
+      return ollamaChatModel({ ...common, host: config.baseUrl ?? providerBaseUrl(env, 'ollama'), ...(config.apiKey ? { apiKey: config.apiKey } : {}) });
     }
     const apiKey = config.apiKey ?? env.OPENAI_API_KEY;
-    const baseURL = config.baseUrl ?? env.OPENAI_BASE_URL;
-    return openaiChatModel({ ...common, ...(apiKey ? { apiKey } : {}), ...(baseURL ? { baseURL } : {}) });
+    return openaiChatModel({ ...common, ...(apiKey ? { apiKey } : {}), baseURL: config.baseUrl ?? providerBaseUrl(env, 'openai') });
   };
   return (config) => {
     const key = JSON.stringify([config.provider, config.apiKey ?? null, config.baseUrl ?? null, config.proxy ?? false]);

@@ -88,6 +88,7 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
             color: p.color,
             model: p.model,
             provider: p.provider,
+            credential_id: p.credentialId,
             created_at: time(p.createdAt),
             updated_at: time(p.updatedAt),
           })
@@ -135,6 +136,7 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
           const value = patch[field];
           if (value !== undefined) set[field] = value;
         }
+        if (patch.credentialId !== undefined) set.credential_id = patch.credentialId;
         const row = await db
           .updateTable('projects')
           .set(set)
@@ -147,6 +149,10 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
       async delete(userId, id) {
         const result = await db.deleteFrom('projects').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
         return result.numDeletedRows > 0n;
+      },
+      async usingCredential(userId, credentialId) {
+        const rows = await db.selectFrom('projects').select('id').where('user_id', '=', userId).where('credential_id', '=', credentialId).orderBy('id').execute();
+        return rows.map((r) => r.id);
       },
     },
     credentials: {
