@@ -69,6 +69,8 @@ function parameters(where: 'path' | 'query', object: z.ZodObject | undefined): J
   });
 }
 
+const ERROR_REF = { $ref: '#/components/schemas/ErrorResponse' };
+
 const json = (schema: JsonSchema) => ({ content: { 'application/json': { schema } } });
 const events = (schema: JsonSchema) => ({ content: { 'text/event-stream': { schema } } });
 
@@ -80,8 +82,7 @@ function errorResponses(route: Pick<ApiRoute, 'params' | 'query' | 'body' | 'err
   if (route.params) statuses.add(404);
   if (route.body) statuses.add(413);
   for (const code of route.errors ?? []) statuses.add(STATUS_BY_CODE[code]);
-  const ref = { $ref: `#/components/schemas/${schema}` };
-  return Object.fromEntries([...statuses].sort().map((status) => [status, { description: ERROR_DESCRIPTIONS[status] ?? 'Error', ...json(ref) }]));
+  return Object.fromEntries([...statuses].sort().map((status) => [status, { description: ERROR_DESCRIPTIONS[status] ?? 'Error', ...json({ $ref: `#/components/schemas/${schema}` }) }]));
 }
 
 /** `getApiV1ProjectsId` for `GET /api/v1/projects/{id}`: unique per method and path. */
@@ -126,7 +127,12 @@ export function buildOpenApi(apiRoutes: readonly ApiRoute[], publicRoutes: reado
       tags: ['Service'],
       security: [],
       parameters: parameters('path', route.params),
-      responses: { 200: { description: 'OK', ...content }, ...errorResponses(route, 'ErrorResponse', false) },
+      responses: {
+        200: { description: 'OK', ...content },
+        // Nothing of the route's own fails; a request the HTTP layer cannot take (a malformed
+        // URL or header) is answered in the error shape all the same.
+        ...(route.errors ? errorResponses(route, 'ErrorResponse', false) : { '4XX': { description: 'A malformed request', ...json(ERROR_REF) } }),
+      },
     });
   }
 
