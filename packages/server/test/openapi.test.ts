@@ -22,6 +22,19 @@ function redoclyLint(file: string): Promise<{ code: number; stdout: string; stde
 }
 
 describe('/openapi.json', () => {
+  it('matches the committed contract (review a change of __snapshots__/openapi.json like code)', async () => {
+    const app = createApp(new AgentPlatform({ storage: memoryStorage() }));
+    const document = await (await app.request('/openapi.json')).json();
+    await expect(`${JSON.stringify(document, null, 2)}\n`).toMatchFileSnapshot('./__snapshots__/openapi.json');
+  });
+
+  it('has plain-text summaries (swagger-ui shows markdown literally)', async () => {
+    const document = await (await createApp(new AgentPlatform({ storage: memoryStorage() })).request('/openapi.json')).json();
+    const summaries = Object.values(document.paths as Record<string, Record<string, { summary: string }>>).flatMap((ops) => Object.values(ops).map((op) => op.summary));
+    expect(summaries.length).toBeGreaterThan(40);
+    expect(summaries.filter((summary) => /[`*]|\]\(|^#/.test(summary))).toEqual([]);
+  });
+
   it('passes redocly lint (recommended rules) with no errors and no warnings', async () => {
     const app = createApp(new AgentPlatform({ storage: memoryStorage() }));
     const document = await (await app.request('/openapi.json')).text();
