@@ -1,4 +1,5 @@
 import { type AgentOptions, Agents, completionChunks, completionResponse } from './agent/completions.js';
+import { getModel, listModels } from './agent/models.js';
 import { type StreamEvent, StreamHub, type StreamHubOptions } from './agent/streams.js';
 import { ToolRunner, type ToolsOptions } from './tools/project-tools.js';
 import {
@@ -60,6 +61,7 @@ import {
   type ListChatsResponse,
 } from './schemas/chats.js';
 import { type ChatCompletionChunk, ChatCompletionRequest, type ChatCompletionResponse } from './schemas/completions.js';
+import type { ListModelsResponse, ModelObject } from './schemas/models.js';
 import {
   CreateCredentialRequest,
   type Credential,
@@ -653,6 +655,16 @@ export class AgentPlatform {
       chatId,
     };
     return { stream: false, body: options.form === 'ai' ? { success: true, ...response } : response };
+  }
+
+  /**
+   * `GET /api/v1/models` (no `id`): the caller's projects as OpenAI model objects; with `id`
+   * (`GET /api/v1/models/{id}`) that one project, or `not_found`.
+   */
+  models(caller: Caller): Promise<ListModelsResponse>;
+  models(caller: Caller, id: string): Promise<ModelObject>;
+  models(caller: Caller, id?: string): Promise<ListModelsResponse | ModelObject> {
+    return id === undefined ? listModels(this.storage, caller.userId) : getModel(this.storage, caller.userId, id);
   }
 
   /** `POST /api/chats/{chatId}/streams`: a stream of the chat that completions can write to. */

@@ -8,3 +8,4 @@ export * from './schemas/completions.js';
 export * from './schemas/local-models.js';
 export * from './schemas/tools.js';
 export * from './schemas/mcp.js';
+export * from './schemas/models.js';

@@ -8,7 +8,8 @@ function formatPath(path: readonly PropertyKey[]): string {
 
 /**
  * Parses `input` with `schema` or throws `invalid_request` whose message names each offending
- * field, e.g. `limit: Too big: expected number to be <=100`. Input nested deeper than
+ * field, e.g. `limit: Too big: expected number to be <=100`; a field past a size limit
+ * (`sizedText`) throws `payload_too_large` naming the field and the limit instead. Input nested deeper than
  * `MAX_NESTING_DEPTH` is refused first (`body: nested deeper than 64 levels`), so no value a
  * caller passes reaches code that recurses over it (zod, `JSON.stringify`, structured clone).
  */
@@ -16,11 +17,33 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   if (exceedsNesting(input)) throw nestingError();
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const issues: ValidationIssue[] = result.error.issues.map((issue) => ({
-    path: issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p)),
-    code: issue.code,
-    message: issue.message,
-  }));
-  const message = issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join('; ');
-  throw PlatformError.invalid(message, issues);
+  const tooLarge = sizeIssues(result.error.issues, []);
+  if (tooLarge.length > 0) {
+    throw new PlatformError('payload_too_large', describe(tooLarge), { issues: tooLarge });
+  }
+  const issues: ValidationIssue[] = result.error.issues.map((issue) => ({ path: plainPath(issue.path), code: issue.code, message: issue.message }));
+  throw PlatformError.invalid(describe(issues), issues);
+}
+
+const describe = (issues: readonly ValidationIssue[]) => issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join('; ');
+
+const plainPath = (path: readonly PropertyKey[]) => path.map((p) => (typeof p === 'symbol' ? String(p) : p));
+
+/**
+ * The issues of fields past a size limit (`sizedText`), also inside a union whose member of the
+ * right type failed only on size (a string content too long, not "expected an array").
+ */
+function sizeIssues(issues: readonly z.core.$ZodIssue[], base: readonly (string | number)[]): ValidationIssue[] {
+  const found: ValidationIssue[] = [];
+  for (const issue of issues) {
+    const path = [...base, ...plainPath(issue.path)];
+    if (issue.code === 'custom' && typeof issue.params?.sizeLimit === 'number') {
+      found.push({ path, code: 'too_big', message: issue.message });
+    } else if (issue.code === 'invalid_union') {
+      for (const branch of issue.errors) {
+        if (!branch.some((i) => i.code === 'invalid_type' && i.path.length === 0)) found.push(...sizeIssues(branch, path));
+      }
+    }
+  }
+  return found;
 }

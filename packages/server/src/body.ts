@@ -81,11 +81,14 @@ export async function readMultipartBody(request: Request, limit: number): Promis
 /**
  * Query parameters as an object: a parameter given once is a string, one given several times
  * is an array (which then fails validation naming the field, instead of silently taking one).
+ * A parameter given once and empty (`?baseUrl=`, as HTML forms send an empty field) is absent,
+ * so it takes its default.
  */
 export function queryObject(url: URL): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = Object.create(null);
   for (const key of new Set(url.searchParams.keys())) {
     const values = url.searchParams.getAll(key);
+    if (values.length === 1 && values[0] === '') continue;
     out[key] = values.length === 1 ? (values[0] as string) : values;
   }
   return out;

@@ -34,3 +34,18 @@ export function toErrorResponse(error: unknown): { status: number; body: ErrorBo
     bug: !known,
   };
 }
+
+/** OpenAI's error object, so OpenAI clients show the error (the OpenAI-compatible routes). */
+export function openaiError(code: string, message: string): { message: string; type: string; code: string } {
+  const type =
+    code === 'unauthorized'
+      ? 'authentication_error'
+      : code === 'not_found'
+        ? 'not_found_error'
+        : code === 'rate_limited'
+          ? 'rate_limit_error'
+          : code === 'invalid_request' || code === 'payload_too_large'
+            ? 'invalid_request_error'
+            : 'api_error';
+  return { message, type, code };
+}

@@ -1,6 +1,7 @@
-import { ErrorResponse } from '@agent-platform/core';
+import { type ErrorCode, ErrorResponse, LocalModelErrorResponse } from '@agent-platform/core';
 import { z } from 'zod';
-import type { ApiRoute } from './routes.js';
+import { STATUS_BY_CODE } from './errors.js';
+import type { ApiRoute } from './route.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -11,7 +12,41 @@ export interface PublicRouteDoc {
   readonly summary: string;
   readonly response: z.ZodType | { readonly contentType: string };
   readonly params?: z.ZodObject;
+  /** Failures besides the 200 (e.g. 404 for an unknown file). */
+  readonly errors?: readonly ErrorCode[];
 }
+
+export interface OpenApiInfo {
+  readonly title: string;
+  readonly version: string;
+  readonly description?: string;
+  readonly license?: { readonly name: string; readonly identifier?: string; readonly url?: string };
+}
+
+/** What each documented failure status means. */
+const ERROR_DESCRIPTIONS: Readonly<Record<number, string>> = {
+  400: 'Invalid input; the message names the field',
+  401: 'Missing or unknown API key',
+  404: 'Not found (also for ids of other users)',
+  409: 'Conflict with the current state',
+  413: 'Body or a field over its size limit; the message names the limit',
+  429: 'Too many requests of this kind waiting; try again later',
+  499: 'The client went away',
+  500: 'A bug of the service',
+  501: 'Not configured on this server',
+  502: 'An upstream (model provider, MCP server, local runtime, vector store) answered an error',
+  503: 'An upstream is down or unreachable',
+  504: 'An upstream did not answer in time',
+};
+
+/** Error body schemas by route kind (components). */
+const ERROR_SCHEMAS = {
+  ErrorResponse,
+  OpenAIErrorResponse: ErrorResponse.extend({
+    error: z.object({ message: z.string(), type: z.string(), code: z.string() }).describe("OpenAI's error object, so OpenAI clients show the error"),
+  }),
+  LocalModelErrorResponse,
+};
 
 function schemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
@@ -34,16 +69,47 @@ function parameters(where: 'path' | 'query', object: z.ZodObject | undefined): J
   });
 }
 
-const json = (schema: JsonSchema) => ({ content: { 'application/json': { schema } } });
+const ERROR_REF = { $ref: '#/components/schemas/ErrorResponse' };
 
-const errorResponse = (description: string) => ({ description, ...json({ $ref: '#/components/schemas/ErrorResponse' }) });
+const json = (schema: JsonSchema) => ({ content: { 'application/json': { schema } } });
+const events = (schema: JsonSchema) => ({ content: { 'text/event-stream': { schema } } });
+
+/** The error responses of a route: those every route may answer, and those it declares. */
+function errorResponses(route: Pick<ApiRoute, 'params' | 'query' | 'body' | 'errors'>, schema: keyof typeof ERROR_SCHEMAS, authenticated: boolean) {
+  const statuses = new Set<number>();
+  if (route.params || route.query || route.body) statuses.add(400);
+  if (authenticated) statuses.add(401);
+  if (route.params) statuses.add(404);
+  if (route.body) statuses.add(413);
+  for (const code of route.errors ?? []) statuses.add(STATUS_BY_CODE[code]);
+  return Object.fromEntries([...statuses].sort().map((status) => [status, { description: ERROR_DESCRIPTIONS[status] ?? 'Error', ...json({ $ref: `#/components/schemas/${schema}` }) }]));
+}
+
+/** `getApiV1ProjectsId` for `GET /api/v1/projects/{id}`: unique per method and path. */
+const operationId = (method: string, path: string) =>
+  `${method.toLowerCase()}${path.replace(/[{}]/g, '').replace(/[/.-](\w)/g, (_, c: string) => c.toUpperCase()).replace(/\W/g, '')}`;
+
+/** The success response of an API route, by its kind. */
+function successResponse(route: ApiRoute) {
+  const body = schemaOf(route.response, 'output');
+  switch (route.kind) {
+    case 'sse':
+    case 'replay':
+      return { description: 'Server-Sent Events: a comment opens the stream, each data line is one event of this schema', ...events(body) };
+    case 'openai': {
+      const chunk = route.events ? schemaOf(route.events, 'output') : body;
+      return {
+        description: 'The completion as JSON, or with stream true as Server-Sent Events of chunks ending with data: [DONE]',
+        content: { 'application/json': { schema: body }, 'text/event-stream': { schema: chunk } },
+      };
+    }
+    default:
+      return { description: 'Success', ...json(body) };
+  }
+}
 
 /** The OpenAPI 3.1 document of the server, generated from the same zod schemas that validate. */
-export function buildOpenApi(
-  apiRoutes: readonly ApiRoute[],
-  publicRoutes: readonly PublicRouteDoc[],
-  info: { title: string; version: string },
-): JsonSchema {
+export function buildOpenApi(apiRoutes: readonly ApiRoute[], publicRoutes: readonly PublicRouteDoc[], info: OpenApiInfo): JsonSchema {
   const paths: Record<string, Record<string, unknown>> = {};
   const add = (path: string, method: string, operation: unknown) => {
     paths[path] ??= {};
@@ -53,53 +119,70 @@ export function buildOpenApi(
   for (const route of publicRoutes) {
     const content =
       'contentType' in route.response
-        ? { content: { [route.response.contentType]: {} } }
+        ? { content: { [route.response.contentType]: { schema: route.response.contentType === 'application/json' ? { type: 'object' } : { type: 'string' } } } }
         : json(schemaOf(route.response as z.ZodType, 'output'));
     add(route.path, route.method, {
       summary: route.summary,
+      operationId: operationId(route.method, route.path),
       tags: ['Service'],
       security: [],
       parameters: parameters('path', route.params),
-      responses: { 200: { description: 'OK', ...content } },
+      responses: {
+        200: { description: 'OK', ...content },
+        // Nothing of the route's own fails; a request the HTTP layer cannot take (a malformed
+        // URL or header) is answered in the error shape all the same.
+        ...(route.errors ? errorResponses(route, 'ErrorResponse', false) : { '4XX': { description: 'A malformed request', ...json(ERROR_REF) } }),
+      },
     });
   }
 
+  const tags = new Set<string>(['Service']);
   for (const route of apiRoutes) {
+    tags.add(route.tag);
+    const errorSchema = route.kind === 'raw' ? 'LocalModelErrorResponse' : route.kind === 'openai' ? 'OpenAIErrorResponse' : 'ErrorResponse';
+    const body = route.bodyDoc ?? route.body;
     add(route.path, route.method, {
       summary: route.summary,
       tags: [route.tag],
-      operationId: `${route.method.toLowerCase()}${route.path.replace(/[{}]/g, '').replace(/[/-](\w)/g, (_, c: string) => c.toUpperCase())}`,
+      operationId: operationId(route.method, route.path),
       parameters: [...parameters('path', route.params), ...parameters('query', route.query)],
-      ...(route.body
+      ...(body
         ? {
             requestBody: {
               required: true,
-              content: { [route.bodyKind === 'multipart' ? 'multipart/form-data' : 'application/json']: { schema: schemaOf(route.body, 'input') } },
+              content: { [route.bodyKind === 'multipart' ? 'multipart/form-data' : 'application/json']: { schema: schemaOf(body, 'input') } },
             },
           }
         : {}),
-      responses: {
-        [route.status ?? 200]: {
-          description: route.sse ? 'Server-Sent Events; each `data:` is one event of this schema' : 'Success',
-          content: { [route.sse ? 'text/event-stream' : 'application/json']: { schema: schemaOf(route.response, 'output') } },
-        },
-        400: errorResponse('Invalid input; the message names the field'),
-        401: errorResponse('Missing or unknown API key'),
-        ...(route.params ? { 404: errorResponse('Not found (also for ids of other users)') } : {}),
-        ...(route.body ? { 413: errorResponse('Body over the size limit') } : {}),
-      },
+      responses: { [route.status ?? 200]: successResponse(route), ...errorResponses(route, errorSchema, true) },
     });
   }
 
   return {
     openapi: '3.1.0',
-    info,
-    servers: [{ url: '/' }],
+    info: { title: info.title, version: info.version, ...(info.description ? { description: info.description } : {}), ...(info.license ? { license: info.license } : {}) },
+    // Relative: the document is served by the server it describes.
+    servers: [{ url: '/', description: 'The server that serves this document' }],
     security: [{ bearerAuth: [] }],
+    tags: [...tags].map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name })),
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (ap_...)' } },
-      schemas: { ErrorResponse: schemaOf(ErrorResponse, 'output') },
+      schemas: Object.fromEntries(Object.entries(ERROR_SCHEMAS).map(([name, schema]) => [name, schemaOf(schema, 'output')])),
     },
     paths,
   };
 }
+
+/** One line per tag, shown as its section's introduction. */
+const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  Service: 'Health, this document and the reference page (no key needed)',
+  'Access keys': "Keys of the caller's user",
+  Projects: 'Projects: agents with a model, knowledge, tools and MCP servers',
+  'Chat completions': 'OpenAI-compatible chat completions and models',
+  Chats: 'Chats of a project, their messages and resumable streams',
+  Tools: 'Code tools run in a sandbox',
+  'MCP servers': 'Model Context Protocol servers of a project',
+  'Local models': 'The local model runtime (Ollama-compatible)',
+  Credentials: 'Model provider credentials (secrets never returned)',
+  Knowledge: 'Documents, files, search and retrieval settings of a project',
+};

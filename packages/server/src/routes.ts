@@ -1,6 +1,4 @@
 import {
-  type AgentPlatform,
-  type Caller,
   CreateKeyRequest,
   CreateKeyResponse,
   ChatCompletionRequest,
@@ -40,7 +38,6 @@ import {
   SearchRequest,
   SearchResponse,
   UploadForm,
-  type UploadRequest,
   UploadResponse,
   IdParam,
   ListKeysResponse,
@@ -58,10 +55,14 @@ import {
   ListMcpServersResponse,
   McpServerResponse,
   McpToolsResponse,
+  ChatCompletionChunk,
+  ListModelsResponse,
+  ModelObject,
+  type ErrorCode,
+  UploadRequest,
 } from '@agent-platform/core';
 import { z } from 'zod';
-
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+import { type ApiRoute, route } from './route.js';
 
 /** One Server-Sent Event of document indexing (the `data` of each event). */
 const IndexingEventSchema = z.object({
@@ -71,61 +72,16 @@ const IndexingEventSchema = z.object({
   documentId: z.string().optional(),
 });
 
-/** What a handler gets: the authenticated caller and the request parts, not yet validated. */
-export interface RouteInput {
-  readonly caller: Caller;
-  readonly params: Record<string, string>;
-  readonly query: Record<string, string | string[]>;
-  readonly body: unknown;
-  /** Aborted when the client goes away. */
-  readonly signal?: AbortSignal;
-  readonly headers?: Headers;
-}
-
-/**
- * One API route. The schemas document the route (OpenAPI); validation itself happens in the
- * `AgentPlatform` method the handler calls, with the same schemas.
- */
-export interface ApiRoute {
-  readonly method: HttpMethod;
-  /** OpenAPI-style path, e.g. `/api/v1/projects/{id}`. */
-  readonly path: string;
-  readonly summary: string;
-  readonly tag: string;
-  readonly params?: z.ZodObject;
-  readonly query?: z.ZodObject;
-  readonly body?: z.ZodType;
-  readonly response: z.ZodType;
-  /** Success status, 200 unless said. */
-  readonly status?: number;
-  /** `multipart`: the body is a form (files); the handler gets its fields and files. Default `json`. */
-  readonly bodyKind?: 'json' | 'multipart';
-  /** `upload`: the body may be as large as the upload limit (documents, files) instead of the JSON limit. */
-  readonly bodyLimit?: 'json' | 'upload';
-  /** The handler answers an `AsyncIterable` of events, sent as Server-Sent Events. */
-  readonly sse?: boolean;
-  /**
-   * An OpenAI-compatible route: the handler answers `{ stream, body | chunks }` (JSON, or
-   * OpenAI's SSE ending `data: [DONE]`), and errors also carry OpenAI's `error` object.
-   */
-  readonly openai?: boolean;
-  /** The handler answers an `AsyncIterable` of `{ id, data }`: SSE with ids (resumable), ending `data: [DONE]`. */
-  readonly replay?: boolean;
-  /**
-   * The local model routes: the handler answers `{ status, body }`, sent as is; errors thrown
-   * before it (auth, malformed JSON) use `error` instead of `message`, plus `extra`.
-   */
-  readonly errorShape?: { readonly field: 'error'; readonly extra?: Record<string, unknown> };
-  readonly handler: (platform: AgentPlatform, input: RouteInput) => Promise<unknown>;
-}
-
-const param = (input: RouteInput, name: string): string => input.params[name] ?? '';
-
 const ChatIdParam = z.object({ chatId: z.string().min(1).max(200) });
+
+/** A completion may name an unknown chat or project, and calls a model provider. */
+const COMPLETION_ERRORS: readonly ErrorCode[] = ['not_found', 'conflict', 'rate_limited', 'upstream_error', 'unavailable', 'timeout'];
+/** The local model runtime may be down, slow or broken. */
+const LOCAL_MODEL_ERRORS: readonly ErrorCode[] = ['upstream_error', 'unavailable', 'timeout'];
 
 /** Every authenticated route of the API. Public routes live in `app.ts`. */
 export const apiRoutes: readonly ApiRoute[] = [
-  {
+  route({
     method: 'POST',
     path: '/api/auth/create-key',
     summary: 'Create another API key for the caller (shown once)',
@@ -133,26 +89,26 @@ export const apiRoutes: readonly ApiRoute[] = [
     body: CreateKeyRequest,
     response: CreateKeyResponse,
     status: 201,
-    handler: (p, i) => p.createKey(i.caller, i.body as CreateKeyRequest),
-  },
-  {
+    handler: (p, i) => p.createKey(i.caller, i.body),
+  }),
+  route({
     method: 'GET',
     path: '/api/auth/keys',
     summary: "List the caller's API keys (no secrets)",
     tag: 'Access keys',
     response: ListKeysResponse,
     handler: (p, i) => p.listKeys(i.caller),
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/api/auth/keys/{id}',
     summary: 'Revoke an API key',
     tag: 'Access keys',
     params: IdParam,
     response: MessageResponse,
-    handler: (p, i) => p.deleteKey(i.caller, param(i, 'id')),
-  },
-  {
+    handler: (p, i) => p.deleteKey(i.caller, i.params.id),
+  }),
+  route({
     method: 'POST',
     path: '/api/projects/create',
     summary: 'Create a project (an agent)',
@@ -160,27 +116,27 @@ export const apiRoutes: readonly ApiRoute[] = [
     body: CreateProjectRequest,
     response: ProjectResponse,
     status: 201,
-    handler: (p, i) => p.createProject(i.caller, i.body as CreateProjectRequest),
-  },
-  {
+    handler: (p, i) => p.createProject(i.caller, i.body),
+  }),
+  route({
     method: 'GET',
     path: '/api/v1/projects',
     summary: "List the caller's projects, newest first (offset or cursor pagination)",
     tag: 'Projects',
     query: ListProjectsQuery,
     response: ListProjectsResponse,
-    handler: (p, i) => p.listProjects(i.caller, i.query as ListProjectsQuery),
-  },
-  {
+    handler: (p, i) => p.listProjects(i.caller, i.query),
+  }),
+  route({
     method: 'GET',
     path: '/api/v1/projects/{id}',
     summary: 'Get a project',
     tag: 'Projects',
     params: IdParam,
     response: ProjectResponse,
-    handler: (p, i) => p.getProject(i.caller, param(i, 'id')),
-  },
-  {
+    handler: (p, i) => p.getProject(i.caller, i.params.id),
+  }),
+  route({
     method: 'PATCH',
     path: '/api/v1/projects/{id}',
     summary: 'Change fields of a project',
@@ -188,135 +144,164 @@ export const apiRoutes: readonly ApiRoute[] = [
     params: IdParam,
     body: UpdateProjectRequest,
     response: ProjectResponse,
-    handler: (p, i) => p.updateProject(i.caller, param(i, 'id'), i.body as UpdateProjectRequest),
-  },
-  {
+    handler: (p, i) => p.updateProject(i.caller, i.params.id, i.body),
+  }),
+  route({
     method: 'DELETE',
     path: '/api/v1/projects/{id}',
     summary: 'Delete a project and everything in it',
     tag: 'Projects',
     params: IdParam,
     response: MessageResponse,
-    handler: (p, i) => p.deleteProject(i.caller, param(i, 'id')),
-  },
-  {
+    handler: (p, i) => p.deleteProject(i.caller, i.params.id),
+  }),
+  route({
     method: 'POST',
     path: '/api/v1/chat/completions',
-    summary: 'OpenAI-compatible chat completion: `model` is a project id (the agent) or a model name; `chatId` optional',
+    summary: 'OpenAI-compatible chat completion: model is a project id (the agent) or a model name; chatId optional',
     tag: 'Chat completions',
     body: ChatCompletionRequest,
     response: ChatCompletionResponse,
-    openai: true,
-    handler: (p, i) => p.chatCompletion(i.caller, i.body as ChatCompletionRequest, { form: 'v1', ...(i.signal ? { signal: i.signal } : {}) }),
-  },
-  {
+    events: ChatCompletionChunk,
+    kind: 'openai',
+    errors: COMPLETION_ERRORS,
+    handler: (p, i) => p.chatCompletion(i.caller, i.body, { form: 'v1', signal: i.signal }),
+  }),
+  route({
     method: 'POST',
     path: '/api/v1/ai/chat/completions',
-    summary: "Chat-scoped completion: `chatId` required, the chat's project is the agent; answers `success: true` too",
+    summary: "Chat-scoped completion: chatId required, the chat's project is the agent; answers success true too",
     tag: 'Chat completions',
     body: ChatCompletionRequest,
     response: ChatCompletionResponse,
-    openai: true,
-    handler: (p, i) => p.chatCompletion(i.caller, i.body as ChatCompletionRequest, { form: 'ai', ...(i.signal ? { signal: i.signal } : {}) }),
-  },
-  {
+    events: ChatCompletionChunk,
+    kind: 'openai',
+    errors: COMPLETION_ERRORS,
+    handler: (p, i) => p.chatCompletion(i.caller, i.body, { form: 'ai', signal: i.signal }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/models',
+    summary: "OpenAI-compatible model list: the caller's projects (agents), newest first; an id is what chat completions take as model",
+    tag: 'Chat completions',
+    response: ListModelsResponse,
+    kind: 'openai',
+    handler: async (p, i) => ({ stream: false as const, body: await p.models(i.caller) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/models/{id}',
+    summary: "OpenAI-compatible model object of one of the caller's projects",
+    tag: 'Chat completions',
+    params: IdParam,
+    response: ModelObject,
+    kind: 'openai',
+    handler: async (p, i) => ({ stream: false as const, body: await p.models(i.caller, i.params.id) }),
+  }),
+  route({
     method: 'POST',
     path: '/api/chats',
     summary: 'Create a chat of a project',
     tag: 'Chats',
+    errors: ['not_found'],
     body: CreateChatRequest,
     response: ChatResponse,
     status: 201,
-    handler: (p, i) => p.createChat(i.caller, i.body as CreateChatRequest),
-  },
-  {
+    handler: (p, i) => p.createChat(i.caller, i.body),
+  }),
+  route({
     method: 'GET',
     path: '/api/chats',
     summary: "List the caller's chats, newest first",
     tag: 'Chats',
     query: ListChatsQuery,
+    failure: { chats: [], hasMore: false, total: 0 },
     response: ListChatsResponse,
-    handler: (p, i) => p.listChats(i.caller, i.query as unknown as ListChatsQuery),
-  },
-  {
+    handler: (p, i) => p.listChats(i.caller, i.query),
+  }),
+  route({
     method: 'GET',
     path: '/api/chats/{chatId}/messages',
     summary: 'The messages of a chat, in order (with tool calls and results)',
     tag: 'Chats',
     params: ChatIdParam,
     response: ChatMessagesResponse,
-    handler: (p, i) => p.chatMessages(i.caller, param(i, 'chatId')),
-  },
-  {
+    handler: (p, i) => p.chatMessages(i.caller, i.params.chatId),
+  }),
+  route({
     method: 'DELETE',
     path: '/api/chats/{chatId}',
     summary: 'Delete a chat and its messages',
     tag: 'Chats',
     params: ChatIdParam,
     response: MessageResponse,
-    handler: (p, i) => p.deleteChat(i.caller, param(i, 'chatId')),
-  },
-  {
+    handler: (p, i) => p.deleteChat(i.caller, i.params.chatId),
+  }),
+  route({
     method: 'POST',
     path: '/api/chats/{chatId}/streams',
     summary: 'Create a resumable stream of a chat; completions that name it write their chunks there',
     tag: 'Chats',
+    errors: ['rate_limited'],
     params: ChatIdParam,
     body: CreateStreamRequest,
     response: StreamResponse,
     status: 201,
-    handler: (p, i) => p.createStream(i.caller, param(i, 'chatId'), i.body),
-  },
-  {
+    handler: (p, i) => p.createStream(i.caller, i.params.chatId, i.body),
+  }),
+  route({
     method: 'GET',
     path: '/api/chats/{chatId}/streams/{streamId}',
     summary: 'Read a stream as SSE: replays from the start (or after Last-Event-ID) and follows it live until it ends',
     tag: 'Chats',
-    params: z.object({ chatId: z.string(), streamId: z.string() }),
+    params: ChatIdParam.extend({ streamId: z.string().min(1).max(200) }),
     response: z.object({ id: z.number().int(), data: z.string() }),
-    replay: true,
+    kind: 'replay',
     handler: (p, i) =>
-      p.readStream(i.caller, param(i, 'chatId'), param(i, 'streamId'), i.headers?.get('last-event-id') ?? undefined, i.signal),
-  },
-  {
+      p.readStream(i.caller, i.params.chatId, i.params.streamId, i.headers.get('last-event-id') ?? undefined, i.signal),
+  }),
+  route({
     method: 'POST',
     path: '/api/tools/create',
     summary: 'Create a tool: code defining main(args) in javascript (or python), run sandboxed',
     tag: 'Tools',
+    errors: ['not_found', 'unsupported', 'upstream_error'],
     body: CreateToolRequest,
     response: ToolResponse,
     status: 201,
-    handler: (p, i) => p.createTool(i.caller, i.body as CreateToolRequest),
-  },
-  {
+    handler: (p, i) => p.createTool(i.caller, i.body),
+  }),
+  route({
     method: 'GET',
     path: '/api/tools',
     summary: "List a project's tools, newest first",
     tag: 'Tools',
+    errors: ['not_found'],
     query: ListToolsQuery,
     response: ListToolsResponse,
-    handler: (p, i) => p.listTools(i.caller, i.query as unknown as ListToolsQuery),
-  },
-  {
+    handler: (p, i) => p.listTools(i.caller, i.query),
+  }),
+  route({
     method: 'GET',
     path: '/api/tools/{id}',
     summary: 'Get a tool with its code, parameters and dependencies',
     tag: 'Tools',
     params: IdParam,
     response: ToolResponse,
-    handler: (p, i) => p.getTool(i.caller, param(i, 'id')),
-  },
-  {
+    handler: (p, i) => p.getTool(i.caller, i.params.id),
+  }),
+  route({
     method: 'PUT',
     path: '/api/tools/{id}',
     summary: 'Change a tool (toolId must equal the path id): name, description, dependencies, code, parameters',
     tag: 'Tools',
+    errors: ['unsupported', 'upstream_error'],
     params: IdParam,
     body: UpdateToolRequest,
     response: MessageResponse,
-    handler: (p, i) => p.updateTool(i.caller, param(i, 'id'), i.body as UpdateToolRequest),
-  },
-  {
+    handler: (p, i) => p.updateTool(i.caller, i.params.id, i.body),
+  }),
+  route({
     method: 'POST',
     path: '/api/tools/{id}/activate',
     summary: 'Enable (activeState true) or disable a tool; toolId must equal the path id',
@@ -324,103 +309,111 @@ export const apiRoutes: readonly ApiRoute[] = [
     params: IdParam,
     body: ActivateToolRequest,
     response: MessageResponse,
-    handler: (p, i) => p.activateTool(i.caller, param(i, 'id'), i.body as ActivateToolRequest),
-  },
-  {
+    handler: (p, i) => p.activateTool(i.caller, i.params.id, i.body),
+  }),
+  route({
     method: 'DELETE',
     path: '/api/tools/{id}',
     summary: 'Delete a tool',
     tag: 'Tools',
     params: IdParam,
     response: MessageResponse,
-    handler: (p, i) => p.deleteTool(i.caller, param(i, 'id')),
-  },
-  {
+    handler: (p, i) => p.deleteTool(i.caller, i.params.id),
+  }),
+  route({
     method: 'POST',
     path: '/api/tools/{id}/run',
     summary: "Run a tool with args; a failing tool answers success false with the tool's error",
     tag: 'Tools',
+    errors: ['rate_limited', 'unsupported'],
     params: IdParam,
     body: RunToolRequest,
     response: RunToolResponse,
-    handler: (p, i) => p.runTool(i.caller, param(i, 'id'), i.body as RunToolRequest, i.signal),
-  },
-  {
+    handler: (p, i) => p.runTool(i.caller, i.params.id, i.body, i.signal),
+  }),
+  route({
     method: 'POST',
     path: '/api/mcp/add-server',
     summary: 'Add an MCP server to a project (connects once and lists its tools first; stdio only where the operator allows it)',
     tag: 'MCP servers',
+    errors: ['not_found', 'conflict', 'upstream_error', 'unavailable', 'timeout'],
     body: AddMcpServerRequest,
     response: AddMcpServerResponse,
     status: 201,
-    handler: (p, i) => p.addMcpServer(i.caller, i.body as AddMcpServerRequest, i.signal),
-  },
-  {
+    handler: (p, i) => p.addMcpServer(i.caller, i.body, i.signal),
+  }),
+  route({
     method: 'GET',
     path: '/api/mcp/servers',
     summary: "List a project's MCP servers, newest first",
     tag: 'MCP servers',
+    errors: ['not_found'],
     query: ListMcpServersQuery,
     response: ListMcpServersResponse,
-    handler: (p, i) => p.listMcpServers(i.caller, i.query as ListMcpServersQuery),
-  },
-  {
+    handler: (p, i) => p.listMcpServers(i.caller, i.query),
+  }),
+  route({
     method: 'GET',
     path: '/api/mcp/servers/{id}',
     summary: 'Get an MCP server configuration (header and environment values are never shown)',
     tag: 'MCP servers',
     params: IdParam,
     response: McpServerResponse,
-    handler: (p, i) => p.getMcpServer(i.caller, param(i, 'id')),
-  },
-  {
+    handler: (p, i) => p.getMcpServer(i.caller, i.params.id),
+  }),
+  route({
     method: 'GET',
     path: '/api/mcp/servers/{id}/tools',
     summary: "List an MCP server's tools (over its shared connection)",
     tag: 'MCP servers',
+    errors: ['upstream_error', 'unavailable', 'timeout'],
     params: IdParam,
     response: McpToolsResponse,
-    handler: (p, i) => p.listMcpTools(i.caller, param(i, 'id'), i.signal),
-  },
-  {
+    handler: (p, i) => p.listMcpTools(i.caller, i.params.id, i.signal),
+  }),
+  route({
     method: 'DELETE',
     path: '/api/mcp/servers/{id}',
     summary: 'Disconnect and delete an MCP server configuration',
     tag: 'MCP servers',
     params: IdParam,
     response: DeleteMcpServerResponse,
-    handler: (p, i) => p.deleteMcpServer(i.caller, param(i, 'id')),
-  },
-  {
+    handler: (p, i) => p.deleteMcpServer(i.caller, i.params.id),
+  }),
+  route({
     method: 'POST',
     path: '/api/mcp/detect-transport',
     summary: 'Probe a URL for the MCP transports it speaks (streamable HTTP, then legacy SSE); 502 "Unable to detect transport types" when neither answers',
     tag: 'MCP servers',
+    errors: ['upstream_error', 'timeout'],
     body: DetectTransportRequest,
     response: DetectTransportResponse,
-    handler: (p, i) => p.detectMcpTransport(i.caller, i.body as DetectTransportRequest, i.signal),
-  },
-  {
+    handler: (p, i) => p.detectMcpTransport(i.caller, i.body, i.signal),
+  }),
+  route({
     method: 'GET',
     path: '/api/v1/localmodel/list-models',
     summary: 'List the models installed in the local model runtime (Ollama) at baseUrl',
     tag: 'Local models',
     query: ListLocalModelsQuery,
     response: ListLocalModelsResponse,
-    errorShape: { field: 'error', extra: { models: [] } },
-    handler: (p, i) => p.listLocalModels(i.caller, i.query as ListLocalModelsQuery),
-  },
-  {
+    kind: 'raw',
+    errors: LOCAL_MODEL_ERRORS,
+    failure: { models: [] },
+    handler: (p, i) => p.listLocalModels(i.caller, i.query),
+  }),
+  route({
     method: 'DELETE',
     path: '/api/v1/localmodel/delete-model',
     summary: 'Delete one model (exact name with tag) from the local model runtime; irreversible',
     tag: 'Local models',
     body: DeleteLocalModelRequest,
     response: DeleteLocalModelResponse,
-    errorShape: { field: 'error' },
-    handler: (p, i) => p.deleteLocalModel(i.caller, i.body as DeleteLocalModelRequest),
-  },
-  {
+    kind: 'raw',
+    errors: ['not_found', ...LOCAL_MODEL_ERRORS],
+    handler: (p, i) => p.deleteLocalModel(i.caller, i.body),
+  }),
+  route({
     method: 'POST',
     path: '/api/v1/credentials',
     summary: 'Store a provider credential (the key is encrypted and never returned)',
@@ -428,27 +421,27 @@ export const apiRoutes: readonly ApiRoute[] = [
     body: CreateCredentialRequest,
     response: CredentialResponse,
     status: 201,
-    handler: (p, i) => p.createCredential(i.caller, i.body as CreateCredentialRequest),
-  },
-  {
+    handler: (p, i) => p.createCredential(i.caller, i.body),
+  }),
+  route({
     method: 'GET',
     path: '/api/v1/credentials',
     summary: "List the caller's credentials (no secrets)",
     tag: 'Credentials',
     response: ListCredentialsResponse,
     handler: (p, i) => p.listCredentials(i.caller),
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/api/v1/credentials/{id}',
     summary: 'Get a credential (no secret)',
     tag: 'Credentials',
     params: IdParam,
     response: CredentialResponse,
-    handler: (p, i) => p.getCredential(i.caller, param(i, 'id')),
-  },
-  ...(['/api/v1/credentials/{id}', '/api/credentials/{id}'] as const).map(
-    (path): ApiRoute => ({
+    handler: (p, i) => p.getCredential(i.caller, i.params.id),
+  }),
+  ...(['/api/v1/credentials/{id}', '/api/credentials/{id}'] as const).map((path) =>
+    route({
       method: 'PATCH',
       path,
       summary:
@@ -459,104 +452,112 @@ export const apiRoutes: readonly ApiRoute[] = [
       params: IdParam,
       body: UpdateCredentialRequest,
       response: MessageResponse,
-      handler: (p, i) => p.updateCredential(i.caller, param(i, 'id'), i.body as UpdateCredentialRequest),
+      handler: (p, i) => p.updateCredential(i.caller, i.params.id, i.body),
     }),
   ),
-  {
+  route({
     method: 'DELETE',
     path: '/api/v1/credentials/{id}',
     summary: 'Delete a credential',
     tag: 'Credentials',
     params: IdParam,
     response: MessageResponse,
-    handler: (p, i) => p.deleteCredential(i.caller, param(i, 'id')),
-  },
-  {
+    handler: (p, i) => p.deleteCredential(i.caller, i.params.id),
+  }),
+  route({
     method: 'POST',
     path: '/api/knowledge/documents',
     summary: 'Add a document (text) and index it; answers completed, processing or failed',
     tag: 'Knowledge',
+    errors: ['not_found', 'unavailable'],
     body: CreateDocumentRequest,
     bodyLimit: 'upload',
     response: CreateDocumentResponse,
-    handler: (p, i) => p.createDocument(i.caller, i.body as CreateDocumentRequest),
-  },
-  {
+    handler: (p, i) => p.createDocument(i.caller, i.body),
+  }),
+  route({
     method: 'POST',
     path: '/api/knowledge/documents/stream',
     summary: 'Add a document and follow its indexing as Server-Sent Events (progress 10, 30, 60, 90, then complete 100 or error)',
     tag: 'Knowledge',
+    errors: ['not_found', 'unavailable'],
     body: CreateDocumentRequest,
     bodyLimit: 'upload',
-    sse: true,
+    kind: 'sse',
     response: IndexingEventSchema,
-    handler: (p, i) => p.createDocumentStream(i.caller, i.body as CreateDocumentRequest),
-  },
-  {
+    handler: (p, i) => p.createDocumentStream(i.caller, i.body),
+  }),
+  route({
     method: 'GET',
     path: '/api/knowledge/documents',
     summary: "List a project's documents, newest first",
     tag: 'Knowledge',
+    errors: ['not_found'],
     query: ListDocumentsQuery,
     response: ListDocumentsResponse,
-    handler: (p, i) => p.listDocuments(i.caller, i.query as unknown as ListDocumentsQuery),
-  },
-  {
+    handler: (p, i) => p.listDocuments(i.caller, i.query),
+  }),
+  route({
     method: 'GET',
     path: '/api/knowledge/documents/{id}',
     summary: 'Get a document with its status, counts and metadata',
     tag: 'Knowledge',
     params: IdParam,
     response: DocumentResponse,
-    handler: (p, i) => p.getDocument(i.caller, param(i, 'id')),
-  },
-  {
+    handler: (p, i) => p.getDocument(i.caller, i.params.id),
+  }),
+  route({
     method: 'DELETE',
     path: '/api/knowledge/documents/{id}',
     summary: 'Delete a document with its chunks and vectors (also while it is being indexed)',
     tag: 'Knowledge',
     params: IdParam,
     response: MessageResponse,
-    handler: (p, i) => p.deleteDocument(i.caller, param(i, 'id')),
-  },
-  {
+    handler: (p, i) => p.deleteDocument(i.caller, i.params.id),
+  }),
+  route({
     method: 'POST',
     path: '/api/knowledge/upload',
     summary: 'Upload files (multipart: projectId, files) and index each as a document',
     tag: 'Knowledge',
-    body: UploadForm,
+    errors: ['not_found', 'unavailable'],
+    body: UploadRequest,
+    bodyDoc: UploadForm,
     bodyKind: 'multipart',
     bodyLimit: 'upload',
     response: UploadResponse,
-    handler: (p, i) => p.uploadFiles(i.caller, i.body as UploadRequest),
-  },
-  {
+    handler: (p, i) => p.uploadFiles(i.caller, i.body),
+  }),
+  route({
     method: 'POST',
     path: '/api/knowledge/search',
     summary: "Search a project's knowledge: semantic, mrr (diverse) or hybrid (BM25 + vectors, weighted by alpha)",
     tag: 'Knowledge',
+    errors: ['not_found', 'upstream_error', 'unavailable', 'timeout'],
     body: SearchRequest,
     response: SearchResponse,
-    handler: (p, i) => p.searchKnowledge(i.caller, i.body as SearchRequest),
-  },
-  {
+    handler: (p, i) => p.searchKnowledge(i.caller, i.body),
+  }),
+  route({
     method: 'PUT',
     path: '/api/knowledge/settings',
     summary: "Replace a project's knowledge (RAG) settings",
     tag: 'Knowledge',
+    errors: ['not_found', 'upstream_error', 'unavailable'],
     body: PutSettingsRequest,
     response: MessageResponse,
-    handler: (p, i) => p.putKnowledgeSettings(i.caller, i.body as PutSettingsRequest),
-  },
-  {
+    handler: (p, i) => p.putKnowledgeSettings(i.caller, i.body),
+  }),
+  route({
     method: 'GET',
     path: '/api/knowledge/settings',
     summary: "A project's knowledge (RAG) settings, secrets redacted",
     tag: 'Knowledge',
+    errors: ['not_found'],
     query: GetSettingsQuery,
     response: KnowledgeSettingsResponse,
-    handler: (p, i) => p.getKnowledgeSettings(i.caller, i.query as unknown as GetSettingsQuery),
-  },
+    handler: (p, i) => p.getKnowledgeSettings(i.caller, i.query),
+  }),
 ];
 
 export const HealthResponse = z.object({ status: z.literal('ok') });

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { createApp } from '../src/app.js';
 import { queryObject } from '../src/body.js';
-import { type ApiRoute, apiRoutes } from '../src/routes.js';
+import type { ApiRoute } from '../src/route.js';
+import { apiRoutes } from '../src/routes.js';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
 import { startTestServer, type TestServer } from './helpers.js';
 
@@ -146,7 +147,7 @@ function validBody(route: ApiRoute): unknown {
 }
 
 /** The message of an error response in the route's shape (`error` on the local model routes). */
-const messageOf = (route: ApiRoute, body: any): unknown => (route.errorShape ? body.error : body.message);
+const messageOf = (route: ApiRoute, body: any): unknown => (route.kind === 'raw' ? body.error : body.message);
 
 const jsonRoutes = apiRoutes.filter((r) => r.body && r.bodyKind !== 'multipart');
 
@@ -171,7 +172,7 @@ describe('nesting depth per route', () => {
         expect(res.status, where).toBe(400);
         expect(res.body, where).toMatchObject({ success: false, code: 'invalid_request' });
         expect(messageOf(route, res.body), where).toBe(LIMIT_MESSAGE);
-        if (route.openai) expect(res.body.error, where).toMatchObject({ message: LIMIT_MESSAGE, type: 'invalid_request_error' });
+        if (route.kind === 'openai') expect(res.body.error, where).toMatchObject({ message: LIMIT_MESSAGE, type: 'invalid_request_error' });
       }
     }
   });

@@ -27,3 +27,20 @@ export const offsetPaging = {
   limit: queryInt().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
   offset: queryInt().min(0).max(1_000_000_000).default(0),
 };
+
+/**
+ * A string of at most `max` characters whose length is a size limit, not a matter of form:
+ * past it `parseInput` answers `payload_too_large` (413), like a body past the server's byte
+ * limit, with the limit in the message (`content: larger than the limit of 10000000
+ * characters`). The document shows it as `maxLength`.
+ */
+export function sizedText(max: number) {
+  return z
+    .string()
+    .check((ctx) => {
+      if (ctx.value.length > max) {
+        ctx.issues.push({ code: 'custom', message: `larger than the limit of ${max} characters`, input: ctx.value, params: { sizeLimit: max } });
+      }
+    })
+    .meta({ maxLength: max });
+}

@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { sizedText } from './common.js';
 
-const text = z.string().max(1_000_000);
+const text = sizedText(1_000_000);
 /** OpenAI's content: a string, or parts of which the text parts are used. */
 const Content = z.union([
   text,
@@ -10,7 +11,7 @@ const Content = z.union([
 const ToolCallIn = z.looseObject({
   id: z.string().min(1).max(200),
   type: z.literal('function').optional(),
-  function: z.looseObject({ name: z.string().min(1).max(200), arguments: z.string().max(1_000_000) }),
+  function: z.looseObject({ name: z.string().min(1).max(200), arguments: sizedText(1_000_000) }),
 });
 
 export const CompletionMessage = z.discriminatedUnion('role', [

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { offsetPaging, Timestamp } from './common.js';
+import { offsetPaging, sizedText, Timestamp } from './common.js';
 
 export const DEFAULT_CHUNK_SIZE = 512;
 export const DEFAULT_CHUNK_OVERLAP = 64;
@@ -34,14 +34,15 @@ export const VectorStoreProvider = z.enum(['builtin', 'pinecone', 'weaviate', 'q
 
 const projectId = z.string().min(1).max(200);
 
+/** Most characters of a document's `content` (a size limit: 413 past it). */
+export const MAX_DOCUMENT_CONTENT = 10_000_000;
+
 export const CreateDocumentRequest = z.object({
   projectId,
   fileName: z.string().trim().min(1).max(255),
   fileType: z.string().trim().min(1).max(100).describe('e.g. txt, md, markdown, html, pdf, docx'),
   sourceType: z.string().trim().min(1).max(50).describe('e.g. upload, url, integration'),
-  content: z
-    .string()
-    .max(10_000_000)
+  content: sizedText(MAX_DOCUMENT_CONTENT)
     .refine((s) => s.trim().length > 0, { message: 'must not be empty' })
     .describe('The text to index'),
   fileId: z.string().min(1).max(200).optional(),
@@ -107,7 +108,7 @@ export const ListDocumentsResponse = z.object({
 export type ListDocumentsResponse = z.output<typeof ListDocumentsResponse>;
 
 export const SearchRequest = z.object({
-  query: z.string().max(10_000).refine((s) => s.trim().length > 0, { message: 'must not be empty' }),
+  query: sizedText(10_000).refine((s) => s.trim().length > 0, { message: 'must not be empty' }),
   projectId,
   topK: z.number().int().min(1).max(100).optional().describe('Maximum results (default: the project setting, else 5)'),
   minScore: z.number().min(0).max(1).optional(),

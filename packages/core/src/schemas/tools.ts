@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { offsetPaging, Timestamp } from './common.js';
+import { offsetPaging, sizedText, Timestamp } from './common.js';
 
 export const ToolLanguageSchema = z.enum(['javascript', 'python']);
 
 /** Tool names are offered to models as function names: OpenAI's pattern. */
 const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -');
 const description = z.string().max(2000);
-const code = z.string().min(1).max(200_000).describe('Defines main(args); see docs/TOOLS.md');
+const code = sizedText(200_000).min(1).describe('Defines main(args); see docs/TOOLS.md');
 const parameters = z
   .record(z.string(), z.unknown())
   .describe('JSON Schema of the arguments object')

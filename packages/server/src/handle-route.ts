@@ -1,0 +1,119 @@
+import { type AgentPlatform, type Caller, PlatformError, parseInput } from '@agent-platform/core';
+import { getRouterParams, type H3Event } from 'h3';
+import type { Logger } from 'pino';
+import { queryObject, readJsonBody, readMultipartBody } from './body.js';
+import { openaiError, toErrorResponse } from './errors.js';
+import type { ApiRoute, RouteInput } from './route.js';
+import { dataFrame, eventStream } from './sse.js';
+
+export interface RouteHandlerOptions {
+  /** Largest JSON body, in bytes. */
+  readonly bodyLimit: number;
+  /** Largest body of the routes with `bodyLimit: 'upload'`, in bytes. */
+  readonly uploadLimit: number;
+  /** Interval of the SSE keep-alive comment, in ms. */
+  readonly keepAliveMs: number;
+  readonly logger?: Logger | undefined;
+}
+
+/** A JSON response. */
+export const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } });
+
+/** The caller of a request with a valid `Authorization: Bearer <key>`, else undefined. */
+async function authenticate(platform: AgentPlatform, event: H3Event): Promise<Caller | undefined> {
+  const header = event.req.headers.get('authorization');
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return match?.[1] ? platform.authenticate(match[1]) : undefined;
+}
+
+/**
+ * The answer of an API route to a request: authenticates, reads the body within the route's
+ * byte limit (413 before anything is parsed), parses params, query and body with the route's
+ * schemas (400 naming the field; 413 past a field's size limit), runs the handler and sends
+ * its result as the route's `kind` says. Every failure is answered in the route's error shape.
+ */
+export function createRouteHandler(platform: AgentPlatform, options: RouteHandlerOptions) {
+  const log = options.logger;
+
+  /** The message of a failure mid-stream, logging bugs with the request id. */
+  const streamFailure = (error: unknown, event: H3Event) => {
+    const { body, bug } = toErrorResponse(error);
+    if (bug) log?.error({ reqId: event.context.requestId, err: error }, 'stream failed');
+    return body;
+  };
+  const openaiErrorFrame = (error: unknown, event: H3Event) => {
+    const { code, message } = streamFailure(error, event);
+    return dataFrame({ error: openaiError(code, message) });
+  };
+
+  async function readInput(route: ApiRoute, event: H3Event, caller: Caller): Promise<RouteInput> {
+    // The body first: its size is checked against the route's byte limit before any parsing.
+    const limit = route.bodyLimit === 'upload' ? options.uploadLimit : options.bodyLimit;
+    const raw = !route.body ? undefined : route.bodyKind === 'multipart' ? await readMultipartBody(event.req, limit) : await readJsonBody(event.req, limit);
+    return {
+      caller,
+      params: route.params ? parseInput(route.params, getRouterParams(event, { decode: true })) : {},
+      query: route.query ? parseInput(route.query, queryObject(event.url)) : {},
+      body: route.body ? parseInput(route.body, raw) : undefined,
+      signal: event.req.signal,
+      headers: event.req.headers,
+    };
+  }
+
+  async function answer(route: ApiRoute, input: RouteInput, event: H3Event): Promise<Response> {
+    const keepAliveMs = options.keepAliveMs;
+    switch (route.kind) {
+      case 'raw': {
+        const { status, body } = await route.handler(platform, input);
+        return json(status, body);
+      }
+      case 'openai': {
+        const completion = await route.handler(platform, input);
+        if (!completion.stream) return json(200, completion.body);
+        return eventStream(completion.chunks, { frame: dataFrame, failure: (e) => openaiErrorFrame(e, event), end: 'data: [DONE]\n\n', keepAliveMs });
+      }
+      case 'sse':
+        // Indexing progress: one `data:` JSON event each; a failure is a last `error` event.
+        return eventStream(await route.handler(platform, input), {
+          frame: dataFrame,
+          failure: (e) => dataFrame({ type: 'error', message: streamFailure(e, event).message }),
+          keepAliveMs,
+        });
+      case 'replay':
+        // A recorded stream with event ids (so `Last-Event-ID` resumes it), ending `data: [DONE]`.
+        return eventStream(await route.handler(platform, input), {
+          frame: (e) => `id: ${e.id}\ndata: ${e.data}\n\n`,
+          failure: (e) => openaiErrorFrame(e, event),
+          end: 'data: [DONE]\n\n',
+          keepAliveMs,
+        });
+      default:
+        return json(route.status ?? 200, await route.handler(platform, input));
+    }
+  }
+
+  /** A failure in the route's shape: `error` instead of `message` on `raw` routes, OpenAI's `error` object too on `openai` ones. */
+  function failure(route: ApiRoute, error: unknown, event: H3Event): Response {
+    const { status, body, bug } = toErrorResponse(error);
+    if (bug) log?.error({ reqId: event.context.requestId, err: error }, 'unhandled error');
+    const headers: Record<string, string> = status === 401 ? { 'www-authenticate': 'Bearer' } : {};
+    const extra = route.failure ?? {};
+    if (route.kind === 'raw') {
+      const { message, ...rest } = body;
+      return json(status, { ...extra, ...rest, error: message }, headers);
+    }
+    if (route.kind === 'openai') return json(status, { ...extra, ...body, error: openaiError(body.code, body.message) }, headers);
+    return json(status, { ...extra, ...body }, headers);
+  }
+
+  return async function handle(route: ApiRoute, event: H3Event): Promise<Response> {
+    try {
+      const caller = await authenticate(platform, event);
+      if (!caller) throw new PlatformError('unauthorized', 'Unauthorized');
+      return await answer(route, await readInput(route, event, caller), event);
+    } catch (error) {
+      return failure(route, error, event);
+    }
+  };
+}

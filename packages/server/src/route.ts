@@ -1,0 +1,114 @@
+import type { AgentPlatform, Caller, ErrorCode } from '@agent-platform/core';
+import type { z } from 'zod';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * How a route answers, and so what its handler returns:
+ *
+ * | kind | handler returns | sent as |
+ * |---|---|---|
+ * | `json` | the body | JSON with the route's `status` |
+ * | `sse` | an `AsyncIterable` of events | Server-Sent Events, one `data:` JSON each |
+ * | `openai` | `{ stream: false, body }` or `{ stream: true, chunks }` | JSON, or OpenAI's SSE ending `data: [DONE]`; errors also carry OpenAI's `error` object |
+ * | `replay` | an `AsyncIterable` of `{ id, data }` | SSE with event ids (resumable with `Last-Event-ID`), ending `data: [DONE]` |
+ * | `raw` | `{ status, body }` | as is; errors put their message in `error`, not `message` (the Ollama-style local model routes) |
+ */
+export type RouteKind = 'json' | 'sse' | 'openai' | 'replay' | 'raw';
+
+/** What a handler of each kind returns. */
+export interface RouteResults {
+  json: unknown;
+  sse: AsyncIterable<unknown>;
+  openai: { stream: false; body: unknown } | { stream: true; chunks: AsyncIterable<unknown> };
+  replay: AsyncIterable<{ id: number; data: string }>;
+  raw: { status: number; body: unknown };
+}
+
+/** The parsed value of an optional schema; `{}` when the route declares none. */
+export type Parsed<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
+
+/** What a handler gets: the authenticated caller and the request parts, parsed by the route's schemas. */
+export interface RouteInput<P = unknown, Q = unknown, B = unknown> {
+  readonly caller: Caller;
+  readonly params: P;
+  readonly query: Q;
+  readonly body: B;
+  /** Aborted when the client goes away. */
+  readonly signal: AbortSignal;
+  readonly headers: Headers;
+}
+
+/**
+ * One API route. Its `params`, `query` and `body` schemas parse the request before the handler
+ * runs (400 `invalid_request` naming the field, 413 past a size limit), type the handler's
+ * input, and document the route in /openapi.json.
+ */
+export interface RouteSpec<
+  P extends z.ZodObject | undefined = z.ZodObject | undefined,
+  Q extends z.ZodObject | undefined = z.ZodObject | undefined,
+  B extends z.ZodType | undefined = z.ZodType | undefined,
+  K extends RouteKind = RouteKind,
+> {
+  readonly method: HttpMethod;
+  /** OpenAPI-style path, e.g. `/api/v1/projects/{id}`. */
+  readonly path: string;
+  /** Plain text (no markdown): swagger-ui shows it literally. */
+  readonly summary: string;
+  readonly tag: string;
+  readonly params?: P;
+  readonly query?: Q;
+  readonly body?: B;
+  /**
+   * The success body (`json`, `openai` without `stream`, `raw`), or the schema of each event's
+   * `data` (`sse`, `replay`).
+   */
+  readonly response: z.ZodType;
+  /** `openai` routes: the schema of each streamed chunk (`stream: true`). */
+  readonly events?: z.ZodType;
+  /** How the route answers. Default `json`. */
+  readonly kind?: K;
+  /** Success status, 200 unless said. */
+  readonly status?: number;
+  /** `multipart`: the body is a form (files); `body` parses its fields and files. Default `json`. */
+  readonly bodyKind?: 'json' | 'multipart';
+  /** The body as the document shows it, when it differs from what `body` parses (a multipart form's files). */
+  readonly bodyDoc?: z.ZodType;
+  /** `upload`: the body may be as large as the upload limit (documents, files) instead of the JSON limit. */
+  readonly bodyLimit?: 'json' | 'upload';
+  /**
+   * Failures the route can answer besides those every route may (400 for bad input, 401, 413
+   * with a body, 404 with path ids): each becomes a documented response.
+   */
+  readonly errors?: readonly ErrorCode[];
+  /** Members every failure body of this route carries too (the spec's empty list on failure). */
+  readonly failure?: Readonly<Record<string, unknown>>;
+  // A method, not a function property: the erased `ApiRoute` accepts every route's handler.
+  handler(platform: AgentPlatform, input: RouteInput<Parsed<P>, Parsed<Q>, Parsed<B>>): Promise<RouteResults[K]>;
+}
+
+/** A route of one kind with its input types erased: what `createApp` and the document read. */
+type ErasedRoute<K extends RouteKind> = Omit<RouteSpec<z.ZodObject | undefined, z.ZodObject | undefined, z.ZodType | undefined, K>, 'handler'> & {
+  handler(platform: AgentPlatform, input: RouteInput): Promise<RouteResults[K]>;
+};
+
+/** A route of the table; `kind` tells which (`undefined` is `json`). */
+export type ApiRoute = { [K in RouteKind]: ErasedRoute<K> }[RouteKind];
+
+/**
+ * Declares a route, inferring the handler's input types from its schemas.
+ *
+ * @example
+ * route({ method: 'GET', path: '/api/v1/projects/{id}', summary: 'Get a project', tag: 'Projects',
+ *   params: IdParam, response: ProjectResponse, handler: (p, i) => p.getProject(i.caller, i.params.id) })
+ */
+export function route<
+  P extends z.ZodObject | undefined = undefined,
+  Q extends z.ZodObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+  K extends RouteKind = 'json',
+>(spec: RouteSpec<P, Q, B, K>): ApiRoute {
+  // The one place types are erased: createApp parses the input with these same schemas before
+  // calling the handler, so the handler gets what its types say.
+  return spec as unknown as ApiRoute;
+}

@@ -1,0 +1,80 @@
+/** Default interval of the keep-alive comment of every SSE response: 15 s. */
+export const DEFAULT_SSE_KEEP_ALIVE_MS = 15_000;
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  // A reverse proxy (nginx and those that honour it) must pass events on as they come.
+  'x-accel-buffering': 'no',
+};
+
+/** The first bytes of every SSE response: a comment, so headers and a body start at once. */
+export const SSE_OPENING = ': ok\n\n';
+/** The periodic comment that keeps idle connections (and proxies' timers) alive. */
+export const SSE_KEEP_ALIVE = ': keep-alive\n\n';
+
+export interface EventStreamOptions<T> {
+  /** Formats one value as one or more complete SSE lines ending with a blank line. */
+  readonly frame: (value: T) => string;
+  /** The frame sent for a failure of the iterable; the stream then ends. */
+  readonly failure: (error: unknown) => string;
+  /** Written after the last value (e.g. `data: [DONE]`). */
+  readonly end?: string;
+  /** Interval of the keep-alive comment, in ms. */
+  readonly keepAliveMs: number;
+}
+
+/** One `data:` line of JSON. */
+export const dataFrame = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
+
+/**
+ * Server-Sent Events from an async iterable, each value written as it is produced (no
+ * buffering). The headers and an opening comment go out at once, before the first value: a
+ * Node response sends its headers with the first body bytes, so a stream with nothing to say
+ * yet would otherwise leave clients waiting for headers (and an `EventSource` unable to tell it
+ * is open). A comment follows every `keepAliveMs` while the stream lasts. A client that goes
+ * away stops the iteration (which aborts whatever feeds it).
+ */
+export function eventStream<T>(events: AsyncIterable<T>, options: EventStreamOptions<T>): Response {
+  const encoder = new TextEncoder();
+  const iterator = events[Symbol.asyncIterator]();
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const stop = () => {
+    if (timer) clearInterval(timer);
+    timer = undefined;
+  };
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode(SSE_OPENING));
+      timer = setInterval(() => {
+        try {
+          controller.enqueue(encoder.encode(SSE_KEEP_ALIVE));
+        } catch {
+          stop(); // closed in between
+        }
+      }, options.keepAliveMs);
+      timer.unref?.();
+    },
+    async pull(controller) {
+      try {
+        const next = await iterator.next();
+        if (next.done) {
+          stop();
+          if (options.end) controller.enqueue(encoder.encode(options.end));
+          return controller.close();
+        }
+        controller.enqueue(encoder.encode(options.frame(next.value)));
+      } catch (error) {
+        stop();
+        controller.enqueue(encoder.encode(options.failure(error)));
+        controller.close();
+      }
+    },
+    async cancel() {
+      stop();
+      await iterator.return?.();
+    },
+  });
+  return new Response(stream, { headers: SSE_HEADERS });
+}
