@@ -22,6 +22,7 @@ describeStorageAdapter('postgres', {
     await storage.close();
     return open(urls.get(storage) as string);
   },
+  share: (storage) => open(urls.get(storage) as string),
 });
 
 describe('postgres specifics', () => {

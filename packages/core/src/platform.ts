@@ -129,6 +129,18 @@ export interface KnowledgeAdapters {
   readonly documentProcesses?: number;
   /** Starts of one indexing job (counted before it runs, so across restarts) before its document fails. Default 3. */
   readonly maxAttempts?: number;
+  /**
+   * This instance's id, the owner of the indexing jobs it claims (see docs/KNOWLEDGE.md, "The
+   * job queue"). Default: a new random id per process. A stable one lets a restart take its
+   * jobs back at once instead of after their leases; two running processes must never share one.
+   */
+  readonly instanceId?: string;
+  /** Lease of a claimed indexing job; after it, another instance may take the job over. Default 30,000 ms. */
+  readonly leaseMs?: number;
+  /** How often a running job's lease is extended. Default 10,000 ms. */
+  readonly heartbeatMs?: number;
+  /** How often an instance with free slots looks for jobs it was not woken for. Default 1,000 ms. */
+  readonly pollMs?: number;
 }
 
 export interface AgentPlatformOptions {
@@ -286,6 +298,10 @@ export class AgentPlatform {
         ...(k.limitHints ? { limitHints: k.limitHints } : {}),
         ...(k.documentProcesses ? { documentProcesses: k.documentProcesses } : {}),
         ...(k.maxAttempts ? { maxAttempts: k.maxAttempts } : {}),
+        ...(k.instanceId ? { instanceId: k.instanceId } : {}),
+        ...(k.leaseMs ? { leaseMs: k.leaseMs } : {}),
+        ...(k.heartbeatMs ? { heartbeatMs: k.heartbeatMs } : {}),
+        ...(k.pollMs ? { pollMs: k.pollMs } : {}),
       });
     }
     this.#tools = options.tools ? new ToolRunner(options.tools) : undefined;

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BUILTIN_EMBEDDING_MODEL, builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
 import { openaiEmbedder } from '@agent-platform/adapters-embedding/openai';
@@ -160,6 +161,9 @@ export async function openKnowledge(
     embedder,
     blobs: fileBlobStore({ dir: join(root, 'files'), label: 'files' }),
     limitHints: DOCUMENT_LIMIT_HINTS,
+    // One server per data folder (its vector store and files are this machine's): a restart
+    // takes back the jobs its killed predecessor held at once, not after their leases run out.
+    instanceId: `${hostname()}:${root}`,
     ...(limits ? { limits } : {}),
     ...(Number.isInteger(processes) && processes > 0 ? { documentProcesses: processes } : {}),
     close: embedder.close,

@@ -186,16 +186,18 @@ describe('re-indexing a project', () => {
 
   it('a re-index that supersedes a run still writing the document leaves it consistent and searchable', async () => {
     const storage = await sqliteStorage({ path: ':memory:' });
-    // The first chunk write waits until released: the document's first run is mid-write when
-    // the project moves to another model.
-    const replace = storage.chunks.replaceForDocument.bind(storage.chunks);
+    // The first run enters its write step (a heartbeat finds its job still its own) and waits
+    // there until released: it goes on writing, as a run on a slow or stalled instance would,
+    // after the project moved to another model and its job was cancelled.
+    const heartbeat = storage.jobs.heartbeat.bind(storage.jobs);
     let release: () => void = () => {};
     let writing: () => void = () => {};
     const held = new Promise<void>((r) => {
       writing = r;
     });
     let first = true;
-    storage.chunks.replaceForDocument = async (...args) => {
+    storage.jobs.heartbeat = async (...args) => {
+      const state = await heartbeat(...args);
       if (first) {
         first = false;
         writing();
@@ -203,7 +205,7 @@ describe('re-indexing a project', () => {
           release = r;
         });
       }
-      return replace(...args);
+      return state;
     };
     // Every status the document goes through: the superseded run must not report `failed`.
     const statuses: string[] = [];

@@ -144,6 +144,13 @@ export interface Database {
     payload: Json;
     attempts: number;
     created_at: Timestamp;
+    /** Bytes of the document's source (bigint on PostgreSQL, read back as a string); migration 0012 (SQLite), 0003 (PostgreSQL). */
+    size: number | string;
+    /** The instance holding the lease, or null. */
+    owner: string | null;
+    lease_expires_at: Timestamp | null;
+    /** The fencing token, bumped by every claim and release. */
+    generation: number;
   };
   projects: {
     id: string;

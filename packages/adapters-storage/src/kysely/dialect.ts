@@ -47,6 +47,13 @@ export interface StorageDialect {
   /** A UNIQUE index's violation, not the primary key's (callers turn it into `conflict`). */
   isUniqueViolation(error: unknown): boolean;
   readonly keywords: KeywordIndex;
+  /**
+   * Whether a job claim locks the row it picks with `FOR UPDATE SKIP LOCKED` (PostgreSQL: claims
+   * running together each take another job, none waits). SQLite has no row locks and needs
+   * none: the claim is one UPDATE statement, and SQLite runs one writing statement at a time
+   * (across processes too: the database's write lock), reading the newest data under it.
+   */
+  readonly skipLocked: boolean;
 }
 
 /** Reads a timestamp column (either dialect's). */

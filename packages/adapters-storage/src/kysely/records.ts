@@ -94,6 +94,10 @@ export function createRecords(dialect: Pick<StorageDialect, 'readJson'>) {
     payload: json(row.payload) as Record<string, unknown>,
     attempts: row.attempts,
     createdAt: readTime(row.created_at),
+    size: Number(row.size),
+    owner: row.owner,
+    leaseExpiresAt: row.lease_expires_at === null ? null : readTime(row.lease_expires_at),
+    generation: row.generation,
   });
 
   const toCredential = (row: Selectable<Database['credentials']>): CredentialRecord => ({

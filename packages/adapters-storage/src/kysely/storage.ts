@@ -5,6 +5,7 @@ import type { Db, StorageDialect } from './dialect.js';
 import { createRecords } from './records.js';
 import { accountRepositories } from './repositories/accounts.js';
 import { conversationRepositories } from './repositories/conversations.js';
+import { jobRepository } from './repositories/jobs.js';
 import { knowledgeRepositories } from './repositories/knowledge.js';
 
 /**
@@ -23,6 +24,7 @@ export function kyselyStorage(db: Kysely<Database>, dialect: StorageDialect, clo
     return {
       ...accountRepositories(context),
       ...knowledgeRepositories(context),
+      ...jobRepository(context),
       ...conversationRepositories(context),
       // A transaction inside a transaction runs in the outer one.
       transaction: over.isTransaction

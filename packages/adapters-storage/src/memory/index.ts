@@ -8,6 +8,7 @@ import {
   type ChunkRecord,
   type DocumentRecord,
   type FileRecord,
+  type JobLease,
   type JobRecord,
   type ListPosition,
   type McpServerRecord,
@@ -130,6 +131,78 @@ function paginate(rows: ProjectRecord[], query: ProjectListQuery): Page<ProjectR
   const after = query.after;
   const start = after ? matching.filter((p) => compareNewestFirst(p, after) <= 0).length : (query.offset ?? 0);
   return { items: matching.slice(start, start + query.limit).map(clone), total: matching.length, start };
+}
+
+/**
+ * The job queue in memory. Each method does its reads and writes without awaiting in between, so
+ * it is atomic; a job's lease is checked by owner and generation as in the SQL adapters.
+ */
+function memoryJobs(tables: () => Tables): StorageAdapter['jobs'] {
+  const heldBy = (lease: JobLease) => {
+    const job = tables().jobs.get(lease.jobId);
+    return job && job.owner === lease.owner && job.generation === lease.generation ? job : undefined;
+  };
+  const reset = (job: JobRecord): JobRecord => ({ ...job, owner: null, leaseExpiresAt: null, generation: job.generation + 1 });
+  return {
+    async insert(job) {
+      const t = tables();
+      if (!t.documents.has(job.documentId)) throw new Error(`Document ${job.documentId} does not exist`);
+      insertUnique(t.jobs, job.id, clone({ size: 0, attempts: 0, ...job, owner: null, leaseExpiresAt: null, generation: 0 }), 'Job');
+    },
+    async list() {
+      return [...tables().jobs.values()].sort((a, b) => compareNewestFirst(b, a)).map(clone);
+    },
+    async get(id) {
+      const job = tables().jobs.get(id);
+      return job && clone(job);
+    },
+    async delete(id) {
+      tables().jobs.delete(id);
+    },
+    async claim({ owner, now, leaseMs, maxBytes }) {
+      const t = tables();
+      const free = [...t.jobs.values()]
+        .filter((j) => j.owner === null || (j.leaseExpiresAt !== null && j.leaseExpiresAt.getTime() <= now.getTime()))
+        .sort((a, b) => compareNewestFirst(b, a));
+      const job = free[0];
+      if (!job || (maxBytes !== undefined && job.size > maxBytes)) return undefined;
+      const claimed: JobRecord = { ...job, owner, leaseExpiresAt: new Date(now.getTime() + leaseMs), attempts: job.attempts + 1, generation: job.generation + 1 };
+      t.jobs.set(job.id, claimed);
+      return { jobId: job.id, documentId: job.documentId, owner, generation: claimed.generation, attempts: claimed.attempts, size: job.size, expiresAt: claimed.leaseExpiresAt as Date };
+    },
+    async heartbeat(lease, { now, leaseMs }) {
+      const job = heldBy(lease);
+      if (job) {
+        tables().jobs.set(job.id, { ...job, leaseExpiresAt: new Date(now.getTime() + leaseMs) });
+        return 'held';
+      }
+      return tables().jobs.has(lease.jobId) ? 'lost' : 'cancelled';
+    },
+    async finish(lease) {
+      return heldBy(lease) ? tables().jobs.delete(lease.jobId) : false;
+    },
+    async release(lease) {
+      const job = heldBy(lease);
+      if (job) tables().jobs.set(job.id, reset(job));
+      return job !== undefined;
+    },
+    async releaseOwner(owner) {
+      const t = tables();
+      let n = 0;
+      for (const job of [...t.jobs.values()]) {
+        if (job.owner !== owner) continue;
+        t.jobs.set(job.id, reset(job));
+        n++;
+      }
+      return n;
+    },
+    async cancel(documentId) {
+      const t = tables();
+      let n = 0;
+      for (const job of [...t.jobs.values()]) if (job.documentId === documentId && t.jobs.delete(job.id)) n++;
+      return n;
+    },
+  };
 }
 
 function adapterOver(tables: () => Tables, transaction: StorageAdapter['transaction'], close: () => Promise<void>): StorageAdapter {
@@ -324,30 +397,7 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         t.settings.set(projectId, clone(settings));
       },
     },
-    jobs: {
-      async insert(job) {
-        const t = tables();
-        if (!t.documents.has(job.documentId)) throw new Error(`Document ${job.documentId} does not exist`);
-        insertUnique(t.jobs, job.id, clone(job), 'Job');
-      },
-      async list() {
-        return [...tables().jobs.values()].sort((a, b) => compareNewestFirst(b, a)).map(clone);
-      },
-      async get(id) {
-        const job = tables().jobs.get(id);
-        return job && clone(job);
-      },
-      async recordAttempt(id) {
-        const t = tables();
-        const job = t.jobs.get(id);
-        if (!job) return 0;
-        t.jobs.set(id, { ...job, attempts: job.attempts + 1 });
-        return job.attempts + 1;
-      },
-      async delete(id) {
-        tables().jobs.delete(id);
-      },
-    },
+    jobs: memoryJobs(tables),
     credentials: {
       async insert(credential) {
         insertUnique(tables().credentials, credential.id, clone(credential), 'Credential');

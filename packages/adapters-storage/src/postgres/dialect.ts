@@ -18,4 +18,5 @@ export const postgresDialect: StorageDialect = {
     return typeof e === 'object' && e !== null && e.code === '23505' && !String(e.constraint ?? '').endsWith('_pkey');
   },
   keywords: postgresKeywordIndex,
+  skipLocked: true,
 };

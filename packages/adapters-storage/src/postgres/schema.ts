@@ -216,6 +216,20 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('projects_credential').on('projects').columns(['user_id', 'credential_id']).execute();
     },
   },
+  // Jobs are claimed with leases (docs/KNOWLEDGE.md, "The job queue"): the holder, when its lease
+  // runs out, the fencing token, and the source's size (the claimer's byte budget).
+  '0003_job_leases': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .alterTable('jobs')
+        .addColumn('size', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('owner', 'text')
+        .addColumn('lease_expires_at', 'timestamptz')
+        .addColumn('generation', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema.createIndex('jobs_owner').on('jobs').column('owner').execute();
+    },
+  },
 };
 
 /**

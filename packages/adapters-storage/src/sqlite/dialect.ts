@@ -29,4 +29,5 @@ export const sqliteDialect: StorageDialect = {
       return rows.rows.map((r) => ({ id: r.id, score: -r.rank }));
     },
   },
+  skipLocked: false,
 };

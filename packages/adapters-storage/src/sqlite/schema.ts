@@ -316,4 +316,18 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('projects_credential').on('projects').columns(['user_id', 'credential_id']).execute();
     },
   },
+  // Jobs are claimed with leases (docs/KNOWLEDGE.md, "The job queue"): the holder, when its lease
+  // runs out, the fencing token, and the source's size (the claimer's byte budget), taken for
+  // jobs left by an older release from their document's recorded size.
+  '0012_job_leases': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('jobs').addColumn('size', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.alterTable('jobs').addColumn('owner', 'text').execute();
+      await db.schema.alterTable('jobs').addColumn('lease_expires_at', 'integer').execute();
+      await db.schema.alterTable('jobs').addColumn('generation', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await sql`update jobs set size = coalesce((select cast(json_extract(d.metadata, '$.size') as integer) from documents d where d.id = jobs.document_id), 0)`.execute(db);
+      await db.schema.createIndex('jobs_document').on('jobs').column('document_id').execute();
+      await db.schema.createIndex('jobs_owner').on('jobs').column('owner').execute();
+    },
+  },
 };

@@ -19,7 +19,9 @@ import {
 } from '../schemas/knowledge.js';
 import type { ChunkRecord, DocumentRecord, StorageAdapter } from '../storage/types.js';
 import { createPacer } from '../pacer.js';
+import { randomString } from '../ids.js';
 import { DocumentProcesses } from './document-processes.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_POLL_MS, JobQueue, type RunningJob } from './job-queue.js';
 import type { BlobStore, EmbeddingModel, VectorStore } from './interfaces.js';
 import { openSettings, sealSettings } from './settings-secrets.js';
 import type { DocumentLimitName, DocumentLimits } from './limits.js';
@@ -95,6 +97,19 @@ export interface KnowledgeOptions {
   readonly documentProcesses?: number;
   /** Reads documents instead of the default child processes (`DocumentProcesses` with the options above). */
   readonly reader?: DocumentReader;
+  /**
+   * This instance's id: the owner of the jobs it claims. Default: a new random one per process.
+   * A stable id (one per data folder, or per machine of a fleet) lets a restarted instance take
+   * its jobs back at start instead of waiting for their leases to run out; two running
+   * processes must never share one.
+   */
+  readonly instanceId?: string;
+  /** Lease of a claimed job, extended by heartbeats; after it another instance may take the job over. Default 30,000 ms. */
+  readonly leaseMs?: number;
+  /** How often a running job's lease is extended. Default 10,000 ms. */
+  readonly heartbeatMs?: number;
+  /** How often an instance with free slots looks for jobs it was not woken for (other instances' jobs, expired leases). Default 1,000 ms. */
+  readonly pollMs?: number;
 }
 
 /** Progress of one document's indexing, as the streaming route reports it. */
@@ -151,19 +166,20 @@ export const vectorNamespace = (projectId: string, model: EmbeddingModel) => `${
  */
 export class KnowledgeBase {
   readonly #o: KnowledgeOptions;
-  readonly #queue: string[] = [];
-  /** Jobs queued or running, with the size of their document's source (bytes; 0 when not known). */
-  readonly #queued = new Map<string, number>();
-  readonly #running = new Map<string, AbortController>();
+  /** Claims jobs from storage and runs them (`#run`) under the concurrency and byte limits. */
+  readonly #queue: JobQueue;
+  /** This instance's id, the owner of its leases. */
+  readonly #instanceId: string;
   readonly #listeners = new Map<string, Set<Listener>>();
   readonly #settled = new Map<string, Set<() => void>>();
   /**
    * The text of jobs submitted by this process, by job id, kept from `submit` until the job runs
    * so it does not read back what was just written to the blob store (a file read per document
    * during bulk ingest); at most {@link SOURCES_KEPT_BYTES} in all, beyond which jobs read the
-   * blob store as after a restart.
+   * blob store as after a restart. A job another instance claimed never comes here: its text is
+   * dropped once older than the lease (`#keepSource`).
    */
-  readonly #sources = new Map<string, Uint8Array>();
+  readonly #sources = new Map<string, { readonly bytes: Uint8Array; readonly at: number }>();
   #sourceBytes = 0;
   #closed = false;
   /** Parses and chunks documents away from this thread, under the limits. */
@@ -171,6 +187,18 @@ export class KnowledgeBase {
 
   constructor(options: KnowledgeOptions) {
     this.#o = options;
+    this.#instanceId = options.instanceId ?? `instance_${randomString(16)}`;
+    this.#queue = new JobQueue({
+      storage: options.storage,
+      clock: options.clock,
+      owner: this.#instanceId,
+      concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+      concurrentBytes: options.concurrentBytes ?? DEFAULT_CONCURRENT_BYTES,
+      leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
+      heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+      pollMs: options.pollMs ?? DEFAULT_POLL_MS,
+      run: (job) => this.#run(job),
+    });
     this.#reader =
       options.reader ??
       new DocumentProcesses({
@@ -276,7 +304,7 @@ export class KnowledgeBase {
           throw PlatformError.notFound('File not found');
         }
         await tx.documents.insert(document);
-        await tx.jobs.insert({ id: jobId, kind: 'index_document', documentId: document.id, payload: {}, attempts: 0, createdAt: now });
+        await tx.jobs.insert({ id: jobId, kind: 'index_document', documentId: document.id, payload: {}, size: sizeOf(document), createdAt: now });
       });
     } catch (error) {
       // Nothing half-written: the text stored for a document that was not saved goes again.
@@ -284,11 +312,9 @@ export class KnowledgeBase {
       throw error;
     }
     if (listener) this.subscribe(document.id, listener);
-    if (text && this.#sourceBytes + text.length <= SOURCES_KEPT_BYTES) {
-      this.#sources.set(jobId, text);
-      this.#sourceBytes += text.length;
-    }
-    this.#enqueue(jobId, sizeOf(document));
+    if (text) this.#keepSource(jobId, text);
+    // Claimed at once here (no polling delay); any other instance may claim it too.
+    this.#queue.wake();
     return document;
   }
 
@@ -319,16 +345,16 @@ export class KnowledgeBase {
   }
 
   /**
-   * After a start: requeues every stored job, and fails documents left pending or processing
-   * without a job, so no document stays unfinished.
+   * After a start: takes back the jobs an earlier run of this instance id left leased (it is
+   * dead: this is it), fails documents left pending or processing without a job, so no document
+   * stays unfinished, and starts claiming jobs (polling for those of other instances and those
+   * whose lease ran out).
    */
   async resume(): Promise<void> {
     const { storage } = this.#o;
-    const jobs = await storage.jobs.list();
-    const withJob = new Set(jobs.map((j) => j.documentId));
-    const sizes = new Map<string, number>();
+    if (this.#o.instanceId) await storage.jobs.releaseOwner(this.#o.instanceId);
+    const withJob = new Set((await storage.jobs.list()).map((j) => j.documentId));
     for (const doc of await storage.documents.listByStatus(['pending', 'processing'])) {
-      sizes.set(doc.id, sizeOf(doc));
       if (!withJob.has(doc.id)) {
         await storage.documents.update(doc.id, {
           status: 'failed',
@@ -337,14 +363,13 @@ export class KnowledgeBase {
         });
       }
     }
-    for (const job of jobs) this.#enqueue(job.id, sizes.get(job.documentId) ?? 0);
+    this.#queue.start();
   }
 
-  /** Stops taking jobs and aborts running ones (they stay stored and resume on the next start). */
+  /** Stops taking jobs and aborts running ones, releasing their leases (any instance, or the next start, takes them). */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const controller of this.#running.values()) controller.abort();
-    this.#queue.length = 0;
+    await this.#queue.close();
     this.#sources.clear();
     this.#sourceBytes = 0;
     await this.#reader.close();
@@ -352,16 +377,18 @@ export class KnowledgeBase {
   }
 
   /**
-   * Deletes a document with its chunks and vectors, also while it is being indexed, and the
-   * blobs it leaves unused: its own text, and a file of its owner that no other document of
-   * theirs refers to any more. Another user's file is never touched.
+   * Deletes a document with its chunks and vectors, also while it is being indexed (on any
+   * instance: its job goes with it, so the run's next heartbeat or write hears it is cancelled),
+   * and the blobs it leaves unused: its own text, and a file of its owner that no other document
+   * of theirs refers to any more. Another user's file is never touched.
    */
   async deleteDocument(caller: Caller, id: string): Promise<boolean> {
     const { storage, blobs } = this.#o;
     const doc = await storage.documents.get(caller.userId, id);
     if (!doc) return false;
-    this.#running.get(id)?.abort();
+    this.#queue.abort(id);
     const released = await storage.transaction(async (tx) => {
+      await tx.jobs.cancel(id);
       if (!(await tx.documents.delete(caller.userId, id))) return undefined;
       const files = [...new Set([doc.sourceKey, doc.fileId].filter((key): key is string => key !== null && key !== doc.id))];
       const gone: string[] = [];
@@ -376,33 +403,18 @@ export class KnowledgeBase {
     return true;
   }
 
-  #enqueue(jobId: string, bytes: number): void {
-    if (this.#closed || this.#queued.has(jobId)) return;
-    this.#queued.set(jobId, bytes);
-    this.#queue.push(jobId);
-    this.#pump();
-  }
-
-  #active = 0;
-  #activeBytes = 0;
-  /** Starts queued jobs, in order, while under both limits (see `concurrency`, `concurrentBytes`). */
-  #pump(): void {
-    const limit = this.#o.concurrency ?? DEFAULT_CONCURRENCY;
-    const budget = this.#o.concurrentBytes ?? DEFAULT_CONCURRENT_BYTES;
-    while (this.#active < limit && this.#queue.length > 0 && !this.#closed) {
-      const jobId = this.#queue[0] as string;
-      const bytes = this.#queued.get(jobId) ?? 0;
-      if (this.#active > 0 && this.#activeBytes + bytes > budget) break;
-      this.#queue.shift();
-      this.#active++;
-      this.#activeBytes += bytes;
-      void this.#run(jobId).finally(() => {
-        this.#active--;
-        this.#activeBytes -= bytes;
-        this.#queued.delete(jobId);
-        this.#pump();
-      });
+  /** Keeps a submitted text for its job (when under the budget), dropping texts kept longer than a lease. */
+  #keepSource(jobId: string, bytes: Uint8Array): void {
+    const now = Date.now();
+    const oldest = now - (this.#o.leaseMs ?? DEFAULT_LEASE_MS);
+    for (const [id, kept] of this.#sources) {
+      if (kept.at > oldest) break; // kept in order of arrival
+      this.#sources.delete(id);
+      this.#sourceBytes -= kept.bytes.length;
     }
+    if (this.#sourceBytes + bytes.length > SOURCES_KEPT_BYTES) return;
+    this.#sources.set(jobId, { bytes, at: now });
+    this.#sourceBytes += bytes.length;
   }
 
   #emit(documentId: string, event: IndexingEvent): void {
@@ -414,52 +426,51 @@ export class KnowledgeBase {
     }
   }
 
-  async #run(jobId: string): Promise<void> {
-    const { storage, clock } = this.#o;
-    const kept = this.#sources.get(jobId);
+  /**
+   * Runs a claimed job. Every write that tells the job's outcome (the document's status, its
+   * chunk rows) is fenced by the lease, so a run that lost its job (cancelled, or taken over
+   * after its lease ran out) changes nothing and reports nothing: the run that holds it does.
+   */
+  async #run(job: RunningJob): Promise<void> {
+    const { clock } = this.#o;
+    const { lease, signal } = job;
+    const kept = this.#sources.get(lease.jobId);
     if (kept) {
-      this.#sources.delete(jobId);
-      this.#sourceBytes -= kept.length;
+      this.#sources.delete(lease.jobId);
+      this.#sourceBytes -= kept.bytes.length;
     }
-    const job = await storage.jobs.get(jobId);
-    if (!job) return;
-    const documentId = job.documentId;
-    const attempts = await storage.jobs.recordAttempt(jobId);
-    const controller = new AbortController();
-    this.#running.set(documentId, controller);
+    const documentId = lease.documentId;
     try {
       const maxAttempts = this.#o.maxAttempts ?? 3;
-      if (attempts > maxAttempts) {
+      if (lease.attempts > maxAttempts) {
         // Each earlier start ended without finishing (the process stopped): this one would too.
-        throw new PlatformError('internal', `indexing was started ${attempts - 1} times without finishing, over the limit of ${maxAttempts} attempts`);
+        throw new PlatformError('internal', `indexing was started ${lease.attempts - 1} times without finishing, over the limit of ${maxAttempts} attempts`);
       }
-      const doc = await storage.documents.update(documentId, { status: 'processing', error: null, updatedAt: clock.now() });
-      if (!doc) return; // deleted meanwhile
-      const result = await this.#index(doc, kept ?? (await this.#source(doc)), controller.signal);
-      if (controller.signal.aborted) return await this.#abandon(jobId);
-      await storage.documents.update(documentId, { status: 'completed', ...result, updatedAt: clock.now() });
-      await storage.jobs.delete(jobId);
-      this.#emit(documentId, { type: 'complete', progress: 100, message: 'Document indexed successfully', documentId });
+      let doc: DocumentRecord | undefined;
+      const started = await job.fenced(async (tx) => {
+        doc = await tx.documents.update(documentId, { status: 'processing', error: null, updatedAt: clock.now() });
+      });
+      if (!started || !doc) return; // cancelled or deleted meanwhile
+      const result = await this.#index(doc, kept?.bytes ?? (await this.#source(doc)), job);
+      signal.throwIfAborted();
+      const done = await job.fenced(async (tx) => {
+        await tx.documents.update(documentId, { status: 'completed', ...result, updatedAt: clock.now() });
+        await tx.jobs.finish(lease);
+      });
+      if (done) this.#emit(documentId, { type: 'complete', progress: 100, message: 'Document indexed successfully', documentId });
     } catch (error) {
-      if (controller.signal.aborted) return await this.#abandon(jobId);
+      // Aborted: shut down (the lease is released), cancelled, or the job lost to another run.
+      if (signal.aborted) return;
       const reason = isPlatformError(error) || error instanceof Error ? error.message : String(error);
       const message = `Failed to index document: ${reason}`;
-      await storage.documents.update(documentId, { status: 'failed', error: message, updatedAt: clock.now() }).catch(() => {});
-      await storage.jobs.delete(jobId).catch(() => {});
-      this.#emit(documentId, { type: 'error', message, documentId });
-    } finally {
-      // A re-index may have started a newer run of this document meanwhile: leave its entry.
-      if (this.#running.get(documentId) === controller) this.#running.delete(documentId);
+      const done = await job
+        .fenced(async (tx) => {
+          await tx.documents.update(documentId, { status: 'failed', error: message, updatedAt: clock.now() });
+          await tx.jobs.finish(lease);
+        })
+        .catch(() => false);
+      if (done) this.#emit(documentId, { type: 'error', message, documentId });
     }
-  }
-
-  /**
-   * After a run was aborted: on shutdown its job stays and resumes on the next start; otherwise
-   * it was superseded by a re-index (whose own job reports) or its document was deleted, so its
-   * job row goes and nothing is reported (no transient `failed`, no `error` event).
-   */
-  async #abandon(jobId: string): Promise<void> {
-    if (!this.#closed) await this.#o.storage.jobs.delete(jobId).catch(() => {});
   }
 
   /** The bytes of a document's source: the blob recorded with it (`sourceKey`), nothing a caller names. */
@@ -481,9 +492,12 @@ export class KnowledgeBase {
     for (;;) {
       const page = await storage.documents.list({ userId: caller.userId, projectId, limit: 100, offset });
       for (const doc of page.items) {
-        this.#running.get(doc.id)?.abort();
+        // A run of the document, here or on another instance, is cancelled: its job goes, so its
+        // next heartbeat or fenced write stops it.
+        this.#queue.abort(doc.id);
         const jobId = ids.next('job');
         await storage.transaction(async (tx) => {
+          await tx.jobs.cancel(doc.id);
           await tx.documents.update(doc.id, { status: 'pending', error: null, updatedAt: clock.now() });
           await tx.jobs.insert({
             id: jobId,
@@ -491,11 +505,11 @@ export class KnowledgeBase {
             documentId: doc.id,
             // The run reads the document's recorded source (`sourceKey`).
             payload: {},
-            attempts: 0,
+            size: sizeOf(doc),
             createdAt: clock.now(),
           });
         });
-        this.#enqueue(jobId, sizeOf(doc));
+        this.#queue.wake();
         queued++;
       }
       offset += page.items.length;
@@ -513,9 +527,10 @@ export class KnowledgeBase {
   async #index(
     doc: DocumentRecord,
     bytes: Uint8Array,
-    signal: AbortSignal,
+    job: RunningJob,
   ): Promise<{ chunkCount: number; vectorCount: number; metadata: Record<string, unknown> }> {
     const { storage, ids } = this.#o;
+    const { signal } = job;
     const caller = { userId: doc.userId };
     const settings = await this.settings(doc.projectId);
     const model = this.embedderFor(settings, caller);
@@ -590,24 +605,34 @@ export class KnowledgeBase {
     const previous = this.#writing.get(doc.id);
     const write = (async () => {
       await previous?.catch(() => {});
+      // Only while this run still holds its job: one that lost it (cancelled, or taken over by
+      // another instance after its lease ran out) must not remove the holder's vectors.
+      signal.throwIfAborted();
+      await job.heartbeat();
       signal.throwIfAborted();
       // Order matters for crash safety: old vectors go first, then chunk rows, then new vectors,
       // so a vector never exists without its chunk row.
       await vectors.deleteDocument(namespace, doc.id);
-      await storage.chunks.replaceForDocument(doc.id, chunks, { model: model.id, vectors: embedded });
-      for (let i = 0; i < chunks.length; i += 1000) {
-        const slice = chunks.slice(i, i + 1000);
-        await vectors.upsert(
-          namespace,
-          slice.map((c, j) => ({ id: c.id, documentId: doc.id, vector: embedded[i + j] as Float32Array })),
-        );
-        await pace();
-      }
-      if ((signal.aborted && !this.#closed) || !(await storage.documents.get(doc.userId, doc.id))) {
-        // Deleted, or moved to another model or store, while its vectors were being written:
-        // take them back out (that namespace is no longer searched, or already dropped).
-        await vectors.deleteDocument(namespace, doc.id);
-        signal.throwIfAborted();
+      // The chunk rows land only if the job is still this run's, checked in their transaction.
+      await job.fenced((tx) => tx.chunks.replaceForDocument(doc.id, chunks, { model: model.id, vectors: embedded }));
+      signal.throwIfAborted();
+      try {
+        for (let i = 0; i < chunks.length; i += 1000) {
+          const slice = chunks.slice(i, i + 1000);
+          await vectors.upsert(
+            namespace,
+            slice.map((c, j) => ({ id: c.id, documentId: doc.id, vector: embedded[i + j] as Float32Array })),
+          );
+          await pace();
+          signal.throwIfAborted();
+        }
+      } finally {
+        if ((signal.aborted && !this.#closed) || !(await storage.documents.get(doc.userId, doc.id))) {
+          // Deleted, or moved to another model or store, while its vectors were being written:
+          // take them back out (that namespace is no longer searched, or already dropped).
+          if (await this.#leftBehind(doc, model, vectors)) await vectors.deleteDocument(namespace, doc.id);
+          signal.throwIfAborted();
+        }
       }
     })();
     this.#writing.set(doc.id, write);
@@ -625,6 +650,18 @@ export class KnowledgeBase {
         ...(reading.language ? { language: reading.language } : {}),
       },
     };
+  }
+
+  /**
+   * Whether the vectors a run wrote for `doc` with `model` into `vectors` are no longer searched:
+   * the document is gone, or its project moved to another model or store. Otherwise they are
+   * where the run that now holds its job writes, which replaces them (its first write deletes
+   * the document's vectors), and removing them would remove that run's.
+   */
+  async #leftBehind(doc: DocumentRecord, model: EmbeddingModel, vectors: VectorStore): Promise<boolean> {
+    if (!(await this.#o.storage.documents.get(doc.userId, doc.id))) return true;
+    const settings = await this.settings(doc.projectId);
+    return this.embedderFor(settings, { userId: doc.userId }).id !== model.id || (await this.vectorsFor(settings).catch(() => undefined)) !== vectors;
   }
 
   // ---- search -------------------------------------------------------------------------------

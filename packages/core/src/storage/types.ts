@@ -236,18 +236,92 @@ export interface JobRecord {
   readonly documentId: string;
   /** What the worker needs, e.g. the text to index or the file id. */
   readonly payload: Record<string, unknown>;
+  /** Starts of the job so far (each claim counts one, before the job runs). */
   readonly attempts: number;
   readonly createdAt: Date;
+  /** Bytes of the document's source (0 when not known): claims keep the bytes running under a budget. */
+  readonly size: number;
+  /** The instance holding the job's lease, or null while it waits to be claimed. */
+  readonly owner: string | null;
+  /** When the lease runs out (null while unclaimed): after it, any instance may claim the job. */
+  readonly leaseExpiresAt: Date | null;
+  /** Fencing token: bumped by every claim and release, so a run holding an older one can write nothing. */
+  readonly generation: number;
 }
 
+/** A job as it is queued: not claimed yet. */
+export type NewJob = Pick<JobRecord, 'id' | 'kind' | 'documentId' | 'payload' | 'createdAt'> & {
+  /** Default 0. */
+  readonly size?: number;
+  /** Default 0. */
+  readonly attempts?: number;
+};
+
+/** A claimed job: the holder's proof of ownership, which every fenced write checks. */
+export interface JobLease {
+  readonly jobId: string;
+  readonly documentId: string;
+  /** The claiming instance. */
+  readonly owner: string;
+  /** The job's generation set by this claim (the fencing token). */
+  readonly generation: number;
+  /** Starts of the job, this one included. */
+  readonly attempts: number;
+  /** Bytes of the document's source (0 when not known). */
+  readonly size: number;
+  /** When the lease runs out unless extended by `heartbeat`. */
+  readonly expiresAt: Date;
+}
+
+/**
+ * What a heartbeat found: `held` (still this lease's, now extended), `lost` (another claim holds
+ * the job: this lease expired and it was taken over, or it was released), `cancelled` (the job
+ * is gone: cancelled, its document deleted, or finished by the instance that took it over).
+ */
+export type LeaseState = 'held' | 'lost' | 'cancelled';
+
+/**
+ * The job queue, shared by every instance on the database. Jobs are claimed with a lease kept
+ * alive by heartbeats; a job whose lease ran out is claimable again (its holder died or
+ * stalled), with a new generation, so the old holder's late writes are refused. Times are the
+ * callers' clocks (`now`).
+ */
 export interface JobRepository {
-  insert(job: JobRecord): Promise<void>;
+  insert(job: NewJob): Promise<void>;
   /** All jobs, oldest first. */
   list(): Promise<JobRecord[]>;
   get(id: string): Promise<JobRecord | undefined>;
-  /** Counts a start of the job; answers the new attempt count. */
-  recordAttempt(id: string): Promise<number>;
   delete(id: string): Promise<void>;
+  /**
+   * Atomically takes the oldest job that no live lease holds (never claimed, released, or its
+   * lease over at `now`), for `owner` until `now + leaseMs`: counts a start (`attempts + 1`) and
+   * bumps the generation. Undefined when there is none, or when the oldest such job has more than
+   * `maxBytes` (it waits for the claimer's running jobs: jobs are taken in order). Two claims,
+   * from any instances, never get the same job while its lease runs.
+   */
+  claim(options: { readonly owner: string; readonly now: Date; readonly leaseMs: number; readonly maxBytes?: number }): Promise<JobLease | undefined>;
+  /**
+   * Extends the lease to `now + leaseMs` when the job is still this lease's (same owner and
+   * generation), else answers why not. Called first inside a transaction it is the fence of the
+   * transaction's writes: the job's row is written, so a claim or cancel of it waits for (or
+   * skips) the transaction, and `held` holds until it commits.
+   */
+  heartbeat(lease: JobLease, options: { readonly now: Date; readonly leaseMs: number }): Promise<LeaseState>;
+  /** Deletes the job (completed or failed) when it is still this lease's; false otherwise (nothing changed). */
+  finish(lease: JobLease): Promise<boolean>;
+  /** Puts the job back for anyone to claim at once, when it is still this lease's (shutdown); false otherwise. */
+  release(lease: JobLease): Promise<boolean>;
+  /**
+   * Releases every job leased to `owner`: for an instance starting again under a stable id, whose
+   * earlier run (dead: it is this one) left them. Answers how many.
+   */
+  releaseOwner(owner: string): Promise<number>;
+  /**
+   * Removes the document's jobs, waiting or running (re-indexing, deleting). A run of one, on
+   * any instance, hears `cancelled` at its next heartbeat and its fenced writes are refused.
+   * Answers how many were removed.
+   */
+  cancel(documentId: string): Promise<number>;
 }
 
 /** Knowledge settings of a project (RAG settings of the spec), stored as given. */

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChunkRecord, DocumentRecord, McpServerRecord, ProjectRecord, StorageAdapter } from '../storage/types.js';
+import { describeJobQueue } from './job-queue-suite.js';
 
 export interface StorageSuiteOptions {
   /** A fresh, empty adapter for one test. */
@@ -9,6 +10,12 @@ export interface StorageSuiteOptions {
    * database). Omit for adapters that forget everything on close.
    */
   reopen?(adapter: StorageAdapter): Promise<StorageAdapter>;
+  /**
+   * Opens a second adapter on the same data, as another instance would (closed by the suite):
+   * job claims race across the two. Omit for adapters whose data no other adapter reaches (then
+   * the claims race on one adapter).
+   */
+  share?(adapter: StorageAdapter): Promise<StorageAdapter>;
 }
 
 const t0 = Date.parse('2026-01-01T00:00:00.000Z');
@@ -294,7 +301,7 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         const listed = await storage.chunks.listByDocument('doc_000001');
         expect(listed).toEqual([chunk('doc_000001', 'proj_000001', 0, 'only')]);
         expect(await storage.chunks.getMany(['chunk_doc_000001_0', 'missing'])).toEqual(listed);
-        await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: { content: 'x' }, attempts: 0, createdAt: at(1) });
+        await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: { content: 'x' }, createdAt: at(1) });
         expect(await storage.documents.delete('user_b', 'doc_000001')).toBe(false);
         expect(await storage.documents.delete('user_a', 'doc_000001')).toBe(true);
         expect(await storage.chunks.listByDocument('doc_000001')).toEqual([]);
@@ -383,14 +390,16 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         expect(await storage.knowledgeSettings.get('proj_000001')).toEqual({ chunkSize: 512 });
       });
 
-      it('keeps jobs oldest first and counts attempts', async () => {
+      it('keeps jobs oldest first, unclaimed when queued', async () => {
         await storage.documents.insert(document('user_a', 'proj_000001', 1));
-        await storage.jobs.insert({ id: 'job_2', kind: 'index_document', documentId: 'doc_000001', payload: { n: 2 }, attempts: 0, createdAt: at(2) });
-        await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: { n: 1 }, attempts: 0, createdAt: at(1) });
+        await storage.jobs.insert({ id: 'job_2', kind: 'index_document', documentId: 'doc_000001', payload: { n: 2 }, createdAt: at(2) });
+        await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: { n: 1 }, size: 123, attempts: 2, createdAt: at(1) });
         expect((await storage.jobs.list()).map((j) => j.id)).toEqual(['job_1', 'job_2']);
-        expect(await storage.jobs.recordAttempt('job_1')).toBe(1);
-        expect(await storage.jobs.recordAttempt('job_1')).toBe(2);
-        expect(await storage.jobs.get('job_1')).toEqual({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: { n: 1 }, attempts: 2, createdAt: at(1) });
+        expect(await storage.jobs.get('job_1')).toEqual({
+          id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: { n: 1 }, attempts: 2, createdAt: at(1),
+          size: 123, owner: null, leaseExpiresAt: null, generation: 0,
+        });
+        expect((await storage.jobs.get('job_2'))?.size).toBe(0);
         await storage.jobs.delete('job_1');
         expect(await storage.jobs.get('job_1')).toBeUndefined();
       });
@@ -400,7 +409,7 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         await storage.documents.insert(document('user_a', 'proj_000001', 1, { fileId: 'file_1', sourceKey: 'file_1' }));
         await storage.chunks.replaceForDocument('doc_000001', [chunk('doc_000001', 'proj_000001', 0, 'text')]);
         await storage.knowledgeSettings.put('proj_000001', { topK: 3 }, at(1));
-        await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: {}, attempts: 0, createdAt: at(1) });
+        await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: {}, createdAt: at(1) });
         expect(await storage.projects.delete('user_a', 'proj_000001')).toBe(true);
         expect(await storage.documents.get('user_a', 'doc_000001')).toBeUndefined();
         expect(await storage.chunks.getMany(['chunk_doc_000001_0'])).toEqual([]);
@@ -683,6 +692,8 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         expect(await storage.mcpServers.get('user_a', 'mcp_1')).toEqual(s);
       });
     });
+
+    describeJobQueue(() => storage, options);
 
     if (options.reopen) {
       const reopen = options.reopen;

@@ -15,10 +15,10 @@ function toVector(blob: Uint8Array): Float32Array {
 
 const CHUNK_COLUMNS = ['id', 'document_id', 'project_id', 'chunk_index', 'text', 'token_count', 'metadata'] as const;
 
-/** Documents, files, chunks (with their vectors and keyword index), knowledge settings and jobs. */
-export function knowledgeRepositories({ db, dialect, records }: RepositoryContext): Pick<StorageAdapter, 'documents' | 'files' | 'chunks' | 'knowledgeSettings' | 'jobs'> {
+/** Documents, files, chunks (with their vectors and keyword index) and knowledge settings; jobs are in jobs.ts. */
+export function knowledgeRepositories({ db, dialect, records }: RepositoryContext): Pick<StorageAdapter, 'documents' | 'files' | 'chunks' | 'knowledgeSettings'> {
   const { time } = dialect;
-  const { toChunk, toDocument, toFile, toJob } = records;
+  const { toChunk, toDocument, toFile } = records;
   return {
     documents: {
       async insert(d) {
@@ -213,41 +213,6 @@ export function knowledgeRepositories({ db, dialect, records }: RepositoryContex
           .values(values)
           .onConflict((oc) => oc.column('project_id').doUpdateSet({ settings: values.settings, updated_at: values.updated_at }))
           .execute();
-      },
-    },
-    jobs: {
-      async insert(job) {
-        await db
-          .insertInto('jobs')
-          .values({
-            id: job.id,
-            kind: job.kind,
-            document_id: job.documentId,
-            payload: JSON.stringify(job.payload),
-            attempts: job.attempts,
-            created_at: time(job.createdAt),
-          })
-          .execute();
-      },
-      async list() {
-        const rows = await db.selectFrom('jobs').selectAll().orderBy('created_at').orderBy('id').execute();
-        return rows.map(toJob);
-      },
-      async get(id) {
-        const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
-        return row && toJob(row);
-      },
-      async recordAttempt(id) {
-        const row = await db
-          .updateTable('jobs')
-          .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
-          .where('id', '=', id)
-          .returning('attempts')
-          .executeTakeFirst();
-        return row?.attempts ?? 0;
-      },
-      async delete(id) {
-        await db.deleteFrom('jobs').where('id', '=', id).execute();
       },
     },
   };
