@@ -87,6 +87,43 @@ describe('builtin vector store specifics', () => {
     await Promise.all([exact.close(), approx.close()]);
   }, 60_000);
 
+  it('keeps the event loop free while thousands of vectors go into an indexed namespace and while the index builds', async () => {
+    const store = await builtinVectorStore({ approximateThreshold: 2_000 });
+    const records = (from: number, count: number, documentId: string) =>
+      clustered(count, 64, 20).map((vector, i) => ({ id: `v${from + i}`, documentId, vector }));
+    const first = records(0, 3_000, 'a');
+    const more = records(3_000, 15_000, 'b');
+    let worstTick = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      worstTick = Math.max(worstTick, now - last);
+      last = now;
+    }, 5);
+    // Past the threshold: the index builds in the background...
+    await store.upsert('ns', first);
+    // ...and 15,000 more vectors each become an HNSW insertion (about 2-4 s of CPU in all).
+    await store.upsert('ns', more);
+    while (!store.isApproximate('ns')) await new Promise((resolve) => setTimeout(resolve, 20));
+    clearInterval(ticker);
+    expect(await store.count('ns')).toBe(18_000);
+    // Before, one upsert held the loop for its whole length (seconds); now slices of ~20 ms.
+    expect(worstTick).toBeLessThan(250);
+    await store.close();
+  });
+
+  it('applies writes of one namespace in call order, also while a big upsert is still being applied', async () => {
+    const store = await builtinVectorStore({ approximateThreshold: 1_000 });
+    await store.upsert('ns', clustered(2_000, 32, 10).map((vector, i) => ({ id: `a${i}`, documentId: 'a', vector })));
+    const upsert = store.upsert('ns', clustered(5_000, 32, 10).map((vector, i) => ({ id: `b${i}`, documentId: 'b', vector })));
+    // Called before the upsert has been applied: the delete still sees every vector of b.
+    const deleted = store.deleteDocument('ns', 'b');
+    await upsert;
+    expect(await deleted).toBe(5_000);
+    expect(await store.count('ns')).toBe(2_000);
+    await store.close();
+  });
+
   it('reuses the HNSW slots of deleted and replaced vectors', async () => {
     const matrix = new VectorMatrix(64);
     for (const [i, v] of clustered(2_000, 64, 20).entries()) matrix.set(`v${i}`, 'd', v);

@@ -1,3 +1,4 @@
+import { createPacer } from '@agent-platform/core';
 import hnswlib from 'hnswlib-node';
 import type { VectorMatrix } from './matrix.js';
 
@@ -59,15 +60,18 @@ export class HnswIndex {
     this.#building ??= (async () => {
       this.#tracking = true;
       const labels = Array.from(this.matrix.labelOf.subarray(0, this.matrix.count));
-      const slice = 500;
-      for (let start = 0; start < labels.length; start += slice) {
+      // A slice of main-thread time at a time, not a count of rows: an insertion costs more as the
+      // graph grows and on a busy machine (500 rows at once held the event loop 200+ ms).
+      const pace = createPacer(10);
+      for (const label of labels) {
         if (this.#stopped) return;
-        this.#ensureCapacity(slice);
-        for (const label of labels.slice(start, start + slice)) {
-          const row = this.matrix.rowOfLabel.get(label);
-          if (row !== undefined) this.#add(row);
+        const row = this.matrix.rowOfLabel.get(label);
+        if (row !== undefined) {
+          // Per row: rows written meanwhile (`added`) take slots too.
+          this.#ensureCapacity(1);
+          this.#add(row);
         }
-        await new Promise((resolve) => setImmediate(resolve));
+        await pace();
       }
       this.ready = true;
     })();

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PlatformError, type VectorHit, type VectorRecord, type VectorStore, withRelativePaths } from '@agent-platform/core';
+import { createPacer, PlatformError, type VectorHit, type VectorRecord, type VectorStore, withRelativePaths } from '@agent-platform/core';
 import { HnswIndex, type HnswOptions } from './hnsw.js';
 import { LogAppender, type LogRecord, readLog, removeLog, rewriteLog } from './log.js';
 import { VectorMatrix } from './matrix.js';
@@ -20,6 +20,8 @@ interface Namespace {
   readonly name: string;
   readonly matrix: VectorMatrix;
   hnsw: HnswIndex | undefined;
+  /** The tail of this namespace's writes: each applies its records after the previous one's. */
+  writes: Promise<void>;
 }
 
 const fileStem = (namespace: string) => createHash('sha256').update(namespace).digest('hex').slice(0, 32);
@@ -79,6 +81,32 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
     }
   };
 
+  /**
+   * Runs a write of `ns` after the writes before it, applying its records a slice of main-thread
+   * time at a time (thousands of vectors, each an HNSW insertion once the namespace is indexed,
+   * would otherwise hold the event loop for hundreds of milliseconds). `records` is computed when
+   * the write's turn comes; its log records go to disk in the same order as they were applied.
+   */
+  const write = (ns: Namespace, records: () => LogRecord[]): Promise<LogRecord[]> => {
+    const done = ns.writes.then(async () => {
+      const log = records();
+      const pace = createPacer();
+      for (const record of log) {
+        apply(ns, record);
+        await pace();
+      }
+      maybeIndex(ns);
+      // A namespace dropped meanwhile keeps no log.
+      if (dir && log.length > 0 && namespaces.get(ns.name) === ns) await onDisk(ns.name, () => appendLog(ns.name, log));
+      return log;
+    });
+    ns.writes = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    return done;
+  };
+
   const apply = (ns: Namespace, record: LogRecord) => {
     if (record.op === 'delete') {
       const label = ns.matrix.remove(record.id);
@@ -98,7 +126,7 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
     for (const file of files) {
       if (!file.endsWith('.json')) continue;
       const meta = JSON.parse(await readFile(join(dir, file), 'utf8')) as { namespace: string; dimensions: number };
-      const ns: Namespace = { name: meta.namespace, matrix: new VectorMatrix(meta.dimensions), hnsw: undefined };
+      const ns: Namespace = { name: meta.namespace, matrix: new VectorMatrix(meta.dimensions), hnsw: undefined, writes: Promise.resolve() };
       const records = await readLog(paths(meta.namespace).log);
       for (const record of records) apply(ns, record);
       // Compact a log that is mostly dead records (replaced or deleted vectors).
@@ -123,7 +151,7 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
       }
       return { ns: existing };
     }
-    const ns: Namespace = { name, matrix: new VectorMatrix(dimensions), hnsw: undefined };
+    const ns: Namespace = { name, matrix: new VectorMatrix(dimensions), hnsw: undefined, writes: Promise.resolve() };
     namespaces.set(name, ns);
     if (!dir) return { ns };
     return { ns, created: onDisk(name, () => writeFile(paths(name).meta, JSON.stringify({ namespace: name, dimensions }))) };
@@ -140,11 +168,7 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
       }
       const { ns, created } = getOrCreate(name, dimensions);
       const log: LogRecord[] = records.map((r) => ({ op: 'upsert', id: r.id, documentId: r.documentId, vector: r.vector }));
-      for (const record of log) apply(ns, record);
-      maybeIndex(ns);
-      if (!dir) return;
-      const appended = onDisk(name, () => appendLog(name, log));
-      await Promise.all([created, appended]);
+      await Promise.all([created, write(ns, () => log)]);
     },
 
     async query(name, query): Promise<VectorHit[]> {
@@ -181,9 +205,7 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
     async deleteDocument(name, documentId) {
       const ns = namespaces.get(name);
       if (!ns) return 0;
-      const log: LogRecord[] = ns.matrix.idsOfDocument(documentId).map((id) => ({ op: 'delete', id }));
-      for (const record of log) apply(ns, record);
-      if (dir && log.length > 0) await onDisk(name, () => appendLog(name, log));
+      const log = await write(ns, () => ns.matrix.idsOfDocument(documentId).map((id): LogRecord => ({ op: 'delete', id })));
       return log.length;
     },
 
