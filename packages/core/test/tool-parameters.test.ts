@@ -1,26 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { isPlatformError } from '../src/errors.js';
+import { worstTick } from '../src/testing/event-loop.js';
 import { SchemaValidator } from '../src/tools/schema-validator.js';
 
 const validator = new SchemaValidator({ timeoutMs: 1000 });
 afterAll(() => validator.close());
-
-/** Runs `work` while a 10 ms timer measures the longest gap of the event loop. */
-async function worstTick<T>(work: () => Promise<T>): Promise<{ value: T; worst: number }> {
-  let worst = 0;
-  let last = performance.now();
-  const ticker = setInterval(() => {
-    const now = performance.now();
-    worst = Math.max(worst, now - last);
-    last = now;
-  }, 10);
-  try {
-    const value = await work();
-    return { value, worst: Math.max(worst, performance.now() - last) };
-  } finally {
-    clearInterval(ticker);
-  }
-}
 
 const failure = async (promise: Promise<unknown>) => {
   const error = await promise.then(
