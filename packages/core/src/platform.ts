@@ -374,6 +374,22 @@ export class AgentPlatform {
     });
   }
 
+  /**
+   * The first key of an empty platform: a new user with a key when no key exists yet, else
+   * undefined. Instances starting together on one database create one between them (the check
+   * and the insert run under the storage's bootstrap lock, in one transaction).
+   */
+  async createFirstKey(input: CreateKeyRequest): Promise<CreateKeyResponse | undefined> {
+    const { name } = parseInput(CreateKeyRequest, input);
+    return this.storage.transaction(async (tx) => {
+      await tx.apiKeys.lockBootstrap();
+      if ((await tx.apiKeys.count()) > 0) return undefined;
+      const userId = this.ids.next('user');
+      await tx.users.insert({ id: userId, createdAt: this.clock.now() });
+      return this.#insertKey(tx, userId, name);
+    });
+  }
+
   /** `POST /api/auth/create-key`: another key for the caller's user. */
   async createKey(caller: Caller, input: CreateKeyRequest): Promise<CreateKeyResponse> {
     const { name } = parseInput(CreateKeyRequest, input);

@@ -7,6 +7,7 @@ import { DOCUMENT_LIMIT_FLAGS, documentLimitsFrom } from './document-limits.js';
 import { UsageError } from './cli-usage.js';
 import { keysCommand } from './keys-commands.js';
 import { parsePythonIsolation, startServer } from './server.js';
+import { parseSharedVectorStore } from './deployment.js';
 
 const MAIN_HELP = `Usage: agent-platform <command> [options]
 
@@ -20,13 +21,26 @@ Run "agent-platform <command> --help" for the options of a command.
 
 const SERVE_HELP = `Usage: agent-platform serve [--port 3000] [--host 127.0.0.1] [--data ./data] [--cors-origin ORIGIN]...
 
-Starts the headless API server on SQLite storage under the data folder. When the data folder
-has no API key yet, one is created and printed once.
+Starts the headless API server on SQLite storage under the data folder, or on a PostgreSQL
+database shared by several instances (--database). When there is no API key yet, one is
+created and printed once (by one instance, when several start together).
 
 Options:
   --port PORT           Port to listen on (env PORT, default 3000; 0 picks a free port)
   --host HOST           Address to bind (env HOST, default 127.0.0.1)
   --data DIR            Data folder (env AGENT_PLATFORM_DATA, default ./data)
+  --database URL        postgres://USER:PASSWORD@HOST:PORT/DATABASE: storage, uploaded files,
+                        posted texts and the indexing queue in this PostgreSQL database, shared
+                        by any number of instances (env AGENT_PLATFORM_DATABASE_URL; default:
+                        SQLite in the data folder). Needs AGENT_PLATFORM_SECRET (the same on
+                        every instance) and --vector-store; see docs/DEPLOY.md
+  --vector-store NAME   Vector store of projects that name none: qdrant, chroma, pinecone or
+                        weaviate (env AGENT_PLATFORM_VECTOR_STORE; default: the built-in store
+                        in the data folder, refused with --database)
+  --vector-store-config JSON
+                        Its configuration, the keys of a project's vectorStoreConfig, e.g.
+                        '{"endpoint":"http://10.0.0.5:8000","indexName":"agents"}'
+                        (env AGENT_PLATFORM_VECTOR_STORE_CONFIG)
   --cors-origin ORIGIN  Allow browser calls from ORIGIN; repeatable; "*" for any
                         (env AGENT_PLATFORM_CORS_ORIGINS, comma-separated; default none)
   --body-limit BYTES    Largest JSON request body (env AGENT_PLATFORM_BODY_LIMIT, default 1048576)
@@ -96,7 +110,7 @@ Env AGENT_PLATFORM_TOOL_TIMEOUT_MS bounds each tool run (default 5000),
 AGENT_PLATFORM_TOOL_VALIDATION_TIMEOUT_MS each check of tool arguments against their schema
 (default 1000), AGENT_PLATFORM_MCP_TIMEOUT_MS each MCP tool call (default 30000).
 Env AGENT_PLATFORM_SECRET is the master key of stored credentials (default: a key file in
-the data folder). Providers without a stored credential use OPENAI_API_KEY, OPENAI_BASE_URL
+the data folder; required with --database). Providers without a stored credential use OPENAI_API_KEY, OPENAI_BASE_URL
 and OLLAMA_HOST; AGENT_PLATFORM_MODEL_TIMEOUT_MS bounds each provider request (120000).
 Credentials with proxy: true go through HTTPS_PROXY / HTTP_PROXY. The hosts of OPENAI_BASE_URL,
 OLLAMA_HOST, the proxies and HF_ENDPOINT are allowed for the server's own requests to them.
@@ -120,6 +134,9 @@ async function serveCommand(argv: string[]): Promise<void> {
       port: { type: 'string' },
       host: { type: 'string' },
       data: { type: 'string' },
+      database: { type: 'string' },
+      'vector-store': { type: 'string' },
+      'vector-store-config': { type: 'string' },
       'cors-origin': { type: 'string', multiple: true },
       'body-limit': { type: 'string' },
       'upload-limit': { type: 'string' },
@@ -166,7 +183,11 @@ async function serveCommand(argv: string[]): Promise<void> {
   const queueTotal = values['tool-queue'] ?? env.AGENT_PLATFORM_TOOL_QUEUE;
   // Entries are checked here, so a bad one stops the start with its message.
   const commandLines = [...(values['allow-mcp-command'] ?? []).map(parseStdioEntry), ...(values['mcp-commands'] ?? []).flatMap(readMcpCommandsFile)];
+  const vectorStore = parseSharedVectorStore(values['vector-store'] ?? env.AGENT_PLATFORM_VECTOR_STORE, values['vector-store-config'] ?? env.AGENT_PLATFORM_VECTOR_STORE_CONFIG);
+  const database = values.database ?? env.AGENT_PLATFORM_DATABASE_URL;
   const server = await startServer({
+    ...(database ? { database } : {}),
+    ...(vectorStore ? { vectorStore } : {}),
     port: integer(values.port ?? env.PORT ?? '3000', '--port', 0, 65535),
     host: values.host ?? env.HOST ?? '127.0.0.1',
     dataDir: values.data ?? env.AGENT_PLATFORM_DATA ?? './data',
@@ -194,7 +215,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   });
   if (server.firstKey) {
     process.stdout.write(
-      `No API key existed in this data folder, so one was created for a new user, ${server.firstKeyUserId} (more keys for it: keys create --user ${server.firstKeyUserId} --name NAME). It is shown only once:\n${server.firstKey}\n`,
+      `No API key existed ${database ? 'in this database' : 'in this data folder'}, so one was created for a new user, ${server.firstKeyUserId} (more keys for it: keys create --user ${server.firstKeyUserId} --name NAME). It is shown only once:\n${server.firstKey}\n`,
     );
   }
   process.stdout.write(`Agent Platform listening on ${server.url}\n`);

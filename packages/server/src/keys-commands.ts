@@ -18,12 +18,14 @@ the key's public prefix, when it was created and last used. Secrets are never sh
 Options:
   --name NAME     Label of the key (keys create; required)
   --data DIR      Data folder (env AGENT_PLATFORM_DATA, default ./data)
+  --database URL  The PostgreSQL database of a multi-instance server instead of the data
+                  folder's SQLite file (env AGENT_PLATFORM_DATABASE_URL; needs AGENT_PLATFORM_SECRET)
   --user USER_ID  keys create: add the key to this existing user; keys list: only this user
   -h, --help      Show this help
 `;
 
-async function withPlatform(data: string | undefined, fn: (platform: AgentPlatform) => Promise<void>): Promise<void> {
-  const platform = await openPlatform(data ?? process.env.AGENT_PLATFORM_DATA ?? './data');
+async function withPlatform(values: { data?: string | undefined; database?: string | undefined }, fn: (platform: AgentPlatform) => Promise<void>): Promise<void> {
+  const platform = await openPlatform(values.data ?? process.env.AGENT_PLATFORM_DATA ?? './data', values.database ? { database: values.database } : {});
   try {
     await fn(platform);
   } finally {
@@ -39,14 +41,14 @@ async function withPlatform(data: string | undefined, fn: (platform: AgentPlatfo
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
 const printable = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
-const OPTIONS = { data: { type: 'string' }, user: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
+const OPTIONS = { data: { type: 'string' }, database: { type: 'string' }, user: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
 
 async function create(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, strict: true, options: { ...OPTIONS, name: { type: 'string' } } });
   if (values.help) return void process.stdout.write(KEYS_HELP);
   if (!values.name) throw new UsageError('--name is required');
   const { name, user } = values;
-  await withPlatform(values.data, async (platform) => {
+  await withPlatform(values, async (platform) => {
     const created = user ? await platform.createKeyForUser(user, { name }) : await platform.createUserWithKey({ name });
     const who = user ? `existing user ${created.userId}` : `new user ${created.userId}`;
     process.stdout.write(`Created key ${created.id} for ${who} (another key for this user: keys create --user ${created.userId} --name NAME):\n${created.key}\n`);
@@ -57,7 +59,7 @@ async function list(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, strict: true, options: OPTIONS });
   if (values.help) return void process.stdout.write(KEYS_HELP);
   const { user } = values;
-  await withPlatform(values.data, async (platform) => {
+  await withPlatform(values, async (platform) => {
     const users = user ? [await platform.listKeysForUser(user)] : await platform.listAllKeys();
     const rows = [['USER', 'KEY', 'NAME', 'PREFIX', 'CREATED', 'LAST USED']];
     for (const u of users) for (const k of u.keys) rows.push([u.userId, k.id, printable(k.name), k.prefix, k.createdAt, k.lastUsedAt ?? 'never']);

@@ -1,4 +1,3 @@
-import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BUILTIN_EMBEDDING_MODEL, builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
 import { openaiEmbedder } from '@agent-platform/adapters-embedding/openai';
@@ -16,9 +15,11 @@ import {
   PlatformError,
   type VectorStore,
   type VectorStoreFactory,
+  type BlobStore,
 } from '@agent-platform/core';
 import { DOCUMENT_LIMIT_HINTS } from './document-limits.js';
 import { hubUrl } from './outbound.js';
+import { instanceIdOf } from './deployment.js';
 
 /**
  * The third-party stores of `vectorstoreProvider`, each loaded (its official client with it)
@@ -139,31 +140,39 @@ export function embedderResolver(
   });
 }
 
+/** What instances on one database share instead of the data folder's own stores (the server's PostgreSQL mode). */
+export interface SharedKnowledge {
+  /** The store of projects that name none, instead of the built-in one in `vectors/`. */
+  readonly vectors?: VectorStore;
+  /** Where uploaded files and posted texts are kept, instead of `files/`. */
+  readonly blobs?: BlobStore;
+  /** The job queue's owner id of this instance. Default `host:dataDir` (one server per data folder). */
+  readonly instanceId?: string;
+}
+
 /**
- * The embedded knowledge defaults under a data folder: vectors in `vectors/`, sources in
- * `files/`, embedders by `embedderResolver` (with `options`: the operator's fetch and whether hub
+ * The embedded knowledge defaults under a data folder, each replaceable by `options.shared`:
+ * vectors in `vectors/`, sources in `files/`, embedders by `embedderResolver` (with `options`: the operator's fetch and whether hub
  * downloads are allowed); documents read in child processes under `limits`, whose errors name
  * the server's flags, at most AGENT_PLATFORM_DOCUMENT_PROCESSES (a positive integer; default 2)
  * at once.
  */
 export async function openKnowledge(
   dataDir: string,
-  options: Omit<EmbedderResolverOptions, 'dataDir'> & { readonly env?: NodeJS.ProcessEnv; readonly limits?: DocumentLimits } = {},
+  options: Omit<EmbedderResolverOptions, 'dataDir'> & { readonly env?: NodeJS.ProcessEnv; readonly limits?: DocumentLimits; readonly shared?: SharedKnowledge } = {},
 ): Promise<KnowledgeAdapters & { close(): Promise<void> }> {
   const root = resolve(dataDir);
-  const { env = process.env, limits, ...resolverOptions } = options;
+  const { env = process.env, limits, shared = {}, ...resolverOptions } = options;
   const embedder = embedderResolver(env, { ...resolverOptions, dataDir: root });
-  const vectors = await builtinVectorStore({ dir: join(root, 'vectors'), label: 'vectors' });
+  const vectors = shared.vectors ?? (await builtinVectorStore({ dir: join(root, 'vectors'), label: 'vectors' }));
   const processes = Number(env.AGENT_PLATFORM_DOCUMENT_PROCESSES);
   return {
     vectors,
     vectorStores: vectorStoreFactory,
     embedder,
-    blobs: fileBlobStore({ dir: join(root, 'files'), label: 'files' }),
+    blobs: shared.blobs ?? fileBlobStore({ dir: join(root, 'files'), label: 'files' }),
     limitHints: DOCUMENT_LIMIT_HINTS,
-    // One server per data folder (its vector store and files are this machine's): a restart
-    // takes back the jobs its killed predecessor held at once, not after their leases run out.
-    instanceId: `${hostname()}:${root}`,
+    instanceId: shared.instanceId ?? instanceIdOf({}, root),
     ...(limits ? { limits } : {}),
     ...(Number.isInteger(processes) && processes > 0 ? { documentProcesses: processes } : {}),
     close: embedder.close,

@@ -23,12 +23,15 @@ const hostOf = (url: string | undefined): string[] => {
 /**
  * The hosts of the operator's own URLs, allowed for the operator's requests (never for the
  * callers'): the hosts of OPENAI_BASE_URL, OLLAMA_HOST, the proxies (HTTPS_PROXY, HTTP_PROXY)
- * and, with model downloads on, HF_ENDPOINT, as written (the operator chose them, private ones
- * included). With `allowlistOnly` the defaults are added too (api.openai.com, 127.0.0.1 for
+ * and, with model downloads on, HF_ENDPOINT, and of `urls` (the server-wide vector store's
+ * endpoints), as written (the operator chose them, private ones included). With `allowlistOnly` the defaults are added too (api.openai.com, 127.0.0.1 for
  * Ollama, and the hub and its download hosts `*.huggingface.co` and `*.hf.co`), since nothing
  * else would be reachable; otherwise those are public or loopback addresses the policy allows.
  */
-export function operatorHosts(env: NodeJS.ProcessEnv, options: { readonly allowlistOnly?: boolean; readonly modelDownloads?: boolean } = {}): string[] {
+export function operatorHosts(
+  env: NodeJS.ProcessEnv,
+  options: { readonly allowlistOnly?: boolean; readonly modelDownloads?: boolean; readonly urls?: readonly string[] } = {},
+): string[] {
   const proxies = proxyUrls(env);
   const hosts = [
     ...hostOf(env.OPENAI_BASE_URL),
@@ -36,6 +39,7 @@ export function operatorHosts(env: NodeJS.ProcessEnv, options: { readonly allowl
     ...hostOf(proxies?.http),
     ...hostOf(proxies?.https),
     ...(options.modelDownloads ? hostOf(env.HF_ENDPOINT) : []),
+    ...(options.urls ?? []).flatMap(hostOf),
   ];
   if (options.allowlistOnly) {
     hosts.push(...hostOf(env.OPENAI_BASE_URL ? undefined : 'https://api.openai.com/v1'), ...hostOf(defaultLocalModelBaseUrl(env)));
@@ -57,11 +61,15 @@ export interface OutboundFetches {
 }
 
 /** The guarded fetches of a server from its policy options and environment. Closing `callers` closes both. */
-export function outboundFetches(outbound: OutboundPolicyOptions, env: NodeJS.ProcessEnv, options: { readonly modelDownloads?: boolean } = {}): OutboundFetches {
+export function outboundFetches(
+  outbound: OutboundPolicyOptions,
+  env: NodeJS.ProcessEnv,
+  options: { readonly modelDownloads?: boolean; readonly operatorUrls?: readonly string[] } = {},
+): OutboundFetches {
   const allowed = outbound.allowedHosts ?? [];
   const ollama = env.OLLAMA_HOST ? hostOf(defaultLocalModelBaseUrl(env)) : [];
   const callers = createGuardedFetch(createOutboundPolicy({ ...outbound, allowedHosts: [...allowed, ...ollama] }));
-  const own = operatorHosts(env, { allowlistOnly: outbound.allowlistOnly === true, modelDownloads: options.modelDownloads === true });
+  const own = operatorHosts(env, { allowlistOnly: outbound.allowlistOnly === true, modelDownloads: options.modelDownloads === true, urls: options.operatorUrls ?? [] });
   const operator = callers.withPolicy(createOutboundPolicy({ ...outbound, allowedHosts: [...allowed, ...own] }));
   return { callers, operator };
 }

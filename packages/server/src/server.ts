@@ -1,11 +1,13 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { AgentPlatform, DEFAULT_TOOL_QUEUE, type DocumentLimits, defaultLocalModelBaseUrl, type OutboundPolicyOptions, type ToolSource } from '@agent-platform/core';
+import { AgentPlatform, createSecretBox, DEFAULT_TOOL_QUEUE, type DocumentLimits, defaultLocalModelBaseUrl, type OutboundPolicyOptions, type ToolSource } from '@agent-platform/core';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
+import type { DatabaseStorage } from '@agent-platform/adapters-storage/postgres';
 import { serve } from 'h3';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app.js';
-import { openKnowledge } from './knowledge.js';
+import { openKnowledge, type SharedKnowledge, vectorStoreFactory } from './knowledge.js';
+import { checkDeployment, configUrls, instanceIdOf, resolveDeployment, type SharedVectorStore } from './deployment.js';
 import { outboundFetches } from './outbound.js';
 import { createMcpConnector, type StdioPermission } from '@agent-platform/mcp';
 import { stdioFromEnv } from './mcp-commands.js';
@@ -47,6 +49,18 @@ export interface ServerOptions {
   readonly documentLimits?: DocumentLimits;
   /** Default: pino JSON lines on stdout at `info`. */
   readonly logger?: Logger;
+  /**
+   * `postgres://...`: storage, blobs and the job queue in this PostgreSQL database, shared by any
+   * number of instances (`--database`). Default AGENT_PLATFORM_DATABASE_URL, else SQLite in the
+   * data folder. Requires AGENT_PLATFORM_SECRET and `vectorStore`.
+   */
+  readonly database?: string;
+  /**
+   * The vector store of projects that name none, instead of the built-in one under the data
+   * folder (`--vector-store`, `--vector-store-config`). Default from AGENT_PLATFORM_VECTOR_STORE
+   * and AGENT_PLATFORM_VECTOR_STORE_CONFIG.
+   */
+  readonly vectorStore?: SharedVectorStore;
 }
 
 export interface RunningServer {
@@ -109,8 +123,10 @@ export const databasePath = (dataDir: string) => join(resolve(dataDir), 'agent-p
 /**
  * Opens (creating when needed) the platform stored in `dataDir`: SQLite storage, and with
  * `knowledge` (everything a serving platform needs) the built-in vector store, embedder, file
- * store and the tool sandboxes. Call `start()` to resume
- * unfinished indexing.
+ * store and the tool sandboxes. With `database` (or AGENT_PLATFORM_DATABASE_URL) storage and
+ * blobs are in that PostgreSQL database instead, the master key is AGENT_PLATFORM_SECRET and
+ * serving needs a shared `vectorStore` (refused otherwise, see `checkDeployment`). Call
+ * `start()` to resume unfinished indexing.
  */
 export async function openPlatform(
   dataDir: string,
@@ -126,16 +142,27 @@ export async function openPlatform(
     mcp?: McpConfig;
     documentLimits?: DocumentLimits;
     logger?: Logger;
+    database?: string;
+    vectorStore?: SharedVectorStore;
   } = {},
 ): Promise<AgentPlatform> {
-  await mkdir(resolve(dataDir), { recursive: true });
   const env = options.env ?? process.env;
-  const storage = await sqliteStorage({ path: databasePath(dataDir) });
-  const secrets = await loadSecretBox(dataDir, env);
+  // Checked before anything is opened or created: a refused start leaves nothing behind.
+  const deployment = resolveDeployment({ database: options.database, vectorStore: options.vectorStore }, env);
+  checkDeployment(deployment, env, options.knowledge === true);
+  await mkdir(resolve(dataDir), { recursive: true });
+  const shared = deployment.database ? await openSharedStorage(deployment.database) : undefined;
+  const storage = shared ?? (await sqliteStorage({ path: databasePath(dataDir) }));
+  // PostgreSQL mode: the key every instance was given (checkDeployment made sure there is one).
+  const secrets = shared ? createSecretBox(env.AGENT_PLATFORM_SECRET as string) : await loadSecretBox(dataDir, env);
   const allowModelDownloads = options.allowModelDownloads ?? /^(1|true|yes)$/i.test(env.AGENT_PLATFORM_ALLOW_MODEL_DOWNLOADS ?? '');
   // Every connection goes through one guarded fetch: callers' URLs by the operator's policy (and
-  // OLLAMA_HOST), the operator's own URLs (environment) by it with the operator's hosts allowed.
-  const fetches = outboundFetches(options.outbound ?? {}, env, { modelDownloads: allowModelDownloads });
+  // OLLAMA_HOST), the operator's own URLs (environment, the shared vector store) by it with the
+  // operator's hosts allowed.
+  const fetches = outboundFetches(options.outbound ?? {}, env, {
+    modelDownloads: allowModelDownloads,
+    operatorUrls: deployment.vectorStore ? configUrls(deployment.vectorStore.config) : [],
+  });
   const guarded = fetches.callers;
   const agent = {
     models: chatModelResolver(env, fetches),
@@ -166,10 +193,22 @@ export async function openPlatform(
     allowStdio: options.mcp?.allowStdio ?? stdioFromEnv(env),
     ...(mcpTimeout > 0 ? { callTimeoutMs: mcpTimeout } : {}),
   });
+  const vectorStore = deployment.vectorStore;
+  const knowledgeShared: SharedKnowledge = {
+    // Made (and its config checked) now, so a wrong config stops the start naming the problem.
+    ...(vectorStore ? { vectors: await vectorStoreFactory(vectorStore.provider, vectorStore.config, { fetch: fetches.operator }) } : {}),
+    ...(shared ? { blobs: shared.blobs, instanceId: instanceIdOf(deployment, resolve(dataDir)) } : {}),
+  };
   return new AgentPlatform({
     ...common,
     mcp: { connector },
-    knowledge: await openKnowledge(dataDir, { env, fetch: fetches.operator, allowDownloads: allowModelDownloads, ...(options.documentLimits ? { limits: options.documentLimits } : {}) }),
+    knowledge: await openKnowledge(dataDir, {
+      env,
+      fetch: fetches.operator,
+      allowDownloads: allowModelDownloads,
+      shared: knowledgeShared,
+      ...(options.documentLimits ? { limits: options.documentLimits } : {}),
+    }),
     tools: {
       sandboxes: { javascript: javascriptSandbox({ dependencies: npm }), python },
       ...(envInteger(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) ? { timeoutMs: envInteger(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) as number } : {}),
@@ -182,7 +221,13 @@ export async function openPlatform(
   });
 }
 
-/** Starts the headless server on the embedded defaults (SQLite under the data folder). */
+/** Opens PostgreSQL storage, loading its adapter (and pg) only in this mode. */
+async function openSharedStorage(connectionString: string): Promise<DatabaseStorage> {
+  const { postgresStorage } = await import('@agent-platform/adapters-storage/postgres');
+  return postgresStorage({ connectionString });
+}
+
+/** Starts the headless server: the embedded defaults (SQLite under the data folder), or PostgreSQL with `database`. */
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
   const platform = await openPlatform(options.dataDir ?? './data', {
@@ -196,11 +241,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.tools ? { tools: options.tools } : {}),
     ...(options.mcp ? { mcp: options.mcp } : {}),
     ...(options.documentLimits ? { documentLimits: options.documentLimits } : {}),
+    ...(options.database ? { database: options.database } : {}),
+    ...(options.vectorStore ? { vectorStore: options.vectorStore } : {}),
     logger,
   });
   await platform.start();
-  let first: { key: string; userId: string } | undefined;
-  if ((await platform.countKeys()) === 0) first = await platform.createUserWithKey({ name: 'first key' });
+  // Atomic across instances starting together on one database: one of them creates it.
+  const first = await platform.createFirstKey({ name: 'first key' });
   const app = createApp(platform, {
     logger,
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),

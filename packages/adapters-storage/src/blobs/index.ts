@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { type BlobStore, PlatformError, withRelativePaths } from '@agent-platform/core';
 
 /** Keys are file names made by the platform (ids); anything that could leave the folder is refused. */
-function checkKey(key: string): void {
+export function checkBlobKey(key: string): void {
   if (!/^[\w-][\w.-]{0,199}$/.test(key) || key === '.' || key === '..') {
     throw PlatformError.invalid(`Invalid blob key "${key}"`);
   }
@@ -14,7 +14,7 @@ export function memoryBlobStore(): BlobStore {
   const blobs = new Map<string, Uint8Array>();
   return {
     async put(key, bytes) {
-      checkKey(key);
+      checkBlobKey(key);
       blobs.set(key, new Uint8Array(bytes));
     },
     async get(key) {
@@ -42,7 +42,7 @@ export function fileBlobStore(options: { dir: string; label?: string }): BlobSto
   const relative = (error: unknown) => withRelativePaths(error, dir, options.label);
   return {
     async put(key, bytes) {
-      checkKey(key);
+      checkBlobKey(key);
       try {
         await ensureDir();
         const temp = join(dir, `.${key}.${process.pid}.tmp`);
@@ -53,7 +53,7 @@ export function fileBlobStore(options: { dir: string; label?: string }): BlobSto
       }
     },
     async get(key) {
-      checkKey(key);
+      checkBlobKey(key);
       try {
         return new Uint8Array(await readFile(join(dir, key)));
       } catch (error) {
@@ -62,7 +62,7 @@ export function fileBlobStore(options: { dir: string; label?: string }): BlobSto
       }
     },
     async delete(key) {
-      checkKey(key);
+      checkBlobKey(key);
       try {
         await rm(join(dir, key));
         return true;

@@ -82,6 +82,10 @@ export interface Database {
     created_at: Timestamp;
     updated_at: Timestamp;
   };
+  /** Bytes of uploaded files and posted texts (`BlobStore` in the database: SQLite 0013, PostgreSQL 0004). */
+  blobs: { key: string; bytes: Uint8Array; created_at: Timestamp };
+  /** Named rows whose upsert serializes a one-time step across instances (first-key bootstrap). */
+  locks: { name: string };
   chats: { id: string; user_id: string; project_id: string; name: string; created_at: Timestamp; updated_at: Timestamp };
   chat_messages: {
     chat_id: string;

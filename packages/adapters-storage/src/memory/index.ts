@@ -217,6 +217,8 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
       },
     },
     apiKeys: {
+      // Memory transactions run one at a time already: nothing to wait for.
+      async lockBootstrap() {},
       async insert(key) {
         const t = tables();
         if ([...t.apiKeys.values()].some((k) => k.lookup === key.lookup)) throw new Error('API key lookup already exists');

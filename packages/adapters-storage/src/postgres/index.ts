@@ -1,7 +1,8 @@
-import type { StorageAdapter } from '@agent-platform/core';
 import { Kysely, Migrator, type PostgresPool, PostgresDialect } from 'kysely';
 import type { Database } from '../kysely/database.js';
-import { kyselyStorage } from '../kysely/storage.js';
+import { type DatabaseStorage, kyselyStorage } from '../kysely/storage.js';
+
+export type { DatabaseStorage } from '../kysely/storage.js';
 import { postgresDialect } from './dialect.js';
 import { migrations } from './schema.js';
 
@@ -42,7 +43,7 @@ async function openPool(options: PostgresStorageOptions): Promise<PostgresPool> 
  * @example
  * const storage = await postgresStorage({ connectionString: 'postgres://app@db.internal:5432/agents' });
  */
-export async function postgresStorage(options: PostgresStorageOptions): Promise<StorageAdapter> {
+export async function postgresStorage(options: PostgresStorageOptions): Promise<DatabaseStorage> {
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: await openPool(options) }) });
   const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateToLatest();
   if (error) {

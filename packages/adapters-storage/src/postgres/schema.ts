@@ -229,6 +229,18 @@ export const migrations: Record<string, Migration> = {
         .execute();
       await db.schema.createIndex('jobs_owner').on('jobs').column('owner').execute();
     },
+  },  // What instances must share (SQLite's 0013): blobs (uploaded files, posted texts) every instance
+  // reaches, and the lock rows that make first-key bootstrap happen once when instances start together.
+  '0004_blobs_locks': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('blobs')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('bytes', 'bytea', (c) => c.notNull())
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .execute();
+      await db.schema.createTable('locks').addColumn('name', 'text', (c) => c.primaryKey()).execute();
+    },
   },
 };
 

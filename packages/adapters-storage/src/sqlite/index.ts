@@ -1,8 +1,8 @@
-import { keywordTerms, type StorageAdapter } from '@agent-platform/core';
+import { keywordTerms } from '@agent-platform/core';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, type SqliteDatabase, SqliteDialect } from 'kysely';
 import type { Database } from '../kysely/database.js';
-import { kyselyStorage } from '../kysely/storage.js';
+import { type DatabaseStorage, kyselyStorage } from '../kysely/storage.js';
 import { sqliteDialect } from './dialect.js';
 import { KEYWORD_TERMS_FUNCTION, migrations } from './schema.js';
 
@@ -40,7 +40,7 @@ function withStatementCache(database: BetterSqlite3.Database, size = 256): Sqlit
  * Storage in a SQLite file through kysely and better-sqlite3 (the embedded default).
  * Opening runs pending migrations; the file uses WAL and enforces foreign keys.
  */
-export async function sqliteStorage(options: SqliteStorageOptions): Promise<StorageAdapter> {
+export async function sqliteStorage(options: SqliteStorageOptions): Promise<DatabaseStorage> {
   const database = new BetterSqlite3(options.path);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');

@@ -329,5 +329,17 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('jobs_document').on('jobs').column('document_id').execute();
       await db.schema.createIndex('jobs_owner').on('jobs').column('owner').execute();
     },
+  },  // The tables of PostgreSQL's 0004, so the shared repositories have them here too: the server's
+  // SQLite mode keeps its blobs in files (one machine) and needs the lock row only for symmetry.
+  '0013_blobs_locks': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('blobs')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('bytes', 'blob', (c) => c.notNull())
+        .addColumn('created_at', 'integer', (c) => c.notNull())
+        .execute();
+      await db.schema.createTable('locks').addColumn('name', 'text', (c) => c.primaryKey()).execute();
+    },
   },
 };

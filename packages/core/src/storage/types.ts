@@ -87,6 +87,13 @@ export interface ApiKeyRepository {
   touch(id: string, at: Date): Promise<void>;
   /** Keys of all users (for bootstrap: "does any key exist?"). */
   count(): Promise<number>;
+  /**
+   * Called inside a transaction: waits until no other transaction holds the bootstrap lock, then
+   * holds it until this transaction ends. "No key yet, so create the first" under it runs once
+   * among instances starting together on one database (a lock row's upsert: the row lock on
+   * PostgreSQL, the write lock on SQLite; memory transactions already run one at a time).
+   */
+  lockBootstrap(): Promise<void>;
 }
 
 export interface ProjectRepository {

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChunkRecord, DocumentRecord, McpServerRecord, ProjectRecord, StorageAdapter } from '../storage/types.js';
+import { describeSharedWrites } from './instances-suite.js';
 import { describeJobQueue } from './job-queue-suite.js';
 
 export interface StorageSuiteOptions {
@@ -16,6 +17,13 @@ export interface StorageSuiteOptions {
    * the claims race on one adapter).
    */
   share?(adapter: StorageAdapter): Promise<StorageAdapter>;
+  /**
+   * Whether transactions of the two adapters `share` makes may be open at once in one process.
+   * Default true. False for SQLite files: better-sqlite3 is synchronous, so a transaction
+   * waiting for the other's write lock blocks the very thread that would finish the other (one
+   * server per SQLite file never meets this; processes on one file wait for each other).
+   */
+  readonly concurrentTransactions?: boolean;
 }
 
 const t0 = Date.parse('2026-01-01T00:00:00.000Z');
@@ -694,6 +702,7 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
     });
 
     describeJobQueue(() => storage, options);
+    describeSharedWrites(() => storage, options);
 
     if (options.reopen) {
       const reopen = options.reopen;

@@ -70,6 +70,11 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
       async touch(id, at) {
         await db.updateTable('api_keys').set({ last_used_at: time(at) }).where('id', '=', id).execute();
       },
+      async lockBootstrap() {
+        // An upsert of one row: a second transaction's upsert of it waits for the first to end
+        // (PostgreSQL's row lock; SQLite's write lock), outside a transaction it holds nothing.
+        await db.insertInto('locks').values({ name: 'first_key' }).onConflict((oc) => oc.column('name').doUpdateSet({ name: 'first_key' })).execute();
+      },
       async count() {
         const row = await db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
         return Number(row.n);

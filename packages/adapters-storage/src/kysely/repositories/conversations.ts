@@ -53,6 +53,10 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
       async appendMessages(chatId, messages) {
         if (messages.length === 0) return;
         await atomically(db, async (tx) => {
+          // Updating the chat's row first locks it (PostgreSQL's row lock, SQLite's write lock):
+          // appends to one chat from several instances queue here, and each reads the position
+          // after the previous one committed (no duplicate position, no primary key violation).
+          await tx.updateTable('chats').set((eb) => ({ updated_at: eb.ref('updated_at') })).where('id', '=', chatId).execute();
           const { next } = await tx
             .selectFrom('chat_messages')
             .select((eb) => eb.fn.coalesce(eb.fn.max('position'), eb.val(-1)).as('next'))
