@@ -9,6 +9,16 @@ export { type ParsedDocument, type ParseLimits, parseDocument, detectLanguage } 
 export { type Chunk, type ChunkOptions, chunkDocument, countTokens } from './knowledge/chunk.js';
 export { DEFAULT_DOCUMENT_LIMITS, type DocumentLimitName, type DocumentLimits } from './knowledge/limits.js';
 export { createPacer } from './pacer.js';
+export {
+  createMemoryNotifier,
+  decodeNotification,
+  encodeNotification,
+  MAX_NOTIFICATION_BYTES,
+  type NotificationHandler,
+  NotificationHandlers,
+  type NotificationPayload,
+  type Notifier,
+} from './notify/notifier.js';
 export { DocumentProcesses, type DocumentProcessesOptions } from './knowledge/document-processes.js';
 export { type DocumentReader, type DocumentReading, type ReadOptions, readDocument } from './knowledge/read-document.js';
 export { SUPPORTED_FILE_TYPES, fileTypeOf } from './knowledge/file-types.js';

@@ -7,3 +7,4 @@ export { describeToolSandbox, type ToolSandboxSuiteOptions } from './tool-sandbo
 export { deepJson, deepValue, type NestingShape } from './deep-values.js';
 export { postgresDatabase } from './postgres-run.js';
 export { type PostgresCluster, createPostgresDatabase, findServerBinaries, startPostgresCluster, stopPostgresCluster } from './postgres-cluster.js';
+export { describeNotifier, nextPayloads, type NotifierSuiteOptions } from './notifier-suite.js';
