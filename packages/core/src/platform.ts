@@ -1,5 +1,6 @@
 import { type AgentOptions, Agents, completionChunks, completionResponse } from './agent/completions.js';
 import { getModel, listModels } from './agent/models.js';
+import { createMemoryNotifier, type Notifier } from './notify/notifier.js';
 import { type StreamEvent, StreamHub, type StreamHubOptions } from './agent/streams.js';
 import { ToolRunner, type ToolsOptions } from './tools/project-tools.js';
 import {
@@ -80,7 +81,7 @@ import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModels
 import type { ChatRecord, CredentialRecord, ProjectRecord, StorageAdapter, ToolRecord } from './storage/types.js';
 import { parseInput } from './validation.js';
 import { redactSettings, restoreRedacted } from './knowledge/settings-secrets.js';
-import { MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView, toToolView } from './mcp/service.js';
+import { MCP_DELETED_CHANNEL, MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView, toToolView } from './mcp/service.js';
 import type { McpServerConfig } from './mcp/types.js';
 import {
   AddMcpServerRequest,
@@ -163,6 +164,13 @@ export interface AgentPlatformOptions {
   readonly localModels?: LocalModelRuntime;
   /** Runtime address when a call gives none. Default: OLLAMA_HOST or http://127.0.0.1:11434. */
   readonly localModelUrl?: string;
+  /**
+   * Messages between the instances sharing `storage`: indexing progress and completion,
+   * cancelled indexing runs, deleted MCP servers (docs/KNOWLEDGE.md, docs/MCP.md). Default: an
+   * in-process notifier, for one instance; several instances on one PostgreSQL database use
+   * `postgresNotifier` from `@agent-platform/adapters-storage/postgres`. Closed by `close()`.
+   */
+  readonly notifier?: Notifier;
   /** Resumable chat streams: how long they are kept and how many one user may have open. */
   readonly streams?: Omit<StreamHubOptions, 'clock'>;
   readonly clock?: Clock;
@@ -263,6 +271,8 @@ export class AgentPlatform {
   readonly #streams: StreamHub;
   readonly #tools: ToolRunner | undefined;
   readonly #mcp: McpOptions | undefined;
+  readonly #notifier: Notifier;
+  readonly #unsubscribe: (() => void)[] = [];
   /** Fetch for every URL a caller supplies: checks the outbound policy before connecting. */
   readonly fetch: GuardedFetch;
   readonly #localModels: LocalModelRuntime;
@@ -279,12 +289,14 @@ export class AgentPlatform {
     this.#localModels = options.localModels ?? ollamaRuntime({ fetch: this.fetch });
     this.#localModelUrl = options.localModelUrl;
     this.#defaultBaseUrl = options.agent?.defaultBaseUrl;
+    this.#notifier = options.notifier ?? createMemoryNotifier();
     const k = options.knowledge;
     this.#knowledgeAdapters = k;
     if (k) {
       const embedder = k.embedder;
       this.#knowledge = new KnowledgeBase({
         storage: this.storage,
+        notifier: this.#notifier,
         vectors: k.vectors,
         ...(k.vectorStores ? { vectorStores: this.#guardedStores(k.vectorStores) } : {}),
         embedders: typeof embedder === 'function' ? embedder : () => embedder,
@@ -306,6 +318,16 @@ export class AgentPlatform {
     }
     this.#tools = options.tools ? new ToolRunner(options.tools) : undefined;
     this.#mcp = options.mcp;
+    const mcp = this.#mcp;
+    if (mcp) {
+      // A server deleted through any instance: each instance closes its own connection to it.
+      this.#unsubscribe.push(
+        this.#notifier.subscribe(MCP_DELETED_CHANNEL, (payload) => {
+          const serverId = (payload as { serverId?: unknown } | null)?.serverId;
+          if (typeof serverId === 'string') mcp.connector.disconnect(serverId).catch(() => {});
+        }),
+      );
+    }
     if (options.agent) {
       this.#agents = new Agents({
         ...options.agent,
@@ -329,6 +351,7 @@ export class AgentPlatform {
 
   /** Stops background work and closes the adapters (storage last). Idempotent. */
   async close(): Promise<void> {
+    for (const stop of this.#unsubscribe.splice(0)) stop();
     await this.#knowledge?.close();
     await this.#knowledgeAdapters?.vectors.close();
     // An embedder, or a resolver that owns embedders, may have something to close.
@@ -336,6 +359,7 @@ export class AgentPlatform {
     await this.#tools?.close();
     await this.#mcp?.connector.close();
     await this.fetch.close();
+    await this.#notifier.close();
     await this.storage.close();
   }
 
@@ -547,7 +571,7 @@ export class AgentPlatform {
         .then((store) => store.dropNamespace(vectorNamespace(id, model)))
         .catch(() => {});
     }
-    await Promise.all(servers.map((server) => this.#mcp?.connector.disconnect(server.id)));
+    await Promise.all(servers.map((server) => this.#disconnectEverywhere(server.id)));
     return { success: true, message: 'Project deleted' };
   }
 
@@ -873,8 +897,18 @@ export class AgentPlatform {
   async deleteMcpServer(caller: Caller, id: string): Promise<{ success: true; message: string }> {
     const mcp = this.#mcpOptions();
     if (!(await this.storage.mcpServers.delete(caller.userId, id))) throw PlatformError.notFound('MCP server not found');
-    await mcp.connector.disconnect(id);
+    await this.#disconnectEverywhere(id, mcp);
     return { success: true, message: 'MCP server deleted' };
+  }
+
+  /** Closes the connections of every instance to a deleted server: this one's now, the others' when they hear it. */
+  async #disconnectEverywhere(serverId: string, mcp = this.#mcp): Promise<void> {
+    if (!mcp) return;
+    await mcp.connector.disconnect(serverId);
+    await this.#notifier.publish(MCP_DELETED_CHANNEL, { serverId }).catch(() => {
+      // Not heard: another instance's connection stays open until it closes, though the server is
+      // gone from storage, so no call reaches it through that instance any more.
+    });
   }
 
   /** `POST /api/mcp/detect-transport`: which transports answer at the URL. */
