@@ -7,6 +7,7 @@ import { accountRepositories } from './repositories/accounts.js';
 import { conversationRepositories } from './repositories/conversations.js';
 import { jobRepository } from './repositories/jobs.js';
 import { knowledgeRepositories } from './repositories/knowledge.js';
+import { streamRepository } from './repositories/streams.js';
 
 /**
  * A `StorageAdapter` over a migrated kysely database: the shared repositories, with what differs
@@ -26,6 +27,7 @@ export function kyselyStorage(db: Kysely<Database>, dialect: StorageDialect, clo
       ...knowledgeRepositories(context),
       ...jobRepository(context),
       ...conversationRepositories(context),
+      ...streamRepository(context),
       // A transaction inside a transaction runs in the outer one.
       transaction: over.isTransaction
         ? (fn) => fn(adapter(over))

@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
+import { createStreamTables } from '../kysely/stream-tables.js';
 
 /**
  * PostgreSQL's migrations: the same logical tables as SQLite's list (see `Database`), in
@@ -228,6 +229,12 @@ export const migrations: Record<string, Migration> = {
         .addColumn('generation', 'integer', (c) => c.notNull().defaultTo(0))
         .execute();
       await db.schema.createIndex('jobs_owner').on('jobs').column('owner').execute();
+    },
+  },
+  '0004_streams': {
+    // Resumable chat streams in the database (`storageStreamStore`), for every instance.
+    async up(db: Kysely<any>) {
+      await createStreamTables(db, 'bigint');
     },
   },
 };

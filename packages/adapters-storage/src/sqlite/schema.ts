@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
+import { createStreamTables } from '../kysely/stream-tables.js';
 
 /**
  * The SQL function (registered on every connection by sqliteStorage) that turns a chunk text into
@@ -328,6 +329,12 @@ export const migrations: Record<string, Migration> = {
       await sql`update jobs set size = coalesce((select cast(json_extract(d.metadata, '$.size') as integer) from documents d where d.id = jobs.document_id), 0)`.execute(db);
       await db.schema.createIndex('jobs_document').on('jobs').column('document_id').execute();
       await db.schema.createIndex('jobs_owner').on('jobs').column('owner').execute();
+    },
+  },
+  '0013_streams': {
+    // Resumable chat streams in the database (`storageStreamStore`), for every instance.
+    async up(db: Kysely<any>) {
+      await createStreamTables(db, 'integer');
     },
   },
 };

@@ -1,10 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StreamRecord, StreamStore } from '../agent/stream-store.js';
+import type { StreamHubOptions } from '../agent/streams.js';
+import { storageStreamStore } from '../agent/storage-stream-store.js';
+import { createMemoryNotifier } from '../notify/notifier.js';
+import type { StorageAdapter } from '../storage/types.js';
 import { isPlatformError } from '../errors.js';
 
 export interface StreamStoreSuiteOptions {
-  /** A new store holding no streams, whose users may have at most `maxOpenPerUser` open streams (default 100). */
-  create(options: { readonly maxOpenPerUser?: number }): Promise<StreamStore>;
+  /** A new store holding no streams, with these limits and clock (the defaults of `StreamHubOptions` otherwise). */
+  create(options: StreamHubOptions): Promise<StreamStore>;
 }
 
 let n = 0;
@@ -29,7 +33,7 @@ async function code(promise: Promise<unknown>): Promise<string | undefined> {
 export function describeStreamStore(name: string, options: StreamStoreSuiteOptions): void {
   describe(`StreamStore conformance: ${name}`, () => {
     const open: StreamStore[] = [];
-    const make = async (o: { maxOpenPerUser?: number } = {}) => {
+    const make = async (o: StreamHubOptions = {}) => {
       const store = await options.create(o);
       open.push(store);
       return store;
@@ -85,6 +89,28 @@ export function describeStreamStore(name: string, options: StreamStoreSuiteOptio
       expect(await code(collect(store.read('user_a', 'chat_1', 'stream_none')))).toBe('not_found');
     });
 
+    it('drops a stream never written after unwrittenTtlMs, and an ended one ttlMs after its last read', async () => {
+      let at = Date.parse('2026-01-01T00:00:00Z');
+      const store = await make({ clock: { now: () => new Date(at) }, unwrittenTtlMs: 60_000, ttlMs: 120_000 });
+      const unwritten = await fresh(store);
+      at += 59_999;
+      expect(await store.get('user_a', 'chat_1', unwritten)).toBeDefined();
+      at += 1;
+      expect(await store.get('user_a', 'chat_1', unwritten)).toBeUndefined();
+      expect(await code(store.openWriter('user_a', 'chat_1', unwritten))).toBe('not_found');
+      const ended = await fresh(store);
+      const writer = await store.openWriter('user_a', 'chat_1', ended);
+      at += 600_000; // being written, it stays
+      await writer.append(chunk('a'));
+      await writer.end();
+      at += 100_000;
+      expect(await collect(store.read('user_a', 'chat_1', ended))).toEqual(['1:a']); // a read keeps it
+      at += 119_999;
+      expect(await store.get('user_a', 'chat_1', ended)).toBeDefined();
+      at += 1;
+      expect(await store.get('user_a', 'chat_1', ended)).toBeUndefined();
+    });
+
     it('bounds the open streams of one user; an ended one makes room', async () => {
       const store = await make({ maxOpenPerUser: 3 });
       const ids = [await fresh(store), await fresh(store), await fresh(store)];
@@ -96,4 +122,17 @@ export function describeStreamStore(name: string, options: StreamStoreSuiteOptio
       expect(await code(fresh(store))).toBe('rate_limited');
     });
   });
+}
+
+/** `storageStreamStore` over a storage adapter's `streams` (an in-process notifier), closing the adapter with it: for `describeStreamStore`. */
+export function streamStoreOnStorage(storage: StorageAdapter, options: StreamHubOptions): StreamStore {
+  if (!storage.streams) throw new TypeError('this storage adapter keeps no streams');
+  const store = storageStreamStore({ streams: storage.streams, notifier: createMemoryNotifier(), ...options });
+  return {
+    ...store,
+    async close() {
+      await store.close?.();
+      await storage.close();
+    },
+  };
 }
