@@ -1,5 +1,5 @@
 import type { StorageAdapter } from '@agent-platform/core';
-import { describeStorageAdapter, postgresDatabase } from '@agent-platform/core/testing';
+import { describeStorageAdapter, describeStreamStore, postgresDatabase, streamStoreOnStorage } from '@agent-platform/core/testing';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -119,3 +119,5 @@ describe('postgres specifics', () => {
     }
   });
 });
+
+describeStreamStore('postgres (storageStreamStore)', { create: async (o) => streamStoreOnStorage(await postgresStorage({ connectionString: await postgresDatabase() }), o) });

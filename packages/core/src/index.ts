@@ -9,6 +9,16 @@ export { type ParsedDocument, type ParseLimits, parseDocument, detectLanguage } 
 export { type Chunk, type ChunkOptions, chunkDocument, countTokens } from './knowledge/chunk.js';
 export { DEFAULT_DOCUMENT_LIMITS, type DocumentLimitName, type DocumentLimits } from './knowledge/limits.js';
 export { createPacer } from './pacer.js';
+export {
+  createMemoryNotifier,
+  decodeNotification,
+  encodeNotification,
+  MAX_NOTIFICATION_BYTES,
+  type NotificationHandler,
+  NotificationHandlers,
+  type NotificationPayload,
+  type Notifier,
+} from './notify/notifier.js';
 export { DocumentProcesses, type DocumentProcessesOptions } from './knowledge/document-processes.js';
 export { type DocumentReader, type DocumentReading, type ReadOptions, readDocument } from './knowledge/read-document.js';
 export { SUPPORTED_FILE_TYPES, fileTypeOf } from './knowledge/file-types.js';
@@ -25,7 +35,9 @@ export * from './agent/chat-model.js';
 export { createSecretBox, type SecretBox } from './security/secrets.js';
 export { type AgentEvent, type AgentTurn, runAgentTurn, type Source, systemContext } from './agent/loop.js';
 export type { AgentTool, ToolSource } from './agent/tools.js';
-export { DEFAULT_MAX_OPEN_STREAMS, type StreamHubOptions } from './agent/streams.js';
+export { DEFAULT_MAX_OPEN_STREAMS, type StreamEvent, type StreamHubOptions } from './agent/streams.js';
+export { STREAM_CHANNEL, type StorageStreamStoreOptions, storageStreamStore } from './agent/storage-stream-store.js';
+export { memoryStreamStore, type StreamInfo, type StreamRecord, type StreamStore, type StreamWriter } from './agent/stream-store.js';
 export { getModel, listModels, MODEL_OWNER } from './agent/models.js';
 export { type AgentOptions, type ChatModelResolver, type ProviderConfig, toChatMessages } from './agent/completions.js';
 export {

@@ -1,6 +1,8 @@
 import { type AgentOptions, Agents, completionChunks, completionResponse } from './agent/completions.js';
 import { getModel, listModels } from './agent/models.js';
-import { type StreamEvent, StreamHub, type StreamHubOptions } from './agent/streams.js';
+import { createMemoryNotifier, type Notifier } from './notify/notifier.js';
+import type { StreamEvent, StreamHubOptions } from './agent/streams.js';
+import { memoryStreamStore, type StreamRecord, type StreamStore, type StreamWriter } from './agent/stream-store.js';
 import { ToolRunner, type ToolsOptions } from './tools/project-tools.js';
 import {
   ActivateToolRequest,
@@ -15,7 +17,7 @@ import {
 } from './schemas/tools.js';
 import { generateKey, keyLookup, keyMatches, keySummary } from './auth/keys.js';
 import { type Clock, systemClock } from './clock.js';
-import { type ErrorCode, isPlatformError, PlatformError } from './errors.js';
+import { isPlatformError, PlatformError } from './errors.js';
 import { createIdGenerator, hasIdForm, type IdGenerator } from './ids.js';
 import { decodeCursor, encodeCursor, toProject } from './projects.js';
 import {
@@ -80,7 +82,7 @@ import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModels
 import type { ChatRecord, CredentialRecord, ProjectRecord, StorageAdapter, ToolRecord } from './storage/types.js';
 import { parseInput } from './validation.js';
 import { redactSettings, restoreRedacted } from './knowledge/settings-secrets.js';
-import { MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView, toToolView } from './mcp/service.js';
+import { MCP_DELETED_CHANNEL, MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView, toToolView } from './mcp/service.js';
 import type { McpServerConfig } from './mcp/types.js';
 import {
   AddMcpServerRequest,
@@ -163,8 +165,17 @@ export interface AgentPlatformOptions {
   readonly localModels?: LocalModelRuntime;
   /** Runtime address when a call gives none. Default: OLLAMA_HOST or http://127.0.0.1:11434. */
   readonly localModelUrl?: string;
-  /** Resumable chat streams: how long they are kept and how many one user may have open. */
+  /**
+   * Messages between the instances sharing `storage`: indexing progress and completion,
+   * cancelled indexing runs, deleted MCP servers (docs/KNOWLEDGE.md, docs/MCP.md). Default: an
+   * in-process notifier, for one instance; several instances on one PostgreSQL database use
+   * `postgresNotifier` from `@agent-platform/adapters-storage/postgres`. Closed by `close()`.
+   */
+  readonly notifier?: Notifier;
+  /** Resumable chat streams: how long they are kept and how many one user may have open (for the default store). */
   readonly streams?: Omit<StreamHubOptions, 'clock'>;
+  /** Where resumable chat streams are kept. Default: in this process (`memoryStreamStore` with `streams`). */
+  readonly streamStore?: StreamStore;
   readonly clock?: Clock;
   readonly ids?: IdGenerator;
 }
@@ -235,6 +246,11 @@ function toCredential(record: CredentialRecord): Credential {
   };
 }
 
+/** A stream event as the SSE `data` of the replay route: the chunk, or `{ error: { message, type, code } }` as OpenAI sends failures. */
+function sseData(event: StreamRecord): string {
+  return JSON.stringify(event.type === 'chunk' ? event.chunk : { error: { message: event.message, type: 'api_error', code: event.code } });
+}
+
 /** Blobs in a Map, for platforms built without a blob store. */
 function inMemoryBlobs(): BlobStore {
   const blobs = new Map<string, Uint8Array>();
@@ -260,9 +276,11 @@ export class AgentPlatform {
   readonly #knowledgeAdapters: KnowledgeAdapters | undefined;
   readonly #secrets: SecretBox | undefined;
   readonly #agents: Agents | undefined;
-  readonly #streams: StreamHub;
+  readonly #streams: StreamStore;
   readonly #tools: ToolRunner | undefined;
   readonly #mcp: McpOptions | undefined;
+  readonly #notifier: Notifier;
+  readonly #unsubscribe: (() => void)[] = [];
   /** Fetch for every URL a caller supplies: checks the outbound policy before connecting. */
   readonly fetch: GuardedFetch;
   readonly #localModels: LocalModelRuntime;
@@ -273,18 +291,20 @@ export class AgentPlatform {
     this.storage = options.storage;
     this.clock = options.clock ?? systemClock;
     this.ids = options.ids ?? createIdGenerator(() => this.clock.now().getTime());
-    this.#streams = new StreamHub({ ...options.streams, clock: this.clock });
+    this.#streams = options.streamStore ?? memoryStreamStore({ ...options.streams, clock: this.clock });
     this.#secrets = options.secrets;
     this.fetch = options.fetch ?? createGuardedFetch(createOutboundPolicy(options.outbound));
     this.#localModels = options.localModels ?? ollamaRuntime({ fetch: this.fetch });
     this.#localModelUrl = options.localModelUrl;
     this.#defaultBaseUrl = options.agent?.defaultBaseUrl;
+    this.#notifier = options.notifier ?? createMemoryNotifier();
     const k = options.knowledge;
     this.#knowledgeAdapters = k;
     if (k) {
       const embedder = k.embedder;
       this.#knowledge = new KnowledgeBase({
         storage: this.storage,
+        notifier: this.#notifier,
         vectors: k.vectors,
         ...(k.vectorStores ? { vectorStores: this.#guardedStores(k.vectorStores) } : {}),
         embedders: typeof embedder === 'function' ? embedder : () => embedder,
@@ -306,6 +326,16 @@ export class AgentPlatform {
     }
     this.#tools = options.tools ? new ToolRunner(options.tools) : undefined;
     this.#mcp = options.mcp;
+    const mcp = this.#mcp;
+    if (mcp) {
+      // A server deleted through any instance: each instance closes its own connection to it.
+      this.#unsubscribe.push(
+        this.#notifier.subscribe(MCP_DELETED_CHANNEL, (payload) => {
+          const serverId = (payload as { serverId?: unknown } | null)?.serverId;
+          if (typeof serverId === 'string') mcp.connector.disconnect(serverId).catch(() => {});
+        }),
+      );
+    }
     if (options.agent) {
       this.#agents = new Agents({
         ...options.agent,
@@ -329,6 +359,7 @@ export class AgentPlatform {
 
   /** Stops background work and closes the adapters (storage last). Idempotent. */
   async close(): Promise<void> {
+    for (const stop of this.#unsubscribe.splice(0)) stop();
     await this.#knowledge?.close();
     await this.#knowledgeAdapters?.vectors.close();
     // An embedder, or a resolver that owns embedders, may have something to close.
@@ -336,6 +367,8 @@ export class AgentPlatform {
     await this.#tools?.close();
     await this.#mcp?.connector.close();
     await this.fetch.close();
+    await this.#streams.close?.();
+    await this.#notifier.close();
     await this.storage.close();
   }
 
@@ -563,7 +596,7 @@ export class AgentPlatform {
         .then((store) => store.dropNamespace(vectorNamespace(id, model)))
         .catch(() => {});
     }
-    await Promise.all(servers.map((server) => this.#mcp?.connector.disconnect(server.id)));
+    await Promise.all(servers.map((server) => this.#disconnectEverywhere(server.id)));
     return { success: true, message: 'Project deleted' };
   }
 
@@ -607,10 +640,10 @@ export class AgentPlatform {
     const project = chat ? await this.storage.projects.get(caller.userId, chat.projectId) : named;
     // A recorded completion runs to its end even if this client goes away; readers of the
     // stream get every chunk.
-    let writer: ReturnType<StreamHub['openWriter']> | undefined;
+    let writer: StreamWriter | undefined;
     if (body.streamId) {
       if (!chat) throw PlatformError.invalid('streamId: a stream belongs to a chat; give chatId too', [{ path: ['streamId'], code: 'custom', message: 'needs chatId' }]);
-      writer = this.#streams.openWriter(caller.userId, chat.id, body.streamId);
+      writer = await this.#streams.openWriter(caller.userId, chat.id, body.streamId);
     }
     let plan: Awaited<ReturnType<Agents['plan']>>;
     try {
@@ -627,7 +660,7 @@ export class AgentPlatform {
         writer ? undefined : options.signal,
       );
     } catch (error) {
-      writer?.end();
+      await writer?.end();
       throw error;
     }
     const includeUsage = body.stream_options?.include_usage === true;
@@ -640,24 +673,23 @@ export class AgentPlatform {
     const recorder = writer;
     const chatId = (chat as ChatRecord).id;
     const streamId = body.streamId as string;
-    const startAfter = this.#streams.length(streamId);
+    const startAfter = await this.#streams.length(streamId);
     void (async () => {
       try {
-        for await (const chunk of completionChunks(plan, true)) recorder.write(JSON.stringify(chunk));
+        for await (const chunk of completionChunks(plan, true)) await recorder.append({ type: 'chunk', chunk });
       } catch (error) {
         const e = isPlatformError(error) ? error : new PlatformError('internal', 'Internal server error');
-        recorder.write(JSON.stringify({ error: { message: e.message, type: 'api_error', code: e.code } }));
+        await recorder.append({ type: 'error', code: e.code, message: e.message }).catch(() => {});
       } finally {
-        recorder.end();
+        await recorder.end().catch(() => {});
       }
     })();
     // The recorded chunks (from where this completion started), parsed; a recorded failure throws.
     const streams = this.#streams;
     const recorded = async function* (signal?: AbortSignal) {
-      for await (const event of streams.read(caller.userId, chatId, streamId, startAfter, signal)) {
-        const chunk = JSON.parse(event.data) as ChatCompletionChunk & { error?: { message: string; code: string } };
-        if (chunk.error) throw new PlatformError((chunk.error.code as ErrorCode) ?? 'upstream_error', chunk.error.message);
-        yield chunk;
+      for await (const { data } of streams.read(caller.userId, chatId, streamId, startAfter, signal)) {
+        if (data.type === 'error') throw new PlatformError(data.code, data.message);
+        yield data.chunk;
       }
     };
     if (body.stream) {
@@ -708,7 +740,7 @@ export class AgentPlatform {
     await this.#chat(caller, chatId);
     const createdAt = this.clock.now();
     const id = this.ids.next('stream');
-    this.#streams.create({ id, chatId, userId: caller.userId, createdAt });
+    await this.#streams.create({ id, chatId, userId: caller.userId, createdAt });
     return { success: true, message: 'Stream created', stream: { id, chatId, createdAt: createdAt.toISOString() } };
   }
 
@@ -718,9 +750,12 @@ export class AgentPlatform {
    */
   async readStream(caller: Caller, chatId: string, streamId: string, lastEventId: string | undefined, signal?: AbortSignal): Promise<AsyncIterable<StreamEvent>> {
     await this.#chat(caller, chatId);
-    if (!this.#streams.get(caller.userId, chatId, streamId)) throw PlatformError.notFound('Stream not found');
+    if (!(await this.#streams.get(caller.userId, chatId, streamId))) throw PlatformError.notFound('Stream not found');
     const after = lastEventId && /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : 0;
-    return this.#streams.read(caller.userId, chatId, streamId, after, signal);
+    const events = this.#streams.read(caller.userId, chatId, streamId, after, signal);
+    return (async function* () {
+      for await (const { id, data } of events) yield { id, data: sseData(data) };
+    })();
   }
 
   // ---- tools ----------------------------------------------------------------------------
@@ -889,8 +924,18 @@ export class AgentPlatform {
   async deleteMcpServer(caller: Caller, id: string): Promise<{ success: true; message: string }> {
     const mcp = this.#mcpOptions();
     if (!(await this.storage.mcpServers.delete(caller.userId, id))) throw PlatformError.notFound('MCP server not found');
-    await mcp.connector.disconnect(id);
+    await this.#disconnectEverywhere(id, mcp);
     return { success: true, message: 'MCP server deleted' };
+  }
+
+  /** Closes the connections of every instance to a deleted server: this one's now, the others' when they hear it. */
+  async #disconnectEverywhere(serverId: string, mcp = this.#mcp): Promise<void> {
+    if (!mcp) return;
+    await mcp.connector.disconnect(serverId);
+    await this.#notifier.publish(MCP_DELETED_CHANNEL, { serverId }).catch(() => {
+      // Not heard: another instance's connection stays open until it closes, though the server is
+      // gone from storage, so no call reaches it through that instance any more.
+    });
   }
 
   /** `POST /api/mcp/detect-transport`: which transports answer at the URL. */

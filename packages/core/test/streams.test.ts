@@ -1,6 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
+import { memoryStreamStore } from '../src/agent/stream-store.js';
 import { StreamHub } from '../src/agent/streams.js';
+import { describeStreamStore } from '../src/testing/stream-store-suite.js';
 import { isPlatformError } from '../src/errors.js';
 
 /** A clock the test moves by hand. */
@@ -120,3 +122,5 @@ describe('StreamHub limits', () => {
     expect(loaded / Math.max(empty, 0.5)).toBeLessThan(8);
   });
 });
+
+describeStreamStore('memory', { create: async (o) => memoryStreamStore(o) });

@@ -1,6 +1,17 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { AgentPlatform, createSecretBox, DEFAULT_TOOL_QUEUE, type DocumentLimits, defaultLocalModelBaseUrl, type OutboundPolicyOptions, type ToolSource } from '@agent-platform/core';
+import {
+  AgentPlatform,
+  createSecretBox,
+  DEFAULT_TOOL_QUEUE,
+  type DocumentLimits,
+  defaultLocalModelBaseUrl,
+  type Notifier,
+  type OutboundPolicyOptions,
+  type StreamStore,
+  storageStreamStore,
+  type ToolSource,
+} from '@agent-platform/core';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import type { DatabaseStorage } from '@agent-platform/adapters-storage/postgres';
 import { serve } from 'h3';
@@ -199,8 +210,11 @@ export async function openPlatform(
     ...(vectorStore ? { vectors: await vectorStoreFactory(vectorStore.provider, vectorStore.config, { fetch: fetches.operator }) } : {}),
     ...(shared ? { blobs: shared.blobs, instanceId: instanceIdOf(deployment, resolve(dataDir)) } : {}),
   };
+  // PostgreSQL mode: indexing events, cancels, MCP deletions and chat streams cross instances.
+  const crossing = shared ? await openSharedMessaging(deployment.database as string, shared) : {};
   return new AgentPlatform({
     ...common,
+    ...crossing,
     mcp: { connector },
     knowledge: await openKnowledge(dataDir, {
       env,
@@ -225,6 +239,14 @@ export async function openPlatform(
 async function openSharedStorage(connectionString: string): Promise<DatabaseStorage> {
   const { postgresStorage } = await import('@agent-platform/adapters-storage/postgres');
   return postgresStorage({ connectionString });
+}
+
+/** The notifier (LISTEN/NOTIFY) and the database-backed stream store every instance shares. */
+async function openSharedMessaging(connectionString: string, storage: DatabaseStorage): Promise<{ notifier: Notifier; streamStore: StreamStore }> {
+  const { postgresNotifier } = await import('@agent-platform/adapters-storage/postgres');
+  if (!storage.streams) throw new Error('PostgreSQL storage without its stream repository');
+  const notifier = await postgresNotifier({ connectionString });
+  return { notifier, streamStore: storageStreamStore({ streams: storage.streams, notifier }) };
 }
 
 /** Starts the headless server: the embedded defaults (SQLite under the data folder), or PostgreSQL with `database`. */

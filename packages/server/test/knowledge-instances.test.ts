@@ -168,7 +168,9 @@ describe.each(Object.entries(databases))('several instances on one %s database',
   });
 
   it('cancels a run on another instance when its document is deleted: nothing of it is left', async () => {
-    const c = await cluster(2, (i) => (i === 0 ? { heartbeatMs: 50 } : {}));
+    // The job must be the runner's: it is queued there (claimed at once), and the other instance
+    // never polls during the test (a 50 ms poll sometimes claimed it first).
+    const c = await cluster(2, (i) => (i === 0 ? { heartbeatMs: 50 } : { pollMs: 60_000 }));
     const [runner, other] = c.instances as [(typeof c.instances)[0], (typeof c.instances)[0]];
     try {
       runner.embedder.hold();

@@ -156,6 +156,18 @@ export interface Database {
     /** The fencing token, bumped by every claim and release. */
     generation: number;
   };
+  /** Chat streams (SQLite 0013, PostgreSQL 0004); times in ms since the epoch (bigint on PostgreSQL, read back as a string). */
+  streams: {
+    id: string;
+    user_id: string;
+    chat_id: string;
+    created_at: number | string;
+    state: 'unwritten' | 'writing' | 'ended';
+    writer: string | null;
+    expires_at: number | string | null;
+    last_seq: number;
+  };
+  stream_events: { stream_id: string; seq: number; event: string };
   projects: {
     id: string;
     user_id: string;

@@ -8,6 +8,7 @@ import { databaseBlobStore } from './repositories/blobs.js';
 import { conversationRepositories } from './repositories/conversations.js';
 import { jobRepository } from './repositories/jobs.js';
 import { knowledgeRepositories } from './repositories/knowledge.js';
+import { streamRepository } from './repositories/streams.js';
 
 /** A storage in a database, with a blob store in the same database (`blobs` table). */
 export interface DatabaseStorage extends StorageAdapter {
@@ -33,6 +34,7 @@ export function kyselyStorage(db: Kysely<Database>, dialect: StorageDialect, clo
       ...knowledgeRepositories(context),
       ...jobRepository(context),
       ...conversationRepositories(context),
+      ...streamRepository(context),
       // A transaction inside a transaction runs in the outer one.
       transaction: over.isTransaction
         ? (fn) => fn(adapter(over))

@@ -52,3 +52,5 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
   }
   return kyselyStorage(db, postgresDialect, () => db.destroy());
 }
+
+export { NOTIFIER_APPLICATION_NAME, postgresNotifier, type PostgresNotifierOptions } from './notifier.js';

@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
+import { createStreamTables } from '../kysely/stream-tables.js';
 
 /**
  * PostgreSQL's migrations: the same logical tables as SQLite's list (see `Database`), in
@@ -229,7 +230,8 @@ export const migrations: Record<string, Migration> = {
         .execute();
       await db.schema.createIndex('jobs_owner').on('jobs').column('owner').execute();
     },
-  },  // What instances must share (SQLite's 0013): blobs (uploaded files, posted texts) every instance
+  },
+  // What instances must share (SQLite's 0013): blobs (uploaded files, posted texts) every instance
   // reaches, and the lock rows that make first-key bootstrap happen once when instances start together.
   '0004_blobs_locks': {
     async up(db: Kysely<any>) {
@@ -240,6 +242,12 @@ export const migrations: Record<string, Migration> = {
         .addColumn('created_at', 'timestamptz', (c) => c.notNull())
         .execute();
       await db.schema.createTable('locks').addColumn('name', 'text', (c) => c.primaryKey()).execute();
+    },
+  },
+  '0005_streams': {
+    // Resumable chat streams in the database (`storageStreamStore`), for every instance.
+    async up(db: Kysely<any>) {
+      await createStreamTables(db, 'bigint');
     },
   },
 };

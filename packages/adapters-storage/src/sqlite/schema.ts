@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
+import { createStreamTables } from '../kysely/stream-tables.js';
 
 /**
  * The SQL function (registered on every connection by sqliteStorage) that turns a chunk text into
@@ -329,7 +330,8 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('jobs_document').on('jobs').column('document_id').execute();
       await db.schema.createIndex('jobs_owner').on('jobs').column('owner').execute();
     },
-  },  // The tables of PostgreSQL's 0004, so the shared repositories have them here too: the server's
+  },
+  // The tables of PostgreSQL's 0004, so the shared repositories have them here too: the server's
   // SQLite mode keeps its blobs in files (one machine) and needs the lock row only for symmetry.
   '0013_blobs_locks': {
     async up(db: Kysely<any>) {
@@ -340,6 +342,12 @@ export const migrations: Record<string, Migration> = {
         .addColumn('created_at', 'integer', (c) => c.notNull())
         .execute();
       await db.schema.createTable('locks').addColumn('name', 'text', (c) => c.primaryKey()).execute();
+    },
+  },
+  '0014_streams': {
+    // Resumable chat streams in the database (`storageStreamStore`), for every instance.
+    async up(db: Kysely<any>) {
+      await createStreamTables(db, 'integer');
     },
   },
 };

@@ -1,11 +1,11 @@
 import { type Clock, systemClock } from '../clock.js';
 import { PlatformError } from '../errors.js';
 
-export interface StreamEvent {
+export interface StreamEvent<T = string> {
   /** 1, 2, 3, ... within the stream (the SSE `id`, for `Last-Event-ID`). */
   readonly id: number;
-  /** The SSE `data` (a JSON chunk, or `[DONE]`). */
-  readonly data: string;
+  /** What was written: the SSE `data` (a JSON chunk), or a typed event (`StreamStore`). */
+  readonly data: T;
 }
 
 export interface StreamHubOptions {
@@ -24,12 +24,12 @@ export interface StreamHubOptions {
 
 export const DEFAULT_MAX_OPEN_STREAMS = 100;
 
-interface StreamState {
+interface StreamState<T> {
   readonly id: string;
   readonly chatId: string;
   readonly userId: string;
   readonly createdAt: Date;
-  readonly events: StreamEvent[];
+  readonly events: StreamEvent<T>[];
   /** Whether a completion is writing to it now. */
   writing: boolean;
   done: boolean;
@@ -49,8 +49,8 @@ interface StreamState {
  * drops the expired ones from the front and stops at the first that is not: creating a stream
  * is O(1) amortised, however many exist.
  */
-export class StreamHub {
-  readonly #streams = new Map<string, StreamState>();
+export class StreamHub<T = string> {
+  readonly #streams = new Map<string, StreamState<T>>();
   /** Streams never written, by expiry time (ms), oldest first. */
   readonly #unwritten = new Map<string, number>();
   /** Ended streams, by expiry time (ms), least recently used first. */
@@ -102,7 +102,7 @@ export class StreamHub {
   }
 
   /** Claims a stream for one completion; a stream is written by one completion at a time. */
-  openWriter(userId: string, chatId: string, id: string): { write(data: string): void; end(): void } {
+  openWriter(userId: string, chatId: string, id: string): { write(data: T): void; end(): void } {
     this.#sweep();
     const s = this.#find(userId, chatId, id);
     if (!s) throw PlatformError.notFound('Stream not found');
@@ -132,14 +132,14 @@ export class StreamHub {
    * The events after `afterId` (0: from the start), then live ones until the stream ends.
    * A stream nobody has written yet waits for its writer (and ends when it is dropped unwritten).
    */
-  async *read(userId: string, chatId: string, id: string, afterId = 0, signal?: AbortSignal): AsyncGenerator<StreamEvent> {
+  async *read(userId: string, chatId: string, id: string, afterId = 0, signal?: AbortSignal): AsyncGenerator<StreamEvent<T>> {
     this.#sweep();
     const s = this.#find(userId, chatId, id);
     if (!s) throw PlatformError.notFound('Stream not found');
     let next = Math.max(0, afterId);
     for (;;) {
       this.#touch(s);
-      while (next < s.events.length) yield s.events[next++] as StreamEvent;
+      while (next < s.events.length) yield s.events[next++] as StreamEvent<T>;
       if (s.done || signal?.aborted) return;
       await new Promise<void>((resolve) => {
         s.waiters.add(resolve);
@@ -148,13 +148,13 @@ export class StreamHub {
     }
   }
 
-  #find(userId: string, chatId: string, id: string): StreamState | undefined {
+  #find(userId: string, chatId: string, id: string): StreamState<T> | undefined {
     const s = this.#streams.get(id);
     return s && s.userId === userId && s.chatId === chatId ? s : undefined;
   }
 
   /** A read keeps an ended stream: it moves to the end of its line with a new expiry. */
-  #touch(s: StreamState): void {
+  #touch(s: StreamState<T>): void {
     if (!this.#ended.delete(s.id)) return;
     this.#ended.set(s.id, this.#clock.now().getTime() + this.#ttlMs);
   }
@@ -186,7 +186,7 @@ export class StreamHub {
   }
 }
 
-function wake(s: StreamState): void {
+function wake(s: StreamState<unknown>): void {
   for (const w of [...s.waiters]) w();
   s.waiters.clear();
 }

@@ -89,9 +89,9 @@ export class JobQueue {
       });
   }
 
-  /** Aborts this instance's run of the document, if any (its job is being cancelled). */
-  abort(documentId: string): void {
-    for (const r of this.#running.values()) if (r.lease.documentId === documentId) r.controller.abort('cancelled');
+  /** Aborts this instance's run of the document, if any (its job is being cancelled), but not a run of job `except` (its new job). */
+  abort(documentId: string, except?: string): void {
+    for (const r of this.#running.values()) if (r.lease.documentId === documentId && r.lease.jobId !== except) r.controller.abort('cancelled');
   }
 
   /** Stops claiming, aborts the running jobs and releases their leases, so any instance can take them at once. */

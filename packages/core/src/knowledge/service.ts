@@ -24,6 +24,16 @@ import { DocumentProcesses } from './document-processes.js';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_POLL_MS, JobQueue, type RunningJob } from './job-queue.js';
 import type { BlobStore, EmbeddingModel, VectorStore } from './interfaces.js';
 import { openSettings, sealSettings } from './settings-secrets.js';
+import { type IndexingEvent, IndexingEvents, type IndexingListener } from './indexing-events.js';
+import { createMemoryNotifier, type Notifier } from '../notify/notifier.js';
+
+export type { IndexingEvent } from './indexing-events.js';
+
+/**
+ * The notifier channel telling every instance to stop its run of a document (deleted, or queued
+ * again): `{ documentId, except? }`, `except` the id of its new job, whose run goes on.
+ */
+export const CANCEL_CHANNEL = 'knowledge.cancel';
 import type { DocumentLimitName, DocumentLimits } from './limits.js';
 import type { DocumentReader } from './read-document.js';
 import { fuseHybrid, mmrSelect, similarityScore } from './search.js';
@@ -98,6 +108,11 @@ export interface KnowledgeOptions {
   /** Reads documents instead of the default child processes (`DocumentProcesses` with the options above). */
   readonly reader?: DocumentReader;
   /**
+   * Carries indexing events and cancellations between the instances sharing the storage.
+   * Default: an in-process notifier (one instance). Not closed by `close()`: its owner closes it.
+   */
+  readonly notifier?: Notifier;
+  /**
    * This instance's id: the owner of the jobs it claims. Default: a new random one per process.
    * A stable id (one per data folder, or per machine of a fleet) lets a restarted instance take
    * its jobs back at start instead of waiting for their leases to run out; two running
@@ -112,12 +127,6 @@ export interface KnowledgeOptions {
   readonly pollMs?: number;
 }
 
-/** Progress of one document's indexing, as the streaming route reports it. */
-export type IndexingEvent =
-  | { readonly type: 'progress'; readonly progress: 10 | 30 | 60 | 90; readonly message: string }
-  | { readonly type: 'complete'; readonly progress: 100; readonly message: string; readonly documentId: string }
-  | { readonly type: 'error'; readonly message: string; readonly documentId: string };
-
 export const DEFAULT_CONCURRENCY = 32;
 export const DEFAULT_CONCURRENT_BYTES = 64 * 1024 * 1024;
 
@@ -130,8 +139,6 @@ export const STEP_MESSAGES = {
   60: 'Creating embeddings',
   90: 'Storing vectors',
 } as const;
-
-type Listener = (event: IndexingEvent) => void;
 
 export function toKnowledgeDocument(d: DocumentRecord): KnowledgeDocument {
   return {
@@ -170,8 +177,10 @@ export class KnowledgeBase {
   readonly #queue: JobQueue;
   /** This instance's id, the owner of its leases. */
   readonly #instanceId: string;
-  readonly #listeners = new Map<string, Set<Listener>>();
-  readonly #settled = new Map<string, Set<() => void>>();
+  /** Indexing events from every instance's runs (through the notifier). */
+  readonly #events: IndexingEvents;
+  readonly #notifier: Notifier;
+  readonly #stopCancels: () => void;
   /**
    * The text of jobs submitted by this process, by job id, kept from `submit` until the job runs
    * so it does not read back what was just written to the blob store (a file read per document
@@ -188,6 +197,13 @@ export class KnowledgeBase {
   constructor(options: KnowledgeOptions) {
     this.#o = options;
     this.#instanceId = options.instanceId ?? `instance_${randomString(16)}`;
+    this.#notifier = options.notifier ?? createMemoryNotifier();
+    this.#events = new IndexingEvents(this.#notifier);
+    // Its run here stops at once, not at its next heartbeat or fenced write.
+    this.#stopCancels = this.#notifier.subscribe(CANCEL_CHANNEL, (payload) => {
+      const { documentId, except } = (payload ?? {}) as { documentId?: unknown; except?: unknown };
+      if (typeof documentId === 'string') this.#queue.abort(documentId, typeof except === 'string' ? except : undefined);
+    });
     this.#queue = new JobQueue({
       storage: options.storage,
       clock: options.clock,
@@ -270,7 +286,7 @@ export class KnowledgeBase {
   async submit(
     caller: Caller,
     input: Omit<CreateDocumentRequest, 'content' | 'fileId'> & { content?: string; fileId?: string | undefined; upload?: { readonly id: string; readonly size: number } },
-    listener?: Listener,
+    listener?: IndexingListener,
   ): Promise<DocumentRecord> {
     const { storage, ids, clock } = this.#o;
     const now = clock.now();
@@ -318,30 +334,14 @@ export class KnowledgeBase {
     return document;
   }
 
-  /** Calls `listener` with the indexing events of a document until it completes or fails. */
-  subscribe(documentId: string, listener: Listener): () => void {
-    const set = this.#listeners.get(documentId) ?? new Set();
-    this.#listeners.set(documentId, set);
-    set.add(listener);
-    return () => set.delete(listener);
+  /** Calls `listener` with the indexing events of a document (run by any instance) until it completes or fails. */
+  subscribe(documentId: string, listener: IndexingListener): () => void {
+    return this.#events.subscribe(documentId, listener);
   }
 
-  /** Resolves when the document's job has ended (or after `ms`). True when it ended. */
+  /** Resolves when the document's job has ended, on any instance (or after `ms`). True when it ended. */
   waitFor(documentId: string, ms: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const set = this.#settled.get(documentId) ?? new Set();
-      this.#settled.set(documentId, set);
-      const done = () => {
-        clearTimeout(timer);
-        set.delete(done);
-        resolve(true);
-      };
-      const timer = setTimeout(() => {
-        set.delete(done);
-        resolve(false);
-      }, ms);
-      set.add(done);
-    });
+    return this.#events.waitFor(documentId, ms);
   }
 
   /**
@@ -369,6 +369,8 @@ export class KnowledgeBase {
   /** Stops taking jobs and aborts running ones, releasing their leases (any instance, or the next start, takes them). */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#stopCancels();
+    this.#events.close();
     await this.#queue.close();
     this.#sources.clear();
     this.#sourceBytes = 0;
@@ -396,6 +398,7 @@ export class KnowledgeBase {
       return doc.sourceKey === doc.id ? [doc.id, ...gone] : gone;
     });
     if (!released) return false;
+    this.#cancelEverywhere(id);
     const settings = await this.settings(doc.projectId);
     const model = this.embedderFor(settings, caller);
     await (await this.vectorsFor(settings)).deleteDocument(vectorNamespace(doc.projectId, model), id);
@@ -418,12 +421,18 @@ export class KnowledgeBase {
   }
 
   #emit(documentId: string, event: IndexingEvent): void {
-    for (const listener of this.#listeners.get(documentId) ?? []) listener(event);
-    if (event.type !== 'progress') {
-      this.#listeners.delete(documentId);
-      for (const done of [...(this.#settled.get(documentId) ?? [])]) done();
-      this.#settled.delete(documentId);
-    }
+    this.#events.emit(documentId, event);
+  }
+
+  /**
+   * Stops the runs of a document on every instance once its job was cancelled in storage (all
+   * but the run of its new job `except`, which may have started already).
+   */
+  #cancelEverywhere(documentId: string, except?: string): void {
+    this.#queue.abort(documentId, except);
+    this.#notifier.publish(CANCEL_CHANNEL, except ? { documentId, except } : { documentId }).catch(() => {
+      // Not heard: the run stops at its next heartbeat or fenced write instead.
+    });
   }
 
   /**
@@ -493,7 +502,7 @@ export class KnowledgeBase {
       const page = await storage.documents.list({ userId: caller.userId, projectId, limit: 100, offset });
       for (const doc of page.items) {
         // A run of the document, here or on another instance, is cancelled: its job goes, so its
-        // next heartbeat or fenced write stops it.
+        // next heartbeat or fenced write stops it if the cancel message does not reach it first.
         this.#queue.abort(doc.id);
         const jobId = ids.next('job');
         await storage.transaction(async (tx) => {
@@ -509,6 +518,7 @@ export class KnowledgeBase {
             createdAt: clock.now(),
           });
         });
+        this.#cancelEverywhere(doc.id, jobId);
         this.#queue.wake();
         queued++;
       }

@@ -16,6 +16,9 @@ export interface McpOptions {
   readonly listTimeoutMs?: number;
 }
 
+/** The notifier channel of deleted MCP servers, `{ serverId }`: every instance closes its connection to it. */
+export const MCP_DELETED_CHANNEL = 'mcp.server-deleted';
+
 /** Prefix of every MCP function name offered to a model; project tools may not use it. */
 export const MCP_TOOL_PREFIX = 'mcp__';
 const MAX_FUNCTION_NAME = 64;

@@ -469,6 +469,43 @@ export interface McpServerRepository {
   delete(userId: string, id: string): Promise<boolean>;
 }
 
+/** A chat stream's row (`StreamRepository`). Times are ms since the epoch. */
+export interface StreamRow {
+  readonly id: string;
+  readonly chatId: string;
+  readonly userId: string;
+  readonly createdAt: Date;
+  /** `unwritten` (no completion yet), `writing` (one completion holds it), `ended`. */
+  readonly state: 'unwritten' | 'writing' | 'ended';
+  /** Events written so far: the id of the last one. */
+  readonly length: number;
+}
+
+/**
+ * Chat streams and their events in the database, for `storageStreamStore` (core): streams every
+ * instance reaches. Expiry times are given by the caller (ms since the epoch); a stream being
+ * written has none.
+ */
+export interface StreamRepository {
+  /** Inserts an `unwritten` stream expiring at `expiresAt`, unless its user has `maxOpen` streams not `ended`: false then. */
+  create(stream: { id: string; chatId: string; userId: string; createdAt: Date }, options: { maxOpen: number; expiresAt: number; now: number }): Promise<boolean>;
+  /** The stream of that user and chat, unless expired at `now`. */
+  get(userId: string, chatId: string, id: string, now: number): Promise<StreamRow | undefined>;
+  /** Makes `writer` the stream's one writer: `conflict` while another writes it. */
+  claim(userId: string, chatId: string, id: string, writer: string, now: number): Promise<'claimed' | 'conflict' | 'not_found'>;
+  /** Appends the next event (JSON) when `writer` still holds the stream; answers its id, or undefined. */
+  append(id: string, writer: string, event: unknown): Promise<number | undefined>;
+  /** Ends the stream `writer` holds, expiring at `expiresAt`. */
+  end(id: string, writer: string, expiresAt: number): Promise<void>;
+  /**
+   * Up to `limit` events after `afterId`, with the stream's row; an ended stream's expiry moves
+   * to `touchExpiresAt` (a read keeps it). Undefined when the stream is gone or expired at `now`.
+   */
+  read(id: string, afterId: number, limit: number, now: number, touchExpiresAt: number): Promise<{ row: StreamRow; events: { id: number; event: unknown }[] } | undefined>;
+  /** Deletes the streams (and events) expired at `now`. */
+  sweep(now: number): Promise<void>;
+}
+
 export interface StorageAdapter {
   readonly users: UserRepository;
   readonly apiKeys: ApiKeyRepository;
@@ -482,6 +519,8 @@ export interface StorageAdapter {
   readonly chats: ChatRepository;
   readonly tools: ToolRepository;
   readonly mcpServers: McpServerRepository;
+  /** Chat streams in the database (SQLite and PostgreSQL adapters); absent in memory, where `memoryStreamStore` serves. */
+  readonly streams?: StreamRepository;
   /** Runs `fn` atomically: all its writes land or none do. */
   transaction<T>(fn: (tx: StorageAdapter) => Promise<T>): Promise<T>;
   /** Releases connections and file handles. Idempotent. */

@@ -8,3 +8,5 @@ export { deepJson, deepValue, type NestingShape } from './deep-values.js';
 export { postgresDatabase } from './postgres-run.js';
 export { type PostgresCluster, createPostgresDatabase, findServerBinaries, startPostgresCluster, stopPostgresCluster } from './postgres-cluster.js';
 export { worstTick } from './event-loop.js';
+export { describeNotifier, nextPayloads, type NotifierSuiteOptions } from './notifier-suite.js';
+export { describeStreamStore, streamStoreOnStorage, type StreamStoreSuiteOptions } from './stream-store-suite.js';

@@ -1,0 +1,112 @@
+import { decodeNotification, encodeNotification, NotificationHandlers, type Notifier, PlatformError } from '@agent-platform/core';
+import type pg from 'pg';
+
+export interface PostgresNotifierOptions {
+  /** `postgres://USER:PASSWORD@HOST:PORT/DATABASE`: the database the instances share. */
+  readonly connectionString: string;
+  /** The PostgreSQL channel all messages travel on (their own channel is inside the payload). Default `agent_platform`. */
+  readonly channel?: string;
+  /** Longest wait between two attempts to reconnect the listening connection. Default 5,000 ms. */
+  readonly maxReconnectMs?: number;
+}
+
+/** The listening connection's `application_name`, so operators (and tests) can tell it apart. */
+export const NOTIFIER_APPLICATION_NAME = 'agent_platform_notifier';
+
+/**
+ * A notifier over PostgreSQL's LISTEN/NOTIFY: every instance on the database hears every
+ * message. One dedicated connection LISTENs (it is never returned to a pool, where a LISTEN
+ * would be lost or leak to another user); messages go out with `pg_notify` through a pool of
+ * one. When the listening connection breaks, it reconnects with a growing delay (100 ms doubling
+ * up to `maxReconnectMs`) and listens again; messages sent meanwhile are not heard (a
+ * notifier delivers at most once: see `Notifier`). Resolves once it listens.
+ *
+ * @example
+ * const notifier = await postgresNotifier({ connectionString: process.env.AGENT_PLATFORM_DATABASE_URL! });
+ * const platform = new AgentPlatform({ storage, notifier });
+ */
+export async function postgresNotifier(options: PostgresNotifierOptions): Promise<Notifier> {
+  const { default: pgModule } = await import('pg');
+  const channel = options.channel ?? 'agent_platform';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw PlatformError.invalid(`channel: "${channel}" must be a lower-case SQL identifier of at most 63 characters`);
+  const maxDelay = options.maxReconnectMs ?? 5000;
+  const handlers = new NotificationHandlers();
+  const sender = new pgModule.Pool({ connectionString: options.connectionString, max: 1, application_name: `${NOTIFIER_APPLICATION_NAME}_send` });
+  // A broken idle sending connection is dropped by pg; the next publish opens another.
+  sender.on('error', () => {});
+  let closed = false;
+  let listener: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+
+  const listen = async (): Promise<void> => {
+    const client = new pgModule.Client({ connectionString: options.connectionString, application_name: NOTIFIER_APPLICATION_NAME });
+    let lost = false;
+    const onLost = () => {
+      if (lost) return;
+      lost = true;
+      if (listener === client) listener = undefined;
+      client.end().catch(() => {});
+      if (!closed) reconnect(100);
+    };
+    client.on('error', onLost);
+    client.on('end', onLost);
+    client.on('notification', (message) => {
+      if (message.channel !== channel || message.payload === undefined) return;
+      const decoded = decodeNotification(message.payload);
+      if (decoded) handlers.deliver(decoded.channel, decoded.payload);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${channel}`);
+    } catch (error) {
+      lost = true;
+      await client.end().catch(() => {});
+      throw error;
+    }
+    if (closed) {
+      await client.end().catch(() => {});
+      return;
+    }
+    listener = client;
+  };
+
+  const reconnect = (delay: number) => {
+    retry = setTimeout(() => {
+      retry = undefined;
+      if (closed) return;
+      listen().catch(() => {
+        if (!closed) reconnect(Math.min(delay * 2, maxDelay));
+      });
+    }, delay);
+    retry.unref();
+  };
+
+  try {
+    await listen();
+  } catch (error) {
+    await sender.end().catch(() => {});
+    throw error;
+  }
+
+  return {
+    async publish(name, payload) {
+      if (closed) throw new PlatformError('unavailable', 'the notifier is closed');
+      const body = encodeNotification(name, payload);
+      try {
+        await sender.query('SELECT pg_notify($1, $2)', [channel, body]);
+      } catch (error) {
+        throw new PlatformError('unavailable', `could not send a notification: ${(error as Error).message}`, { cause: error });
+      }
+    },
+    subscribe: (name, handler) => handlers.add(name, handler),
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (retry) clearTimeout(retry);
+      handlers.clear();
+      const client = listener;
+      listener = undefined;
+      await Promise.all([client?.end().catch(() => {}), sender.end().catch(() => {})]);
+    },
+  };
+}
