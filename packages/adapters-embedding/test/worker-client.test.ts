@@ -115,6 +115,16 @@ const pool = (workers: number, batchSize = 8) => {
 const channel = new BroadcastChannel('embed-pool-test');
 afterAll(() => channel.close());
 const threadOf = (vectors: Float32Array[]) => new Set(vectors.map((v) => v[0]));
+/** Resolves once a fake worker says it holds a "wait" request (so a "go" posted then reaches it). */
+const holdingWait = () =>
+  new Promise<void>((resolve) => {
+    const heard = (event: Event) => {
+      if (typeof (event as MessageEvent).data?.waiting !== 'number') return;
+      channel.removeEventListener('message', heard);
+      resolve();
+    };
+    channel.addEventListener('message', heard);
+  });
 
 describe('EmbedWorkerClient pool', () => {
   it('runs the batches of a long call on several workers at once', async () => {
@@ -162,11 +172,13 @@ describe('EmbedWorkerClient pool', () => {
 
   it('a crashing worker fails only its own calls; a call in flight on another worker completes', async () => {
     const c = pool(2, 1);
+    const held = holdingWait();
     const waiting = c.embed(['wait']);
     const crashing = c.embed(['crash']);
     expect(c.workers).toBe(2);
     await expect(crashing).rejects.toMatchObject({ code: 'internal', retryable: true, message: expect.stringMatching(/Test pool crashed: scripted crash/) });
     expect(c.workers).toBe(1);
+    await held;
     channel.postMessage('go');
     const [survivor] = rows(await waiting);
     expect(survivor?.slice(1, 3)).toEqual([1, 4]);

@@ -109,6 +109,7 @@ export function storageStreamStore(options: StorageStreamStoreOptions): StreamSt
         const page = await streams.read(id, next, PAGE, now(), now() + ttlMs);
         if (!page) return; // expired (a stream never written ends its readers)
         for (const e of page.events) {
+          if (signal?.aborted) return; // the reader went away: nothing more, not even what this page holds
           next = e.id;
           yield { id: e.id, data: e.event as StreamRecord };
         }

@@ -139,7 +139,10 @@ export class StreamHub<T = string> {
     let next = Math.max(0, afterId);
     for (;;) {
       this.#touch(s);
-      while (next < s.events.length) yield s.events[next++] as StreamEvent<T>;
+      while (next < s.events.length) {
+        if (signal?.aborted) return;
+        yield s.events[next++] as StreamEvent<T>;
+      }
       if (s.done || signal?.aborted) return;
       await new Promise<void>((resolve) => {
         s.waiters.add(resolve);

@@ -79,6 +79,21 @@ export function describeStreamStore(name: string, options: StreamStoreSuiteOptio
       expect(await collect(store.read('user_a', 'chat_1', id))).toEqual(['1:a', '2:b']);
     });
 
+    it('a reader whose signal aborts yields nothing more, even of events it has already read', async () => {
+      const store = await make();
+      const id = await fresh(store);
+      const writer = await store.openWriter('user_a', 'chat_1', id);
+      for (const t of ['a', 'b', 'c', 'd']) await writer.append(chunk(t));
+      const stop = new AbortController();
+      const seen: string[] = [];
+      for await (const e of store.read('user_a', 'chat_1', id, 0, stop.signal)) {
+        seen.push(`${e.id}:${text(e.data)}`);
+        if (seen.length === 2) stop.abort();
+      }
+      expect(seen).toEqual(['1:a', '2:b']);
+      await writer.end();
+    });
+
     it("finds a stream only for its user and chat", async () => {
       const store = await make();
       const id = await fresh(store);
