@@ -690,7 +690,9 @@ export class KnowledgeBase {
       mmrLambda?: number | undefined;
     },
   ): Promise<SearchHit[]> {
-    const settings = await this.settings(projectId);
+    // A project with no chunk has nothing to find: answered before the query is embedded.
+    const [settings, anything] = await Promise.all([this.settings(projectId), this.#o.storage.chunks.anyInProject(projectId)]);
+    if (!anything) return [];
     const topK = request.topK ?? settings.topK ?? DEFAULT_TOP_K;
     const minScore = request.minScore ?? settings.minScore ?? request.defaultMinScore ?? 0;
     const type = request.searchType ?? settings.searchType ?? DEFAULT_SEARCH_TYPE;
