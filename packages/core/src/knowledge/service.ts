@@ -706,7 +706,7 @@ export class KnowledgeBase {
     const keywordPromise =
       type !== 'semantic' && alpha < 1 ? this.#o.storage.chunks.keywordSearch(projectId, request.query, candidatesK) : Promise.resolve([]);
     const needVectors = type !== 'hybrid' || alpha > 0;
-    const [queryVector] = needVectors ? await model.embed([request.query]) : [];
+    const [queryVector] = needVectors ? await model.embed([request.query], { purpose: 'query' }) : [];
     const hits = queryVector
       ? await (await this.vectorsFor(settings)).query(namespace, { vector: queryVector, topK: candidatesK, includeVectors: type === 'mrr' })
       : [];
