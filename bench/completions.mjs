@@ -1,20 +1,33 @@
 // Overhead of the service on a chat completion: time to first token (TTFT) and total time,
 // p50/p99 over sequential streaming requests, through the real server (child process) and
-// directly to the same upstream, in the same run: (a) a plain model call, (b) an agent with
-// 10,000 knowledge chunks (its turn embeds the question and searches first). Also whether
-// streaming buffers: with the upstream sending a chunk every 20 ms, the gaps between chunks
-// the client receives through the service.
+// directly to the same upstream, sides interleaved request by request in one run:
+//   plain      a plain model name (no agent);
+//   agent      a project with no knowledge, no tools, no MCP servers;
+//   knowledge  a project with 10,000 knowledge chunks (its turn embeds the question and
+//              searches first); reported as added minus the query embedding, measured on the
+//              same built-in model in this process;
+//   mcp        a project with one MCP server (server-everything over streamable HTTP): the model
+//              calls its `echo` tool once, then answers. The round's cost is its TTFT minus the
+//              agent's, minus the direct tool call (SDK Client) and the direct tool-call answer
+//              of the upstream.
+// Also whether streaming buffers: with the upstream sending a chunk every 20 ms, the gaps
+// between chunks the client receives through the service.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
 import { openPlatform } from '@agent-platform/server';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startChild } from './child.mjs';
+import { startHttpEverything } from './mcp.mjs';
 import { startBenchUpstream } from './upstream.mjs';
 import { embeddingsLike } from './vectors.mjs';
 
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+const round = (ms) => Math.round(ms * 100) / 100;
 
 /** One streaming request; times of the first content chunk and of the end, and arrival times of chunks. */
 async function streamOnce(url, headers, body) {
@@ -37,32 +50,46 @@ async function streamOnce(url, headers, body) {
       buffer = '';
     }
   }
+  if (first === undefined && !body.tools) throw new Error(`${url}: no content in the answer`);
   return { ttft: first, total: performance.now() - t0, arrivals };
 }
 
-async function series(n, fn) {
-  for (let i = 0; i < 5; i++) await fn(); // warm-up
-  const ttft = [];
-  const total = [];
-  for (let i = 0; i < n; i++) {
-    const r = await fn();
-    ttft.push(r.ttft);
-    total.push(r.total);
+const summary = (xs) => ({ p50: round(percentile(xs, 50)), p99: round(percentile(xs, 99)) });
+
+/**
+ * Runs every side once per iteration, in an order rotated each iteration (so none always follows
+ * another), after 5 warm-up iterations; answers each side's samples.
+ */
+async function interleaved(n, sides) {
+  const names = Object.keys(sides);
+  const samples = Object.fromEntries(names.map((k) => [k, { ttft: [], total: [] }]));
+  for (let i = -5; i < n; i++) {
+    const shift = ((i % names.length) + names.length) % names.length;
+    for (const name of [...names.slice(shift), ...names.slice(0, shift)]) {
+      const r = await sides[name]();
+      if (i < 0) continue;
+      samples[name].ttft.push(r.ttft ?? r.total);
+      samples[name].total.push(r.total);
+    }
   }
-  return { ttftP50: percentile(ttft, 50), ttftP99: percentile(ttft, 99), totalP50: percentile(total, 50), totalP99: percentile(total, 99) };
+  return Object.fromEntries(names.map((k) => [k, { ttft: summary(samples[k].ttft), total: summary(samples[k].total) }]));
 }
 
 export async function completionOverhead() {
   const n = Number(process.env.BENCH_COMPLETIONS ?? 200);
   const chunksInKnowledge = Number(process.env.BENCH_AGENT_CHUNKS ?? 10_000);
-  const upstream = await startBenchUpstream({ words: 20 });
+  const upstream = await startBenchUpstream({ words: 20, toolSuffix: '__echo' });
   const slow = await startBenchUpstream({ words: 10, delayMs: 20 });
+  const everything = await startHttpEverything();
   const dir = await mkdtemp(join(tmpdir(), 'ap-bench-completions-'));
+  const mcpClient = new Client({ name: 'bench-direct', version: '0.0.0' }, { capabilities: {} });
+  const embedder = builtinEmbedder({ workers: 1 });
   try {
-    // A user, a project, and its knowledge written as the pipeline writes it (synthetic vectors).
+    // A user, three projects, and the knowledge of one written as the pipeline writes it (synthetic vectors).
     const platform = await openPlatform(dir);
     const { key, userId } = await platform.createUserWithKey({ name: 'bench' });
-    const { project } = await platform.createProject({ userId }, { name: 'agent', model: 'gpt-bench', provider: 'openai' });
+    const create = async (name) => (await platform.createProject({ userId }, { name, model: 'gpt-bench', provider: 'openai' })).project;
+    const [bare, project, tooled] = [await create('agent'), await create('knowledge'), await create('mcp')];
     await platform.close();
     const storage = await sqliteStorage({ path: join(dir, 'agent-platform.db') });
     const vectors = await builtinVectorStore({ dir: join(dir, 'vectors'), approximateThreshold: Number.POSITIVE_INFINITY });
@@ -81,11 +108,32 @@ export async function completionOverhead() {
     const server = await startChild('ours', dir, { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'sk-bench', LOG_LEVEL: 'silent' });
     const ours = `${server.url}/api/v1/chat/completions`;
     const headers = { authorization: `Bearer ${key}` };
-    const ask = { messages: [{ role: 'user', content: 'What does topic 12 say?' }], stream: true };
+    const added = await fetch(`${server.url}/api/mcp/add-server`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ projectId: tooled.id, name: 'everything', transport: 'http', url: everything.url }),
+    });
+    if (!added.ok) throw new Error(`add-server answered ${added.status}: ${await added.text()}`);
+    await mcpClient.connect(new StreamableHTTPClientTransport(new URL(everything.url)));
+    const question = 'What does topic 12 say?';
+    const ask = { messages: [{ role: 'user', content: question }], stream: true };
+    const echoTool = { type: 'function', function: { name: 'mcp__everything__echo', parameters: { type: 'object' } } };
 
-    const direct = await series(n, () => streamOnce(`${upstream.url}/chat/completions`, {}, { model: 'gpt-bench', ...ask }));
-    const plain = await series(n, () => streamOnce(ours, headers, { model: 'gpt-bench', ...ask }));
-    const agent = await series(n, () => streamOnce(ours, headers, { model: project.id, ...ask }));
+    const timed = async (fn) => {
+      const t = performance.now();
+      await fn();
+      return { total: performance.now() - t };
+    };
+    const sides = await interleaved(n, {
+      direct: () => streamOnce(`${upstream.url}/chat/completions`, {}, { model: 'gpt-bench', ...ask }),
+      directToolCall: () => streamOnce(`${upstream.url}/chat/completions`, {}, { model: 'gpt-bench', ...ask, tools: [echoTool] }),
+      directEcho: () => timed(() => mcpClient.callTool({ name: 'echo', arguments: { message: 'bench' } })),
+      embedding: () => timed(() => embedder.embed([question])),
+      plain: () => streamOnce(ours, headers, { model: 'gpt-bench', ...ask }),
+      agent: () => streamOnce(ours, headers, { model: bare.id, ...ask }),
+      knowledge: () => streamOnce(ours, headers, { model: project.id, ...ask }),
+      mcp: () => streamOnce(ours, headers, { model: tooled.id, ...ask }),
+    });
     await server.stop();
 
     // Buffering check: the upstream sends a chunk every 20 ms.
@@ -97,22 +145,23 @@ export async function completionOverhead() {
     }
     await slowServer.stop();
 
-    const added = (x) => ({
-      ttftP50: x.ttftP50 - direct.ttftP50,
-      ttftP99: x.ttftP99 - direct.ttftP99,
-      totalP50: x.totalP50 - direct.totalP50,
-      totalP99: x.totalP99 - direct.totalP99,
-    });
+    const ttft = (k) => sides[k].ttft.p50;
     return {
-      name: `chat completion overhead (ms, ${n} sequential streaming requests each)`,
-      direct,
-      plain,
-      agent,
-      addedPlain: added(plain),
-      addedAgent: added(agent),
+      name: `chat completion overhead (ms, ${n} sequential streaming requests per side, interleaved)`,
+      sides,
+      addedTtftP50: {
+        plain: round(ttft('plain') - ttft('direct')),
+        agent: round(ttft('agent') - ttft('direct')),
+        knowledgeMinusEmbedding: round(ttft('knowledge') - ttft('direct') - sides.embedding.total.p50),
+        mcpRound: round(ttft('mcp') - ttft('agent') - sides.directEcho.total.p50 - sides.directToolCall.total.p50),
+      },
+      targets: { agent: 3, knowledgeMinusEmbedding: 4, mcpRound: 2 },
       streamingGapsMs: { p50: percentile(gaps, 50), min: Math.min(...gaps), max: Math.max(...gaps), upstreamGap: 20 },
     };
   } finally {
+    await mcpClient.close();
+    await embedder.close();
+    everything.stop();
     await upstream.close();
     await slow.close();
     await rm(dir, { recursive: true, force: true });

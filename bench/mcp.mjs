@@ -31,7 +31,8 @@ async function freePort() {
   return port;
 }
 
-async function startHttpEverything() {
+/** server-everything over streamable HTTP on 127.0.0.1 (a child process): its `/mcp` URL and a stop(). */
+export async function startHttpEverything() {
   const port = await freePort();
   const child = spawn(process.execPath, ['-r', LOOPBACK, EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
   for (let i = 0; i < 300; i++) {

@@ -10,6 +10,7 @@ import { ingestion } from './ingest.mjs';
 import { embedderThroughput } from './embedder.mjs';
 import { completionOverhead } from './completions.mjs';
 import { endToEndSearch } from './search.mjs';
+import { searchDuringIngest } from './search-ingest.mjs';
 import { toolRuns } from './tools.mjs';
 import { mcpCalls } from './mcp.mjs';
 import { chromaAdapter } from './chroma-adapter.mjs';
@@ -78,7 +79,7 @@ async function projectsList() {
   }
 }
 
-const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch, search: endToEndSearch, completions: completionOverhead, tools: toolRuns, mcp: mcpCalls, chroma: chromaAdapter, embedder: embedderThroughput };
+const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch, search: endToEndSearch, 'search-ingest': searchDuringIngest, completions: completionOverhead, tools: toolRuns, mcp: mcpCalls, chroma: chromaAdapter, embedder: embedderThroughput };
 const selected = Object.keys(entries).filter((name) => args.size === 0 || args.has(name));
 const results = [];
 for (const name of selected) {

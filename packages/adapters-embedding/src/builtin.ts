@@ -26,6 +26,13 @@ export interface BuiltinEmbedderOptions {
    * {@link DEFAULT_MAX_WORKERS}.
    */
   readonly workers?: number;
+  /**
+   * A lane for search queries (`purpose: 'query'`): one worker beyond `workers` that bulk work
+   * never uses, started (and its model loaded) when bulk work first fills every worker, so a
+   * query arriving during indexing waits for no batch. Costs one more model in memory (about
+   * 200 MB) from then on. Default true.
+   */
+  readonly queryLane?: boolean;
 }
 
 /**
@@ -80,6 +87,7 @@ export function builtinEmbedder(options: BuiltinEmbedderOptions = {}): Embedding
     batchSize,
     dimensions: BUILTIN_EMBEDDING_DIMENSIONS,
     workers,
+    queryLane: options.queryLane ?? true,
   });
   return {
     id: BUILTIN_EMBEDDING_MODEL,
@@ -87,10 +95,11 @@ export function builtinEmbedder(options: BuiltinEmbedderOptions = {}): Embedding
     async embed(texts, opts) {
       opts?.signal?.throwIfAborted();
       // The pool splits a long call into batches of similar length spread over its workers; a
-      // smaller call (a search query) is served before the queued batches of a larger one.
+      // query is served before queued bulk batches, on the query lane when bulk fills the rest.
       return pool.embed(
         texts.map((t) => clipText(t, maxChars)),
         opts?.signal,
+        opts?.purpose === 'query' ? 'query' : 'bulk',
       );
     },
     close: () => pool.close(),

@@ -15,6 +15,8 @@ interface Reply {
 interface Call {
   /** Texts of the call: its rank in the queue (fewer first). */
   readonly size: number;
+  /** A search query: ahead of every bulk call in the queue, and the only work of the query lane. */
+  readonly query: boolean;
   readonly vectors: Float32Array[];
   /** Texts not answered yet. */
   remaining: number;
@@ -36,7 +38,7 @@ interface Piece {
 /** A worker thread of the pool and its request in flight, if any (one at a time). */
 interface Slot {
   readonly worker: Worker;
-  inFlight: { readonly id: number; readonly pieces: Piece[]; readonly size: number } | undefined;
+  inFlight: { readonly id: number; readonly pieces: Piece[]; readonly size: number; readonly bulk: boolean } | undefined;
 }
 
 export interface EmbedWorkerClientOptions {
@@ -48,8 +50,14 @@ export interface EmbedWorkerClientOptions {
   readonly batchSize: number;
   /** Length of every vector the worker returns, checked on each answer. */
   readonly dimensions: number;
-  /** Most worker threads running at once. Default 1. */
+  /** Most worker threads running bulk work at once. Default 1. */
   readonly workers?: number;
+  /**
+   * One more worker that only query calls use: bulk work never holds more than `workers`, so a
+   * query finds a free worker even while indexing fills every other. It is started when bulk
+   * work first fills all `workers`, so its model is loaded before a query needs it. Default false.
+   */
+  readonly queryLane?: boolean;
 }
 
 /**
@@ -62,10 +70,12 @@ export interface EmbedWorkerClientOptions {
  *   fewest batches of even sizes, each of texts of similar length (sorted by length: a padded
  *   model pads a batch to its longest text), that go to whichever workers are free; vectors come
  *   back in the call's order.
- * - **Priority.** The queue is served smallest call first (fewest texts), in arrival order among
- *   calls of the same size. A search query (one text) therefore waits only for the requests
- *   already in flight, never behind the queued batches of a long call. A long call is delayed
- *   only while smaller calls keep arriving.
+ * - **Priority.** Query calls first, in arrival order; then the rest smallest call first (fewest
+ *   texts), in arrival order among calls of the same size. A search query therefore never waits
+ *   behind the queued batches of a long call. A long call is delayed only while smaller calls
+ *   keep arriving.
+ * - **Query lane** (`queryLane`). Bulk work holds at most `workers` workers; one more serves
+ *   only queries, so a query waits for no bulk batch in flight either.
  * - **Coalescing.** What is queued while every worker is busy is sent together, in queue order,
  *   up to `batchSize` texts. A call of at most `batchSize` texts is never split across requests.
  * - **Failures.** An error answer rejects only the calls of that request. A worker that crashes
@@ -91,15 +101,16 @@ export class EmbedWorkerClient {
     return this.#slots.length;
   }
 
-  embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
+  /** `kind`: `query` for a search query (served first, and on the query lane), else `bulk`. */
+  embed(texts: readonly string[], signal?: AbortSignal, kind: 'query' | 'bulk' = 'bulk'): Promise<Float32Array[]> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (texts.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       const onAbort = signal ? () => this.#settle(call, { error: signal.reason }) : undefined;
-      const call: Call = { size: texts.length, vectors: new Array(texts.length), remaining: texts.length, resolve, reject, signal, onAbort, settled: false };
+      const call: Call = { size: texts.length, query: kind === 'query', vectors: new Array(texts.length), remaining: texts.length, resolve, reject, signal, onAbort, settled: false };
       if (signal && onAbort) signal.addEventListener('abort', onAbort, { once: true });
-      // Behind every queued piece of a call of the same size or smaller, ahead of larger ones.
-      let at = this.#queue.findIndex((p) => p.call.size > call.size);
+      // Behind every queued piece that ranks the same or ahead (queries first, then by size).
+      let at = this.#queue.findIndex((p) => (call.query ? !p.call.query : !p.call.query && p.call.size > call.size));
       if (at < 0) at = this.#queue.length;
       this.#queue.splice(at, 0, ...this.#pieces(call, texts));
       this.#pump();
@@ -164,11 +175,15 @@ export class EmbedWorkerClient {
   }
 
   #pump(): void {
+    const lane = this.#o.queryLane === true;
     while (this.#queue.length > 0) {
+      // Bulk work may hold `workers` workers; the lane's worker beyond them takes queries only.
+      const bulkAllowed = this.#slots.filter((s) => s.inFlight?.bulk).length < this.#maxWorkers;
+      if (!bulkAllowed && !(this.#queue[0] as Piece).call.query) break;
       let slot = this.#slots.find((s) => !s.inFlight);
       if (!slot) {
         // Every running worker is busy: one more, if the pool has room.
-        if (this.#slots.length >= this.#maxWorkers) break;
+        if (this.#slots.length >= this.#maxWorkers + (lane ? 1 : 0)) break;
         slot = this.#start();
       }
       const pieces: Piece[] = [];
@@ -176,15 +191,19 @@ export class EmbedWorkerClient {
       while (this.#queue.length > 0) {
         const next = this.#queue[0] as Piece;
         if (pieces.length > 0 && size + next.texts.length > this.#o.batchSize) break;
+        if (!bulkAllowed && !next.call.query) break;
         this.#queue.shift();
         pieces.push(next);
         size += next.texts.length;
       }
       const id = this.#nextId++;
-      slot.inFlight = { id, pieces, size };
+      slot.inFlight = { id, pieces, size, bulk: pieces.some((p) => !p.call.query) };
       slot.worker.ref(); // a request is out: keep the process alive until it is answered
       slot.worker.postMessage({ id, texts: pieces.flatMap((p) => p.texts) });
     }
+    // Bulk work fills every worker: the lane's worker starts now, so its model is loaded before
+    // a query needs it.
+    if (lane && this.#slots.length === this.#maxWorkers && this.#slots.every((s) => s.inFlight?.bulk)) this.#start();
     for (const slot of this.#slots) if (!slot.inFlight) slot.worker.unref();
   }
 

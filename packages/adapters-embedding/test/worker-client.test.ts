@@ -106,8 +106,8 @@ describe('EmbedWorkerClient', () => {
 
 /** The pool's fake workers (fixtures/pool-worker.mjs): vectors are [threadId, request number in its thread, text length, holders seen]. */
 const poolScript = new URL('./fixtures/pool-worker.mjs', import.meta.url);
-const pool = (workers: number, batchSize = 8) => {
-  const c = new EmbedWorkerClient({ url: poolScript, label: 'Test pool', batchSize, dimensions: 4, workers });
+const pool = (workers: number, batchSize = 8, queryLane = false) => {
+  const c = new EmbedWorkerClient({ url: poolScript, label: 'Test pool', batchSize, dimensions: 4, workers, queryLane });
   clients.push(c);
   return c;
 };
@@ -168,6 +168,50 @@ describe('EmbedWorkerClient pool', () => {
     // The query was the second request; the bulk call's three batches came after it.
     expect(rows(await query)).toEqual([[expect.any(Number), 2, 5, 0]]);
     expect(new Set(rows(await bulk).map((v) => v[1]))).toEqual(new Set([3, 4, 5]));
+  });
+
+  it('query lane: a query is answered while bulk work holds every other worker', async () => {
+    const c = pool(1, 1, true);
+    const held = holdingWait();
+    const bulk = c.embed(['wait', 'wait']);
+    await held;
+    // Bulk holds its one worker; the lane's worker was started beside it.
+    expect(c.workers).toBe(2);
+    const query = await Promise.race([
+      c.embed(['query'], undefined, 'query'),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the query waited for the bulk batch')), 3000)),
+    ]);
+    expect(rows(query)[0]?.slice(1, 3)).toEqual([1, 5]);
+    // Bulk work never takes the lane: its second batch waits for its own worker.
+    expect(c.workers).toBe(2);
+    const second = holdingWait();
+    channel.postMessage('go');
+    await second;
+    channel.postMessage('go');
+    const vectors = rows(await bulk);
+    expect(new Set(vectors.map((v) => v[0])).size).toBe(1);
+    expect(vectors[0]?.[0]).not.toBe(rows(query)[0]?.[0]);
+  });
+
+  it('query lane: bulk work still progresses while queries keep coming', async () => {
+    const c = pool(1, 1, true);
+    let done = false;
+    const bulk = c.embed(['b1', 'b2', 'b3', 'b4', 'b5', 'b6']).then((vectors) => {
+      done = true;
+      return vectors;
+    });
+    let queries = 0;
+    // Two query streams, each sending the next as soon as one is answered.
+    const stream = async () => {
+      while (!done && queries < 2000) {
+        queries++;
+        await c.embed(['q'], undefined, 'query');
+      }
+    };
+    await Promise.all([stream(), stream()]);
+    expect(done).toBe(true);
+    expect(rows(await bulk).map((v) => v[2])).toEqual([2, 2, 2, 2, 2, 2]);
+    expect(queries).toBeGreaterThan(0);
   });
 
   it('a crashing worker fails only its own calls; a call in flight on another worker completes', async () => {

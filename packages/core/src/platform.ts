@@ -613,13 +613,17 @@ export class AgentPlatform {
   ): Promise<{ stream: false; body: ChatCompletionResponse } | { stream: true; chunks: AsyncIterable<ChatCompletionChunk> }> {
     const body = parseInput(ChatCompletionRequest, input);
     if (!this.#agents) throw new PlatformError('unsupported', 'Chat completions are not configured: construct AgentPlatform with `agent: { models }`');
-    const named = body.model ? await this.storage.projects.get(caller.userId, body.model) : undefined;
+    // Independent reads, at once (each is a round trip on PostgreSQL).
+    const [named, found] = await Promise.all([
+      body.model ? this.storage.projects.get(caller.userId, body.model) : undefined,
+      body.chatId ? this.storage.chats.get(caller.userId, body.chatId) : undefined,
+    ]);
     if (body.model && !named && hasIdForm('project', body.model)) {
       // A project id that is not the caller's (or no longer exists) is not a model name: sending
       // it upstream would answer without the agent (no knowledge, no tools) and hide the mistake.
       throw PlatformError.notFound(`Project ${body.model} not found: "model" has the form of a project id, but none of your projects has it`);
     }
-    let chat = body.chatId ? await this.storage.chats.get(caller.userId, body.chatId) : undefined;
+    let chat = found;
     if (options.form === 'ai') {
       if (!body.chatId) throw PlatformError.invalid('chatId: required on /api/v1/ai/chat/completions', [{ path: ['chatId'], code: 'invalid_type', message: 'required' }]);
       if (!chat) {
@@ -637,7 +641,7 @@ export class AgentPlatform {
     } else if (body.chatId && !chat) {
       throw PlatformError.notFound('Chat not found');
     }
-    const project = chat ? await this.storage.projects.get(caller.userId, chat.projectId) : named;
+    const project = chat && chat.projectId !== named?.id ? await this.storage.projects.get(caller.userId, chat.projectId) : named;
     // A recorded completion runs to its end even if this client goes away; readers of the
     // stream get every chunk.
     let writer: StreamWriter | undefined;

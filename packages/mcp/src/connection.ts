@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { parseServerUrl, serverLabel, withUrlCredentials } from './config.js';
 import { type ConnectionEvidence, mapError } from './errors.js';
 import { type FetchFunction, watchedFetch } from './fetch.js';
@@ -26,6 +27,8 @@ export interface Connection {
   readonly evidence: ConnectionEvidence;
   /** Set by the owner: called once when the connection fails by itself (process exit, stream lost). */
   onBroken: ((error: PlatformError) => void) | undefined;
+  /** Set by the owner: called on each `notifications/tools/list_changed` the server sends. */
+  onToolsChanged: (() => void) | undefined;
   /** Ends the session (HTTP: DELETE, politely and briefly) and closes the transport. Never rejects. */
   close(): Promise<void>;
 }
@@ -130,6 +133,10 @@ export async function openConnection(config: McpServerConfig, options: OpenOptio
     // The legacy event stream dropped: the EventSource would reconnect into a new, uninitialised session.
     if (isSseError(error)) broken(mapError(error, { label, operation: 'the event stream', timeoutMs: 0, seen: evidence }, true).error);
   };
+  // Registered before connecting, so a notification sent right after `initialize` is not missed.
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    connection?.onToolsChanged?.();
+  });
   client.onclose = () => {
     const suffix = evidence.stderr?.().trim() ? ` Its stderr ended with: ${evidence.stderr().trim()}` : '';
     broken(new PlatformError('unavailable', `${label} closed the connection.${suffix}`, { retryable: true }));
@@ -177,6 +184,6 @@ export async function openConnection(config: McpServerConfig, options: OpenOptio
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
   }
-  connection = { client, label, evidence, onBroken: undefined, close };
+  connection = { client, label, evidence, onBroken: undefined, onToolsChanged: undefined, close };
   return connection;
 }

@@ -49,6 +49,12 @@ interface Slot {
   retryAt: number;
   lastError: PlatformError | undefined;
   retired: boolean;
+  /**
+   * The server's tools as listed on `connection` (the listing itself while it runs, shared by
+   * every caller), kept until the server sends `notifications/tools/list_changed`. A new
+   * connection (after a failure, or because the configuration changed) lists again.
+   */
+  tools: { readonly connection: Connection; readonly list: Promise<McpTool[]> } | undefined;
 }
 
 export function backoffMs(failures: number): number {
@@ -134,6 +140,9 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
         }
         slot.connection = connection;
         connection.onBroken = (error) => markBroken(slot, connection, error);
+        connection.onToolsChanged = () => {
+          if (slot.tools?.connection === connection) slot.tools = undefined;
+        };
         return connection;
       },
       (error: PlatformError) => {
@@ -175,7 +184,7 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
       slot = undefined;
     }
     if (!slot) {
-      slot = { key, connection: undefined, connecting: undefined, failures: 0, retryAt: 0, lastError: undefined, retired: false };
+      slot = { key, connection: undefined, connecting: undefined, failures: 0, retryAt: 0, lastError: undefined, retired: false, tools: undefined };
       slots.set(serverId, slot);
     }
     if (slot.connection) return { slot, connection: slot.connection };
@@ -211,14 +220,14 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
     operation: string,
     timeoutMs: number,
     signal: AbortSignal | undefined,
-    run: (connection: Connection, timeoutMs: number) => Promise<T>,
+    run: (connection: Connection, timeoutMs: number, slot: Slot) => Promise<T>,
   ): Promise<T> {
     const started = Date.now();
     const { slot, connection } = await acquire(serverId, config, operationSubject(serverLabel(config), operation), timeoutMs, signal);
     // What is left of the caller's bound after waiting for a connect.
     const remaining = Math.max(1, timeoutMs - (Date.now() - started));
     try {
-      const result = await run(connection, remaining);
+      const result = await run(connection, remaining, slot);
       slot.failures = 0;
       return result;
     } catch (error) {
@@ -248,7 +257,21 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
 
     async listTools(serverId, config, listOptions = {}) {
       const signal = listOptions.signal;
-      return request(serverId, config, 'tools/list', callTimeoutMs, signal, (connection, remaining) => listAllTools(connection, remaining, signal));
+      return request(serverId, config, 'tools/list', callTimeoutMs, signal, (connection, remaining, slot) => {
+        let cached = slot.tools;
+        if (cached?.connection !== connection) {
+          // Shared by the callers that come while it runs, so no one caller's signal stops it;
+          // each caller still stops waiting at its own signal. A failed listing is not kept.
+          const list = listAllTools(connection, remaining, undefined);
+          cached = { connection, list };
+          slot.tools = cached;
+          const entry = cached;
+          list.catch(() => {
+            if (slot.tools === entry) slot.tools = undefined;
+          });
+        }
+        return raceSignal(cached.list, signal);
+      });
     },
 
     async callTool(serverId, config, call): Promise<McpToolResult> {

@@ -387,6 +387,10 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         const docs = [...tables().chunks.values()].filter((c) => c.projectId === projectId);
         return bm25Rank(docs, query, limit);
       },
+      async anyInProject(projectId) {
+        for (const c of tables().chunks.values()) if (c.projectId === projectId) return true;
+        return false;
+      },
     },
     knowledgeSettings: {
       async get(projectId) {

@@ -164,22 +164,20 @@ export class Agents {
       modelName = chosen.model;
       provider = chosen.provider;
     }
-    const model = await this.#model(caller, provider, project?.credentialId ?? null);
-    const history = chat ? (await this.o.storage.chats.messages(chat.id)).map(fromRecord) : [];
-
-    let system: string | undefined;
-    let sources: Source[] = [];
-    const tools = [];
-    if (project) {
-      const lastUser = [...input].reverse().find((m) => m.role === 'user');
+    // The turn's inputs do not depend on each other: the credential, the chat's history, the
+    // knowledge hits and each source's tools are read at once.
+    const lastUser = project ? [...input].reverse().find((m) => m.role === 'user') : undefined;
+    const [model, history, hits, toolLists] = await Promise.all([
+      this.#model(caller, provider, project?.credentialId ?? null),
+      chat ? this.o.storage.chats.messages(chat.id).then((messages) => messages.map(fromRecord)) : [],
       // Below the relevance floor a hit is noise: neither context for the model nor a source.
-      const hits =
-        this.o.knowledge && lastUser?.content.trim()
-          ? await this.o.knowledge.search(caller, project.id, { query: lastUser.content, defaultMinScore: this.o.minScore ?? AGENT_MIN_SCORE })
-          : [];
-      ({ system, sources } = systemContext(project.description, hits));
-      for (const source of this.o.toolSources ?? []) tools.push(...(await source.tools(caller, project.id)));
-    }
+      project && this.o.knowledge && lastUser?.content.trim()
+        ? this.o.knowledge.search(caller, project.id, { query: lastUser.content, defaultMinScore: this.o.minScore ?? AGENT_MIN_SCORE })
+        : [],
+      project ? Promise.all((this.o.toolSources ?? []).map((source) => source.tools(caller, project.id))) : [],
+    ]);
+    const { system, sources } = project ? systemContext(project.description, hits) : { system: undefined, sources: [] as Source[] };
+    const tools = toolLists.flat();
 
     const createdAt = this.o.clock();
     const storage = this.o.storage;

@@ -13,7 +13,18 @@ export interface EmbeddingModel {
    * One unit-length vector per text, in order. Texts longer than the model takes are
    * truncated, not rejected. An empty array gives an empty array.
    */
-  embed(texts: readonly string[], options?: { readonly signal?: AbortSignal }): Promise<Float32Array[]>;
+  embed(
+    texts: readonly string[],
+    options?: {
+      readonly signal?: AbortSignal;
+      /**
+       * What the texts are: `query` (a search query, waited on by a user: an embedder with a
+       * queue serves it ahead of bulk work, e.g. in a lane of its own) or `document` (indexing).
+       * Default `document`. The vectors are the same either way.
+       */
+      readonly purpose?: 'query' | 'document';
+    },
+  ): Promise<Float32Array[]>;
   /** Frees workers and memory. Idempotent. */
   close?(): Promise<void>;
 }

@@ -690,7 +690,9 @@ export class KnowledgeBase {
       mmrLambda?: number | undefined;
     },
   ): Promise<SearchHit[]> {
-    const settings = await this.settings(projectId);
+    // A project with no chunk has nothing to find: answered before the query is embedded.
+    const [settings, anything] = await Promise.all([this.settings(projectId), this.#o.storage.chunks.anyInProject(projectId)]);
+    if (!anything) return [];
     const topK = request.topK ?? settings.topK ?? DEFAULT_TOP_K;
     const minScore = request.minScore ?? settings.minScore ?? request.defaultMinScore ?? 0;
     const type = request.searchType ?? settings.searchType ?? DEFAULT_SEARCH_TYPE;
@@ -704,7 +706,7 @@ export class KnowledgeBase {
     const keywordPromise =
       type !== 'semantic' && alpha < 1 ? this.#o.storage.chunks.keywordSearch(projectId, request.query, candidatesK) : Promise.resolve([]);
     const needVectors = type !== 'hybrid' || alpha > 0;
-    const [queryVector] = needVectors ? await model.embed([request.query]) : [];
+    const [queryVector] = needVectors ? await model.embed([request.query], { purpose: 'query' }) : [];
     const hits = queryVector
       ? await (await this.vectorsFor(settings)).query(namespace, { vector: queryVector, topK: candidatesK, includeVectors: type === 'mrr' })
       : [];

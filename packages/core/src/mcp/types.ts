@@ -59,7 +59,10 @@ export interface McpConnector {
   probe(config: McpServerConfig, options?: { readonly signal?: AbortSignal }): Promise<McpProbe>;
   /**
    * The tools of a saved server, over its shared connection (opened on first use, re-opened
-   * after a failure with backoff). Rejects as `probe`.
+   * after a failure with backoff). Listed once per connection and kept until the server sends
+   * `notifications/tools/list_changed`; a new connection (after a failure, a changed
+   * configuration or `disconnect`) lists again. Callers arriving while a listing runs share it.
+   * Rejects as `probe`.
    */
   listTools(serverId: string, config: McpServerConfig, options?: { readonly signal?: AbortSignal }): Promise<readonly McpTool[]>;
   /**

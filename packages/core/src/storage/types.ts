@@ -234,6 +234,12 @@ export interface ChunkRepository {
    * text: adapters turn it into a safe OR-of-terms query (no query syntax reaches the engine).
    */
   keywordSearch(projectId: string, query: string, limit: number): Promise<KeywordHit[]>;
+  /**
+   * Whether the project has at least one chunk (of any document, in any state). Searches read it
+   * first, so a project with nothing to find costs no query embedding; adapters answer it from
+   * an index, without scanning other projects' chunks.
+   */
+  anyInProject(projectId: string): Promise<boolean>;
 }
 
 /** A unit of background work (indexing a document), kept until done so a restart resumes it. */

@@ -356,6 +356,20 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         expect(await storage.chunks.embeddingsByText('doc_000002', 'test:m1')).toEqual(new Map());
       });
 
+      it('tells whether a project has any chunk', async () => {
+        expect(await storage.chunks.anyInProject('proj_000001')).toBe(false);
+        await storage.documents.insert(document('user_a', 'proj_000001', 1));
+        await storage.documents.insert(document('user_b', 'proj_000002', 2));
+        expect(await storage.chunks.anyInProject('proj_000001')).toBe(false);
+        await storage.chunks.replaceForDocument('doc_000002', [chunk('doc_000002', 'proj_000002', 0, 'elsewhere')]);
+        expect(await storage.chunks.anyInProject('proj_000001')).toBe(false);
+        await storage.chunks.replaceForDocument('doc_000001', [chunk('doc_000001', 'proj_000001', 0, 'here')]);
+        expect(await storage.chunks.anyInProject('proj_000001')).toBe(true);
+        await storage.chunks.replaceForDocument('doc_000001', []);
+        expect(await storage.chunks.anyInProject('proj_000001')).toBe(false);
+        expect(await storage.chunks.anyInProject('proj_000002')).toBe(true);
+      });
+
       it('ranks keyword matches by BM25 within a project, ignoring query syntax', async () => {
         await storage.documents.insert(document('user_a', 'proj_000001', 1));
         await storage.documents.insert(document('user_b', 'proj_000002', 2));

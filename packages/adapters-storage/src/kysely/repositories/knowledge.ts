@@ -200,6 +200,18 @@ export function knowledgeRepositories({ db, dialect, records }: RepositoryContex
         if (terms.length === 0) return [];
         return dialect.keywords.search(db, projectId, terms, limit);
       },
+      async anyInProject(projectId) {
+        // Through the project's documents (indexed by project) and each one's chunks (indexed by
+        // document): chunks have no project index, and a scan of them would grow with every project.
+        const row = await db
+          .selectFrom('documents')
+          .select('documents.id')
+          .where('documents.project_id', '=', projectId)
+          .where((eb) => eb.exists(eb.selectFrom('chunks').select('chunks.row_id').whereRef('chunks.document_id', '=', 'documents.id')))
+          .limit(1)
+          .executeTakeFirst();
+        return row !== undefined;
+      },
     },
     knowledgeSettings: {
       async get(projectId) {
