@@ -96,3 +96,35 @@ describe('one validation per request', () => {
     await expect(s.platform.listProjects({ userId: 'user_x' }, { limit: 500 })).rejects.toThrow('limit: Too big: expected number to be <=100');
   });
 });
+
+describe('keys are checked against the database on every request (no key cache)', () => {
+  it('a key revoked through one instance is refused at once by another on the same SQLite file, and its use is recorded', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ap-keys-'));
+    const open = async () => new AgentPlatform({ storage: await sqliteStorage({ path: join(dir, 'agent-platform.db') }) });
+    const [a, b] = [await open(), await open()];
+    try {
+      const { key, id, userId } = await a.createUserWithKey({ name: 'k' });
+      const other = await a.createKey({ userId }, { name: 'other' });
+      expect((await a.listKeys({ userId })).keys.find((k) => k.id === id)?.lastUsedAt).toBeNull();
+      // Used through b (which now knows the key), seen by a as used.
+      expect(await b.authenticate(key)).toEqual({ userId });
+      expect((await a.listKeys({ userId })).keys.find((k) => k.id === id)?.lastUsedAt).not.toBeNull();
+      await a.deleteKey({ userId }, id);
+      expect(await b.authenticate(key)).toBeUndefined();
+      expect(await a.authenticate(key)).toBeUndefined();
+      expect(await b.authenticate(other.key)).toEqual({ userId });
+    } finally {
+      await a.close();
+      await b.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a key revoked over HTTP stops working on the next request', async () => {
+    const created = await s.call('POST', '/api/auth/create-key', { body: { name: 'short-lived' } });
+    expect(created.status).toBe(201);
+    expect((await s.call('GET', '/api/v1/projects', { key: created.body.key })).status).toBe(200);
+    expect((await s.call('DELETE', `/api/auth/keys/${created.body.id}`, { key: created.body.key })).status).toBe(200);
+    expect((await s.call('GET', '/api/v1/projects', { key: created.body.key })).status).toBe(401);
+  });
+});
