@@ -12,7 +12,7 @@ export function startChild(kind, arg, env = {}) {
         child.once('exit', r);
         child.disconnect();
       });
-    child.once('message', (m) => resolve({ url: m.url, stop }));
+    child.once('message', (m) => resolve({ url: m.url, pid: child.pid, stop }));
     child.once('exit', (code) => reject(new Error(`${kind} server exited ${code}`)));
   });
 }

@@ -63,10 +63,12 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
       const given = event.req.headers.get('x-request-id');
       const id = given && REQUEST_ID.test(given) ? given : randomUUID();
       event.context.requestId = id;
-      event.res.headers.set('x-request-id', id);
       started.set(event, performance.now());
     },
     onResponse(response, event) {
+      // Set here, not on `event.res.headers` in onRequest: prepared headers make h3 rebuild the
+      // response around its body stream, which sends a string body chunked through a reader.
+      response.headers.set('x-request-id', event.context.requestId as string);
       if (!log) return;
       const start = started.get(event);
       log.info(

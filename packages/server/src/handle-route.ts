@@ -1,6 +1,7 @@
 import { type AgentPlatform, type Caller, PlatformError, parseInput } from '@agent-platform/core';
 import { getRouterParams, type H3Event } from 'h3';
 import type { Logger } from 'pino';
+import { FastResponse } from 'srvx';
 import { queryObject, readJsonBody, readMultipartBody } from './body.js';
 import { openaiError, toErrorResponse } from './errors.js';
 import type { ApiRoute, RouteInput } from './route.js';
@@ -16,9 +17,14 @@ export interface RouteHandlerOptions {
   readonly logger?: Logger | undefined;
 }
 
-/** A JSON response. */
+/**
+ * A JSON response. srvx's `FastResponse` with a string body is written to the socket as it is,
+ * with its `content-length`, in one write; a web `Response` would be read back through its
+ * `ReadableStream` and sent chunked (the largest cost of a small answer in the list route's
+ * profile: docs/BENCHMARKS.md, projects).
+ */
 export const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } });
+  new FastResponse(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } });
 
 /** The caller of a request with a valid `Authorization: Bearer <key>`, else undefined. */
 async function authenticate(platform: AgentPlatform, event: H3Event): Promise<Caller | undefined> {

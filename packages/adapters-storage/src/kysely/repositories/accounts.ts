@@ -112,9 +112,14 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
             .where((eb) => eb.and([...filter, ...extra]))
             .executeTakeFirstOrThrow()
             .then((r) => Number(r.n));
+        // Without a search word the total is the user's project count (kept by triggers), read
+        // in the page's own statement: one read transaction instead of two (on SQLite each
+        // costs file locking, more than the small query itself), and both from one snapshot.
+        const userCount = db.selectFrom('users').select('project_count').where('id', '=', query.userId);
         let page = db
           .selectFrom('projects')
-          .selectAll()
+          .selectAll('projects')
+          .select(() => userCount.as('user_project_count'))
           .where((eb) => eb.and(filter))
           .orderBy('created_at', 'desc')
           .orderBy('id', 'desc')
@@ -129,10 +134,7 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
         const rows = await page.execute();
         const total = query.searchWord
           ? await count([])
-          : Number(
-              (await db.selectFrom('users').select('project_count').where('id', '=', query.userId).executeTakeFirst())
-                ?.project_count ?? 0,
-            );
+          : Number((rows.length > 0 ? rows[0]?.user_project_count : (await userCount.executeTakeFirst())?.project_count) ?? 0);
         return { items: rows.map(toProject), total, start };
       },
       async update(userId, id, patch) {
