@@ -35,6 +35,8 @@ describe('credentials', () => {
     }
     // The raw bytes of the database and its write-ahead log (a dump of every row on PostgreSQL).
     expect(await s.stored.holds('THIS-IS-A-SECRET')).toBe(false);
+    // The same read finds what is stored in the clear (so the check above can fail).
+    expect(await s.stored.holds('OpenAI prod')).toBe(true);
     // The platform itself can decrypt it for provider calls.
     const userId = (await s.platform.authenticate(s.keyA))?.userId as string;
     expect((await s.platform.providerCredential({ userId }, 'openai'))?.apiKey).toBe(KEY);
