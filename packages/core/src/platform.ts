@@ -1296,11 +1296,16 @@ export class AgentPlatform {
     const after = kb.embedderFor(body.settings, caller); // an unknown model is refused here
     const oldStore = await kb.vectorsFor(previous).catch(() => undefined);
     // A new store must be usable before the project moves to it (reachable, the key accepted,
-    // an existing index of the right dimension): the settings are not changed otherwise.
+    // an existing index of the right dimension): the settings are not changed otherwise. The
+    // same store is checked again when the model's dimension changes: an index of a server
+    // (Chroma, Qdrant, Pinecone) has one dimension, so a model of another cannot go there (in
+    // PostgreSQL mode every project's default store is such an index). A model that tells its
+    // dimension only once it has embedded (0) is checked by its first write instead.
     const newStore = await kb.vectorsFor(body.settings).catch((error: unknown) => {
       throw invalidStoreConfiguration(error);
     });
-    if (newStore !== oldStore && newStore.check) {
+    const newDimension = after.dimensions > 0 && after.dimensions !== before.dimensions;
+    if ((newStore !== oldStore || newDimension) && newStore.check) {
       await newStore.check({ dimensions: after.dimensions }).catch((error: unknown) => {
         throw invalidStoreConfiguration(error);
       });

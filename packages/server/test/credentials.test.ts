@@ -1,8 +1,8 @@
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSecretBox } from '../src/secrets.js';
-import { startTestServer, type TestServer } from './helpers.js';
+import { onPostgres, startTestServer, type TestServer } from './helpers.js';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -33,18 +33,18 @@ describe('credentials', () => {
     for (const res of [created, await s.call('GET', '/api/v1/credentials'), await s.call('GET', `/api/v1/credentials/${id}`)]) {
       expect(JSON.stringify(res.body)).not.toContain('THIS-IS-A-SECRET');
     }
-    // The raw bytes of the database and its write-ahead log.
-    const dbFiles = ['agent-platform.db', 'agent-platform.db-wal'];
-    for (const f of dbFiles) {
-      const bytes = await readFile(join(s.dataDir, f)).catch(() => Buffer.alloc(0));
-      expect(bytes.includes(Buffer.from('THIS-IS-A-SECRET'))).toBe(false);
-    }
+    // The raw bytes of the database and its write-ahead log (a dump of every row on PostgreSQL).
+    expect(await s.stored.holds('THIS-IS-A-SECRET')).toBe(false);
+    // The same read finds what is stored in the clear (so the check above can fail).
+    expect(await s.stored.holds('OpenAI prod')).toBe(true);
     // The platform itself can decrypt it for provider calls.
     const userId = (await s.platform.authenticate(s.keyA))?.userId as string;
     expect((await s.platform.providerCredential({ userId }, 'openai'))?.apiKey).toBe(KEY);
   });
 
-  it('creates the key file with mode 0600', async () => {
+  // SQLite only by nature: with a database every instance shares, the master key comes from
+  // AGENT_PLATFORM_SECRET and no key file is made (see deployment.ts and cli.test.ts).
+  it.skipIf(onPostgres)('creates the key file with mode 0600', async () => {
     expect((await stat(join(s.dataDir, 'secret.key'))).mode & 0o777).toBe(0o600);
     const again = await loadSecretBox(s.dataDir, {});
     const sealed = again.seal('x');

@@ -1,14 +1,32 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { postgresDatabase } from '@agent-platform/core/testing';
 import pino from 'pino';
+import { inject } from 'vitest';
 import { type RunningServer, type ServerOptions, startServer } from '../src/server.js';
+import { type TestStorage, testStorage } from './storage-mode.js';
+import { postgresStored, type StoredData, sqliteStored } from './stored.js';
+
+export { onPostgres, type TestStorage, testStorage } from './storage-mode.js';
 
 export interface TestServer extends RunningServer {
   /** Keys of two separate users. */
   readonly keyA: string;
   readonly keyB: string;
   readonly dataDir: string;
+  /** Where this server keeps its data: SQLite in `dataDir`, or a fresh PostgreSQL database (see `startTestServer`). */
+  readonly storage: TestStorage;
+  /** What the server has stored, read beside it (database contents, blobs) in either mode. */
+  readonly stored: StoredData;
+  /**
+   * Knowledge settings that give a project a vector store of its own, for tests that change the
+   * embedding model's dimension: none on SQLite (the built-in store keeps each model's vectors
+   * apart, of any dimension), a new collection of the run's Chroma server on PostgreSQL (the
+   * server-wide default collection has the one dimension of its first vectors).
+   */
+  ownVectorStore(): Record<string, unknown>;
   call(method: string, path: string, options?: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
   /**
    * The document once its indexing has ended (`completed` or `failed`), polled over HTTP. The
@@ -19,10 +37,42 @@ export interface TestServer extends RunningServer {
   stop(): Promise<void>;
 }
 
-/** A real server on an ephemeral loopback port over a SQLite file in a temp folder. */
+/** The master key of test servers in PostgreSQL mode (the mode requires one from the environment). */
+const TEST_SECRET = 'the-test-servers-shared-secret';
+
+/**
+ * The server options of PostgreSQL mode as an operator runs it: a fresh database of the run's
+ * private cluster (`--database`), the master key from AGENT_PLATFORM_SECRET, and a shared vector
+ * store, here the run's real Chroma server (started by `chroma-global-setup.ts`) with a
+ * collection of its own per server (a collection has one dimension; servers must not share
+ * one). Nothing is mocked: the server opens the same PostgreSQL storage, blob store, job queue,
+ * notifier and stream store that `agent-platform serve --database` does.
+ */
+async function postgresMode(options: Pick<ServerOptions, 'env'>): Promise<Pick<ServerOptions, 'database' | 'vectorStore' | 'env'>> {
+  const chromaUrl = inject('chromaUrl');
+  if (!chromaUrl) {
+    throw new Error(
+      'AGENT_PLATFORM_TEST_STORAGE=postgres needs the run\'s Chroma server: the vitest project must list packages/server/test/chroma-global-setup.ts in globalSetup (the "postgres" project does)',
+    );
+  }
+  return {
+    database: await postgresDatabase(),
+    vectorStore: { provider: 'chroma', config: { endpoint: chromaUrl, indexName: `t-${randomBytes(8).toString('hex')}` } },
+    env: { ...(options.env ?? process.env), AGENT_PLATFORM_SECRET: TEST_SECRET },
+  };
+}
+
+/**
+ * A real server on an ephemeral loopback port. Its storage follows AGENT_PLATFORM_TEST_STORAGE
+ * (`testStorage`): a SQLite file in a temp folder (the default), or `postgres`, the server's
+ * PostgreSQL mode on a fresh database (see `postgresMode`). The temp folder is there in both
+ * modes (tool caches, model folders, the SQLite file).
+ */
 export async function startTestServer(options: Omit<ServerOptions, 'port' | 'host' | 'dataDir'> = {}): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ap-http-'));
-  const server = await startServer({ port: 0, host: '127.0.0.1', dataDir, logger: pino({ level: 'silent' }), ...options });
+  const mode = testStorage === 'postgres' ? await postgresMode(options) : {};
+  const server = await startServer({ port: 0, host: '127.0.0.1', dataDir, logger: pino({ level: 'silent' }), ...options, ...mode });
+  const stored = mode.database ? postgresStored(mode.database) : sqliteStored(dataDir);
   const keyA = (await server.platform.createUserWithKey({ name: 'a' })).key;
   const keyB = (await server.platform.createUserWithKey({ name: 'b' })).key;
   return {
@@ -30,6 +80,13 @@ export async function startTestServer(options: Omit<ServerOptions, 'port' | 'hos
     keyA,
     keyB,
     dataDir,
+    storage: testStorage,
+    stored,
+    ownVectorStore() {
+      const shared = mode.vectorStore;
+      if (!shared) return {};
+      return { vectorstoreProvider: shared.provider, vectorStoreConfig: { ...shared.config, indexName: `t-${randomBytes(8).toString('hex')}` } };
+    },
     async call(method, path, { key = keyA, body, raw, headers = {} } = {}) {
       const init: RequestInit = { method, headers: { ...headers } };
       if (key) (init.headers as Record<string, string>).authorization = `Bearer ${key}`;
@@ -56,6 +113,7 @@ export async function startTestServer(options: Omit<ServerOptions, 'port' | 'hos
     },
     async stop() {
       await server.close();
+      await stored.close();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain JavaScript script of the embedding package's tests, without types.
@@ -24,7 +22,8 @@ afterAll(async () => {
   await s.stop();
 });
 
-const blob = (key: string) => join(s.dataDir, 'files', key);
+/** Whether the server's blob store (its `files/` folder, or the database's `blobs` table) holds `key`. */
+const hasBlob = async (key: string) => (await s.stored.blobs.get(key)) !== undefined;
 
 async function upload(key: string, projectId: string, name: string, text: string): Promise<{ fileId: string; documentId: string }> {
   const form = new FormData();
@@ -56,7 +55,7 @@ async function legacyLink(fileId: string, text: string): Promise<string> {
   const { userId } = (await s.platform.authenticate(s.keyA)) as { userId: string };
   const id = s.platform.ids.next('document');
   const now = new Date();
-  await writeFile(blob(id), text);
+  await s.stored.blobs.put(id, new TextEncoder().encode(text));
   await s.platform.storage.documents.insert({
     id, userId, projectId: projectA, fileId, sourceKey: id, fileName: 'linked.txt', fileType: 'txt', sourceType: 'upload',
     status: 'completed', chunkCount: 0, vectorCount: 0, error: null, metadata: { size: text.length }, createdAt: now, updatedAt: now,
@@ -67,7 +66,7 @@ async function legacyLink(fileId: string, text: string): Promise<string> {
 describe("another user's file", () => {
   it('is answered 404 File not found, exactly as a missing one, and nothing is written', async () => {
     const theirs = await upload(s.keyB, projectB, 'secret.txt', 'Bananas are the secret of user B.');
-    const before = (await readdir(join(s.dataDir, 'files'))).sort();
+    const before = await s.stored.blobs.keys();
     for (const path of ['/api/knowledge/documents', '/api/knowledge/documents/stream']) {
       const other = await addDocument(s.keyA, { fileId: theirs.fileId }, path);
       const missing = await addDocument(s.keyA, { fileId: 'file_missing' }, path);
@@ -76,7 +75,7 @@ describe("another user's file", () => {
       expect(missing, path).toMatchObject({ status: 404, body: other.body });
     }
     expect((await s.call('GET', `/api/knowledge/documents?projectId=${projectA}`)).body.total).toBe(0);
-    expect((await readdir(join(s.dataDir, 'files'))).sort()).toEqual(before);
+    expect(await s.stored.blobs.keys()).toEqual(before);
     // B still has the file and its document.
     expect((await s.call('GET', `/api/knowledge/documents/${theirs.documentId}`, { key: s.keyB })).body.document).toMatchObject({ fileId: theirs.fileId, status: 'completed' });
   });
@@ -85,17 +84,17 @@ describe("another user's file", () => {
     const theirs = await upload(s.keyB, projectB, 'kept.txt', 'Cherries belong to user B.');
     const linked = await legacyLink(theirs.fileId, 'Text of user A.');
     expect((await s.call('DELETE', `/api/knowledge/documents/${linked}`)).status).toBe(200);
-    expect(existsSync(blob(theirs.fileId))).toBe(true);
-    expect(existsSync(blob(linked))).toBe(false);
+    expect(await hasBlob(theirs.fileId)).toBe(true);
+    expect(await hasBlob(linked)).toBe(false);
     // B can still delete (and so release) their own file.
     expect((await s.call('DELETE', `/api/knowledge/documents/${theirs.documentId}`, { key: s.keyB })).status).toBe(200);
-    expect(existsSync(blob(theirs.fileId))).toBe(false);
+    expect(await hasBlob(theirs.fileId)).toBe(false);
   });
 
   it("is never read by re-indexing the caller's documents", async () => {
     const theirs = await upload(s.keyB, projectB, 'private.txt', 'Durian notes of user B only.');
     const linked = await legacyLink(theirs.fileId, 'Elderberry notes of user A.');
-    const res = await s.call('PUT', '/api/knowledge/settings', { body: { projectId: projectA, settings: { embeddingModel: 'local:tiny' } } });
+    const res = await s.call('PUT', '/api/knowledge/settings', { body: { projectId: projectA, settings: { embeddingModel: 'local:tiny', ...s.ownVectorStore() } } });
     expect(res.body.message).toMatch(/re-indexing [1-9]\d* documents? with local:tiny/);
     expect(await settled(linked)).toBe('completed');
     expect((await s.platform.storage.chunks.listByDocument(linked)).map((c) => c.text)).toEqual(['Elderberry notes of user A.']);
@@ -114,10 +113,10 @@ describe("the caller's own file", () => {
     // Its text is its own source, not the file: the file's text is not among its chunks.
     expect((await s.platform.storage.chunks.listByDocument(linked.body.documentId)).map((c) => c.text)).toEqual(['A summary of my figs.']);
     expect((await s.call('DELETE', `/api/knowledge/documents/${mine.documentId}`)).status).toBe(200);
-    expect(existsSync(blob(mine.fileId))).toBe(true);
+    expect(await hasBlob(mine.fileId)).toBe(true);
     expect((await s.call('DELETE', `/api/knowledge/documents/${linked.body.documentId}`)).status).toBe(200);
-    expect(existsSync(blob(mine.fileId))).toBe(false);
-    expect(existsSync(blob(linked.body.documentId))).toBe(false);
+    expect(await hasBlob(mine.fileId)).toBe(false);
+    expect(await hasBlob(linked.body.documentId)).toBe(false);
     // Gone means gone: naming it now is 404.
     expect((await addDocument(s.keyA, { fileId: mine.fileId })).status).toBe(404);
   });

@@ -28,7 +28,10 @@ describe('embeddingModel "local:<folder>"', () => {
       body: { projectId, fileName: 'cat.md', fileType: 'md', sourceType: 'upload', content: '# Cat\n\nThe cat sat on the mat.' },
     });
     expect(await s.indexed(added.body.documentId)).toMatchObject({ status: 'completed' });
-    expect((await put({ embeddingModel: 'local:tiny' })).body).toMatchObject({ success: true });
+    // On PostgreSQL the project's default store is a collection of 512 dimensions: the tiny
+    // model (8) goes to a collection of its own (a model change of dimension into it is refused,
+    // see vector-stores.test.ts).
+    expect((await put({ embeddingModel: 'local:tiny', ...s.ownVectorStore() })).body).toMatchObject({ success: true });
     const deadline = Date.now() + 20_000;
     let document: { status: string; vectorCount: number } | undefined;
     while (Date.now() < deadline) {
@@ -50,7 +53,7 @@ describe('embeddingModel "local:<folder>"', () => {
     const corrupt = await makeTinyModel(join(s.dataDir, 'models', 'corrupt'));
     await writeFile(join(corrupt, 'onnx', 'model.onnx'), 'not a protobuf at all');
     const other = (await s.call('POST', '/api/projects/create', { body: { name: 'corrupt model', model: 'gpt-4o-mini', provider: 'openai' } })).body.project.id;
-    expect((await s.call('PUT', '/api/knowledge/settings', { body: { projectId: other, settings: { embeddingModel: 'local:corrupt' } } })).status).toBe(200);
+    expect((await s.call('PUT', '/api/knowledge/settings', { body: { projectId: other, settings: { embeddingModel: 'local:corrupt', ...s.ownVectorStore() } } })).status).toBe(200);
     const search = await s.call('POST', '/api/knowledge/search', { body: { projectId: other, query: 'cat', searchType: 'semantic' } });
     expect(search.status).toBe(400);
     expect(search.body.message).toBe('Embedding model folder "models/corrupt" could not be loaded: Load model from models/corrupt/onnx/model.onnx failed:Protobuf parsing failed.');

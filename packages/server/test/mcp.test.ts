@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatCommandLine } from '@agent-platform/mcp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,8 +74,7 @@ describe('MCP servers of a project', () => {
     const tools = await s.call('GET', `/api/mcp/servers/${id}/tools`);
     expect(tools.body.tools.find((t: { name: string }) => t.name === 'echo')).toMatchObject({ inputSchema: { type: 'object', properties: { message: expect.any(Object) } } });
     // The header value is a secret: sealed in the database, never answered.
-    const db = readFileSync(join(s.dataDir, 'agent-platform.db')).toString('latin1');
-    expect(db).not.toContain('mcp-header-secret');
+    expect(await s.stored.holds('mcp-header-secret')).toBe(false);
 
     expect((await s.call('DELETE', `/api/mcp/servers/${id}`)).body).toEqual({ success: true, message: 'MCP server deleted' });
     const again = await s.call('DELETE', `/api/mcp/servers/${id}`);

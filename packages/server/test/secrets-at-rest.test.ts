@@ -1,5 +1,3 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type QdrantTestServer, startQdrantTestServer } from '../../adapters-vector/test/fixtures/qdrant-server.js';
 import { type ServerProcess, startEverything } from '../../mcp/test/helpers.js';
@@ -23,14 +21,8 @@ afterAll(async () => {
   await Promise.all([qdrant.stop(), everything.stop()]);
 });
 
-/** The raw bytes of the database and its write-ahead log, as one buffer. */
-async function databaseBytes(): Promise<Buffer> {
-  const files = ['agent-platform.db', 'agent-platform.db-wal'];
-  return Buffer.concat(await Promise.all(files.map((f) => readFile(join(s.dataDir, f)).catch(() => Buffer.alloc(0)))));
-}
-
 async function expectNowhere(secret: string, responses: { body: unknown }[]): Promise<void> {
-  expect((await databaseBytes()).includes(Buffer.from(secret)), `${secret} in the database`).toBe(false);
+  expect(await s.stored.holds(secret), `${secret} in the database`).toBe(false);
   for (const res of responses) expect(JSON.stringify(res.body)).not.toContain(secret);
 }
 

@@ -1,4 +1,7 @@
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain JavaScript script of the embedding package's tests, without types.
+import { makeTinyModel } from '../../adapters-embedding/test/fixtures/make-tiny-model.mjs';
 import { type QdrantTestServer, startQdrantTestServer } from '../../adapters-vector/test/fixtures/qdrant-server.js';
 import { type ChromaServer, freePort, startChromaServer } from '../../adapters-vector/test/fixtures/chroma-server.js';
 import { startTestServer, type TestServer } from './helpers.js';
@@ -103,6 +106,22 @@ describe('choosing a vector store in the knowledge settings', () => {
     const back = await s.call('POST', '/api/knowledge/search', { body: { projectId, query: 'When are refunds paid?' } });
     expect(back.status).toBe(200);
     expect(back.body.documents[0]?.content).toContain('Refunds are paid');
+  });
+
+  it("refuses a model of another dimension than the Chroma collection the project's vectors are in, naming both, and keeps the settings", async () => {
+    await makeTinyModel(join(s.dataDir, 'models', 'tiny'));
+    const projectId = await project('fixed dimension');
+    const store = { vectorstoreProvider: 'chroma', vectorStoreConfig: { endpoint: chroma.url, indexName: 'fixed-dimension' } };
+    expect((await settings(projectId, store)).status).toBe(200);
+    await addDoc(projectId, 'faq.md', '# Opening hours\n\nThe shop opens at nine and closes at six.');
+    await waitCompleted(projectId, 1);
+    // The collection now holds 512-dimension vectors (the built-in model's); the tiny model gives 8.
+    const res = await settings(projectId, { ...store, embeddingModel: 'local:tiny' });
+    expect(res.status, JSON.stringify(res.body)).toBe(400);
+    expect(res.body.message).toMatch(/^Invalid vectorstore configuration: index "fixed-dimension" has dimension 512, the embedding model gives 8/);
+    expect((await s.call('GET', `/api/knowledge/settings?projectId=${projectId}`)).body.settings.embeddingModel).toBeUndefined();
+    const hits = await s.call('POST', '/api/knowledge/search', { body: { projectId, query: 'When does the shop open?', searchType: 'semantic' } });
+    expect(hits.body.documents[0]?.content).toContain('opens at nine');
   });
 
   it('moves a project into a real Chroma server and back to the built-in store', async () => {
