@@ -14,7 +14,9 @@ import { type Cluster, call, contentOf, firstKeyOf, type Instance, SECRET, type 
 // user), to keep the suite's wall time down.
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-const STREAM_LEASE_MS = 2000;
+// Long enough that a live writer's heartbeat gets through on a loaded 2-core machine (a lapse
+// ends a live writer's stream too: that is the lease's contract), short beside the 30 s default.
+const STREAM_LEASE_MS = 5000;
 const MCP_LINE = formatCommandLine(process.execPath, [EVERYTHING, 'stdio']);
 
 let cluster: Cluster;
@@ -64,6 +66,35 @@ const upstreamCall = (text: string) => {
 const ids = (events: readonly SseEvent[]) => events.filter((e) => e.id !== undefined).map((e) => e.id as number);
 
 describe('chat streams, settings and MCP servers across instances', () => {
+  // First and alone: starting the MCP server process has 10 s (the connector's limit) on a busy machine.
+  it('an MCP server connected on B and deleted through A is gone on B: not listed, not offered, its process stopped', async () => {
+    const projectId = await project('mcp');
+    const added = await call(a, key, 'POST', '/api/mcp/add-server', { projectId, name: 'everything', transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'] });
+    expect(added.status, JSON.stringify(added.body)).toBe(201);
+    const id = added.body.server.id as string;
+    const tools = await call(b, key, 'GET', `/api/mcp/servers/${id}/tools`);
+    expect(tools.status).toBe(200);
+    expect(tools.body.tools.map((t: { name: string }) => t.name)).toContain('echo');
+    /** B's stdio MCP children (server-everything processes whose parent is B). */
+    const childrenOfB = () =>
+      execFileSync('ps', ['-e', '-o', 'pid=,ppid=,args='], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => l.includes('server-everything') && l.trim().split(/\s+/)[1] === String(b.child.pid));
+    expect(childrenOfB()).toHaveLength(1);
+    const ask = async (text: string) => {
+      expect((await call(b, key, 'POST', '/api/v1/chat/completions', { model: projectId, messages: [{ role: 'user', content: text }] })).status).toBe(200);
+      return upstreamCall(text).tools;
+    };
+    expect(await ask('mcp before')).toContain('mcp__everything__echo');
+
+    expect((await call(a, key, 'DELETE', `/api/mcp/servers/${id}`)).status).toBe(200);
+    const listed = await call(b, key, 'GET', `/api/mcp/servers?projectId=${projectId}`);
+    expect(listed.body.servers).toEqual([]);
+    expect((await call(b, key, 'GET', `/api/mcp/servers/${id}/tools`)).status).toBe(404);
+    expect((await ask('mcp after')).filter((t) => t.startsWith('mcp__'))).toEqual([]);
+    await until('B to stop its MCP process', async () => (childrenOfB().length === 0 ? true : undefined), 10_000);
+  }, 120_000);
+
   it.concurrent('a completion streaming on A is followed from B and resumed from C with Last-Event-ID: nothing lost or repeated', async () => {
     const projectId = await project('streams');
     const { chatId, streamId } = await chatWithStream(a, projectId);
@@ -129,8 +160,8 @@ describe('chat streams, settings and MCP servers across instances', () => {
     const error = JSON.parse(followed.find((e) => e.id === 5)?.data as string) as { error: { code: string; type: string; message: string } };
     expect(error.error.code).toBe('unavailable');
     expect(error.error.message).toMatch(/instance writing this stream stopped/);
-    // Within the lease (2 s) and a follower's poll (1 s); loose for a busy machine, far below the 30 s default.
-    expect(took).toBeLessThan(15_000);
+    // Within the lease (5 s) and a follower's poll (1 s); loose for a busy machine, below the 30 s default.
+    expect(took).toBeLessThan(20_000);
     // A reader coming later gets the same end at once.
     const later = await sse(c, key, path, { headers: { 'last-event-id': '3' } });
     expect(later.filter((e) => e.id !== undefined)).toEqual(followed.filter((e) => e.id !== undefined && e.id > 3));
@@ -172,31 +203,4 @@ describe('chat streams, settings and MCP servers across instances', () => {
     expect(await ask('settings 4')).toMatchObject({ instance: 'b', authorization: 'Bearer sk-test' });
   }, 120_000);
 
-  it.concurrent('an MCP server connected on B and deleted through A is gone on B: not listed, not offered, its process stopped', async () => {
-    const projectId = await project('mcp');
-    const added = await call(a, key, 'POST', '/api/mcp/add-server', { projectId, name: 'everything', transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'] });
-    expect(added.status, JSON.stringify(added.body)).toBe(201);
-    const id = added.body.server.id as string;
-    const tools = await call(b, key, 'GET', `/api/mcp/servers/${id}/tools`);
-    expect(tools.status).toBe(200);
-    expect(tools.body.tools.map((t: { name: string }) => t.name)).toContain('echo');
-    /** B's stdio MCP children (server-everything processes whose parent is B). */
-    const childrenOfB = () =>
-      execFileSync('ps', ['-e', '-o', 'pid=,ppid=,args='], { encoding: 'utf8' })
-        .split('\n')
-        .filter((l) => l.includes('server-everything') && l.trim().split(/\s+/)[1] === String(b.child.pid));
-    expect(childrenOfB()).toHaveLength(1);
-    const ask = async (text: string) => {
-      expect((await call(b, key, 'POST', '/api/v1/chat/completions', { model: projectId, messages: [{ role: 'user', content: text }] })).status).toBe(200);
-      return upstreamCall(text).tools;
-    };
-    expect(await ask('mcp before')).toContain('mcp__everything__echo');
-
-    expect((await call(a, key, 'DELETE', `/api/mcp/servers/${id}`)).status).toBe(200);
-    const listed = await call(b, key, 'GET', `/api/mcp/servers?projectId=${projectId}`);
-    expect(listed.body.servers).toEqual([]);
-    expect((await call(b, key, 'GET', `/api/mcp/servers/${id}/tools`)).status).toBe(404);
-    expect((await ask('mcp after')).filter((t) => t.startsWith('mcp__'))).toEqual([]);
-    await until('B to stop its MCP process', async () => (childrenOfB().length === 0 ? true : undefined), 10_000);
-  }, 120_000);
 });
