@@ -193,8 +193,9 @@ describe('agent-platform CLI', () => {
     // A `--` separator (as `pnpm start -- --port 1` passes it) is ignored.
     expect((await run(process.execPath, [CLI, 'serve', '--', '--help'])).stdout).toContain('--cors-origin');
     expect((await run(process.execPath, [CLI, '--', 'serve', '--help'])).stdout).toContain('--cors-origin');
-    // Eighteen CLI starts, each loading the whole server (seconds apiece on a busy 2-core machine).
-  }, 90_000);
+    // Eighteen CLI starts, each loading the whole server (seconds apiece on a busy 2-core machine,
+    // over five when other test runs share it).
+  }, 150_000);
 
   it('allows the stdio MCP command lines of --mcp-commands exactly, and refuses node -e', async () => {
     const file = join(dir, 'mcp-commands');
