@@ -111,9 +111,14 @@ describe('several instances on one PostgreSQL database', () => {
     const completed = async (instance: Instance) =>
       (await call(instance, key, 'GET', `/api/knowledge/documents?projectId=${projectId}&status=completed&limit=1`)).body.total as number;
     await until('every document indexed', async () => ((await completed(next())) === count ? true : undefined), 240_000).catch(async (error) => {
-      const docs = await call(a, key, 'GET', `/api/knowledge/documents?projectId=${projectId}&limit=100`);
-      const one = await call(a, key, 'GET', `/api/knowledge/documents/${docs.body.documents[0]?.id}`);
-      throw new Error(`${error.message}: ${JSON.stringify(one.body)} ${JSON.stringify([...embedded.entries()].map(([k, v]) => [k, v.length]))} ${a.output().slice(-2000)}`);
+      // What is left, by status, and one document that is not completed.
+      const byStatus: Record<string, number> = {};
+      for (const status of ['pending', 'processing', 'completed', 'failed']) {
+        byStatus[status] = (await call(a, key, 'GET', `/api/knowledge/documents?projectId=${projectId}&status=${status}&limit=1`)).body.total;
+      }
+      const left = await call(a, key, 'GET', `/api/knowledge/documents?projectId=${projectId}&status=processing&limit=1`);
+      const one = left.body.documents?.[0] ? (await call(a, key, 'GET', `/api/knowledge/documents/${left.body.documents[0].id}`)).body : undefined;
+      throw new Error(`${error.message}: ${JSON.stringify(byStatus)} ${JSON.stringify(one)} ${JSON.stringify([...embedded.entries()].map(([k, v]) => [k, v.length]))}`);
     });
     for (const instance of all) expect(await completed(instance)).toBe(count);
 
