@@ -36,7 +36,7 @@ export { createSecretBox, type SecretBox } from './security/secrets.js';
 export { type AgentEvent, type AgentTurn, runAgentTurn, type Source, systemContext } from './agent/loop.js';
 export type { AgentTool, ToolSource } from './agent/tools.js';
 export { DEFAULT_MAX_OPEN_STREAMS, type StreamEvent, type StreamHubOptions } from './agent/streams.js';
-export { STREAM_CHANNEL, type StorageStreamStoreOptions, storageStreamStore } from './agent/storage-stream-store.js';
+export { DEFAULT_STREAM_LEASE_MS, STREAM_CHANNEL, type StorageStreamStoreOptions, storageStreamStore } from './agent/storage-stream-store.js';
 export { memoryStreamStore, type StreamInfo, type StreamRecord, type StreamStore, type StreamWriter } from './agent/stream-store.js';
 export { getModel, listModels, MODEL_OWNER } from './agent/models.js';
 export { type AgentOptions, type ChatModelResolver, type ProviderConfig, toChatMessages } from './agent/completions.js';

@@ -4,6 +4,7 @@ import { isPlatformError, parseAllowedHosts } from '@agent-platform/core';
 import { parseStdioEntry } from '@agent-platform/mcp';
 import { readMcpCommandsFile } from './mcp-commands.js';
 import { DOCUMENT_LIMIT_FLAGS, documentLimitsFrom } from './document-limits.js';
+import { LEASE_FLAGS, type Leases, leasesFrom } from './lease-flags.js';
 import { UsageError } from './cli-usage.js';
 import { keysCommand } from './keys-commands.js';
 import { parsePythonIsolation, startServer } from './server.js';
@@ -85,6 +86,15 @@ Options:
   --mcp-commands FILE   Allowed command lines, one entry per line as for --allow-mcp-command
                         (# comments); repeatable (env AGENT_PLATFORM_MCP_COMMANDS_FILE)
 
+How soon work of an instance that stopped passes to the others (holders renew every third):
+  --job-lease-ms MS     Lease of a claimed indexing job; after it another instance takes the job
+                        over (env AGENT_PLATFORM_JOB_LEASE_MS, 300 to 3600000, default 30000)
+  --job-poll-ms MS      How often an instance with free slots looks for indexing jobs it was not
+                        woken for (env AGENT_PLATFORM_JOB_POLL_MS, 10 to 600000, default 1000)
+  --stream-lease-ms MS  With --database: lease of a chat stream's writer; a stream whose instance
+                        stopped ends with an error event this long after its last write
+                        (env AGENT_PLATFORM_STREAM_LEASE_MS, 300 to 3600000, default 30000)
+
 Documents are parsed and chunked in child processes; one over a limit fails naming it:
   --document-timeout MS Time to parse and chunk one document, then its process is killed
                         (env AGENT_PLATFORM_DOCUMENT_TIMEOUT_MS, default 60000)
@@ -153,14 +163,16 @@ async function serveCommand(argv: string[]): Promise<void> {
       'allow-stdio-mcp': { type: 'boolean' },
       'allow-mcp-command': { type: 'string', multiple: true },
       'mcp-commands': { type: 'string', multiple: true },
-      ...Object.fromEntries(DOCUMENT_LIMIT_FLAGS.map((f) => [f.flag, { type: 'string' as const }])),
+      ...Object.fromEntries([...DOCUMENT_LIMIT_FLAGS, ...LEASE_FLAGS].map((f) => [f.flag, { type: 'string' as const }])),
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) return void process.stdout.write(SERVE_HELP);
   let documentLimits: ReturnType<typeof documentLimitsFrom>;
+  let leases: Leases;
   try {
     documentLimits = documentLimitsFrom(values as Record<string, string | undefined>, process.env);
+    leases = leasesFrom(values, process.env);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -197,6 +209,7 @@ async function serveCommand(argv: string[]): Promise<void> {
     ...(defaultModel ? { defaultModel } : {}),
     ...(maxSteps ? { maxSteps: integer(maxSteps, '--max-steps', 1, 100) } : {}),
     documentLimits,
+    leases,
     outbound: {
       allowedHosts: [...parseAllowedHosts(process.env.AGENT_PLATFORM_ALLOWED_HOSTS), ...(values['allow-host'] ?? [])],
       allowlistOnly: values['allowed-hosts-only'] === true,

@@ -1,4 +1,5 @@
 import { DEFAULT_DOCUMENT_LIMITS, type DocumentLimitName, type DocumentLimits } from '@agent-platform/core';
+import { integerFlagsFrom } from './integer-flags.js';
 
 /** A document limit as `agent-platform serve` takes it: a flag and an env variable. */
 export interface DocumentLimitFlag {
@@ -31,15 +32,9 @@ export const DOCUMENT_LIMIT_HINTS: Readonly<Record<DocumentLimitName, string>> =
  * naming the flag for a value that is not an integer from the flag's minimum up.
  */
 export function documentLimitsFrom(values: Readonly<Record<string, string | undefined>>, env: NodeJS.ProcessEnv): DocumentLimits {
-  const limits: Partial<Record<DocumentLimitName, number>> = {};
-  for (const { flag, env: name, limit, min } of DOCUMENT_LIMIT_FLAGS) {
-    const value = values[flag] ?? env[name];
-    if (value === undefined || value === '') continue;
-    const n = Number(value);
-    if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min) {
-      throw new Error(`--${flag} (${name}) must be an integer of at least ${min} (default ${DEFAULT_DOCUMENT_LIMITS[limit]}), got "${value}"`);
-    }
-    limits[limit] = n;
-  }
-  return limits;
+  return integerFlagsFrom(
+    DOCUMENT_LIMIT_FLAGS.map((f) => ({ flag: f.flag, env: f.env, key: f.limit, min: f.min, defaultValue: DEFAULT_DOCUMENT_LIMITS[f.limit] })),
+    values,
+    env,
+  );
 }

@@ -25,6 +25,7 @@ import { stdioFromEnv } from './mcp-commands.js';
 import { javascriptSandbox, npmDependencies, type PythonIsolation, pythonSandbox } from '@agent-platform/sandbox';
 import { chatModelResolver, providerBaseUrl } from './providers/index.js';
 import { loadSecretBox } from './secrets.js';
+import { heartbeatOf, type Leases } from './lease-flags.js';
 
 export interface ServerOptions {
   /** Port to listen on; 0 picks a free one. Default 3000. */
@@ -72,6 +73,8 @@ export interface ServerOptions {
    * and AGENT_PLATFORM_VECTOR_STORE_CONFIG.
    */
   readonly vectorStore?: SharedVectorStore;
+  /** Leases of indexing jobs and chat stream writers, and the job poll interval (`--job-lease-ms`, ...). Defaults: `Leases`. */
+  readonly leases?: Leases;
 }
 
 export interface RunningServer {
@@ -155,6 +158,7 @@ export async function openPlatform(
     logger?: Logger;
     database?: string;
     vectorStore?: SharedVectorStore;
+    leases?: Leases;
   } = {},
 ): Promise<AgentPlatform> {
   const env = options.env ?? process.env;
@@ -211,18 +215,23 @@ export async function openPlatform(
     ...(shared ? { blobs: shared.blobs, instanceId: instanceIdOf(deployment, resolve(dataDir)) } : {}),
   };
   // PostgreSQL mode: indexing events, cancels, MCP deletions and chat streams cross instances.
-  const crossing = shared ? await openSharedMessaging(deployment.database as string, shared) : {};
+  const crossing = shared ? await openSharedMessaging(deployment.database as string, shared, options.leases?.streamLeaseMs) : {};
+  const { jobLeaseMs, jobPollMs } = options.leases ?? {};
   return new AgentPlatform({
     ...common,
     ...crossing,
     mcp: { connector },
-    knowledge: await openKnowledge(dataDir, {
-      env,
-      fetch: fetches.operator,
-      allowDownloads: allowModelDownloads,
-      shared: knowledgeShared,
-      ...(options.documentLimits ? { limits: options.documentLimits } : {}),
-    }),
+    knowledge: {
+      ...(await openKnowledge(dataDir, {
+        env,
+        fetch: fetches.operator,
+        allowDownloads: allowModelDownloads,
+        shared: knowledgeShared,
+        ...(options.documentLimits ? { limits: options.documentLimits } : {}),
+      })),
+      ...(jobLeaseMs ? { leaseMs: jobLeaseMs, heartbeatMs: heartbeatOf(jobLeaseMs) } : {}),
+      ...(jobPollMs ? { pollMs: jobPollMs } : {}),
+    },
     tools: {
       sandboxes: { javascript: javascriptSandbox({ dependencies: npm }), python },
       ...(envInteger(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) ? { timeoutMs: envInteger(env.AGENT_PLATFORM_TOOL_TIMEOUT_MS) as number } : {}),
@@ -242,11 +251,12 @@ async function openSharedStorage(connectionString: string): Promise<DatabaseStor
 }
 
 /** The notifier (LISTEN/NOTIFY) and the database-backed stream store every instance shares. */
-async function openSharedMessaging(connectionString: string, storage: DatabaseStorage): Promise<{ notifier: Notifier; streamStore: StreamStore }> {
+async function openSharedMessaging(connectionString: string, storage: DatabaseStorage, streamLeaseMs: number | undefined): Promise<{ notifier: Notifier; streamStore: StreamStore }> {
   const { postgresNotifier } = await import('@agent-platform/adapters-storage/postgres');
   if (!storage.streams) throw new Error('PostgreSQL storage without its stream repository');
   const notifier = await postgresNotifier({ connectionString });
-  return { notifier, streamStore: storageStreamStore({ streams: storage.streams, notifier }) };
+  const lease = streamLeaseMs ? { writerLeaseMs: streamLeaseMs, heartbeatMs: heartbeatOf(streamLeaseMs) } : {};
+  return { notifier, streamStore: storageStreamStore({ streams: storage.streams, notifier, ...lease }) };
 }
 
 /** Starts the headless server: the embedded defaults (SQLite under the data folder), or PostgreSQL with `database`. */
@@ -265,6 +275,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.documentLimits ? { documentLimits: options.documentLimits } : {}),
     ...(options.database ? { database: options.database } : {}),
     ...(options.vectorStore ? { vectorStore: options.vectorStore } : {}),
+    ...(options.leases ? { leases: options.leases } : {}),
     logger,
   });
   await platform.start();

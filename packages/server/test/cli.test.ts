@@ -181,11 +181,21 @@ describe('agent-platform CLI', () => {
       code: 2,
       stderr: expect.stringContaining('--document-memory (AGENT_PLATFORM_DOCUMENT_MEMORY_MB) must be an integer of at least 64'),
     });
+    await expect(run(process.execPath, [CLI, 'serve', '--job-lease-ms', '10'])).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--job-lease-ms (AGENT_PLATFORM_JOB_LEASE_MS) must be an integer from 300 to 3600000 (default 30000), got "10"'),
+    });
+    await expect(run(process.execPath, [CLI, 'serve', '--stream-lease-ms', '30s'])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--stream-lease-ms (AGENT_PLATFORM_STREAM_LEASE_MS) must be an integer') });
+    await expect(run(process.execPath, [CLI, 'serve'], { env: { ...process.env, AGENT_PLATFORM_JOB_POLL_MS: '0' } })).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--job-poll-ms (AGENT_PLATFORM_JOB_POLL_MS) must be an integer from 10 to 600000'),
+    });
     // A `--` separator (as `pnpm start -- --port 1` passes it) is ignored.
     expect((await run(process.execPath, [CLI, 'serve', '--', '--help'])).stdout).toContain('--cors-origin');
     expect((await run(process.execPath, [CLI, '--', 'serve', '--help'])).stdout).toContain('--cors-origin');
-    // Fifteen CLI starts, each loading the whole server (seconds apiece on a busy 2-core machine).
-  }, 90_000);
+    // Eighteen CLI starts, each loading the whole server (seconds apiece on a busy 2-core machine,
+    // over five when other test runs share it).
+  }, 150_000);
 
   it('allows the stdio MCP command lines of --mcp-commands exactly, and refuses node -e', async () => {
     const file = join(dir, 'mcp-commands');
@@ -230,7 +240,7 @@ describe('agent-platform CLI', () => {
     const flags = [...new Set(help.match(/--[a-z][a-z-]+/g))];
     expect(flags.length).toBeGreaterThan(10);
     for (const flag of flags) expect(readme, flag).toContain(`\`${flag}`);
-    const sources = await Promise.all(['cli.ts', 'server.ts', 'secrets.ts', 'mcp-commands.ts', 'providers/index.ts', 'document-limits.ts', 'knowledge.ts'].map((f) => readFile(new URL(`../src/${f}`, import.meta.url), 'utf8')));
+    const sources = await Promise.all(['cli.ts', 'server.ts', 'secrets.ts', 'mcp-commands.ts', 'providers/index.ts', 'document-limits.ts', 'knowledge.ts', 'lease-flags.ts'].map((f) => readFile(new URL(`../src/${f}`, import.meta.url), 'utf8')));
     const variables = [...new Set(sources.join('\n').match(/AGENT_PLATFORM_[A-Z_]+/g))];
     expect(variables.length).toBeGreaterThan(8);
     for (const variable of variables) expect(readme, variable).toContain(variable);

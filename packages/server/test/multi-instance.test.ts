@@ -1,139 +1,25 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { postgresDatabase } from '@agent-platform/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChromaServer, startChromaServer } from '../../adapters-vector/test/fixtures/chroma-server.js';
-import { bagOfWords } from './helpers.js';
+import { type Cluster, call, chromaCount, firstKeyOf, type Instance, SECRET, startCluster, until } from './multi-instance-helpers.js';
 
 // Real servers: the built CLI as child processes on one private PostgreSQL database and one real
-// Chroma server, requests spread over them. Embeddings come from a fake OpenAI-compatible server
-// that each instance reaches under its own path (/<instance>/v1), so the test sees which
-// instance embedded which text, and can hold one instance's requests unanswered.
+// Chroma server, requests spread over them (see multi-instance-helpers.ts). Streams, settings and
+// MCP servers across instances: multi-instance-streams.test.ts.
 
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-const SECRET = 'a-secret-every-instance-shares';
-const DIMENSIONS = 32;
-
-let chroma: ChromaServer;
-let embeddings: Server;
-let embeddingsUrl = '';
-let root = '';
-/** Texts embedded and answered, by instance. */
-const embedded = new Map<string, string[]>();
-/** Instances whose embedding requests are held unanswered (until the test ends). */
-const held = new Set<string>();
-const heldRequests: { instance: string; res: ServerResponse; answer: () => void }[] = [];
-
-/** Answers the held requests of `instance` and stops holding its new ones. */
-function release(instance: string) {
-  held.delete(instance);
-  for (const h of heldRequests.filter((r) => r.instance === instance)) {
-    heldRequests.splice(heldRequests.indexOf(h), 1);
-    h.answer();
-  }
-}
-const heldSeen = new Map<string, number>();
-
+let cluster: Cluster;
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'ap-multi-'));
-  chroma = await startChromaServer();
-  embeddings = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let body = '';
-    req.on('data', (c: Buffer) => {
-      body += c.toString();
-    });
-    req.on('end', () => {
-      const instance = req.url?.split('/')[1] ?? '';
-      const request = JSON.parse(body) as { input: string | string[]; encoding_format?: string };
-      const input = request.input;
-      const texts = Array.isArray(input) ? input : [input];
-      const answer = () => {
-        embedded.set(instance, [...(embedded.get(instance) ?? []), ...texts]);
-        res.setHeader('content-type', 'application/json');
-      res.end(
-        JSON.stringify({
-          object: 'list',
-          model: 'fake',
-          // The client asks for base64 (little-endian float32) unless told otherwise.
-          data: texts.map((t, index) => {
-            const vector = bagOfWords(t, DIMENSIONS);
-            const embedding = request.encoding_format === 'float' ? [...vector] : Buffer.from(vector.buffer).toString('base64');
-            return { object: 'embedding', index, embedding };
-          }),
-          usage: { prompt_tokens: texts.length, total_tokens: texts.length },
-          }),
-        );
-      };
-      if (!held.has(instance)) return answer();
-      heldSeen.set(instance, (heldSeen.get(instance) ?? 0) + 1);
-      heldRequests.push({ instance, res, answer });
-    });
-  });
-  await new Promise<void>((r) => embeddings.listen(0, '127.0.0.1', r));
-  const address = embeddings.address();
-  embeddingsUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  cluster = await startCluster();
 }, 60_000);
-
-const children: ChildProcess[] = [];
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-  for (const { res } of heldRequests) res.destroy();
-  embeddings?.closeAllConnections();
-  await new Promise((r) => embeddings?.close(r));
-  await chroma?.dispose();
-  await rm(root, { recursive: true, force: true });
+  await cluster?.stop();
 });
 
-interface Instance {
-  readonly name: string;
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly output: () => string;
-}
-
-/** The environment of an instance on `database` with the shared Chroma collection `indexName`. */
+/** The environment of an instance: job leases of 10 s (not the 30 s default), so a killed instance's jobs pass on sooner; shorter ones lapse on a loaded machine while their holder lives (its job then runs twice, the late run's writes discarded), which the exactly-once count below would see. */
 const sharedEnv = (name: string, database: string, indexName: string): NodeJS.ProcessEnv => ({
-  AGENT_PLATFORM_DATABASE_URL: database,
-  AGENT_PLATFORM_SECRET: SECRET,
-  AGENT_PLATFORM_VECTOR_STORE: 'chroma',
-  AGENT_PLATFORM_VECTOR_STORE_CONFIG: JSON.stringify({ endpoint: chroma.url, indexName }),
-  OPENAI_BASE_URL: `${embeddingsUrl}/${name}/v1`,
-  OPENAI_API_KEY: 'sk-test',
-  AGENT_PLATFORM_DOCUMENT_PROCESSES: '1',
-  AGENT_PLATFORM_EMBED_WORKERS: '1',
+  ...cluster.env(name, database, indexName),
+  AGENT_PLATFORM_JOB_LEASE_MS: '10000',
 });
-
-/** Runs `serve` with `env` (added to a clean environment), resolving when it listens, rejecting with its output when it exits first. */
-function start(name: string, env: NodeJS.ProcessEnv, args: string[] = []): Promise<Instance> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data', join(root, name), ...args], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'silent', ...env },
-  });
-  children.push(child);
-  let out = '';
-  const append = (b: Buffer) => {
-    out += b.toString();
-  };
-  child.stdout?.on('data', append);
-  child.stderr?.on('data', append);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${out}`)), 60_000);
-    child.stdout?.on('data', () => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m?.[1]) {
-        clearTimeout(timer);
-        resolve({ name, child, url: m[1], output: () => out });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(Object.assign(new Error(`${name} exited ${code}:\n${out}`), { code, output: out }));
-    });
-  });
-}
+const start = (name: string, env: NodeJS.ProcessEnv, args: string[] = []) => cluster.start(name, env, args);
 
 /** Runs `serve` expecting it to refuse to start: its exit code and output. */
 async function refusal(env: NodeJS.ProcessEnv, args: string[] = []): Promise<{ code: number; output: string }> {
@@ -145,34 +31,6 @@ async function refusal(env: NodeJS.ProcessEnv, args: string[] = []): Promise<{ c
     const e = error as { code?: number; output?: string };
     if (e.output === undefined) throw error;
     return { code: e.code as number, output: e.output };
-  }
-}
-
-const firstKeyOf = (instance: Instance) => instance.output().trimEnd().split('\n').find((l) => l.startsWith('ap_'));
-
-async function call(instance: Instance, key: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${instance.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json()) as any };
-}
-
-/** The number of vectors in the Chroma collection `name` (Chroma's REST API). */
-async function chromaCount(name: string): Promise<number> {
-  const base = `${chroma.url}/api/v2/tenants/default_tenant/databases/default_database/collections`;
-  const collection = (await (await fetch(`${base}/${name}`)).json()) as { id: string };
-  return (await (await fetch(`${base}/${collection.id}/count`)).json()) as number;
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
   }
 }
 
@@ -228,7 +86,9 @@ describe('several instances on one PostgreSQL database', () => {
     expect(settings.status).toBe(200);
 
     // Documents posted through A while all three claim jobs.
-    const count = Number(process.env.MI_COUNT ?? 60);
+    const { embedded, held, heldSeen } = cluster.upstream;
+    const release = (instance: string) => cluster.upstream.release(instance);
+    const count = Number(process.env.MI_COUNT ?? 200);
     const texts = Array.from({ length: count }, (_, i) => `Document ${i} is about topic${i} and the word pump${i % 7}.`);
     const post = (text: string, i: number) =>
       call(a, key, 'POST', '/api/knowledge/documents', { projectId, fileName: `d${i}.txt`, fileType: 'txt', sourceType: 'text', content: text });
@@ -239,12 +99,26 @@ describe('several instances on one PostgreSQL database', () => {
     await until('B and C to embed', async () => (['b', 'c'].every((i) => (embedded.get(i)?.length ?? 0) > 0) ? true : undefined), 60_000);
     release('a');
     await posting;
+    /** Chunks of the project's documents (every page of the list, through B, which is never killed), for vectors = chunks. */
+    const chunks = async () => {
+      let total = 0;
+      for (let offset = 0; ; offset += 100) {
+        const page = await call(b, key, 'GET', `/api/knowledge/documents?projectId=${projectId}&limit=100&offset=${offset}`);
+        total += (page.body.documents as { chunkCount: number }[]).reduce((sum, d) => sum + d.chunkCount, 0);
+        if (page.body.documents.length < 100) return total;
+      }
+    };
     const completed = async (instance: Instance) =>
       (await call(instance, key, 'GET', `/api/knowledge/documents?projectId=${projectId}&status=completed&limit=1`)).body.total as number;
-    await until('every document indexed', async () => ((await completed(next())) === count ? true : undefined), 120_000).catch(async (error) => {
-      const docs = await call(a, key, 'GET', `/api/knowledge/documents?projectId=${projectId}&limit=100`);
-      const one = await call(a, key, 'GET', `/api/knowledge/documents/${docs.body.documents[0]?.id}`);
-      throw new Error(`${error.message}: ${JSON.stringify(one.body)} ${JSON.stringify([...embedded.entries()].map(([k, v]) => [k, v.length]))} ${a.output().slice(-2000)}`);
+    await until('every document indexed', async () => ((await completed(next())) === count ? true : undefined), 240_000).catch(async (error) => {
+      // What is left, by status, and one document that is not completed.
+      const byStatus: Record<string, number> = {};
+      for (const status of ['pending', 'processing', 'completed', 'failed']) {
+        byStatus[status] = (await call(a, key, 'GET', `/api/knowledge/documents?projectId=${projectId}&status=${status}&limit=1`)).body.total;
+      }
+      const left = await call(a, key, 'GET', `/api/knowledge/documents?projectId=${projectId}&status=processing&limit=1`);
+      const one = left.body.documents?.[0] ? (await call(a, key, 'GET', `/api/knowledge/documents/${left.body.documents[0].id}`)).body : undefined;
+      throw new Error(`${error.message}: ${JSON.stringify(byStatus)} ${JSON.stringify(one)} ${JSON.stringify([...embedded.entries()].map(([k, v]) => [k, v.length]))}`);
     });
     for (const instance of all) expect(await completed(instance)).toBe(count);
 
@@ -252,7 +126,8 @@ describe('several instances on one PostgreSQL database', () => {
     const done = [...embedded.values()].flat().filter((t) => texts.includes(t));
     expect(done.sort()).toEqual([...texts].sort());
     for (const instance of ['a', 'b', 'c']) expect(embedded.get(instance)?.length, instance).toBeGreaterThan(0);
-    expect(await chromaCount(indexName)).toBe(count);
+    expect(await chunks()).toBe(count);
+    expect(await chromaCount(cluster.chroma, indexName)).toBe(count);
 
     // Search answers the same from every instance.
     const searches = await Promise.all(all.map((i) => call(i, key, 'POST', '/api/knowledge/search', { projectId, query: 'topic7 pump0', topK: 3 })));
@@ -275,10 +150,11 @@ describe('several instances on one PostgreSQL database', () => {
     const after = [...embedded.values()].flat().filter((t) => more.includes(t));
     expect(after.sort()).toEqual([...more].sort());
     expect(embedded.get('c') ?? []).toEqual([]);
-    expect(await chromaCount(indexName)).toBe(count + more.length);
+    expect(await chunks()).toBe(count + more.length);
+    expect(await chromaCount(cluster.chroma, indexName)).toBe(count + more.length);
     const stuck = await call(b, key, 'GET', `/api/knowledge/documents?projectId=${projectId}&status=processing`);
     expect(stuck.body.total).toBe(0);
     a.child.kill('SIGTERM');
     b.child.kill('SIGTERM');
-  }, 400_000);
+  }, 600_000);
 });

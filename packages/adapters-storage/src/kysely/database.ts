@@ -166,6 +166,8 @@ export interface Database {
     writer: string | null;
     expires_at: number | string | null;
     last_seq: number;
+    /** When the writer's lease runs out (SQLite 0015, PostgreSQL 0006); null unless `writing`. */
+    lease_until: number | string | null;
   };
   stream_events: { stream_id: string; seq: number; event: string };
   projects: {

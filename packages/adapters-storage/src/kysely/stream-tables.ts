@@ -27,3 +27,14 @@ export async function createStreamTables(db: Kysely<any>, timeType: 'integer' | 
     .addPrimaryKeyConstraint('stream_events_pk', ['stream_id', 'seq'])
     .execute();
 }
+
+/**
+ * The writer's lease (SQLite migration 0015, PostgreSQL 0006): while a stream is `writing`,
+ * `lease_until` is when its writer's lease runs out (ms since the epoch); the writer extends it
+ * as it appends and by a heartbeat. Past it, whoever finds the stream ends it (the writer's
+ * instance died). Null on streams not being written.
+ */
+export async function addStreamLeases(db: Kysely<any>, timeType: 'integer' | 'bigint'): Promise<void> {
+  await db.schema.alterTable('streams').addColumn('lease_until', timeType).execute();
+  await db.schema.createIndex('streams_state_lease').on('streams').columns(['state', 'lease_until']).execute();
+}

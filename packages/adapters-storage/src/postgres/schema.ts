@@ -1,5 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
-import { createStreamTables } from '../kysely/stream-tables.js';
+import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
 
 /**
  * PostgreSQL's migrations: the same logical tables as SQLite's list (see `Database`), in
@@ -248,6 +248,12 @@ export const migrations: Record<string, Migration> = {
     // Resumable chat streams in the database (`storageStreamStore`), for every instance.
     async up(db: Kysely<any>) {
       await createStreamTables(db, 'bigint');
+    },
+  },
+  '0006_stream_leases': {
+    // A stream's writer holds it by a lease, so a stream whose instance died is ended by another.
+    async up(db: Kysely<any>) {
+      await addStreamLeases(db, 'bigint');
     },
   },
 };

@@ -1,5 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
-import { createStreamTables } from '../kysely/stream-tables.js';
+import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
 
 /**
  * The SQL function (registered on every connection by sqliteStorage) that turns a chunk text into
@@ -348,6 +348,12 @@ export const migrations: Record<string, Migration> = {
     // Resumable chat streams in the database (`storageStreamStore`), for every instance.
     async up(db: Kysely<any>) {
       await createStreamTables(db, 'integer');
+    },
+  },
+  '0015_stream_leases': {
+    // A stream's writer holds it by a lease, so a stream whose instance died is ended by another.
+    async up(db: Kysely<any>) {
+      await addStreamLeases(db, 'integer');
     },
   },
 };

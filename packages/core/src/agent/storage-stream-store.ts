@@ -11,9 +11,20 @@ export interface StorageStreamStoreOptions extends StreamHubOptions {
   readonly streams: StreamRepository;
   /** Wakes followers when a stream is written, on any instance (`postgresNotifier` across instances). */
   readonly notifier: Notifier;
-  /** How often a follower reads again without being woken (a missed message). Default 1,000 ms. */
+  /** How often a follower reads again without being woken (a missed message, a lapsed writer). Default 1,000 ms. */
   readonly pollMs?: number;
+  /**
+   * The writer's lease (ms): a stream whose writer has neither appended nor sent a heartbeat for
+   * this long is ended with an `unavailable` error event by whichever reader (or stream creation)
+   * finds it first; followers then end. Default {@link DEFAULT_STREAM_LEASE_MS}.
+   */
+  readonly writerLeaseMs?: number;
+  /** How often a writer extends its lease while the model is silent (a tool call). Default a third of `writerLeaseMs`. */
+  readonly heartbeatMs?: number;
 }
+
+/** The default lease of a stream's writer: 30 s, as the indexing jobs'. */
+export const DEFAULT_STREAM_LEASE_MS = 30_000;
 
 /** The notifier channel of written streams: `{ streamId }`. */
 export const STREAM_CHANNEL = 'chat.stream';
@@ -25,7 +36,10 @@ const PAGE = 200;
  * Chat streams in the database, for several instances: a stream written on one instance is
  * followed and resumed on any other. Followers wait for a notifier message that the stream was
  * written (no busy polling) and read again every `pollMs` in case one was missed. Expiry as
- * `StreamStore` says; expired streams are deleted when streams are created.
+ * `StreamStore` says; expired streams are deleted when streams are created. A writer holds its
+ * stream by a lease in the database (`writerLeaseMs`), extended as it appends and by a heartbeat:
+ * when its instance dies, the stream is ended with an error event by the first reader that finds
+ * the lease over (or the next stream creation), so followers end and the user's open places free.
  *
  * @example
  * const streamStore = storageStreamStore({ streams: storage.streams!, notifier });
@@ -37,7 +51,11 @@ export function storageStreamStore(options: StorageStreamStoreOptions): StreamSt
   const unwrittenTtlMs = options.unwrittenTtlMs ?? 600_000;
   const maxOpen = options.maxOpenPerUser ?? DEFAULT_MAX_OPEN_STREAMS;
   const pollMs = options.pollMs ?? 1000;
+  const leaseMs = options.writerLeaseMs ?? DEFAULT_STREAM_LEASE_MS;
+  const heartbeatMs = options.heartbeatMs ?? Math.max(1, Math.floor(leaseMs / 3));
   const now = () => clock.now().getTime();
+  /** Heartbeats of this instance's open writers, stopped at `close`. */
+  const heartbeats = new Set<ReturnType<typeof setInterval>>();
   const waiters = new Map<string, Set<() => void>>();
   const wake = (id: string) => {
     for (const w of [...(waiters.get(id) ?? [])]) w();
@@ -63,9 +81,27 @@ export function storageStreamStore(options: StorageStreamStoreOptions): StreamSt
       signal?.addEventListener('abort', done, { once: true });
     });
 
+  /**
+   * Ends the streams (one, or all) whose writer's lease ran out: its instance died or hangs.
+   * The repository's guarded UPDATE makes one caller of all instances end each one; its
+   * followers everywhere are woken to read the error event and stop.
+   */
+  const endLapsed = async (id?: string) => {
+    const at = now();
+    const event: StreamRecord = {
+      type: 'error',
+      code: 'unavailable',
+      message: `The instance writing this stream stopped (its writer's lease of ${leaseMs} ms ran out); the answer is incomplete: send the message again`,
+    };
+    const ended = await streams.endLapsed({ now: at, expiresAt: at + ttlMs, event, ...(id !== undefined ? { id } : {}) });
+    await Promise.all(ended.map((e) => written(e)));
+  };
+
   return {
+    writerLeaseMs: leaseMs,
     async create(input) {
       await streams.sweep(now());
+      await endLapsed(); // their open places are free again
       if (!(await streams.create(input, { maxOpen, expiresAt: now() + unwrittenTtlMs, now: now() }))) {
         throw new PlatformError(
           'rate_limited',
@@ -83,18 +119,37 @@ export function storageStreamStore(options: StorageStreamStoreOptions): StreamSt
     },
     async openWriter(userId, chatId, id) {
       const writer = `writer_${randomString(16)}`;
-      const claimed = await streams.claim(userId, chatId, id, writer, now());
+      await endLapsed(id); // a dead writer's stream may be written again
+      const claimed = await streams.claim(userId, chatId, id, writer, now(), now() + leaseMs);
       if (claimed === 'not_found') throw PlatformError.notFound('Stream not found');
       if (claimed === 'conflict') throw new PlatformError('conflict', `Stream ${id} is being written by another completion`);
       let ended = false;
+      // Keeps the lease while the model is silent (a tool call, a slow first token); stops
+      // when the stream is ended, by this writer or by another instance after a lapse.
+      const heartbeat = setInterval(() => {
+        streams.heartbeat(id, writer, now() + leaseMs).then(
+          (held) => held || stopHeartbeat(),
+          () => {}, // the database is unreachable: the next beat tries again
+        );
+      }, heartbeatMs);
+      heartbeat.unref?.();
+      heartbeats.add(heartbeat);
+      const stopHeartbeat = () => {
+        clearInterval(heartbeat);
+        heartbeats.delete(heartbeat);
+      };
       return {
         async append(event) {
-          if ((await streams.append(id, writer, event)) === undefined) throw new PlatformError('conflict', `Stream ${id} is no longer written by this completion`);
+          if ((await streams.append(id, writer, event, now() + leaseMs)) === undefined) {
+            stopHeartbeat();
+            throw new PlatformError('conflict', `Stream ${id} is no longer written by this completion`);
+          }
           await written(id);
         },
         async end() {
           if (ended) return;
           ended = true;
+          stopHeartbeat();
           await streams.end(id, writer, now() + ttlMs);
           await written(id);
         },
@@ -115,11 +170,17 @@ export function storageStreamStore(options: StorageStreamStoreOptions): StreamSt
         }
         if (page.events.length === PAGE) continue;
         if (page.row.state === 'ended' || signal?.aborted) return;
+        if (page.row.state === 'writing' && page.row.leaseUntil !== null && page.row.leaseUntil <= now()) {
+          await endLapsed(id); // then the next read has the error event, and the stream's end
+          continue;
+        }
         await woken;
       }
     },
     async close() {
       stop();
+      for (const h of heartbeats) clearInterval(h);
+      heartbeats.clear();
       for (const id of [...waiters.keys()]) wake(id);
     },
   };

@@ -31,6 +31,12 @@ export interface StreamWriter {
  * lookup is by user and chat too: another user's stream is not found.
  */
 export interface StreamStore {
+  /**
+   * The lease of a writer (ms), when writers may live in another process: a stream whose writer
+   * neither appended nor sent a heartbeat for this long is ended with an `unavailable` error event
+   * by whoever finds it first, once. Undefined: writers are in this process and end with it.
+   */
+  readonly writerLeaseMs?: number;
   /** A new open stream; `rate_limited` when the user has `maxOpenPerUser` open already. */
   create(input: { readonly id: string; readonly chatId: string; readonly userId: string; readonly createdAt: Date }): Promise<void>;
   /** The stream of that user and chat, or undefined (never created, or expired). */

@@ -1,14 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StreamRecord, StreamStore } from '../agent/stream-store.js';
 import type { StreamHubOptions } from '../agent/streams.js';
-import { storageStreamStore } from '../agent/storage-stream-store.js';
+import { type StorageStreamStoreOptions, storageStreamStore } from '../agent/storage-stream-store.js';
 import { createMemoryNotifier } from '../notify/notifier.js';
 import type { StorageAdapter } from '../storage/types.js';
 import { isPlatformError } from '../errors.js';
 
+/** The options a suite's store is made with: limits, clock, and for stores with a writer lease, the lease and polling. */
+export type StreamStoreCaseOptions = StreamHubOptions & Pick<StorageStreamStoreOptions, 'writerLeaseMs' | 'heartbeatMs' | 'pollMs'>;
+
 export interface StreamStoreSuiteOptions {
-  /** A new store holding no streams, with these limits and clock (the defaults of `StreamHubOptions` otherwise). */
-  create(options: StreamHubOptions): Promise<StreamStore>;
+  /** A new store holding no streams, with these options (its defaults otherwise; a store without a writer lease ignores those). */
+  create(options: StreamStoreCaseOptions): Promise<StreamStore>;
 }
 
 let n = 0;
@@ -33,7 +36,7 @@ async function code(promise: Promise<unknown>): Promise<string | undefined> {
 export function describeStreamStore(name: string, options: StreamStoreSuiteOptions): void {
   describe(`StreamStore conformance: ${name}`, () => {
     const open: StreamStore[] = [];
-    const make = async (o: StreamHubOptions = {}) => {
+    const make = async (o: StreamStoreCaseOptions = {}) => {
       const store = await options.create(o);
       open.push(store);
       return store;
@@ -126,6 +129,61 @@ export function describeStreamStore(name: string, options: StreamStoreSuiteOptio
       expect(await store.get('user_a', 'chat_1', ended)).toBeUndefined();
     });
 
+    it("ends a stream whose writer's lease ran out with one error event, once; followers end, the writer is fenced off, places free", async (context) => {
+      let at = Date.parse('2026-01-01T00:00:00Z');
+      const clock = { now: () => new Date(at) };
+      // A heartbeat far off in real time: the writers below are silent, as if their instance died.
+      const store = await make({ clock, writerLeaseMs: 10_000, heartbeatMs: 3_600_000, pollMs: 20, maxOpenPerUser: 2 });
+      if (store.writerLeaseMs === undefined) return context.skip(); // writers live in this process only
+      expect(store.writerLeaseMs).toBe(10_000);
+      const id = await fresh(store);
+      const writer = await store.openWriter('user_a', 'chat_1', id);
+      const unread = await fresh(store);
+      const other = await store.openWriter('user_a', 'chat_1', unread);
+      await writer.append(chunk('a'));
+      at += 9_000;
+      await writer.append(chunk('b')); // appending extends the lease
+      await other.append(chunk('x'));
+      const following = collect(store.read('user_a', 'chat_1', id));
+      at += 9_999;
+      await new Promise((r) => setTimeout(r, 100)); // the follower polls: nothing lapsed yet
+      expect(await store.length(id)).toBe(2);
+      expect(await code(fresh(store))).toBe('rate_limited');
+      at += 1;
+      // Several readers find it lapsed at once: one ends it, one error event is written.
+      const readers = await Promise.all([1, 2, 3].map(() => collect(store.read('user_a', 'chat_1', id, 2))));
+      for (const r of readers) expect(r).toEqual(['3:error:unavailable']);
+      expect(await following).toEqual(['1:a', '2:b', '3:error:unavailable']);
+      expect(await code(writer.append(chunk('late')))).toBe('conflict'); // a late write of the lost writer lands nowhere
+      await writer.end(); // and its end changes nothing
+      expect(await collect(store.read('user_a', 'chat_1', id))).toEqual(['1:a', '2:b', '3:error:unavailable']);
+      // Both places are free: the read one's, and the unread one's, ended by the creation that needed it.
+      await fresh(store);
+      await fresh(store);
+      expect(await collect(store.read('user_a', 'chat_1', unread))).toEqual(['1:x', '2:error:unavailable']);
+      const again = await store.openWriter('user_a', 'chat_1', id); // a lapsed stream can be written again
+      await again.append(chunk('c'));
+      await again.end();
+      expect(await collect(store.read('user_a', 'chat_1', id, 3))).toEqual(['4:c']);
+    });
+
+    it("a writer's heartbeat keeps its stream while the writer is silent, over many leases", async (context) => {
+      let at = Date.parse('2026-01-01T00:00:00Z');
+      const store = await make({ clock: { now: () => new Date(at) }, writerLeaseMs: 1_000, heartbeatMs: 20, pollMs: 20 });
+      if (store.writerLeaseMs === undefined) return context.skip();
+      const id = await fresh(store);
+      const writer = await store.openWriter('user_a', 'chat_1', id);
+      const following = collect(store.read('user_a', 'chat_1', id));
+      // Time runs at five times real speed: three leases pass while the follower keeps polling.
+      for (let i = 0; i < 10; i++) {
+        at += 300;
+        await new Promise((r) => setTimeout(r, 60));
+      }
+      await writer.append(chunk('y'));
+      await writer.end();
+      expect(await following).toEqual(['1:y']);
+    });
+
     it('bounds the open streams of one user; an ended one makes room', async () => {
       const store = await make({ maxOpenPerUser: 3 });
       const ids = [await fresh(store), await fresh(store), await fresh(store)];
@@ -140,7 +198,7 @@ export function describeStreamStore(name: string, options: StreamStoreSuiteOptio
 }
 
 /** `storageStreamStore` over a storage adapter's `streams` (an in-process notifier), closing the adapter with it: for `describeStreamStore`. */
-export function streamStoreOnStorage(storage: StorageAdapter, options: StreamHubOptions): StreamStore {
+export function streamStoreOnStorage(storage: StorageAdapter, options: StreamStoreCaseOptions): StreamStore {
   if (!storage.streams) throw new TypeError('this storage adapter keeps no streams');
   const store = storageStreamStore({ streams: storage.streams, notifier: createMemoryNotifier(), ...options });
   return {

@@ -5,13 +5,15 @@ import { atomically, type RepositoryContext } from './context.js';
 
 type Row = Selectable<Database['streams']>;
 
-const toRow = (r: Row): StreamRow => ({ id: r.id, chatId: r.chat_id, userId: r.user_id, createdAt: new Date(Number(r.created_at)), state: r.state, length: r.last_seq });
+const toRow = (r: Row): StreamRow => ({ id: r.id, chatId: r.chat_id, userId: r.user_id, createdAt: new Date(Number(r.created_at)), state: r.state, length: r.last_seq, leaseUntil: r.lease_until === null ? null : Number(r.lease_until) });
 const live = (r: Row | undefined, now: number): Row | undefined => (r && (r.expires_at === null || Number(r.expires_at) > now) ? r : undefined);
 
 /**
  * Chat streams (see `StreamRepository`). Appends are one writer's: the writer token is checked
  * in the same UPDATE that takes the next sequence number, so a writer that lost the stream
- * writes nothing, and ids have no gaps.
+ * writes nothing, and ids have no gaps. Ending a stream whose writer's lease ran out is the same
+ * kind of guarded UPDATE (state and lease checked where the row is changed), so of the readers
+ * and sweeps of every instance that find it, one ends it and the others change nothing.
  */
 export function streamRepository({ db, dialect }: RepositoryContext): Pick<StorageAdapter, 'streams'> {
   const streams: StreamRepository = {
@@ -40,10 +42,10 @@ export function streamRepository({ db, dialect }: RepositoryContext): Pick<Stora
       const found = live(r, now);
       return found && toRow(found);
     },
-    async claim(userId, chatId, id, writer, now) {
+    async claim(userId, chatId, id, writer, now, leaseUntil) {
       const result = await db
         .updateTable('streams')
-        .set({ state: 'writing', writer, expires_at: null })
+        .set({ state: 'writing', writer, expires_at: null, lease_until: leaseUntil })
         .where('id', '=', id)
         .where('user_id', '=', userId)
         .where('chat_id', '=', chatId)
@@ -53,11 +55,11 @@ export function streamRepository({ db, dialect }: RepositoryContext): Pick<Stora
       if (Number(result.numUpdatedRows) === 1) return 'claimed';
       return (await streams.get(userId, chatId, id, now)) ? 'conflict' : 'not_found';
     },
-    append(id, writer, event) {
+    append(id, writer, event, leaseUntil) {
       return atomically(db, async (tx) => {
         const row = await tx
           .updateTable('streams')
-          .set((e) => ({ last_seq: e('last_seq', '+', 1) }))
+          .set((e) => ({ last_seq: e('last_seq', '+', 1), lease_until: leaseUntil }))
           .where('id', '=', id)
           .where('writer', '=', writer)
           .where('state', '=', 'writing')
@@ -68,8 +70,31 @@ export function streamRepository({ db, dialect }: RepositoryContext): Pick<Stora
         return row.last_seq;
       });
     },
+    async heartbeat(id, writer, leaseUntil) {
+      const result = await db.updateTable('streams').set({ lease_until: leaseUntil }).where('id', '=', id).where('writer', '=', writer).where('state', '=', 'writing').executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
     async end(id, writer, expiresAt) {
-      await db.updateTable('streams').set({ state: 'ended', writer: null, expires_at: expiresAt }).where('id', '=', id).where('writer', '=', writer).execute();
+      await db.updateTable('streams').set({ state: 'ended', writer: null, expires_at: expiresAt, lease_until: null }).where('id', '=', id).where('writer', '=', writer).execute();
+    },
+    endLapsed({ now, expiresAt, event, id }) {
+      return atomically(db, async (tx) => {
+        let lapsed = tx
+          .updateTable('streams')
+          .set((e) => ({ state: 'ended', writer: null, expires_at: expiresAt, lease_until: null, last_seq: e('last_seq', '+', 1) }))
+          .where('state', '=', 'writing')
+          .where('lease_until', '<=', now);
+        if (id !== undefined) lapsed = lapsed.where('id', '=', id);
+        const ended = await lapsed.returning(['id', 'last_seq']).execute();
+        if (ended.length > 0) {
+          const json = JSON.stringify(event);
+          await tx
+            .insertInto('stream_events')
+            .values(ended.map((r) => ({ stream_id: r.id, seq: r.last_seq, event: json })))
+            .execute();
+        }
+        return ended.map((r) => r.id);
+      });
     },
     async read(id, afterId, limit, now, touchExpiresAt) {
       const r = live(await db.selectFrom('streams').selectAll().where('id', '=', id).executeTakeFirst(), now);
