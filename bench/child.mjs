@@ -1,4 +1,5 @@
-// Starts one server of bench/servers.mjs in a child process; resolves with its URL and a stop().
+// Starts one server of bench/servers.mjs in a child process; resolves with its URL, the first
+// key it created (the real server on an empty database) and a stop().
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -12,7 +13,7 @@ export function startChild(kind, arg, env = {}) {
         child.once('exit', r);
         child.disconnect();
       });
-    child.once('message', (m) => resolve({ url: m.url, pid: child.pid, stop }));
+    child.once('message', (m) => resolve({ url: m.url, firstKey: m.firstKey, pid: child.pid, stop }));
     child.once('exit', (code) => reject(new Error(`${kind} server exited ${code}`)));
   });
 }
