@@ -10,9 +10,13 @@ export function startChild(kind, arg, env = {}) {
   return new Promise((resolve, reject) => {
     const stop = () =>
       new Promise((r) => {
+        stopping = true;
         child.once('exit', r);
         child.disconnect();
       });
+    // A server that dies mid-run says so (a benchmark's next request would only see a closed socket).
+    let stopping = false;
+    child.once('message', () => child.once('exit', (code, signal) => stopping || console.error(`bench: the ${kind} server (pid ${child.pid}) exited: code ${code}, signal ${signal}`)));
     child.once('message', (m) => resolve({ url: m.url, firstKey: m.firstKey, pid: child.pid, stop }));
     child.once('exit', (code) => reject(new Error(`${kind} server exited ${code}`)));
   });

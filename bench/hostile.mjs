@@ -63,8 +63,17 @@ export async function hostileHealth() {
       const form = new FormData();
       form.append('projectId', projectId);
       form.append('files', new Blob([Buffer.from(bytes)]), fileName);
-      const res = await fetch(`${server.url}/api/knowledge/upload`, { method: 'POST', headers, body: form });
-      return (await res.json()).files[0].documentId;
+      // Once more on a dropped connection (seen here: EPIPE writing the body on a kept-alive
+      // socket while the probes ran; the server itself stayed up), so the run measures /health.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const res = await fetch(`${server.url}/api/knowledge/upload`, { method: 'POST', headers: { ...headers, connection: 'close' }, body: form });
+          return (await res.json()).files[0].documentId;
+        } catch (error) {
+          if (attempt === 3) throw error;
+          console.log(`  upload of ${fileName}: ${error.cause?.message ?? error.message}; again`);
+        }
+      }
     };
     const indexed = async (id) => {
       for (;;) {

@@ -1,4 +1,4 @@
-// `pnpm bench:retrieval -- --storage sqlite,postgres [--database URL]`: retrieval quality on
+// `pnpm bench:retrieval --storage sqlite,postgres [--database URL]`: retrieval quality on
 // SQLite mode and on PostgreSQL mode in one run, on the same SciFact corpus and claims.
 // - SQLite mode: the data folder of bench/retrieval.mjs (SQLite, built-in vector store, built-in
 //   embedder), reused when it holds the corpus.
@@ -115,7 +115,7 @@ export function renderStorageSection(result, data, meta) {
     '<!-- retrieval-storage:start -->',
     '## retrieval on SQLite mode vs PostgreSQL mode',
     '',
-    '`pnpm bench:retrieval -- --storage sqlite,postgres` ([bench/retrieval-storage.mjs](../bench/retrieval-storage.mjs); rewrites this section).',
+    '`pnpm bench:retrieval --storage sqlite,postgres` ([bench/retrieval-storage.mjs](../bench/retrieval-storage.mjs); rewrites this section).',
     'Same corpus, same claims, same run. SQLite mode: SQLite (FTS5 over analyzed terms), the built-in vector store, the built-in',
     'embedder. PostgreSQL mode as the server runs it: `postgresStorage` (terms from the same analyzer, BM25 in SQL with FTS5\'s',
     'formula and statistics), blobs in the database, a real Chroma server (cosine HNSW) as the shared vector store, on a private',
