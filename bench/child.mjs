@@ -1,4 +1,5 @@
-// Starts one server of bench/servers.mjs in a child process; resolves with its URL and a stop().
+// Starts one server of bench/servers.mjs in a child process; resolves with its URL, the first
+// key it created (the real server on an empty database) and a stop().
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -9,10 +10,14 @@ export function startChild(kind, arg, env = {}) {
   return new Promise((resolve, reject) => {
     const stop = () =>
       new Promise((r) => {
+        stopping = true;
         child.once('exit', r);
         child.disconnect();
       });
-    child.once('message', (m) => resolve({ url: m.url, pid: child.pid, stop }));
+    // A server that dies mid-run says so (a benchmark's next request would only see a closed socket).
+    let stopping = false;
+    child.once('message', () => child.once('exit', (code, signal) => stopping || console.error(`bench: the ${kind} server (pid ${child.pid}) exited: code ${code}, signal ${signal}`)));
+    child.once('message', (m) => resolve({ url: m.url, firstKey: m.firstKey, pid: child.pid, stop }));
     child.once('exit', (code) => reject(new Error(`${kind} server exited ${code}`)));
   });
 }

@@ -16,6 +16,9 @@
 // 4. Writes the table into docs/BENCHMARKS.md between the retrieval markers (full runs only,
 //    unless BENCH_RETRIEVAL_RECORD=1) and prints it.
 //
+// `--storage sqlite,postgres` (`--database URL` optional): SQLite mode vs PostgreSQL mode instead,
+// see bench/retrieval-storage.mjs.
+//
 // Knobs: BENCH_RETRIEVAL_DOCS (N abstracts: the judged ones of the chosen queries, then the first
 // others; default all), BENCH_RETRIEVAL_QUERIES (first N
 // claims; default all), BENCH_RETRIEVAL_CHUNK_SIZES (default "512,200"; overlap 64 for 512,
@@ -27,6 +30,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { fileBlobStore } from '@agent-platform/adapters-storage/blobs';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
@@ -35,6 +39,7 @@ import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
 import { AgentPlatform, DEFAULT_ALPHA, fuseHybrid, HYBRID_CANDIDATES, mmrSelect, similarityScore, vectorNamespace } from '@agent-platform/core';
 import { createApp, databasePath } from '@agent-platform/server';
 import { serve } from 'h3';
+import { compareStorages, renderStorageSection } from './retrieval-storage.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dataDir = join(root, 'bench/data/beir-scifact-5k');
@@ -96,8 +101,7 @@ async function completedCount(platform, caller, projectId) {
 
 /** Ingests the corpus with the given chunk size, or reuses a folder that already holds it. */
 export async function ingest(corpus, chunkSize) {
-  const chunkOverlap = overlapFor(chunkSize);
-  const name = `c${chunkSize}-o${chunkOverlap}${DOC_LIMIT ? `-n${corpus.length}` : ''}`;
+  const name = `c${chunkSize}-o${overlapFor(chunkSize)}${DOC_LIMIT ? `-n${corpus.length}` : ''}`;
   const dir = join(benchDir, name);
   const markerPath = join(dir, 'bench-retrieval.json');
   if (existsSync(markerPath)) {
@@ -113,12 +117,24 @@ export async function ingest(corpus, chunkSize) {
   }
   await rm(dir, { recursive: true, force: true });
   const { platform, parts } = await open(dir);
+  const { caller, projectId, marker } = await ingestInto(platform, corpus, chunkSize, dir);
+  await writeFile(markerPath, JSON.stringify(marker, null, 2));
+  return { platform, parts, caller, projectId, marker, reused: false, dir };
+}
+
+/**
+ * Ingests the corpus into a new project of a new user on `platform` (16 createDocument calls in
+ * flight, then waits until every document is indexed); answers the caller, the project and the
+ * ingest's figures (the folder marker's fields). Throws when a document failed.
+ */
+export async function ingestInto(platform, corpus, chunkSize, where) {
+  const chunkOverlap = overlapFor(chunkSize);
   const { userId } = await platform.createUserWithKey({ name: 'bench' });
   const caller = { userId };
   const { project } = await platform.createProject(caller, { name: 'scifact', model: 'm', provider: 'openai' });
   if (chunkSize !== 512) await platform.putKnowledgeSettings(caller, { projectId: project.id, settings: { chunkSize, chunkOverlap } });
   await platform.searchKnowledge(caller, { projectId: project.id, query: 'warm up' }); // loads the model
-  log(`ingesting ${corpus.length} documents (chunkSize ${chunkSize}, overlap ${chunkOverlap}) into ${dir}`);
+  log(`ingesting ${corpus.length} documents (chunkSize ${chunkSize}, overlap ${chunkOverlap}) into ${where}`);
   const started = performance.now();
   let next = 0;
   let answered = 0;
@@ -154,9 +170,8 @@ export async function ingest(corpus, chunkSize) {
     format: FORMAT, userId, projectId: project.id, docs: corpus.length, chunks, chunkSize, chunkOverlap, seconds,
     docsPerSec: corpus.length / seconds, chunksPerSec: chunks / seconds, ingestedAt: new Date().toISOString(), cores: cpus().length,
   };
-  await writeFile(markerPath, JSON.stringify(marker, null, 2));
   log(`ingested ${corpus.length} documents, ${chunks} chunks in ${seconds.toFixed(0)} s: ${marker.docsPerSec.toFixed(1)} docs/s`);
-  return { platform, parts, caller, projectId: project.id, marker, reused: false, dir };
+  return { caller, projectId: project.id, marker };
 }
 
 function pipelines() {
@@ -363,13 +378,13 @@ function render(data, rows, ingests, lat) {
   ].join('\n');
 }
 
-/** Rewrites the section of docs/BENCHMARKS.md (full runs, or BENCH_RETRIEVAL_RECORD=1). */
-async function record(section) {
+/** Rewrites the section of docs/BENCHMARKS.md between `start` and `end` (full runs, or BENCH_RETRIEVAL_RECORD=1). */
+async function record(section, start = START, end = END) {
   if (!(!DOC_LIMIT && !QUERY_LIMIT) && process.env.BENCH_RETRIEVAL_RECORD !== '1') return false;
   const doc = await readFile(docsFile, 'utf8');
-  const a = doc.indexOf(START);
-  const b = doc.indexOf(END);
-  const next = a >= 0 && b > a ? doc.slice(0, a) + section + doc.slice(b + END.length) : `${doc.replace(/\n*$/, '\n\n')}${section}\n`;
+  const a = doc.indexOf(start);
+  const b = doc.indexOf(end);
+  const next = a >= 0 && b > a ? doc.slice(0, a) + section + doc.slice(b + end.length) : `${doc.replace(/\n*$/, '\n\n')}${section}\n`;
   await writeFile(docsFile, next);
   return true;
 }
@@ -384,6 +399,11 @@ async function main() {
     await writeFile(join(workDir, `qrels.${half}.tsv`), `${[data.header, ...data.rows.filter((r) => ids.has(r.split('\t')[0]))].join('\n')}\n`);
   }
   log(`${data.corpus.length} documents, ${data.queries.length} queries: ${data.halves.tuning.length} tuning, ${data.halves.reporting.length} reporting`);
+  const { values: flags } = parseArgs({ args: process.argv.slice(2).filter((a) => a !== '--'), options: { storage: { type: 'string' }, database: { type: 'string' } } });
+  const storages = (flags.storage ?? 'sqlite').split(',').map((s) => s.trim());
+  const unknown = storages.filter((s) => s !== 'sqlite' && s !== 'postgres');
+  if (unknown.length) throw new Error(`--storage takes sqlite and postgres (comma-separated), got ${unknown.join(', ')}`);
+  if (storages.includes('postgres')) return storageMain(data, workDir, flags.database);
 
   const rows = [];
   // The dataset's BM25 reference run, scored on each half the same way.
@@ -424,6 +444,20 @@ async function main() {
   const section = render(data, rows, ingests, lat);
   console.log(`\n${section}\n`);
   log((await record(section)) ? 'wrote the retrieval section of docs/BENCHMARKS.md' : 'cut run: docs/BENCHMARKS.md left as it is (BENCH_RETRIEVAL_RECORD=1 to write it anyway)');
+}
+
+/** --storage ...,postgres: SQLite mode (the reused folder) and PostgreSQL mode side by side, chunk size 512. */
+async function storageMain(data, workDir, database) {
+  const sqlite = await ingest(data.corpus, 512);
+  try {
+    const result = await compareStorages(data, sqlite, 512, { database, workDir, ingestInto, runPipeline, score, log });
+    const section = renderStorageSection(result, data, { date: new Date().toISOString().slice(0, 10), cores: cpus().length, cut: Boolean(DOC_LIMIT || QUERY_LIMIT) });
+    console.log(`\n${section}\n`);
+    const written = await record(section, '<!-- retrieval-storage:start -->', '<!-- retrieval-storage:end -->');
+    log(written ? 'wrote the retrieval-storage section of docs/BENCHMARKS.md' : 'cut run: docs/BENCHMARKS.md left as it is (BENCH_RETRIEVAL_RECORD=1 to write it anyway)');
+  } finally {
+    await sqlite.platform.close();
+  }
 }
 
 // Run when started as a script; other bench scripts import loadData and ingest (the reused data folder).

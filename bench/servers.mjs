@@ -1,5 +1,6 @@
 // Child process of bench/run.mjs: starts one server and reports its URL over IPC.
-//   node bench/servers.mjs ours <dataDir>     the real server (SQLite, pino request logs to /dev/null)
+//   node bench/servers.mjs ours <dataDir>     the real server (SQLite, or PostgreSQL mode from the
+//                                             AGENT_PLATFORM_DATABASE_URL... env; pino logs to /dev/null)
 //   node bench/servers.mjs bare <bodyFile>    node:http answering the same bytes
 //   node bench/servers.mjs floor <bodyFile>   h3 v2 on srvx (our HTTP stack) answering the same bytes
 import { createServer } from 'node:http';
@@ -11,7 +12,7 @@ if (kind === 'ours') {
   const { startServer } = await import('@agent-platform/server');
   const { default: pino } = await import('pino');
   const server = await startServer({ port: 0, dataDir: arg, logger: pino({ level: 'info' }, pino.destination('/dev/null')) });
-  process.send({ url: server.url });
+  process.send({ url: server.url, firstKey: server.firstKey });
   process.on('disconnect', () => server.close().then(() => process.exit(0)));
 } else if (kind === 'bare') {
   const body = readFileSync(arg);

@@ -26,6 +26,42 @@ describeStorageAdapter('postgres', {
 });
 
 describe('postgres specifics', () => {
+  const at = new Date(0);
+  it('reads a document list page and its total at once, on two connections of the pool (one round trip, not two)', async () => {
+    const url = await postgresDatabase();
+    const pool = new pg.Pool({ connectionString: url, max: 4 });
+    let out = 0;
+    let most = 0;
+    const counting = {
+      async connect() {
+        const client = await pool.connect();
+        out++;
+        most = Math.max(most, out);
+        // pg gives each checkout its own release function.
+        const release = client.release;
+        client.release = (error?: Error | boolean) => {
+          out--;
+          return release.call(client, error);
+        };
+        return client;
+      },
+      end: () => pool.end(),
+    };
+    const storage = await postgresStorage({ pool: counting });
+    try {
+      await storage.users.insert({ id: 'user_1', createdAt: at });
+      // Two idle connections, as a pool in service has (a new one would take longer to open than
+      // the other query takes to run).
+      await Promise.all([pool.query('select pg_sleep(0.05)'), pool.query('select pg_sleep(0.05)')]);
+      most = 0;
+      await storage.documents.list({ userId: 'user_1', projectId: 'proj_1', limit: 20, offset: 0 });
+      expect(most).toBe(2);
+    } finally {
+      await storage.close();
+      await pool.end();
+    }
+  });
+
   it('migrates once when several instances open the same empty database together', async () => {
     const url = await postgresDatabase();
     const storages = await Promise.all(Array.from({ length: 5 }, () => postgresStorage({ connectionString: url })));
@@ -42,7 +78,6 @@ describe('postgres specifics', () => {
     }
   });
 
-  const at = new Date(0);
   const corpus = [
     'The pump overheated and the error code E1234 was shown on the panel',
     'Pump maintenance: every pump is checked monthly and each pump seal replaced yearly',

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DocumentProcesses } from '../src/knowledge/document-processes.js';
 import { readDocument } from '../src/knowledge/read-document.js';
 import { ProcessPool } from '../src/workers/process-pool.js';
-import { flateBombPdf, repeated } from './fixtures/bombs.js';
+import { flateBombPdf, repeated } from '../src/testing/bombs.js';
 
 // Real child processes (the reader from the TypeScript sources, through the workspace's
 // TypeScript hooks): the limits of time and memory, crashes, aborts, and that the processes go.

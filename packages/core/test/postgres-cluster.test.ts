@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { findServerBinaries, postgresDatabase } from '../src/testing/index.js';
+import { createPostgresDatabase, findServerBinaries, postgresDatabase, startPostgresCluster, stopPostgresCluster } from '../src/testing/index.js';
 
 const run = promisify(execFile);
 const psql = (url: string, query: string) => run(join(findServerBinaries(), 'psql'), ['-At', '-X', url, '-c', query]).then((r) => r.stdout.trim());
@@ -20,6 +20,18 @@ describe('test PostgreSQL cluster', () => {
     expect(await psql(a, "select setting from pg_settings where name = 'listen_addresses'")).toBe('127.0.0.1');
     expect(await psql(a, 'show server_version_num').then(Number)).toBeGreaterThanOrEqual(150000);
   });
+
+  it('starts a cluster with extra server settings (a benchmark preloads pg_stat_statements)', async () => {
+    const cluster = await startPostgresCluster({ settings: ['shared_preload_libraries=pg_stat_statements', 'max_connections=123'] });
+    try {
+      const url = await createPostgresDatabase(cluster, 'settings_check');
+      expect(await psql(url, 'show max_connections')).toBe('123');
+      await psql(url, 'create extension pg_stat_statements');
+      expect(Number(await psql(url, 'select count(*) from pg_stat_statements'))).toBeGreaterThan(0);
+    } finally {
+      await stopPostgresCluster(cluster);
+    }
+  }, 60_000);
 
   it('names the package to install when the server binaries are missing', async () => {
     const empty = await mkdtemp(join(tmpdir(), 'ap-no-pg-'));

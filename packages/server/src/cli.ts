@@ -35,6 +35,9 @@ Options:
                         by any number of instances (env AGENT_PLATFORM_DATABASE_URL; default:
                         SQLite in the data folder). Needs AGENT_PLATFORM_SECRET (the same on
                         every instance) and --vector-store; see docs/DEPLOY.md
+  --database-pool N     Most storage connections of this instance to --database, 1 to 1000
+                        (env AGENT_PLATFORM_DATABASE_POOL, default 10; the notifier holds 2
+                        more): keep the sum over instances under PostgreSQL's max_connections
   --vector-store NAME   Vector store of projects that name none: qdrant, chroma, pinecone or
                         weaviate (env AGENT_PLATFORM_VECTOR_STORE; default: the built-in store
                         in the data folder, refused with --database)
@@ -145,6 +148,7 @@ async function serveCommand(argv: string[]): Promise<void> {
       host: { type: 'string' },
       data: { type: 'string' },
       database: { type: 'string' },
+      'database-pool': { type: 'string' },
       'vector-store': { type: 'string' },
       'vector-store-config': { type: 'string' },
       'cors-origin': { type: 'string', multiple: true },
@@ -197,8 +201,10 @@ async function serveCommand(argv: string[]): Promise<void> {
   const commandLines = [...(values['allow-mcp-command'] ?? []).map(parseStdioEntry), ...(values['mcp-commands'] ?? []).flatMap(readMcpCommandsFile)];
   const vectorStore = parseSharedVectorStore(values['vector-store'] ?? env.AGENT_PLATFORM_VECTOR_STORE, values['vector-store-config'] ?? env.AGENT_PLATFORM_VECTOR_STORE_CONFIG);
   const database = values.database ?? env.AGENT_PLATFORM_DATABASE_URL;
+  const databasePool = values['database-pool'];
   const server = await startServer({
     ...(database ? { database } : {}),
+    ...(databasePool ? { databasePool: integer(databasePool, '--database-pool', 1, 1000) } : {}),
     ...(vectorStore ? { vectorStore } : {}),
     port: integer(values.port ?? env.PORT ?? '3000', '--port', 0, 65535),
     host: values.host ?? env.HOST ?? '127.0.0.1',

@@ -16,8 +16,17 @@ export interface SharedVectorStore {
 export interface Deployment {
   /** `postgres://...` (`--database`, AGENT_PLATFORM_DATABASE_URL); undefined: SQLite under the data folder. */
   readonly database?: string | undefined;
+  /**
+   * Most connections of this instance's storage pool to `database` (`--database-pool`,
+   * AGENT_PLATFORM_DATABASE_POOL; default 10, pg's). The notifier holds two more of its own.
+   */
+  readonly databasePool?: number | undefined;
   readonly vectorStore?: SharedVectorStore | undefined;
 }
+
+/** The storage pool size when none is given: pg's own default. */
+export const DEFAULT_DATABASE_POOL = 10;
+
 
 /**
  * The vector store named by `--vector-store` and `--vector-store-config` (or their env
@@ -44,16 +53,21 @@ export function parseSharedVectorStore(provider: string | undefined, config: str
 
 /**
  * The deployment from explicit options, else the environment (AGENT_PLATFORM_DATABASE_URL,
- * AGENT_PLATFORM_VECTOR_STORE, AGENT_PLATFORM_VECTOR_STORE_CONFIG). A database URL must be a
- * `postgres://` or `postgresql://` URL.
+ * AGENT_PLATFORM_DATABASE_POOL, AGENT_PLATFORM_VECTOR_STORE, AGENT_PLATFORM_VECTOR_STORE_CONFIG).
+ * A database URL must be a `postgres://` or `postgresql://` URL; a pool size an integer from 1
+ * to 1000 (a `UsageError` naming the flag otherwise).
  */
 export function resolveDeployment(options: Deployment, env: NodeJS.ProcessEnv): Deployment {
   const database = options.database ?? (env.AGENT_PLATFORM_DATABASE_URL || undefined);
   if (database !== undefined && !/^postgres(ql)?:\/\//.test(database)) {
     throw new UsageError('--database must be a PostgreSQL URL, postgres://USER:PASSWORD@HOST:PORT/DATABASE');
   }
+  const pool = options.databasePool ?? (env.AGENT_PLATFORM_DATABASE_POOL || undefined);
+  if (pool !== undefined && !(/^\d+$/.test(String(pool)) && Number(pool) >= 1 && Number(pool) <= 1000)) {
+    throw new UsageError(`--database-pool (AGENT_PLATFORM_DATABASE_POOL) must be an integer from 1 to 1000, got "${pool}"`);
+  }
   const vectorStore = options.vectorStore ?? parseSharedVectorStore(env.AGENT_PLATFORM_VECTOR_STORE || undefined, env.AGENT_PLATFORM_VECTOR_STORE_CONFIG || undefined);
-  return { database, vectorStore };
+  return { database, databasePool: pool === undefined ? undefined : Number(pool), vectorStore };
 }
 
 /**

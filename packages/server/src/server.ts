@@ -18,7 +18,7 @@ import { serve } from 'h3';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app.js';
 import { openKnowledge, type SharedKnowledge, vectorStoreFactory } from './knowledge.js';
-import { checkDeployment, configUrls, instanceIdOf, resolveDeployment, type SharedVectorStore } from './deployment.js';
+import { checkDeployment, configUrls, DEFAULT_DATABASE_POOL, instanceIdOf, resolveDeployment, type SharedVectorStore } from './deployment.js';
 import { outboundFetches } from './outbound.js';
 import { createMcpConnector, type StdioPermission } from '@agent-platform/mcp';
 import { stdioFromEnv } from './mcp-commands.js';
@@ -67,6 +67,8 @@ export interface ServerOptions {
    * data folder. Requires AGENT_PLATFORM_SECRET and `vectorStore`.
    */
   readonly database?: string;
+  /** Most storage connections of this instance to `database` (default 10; env AGENT_PLATFORM_DATABASE_POOL). */
+  readonly databasePool?: number;
   /**
    * The vector store of projects that name none, instead of the built-in one under the data
    * folder (`--vector-store`, `--vector-store-config`). Default from AGENT_PLATFORM_VECTOR_STORE
@@ -157,16 +159,17 @@ export async function openPlatform(
     documentLimits?: DocumentLimits;
     logger?: Logger;
     database?: string;
+    databasePool?: number;
     vectorStore?: SharedVectorStore;
     leases?: Leases;
   } = {},
 ): Promise<AgentPlatform> {
   const env = options.env ?? process.env;
   // Checked before anything is opened or created: a refused start leaves nothing behind.
-  const deployment = resolveDeployment({ database: options.database, vectorStore: options.vectorStore }, env);
+  const deployment = resolveDeployment({ database: options.database, databasePool: options.databasePool, vectorStore: options.vectorStore }, env);
   checkDeployment(deployment, env, options.knowledge === true);
   await mkdir(resolve(dataDir), { recursive: true });
-  const shared = deployment.database ? await openSharedStorage(deployment.database) : undefined;
+  const shared = deployment.database ? await openSharedStorage(deployment.database, deployment.databasePool) : undefined;
   const storage = shared ?? (await sqliteStorage({ path: databasePath(dataDir) }));
   // PostgreSQL mode: the key every instance was given (checkDeployment made sure there is one).
   const secrets = shared ? createSecretBox(env.AGENT_PLATFORM_SECRET as string) : await loadSecretBox(dataDir, env);
@@ -245,9 +248,9 @@ export async function openPlatform(
 }
 
 /** Opens PostgreSQL storage, loading its adapter (and pg) only in this mode. */
-async function openSharedStorage(connectionString: string): Promise<DatabaseStorage> {
+async function openSharedStorage(connectionString: string, maxConnections = DEFAULT_DATABASE_POOL): Promise<DatabaseStorage> {
   const { postgresStorage } = await import('@agent-platform/adapters-storage/postgres');
-  return postgresStorage({ connectionString });
+  return postgresStorage({ connectionString, maxConnections });
 }
 
 /** The notifier (LISTEN/NOTIFY) and the database-backed stream store every instance shares. */
@@ -274,6 +277,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.mcp ? { mcp: options.mcp } : {}),
     ...(options.documentLimits ? { documentLimits: options.documentLimits } : {}),
     ...(options.database ? { database: options.database } : {}),
+    ...(options.databasePool ? { databasePool: options.databasePool } : {}),
     ...(options.vectorStore ? { vectorStore: options.vectorStore } : {}),
     ...(options.leases ? { leases: options.leases } : {}),
     logger,

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
 import { AgentPlatform, type EmbeddingModel } from '@agent-platform/core';
+import { type HostileDocument, hostileDocuments, manyPagesPdf } from '@agent-platform/core/testing';
 import { serve } from 'h3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deepDocx, docxBomb, manyPagesPdf, repeated } from '../../core/test/fixtures/bombs.js';
 import { createApp } from '../src/app.js';
 import { DOCUMENT_LIMIT_HINTS } from '../src/document-limits.js';
 import { bagOfWords, startTestServer } from './helpers.js';
@@ -126,49 +126,25 @@ function expectResponsive(latencies: number[]) {
   expect(sorted.at(-1), `slowest of ${detail}`).toBeLessThan(1000);
 }
 
-/** A bomb: binary ones are uploaded as files, text ones (`text`) posted as a document's content. */
-type Bomb = readonly [name: string, make: () => Uint8Array, fileName: string, outcome: { status: string; error?: string; minChunks?: number; text?: true }];
-
-const bombs: Bomb[] = [
-  [
-    'a 350 KB docx whose document.xml inflates to 100 MB',
-    () => docxBomb(),
-    'bomb.docx',
-    { status: 'failed', error: 'Failed to index document: the DOCX unpacks to 104858499 bytes, over the limit of 67108864 (--max-document-unzipped)' },
-  ],
-  [
-    'the same docx lying about its size in the zip',
-    () => docxBomb({ declaredSize: 1000 }),
-    'liar.docx',
-    { status: 'failed', error: 'Failed to index document: the DOCX unpacks to more than 67108864 bytes, over the limit of 67108864 (--max-document-unzipped)' },
-  ],
-  [
-    'a docx nested 2,000 elements deep',
-    () => deepDocx(2000),
-    'deep.docx',
-    { status: 'failed', error: 'Failed to index document: the DOCX part word/document.xml nests elements 513 deep, over the limit of 512 (--max-document-nesting)' },
-  ],
-  [
-    'a 9 MB pdf of 100,000 pages',
-    () => manyPagesPdf(100_000),
-    'pages.pdf',
-    { status: 'failed', error: 'Failed to index document: the PDF has 100000 pages, over the limit of 2000 (--max-document-pages)' },
-  ],
-  [
-    '2.6 MB of <div>',
-    () => repeated('<div>', 2.6e6),
-    'divs.html',
-    { status: 'failed', error: 'Failed to index document: the HTML nests elements 513 deep, over the limit of 512 (--max-document-nesting)' },
-  ],
-  ['4 MB of `# h\\n`', () => repeated('# h\n', 4 * 1024 * 1024), 'headings.md', { status: 'completed', minChunks: 1000, text: true }],
-  ['4 MB of `. `', () => repeated('. ', 4 * 1024 * 1024), 'dots.md', { status: 'completed', minChunks: 1000, text: true }],
-  ['4 MB of `#`', () => repeated('#', 4 * 1024 * 1024), 'hashes.md', { status: 'completed', minChunks: 1000, text: true }],
-];
+/** How each of the shared hostile documents (core/testing; bench/hostile.mjs posts the same) must end. */
+const outcomes: Record<string, { status: string; error?: string; minChunks?: number }> = {
+  'bomb.docx': { status: 'failed', error: 'Failed to index document: the DOCX unpacks to 104858499 bytes, over the limit of 67108864 (--max-document-unzipped)' },
+  'liar.docx': { status: 'failed', error: 'Failed to index document: the DOCX unpacks to more than 67108864 bytes, over the limit of 67108864 (--max-document-unzipped)' },
+  'deep.docx': { status: 'failed', error: 'Failed to index document: the DOCX part word/document.xml nests elements 513 deep, over the limit of 512 (--max-document-nesting)' },
+  'pages.pdf': { status: 'failed', error: 'Failed to index document: the PDF has 100000 pages, over the limit of 2000 (--max-document-pages)' },
+  'divs.html': { status: 'failed', error: 'Failed to index document: the HTML nests elements 513 deep, over the limit of 512 (--max-document-nesting)' },
+  'headings.md': { status: 'completed', minChunks: 1000 },
+  'dots.md': { status: 'completed', minChunks: 1000 },
+  'hashes.md': { status: 'completed', minChunks: 1000 },
+};
+const bombs = hostileDocuments.map((d): [string, HostileDocument] => [d.name, d]);
 
 describe('hostile documents over HTTP', () => {
-  it.each(bombs)('%s: ends as it should, another document completes meanwhile, /health answers throughout', async (_name, make, fileName, outcome) => {
+  it.each(bombs)('%s: ends as it should, another document completes meanwhile, /health answers throughout', async (_name, { make, fileName, text: asText }) => {
+    const outcome = outcomes[fileName];
+    if (!outcome) throw new Error(`no outcome for ${fileName}`);
     const bytes = make();
-    const text = outcome.text ? new TextDecoder().decode(bytes) : undefined;
+    const text = asText ? new TextDecoder().decode(bytes) : undefined;
     const { result, latencies } = await probingHealth(async () => {
       const bomb = text === undefined ? await upload(fileName, bytes) : await postText(fileName, text);
       const other = await postText('other.md', '# Refunds\n\nCustomers can ask for a refund within 30 days.');

@@ -77,10 +77,12 @@ function spawnCommand(argv: string[], options: SpawnOptions) {
 /**
  * Starts a private PostgreSQL server: `initdb` in a new folder (mode 0755, owned by the server's
  * user), the server on 127.0.0.1 at a free port with its socket in that folder, durability off
- * (fsync, full-page writes: a test cluster dies with its data). Resolves once it accepts
- * connections; `stopPostgresCluster` stops it and removes the folder.
+ * (fsync, full-page writes: a test cluster dies with its data). `settings` are more `-c
+ * name=value` server settings (e.g. `shared_preload_libraries=pg_stat_statements` for a
+ * benchmark); they come last, so they override these. Resolves once it accepts connections;
+ * `stopPostgresCluster` stops it and removes the folder.
  */
-export async function startPostgresCluster(options: { parent?: string } = {}): Promise<PostgresCluster> {
+export async function startPostgresCluster(options: { parent?: string; settings?: readonly string[] } = {}): Promise<PostgresCluster> {
   const bin = findServerBinaries();
   const user = await asServerUser();
   const dir = await mkdtemp(join(options.parent ?? tmpdir(), 'ap-pg-'));
@@ -96,7 +98,7 @@ export async function startPostgresCluster(options: { parent?: string } = {}): P
   }
   const port = await freePort();
   const log = openSync(join(dir, 'postgres.log'), 'a');
-  const settings = ['listen_addresses=127.0.0.1', 'fsync=off', 'full_page_writes=off', 'synchronous_commit=off', 'max_connections=300'];
+  const settings = ['listen_addresses=127.0.0.1', 'fsync=off', 'full_page_writes=off', 'synchronous_commit=off', 'max_connections=300', ...(options.settings ?? [])];
   const server = spawnCommand(user.wrap([join(bin, 'postgres'), '-D', data, '-p', String(port), '-k', dir, ...settings.flatMap((s) => ['-c', s])]), {
     cwd: dir,
     detached: true,

@@ -53,14 +53,12 @@ export function knowledgeRepositories({ db, dialect, records }: RepositoryContex
           .where('project_id', '=', query.projectId)
           .where('user_id', '=', query.userId);
         if (query.status) filter = filter.where('status', '=', query.status);
-        const rows = await filter
-          .selectAll()
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .limit(query.limit)
-          .offset(query.offset)
-          .execute();
-        const { n } = await filter.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        // The page and the total at once: on PostgreSQL two connections of the pool, so a list
+        // costs one round trip to the database instead of two (SQLite runs them in turn).
+        const [rows, { n }] = await Promise.all([
+          filter.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).offset(query.offset).execute(),
+          filter.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+        ]);
         return { items: rows.map(toDocument), total: Number(n), start: query.offset };
       },
       async update(id, patch) {
