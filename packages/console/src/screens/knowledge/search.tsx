@@ -65,9 +65,10 @@ export function SearchPlayground({ projectId }: { projectId: string }) {
               ))}
             </select>
           </Field>
-          {number('topK', 'Top K', { min: 1, max: 100, step: 1 })}
-          {number('alpha', 'Alpha (0 keyword … 1 semantic)', { min: 0, max: 1, step: 0.05 })}
-          {number('minScore', 'Minimum score', { min: 0, max: 1, step: 0.05 })}
+          {/* No min/max in the browser: the service checks the ranges and says what is wrong. */}
+          {number('topK', 'Top K', { step: 1 })}
+          {number('alpha', 'Alpha (0 keyword … 1 semantic)', { step: 'any' })}
+          {number('minScore', 'Minimum score', { step: 'any' })}
         </div>
         <ErrorNote message={errors.form} />
         <button type="submit" class="primary">

@@ -81,7 +81,7 @@ export function SettingsForm({ projectId }: { projectId: string }) {
       </select>
     </Field>
   );
-  const number = (name: (typeof NUMBERS)[number], label: string, step: number) => (
+  const number = (name: (typeof NUMBERS)[number], label: string, step: number | 'any') => (
     <Field id={`settings-${name}`} label={label} error={errors[name]}>
       <input id={`settings-${name}`} type="number" step={step} value={form[name]} onInput={set(name)} placeholder="default" {...describedBy(`settings-${name}`, errors[name])} />
     </Field>
@@ -100,8 +100,8 @@ export function SettingsForm({ projectId }: { projectId: string }) {
           {number('chunkSize', 'Chunk size (tokens)', 1)}
           {number('chunkOverlap', 'Chunk overlap (tokens)', 1)}
           {number('topK', 'Top K', 1)}
-          {number('minScore', 'Minimum score', 0.05)}
-          {number('alpha', 'Alpha', 0.05)}
+          {number('minScore', 'Minimum score', 'any')}
+          {number('alpha', 'Alpha', 'any')}
         </div>
         <Field id="settings-vectorStoreConfig" label="Vector store configuration (JSON)" error={errors.vectorStoreConfig} hint="endpoint, indexName, apiKey… as the store needs; secrets come back masked.">
           <textarea
