@@ -77,8 +77,10 @@ export function ChatScreen({ projectId }: { projectId: string }) {
       void loadTurns(pending.chatId)
         .then((list) => {
           // The stream replays the answer from its start: drop it if it was stored meanwhile.
-          const last = list.at(-1);
-          setTurns(last?.role === 'assistant' ? list.slice(0, -1) : list);
+          // The question is stored with its answer, at the end: show it until then.
+          const shown = list.at(-1)?.role === 'assistant' ? list.slice(0, -1) : list;
+          const asked = shown.at(-1)?.role === 'user' && shown.at(-1)?.text === pending.question;
+          setTurns(asked ? shown : [...shown, { role: 'user', text: pending.question }]);
           return follow(pending.question, (signal, onProgress) => resumeAnswer(api, pending.chatId, pending.streamId, signal, onProgress));
         })
         .catch((e) => setError(messageOf(e)));
