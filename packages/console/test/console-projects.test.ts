@@ -57,6 +57,49 @@ describe('console: sign-in', () => {
   });
 });
 
+describe('console: Content-Security-Policy', () => {
+  it('holds in the browser: an injected inline script does not run, eval throws, another origin is not reached', async () => {
+    const { context, page } = await openPage(browser);
+    try {
+      await page.goto(`${server.url}/console/`);
+      await page.getByLabel('API key').waitFor();
+      const result = await page.evaluate(async () => {
+        const violations: string[] = [];
+        document.addEventListener('securitypolicyviolation', (e) => violations.push(e.violatedDirective));
+        const script = document.createElement('script');
+        script.textContent = 'window.inlineRan = true';
+        document.head.append(script);
+        // Later, in a task of the page's own (the DevTools evaluation itself is exempt from CSP).
+        const evalResult = await new Promise<string>((done) =>
+          setTimeout(() => {
+            try {
+              // biome-ignore lint/security/noGlobalEval: the point is that the page's CSP refuses it.
+              (0, eval)('1 + 1');
+              done('ran');
+            } catch (error) {
+              done((error as Error).name);
+            }
+          }, 0),
+        );
+        let fetched = 'reached';
+        try {
+          await fetch('http://127.0.0.2:9/x');
+        } catch {
+          fetched = 'refused';
+        }
+        await new Promise((r) => setTimeout(r, 100));
+        return { inlineRan: 'inlineRan' in window, evalResult, fetched, violations };
+      });
+      expect(result.inlineRan).toBe(false);
+      expect(result.evalResult).toBe('EvalError');
+      expect(result.fetched).toBe('refused');
+      expect(result.violations).toEqual(expect.arrayContaining(['script-src-elem', 'connect-src']));
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe('console: projects', () => {
   it('creates, finds, pages, edits and deletes projects (with confirmation), showing the service messages', async () => {
     const { context, page, problems } = await openPage(browser);
