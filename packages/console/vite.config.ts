@@ -12,6 +12,9 @@ export default defineConfig({
   publicDir: false,
   // Preact's automatic JSX runtime through Vite's own transform (no Babel plugin needed).
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  // `pnpm --filter @agent-platform/console dev`: the app with hot reload, its API calls passed to
+  // a running server (AGENT_PLATFORM_URL, default http://127.0.0.1:3000).
+  server: { proxy: { '/api': process.env.AGENT_PLATFORM_URL ?? 'http://127.0.0.1:3000' } },
   build: {
     outDir: '../dist',
     emptyOutDir: true,

@@ -87,7 +87,8 @@ export function AddDocuments({ projectId, onIndexed }: { projectId: string; onIn
           {items.map((item) => (
             <li key={item.id} class={item.status} data-status={item.status}>
               <span class="name">{item.name}</span>
-              <progress max={100} value={item.progress ?? undefined} aria-label={`${item.name} progress`} />
+              {/* No value while a stage has no measure (an indeterminate bar); a failed one stops at 0. */}
+              <progress max={100} value={item.status === 'failed' ? 0 : (item.progress ?? undefined)} aria-label={`${item.name} progress`} />
               <span class="stage" aria-live="polite">
                 {item.status === 'working' && item.progress !== null ? `${item.stage} (${item.progress}%)` : item.status === 'completed' ? 'Indexed' : item.stage}
               </span>
