@@ -149,12 +149,12 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
   return app;
 }
 
-/** The console: `/` and `/console` redirect to `/console/`, the page under its CSP, the hashed assets. */
+/** The console: `/` redirects to `/console/`, the page (at `/console` and `/console/`) under its CSP, the hashed assets. */
 function serveConsole(app: H3, files: ConsoleFiles, fail: (error: PlatformError) => Response): void {
   const redirect = () => new Response(null, { status: 302, headers: { location: '/console/' } });
   app.get('/', redirect);
-  // The router takes /console and /console/ as one path: the page is answered at the slash form only.
-  app.get('/console/', (event) => (event.url.pathname.endsWith('/') ? new Response(files.page, { headers: CONSOLE_PAGE_HEADERS }) : redirect()));
+  // The router takes /console and /console/ as one path: both answer the page (its asset URLs are absolute).
+  app.get('/console', () => new Response(files.page, { headers: CONSOLE_PAGE_HEADERS }));
   app.get('/console/assets/:file', (event) => {
     const asset = files.assets.get(getRouterParams(event).file ?? '');
     if (!asset) return fail(PlatformError.notFound('No such file'));

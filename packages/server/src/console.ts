@@ -82,7 +82,7 @@ export function readConsole(dir: string): ConsoleFiles {
 /** The console's routes as /openapi.json lists them (when the console is on). */
 export const consoleRouteDocs: readonly PublicRouteDoc[] = [
   { method: 'GET', path: '/', summary: 'Redirects to the web console', response: { contentType: 'text/html' }, redirect: '/console/' },
-  { method: 'GET', path: '/console/', summary: 'The web console (a single page; sign in with an API key)', response: { contentType: 'text/html' } },
+  { method: 'GET', path: '/console', summary: 'The web console, also at /console/ (a single page; sign in with an API key)', response: { contentType: 'text/html' } },
   {
     method: 'GET',
     path: '/console/assets/{file}',
