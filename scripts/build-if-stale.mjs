@@ -8,8 +8,9 @@
 //
 // A package (a folder of packages/ whose package.json has a `build` script) is stale when its
 // dist/ is missing or empty, or when any of its inputs was modified after the oldest file of
-// dist/ (tsup cleans dist/ and writes it anew, so the oldest file marks when the last build
-// began): every file under src/, its package.json and tsup config, and the shared
+// dist/ (tsup and vite clean dist/ and write it anew, so the oldest file marks when the last build
+// began): every file under src/ (the console keeps its index.html there too), its package.json,
+// its tsup or vite config, and the shared
 // tsup.base.ts and tsconfig.base.json. The stale packages are built with
 // `pnpm -r --filter ... run build` (dependencies first). A package's dist imports the other
 // packages' dist rather than copying them, so a package that did not change is not rebuilt.
@@ -66,7 +67,7 @@ export function stalePackages(root) {
     if (!existsSync(dist)) return true;
     const built = mtimes(dist);
     if (built.files === 0) return true;
-    const configs = readdirSync(dir).filter((name) => /^tsup\.config\.[cm]?[jt]s$/.test(name));
+    const configs = readdirSync(dir).filter((name) => /^(tsup|vite)\.config\.[cm]?[jt]s$/.test(name));
     const inputs = Math.max(
       shared,
       fileMtime(join(dir, 'package.json')),

@@ -4,6 +4,7 @@ import { type H3Event, H3, handleCors, getRouterParams } from 'h3';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { DEFAULT_BODY_LIMIT, DEFAULT_UPLOAD_LIMIT } from './body.js';
+import { CONSOLE_ASSET_CACHE, CONSOLE_PAGE_HEADERS, type ConsoleFiles, consoleRouteDocs, readConsole } from './console.js';
 import { DOCS_HTML, docsAsset } from './docs.js';
 import { STATUS_BY_CODE, toErrorResponse } from './errors.js';
 import { createRouteHandler, json } from './handle-route.js';
@@ -22,6 +23,11 @@ export interface AppOptions {
   readonly corsOrigins?: readonly string[];
   /** Interval of the keep-alive comment of every Server-Sent Events response, in ms. Default 15000. */
   readonly sseKeepAliveMs?: number;
+  /**
+   * The folder of a built web console (`@agent-platform/console`'s dist/, see `builtConsoleDir`)
+   * to serve at /console/, with `/` redirecting there. Default: none (API only).
+   */
+  readonly consoleDir?: string;
 }
 
 /** The document's info: title, version and license of the service. */
@@ -108,10 +114,13 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
   const fail = (error: PlatformError) => json(STATUS_BY_CODE[error.code], toErrorResponse(error).body);
 
   // ---- public routes ------------------------------------------------------------------------
+  const consoleFiles = options.consoleDir ? readConsole(options.consoleDir) : undefined;
+  if (consoleFiles) serveConsole(app, consoleFiles, fail);
+  const documented = consoleFiles ? [...publicRoutes, ...consoleRouteDocs] : publicRoutes;
   let openapi: string | undefined;
   app.get('/health', () => json(200, { status: 'ok' }));
   app.get('/openapi.json', () => {
-    openapi ??= JSON.stringify(buildOpenApi(apiRoutes, publicRoutes, OPENAPI_INFO));
+    openapi ??= JSON.stringify(buildOpenApi(apiRoutes, documented, OPENAPI_INFO));
     return new Response(openapi, { headers: { 'content-type': 'application/json; charset=utf-8' } });
   });
   app.get('/docs', () => new Response(DOCS_HTML, { headers: { 'content-type': 'text/html; charset=utf-8' } }));
@@ -138,4 +147,19 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
   app.all('/**', (event) => fail(PlatformError.notFound(`No route for ${event.req.method} ${event.url.pathname}`)));
 
   return app;
+}
+
+/** The console: `/` redirects to `/console/`, the page (at `/console` and `/console/`) under its CSP, the hashed assets. */
+function serveConsole(app: H3, files: ConsoleFiles, fail: (error: PlatformError) => Response): void {
+  const redirect = () => new Response(null, { status: 302, headers: { location: '/console/' } });
+  app.get('/', redirect);
+  // The router takes /console and /console/ as one path: both answer the page (its asset URLs are absolute).
+  app.get('/console', () => new Response(files.page, { headers: CONSOLE_PAGE_HEADERS }));
+  app.get('/console/assets/:file', (event) => {
+    const asset = files.assets.get(getRouterParams(event).file ?? '');
+    if (!asset) return fail(PlatformError.notFound('No such file'));
+    return new Response(asset.body as ConstructorParameters<typeof Response>[0], {
+      headers: { 'content-type': asset.type, 'cache-control': CONSOLE_ASSET_CACHE, 'x-content-type-options': 'nosniff' },
+    });
+  });
 }

@@ -45,6 +45,8 @@ Options:
                         Its configuration, the keys of a project's vectorStoreConfig, e.g.
                         '{"endpoint":"http://10.0.0.5:8000","indexName":"agents"}'
                         (env AGENT_PLATFORM_VECTOR_STORE_CONFIG)
+  --no-console          Serve the API only: no web console at /console/ and no redirect of /
+                        (env AGENT_PLATFORM_NO_CONSOLE=true; default: the console is served)
   --cors-origin ORIGIN  Allow browser calls from ORIGIN; repeatable; "*" for any
                         (env AGENT_PLATFORM_CORS_ORIGINS, comma-separated; default none)
   --body-limit BYTES    Largest JSON request body (env AGENT_PLATFORM_BODY_LIMIT, default 1048576)
@@ -152,6 +154,7 @@ async function serveCommand(argv: string[]): Promise<void> {
       'vector-store': { type: 'string' },
       'vector-store-config': { type: 'string' },
       'cors-origin': { type: 'string', multiple: true },
+      'no-console': { type: 'boolean' },
       'body-limit': { type: 'string' },
       'upload-limit': { type: 'string' },
       'default-model': { type: 'string' },
@@ -206,6 +209,7 @@ async function serveCommand(argv: string[]): Promise<void> {
     ...(database ? { database } : {}),
     ...(databasePool ? { databasePool: integer(databasePool, '--database-pool', 1, 1000) } : {}),
     ...(vectorStore ? { vectorStore } : {}),
+    console: !(values['no-console'] || /^(1|true|yes)$/i.test(env.AGENT_PLATFORM_NO_CONSOLE ?? '')),
     port: integer(values.port ?? env.PORT ?? '3000', '--port', 0, 65535),
     host: values.host ?? env.HOST ?? '127.0.0.1',
     dataDir: values.data ?? env.AGENT_PLATFORM_DATA ?? './data',
@@ -238,6 +242,7 @@ async function serveCommand(argv: string[]): Promise<void> {
     );
   }
   process.stdout.write(`Agent Platform listening on ${server.url}\n`);
+  if (server.consoleUrl) process.stdout.write(`Web console: ${server.consoleUrl}\n`);
 
   let stopping = false;
   const stop = (signal: string) => {

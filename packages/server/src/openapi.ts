@@ -14,6 +14,8 @@ export interface PublicRouteDoc {
   readonly params?: z.ZodObject;
   /** Failures besides the 200 (e.g. 404 for an unknown file). */
   readonly errors?: readonly ErrorCode[];
+  /** The route answers 302 to this location instead of a 200 (`response` is then unused). */
+  readonly redirect?: string;
 }
 
 export interface OpenApiInfo {
@@ -128,7 +130,9 @@ export function buildOpenApi(apiRoutes: readonly ApiRoute[], publicRoutes: reado
       security: [],
       parameters: parameters('path', route.params),
       responses: {
-        200: { description: 'OK', ...content },
+        ...(route.redirect
+          ? { 302: { description: `Redirect to ${route.redirect}`, headers: { Location: { description: 'Where to go', schema: { type: 'string', const: route.redirect } } } } }
+          : { 200: { description: 'OK', ...content } }),
         // Nothing of the route's own fails; a request the HTTP layer cannot take (a malformed
         // URL or header) is answered in the error shape all the same.
         ...(route.errors ? errorResponses(route, 'ErrorResponse', false) : { '4XX': { description: 'A malformed request', ...json(ERROR_REF) } }),

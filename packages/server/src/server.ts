@@ -17,6 +17,7 @@ import type { DatabaseStorage } from '@agent-platform/adapters-storage/postgres'
 import { serve } from 'h3';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app.js';
+import { builtConsoleDir } from './console.js';
 import { openKnowledge, type SharedKnowledge, vectorStoreFactory } from './knowledge.js';
 import { checkDeployment, configUrls, DEFAULT_DATABASE_POOL, instanceIdOf, resolveDeployment, type SharedVectorStore } from './deployment.js';
 import { outboundFetches } from './outbound.js';
@@ -77,12 +78,20 @@ export interface ServerOptions {
   readonly vectorStore?: SharedVectorStore;
   /** Leases of indexing jobs and chat stream writers, and the job poll interval (`--job-lease-ms`, ...). Defaults: `Leases`. */
   readonly leases?: Leases;
+  /**
+   * Serve the web console at /console/ (and redirect `/` there): true by default; false
+   * (`--no-console`, AGENT_PLATFORM_NO_CONSOLE) for an API-only server. Without a built console
+   * (`pnpm run build` builds it) the server starts without it and logs a warning.
+   */
+  readonly console?: boolean;
 }
 
 export interface RunningServer {
   /** e.g. `http://127.0.0.1:3000` */
   readonly url: string;
   readonly platform: AgentPlatform;
+  /** Where the web console is (`<url>/console/`), or undefined when it is off or not built. */
+  readonly consoleUrl: string | undefined;
   /** A key created because the data folder had none (print it once), else undefined. */
   readonly firstKey: string | undefined;
   /** The new user `firstKey` belongs to, when one was created. */
@@ -285,8 +294,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   await platform.start();
   // Atomic across instances starting together on one database: one of them creates it.
   const first = await platform.createFirstKey({ name: 'first key' });
+  const consoleDir = options.console === false ? undefined : builtConsoleDir();
+  if (options.console !== false && !consoleDir) logger.warn('The web console is not built (pnpm run build builds it): serving the API only');
   const app = createApp(platform, {
     logger,
+    ...(consoleDir ? { consoleDir } : {}),
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
     ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.uploadLimit ? { uploadLimit: options.uploadLimit } : {}),
@@ -312,6 +324,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   return {
     url,
     platform,
+    consoleUrl: consoleDir ? `${url}/console/` : undefined,
     firstKey: first?.key,
     firstKeyUserId: first?.userId,
     close(graceMs = 10_000) {

@@ -165,6 +165,39 @@ describe('agent-platform CLI', () => {
     }
   });
 
+  it('serves the web console at / by default, and not with --no-console or AGENT_PLATFORM_NO_CONSOLE=true', async () => {
+    const stop = async (child: ChildProcess) => {
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      child.kill('SIGINT');
+      await exited;
+    };
+    const on = await serve(['--port', '0', '--data', dir]);
+    try {
+      const root = await fetch(`${on.url}/`, { redirect: 'manual' });
+      expect(root.status).toBe(302);
+      expect(root.headers.get('location')).toBe('/console/');
+      const page = await fetch(`${on.url}/console/`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+      await expect.poll(() => on.output()).toContain(`Web console: ${on.url}/console/`);
+    } finally {
+      await stop(on.child);
+    }
+    for (const [args, env] of [
+      [['--no-console'], {}],
+      [[], { AGENT_PLATFORM_NO_CONSOLE: 'true' }],
+    ] as const) {
+      const off = await serve(['--port', '0', '--data', dir, ...args], env);
+      try {
+        expect((await fetch(`${off.url}/`, { redirect: 'manual' })).status).toBe(404);
+        expect((await fetch(`${off.url}/console/`)).status).toBe(404);
+        expect(off.output()).not.toContain('Web console');
+      } finally {
+        await stop(off.child);
+      }
+    }
+  }, 120_000);
+
   it('prints help for each command and rejects bad flags', async () => {
     expect((await run(process.execPath, [CLI, '--help'])).stdout).toContain('keys create');
     expect((await run(process.execPath, [CLI, 'serve', '--help'])).stdout).toContain('--cors-origin');

@@ -95,6 +95,14 @@ describe('the build check of pnpm start', () => {
     expect((await buildIfStale(true)).stderr).toBe('stale: packages/a\n');
   });
 
+  it("rebuilds a Vite package (the console) when its vite config changes", async () => {
+    await writeFile(join(ws, 'packages', 'a', 'vite.config.ts'), 'export default {};\n');
+    await buildIfStale();
+    await age(ws);
+    await writeFile(join(ws, 'packages', 'a', 'vite.config.ts'), "export default { base: '/console/' };\n");
+    expect((await buildIfStale(true)).stderr).toBe('stale: packages/a\n');
+  });
+
   it('is what the root start and agent-platform scripts run, instead of a full build', async () => {
     const { scripts } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
     expect(scripts.start).toBe('node scripts/build-if-stale.mjs && node packages/server/dist/cli.js serve');

@@ -65,8 +65,10 @@ export function storageStreamStore(options: StorageStreamStoreOptions): StreamSt
     if (typeof id === 'string') wake(id);
   });
   const written = (id: string) => notifier.publish(STREAM_CHANNEL, { streamId: id }).catch(() => wake(id));
-  const wait = (id: string, signal?: AbortSignal) =>
-    new Promise<void>((resolve) => {
+  /** A wait for a write to stream `id` (or `pollMs`, or the signal); `cancel` ends it at once. */
+  const wait = (id: string, signal?: AbortSignal) => {
+    let cancel = () => {};
+    const woken = new Promise<void>((resolve) => {
       const set = waiters.get(id) ?? new Set();
       waiters.set(id, set);
       const done = () => {
@@ -79,7 +81,10 @@ export function storageStreamStore(options: StorageStreamStoreOptions): StreamSt
       const timer = setTimeout(done, pollMs);
       set.add(done);
       signal?.addEventListener('abort', done, { once: true });
+      cancel = done;
     });
+    return { woken, cancel };
+  };
 
   /**
    * Ends the streams (one, or all) whose writer's lease ran out: its instance died or hangs.
@@ -158,23 +163,31 @@ export function storageStreamStore(options: StorageStreamStoreOptions): StreamSt
     async *read(userId, chatId, id, afterId = 0, signal) {
       if (!(await streams.get(userId, chatId, id, now()))) throw PlatformError.notFound('Stream not found');
       let next = Math.max(0, afterId);
-      for (;;) {
-        // Registered before reading, so a write between the read and the wait is not missed.
-        const woken = wait(id, signal);
-        const page = await streams.read(id, next, PAGE, now(), now() + ttlMs);
-        if (!page) return; // expired (a stream never written ends its readers)
-        for (const e of page.events) {
-          if (signal?.aborted) return; // the reader went away: nothing more, not even what this page holds
-          next = e.id;
-          yield { id: e.id, data: e.event as StreamRecord };
+      // The current wait, ended whenever the reader reads again or stops (its timer and its
+      // listener on the signal would otherwise outlive it).
+      let waiting: ReturnType<typeof wait> | undefined;
+      try {
+        for (;;) {
+          // Registered before reading, so a write between the read and the wait is not missed.
+          waiting?.cancel();
+          waiting = wait(id, signal);
+          const page = await streams.read(id, next, PAGE, now(), now() + ttlMs);
+          if (!page) return; // expired (a stream never written ends its readers)
+          for (const e of page.events) {
+            if (signal?.aborted) return; // the reader went away: nothing more, not even what this page holds
+            next = e.id;
+            yield { id: e.id, data: e.event as StreamRecord };
+          }
+          if (page.events.length === PAGE) continue;
+          if (page.row.state === 'ended' || signal?.aborted) return;
+          if (page.row.state === 'writing' && page.row.leaseUntil !== null && page.row.leaseUntil <= now()) {
+            await endLapsed(id); // then the next read has the error event, and the stream's end
+            continue;
+          }
+          await waiting.woken;
         }
-        if (page.events.length === PAGE) continue;
-        if (page.row.state === 'ended' || signal?.aborted) return;
-        if (page.row.state === 'writing' && page.row.leaseUntil !== null && page.row.leaseUntil <= now()) {
-          await endLapsed(id); // then the next read has the error event, and the stream's end
-          continue;
-        }
-        await woken;
+      } finally {
+        waiting?.cancel();
       }
     },
     async close() {

@@ -144,9 +144,16 @@ export class StreamHub<T = string> {
         yield s.events[next++] as StreamEvent<T>;
       }
       if (s.done || signal?.aborted) return;
+      // One abort listener per wait, removed when the wait ends: a long stream would otherwise
+      // pile one listener per event onto the reader's signal.
       await new Promise<void>((resolve) => {
-        s.waiters.add(resolve);
-        signal?.addEventListener('abort', () => resolve(), { once: true });
+        const done = () => {
+          s.waiters.delete(done);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        s.waiters.add(done);
+        signal?.addEventListener('abort', done, { once: true });
       });
     }
   }

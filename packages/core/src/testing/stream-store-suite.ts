@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StreamRecord, StreamStore } from '../agent/stream-store.js';
 import type { StreamHubOptions } from '../agent/streams.js';
@@ -95,6 +96,22 @@ export function describeStreamStore(name: string, options: StreamStoreSuiteOptio
       }
       expect(seen).toEqual(['1:a', '2:b']);
       await writer.end();
+    });
+
+    it('a follower holds at most one listener on its signal however many events it waits for', async () => {
+      const store = await make();
+      const id = await fresh(store);
+      const writer = await store.openWriter('user_a', 'chat_1', id);
+      const follow = new AbortController();
+      const followed = collect(store.read('user_a', 'chat_1', id, 0, follow.signal));
+      for (let i = 0; i < 30; i++) {
+        await writer.append(chunk(String(i % 10)));
+        await new Promise((resolve) => setTimeout(resolve, 2)); // the follower reads and waits again
+      }
+      expect(getEventListeners(follow.signal, 'abort').length).toBeLessThanOrEqual(1);
+      await writer.end();
+      expect(await followed).toHaveLength(30);
+      expect(getEventListeners(follow.signal, 'abort')).toHaveLength(0);
     });
 
     it("finds a stream only for its user and chat", async () => {

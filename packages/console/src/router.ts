@@ -1,0 +1,47 @@
+import { useEffect, useState } from 'preact/hooks';
+
+/**
+ * Routes are hash fragments (`#/projects/proj_1/chat`): the server serves one page for all of
+ * them, and a route never carries the key or anything secret.
+ */
+export type Route =
+  | { readonly name: 'projects' }
+  | { readonly name: 'project'; readonly projectId: string; readonly tab: ProjectTab };
+
+/**
+ * The sections of a project, in the order of its tab bar. A new area (tools, MCP servers) is one
+ * more entry here and one more case in screens/project.tsx.
+ */
+export const PROJECT_TABS = [
+  { id: 'knowledge', label: 'Knowledge' },
+  { id: 'chat', label: 'Chat' },
+] as const;
+export type ProjectTab = (typeof PROJECT_TABS)[number]['id'];
+
+/**
+ * The top-level sections of the navigation. Credentials, API keys and local models slot in as
+ * entries here (with a route name each).
+ */
+export const SECTIONS = [{ id: 'projects', label: 'Projects', href: '#/projects' }] as const;
+
+export function parseRoute(hash: string): Route {
+  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === 'projects' && parts[1]) {
+    const tab = PROJECT_TABS.find((t) => t.id === parts[2])?.id ?? 'knowledge';
+    return { name: 'project', projectId: parts[1], tab };
+  }
+  return { name: 'projects' };
+}
+
+export const projectHref = (projectId: string, tab: ProjectTab = 'knowledge') => `#/projects/${encodeURIComponent(projectId)}/${tab}`;
+
+/** The current route, updated on every hash change. */
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  useEffect(() => {
+    const update = () => setRoute(parseRoute(location.hash));
+    addEventListener('hashchange', update);
+    return () => removeEventListener('hashchange', update);
+  }, []);
+  return route;
+}

@@ -1,0 +1,138 @@
+import { useEffect, useState } from 'preact/hooks';
+import { messageOf, type QueryOf, type ResultOf } from '../../api/client';
+import { useApi } from '../../app';
+import { ConfirmDialog, Empty, ErrorNote, Pager } from '../../components/ui';
+
+type Doc = ResultOf<'/api/knowledge/documents', 'get'>['documents'][number];
+type Status = NonNullable<QueryOf<'/api/knowledge/documents', 'get'>['status']>;
+const STATUSES: readonly Status[] = ['pending', 'processing', 'completed', 'failed'];
+const LIMIT = 20;
+
+/**
+ * The project's documents, one page at a time (the API pages them, so 10,000 documents cost
+ * what 20 do), filtered by status, with chunk counts, the error of a failed one, and delete.
+ */
+export function DocumentsTable({ projectId, version }: { projectId: string; version: number }) {
+  const api = useApi();
+  const [status, setStatus] = useState<Status | ''>('');
+  const [offset, setOffset] = useState(0);
+  const [page, setPage] = useState<ResultOf<'/api/knowledge/documents', 'get'> | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [deleting, setDeleting] = useState<Doc | null>(null);
+  const [reload, setReload] = useState(0);
+
+  useEffect(() => {
+    const abort = new AbortController();
+    api
+      .call('get', '/api/knowledge/documents', { query: { projectId, limit: LIMIT, offset, ...(status ? { status } : {}) }, signal: abort.signal })
+      .then((p) => {
+        setPage(p);
+        setError(null);
+      })
+      .catch((e) => abort.signal.aborted || setError(messageOf(e)));
+    return () => abort.abort();
+  }, [projectId, status, offset, version, reload]);
+
+  const showError = async (doc: Doc) => {
+    try {
+      const { document } = await api.call('get', '/api/knowledge/documents/{id}', { params: { id: doc.id } });
+      setErrors((all) => ({ ...all, [doc.id]: document.error ?? 'No error recorded' }));
+    } catch (e) {
+      setErrors((all) => ({ ...all, [doc.id]: messageOf(e) }));
+    }
+  };
+  const remove = async () => {
+    if (!deleting) return;
+    const doc = deleting;
+    setDeleting(null);
+    try {
+      await api.call('delete', '/api/knowledge/documents/{id}', { params: { id: doc.id } });
+      setReload((n) => n + 1);
+    } catch (e) {
+      setError(messageOf(e));
+    }
+  };
+
+  return (
+    <section aria-labelledby="documents-title" class="card">
+      <div class="title-row">
+        <h2 id="documents-title">Documents</h2>
+        <div class="toolbar">
+          <label for="status-filter">Status</label>
+          <select
+            id="status-filter"
+            value={status}
+            onChange={(e) => {
+              setStatus(e.currentTarget.value as Status | '');
+              setOffset(0);
+            }}
+          >
+            <option value="">All</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      <ErrorNote message={error} />
+      {page && page.documents.length === 0 ? (
+        <Empty title={status ? `No ${status} documents` : 'No documents yet'}>{status ? 'Choose another status, or All.' : 'Add files or paste text above: they are chunked, embedded and searchable here.'}</Empty>
+      ) : null}
+      {page && page.documents.length > 0 ? (
+        <table class="list">
+          <caption class="visually-hidden">Documents, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">File</th>
+              <th scope="col">Type</th>
+              <th scope="col">Status</th>
+              <th scope="col" class="number">
+                Chunks
+              </th>
+              <th scope="col">Added</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {page.documents.map((d) => (
+              <tr key={d.id} data-status={d.status}>
+                <td>{d.fileName}</td>
+                <td>{d.fileType}</td>
+                <td>
+                  <span class={`status ${d.status}`}>{d.status}</span>
+                  {d.status === 'failed' ? (
+                    errors[d.id] ? (
+                      <div class="error">{errors[d.id]}</div>
+                    ) : (
+                      <button type="button" class="link" onClick={() => showError(d)}>
+                        Show error
+                      </button>
+                    )
+                  ) : null}
+                </td>
+                <td class="number">{d.chunkCount}</td>
+                <td>{new Date(d.createdAt).toLocaleString()}</td>
+                <td class="actions">
+                  <button type="button" class="danger" onClick={() => setDeleting(d)} aria-label={`Delete ${d.fileName}`}>
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {page ? <Pager label="Documents" offset={offset} limit={LIMIT} total={page.total} onOffset={setOffset} /> : null}
+      <ConfirmDialog open={deleting !== null} title="Delete document?" confirm="Delete document" onConfirm={remove} onClose={() => setDeleting(null)}>
+        <p>
+          Delete <strong>{deleting?.fileName}</strong> with its chunks and vectors?
+        </p>
+      </ConfirmDialog>
+    </section>
+  );
+}

@@ -1,0 +1,133 @@
+import { useEffect, useState } from 'preact/hooks';
+import { messageOf, type ResultOf } from '../api/client';
+import { useApi } from '../app';
+import { ConfirmDialog, Empty, ErrorNote, Pager, useDebounced } from '../components/ui';
+import { projectHref } from '../router';
+import { ProjectForm } from './project-form';
+
+export type Project = ResultOf<'/api/v1/projects', 'get'>['projects'][number];
+type Page = ResultOf<'/api/v1/projects', 'get'>;
+
+const LIMIT = 20;
+
+/** The caller's projects: search by name, pages of 20, create, edit, delete with confirmation. */
+export function ProjectsScreen() {
+  const api = useApi();
+  const [search, setSearch] = useState('');
+  const [query, setQuery] = useState({ searchWord: '', offset: 0 });
+  const [page, setPage] = useState<Page | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [editing, setEditing] = useState<Project | 'new' | null>(null);
+  const [deleting, setDeleting] = useState<Project | null>(null);
+  const [reload, setReload] = useState(0);
+
+  useDebounced(search, 250, (searchWord) => setQuery({ searchWord: searchWord.trim(), offset: 0 }));
+  useEffect(() => {
+    const abort = new AbortController();
+    api
+      .call('get', '/api/v1/projects', { query: { limit: LIMIT, offset: query.offset, searchWord: query.searchWord }, signal: abort.signal })
+      .then((p) => {
+        setPage(p);
+        setError(null);
+      })
+      .catch((e) => abort.signal.aborted || setError(messageOf(e)));
+    return () => abort.abort();
+  }, [query, reload]);
+
+  const remove = async () => {
+    if (!deleting) return;
+    try {
+      await api.call('delete', '/api/v1/projects/{id}', { params: { id: deleting.id } });
+      setDeleting(null);
+      setReload((n) => n + 1);
+    } catch (e) {
+      setDeleting(null);
+      setError(messageOf(e));
+    }
+  };
+
+  return (
+    <section aria-labelledby="projects-title">
+      <div class="title-row">
+        <h1 id="projects-title">Projects</h1>
+        <button type="button" class="primary" onClick={() => setEditing('new')}>
+          New project
+        </button>
+      </div>
+      {editing ? (
+        <ProjectForm
+          project={editing === 'new' ? null : editing}
+          onDone={(saved) => {
+            setEditing(null);
+            if (saved) setReload((n) => n + 1);
+          }}
+        />
+      ) : null}
+      <div class="toolbar">
+        <label for="project-search">Search by name</label>
+        <input id="project-search" type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
+      </div>
+      <ErrorNote message={error} />
+      {page && page.projects.length === 0 ? (
+        query.searchWord ? (
+          <Empty title={`No project's name contains "${query.searchWord}"`}>Try another part of the name, or clear the search.</Empty>
+        ) : (
+          <Empty title="No projects yet">A project is an agent: its model, its knowledge and its chats. Create one with New project.</Empty>
+        )
+      ) : null}
+      {page && page.projects.length > 0 ? (
+        <table class="list">
+          <caption class="visually-hidden">Projects, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Model</th>
+              <th scope="col">Created</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {page.projects.map((p) => (
+              <tr key={p.id}>
+                <td>
+                  <span
+                    class="swatch"
+                    ref={(el) => {
+                      // Through the CSSOM, not a style attribute: the CSP allows no inline styles.
+                      if (el) el.style.background = p.color || 'transparent';
+                    }}
+                    aria-hidden="true"
+                  >
+                    {p.icon}
+                  </span>
+                  <a href={projectHref(p.id)}>{p.name}</a>
+                  {p.description ? <div class="muted">{p.description}</div> : null}
+                </td>
+                <td>
+                  {p.provider}: {p.model}
+                </td>
+                <td>{new Date(p.createdAt).toLocaleString()}</td>
+                <td class="actions">
+                  <button type="button" onClick={() => setEditing(p)} aria-label={`Edit ${p.name}`}>
+                    Edit
+                  </button>
+                  <button type="button" class="danger" onClick={() => setDeleting(p)} aria-label={`Delete ${p.name}`}>
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {page ? <Pager label="Projects" offset={query.offset} limit={LIMIT} total={page.total} onOffset={(offset) => setQuery({ ...query, offset })} /> : null}
+      <ConfirmDialog open={deleting !== null} title="Delete project?" confirm="Delete project" onConfirm={remove} onClose={() => setDeleting(null)}>
+        <p>
+          Delete <strong>{deleting?.name}</strong> with its documents, vectors, tools, MCP servers and chats? This cannot be undone.
+        </p>
+      </ConfirmDialog>
+    </section>
+  );
+}
