@@ -1313,7 +1313,9 @@ export class AgentPlatform {
     await kb.putSettings(body.projectId, body.settings, this.clock.now());
     if (before.id !== after.id || newStore !== oldStore) {
       const queued = await kb.reindexProject(caller, body.projectId, before, oldStore ?? newStore);
-      const what = before.id !== after.id ? `with ${after.id}` : `into the ${body.settings.vectorstoreProvider ?? 'builtin'} store`;
+      const provider = body.settings.vectorstoreProvider;
+      // No provider (or `builtin`) is the server's default store: the built-in one on one machine, the shared one with --vector-store.
+      const what = before.id !== after.id ? `with ${after.id}` : `into ${provider && provider !== 'builtin' ? `the ${provider}` : 'the default'} store`;
       return { success: true, message: `Knowledge settings updated; re-indexing ${queued} document${queued === 1 ? '' : 's'} ${what}` };
     }
     return { success: true, message: 'Knowledge settings updated' };

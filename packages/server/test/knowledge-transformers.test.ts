@@ -54,10 +54,12 @@ describe('embeddingModel "local:<folder>"', () => {
     await writeFile(join(corrupt, 'onnx', 'model.onnx'), 'not a protobuf at all');
     const other = (await s.call('POST', '/api/projects/create', { body: { name: 'corrupt model', model: 'gpt-4o-mini', provider: 'openai' } })).body.project.id;
     expect((await s.call('PUT', '/api/knowledge/settings', { body: { projectId: other, settings: { embeddingModel: 'local:corrupt', ...s.ownVectorStore() } } })).status).toBe(200);
-    const search = await s.call('POST', '/api/knowledge/search', { body: { projectId: other, query: 'cat', searchType: 'semantic' } });
-    expect(search.status).toBe(400);
-    expect(search.body.message).toBe('Embedding model folder "models/corrupt" could not be loaded: Load model from models/corrupt/onnx/model.onnx failed:Protobuf parsing failed.');
-    for (const res of [missing, search]) expect(JSON.stringify(res.body)).not.toContain(s.dataDir);
+    // The model is loaded when there is something to embed (a search of a project without
+    // knowledge embeds nothing): the document's indexing fails with the message.
+    const posted = await s.call('POST', '/api/knowledge/documents', { body: { projectId: other, fileName: 'cat.txt', fileType: 'txt', sourceType: 'text', content: 'A cat.' } });
+    expect(posted.body).toMatchObject({ status: 'failed', documentId: null });
+    expect(posted.body.message).toBe('Failed to index document: Embedding model folder "models/corrupt" could not be loaded: Load model from models/corrupt/onnx/model.onnx failed:Protobuf parsing failed.');
+    for (const res of [missing, posted]) expect(JSON.stringify(res.body)).not.toContain(s.dataDir);
     const traversal = await put({ embeddingModel: 'local:../secret' });
     expect(traversal.status).toBe(400);
     expect(traversal.body.message).toContain('embeddingModel');

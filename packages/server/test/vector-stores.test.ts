@@ -134,7 +134,7 @@ describe('choosing a vector store in the knowledge settings', () => {
     const hits = await s.call('POST', '/api/knowledge/search', { body: { projectId, query: 'When does the shop open?', searchType: 'semantic' } });
     expect(hits.body.documents[0]?.content).toContain('opens at nine');
     const home = await settings(projectId, {});
-    expect(home.body.message).toMatch(/re-indexing 1 document into the builtin store/);
+    expect(home.body.message).toMatch(/re-indexing 1 document into the default store/);
     await waitCompleted(projectId, 1);
     expect((await s.call('POST', '/api/knowledge/search', { body: { projectId, query: 'When does the shop open?' } })).body.documents[0]?.content).toContain('opens at nine');
   });
