@@ -4,6 +4,7 @@ import { DocumentProcesses } from '../src/knowledge/document-processes.js';
 import { readDocument } from '../src/knowledge/read-document.js';
 import { ProcessPool } from '../src/workers/process-pool.js';
 import { flateBombPdf, repeated } from '../src/testing/bombs.js';
+import { processAlive } from '../src/testing/postgres-cluster.js';
 
 // Real child processes (the reader from the TypeScript sources, through the workspace's
 // TypeScript hooks): the limits of time and memory, crashes, aborts, and that the processes go.
@@ -22,17 +23,9 @@ afterEach(async () => {
   await Promise.all(readers.splice(0).map((r) => r.close()));
 });
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 const gone = async (pid: number) => {
-  for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
-  return !alive(pid);
+  for (let i = 0; i < 100 && processAlive(pid); i++) await new Promise((r) => setTimeout(r, 20));
+  return !processAlive(pid);
 };
 const failure = (promise: Promise<unknown>) =>
   promise.then(

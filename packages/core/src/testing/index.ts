@@ -6,7 +6,7 @@ export { describeChatModel, type ChatModelSuiteOptions, type ScriptedChatReply }
 export { describeToolSandbox, type ToolSandboxSuiteOptions } from './tool-sandbox-suite.js';
 export { deepJson, deepValue, type NestingShape } from './deep-values.js';
 export { postgresDatabase } from './postgres-run.js';
-export { type PostgresCluster, createPostgresDatabase, findServerBinaries, startPostgresCluster, stopPostgresCluster } from './postgres-cluster.js';
+export { type PostgresCluster, createPostgresDatabase, findServerBinaries, processAlive, startPostgresCluster, stopPostgresCluster } from './postgres-cluster.js';
 export { worstTick } from './event-loop.js';
 export { deepDocx, docx, docxBomb, flateBombPdf, type HostileDocument, hostileDocuments, manyPagesPdf, repeated, zip } from './bombs.js';
 export { describeNotifier, nextPayloads, type NotifierSuiteOptions } from './notifier-suite.js';

@@ -129,7 +129,8 @@ export async function startPostgresCluster(options: { parent?: string; settings?
   return { dir, port, pid };
 }
 
-const alive = (pid: number) => {
+/** Whether a process with this pid exists (signal 0). */
+export const processAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
     return true;
@@ -140,11 +141,11 @@ const alive = (pid: number) => {
 
 /** Stops the server (fast shutdown, SIGKILL after 10 s) and removes its folder. */
 export async function stopPostgresCluster(cluster: PostgresCluster): Promise<void> {
-  if (alive(cluster.pid)) {
+  if (processAlive(cluster.pid)) {
     process.kill(cluster.pid, 'SIGINT');
     const deadline = Date.now() + 10_000;
-    while (alive(cluster.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    if (alive(cluster.pid)) process.kill(cluster.pid, 'SIGKILL');
+    while (processAlive(cluster.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    if (processAlive(cluster.pid)) process.kill(cluster.pid, 'SIGKILL');
   }
   await rm(cluster.dir, { recursive: true, force: true });
 }
