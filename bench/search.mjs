@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { fileBlobStore } from '@agent-platform/adapters-storage/blobs';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import { builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
-import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
+import { builtinVectorStore, DEFAULT_APPROXIMATE_THRESHOLD } from '@agent-platform/adapters-vector/builtin';
 import { AgentPlatform } from '@agent-platform/core';
 import { createApp } from '@agent-platform/server';
 import { serve } from 'h3';
@@ -51,7 +51,7 @@ export async function endToEndSearch() {
       await storage.chunks.replaceForDocument(documentId, chunks);
       await vectors.upsert(namespace, chunks.map((c, i) => ({ id: c.id, documentId, vector: all[d * 100 + i] })));
     }
-    while (total >= 20_000 && !vectors.isApproximate(namespace)) await new Promise((r) => setTimeout(r, 100));
+    while (total >= DEFAULT_APPROXIMATE_THRESHOLD && !vectors.isApproximate(namespace)) await new Promise((r) => setTimeout(r, 100));
     const rssAfter = process.memoryUsage().rss;
 
     const app = createApp(platform);

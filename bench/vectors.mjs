@@ -12,7 +12,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
+import { builtinVectorStore, DEFAULT_APPROXIMATE_THRESHOLD } from '@agent-platform/adapters-vector/builtin';
 import { ChromaClient } from 'chromadb';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -120,7 +120,7 @@ async function measureSize(count) {
   const rssBefore = process.memoryUsage().rss;
   let t = performance.now();
   await store.upsert('ns', records);
-  while (count >= 20_000 && !store.isApproximate('ns')) await new Promise((r) => setTimeout(r, 50));
+  while (count >= DEFAULT_APPROXIMATE_THRESHOLD && !store.isApproximate('ns')) await new Promise((r) => setTimeout(r, 50));
   const builtinLoadSeconds = (performance.now() - t) / 1000;
   const rssAfter = process.memoryUsage().rss;
   const builtin = await time(queries, async (q) => (await store.query('ns', { vector: q, topK: 10 })).map((h) => h.id));

@@ -1,1 +1,1 @@
-export { type BuiltinVectorStore, type BuiltinVectorStoreOptions, builtinVectorStore } from './builtin/index.js';
+export { type BuiltinVectorStore, type BuiltinVectorStoreOptions, builtinVectorStore, DEFAULT_APPROXIMATE_THRESHOLD } from './builtin/index.js';
