@@ -203,8 +203,20 @@ export class EmbedWorkerClient {
     }
     // Bulk work fills every worker: the lane's worker starts now, so its model is loaded before
     // a query needs it.
-    if (lane && this.#slots.length === this.#maxWorkers && this.#slots.every((s) => s.inFlight?.bulk)) this.#start();
+    if (lane && this.#slots.length === this.#maxWorkers && this.#slots.every((s) => s.inFlight?.bulk)) this.#warm(this.#start());
     for (const slot of this.#slots) if (!slot.inFlight) slot.worker.unref();
+  }
+
+  /**
+   * Sends a new worker one text of no call, so it loads its model now (workers load it on their
+   * first request). Until it answers, the worker counts as busy: a query that comes meanwhile
+   * goes to the first worker that is free and ready (a bulk worker between batches) instead of
+   * waiting for the load, which takes seconds on a loaded machine.
+   */
+  #warm(slot: Slot): void {
+    const id = this.#nextId++;
+    slot.inFlight = { id, pieces: [], size: 1, bulk: false };
+    slot.worker.postMessage({ id, texts: ['warm-up'] });
   }
 
   #onReply(slot: Slot, reply: Reply): void {

@@ -181,7 +181,8 @@ describe('EmbedWorkerClient pool', () => {
       c.embed(['query'], undefined, 'query'),
       new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the query waited for the bulk batch')), 3000)),
     ]);
-    expect(rows(query)[0]?.slice(1, 3)).toEqual([1, 5]);
+    // The lane's second request: its first was the warm-up that loads its model.
+    expect(rows(query)[0]?.slice(1, 3)).toEqual([2, 5]);
     // Bulk work never takes the lane: its second batch waits for its own worker.
     expect(c.workers).toBe(2);
     const second = holdingWait();
@@ -191,6 +192,30 @@ describe('EmbedWorkerClient pool', () => {
     const vectors = rows(await bulk);
     expect(new Set(vectors.map((v) => v[0])).size).toBe(1);
     expect(vectors[0]?.[0]).not.toBe(rows(query)[0]?.[0]);
+  });
+
+  it("query lane: a query does not wait for the lane worker's model to load; a ready worker takes it", async () => {
+    const c = pool(2, 1, true);
+    const firstHeld = holdingWait();
+    const first = c.embed(['wait']); // worker A, ready (no load time), holds it
+    await firstHeld;
+    // Threads started now load for 4 s (a model loading on a loaded machine); a thread copies the
+    // environment when it starts: B (bulk) and the lane's worker start within this call.
+    process.env.POOL_WORKER_LOAD_MS = '4000';
+    const second = c.embed(['wait']);
+    delete process.env.POOL_WORKER_LOAD_MS;
+    expect(c.workers).toBe(3);
+    const started = performance.now();
+    const query = c.embed(['query'], undefined, 'query');
+    channel.postMessage('go'); // A answers its batch and is free; B and the lane are loading
+    const threadA = rows(await first)[0]?.[0];
+    const answered = rows(await query);
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(answered[0]?.[0]).toBe(threadA);
+    const secondHeld = holdingWait();
+    await secondHeld;
+    channel.postMessage('go');
+    await second;
   });
 
   it('query lane: bulk work still progresses while queries keep coming', async () => {
