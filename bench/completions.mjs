@@ -1,6 +1,8 @@
 // Overhead of the service on a chat completion: time to first token (TTFT) and total time,
 // p50/p99 over sequential streaming requests, through the real server (child process) and
 // directly to the same upstream, sides interleaved request by request in one run:
+//   proxyFloor the least a proxy on our HTTP stack adds (bench/servers.mjs proxy-floor: h3 on
+//              srvx, fetch() upstream, the answer's bytes streamed back untouched);
 //   plain      a plain model name (no agent);
 //   agent      a project with no knowledge, no tools, no MCP servers;
 //   knowledge  a project with 10,000 knowledge chunks (its turn embeds the question and
@@ -106,6 +108,7 @@ export async function completionOverhead() {
     await storage.close();
 
     const server = await startChild('ours', dir, { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'sk-bench', LOG_LEVEL: 'silent' });
+    const floor = await startChild('proxy-floor', upstream.url);
     const ours = `${server.url}/api/v1/chat/completions`;
     const headers = { authorization: `Bearer ${key}` };
     const added = await fetch(`${server.url}/api/mcp/add-server`, {
@@ -129,12 +132,14 @@ export async function completionOverhead() {
       directToolCall: () => streamOnce(`${upstream.url}/chat/completions`, {}, { model: 'gpt-bench', ...ask, tools: [echoTool] }),
       directEcho: () => timed(() => mcpClient.callTool({ name: 'echo', arguments: { message: 'bench' } })),
       embedding: () => timed(() => embedder.embed([question])),
+      proxyFloor: () => streamOnce(`${floor.url}/v1/chat/completions`, {}, { model: 'gpt-bench', ...ask }),
       plain: () => streamOnce(ours, headers, { model: 'gpt-bench', ...ask }),
       agent: () => streamOnce(ours, headers, { model: bare.id, ...ask }),
       knowledge: () => streamOnce(ours, headers, { model: project.id, ...ask }),
       mcp: () => streamOnce(ours, headers, { model: tooled.id, ...ask }),
     });
     await server.stop();
+    await floor.stop();
 
     // Buffering check: the upstream sends a chunk every 20 ms.
     const slowServer = await startChild('ours', dir, { OPENAI_BASE_URL: slow.url, OPENAI_API_KEY: 'sk-bench', LOG_LEVEL: 'silent' });
@@ -150,6 +155,7 @@ export async function completionOverhead() {
       name: `chat completion overhead (ms, ${n} sequential streaming requests per side, interleaved)`,
       sides,
       addedTtftP50: {
+        proxyFloor: round(ttft('proxyFloor') - ttft('direct')),
         plain: round(ttft('plain') - ttft('direct')),
         agent: round(ttft('agent') - ttft('direct')),
         knowledgeMinusEmbedding: round(ttft('knowledge') - ttft('direct') - sides.embedding.total.p50),

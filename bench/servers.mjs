@@ -3,6 +3,7 @@
 //                                             AGENT_PLATFORM_DATABASE_URL... env; pino logs to /dev/null)
 //   node bench/servers.mjs bare <bodyFile>    node:http answering the same bytes
 //   node bench/servers.mjs floor <bodyFile>   h3 v2 on srvx (our HTTP stack) answering the same bytes
+//   node bench/servers.mjs proxy-floor <url>  h3 v2 on srvx passing chat completions to <url> as they are
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 
@@ -26,6 +27,20 @@ if (kind === 'ours') {
   const { H3, serve } = await import('h3');
   const body = readFileSync(arg);
   const app = new H3().get('/**', () => new Response(body, { headers: { 'content-type': 'application/json; charset=utf-8' } }));
+  const server = serve(app, { port: 0, hostname: '127.0.0.1', silent: true, gracefulShutdown: false });
+  await server.ready();
+  process.send({ url: `http://127.0.0.1:${server.node.server.address().port}` });
+  process.on('disconnect', () => server.close(true).then(() => process.exit(0)));
+} else if (kind === 'proxy-floor') {
+  // The least a completion proxy on our stack does: h3 on srvx reads the JSON body, fetch()
+  // sends it upstream (arg: the upstream's base URL) and the answer's body is streamed back as
+  // it is, with no authentication, storage, parsing of the events or re-encoding.
+  const { H3, serve } = await import('h3');
+  const app = new H3().post('/v1/chat/completions', async (event) => {
+    const body = await event.req.text();
+    const upstream = await fetch(`${arg}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    return new Response(upstream.body, { status: upstream.status, headers: { 'content-type': 'text/event-stream' } });
+  });
   const server = serve(app, { port: 0, hostname: '127.0.0.1', silent: true, gracefulShutdown: false });
   await server.ready();
   process.send({ url: `http://127.0.0.1:${server.node.server.address().port}` });
