@@ -178,13 +178,13 @@ describe('builtin vector store specifics', () => {
     for (const dims of [7, 8, 9]) {
       const matrix = new VectorMatrix(dims, 4);
       const rows = clustered(300, dims, 5, dims);
-      rows.forEach((v, i) => matrix.set(`v${i}`, `d${i % 7}`, v));
+      for (const [i, v] of rows.entries()) matrix.set(`v${i}`, `d${i % 7}`, v);
       const query = clustered(1, dims, 1, 99)[0] as Float32Array;
       const dot = (v: Float32Array) => v.reduce((sum, x, i) => sum + x * (query[i] as number), 0);
       const expected = rows.map((v, row) => ({ row, score: dot(v) })).sort((a, b) => b.score - a.score).slice(0, 10);
       const found = matrix.search(query, 10).sorted();
       expect(found.map((h) => h.row)).toEqual(expected.map((h) => h.row));
-      found.forEach((h, i) => expect(h.score).toBeCloseTo((expected[i] as { score: number }).score, 4));
+      for (const [i, h] of found.entries()) expect(h.score).toBeCloseTo((expected[i] as { score: number }).score, 4);
       // Only the rows of the documents asked for.
       const only = new Set([matrix.documentIndex('d3') as number]);
       expect(matrix.search(query, 10, only).sorted().every((h) => matrix.docOf[h.row] === only.values().next().value)).toBe(true);

@@ -37,9 +37,11 @@ import {
 import { checkNamedCredential, chooseCredential, type DefaultBaseUrl, describeChoice, type UsableCredential, unseal } from './agent/provider-credentials.js';
 import type { BlobStore, EmbeddingModel, VectorStore } from './knowledge/interfaces.js';
 import { type EmbedderResolver, type VectorStoreFactory, type VectorStoreProvider, type IndexingEvent, KnowledgeBase, toKnowledgeDocument, vectorNamespace } from './knowledge/service.js';
+import { followDocument } from './knowledge/follow-document.js';
 import type { DocumentLimitName, DocumentLimits } from './knowledge/limits.js';
 import { extensionOf, fileTypeOf, unsupportedFileMessage } from './knowledge/file-types.js';
 import {
+  type ChunkResponse,
   CreateDocumentRequest,
   type CreateDocumentResponse,
   type DocumentResponse,
@@ -985,7 +987,8 @@ export class AgentPlatform {
   async listChats(caller: Caller, query: ListChatsQuery = {}): Promise<ListChatsResponse> {
     try {
       const q = parseInput(ListChatsQuery, query);
-      const page = await this.storage.chats.list({ userId: caller.userId, limit: q.limit, offset: q.offset });
+      if (q.projectId !== undefined) await this.#project(caller, q.projectId);
+      const page = await this.storage.chats.list({ userId: caller.userId, projectId: q.projectId, limit: q.limit, offset: q.offset });
       return {
         success: true,
         chats: page.items.map(toChat),
@@ -1168,9 +1171,10 @@ export class AgentPlatform {
   /**
    * `POST /api/knowledge/upload`: stores each file and indexes it as a document. A file of an
    * unsupported type fails alone (no document); the others still index. Waits for indexing
-   * like `createDocument`, for all files together.
+   * like `createDocument`, for all files together, unless `wait` is false (the `?wait=false` of
+   * the route): then it answers once the files are stored, and `documentEvents` follows each.
    */
-  async uploadFiles(caller: Caller, input: UploadRequest): Promise<UploadResponse> {
+  async uploadFiles(caller: Caller, input: UploadRequest, options: { wait?: boolean } = {}): Promise<UploadResponse> {
     const { projectId, files } = parseInput(UploadRequest, input);
     const kb = this.#kb();
     const blobs = kb.blobs;
@@ -1192,8 +1196,8 @@ export class AgentPlatform {
         }
       }),
     );
-    const wait = this.#knowledgeAdapters?.waitMs ?? 5000;
-    await Promise.all(started.map((s) => (s.documentId ? kb.waitFor(s.documentId, wait) : undefined)));
+    const wait = options.wait === false ? 0 : (this.#knowledgeAdapters?.waitMs ?? 5000);
+    if (wait > 0) await Promise.all(started.map((s) => (s.documentId ? kb.waitFor(s.documentId, wait) : undefined)));
     const results = await Promise.all(
       started.map(async (s) => {
         const doc = s.documentId ? await this.storage.documents.get(caller.userId, s.documentId) : undefined;
@@ -1229,8 +1233,8 @@ export class AgentPlatform {
       ...(q.status ? { status: q.status } : {}),
     });
     const documents = page.items.map((d) => {
-      const { id, projectId, fileName, fileType, sourceType, status, chunkCount, createdAt, updatedAt } = toKnowledgeDocument(d);
-      return { id, projectId, fileName, fileType, sourceType, status, chunkCount, createdAt, updatedAt };
+      const { id, projectId, fileName, fileType, sourceType, status, chunkCount, vectorCount, createdAt, updatedAt } = toKnowledgeDocument(d);
+      return { id, projectId, fileName, fileType, sourceType, status, chunkCount, vectorCount, createdAt, updatedAt };
     });
     return {
       success: true,
@@ -1244,6 +1248,32 @@ export class AgentPlatform {
     const doc = await this.storage.documents.get(caller.userId, id);
     if (!doc) throw new PlatformError('not_found', `Document ${id} not found`, { details: { document: null } });
     return { success: true, document: toKnowledgeDocument(doc) };
+  }
+
+  /**
+   * `GET /api/knowledge/documents/{id}/events`: a document's indexing from now on, as the stream
+   * route reports it (progress 10 to 90, then `complete` or `error`); a document whose indexing
+   * has ended answers its final event alone. Follows uploads (PDF, DOCX) as the stream route
+   * follows texts.
+   */
+  async documentEvents(caller: Caller, id: string, signal?: AbortSignal): Promise<AsyncIterable<IndexingEvent>> {
+    const kb = this.#kb();
+    const events = await followDocument({
+      documentId: id,
+      subscribe: (documentId, listener) => kb.subscribe(documentId, listener),
+      read: () => this.storage.documents.get(caller.userId, id),
+      signal,
+    });
+    if (!events) throw PlatformError.notFound(`Document ${id} not found`);
+    return events;
+  }
+
+  /** `GET /api/knowledge/chunks/{id}`: one chunk of the caller's knowledge, with its text (what a citation points at). */
+  async getChunk(caller: Caller, id: string): Promise<ChunkResponse> {
+    const [chunk] = await this.storage.chunks.getMany([id]);
+    if (!chunk || !(await this.storage.projects.get(caller.userId, chunk.projectId))) throw PlatformError.notFound(`Chunk ${id} not found`);
+    const { documentId, projectId, index, text, tokenCount, metadata } = chunk;
+    return { success: true, chunk: { id, documentId, projectId, index, content: text, tokenCount, metadata } };
   }
 
   /** `DELETE /api/knowledge/documents/{id}`: the document, its chunks and vectors (also mid-indexing). */

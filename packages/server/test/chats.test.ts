@@ -28,6 +28,21 @@ describe('chats', () => {
     expect(await s.call('GET', `/api/chats/${first.body.chat.id}/messages`)).toMatchObject({ status: 404, body: { success: false, message: 'Chat not found' } });
   });
 
+  it("lists one project's chats with ?projectId; another user's project is 404 with the empty list", async () => {
+    const other = (await s.call('POST', '/api/projects/create', { body: { name: 'other', model: 'm', provider: 'openai' } })).body.project.id;
+    const mine = (await s.call('POST', '/api/chats', { body: { projectId: other, name: 'Only here' } })).body.chat;
+    const page = await s.call('GET', `/api/chats?projectId=${other}`);
+    expect(page.body).toMatchObject({ success: true, total: 1, hasMore: false, chats: [{ id: mine.id, projectId: other }] });
+    const all = (await s.call('GET', '/api/chats?limit=100')).body;
+    expect(all.total).toBeGreaterThan(1);
+    const ofFirst = (await s.call('GET', `/api/chats?projectId=${projectId}&limit=100`)).body;
+    expect(ofFirst.chats.every((c: { projectId: string }) => c.projectId === projectId)).toBe(true);
+    expect(ofFirst.total).toBe(all.total - 1);
+    const foreign = await s.call('GET', `/api/chats?projectId=${other}`, { key: s.keyB });
+    expect(foreign).toMatchObject({ status: 404, body: { success: false, chats: [], total: 0, message: `Project ${other} not found` } });
+    await s.call('DELETE', `/api/v1/projects/${other}`);
+  });
+
   it("keeps users' chats apart", async () => {
     const chat = (await s.call('POST', '/api/chats', { body: { projectId } })).body.chat;
     expect((await s.call('GET', '/api/chats', { key: s.keyB })).body.total).toBe(0);

@@ -84,9 +84,13 @@ describe('documents', () => {
   it('lists documents by status with paging', async () => {
     const all = await s.call('GET', `/api/knowledge/documents?projectId=${projectId}&limit=1`);
     expect(all.body).toMatchObject({ success: true, total: 2, hasMore: true, nextOffset: 1 });
+    // The spec's list form, plus vectorCount (the console's table shows it).
     expect(Object.keys(all.body.documents[0]).sort()).toEqual(
-      ['chunkCount', 'createdAt', 'fileName', 'fileType', 'id', 'projectId', 'sourceType', 'status', 'updatedAt'],
+      ['chunkCount', 'createdAt', 'fileName', 'fileType', 'id', 'projectId', 'sourceType', 'status', 'updatedAt', 'vectorCount'],
     );
+    const completed = (await s.call('GET', `/api/knowledge/documents?projectId=${projectId}&status=completed`)).body.documents[0];
+    expect(completed.vectorCount).toBe(completed.chunkCount);
+    expect(completed.vectorCount).toBeGreaterThan(0);
     const failed = await s.call('GET', `/api/knowledge/documents?projectId=${projectId}&status=failed`);
     expect(failed.body.documents.map((d: { fileName: string }) => d.fileName)).toEqual(['empty.html']);
     expect((await s.call('GET', `/api/knowledge/documents?projectId=${projectId}&status=done`)).status).toBe(400);

@@ -61,6 +61,11 @@ const make = {
       .id as string,
   credential: async (key: string) => (await create(key, 'POST', '/api/v1/credentials', { name: 'c', provider: 'openai', apiKey: 'sk-test' })).credential.id as string,
   document: async (key: string) => (await create(key, 'POST', '/api/knowledge/documents', { ...doc(await make.project(key)) })).documentId as string,
+  chunk: async (key: string) => {
+    const projectId = await make.project(key);
+    await create(key, 'POST', '/api/knowledge/documents', doc(projectId));
+    return (await create(key, 'POST', '/api/knowledge/search', { projectId, query: 'pump' })).documents[0].id as string;
+  },
   mcpServer: async (key: string) =>
     (await create(key, 'POST', '/api/mcp/add-server', { projectId: await make.project(key), name: 'everything', transport: 'http', url: mcpUrl() })).server.id as string,
   stream: async (key: string) => {
@@ -138,6 +143,8 @@ const VALID: Record<string, (key: string) => Promise<Call>> = {
   'POST /api/knowledge/documents/stream': async (key) => ({ body: doc(await make.project(key)) }),
   'GET /api/knowledge/documents': async (key) => ({ query: { projectId: await make.project(key) } }),
   'GET /api/knowledge/documents/{id}': async (key) => ({ params: { id: await make.document(key) } }),
+  'GET /api/knowledge/documents/{id}/events': async (key) => ({ params: { id: await make.document(key) } }),
+  'GET /api/knowledge/chunks/{id}': async (key) => ({ params: { id: await make.chunk(key) } }),
   'DELETE /api/knowledge/documents/{id}': async (key) => ({ params: { id: await make.document(key) } }),
   'POST /api/knowledge/upload': async (key) => ({ form: { fields: { projectId: await make.project(key) }, files: [{ name: 'a.txt', text: 'plain text' }] } }),
   'POST /api/knowledge/search': async (key) => ({ body: { projectId: await make.project(key), query: 'pump' } }),

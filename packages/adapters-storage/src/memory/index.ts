@@ -3,9 +3,8 @@ import {
   bm25Rank,
   type ChatMessageRecord,
   type ChatRecord,
-  type CredentialRecord,
-  type ToolRecord,
   type ChunkRecord,
+  type CredentialRecord,
   type DocumentRecord,
   type FileRecord,
   type JobLease,
@@ -17,6 +16,7 @@ import {
   type ProjectListQuery,
   type ProjectRecord,
   type StorageAdapter,
+  type ToolRecord,
   type UserRecord,
 } from '@agent-platform/core';
 
@@ -436,7 +436,9 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         return chat?.userId === userId ? clone(chat) : undefined;
       },
       async list(query) {
-        const matching = [...tables().chats.values()].filter((c) => c.userId === query.userId).sort(compareNewestFirst);
+        const matching = [...tables().chats.values()]
+          .filter((c) => c.userId === query.userId && (query.projectId === undefined || c.projectId === query.projectId))
+          .sort(compareNewestFirst);
         return { items: matching.slice(query.offset, query.offset + query.limit).map(clone), total: matching.length, start: query.offset };
       },
       async delete(userId, id) {

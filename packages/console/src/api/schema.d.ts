@@ -154,6 +154,23 @@ export interface paths {
         patch: operations["patchApiCredentialsId"];
         trace?: never;
     };
+    "/api/knowledge/chunks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one chunk of the caller's knowledge with its text (a completion source's chunkId) */
+        get: operations["getApiKnowledgeChunksId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/knowledge/documents": {
         parameters: {
             query?: never;
@@ -185,6 +202,23 @@ export interface paths {
         post?: never;
         /** Delete a document with its chunks and vectors (also while it is being indexed) */
         delete: operations["deleteApiKnowledgeDocumentsId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge/documents/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Follow a document's indexing as Server-Sent Events from now on (progress 10 to 90, then complete or error; an indexed or failed document answers that event alone) */
+        get: operations["getApiKnowledgeDocumentsIdEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -910,6 +944,8 @@ export interface operations {
             query?: {
                 limit?: number;
                 offset?: number;
+                /** @description Only the chats of this project (one of the caller's: another is 404) */
+                projectId?: string;
             };
             header?: never;
             path?: never;
@@ -1368,6 +1404,71 @@ export interface operations {
             };
         };
     };
+    getApiKnowledgeChunksId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chunk: {
+                            content: string;
+                            documentId: string;
+                            id: string;
+                            /** @description Position in its document, from 0 */
+                            index: number;
+                            /** @description fileName, fileType, chunkIndex, pageNumber, section */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            projectId: string;
+                            tokenCount: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     getApiKnowledgeDocuments: {
         parameters: {
             query: {
@@ -1402,6 +1503,7 @@ export interface operations {
                             status: "pending" | "processing" | "completed" | "failed";
                             /** Format: date-time */
                             updatedAt: string;
+                            vectorCount: number;
                         }[];
                         hasMore: boolean;
                         nextOffset: number;
@@ -1619,6 +1721,61 @@ export interface operations {
                         message: string;
                         /** @constant */
                         success: true;
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getApiKnowledgeDocumentsIdEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-Sent Events: a comment opens the stream, each data line is one event of this schema */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        documentId?: string;
+                        message: string;
+                        progress?: number;
+                        /** @enum {string} */
+                        type: "progress" | "complete" | "error";
                     };
                 };
             };
@@ -2012,7 +2169,10 @@ export interface operations {
     };
     postApiKnowledgeUpload: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description false: answer as soon as the files are stored, before indexing (status processing), and follow each document with GET /api/knowledge/documents/{id}/events. Default true: wait up to 5 s for indexing */
+                wait?: "true" | "false";
+            };
             header?: never;
             path?: never;
             cookie?: never;

@@ -24,6 +24,7 @@ import { DocumentProcesses } from './document-processes.js';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_POLL_MS, JobQueue, type RunningJob } from './job-queue.js';
 import type { BlobStore, EmbeddingModel, VectorStore } from './interfaces.js';
 import { openSettings, sealSettings } from './settings-secrets.js';
+import { completeEvent } from './follow-document.js';
 import { type IndexingEvent, IndexingEvents, type IndexingListener } from './indexing-events.js';
 import { createMemoryNotifier, type Notifier } from '../notify/notifier.js';
 
@@ -466,7 +467,7 @@ export class KnowledgeBase {
         await tx.documents.update(documentId, { status: 'completed', ...result, updatedAt: clock.now() });
         await tx.jobs.finish(lease);
       });
-      if (done) this.#emit(documentId, { type: 'complete', progress: 100, message: 'Document indexed successfully', documentId });
+      if (done) this.#emit(documentId, completeEvent(documentId));
     } catch (error) {
       // Aborted: shut down (the lease is released), cancelled, or the job lost to another run.
       if (signal.aborted) return;

@@ -22,6 +22,7 @@ export const ChatResponse = z.object({ success: z.literal(true), chat: Chat });
 export type ChatResponse = z.output<typeof ChatResponse>;
 
 export const ListChatsQuery = z.object({
+  projectId: z.string().min(1).max(200).optional().describe("Only the chats of this project (one of the caller's: another is 404)"),
   ...offsetPaging,
 });
 export type ListChatsQuery = z.input<typeof ListChatsQuery>;

@@ -84,11 +84,27 @@ export const KnowledgeDocumentListItem = KnowledgeDocument.pick({
   sourceType: true,
   status: true,
   chunkCount: true,
+  // Beyond the spec's list form: the console's documents table shows it (chunks without their
+  // vectors are a document that is still, or was partly, indexed).
+  vectorCount: true,
   createdAt: true,
   updatedAt: true,
 });
 
 export const DocumentResponse = z.object({ success: z.literal(true), document: KnowledgeDocument });
+
+/** One chunk of a document, as `GET /api/knowledge/chunks/{id}` answers it (what a citation's `chunkId` names). */
+export const KnowledgeChunk = z.object({
+  id: z.string(),
+  documentId: z.string(),
+  projectId: z.string(),
+  index: z.number().int().describe('Position in its document, from 0'),
+  content: z.string(),
+  tokenCount: z.number().int(),
+  metadata: z.record(z.string(), z.unknown()).describe('fileName, fileType, chunkIndex, pageNumber, section'),
+});
+export const ChunkResponse = z.object({ success: z.literal(true), chunk: KnowledgeChunk });
+export type ChunkResponse = z.output<typeof ChunkResponse>;
 export type DocumentResponse = z.output<typeof DocumentResponse>;
 
 export const ListDocumentsQuery = z.object({
@@ -179,6 +195,15 @@ export const UploadRequest = z.object({
   files: z.array(UploadedFile).min(1, 'at least one file is required').max(50),
 });
 export type UploadRequest = z.input<typeof UploadRequest>;
+
+export const UploadQuery = z.object({
+  wait: z
+    .enum(['true', 'false'])
+    .default('true')
+    .describe(
+      'false: answer as soon as the files are stored, before indexing (status processing), and follow each document with GET /api/knowledge/documents/{id}/events. Default true: wait up to 5 s for indexing',
+    ),
+});
 
 export const UploadResponse = z.object({
   success: z.boolean(),

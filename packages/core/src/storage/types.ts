@@ -401,7 +401,8 @@ export interface ChatRepository {
   insert(chat: ChatRecord): Promise<void>;
   get(userId: string, id: string): Promise<ChatRecord | undefined>;
   /** Newest first (by creation). */
-  list(query: { userId: string; limit: number; offset: number }): Promise<Page<ChatRecord>>;
+  /** The user's chats, newest first; only those of `projectId` when given. */
+  list(query: { userId: string; projectId?: string | undefined; limit: number; offset: number }): Promise<Page<ChatRecord>>;
   /** Deletes the chat with its messages. */
   delete(userId: string, id: string): Promise<boolean>;
   touch(id: string, at: Date): Promise<void>;

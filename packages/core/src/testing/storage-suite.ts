@@ -502,6 +502,15 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         const page = await storage.chats.list({ userId: 'user_a', limit: 1, offset: 0 });
         expect(page.items.map((c) => c.id)).toEqual(['chat_2']);
         expect(page.total).toBe(2);
+        // One project's chats: its page and its total.
+        await storage.projects.insert(project('user_a', 2));
+        await storage.chats.insert({ ...chat, id: 'chat_3', projectId: 'proj_000002', createdAt: at(3), updatedAt: at(3) });
+        const ofFirst = await storage.chats.list({ userId: 'user_a', projectId: 'proj_000001', limit: 10, offset: 0 });
+        expect([ofFirst.items.map((c) => c.id), ofFirst.total]).toEqual([['chat_2', 'chat_1'], 2]);
+        const ofSecond = await storage.chats.list({ userId: 'user_a', projectId: 'proj_000002', limit: 10, offset: 0 });
+        expect([ofSecond.items.map((c) => c.id), ofSecond.total]).toEqual([['chat_3'], 1]);
+        expect((await storage.chats.list({ userId: 'user_b', projectId: 'proj_000002', limit: 10, offset: 0 })).total).toBe(0);
+        await storage.chats.delete('user_a', 'chat_3');
         await storage.chats.appendMessages('chat_1', [
           { role: 'user', content: 'hi', toolCalls: null, toolCallId: null, createdAt: at(3) },
           { role: 'assistant', content: null, toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{"q":1}' }], toolCallId: null, createdAt: at(3) },

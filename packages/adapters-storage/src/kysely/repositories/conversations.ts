@@ -27,20 +27,10 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
         return row && toChat(row);
       },
       async list(query) {
-        const rows = await db
-          .selectFrom('chats')
-          .selectAll()
-          .where('user_id', '=', query.userId)
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .limit(query.limit)
-          .offset(query.offset)
-          .execute();
-        const { n } = await db
-          .selectFrom('chats')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('user_id', '=', query.userId)
-          .executeTakeFirstOrThrow();
+        let filter = db.selectFrom('chats').where('user_id', '=', query.userId);
+        if (query.projectId !== undefined) filter = filter.where('project_id', '=', query.projectId);
+        const rows = await filter.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).offset(query.offset).execute();
+        const { n } = await filter.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
         return { items: rows.map(toChat), total: Number(n), start: query.offset };
       },
       async delete(userId, id) {
