@@ -59,7 +59,6 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
           },
         });
       }
-      setValues({ ...values, apiKey: '' });
       onDone(true);
     } catch (err) {
       setErrors(err instanceof ApiError && err.status === 400 ? fieldErrors(err.message, FIELDS) : { form: messageOf(err) });
