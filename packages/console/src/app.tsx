@@ -2,13 +2,23 @@ import { createContext } from 'preact';
 import { useContext, useMemo, useState } from 'preact/hooks';
 import { Api } from './api/client';
 import { Layout } from './components/layout';
+import { ApiKeysScreen } from './screens/account/api-keys';
+import { CredentialsScreen } from './screens/account/credentials';
+import { LocalModelsScreen } from './screens/account/local-models';
 import { ProjectScreen } from './screens/project';
 import { ProjectsScreen } from './screens/projects';
 import { SignIn } from './screens/sign-in';
 import { forgetKey, storedKey, storeKey } from './session';
-import { useRoute } from './router';
+import { type Route, useRoute } from './router';
 
 const ApiContext = createContext<Api | null>(null);
+const SignOutContext = createContext<(notice: string | null) => void>(() => {});
+
+/** Signs the console out (the key is forgotten); `notice` is shown on the sign-in screen. */
+export const useSignOut = () => useContext(SignOutContext);
+
+/** What the sign-in screen says after a call was answered 401. */
+const REFUSED = 'The key was refused (revoked or unknown): sign in again.';
 
 /** The API of the signed-in key (every screen below sign-in has one). */
 export function useApi(): Api {
@@ -19,22 +29,22 @@ export function useApi(): Api {
 
 export function App() {
   const [key, setKey] = useState(storedKey);
-  const [expired, setExpired] = useState(false);
+  const [notice, setNotice] = useState<string | null>(null);
   const route = useRoute();
-  const signOut = (revoked: boolean) => {
+  const signOut = (text: string | null) => {
     forgetKey();
-    setExpired(revoked);
+    setNotice(text);
     setKey(null);
   };
-  const api = useMemo(() => (key ? new Api(key, () => signOut(true)) : null), [key]);
+  const api = useMemo(() => (key ? new Api(key, () => signOut(REFUSED)) : null), [key]);
 
   if (!api) {
     return (
       <SignIn
-        expired={expired}
+        notice={notice}
         onSignedIn={(k) => {
           storeKey(k);
-          setExpired(false);
+          setNotice(null);
           setKey(k);
         }}
       />
@@ -42,9 +52,27 @@ export function App() {
   }
   return (
     <ApiContext.Provider value={api}>
-      <Layout route={route} onSignOut={() => signOut(false)}>
-        {route.name === 'project' ? <ProjectScreen projectId={route.projectId} tab={route.tab} /> : <ProjectsScreen />}
-      </Layout>
+      <SignOutContext.Provider value={signOut}>
+        <Layout route={route} onSignOut={() => signOut(null)}>
+          <Screen route={route} />
+        </Layout>
+      </SignOutContext.Provider>
     </ApiContext.Provider>
   );
+}
+
+/** The screen of a route. */
+function Screen({ route }: { route: Route }) {
+  switch (route.name) {
+    case 'project':
+      return <ProjectScreen projectId={route.projectId} tab={route.tab} />;
+    case 'credentials':
+      return <CredentialsScreen />;
+    case 'keys':
+      return <ApiKeysScreen />;
+    case 'local-models':
+      return <LocalModelsScreen />;
+    default:
+      return <ProjectsScreen />;
+  }
 }

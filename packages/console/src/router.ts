@@ -6,7 +6,8 @@ import { useEffect, useState } from 'preact/hooks';
  */
 export type Route =
   | { readonly name: 'projects' }
-  | { readonly name: 'project'; readonly projectId: string; readonly tab: ProjectTab };
+  | { readonly name: 'project'; readonly projectId: string; readonly tab: ProjectTab }
+  | { readonly name: AccountSection };
 
 /**
  * The sections of a project, in the order of its tab bar. A new area (tools, MCP servers) is one
@@ -19,10 +20,19 @@ export const PROJECT_TABS = [
 export type ProjectTab = (typeof PROJECT_TABS)[number]['id'];
 
 /**
- * The top-level sections of the navigation. Credentials, API keys and local models slot in as
- * entries here (with a route name each).
+ * The top-level sections of the navigation, in its order. A section other than projects is
+ * routed by its id (`#/keys`) and rendered by its case in app.tsx.
  */
-export const SECTIONS = [{ id: 'projects', label: 'Projects', href: '#/projects' }] as const;
+export const SECTIONS = [
+  { id: 'projects', label: 'Projects', href: '#/projects' },
+  { id: 'credentials', label: 'Credentials', href: '#/credentials' },
+  { id: 'keys', label: 'API keys', href: '#/keys' },
+  { id: 'local-models', label: 'Local models', href: '#/local-models' },
+] as const;
+
+/** The sections that are not about one project: their route is their id (`#/keys`). */
+export type AccountSection = Exclude<(typeof SECTIONS)[number]['id'], 'projects'>;
+const ACCOUNT_SECTIONS: readonly string[] = SECTIONS.map((s) => s.id).filter((id) => id !== 'projects');
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
@@ -30,6 +40,7 @@ export function parseRoute(hash: string): Route {
     const tab = PROJECT_TABS.find((t) => t.id === parts[2])?.id ?? 'knowledge';
     return { name: 'project', projectId: parts[1], tab };
   }
+  if (parts[0] && ACCOUNT_SECTIONS.includes(parts[0])) return { name: parts[0] as AccountSection };
   return { name: 'projects' };
 }
 

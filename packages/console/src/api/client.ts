@@ -81,6 +81,14 @@ export class Api {
     private readonly onUnauthorized: () => void = () => {},
   ) {}
 
+  /**
+   * Whether this is the key whose public start is `prefix` (the `prefix` a key list shows), so
+   * the console can tell which listed key it is signed in with without exposing the key.
+   */
+  hasPrefix(prefix: string): boolean {
+    return prefix.length > 0 && this.key.startsWith(prefix);
+  }
+
   /** Headers of every call: the key, and JSON when there is a body. */
   headers(json: boolean): Record<string, string> {
     return { authorization: `Bearer ${this.key}`, ...(json ? { 'content-type': 'application/json' } : {}) };

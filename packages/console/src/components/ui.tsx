@@ -107,3 +107,16 @@ export function useDebounced<T>(value: T, ms: number, fn: (value: T) => void): v
     return () => clearTimeout(timer);
   }, [value]);
 }
+
+/** The `<option>`s of a `<select>`, one per value, each labelled with its value. */
+export function Options({ values }: { values: readonly string[] }) {
+  return (
+    <>
+      {values.map((v) => (
+        <option key={v} value={v}>
+          {v}
+        </option>
+      ))}
+    </>
+  );
+}

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { ApiError, messageOf } from '../api/client';
 import { useApi } from '../app';
 import { fieldErrors } from '../components/field-errors';
-import { describedBy, ErrorNote, Field } from '../components/ui';
+import { describedBy, ErrorNote, Field, Options } from '../components/ui';
 import type { Project } from './projects';
 
 const PROVIDERS = ['openai', 'ollama', 'local'] as const;
@@ -53,11 +53,7 @@ export function ProjectForm({ project, onDone }: { project: Project | null; onDo
         {input('model', 'Model', { required: true })}
         <Field id="project-provider" label="Provider" error={errors.provider}>
           <select id="project-provider" value={values.provider} onChange={set('provider')} {...describedBy('project-provider', errors.provider)}>
-            {PROVIDERS.map((p) => (
-              <option key={p} value={p}>
-                {p}
-              </option>
-            ))}
+            <Options values={PROVIDERS} />
           </select>
         </Field>
         {input('icon', 'Icon', { placeholder: 'e.g. 📚' })}

@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { messageOf, type ResultOf } from '../api/client';
 import { useApi } from '../app';
+import { formatTime } from '../components/format';
+import { ListTable, RowAction } from '../components/list-table';
 import { ConfirmDialog, Empty, ErrorNote, Pager, useDebounced } from '../components/ui';
 import { projectHref } from '../router';
 import { ProjectForm } from './project-form';
@@ -76,51 +78,34 @@ export function ProjectsScreen() {
         )
       ) : null}
       {page && page.projects.length > 0 ? (
-        <table class="list">
-          <caption class="visually-hidden">Projects, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Model</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
+        <ListTable caption="Projects, newest first" columns={['Name', 'Model', 'Created']}>
+          {page.projects.map((p) => (
+            <tr key={p.id}>
+              <td>
+                <span
+                  class="swatch"
+                  ref={(el) => {
+                    // Through the CSSOM, not a style attribute: the CSP allows no inline styles.
+                    if (el) el.style.background = p.color || 'transparent';
+                  }}
+                  aria-hidden="true"
+                >
+                  {p.icon}
+                </span>
+                <a href={projectHref(p.id)}>{p.name}</a>
+                {p.description ? <div class="muted">{p.description}</div> : null}
+              </td>
+              <td>
+                {p.provider}: {p.model}
+              </td>
+              <td>{formatTime(p.createdAt)}</td>
+              <td class="actions">
+                <RowAction action="Edit" target={p.name} onClick={() => setEditing(p)} />
+                <RowAction action="Delete" target={p.name} danger onClick={() => setDeleting(p)} />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {page.projects.map((p) => (
-              <tr key={p.id}>
-                <td>
-                  <span
-                    class="swatch"
-                    ref={(el) => {
-                      // Through the CSSOM, not a style attribute: the CSP allows no inline styles.
-                      if (el) el.style.background = p.color || 'transparent';
-                    }}
-                    aria-hidden="true"
-                  >
-                    {p.icon}
-                  </span>
-                  <a href={projectHref(p.id)}>{p.name}</a>
-                  {p.description ? <div class="muted">{p.description}</div> : null}
-                </td>
-                <td>
-                  {p.provider}: {p.model}
-                </td>
-                <td>{new Date(p.createdAt).toLocaleString()}</td>
-                <td class="actions">
-                  <button type="button" onClick={() => setEditing(p)} aria-label={`Edit ${p.name}`}>
-                    Edit
-                  </button>
-                  <button type="button" class="danger" onClick={() => setDeleting(p)} aria-label={`Delete ${p.name}`}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </ListTable>
       ) : null}
       {page ? <Pager label="Projects" offset={query.offset} limit={LIMIT} total={page.total} onOffset={(offset) => setQuery({ ...query, offset })} /> : null}
       <ConfirmDialog open={deleting !== null} title="Delete project?" confirm="Delete project" onConfirm={remove} onClose={() => setDeleting(null)}>

@@ -5,11 +5,11 @@ import { ErrorNote, Field } from '../components/ui';
 /**
  * Sign-in with an API key. The key is checked by calling the API with it (listing the caller's
  * keys) before it is kept, so a mistyped or revoked key is refused here with the service's
- * own message.
+ * own message. `notice` says why the console was signed out (a refused or revoked key).
  */
-export function SignIn({ onSignedIn, expired }: { onSignedIn: (key: string) => void; expired: boolean }) {
+export function SignIn({ onSignedIn, notice }: { onSignedIn: (key: string) => void; notice: string | null }) {
   const [key, setKey] = useState('');
-  const [error, setError] = useState<string | null>(expired ? 'The key was refused (revoked or unknown): sign in again.' : null);
+  const [error, setError] = useState<string | null>(notice);
   const [busy, setBusy] = useState(false);
 
   const submit = async (e: Event) => {

@@ -1,7 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { messageOf, type QueryOf, type ResultOf } from '../../api/client';
 import { useApi } from '../../app';
-import { ConfirmDialog, Empty, ErrorNote, Pager } from '../../components/ui';
+import { formatTime } from '../../components/format';
+import { ListTable, RowAction } from '../../components/list-table';
+import { ConfirmDialog, Empty, ErrorNote, Options, Pager } from '../../components/ui';
 
 type Doc = ResultOf<'/api/knowledge/documents', 'get'>['documents'][number];
 type Status = NonNullable<QueryOf<'/api/knowledge/documents', 'get'>['status']>;
@@ -69,11 +71,7 @@ export function DocumentsTable({ projectId, version }: { projectId: string; vers
             }}
           >
             <option value="">All</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
+            <Options values={STATUSES} />
           </select>
         </div>
       </div>
@@ -82,50 +80,31 @@ export function DocumentsTable({ projectId, version }: { projectId: string; vers
         <Empty title={status ? `No ${status} documents` : 'No documents yet'}>{status ? 'Choose another status, or All.' : 'Add files or paste text above: they are chunked, embedded and searchable here.'}</Empty>
       ) : null}
       {page && page.documents.length > 0 ? (
-        <table class="list">
-          <caption class="visually-hidden">Documents, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">File</th>
-              <th scope="col">Type</th>
-              <th scope="col">Status</th>
-              <th scope="col" class="number">
-                Chunks
-              </th>
-              <th scope="col">Added</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
+        <ListTable caption="Documents, newest first" columns={['File', 'Type', 'Status', { label: 'Chunks', number: true }, 'Added']}>
+          {page.documents.map((d) => (
+            <tr key={d.id} data-status={d.status}>
+              <td>{d.fileName}</td>
+              <td>{d.fileType}</td>
+              <td>
+                <span class={`status ${d.status}`}>{d.status}</span>
+                {d.status === 'failed' ? (
+                  errors[d.id] ? (
+                    <div class="error">{errors[d.id]}</div>
+                  ) : (
+                    <button type="button" class="link" onClick={() => showError(d)}>
+                      Show error
+                    </button>
+                  )
+                ) : null}
+              </td>
+              <td class="number">{d.chunkCount}</td>
+              <td>{formatTime(d.createdAt)}</td>
+              <td class="actions">
+                <RowAction action="Delete" target={d.fileName} danger onClick={() => setDeleting(d)} />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {page.documents.map((d) => (
-              <tr key={d.id} data-status={d.status}>
-                <td>{d.fileName}</td>
-                <td>{d.fileType}</td>
-                <td>
-                  <span class={`status ${d.status}`}>{d.status}</span>
-                  {d.status === 'failed' ? (
-                    errors[d.id] ? (
-                      <div class="error">{errors[d.id]}</div>
-                    ) : (
-                      <button type="button" class="link" onClick={() => showError(d)}>
-                        Show error
-                      </button>
-                    )
-                  ) : null}
-                </td>
-                <td class="number">{d.chunkCount}</td>
-                <td>{new Date(d.createdAt).toLocaleString()}</td>
-                <td class="actions">
-                  <button type="button" class="danger" onClick={() => setDeleting(d)} aria-label={`Delete ${d.fileName}`}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </ListTable>
       ) : null}
       {page ? <Pager label="Documents" offset={offset} limit={LIMIT} total={page.total} onOffset={setOffset} /> : null}
       <ConfirmDialog open={deleting !== null} title="Delete document?" confirm="Delete document" onConfirm={remove} onClose={() => setDeleting(null)}>

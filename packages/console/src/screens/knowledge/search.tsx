@@ -3,7 +3,7 @@ import { ApiError, type BodyOf, messageOf, type ResultOf } from '../../api/clien
 import { useApi } from '../../app';
 import { fieldErrors } from '../../components/field-errors';
 import { Marked, queryTerms } from '../../components/marked';
-import { describedBy, Empty, ErrorNote, Field } from '../../components/ui';
+import { describedBy, Empty, ErrorNote, Field, Options } from '../../components/ui';
 
 type Hit = ResultOf<'/api/knowledge/search', 'post'>['documents'][number];
 type SearchBody = BodyOf<'/api/knowledge/search', 'post'>;
@@ -58,11 +58,7 @@ export function SearchPlayground({ projectId }: { projectId: string }) {
           <Field id="search-type" label="Search type" error={errors.searchType}>
             <select id="search-type" value={form.searchType} onChange={set('searchType')}>
               <option value="">project default</option>
-              {TYPES.map((t) => (
-                <option key={t} value={t}>
-                  {t}
-                </option>
-              ))}
+              <Options values={TYPES} />
             </select>
           </Field>
           {/* No min/max in the browser: the service checks the ranges and says what is wrong. */}

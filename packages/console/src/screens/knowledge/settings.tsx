@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, type BodyOf, messageOf } from '../../api/client';
 import { useApi } from '../../app';
 import { fieldErrors } from '../../components/field-errors';
-import { describedBy, ErrorNote, Field } from '../../components/ui';
+import { describedBy, ErrorNote, Field, Options } from '../../components/ui';
 
 type Settings = BodyOf<'/api/knowledge/settings', 'put'>['settings'];
 const STORES = ['builtin', 'qdrant', 'chroma', 'pinecone', 'weaviate'] as const;
@@ -73,11 +73,7 @@ export function SettingsForm({ projectId }: { projectId: string }) {
     <Field id={`settings-${name}`} label={label} error={errors[name]}>
       <select id={`settings-${name}`} value={form[name]} onChange={set(name)} {...describedBy(`settings-${name}`, errors[name])}>
         <option value="">default</option>
-        {options.map((o) => (
-          <option key={o} value={o}>
-            {o}
-          </option>
-        ))}
+        <Options values={options} />
       </select>
     </Field>
   );
