@@ -56,6 +56,12 @@ describe('console: knowledge', () => {
       const shown = (await stages()).filter((s) => s.startsWith('refunds.md: '));
       expect(shown).toEqual(expect.arrayContaining(['refunds.md: Creating embeddings (60%)', 'refunds.md: Indexed']));
       expect(shown.indexOf('refunds.md: Creating embeddings (60%)')).toBeLessThan(shown.indexOf('refunds.md: Indexed'));
+      // The PDF was uploaded (upload?wait=false), then followed through its indexing events: the
+      // service's stages after the upload (a child process parses it, so it cannot be done
+      // before the console listens).
+      const pdf = (await stages()).filter((s) => s.startsWith('sample.pdf: '));
+      expect(pdf.some((s) => /^sample\.pdf: (Extracting text \(30%\)|Creating embeddings \(60%\)|Storing vectors \(90%\))$/.test(s)), pdf.join(' | ')).toBe(true);
+      expect(pdf.at(-1)).toBe('sample.pdf: Indexed');
 
       // Pasted text goes through the same stream.
       await page.getByText('Paste text').click();
@@ -64,7 +70,7 @@ describe('console: knowledge', () => {
       await page.getByRole('button', { name: 'Index text' }).click();
       await item(page, 'faq.md').and(page.locator('[data-status="completed"]')).waitFor({ timeout: 60_000 });
 
-      // The table: every document with its chunk count; the status filter; a failed one's error.
+      // The table: every document with its chunk and vector counts; the status filter; a failed one's error.
       const rows = page.locator('table.list tbody tr');
       await expect.poll(() => rows.count()).toBe(4);
       const completed = page.locator('table.list tbody tr[data-status="completed"] td.number');

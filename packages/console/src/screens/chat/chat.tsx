@@ -37,8 +37,8 @@ export function ChatScreen({ projectId }: { projectId: string }) {
 
   const loadChats = () =>
     api
-      .call('get', '/api/chats', { query: { limit: 100 } })
-      .then((r) => setChats(r.chats.filter((c) => c.projectId === projectId)))
+      .call('get', '/api/chats', { query: { projectId, limit: 100 } })
+      .then((r) => setChats(r.chats))
       .catch((e) => setError(messageOf(e)));
 
   const loadTurns = async (id: string): Promise<Turn[]> => {
@@ -167,7 +167,7 @@ export function ChatScreen({ projectId }: { projectId: string }) {
             </li>
           ))}
         </ol>
-        {open ? <CitationPanel projectId={projectId} question={open.question} source={open.source} onClose={() => setOpen(null)} /> : null}
+        {open ? <CitationPanel question={open.question} source={open.source} onClose={() => setOpen(null)} /> : null}
         <form class="ask" onSubmit={send}>
           <label for="question" class="visually-hidden">
             Question

@@ -1,16 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
-import { messageOf } from '../../api/client';
+import { ApiError, messageOf } from '../../api/client';
 import { useApi } from '../../app';
 import { Marked, queryTerms } from '../../components/marked';
 import { ErrorNote } from '../../components/ui';
 import type { Source } from './answer-stream';
 
-/**
- * The chunk a citation points at. The agent searched the project's knowledge with the question
- * (project defaults), so the same search finds the chunk again by its id; a chunk whose
- * document was deleted or changed since says so.
- */
-export function CitationPanel({ projectId, question, source, onClose }: { projectId: string; question: string; source: Source; onClose: () => void }) {
+/** The chunk a citation points at (`GET /api/knowledge/chunks/{id}`), with the question's words marked. */
+export function CitationPanel({ question, source, onClose }: { question: string; source: Source; onClose: () => void }) {
   const api = useApi();
   const [content, setContent] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -18,14 +14,14 @@ export function CitationPanel({ projectId, question, source, onClose }: { projec
     setContent(null);
     setError(null);
     api
-      .call('post', '/api/knowledge/search', { body: { projectId, query: question, topK: 100 } })
-      .then((r) => {
-        const hit = r.documents.find((d) => d.id === source.chunkId);
-        if (hit) setContent(hit.content);
-        else setError('This chunk is no longer in the knowledge base (its document was deleted or re-indexed).');
-      })
-      .catch((e) => setError(messageOf(e)));
-  }, [source.chunkId, question]);
+      .call('get', '/api/knowledge/chunks/{id}', { params: { id: source.chunkId } })
+      .then((r) => setContent(r.chunk.content))
+      .catch((e) =>
+        setError(
+          e instanceof ApiError && e.status === 404 ? 'This chunk is no longer in the knowledge base (its document was deleted or re-indexed).' : messageOf(e),
+        ),
+      );
+  }, [source.chunkId]);
   return (
     <aside class="card citation" aria-labelledby="citation-title">
       <div class="title-row">

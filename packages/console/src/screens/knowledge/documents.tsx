@@ -80,7 +80,7 @@ export function DocumentsTable({ projectId, version }: { projectId: string; vers
         <Empty title={status ? `No ${status} documents` : 'No documents yet'}>{status ? 'Choose another status, or All.' : 'Add files or paste text above: they are chunked, embedded and searchable here.'}</Empty>
       ) : null}
       {page && page.documents.length > 0 ? (
-        <ListTable caption="Documents, newest first" columns={['File', 'Type', 'Status', { label: 'Chunks', number: true }, 'Added']}>
+        <ListTable caption="Documents, newest first" columns={['File', 'Type', 'Status', { label: 'Chunks', number: true }, { label: 'Vectors', number: true }, 'Added']}>
           {page.documents.map((d) => (
             <tr key={d.id} data-status={d.status}>
               <td>{d.fileName}</td>
@@ -98,6 +98,7 @@ export function DocumentsTable({ projectId, version }: { projectId: string; vers
                 ) : null}
               </td>
               <td class="number">{d.chunkCount}</td>
+              <td class="number">{d.vectorCount}</td>
               <td>{formatTime(d.createdAt)}</td>
               <td class="actions">
                 <RowAction action="Delete" target={d.fileName} danger onClick={() => setDeleting(d)} />

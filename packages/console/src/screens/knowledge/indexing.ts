@@ -1,5 +1,5 @@
 import type { Api } from '../../api/client';
-import { messageOf } from '../../api/client';
+import { fillPath, messageOf } from '../../api/client';
 import { sseEvents } from '../../api/sse';
 
 /** Where one file or text is in its way into the knowledge base. */
@@ -45,20 +45,24 @@ interface StreamEvent {
 }
 
 /**
- * Indexes text through the SSE indexing stream (`POST /api/knowledge/documents/stream`),
- * reporting each stage (10 parsing ... 100 indexed) as it happens, and the service's error.
+ * Follows an SSE answer of indexing events to its end: each stage (10 parsing ... 90 storing)
+ * as it happens, then the outcome, or the service's error.
  */
+async function follow(res: Response, update: Update): Promise<void> {
+  for await (const event of sseEvents(res)) {
+    const e = JSON.parse(event.data) as StreamEvent;
+    if (e.type === 'progress') update({ progress: e.progress ?? null, stage: e.message });
+    else if (e.type === 'complete') return update({ progress: 100, stage: e.message, status: 'completed', documentId: e.documentId });
+    else return update({ status: 'failed', stage: 'Failed', error: e.message, documentId: e.documentId });
+  }
+  update({ status: 'failed', stage: 'Failed', error: 'The indexing stream ended without a result' });
+}
+
+/** Indexes text through the SSE indexing stream (`POST /api/knowledge/documents/stream`). */
 export async function indexText(api: Api, projectId: string, fileName: string, content: string, update: Update): Promise<void> {
   try {
     const fileType = TEXT_TYPES.has(extensionOf(fileName)) ? extensionOf(fileName) : 'txt';
-    const res = await api.fetch('post', '/api/knowledge/documents/stream', { body: { projectId, fileName, fileType, sourceType: 'upload', content } });
-    for await (const event of sseEvents(res)) {
-      const e = JSON.parse(event.data) as StreamEvent;
-      if (e.type === 'progress') update({ progress: e.progress ?? null, stage: e.message });
-      else if (e.type === 'complete') return update({ progress: 100, stage: e.message, status: 'completed', documentId: e.documentId });
-      else return update({ status: 'failed', stage: 'Failed', error: e.message, documentId: e.documentId });
-    }
-    update({ status: 'failed', stage: 'Failed', error: 'The indexing stream ended without a result' });
+    await follow(await api.fetch('post', '/api/knowledge/documents/stream', { body: { projectId, fileName, fileType, sourceType: 'upload', content } }), update);
   } catch (error) {
     update({ status: 'failed', stage: 'Failed', error: messageOf(error) });
   }
@@ -69,30 +73,26 @@ interface UploadAnswer {
 }
 
 /**
- * Sends a binary file (pdf, docx) through the upload route with its byte progress, then follows
- * the document until its indexing ends (the stream route takes text only).
+ * Sends a binary file (pdf, docx) through the upload route with its byte progress, answered at
+ * once (`?wait=false`), then follows the document's indexing stages through its events
+ * (`GET /api/knowledge/documents/{id}/events`): the stream route takes text only.
  */
 export async function indexFile(api: Api, projectId: string, file: File, update: Update): Promise<void> {
   try {
     const form = new FormData();
     form.append('projectId', projectId);
     form.append('files', file, file.name);
-    const answer = await api.upload<UploadAnswer>('/api/knowledge/upload', form, (f) => update({ progress: Math.round(f * 100), stage: 'Uploading' }));
+    const answer = await api.upload<UploadAnswer>('/api/knowledge/upload?wait=false', form, (f) => update({ progress: Math.round(f * 100), stage: 'Uploading' }));
     const result = answer.files[0];
     if (!result) return update({ status: 'failed', stage: 'Failed', error: 'The service answered no file' });
     if (result.status === 'failed' || !result.documentId) return update({ status: 'failed', stage: 'Failed', error: result.error ?? 'Failed', documentId: result.documentId ?? undefined });
-    update({ documentId: result.documentId, progress: null, stage: 'Indexing' });
-    for (;;) {
-      const { document } = await api.call('get', '/api/knowledge/documents/{id}', { params: { id: result.documentId } });
-      if (document.status === 'completed') return update({ status: 'completed', progress: 100, stage: 'Document indexed successfully' });
-      if (document.status === 'failed') return update({ status: 'failed', stage: 'Failed', error: document.error ?? 'Failed' });
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    update({ documentId: result.documentId, progress: null, stage: 'Waiting to be indexed' });
+    await follow(await api.fetch('get', fillPath('/api/knowledge/documents/{id}/events', { id: result.documentId })), update);
   } catch (error) {
     update({ status: 'failed', stage: 'Failed', error: messageOf(error) });
   }
 }
 
-/** Text files go through the stream (live stages), the others through the upload route. */
+/** Text files go through the stream route, the others through the upload route and their events. */
 export const indexAny = (api: Api, projectId: string, file: File, update: Update): Promise<void> =>
   TEXT_TYPES.has(extensionOf(file.name)) ? readText(file).then((text) => indexText(api, projectId, file.name, text, update)) : indexFile(api, projectId, file, update);
