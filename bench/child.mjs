@@ -1,12 +1,21 @@
-// Starts one server of bench/servers.mjs in a child process; resolves with its URL, the first
-// key it created (the real server on an empty database) and a stop().
+// Starts one server of bench/servers.mjs (or another script speaking the same protocol) in a
+// child process; resolves with its URL, the first key it created (the real server on an empty
+// database) and a stop().
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const servers = fileURLToPath(new URL('servers.mjs', import.meta.url));
 
 export function startChild(kind, arg, env = {}) {
-  const child = fork(servers, [kind, arg], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: { ...process.env, ...env } });
+  return startServerScript(servers, kind, arg, env);
+}
+
+/**
+ * Forks `script` with the arguments `kind arg`; the script sends `{ url, firstKey? }` over IPC
+ * once it listens and exits when the parent disconnects.
+ */
+export function startServerScript(script, kind, arg, env = {}) {
+  const child = fork(script, [kind, arg], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: { ...process.env, ...env } });
   return new Promise((resolve, reject) => {
     const stop = () =>
       new Promise((r) => {

@@ -24,15 +24,19 @@ import { openPlatform } from '@agent-platform/server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startChild } from './child.mjs';
+import { percentile } from './load.mjs';
 import { startHttpEverything } from './mcp.mjs';
 import { startBenchUpstream } from './upstream.mjs';
 import { embeddingsLike } from './vectors.mjs';
 
-const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
-const round = (ms) => Math.round(ms * 100) / 100;
+export const round = (ms) => Math.round(ms * 100) / 100;
 
-/** One streaming request; times of the first content chunk and of the end, and arrival times of chunks. */
-async function streamOnce(url, headers, body) {
+/**
+ * One streaming request; times of the first content chunk (the first one whose data contains
+ * `marker`: the bench upstream's words, in OpenAI's chunk format unless told) and of the end,
+ * and arrival times of content chunks.
+ */
+export async function streamOnce(url, headers, body, marker = '"content":"word') {
   const t0 = performance.now();
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   if (!res.ok) throw new Error(`${url} answered ${res.status}: ${await res.text()}`);
@@ -45,7 +49,7 @@ async function streamOnce(url, headers, body) {
     const { done, value } = await reader.read();
     if (done) break;
     buffer += decoder.decode(value, { stream: true });
-    if (buffer.includes('"content":"word')) {
+    if (buffer.includes(marker)) {
       const now = performance.now() - t0;
       first ??= now;
       arrivals.push(now);
@@ -62,7 +66,7 @@ const summary = (xs) => ({ p50: round(percentile(xs, 50)), p99: round(percentile
  * Runs every side once per iteration, in an order rotated each iteration (so none always follows
  * another), after 5 warm-up iterations; answers each side's samples.
  */
-async function interleaved(n, sides) {
+export async function interleaved(n, sides) {
   const names = Object.keys(sides);
   const samples = Object.fromEntries(names.map((k) => [k, { ttft: [], total: [] }]));
   for (let i = -5; i < n; i++) {

@@ -18,6 +18,20 @@ export function bagOfWords(text, dimensions = FAKE_DIMENSIONS) {
   return v.map((x) => x / n);
 }
 
+/** The OpenAI embeddings answer for `texts` (the request's `input`, as a list): bag-of-words vectors. */
+export function embeddingsAnswer(request, texts = Array.isArray(request.input) ? request.input : [request.input]) {
+  return {
+    object: 'list',
+    model: request.model,
+    // The openai client asks for base64 (little-endian float32) unless told otherwise.
+    data: texts.map((t, index) => {
+      const vector = bagOfWords(t);
+      return { object: 'embedding', index, embedding: request.encoding_format === 'float' ? [...vector] : Buffer.from(vector.buffer).toString('base64') };
+    }),
+    usage: { prompt_tokens: texts.length, total_tokens: texts.length },
+  };
+}
+
 export async function startFakeEmbedder() {
   /** name → text → times embedded */
   const seen = new Map();
@@ -34,18 +48,7 @@ export async function startFakeEmbedder() {
       seen.set(name, mine);
       for (const t of texts) mine.set(t, (mine.get(t) ?? 0) + 1);
       res.setHeader('content-type', 'application/json');
-      res.end(
-        JSON.stringify({
-          object: 'list',
-          model: request.model,
-          // The openai client asks for base64 (little-endian float32) unless told otherwise.
-          data: texts.map((t, index) => {
-            const vector = bagOfWords(t);
-            return { object: 'embedding', index, embedding: request.encoding_format === 'float' ? [...vector] : Buffer.from(vector.buffer).toString('base64') };
-          }),
-          usage: { prompt_tokens: texts.length, total_tokens: texts.length },
-        }),
-      );
+      res.end(JSON.stringify(embeddingsAnswer(request, texts)));
     });
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));

@@ -1,12 +1,11 @@
 // pnpm bench: each entry runs side by side with a baseline in the same run and reports ratios.
 // See docs/BENCHMARKS.md for what each entry measures and the recorded figures.
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import { openPlatform } from '@agent-platform/server';
 import { startChild } from './child.mjs';
+import { CONNECTIONS, load, median } from './load.mjs';
 import { ingestion } from './ingest.mjs';
 import { embedderThroughput } from './embedder.mjs';
 import { completionOverhead } from './completions.mjs';
@@ -18,31 +17,11 @@ import { chromaAdapter } from './chroma-adapter.mjs';
 import { vectorSearch } from './vectors.mjs';
 import { storageModes } from './storage.mjs';
 import { hostileHealth } from './hostile.mjs';
+import { mastraSideBySide } from './mastra.mjs';
 
 const args = new Set(process.argv.slice(2));
-const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PROJECTS = Number(process.env.BENCH_PROJECTS ?? 10_000);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-
-/** CPU time (user + system) a process has used, in ms, from /proc (Linux). */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
-}
-
-/**
- * Load on one server: req/s, p99, and the server process's CPU per request (µs), which moves
- * far less than req/s when other processes take the cores.
- */
-async function load(url, headers, pid) {
-  const before = pid ? cpuMs(pid) : 0;
-  const result = await autocannon({ url, headers, connections: CONNECTIONS, pipelining: 1, duration: DURATION });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { rps: result.requests.average, p99: result.latency.p99, cpuUs: pid ? ((cpuMs(pid) - before) * 1000) / result.requests.total : undefined };
-}
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function projectsList() {
   const dir = await mkdtemp(join(tmpdir(), 'ap-bench-'));
@@ -98,8 +77,11 @@ async function projectsList() {
   }
 }
 
-const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch, search: endToEndSearch, 'search-ingest': searchDuringIngest, completions: completionOverhead, tools: toolRuns, mcp: mcpCalls, chroma: chromaAdapter, embedder: embedderThroughput, storage: storageModes, hostile: hostileHealth };
-const selected = Object.keys(entries).filter((name) => args.size === 0 || args.has(name));
+const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch, search: endToEndSearch, 'search-ingest': searchDuringIngest, completions: completionOverhead, tools: toolRuns, mcp: mcpCalls, chroma: chromaAdapter, embedder: embedderThroughput, storage: storageModes, hostile: hostileHealth, mastra: mastraSideBySide };
+// Entries that run only when named: `mastra` installs a peer (about 250 MB from npm) on first use.
+const optIn = new Set(['mastra']);
+const selected = Object.keys(entries).filter((name) => (args.size === 0 ? !optIn.has(name) : args.has(name)));
+if (args.size === 0) console.log(`bench: every entry but ${[...optIn].join(', ')} (opt-in: name it, e.g. \`pnpm bench mastra\`)`);
 const results = [];
 for (const name of selected) {
   console.log(`bench ${name}`);

@@ -21,6 +21,7 @@ import { pathToFileURL } from 'node:url';
 import { startChild } from './child.mjs';
 import { startFakeEmbedder } from './fake-embedder.mjs';
 import { loadCorpus } from './ingest.mjs';
+import { percentile, pool } from './load.mjs';
 import { connections, resetStatements, startBenchPostgres, statementTime } from './postgres.mjs';
 import { startChroma } from './vectors.mjs';
 
@@ -35,7 +36,6 @@ const SECRET = 'bench-storage-shared-secret';
 const push = (lists, name, ...values) => {
   lists[name] = [...(lists[name] ?? []), ...values];
 };
-const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 
 /** A client of one mode: requests go round-robin over its instances. */
 function client(instances, key) {
@@ -52,19 +52,6 @@ function client(instances, key) {
     if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${JSON.stringify(json)}`);
     return { ms: performance.now() - t, json };
   };
-}
-
-/** Runs `fn(i)` for i < n with `concurrency` in flight; answers the results. */
-async function pool(n, concurrency, fn) {
-  const out = new Array(n);
-  let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < n) {
-      const i = next++;
-      out[i] = await fn(i);
-    }
-  }));
-  return out;
 }
 
 async function startModes(embedder, chroma, postgres) {

@@ -2,9 +2,12 @@
 // answered with the same words, one SSE chunk per word (optionally `delayMs` apart), a usage
 // chunk and `data: [DONE]`. With `toolSuffix`, a request that offers a function whose name ends
 // with it, and whose last message is not a tool result, is answered with one call of that
-// function instead (`{"message":"bench"}`): one tool round per turn. (The tests use the full,
-// scriptable fake in packages/server/test/fixtures/openai-upstream.ts.)
+// function instead (`{"message":"bench"}`): one tool round per turn. It also answers
+// `POST .../embeddings` at once with bench/fake-embedder.mjs's bag-of-words vectors, so one base
+// URL serves a server's chat model and its embedder (the server takes one OPENAI_BASE_URL).
+// (The tests use the full, scriptable fake in packages/server/test/fixtures/openai-upstream.ts.)
 import { createServer } from 'node:http';
+import { embeddingsAnswer } from './fake-embedder.mjs';
 
 export function startBenchUpstream({ words = 20, delayMs = 0, toolSuffix } = {}) {
   const server = createServer((req, res) => {
@@ -14,6 +17,11 @@ export function startBenchUpstream({ words = 20, delayMs = 0, toolSuffix } = {})
     });
     req.on('end', async () => {
       const body = JSON.parse(raw);
+      if (req.url.endsWith('/embeddings')) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(embeddingsAnswer(body)));
+        return;
+      }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const base = { id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 0, model: body.model };
       const send = (chunk) => res.write(`data: ${JSON.stringify(chunk)}\n\n`);
