@@ -30,10 +30,10 @@ export interface ConsoleServer extends TestServer {
   readonly upstream: FakeUpstream;
 }
 
-/** A real server (built console included) whose `openai` provider is a loopback fake. */
-export async function startConsoleServer(): Promise<ConsoleServer> {
+/** A real server (built console included) whose `openai` provider is a loopback fake; `env` adds to its environment. */
+export async function startConsoleServer(env: Record<string, string> = {}): Promise<ConsoleServer> {
   const upstream = await startUpstream();
-  const server = await startTestServer({ env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'sk-upstream' } });
+  const server = await startTestServer({ env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'sk-upstream', ...env } });
   if (!server.consoleUrl) throw new Error('The console is not built: run pnpm run build first');
   const stopServer = server.stop;
   return Object.assign(server, {

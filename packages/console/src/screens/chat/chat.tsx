@@ -5,19 +5,10 @@ import { Empty, ErrorNote } from '../../components/ui';
 import { pendingAnswer, setPendingAnswer } from '../../session';
 import { type AnswerProgress, askInStream, resumeAnswer, type Source } from './answer-stream';
 import { CitationPanel, CitedText } from './citation';
+import { type Turn, turnsOf } from './history';
+import { ToolSteps } from './tool-steps';
 
 type Chat = ResultOf<'/api/chats', 'get'>['chats'][number];
-
-/** A turn as shown: the question, or an answer with its sources and how it ended. */
-interface Turn {
-  readonly role: 'user' | 'assistant';
-  readonly text: string;
-  readonly sources?: readonly Source[];
-  /** The question an answer answers (to open its citations). */
-  readonly question?: string;
-  readonly state?: 'streaming' | 'stopped' | 'failed';
-  readonly error?: string;
-}
 
 /**
  * The chat playground of a project: its chats listed, the selected chat's history, and a new
@@ -43,8 +34,7 @@ export function ChatScreen({ projectId }: { projectId: string }) {
 
   const loadTurns = async (id: string): Promise<Turn[]> => {
     const { messages } = await api.call('get', '/api/chats/{chatId}/messages', { params: { chatId: id } });
-    // Tool calls and results stay out of this first version's view: questions and answers only.
-    return messages.filter((m) => (m.role === 'user' || m.role === 'assistant') && m.content).map((m) => ({ role: m.role as Turn['role'], text: m.content ?? '' }));
+    return turnsOf(messages);
   };
 
   /** Streams an answer into the last turn, whichever way it comes (asked now, or resumed). */
@@ -55,8 +45,8 @@ export function ChatScreen({ projectId }: { projectId: string }) {
     const show = (patch: Partial<Turn>) => setTurns((list) => [...list.slice(0, -1), { ...(list.at(-1) as Turn), ...patch }]);
     setTurns((list) => [...list, { role: 'assistant', text: '', question: q, state: 'streaming' }]);
     try {
-      const answer = await run(abort.signal, (a) => show({ text: a.text, sources: a.sources }));
-      show({ text: answer.text, sources: answer.sources, state: undefined });
+      const answer = await run(abort.signal, (a) => show({ text: a.text, sources: a.sources, steps: a.steps }));
+      show({ text: answer.text, sources: answer.sources, steps: answer.steps, state: undefined });
       setPendingAnswer(null);
     } catch (e) {
       // Stopped: the request is aborted and the answer no longer followed or resumed.
@@ -144,11 +134,12 @@ export function ChatScreen({ projectId }: { projectId: string }) {
       <section class="card conversation" aria-labelledby="conversation-title">
         <h2 id="conversation-title">{chats?.find((c) => c.id === chatId)?.name ?? 'New chat'}</h2>
         <ErrorNote message={error} />
-        {turns.length === 0 ? <Empty title="Ask the agent">It answers from this project's knowledge and cites its sources as [1], [2]…</Empty> : null}
+        {turns.length === 0 ? <Empty title="Ask the agent">It answers from this project's knowledge and tools, and cites its sources as [1], [2]…</Empty> : null}
         <ol class="turns" aria-live="polite">
           {turns.map((t, i) => (
             <li key={i} class={`turn ${t.role}`} data-state={t.state}>
               <span class="visually-hidden">{t.role === 'user' ? 'You:' : 'Agent:'}</span>
+              {t.steps ? <ToolSteps steps={t.steps} /> : null}
               <div class="text">{t.role === 'assistant' ? <CitedText text={t.text} sources={t.sources ?? []} onOpen={(source) => setOpen({ source, question: t.question ?? '' })} /> : t.text}</div>
               {t.state === 'streaming' ? <span class="muted">Answering…</span> : null}
               {t.state === 'stopped' ? <span class="muted">Stopped</span> : null}
