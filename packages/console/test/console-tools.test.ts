@@ -4,12 +4,13 @@ import { type ConsoleServer, expectAccessible, expectCleanConsole, launchBrowser
 
 // The Tools tab (CodeMirror editor, run box, enable switch, delete) and the tool steps of a chat
 // answer, in real Chromium against a real server: tools run in its JavaScript sandbox, the
-// model is the loopback fake upstream. A short tool time limit makes the runaway case quick.
+// model is the loopback fake upstream. A tool time limit of 3 s makes the runaway case quick
+// and leaves time to see a step running.
 let browser: Browser;
 let server: ConsoleServer;
 let projectId: string;
 beforeAll(async () => {
-  [browser, server] = await Promise.all([launchBrowser(), startConsoleServer({ AGENT_PLATFORM_TOOL_TIMEOUT_MS: '1000' })]);
+  [browser, server] = await Promise.all([launchBrowser(), startConsoleServer({ AGENT_PLATFORM_TOOL_TIMEOUT_MS: '3000' })]);
   projectId = (await server.call('POST', '/api/projects/create', { body: { name: 'Weather desk', model: 'gpt-4o-mini', provider: 'openai' } })).body.project.id;
 }, 180_000);
 afterAll(async () => {
@@ -141,7 +142,7 @@ describe('console: tools', () => {
       await openTool(page, 'spins');
       await run(page, '{"city": "Nowhere"}');
       expect(await outcome.getByRole('heading', { level: 3 }).first().textContent()).toBe('The tool ran out of time');
-      expect(await outcome.getByRole('alert').textContent()).toMatch(/1000 ?ms|time/i);
+      expect(await outcome.getByRole('alert').textContent()).toBe('the tool ran longer than 3000 ms');
       expectCleanConsole(problems);
     } finally {
       await context.close();
@@ -180,6 +181,14 @@ describe('console: tools', () => {
       await page.getByRole('button', { name: 'New tool' }).click();
       await page.locator('.code-editor[data-state="ready"]').waitFor();
       await page.getByLabel('Name', { exact: true }).fill('schema_test');
+      // Python: the untouched template becomes Python's, highlighted by the Python grammar (its own chunk).
+      await page.getByLabel('Language').selectOption('python');
+      await expect.poll(() => page.getByRole('textbox', { name: 'Code' }).textContent()).toContain('def main(args):');
+      const def = page.locator('.cm-content span', { hasText: /^def$/ }).first();
+      await expect.poll(() => def.evaluate((el) => getComputedStyle(el).color)).toBe('rgb(157, 23, 77)');
+      expect(await page.getByLabel('Dependencies').getAttribute('placeholder')).toBe('e.g. attrs');
+      await page.getByLabel('Language').selectOption('javascript');
+      await expect.poll(() => page.getByRole('textbox', { name: 'Code' }).textContent()).toContain('async function main(args)');
       const parameters = page.getByLabel('Parameters (JSON Schema of the arguments)');
       await parameters.fill('{"type": "object", "properties": {"a": {"type": "nonsense"}}}');
       await page.getByRole('button', { name: 'Create tool' }).click();
@@ -275,6 +284,28 @@ describe('console: tool steps of a chat answer', () => {
       await expect.poll(() => steps.count(), { timeout: 10_000 }).toBe(2);
       await expectSteps();
       expect(await answer.locator('.text').textContent()).toBe('It is warm in Paris today, and the other tool does not exist.');
+      expectCleanConsole(problems);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
+  it('shows a step running while its tool runs; stopped then, the step has no result', async () => {
+    const tools = (await server.call('GET', `/api/tools?projectId=${projectId}&limit=100`)).body.tools as { name: string }[];
+    if (!tools.some((t) => t.name === 'spins')) await apiTool('spins', 'function main() { for (;;) {} }');
+    const { context, page, problems } = await openPage(browser);
+    try {
+      await signIn(page, server);
+      await page.goto(`${server.url}/console/#/projects/${projectId}/chat`);
+      await page.getByRole('heading', { name: 'Chats' }).waitFor();
+      server.upstream.script({ toolCalls: [{ name: 'spins', arguments: '{"city":"Oslo"}' }] });
+      await page.getByLabel('Question').fill('Spin for me');
+      await page.getByRole('button', { name: 'Send' }).click();
+      const step = page.locator('.turn.assistant').last().locator('.step');
+      await expect.poll(() => step.locator('summary').textContent(), { timeout: 10_000 }).toBe('Tool spinsrunning…');
+      await page.getByRole('button', { name: 'Stop' }).click();
+      await expect.poll(() => page.locator('.turn.assistant').last().getAttribute('data-state')).toBe('stopped');
+      expect(await step.locator('summary').textContent()).toBe('Tool spinsno result');
       expectCleanConsole(problems);
     } finally {
       await context.close();

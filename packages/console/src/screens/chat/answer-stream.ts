@@ -19,8 +19,11 @@ export interface ToolStep {
   readonly name: string;
   /** The arguments as the model wrote them (JSON text). */
   readonly arguments: string;
-  /** `not-run`: a stored call without a result (the step limit ended the turn first). */
-  readonly state: 'running' | 'done' | 'failed' | 'not-run';
+  /**
+   * `no-result`: a call whose result never came (a stored call the step limit left unanswered,
+   * or an answer stopped or failed while the tool ran).
+   */
+  readonly state: 'running' | 'done' | 'failed' | 'no-result';
   /** What the model was given back: the result, or `Error: …`. */
   readonly content?: string;
 }

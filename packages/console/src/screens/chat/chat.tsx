@@ -42,7 +42,11 @@ export function ChatScreen({ projectId }: { projectId: string }) {
     const abort = new AbortController();
     running.current = abort;
     setBusy(true);
-    const show = (patch: Partial<Turn>) => setTurns((list) => [...list.slice(0, -1), { ...(list.at(-1) as Turn), ...patch }]);
+    const show = (patch: Partial<Turn> | ((turn: Turn) => Partial<Turn>)) =>
+      setTurns((list) => {
+        const last = list.at(-1) as Turn;
+        return [...list.slice(0, -1), { ...last, ...(typeof patch === 'function' ? patch(last) : patch) }];
+      });
     setTurns((list) => [...list, { role: 'assistant', text: '', question: q, state: 'streaming' }]);
     try {
       const answer = await run(abort.signal, (a) => show({ text: a.text, sources: a.sources, steps: a.steps }));
@@ -51,7 +55,9 @@ export function ChatScreen({ projectId }: { projectId: string }) {
     } catch (e) {
       // Stopped: the request is aborted and the answer no longer followed or resumed.
       setPendingAnswer(null);
-      show(abort.signal.aborted ? { state: 'stopped' } : { state: 'failed', error: messageOf(e) });
+      const ended = abort.signal.aborted ? { state: 'stopped' as const } : { state: 'failed' as const, error: messageOf(e) };
+      // A step still running when the answer ended here has no result to show.
+      show((turn) => ({ ...ended, steps: turn.steps?.map((s) => (s.state === 'running' ? { ...s, state: 'no-result' as const } : s)) }));
     } finally {
       running.current = null;
       setBusy(false);

@@ -49,7 +49,7 @@ export function turnsOf(messages: readonly Message[]): Turn[] {
     }
   }
   // A call still without a result was never run (the turn's last model call is offered no tools).
-  const ended = turns.map((t) => (t.steps?.some((s) => s.state === 'running') ? { ...t, steps: t.steps.map((s) => (s.state === 'running' ? { ...s, state: 'not-run' as const } : s)) } : t));
+  const ended = turns.map((t) => (t.steps?.some((s) => s.state === 'running') ? { ...t, steps: t.steps.map((s) => (s.state === 'running' ? { ...s, state: 'no-result' as const } : s)) } : t));
   // An answer shows only when it has text or steps.
   return ended.filter((t) => t.role === 'user' || t.text || (t.steps?.length ?? 0) > 0);
 }
