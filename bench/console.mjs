@@ -2,13 +2,14 @@
 // server (the built packages). Figures and how they were taken: docs/BENCHMARKS.md, "console".
 //
 // 1. JavaScript (and CSS) of the first load: the files index.html names, raw and gzipped
-//    (level 9), and what Chromium reports it received (encodedBodySize).
+//    (level 9), and what Chromium reports it received (encodedBodySize); then the chunks loaded
+//    only when a screen needs them (the Tools and MCP tabs, the code editor and its languages).
 // 2. First screen interactive: navigation start until the sign-in form's key field is in the
 //    page (the app has loaded, run and rendered it), timed inside the page by a mutation
 //    observer (so Playwright's own round trips are not counted), in a fresh context each round.
 // 3. Signed in: from the click on "Sign in" until the projects list shows (the key is checked
 //    against the API, then the list is fetched and rendered).
-import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import { readFile, readdir, mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,15 +25,25 @@ const dist = new URL('../packages/console/dist/', import.meta.url);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
 
-async function weight() {
-  const page = await readFile(new URL('index.html', dist), 'utf8');
-  const files = [...page.matchAll(/(?:src|href)="\/console\/(assets\/[^"]+)"/g)].map((m) => m[1]);
+async function sizes(files) {
   const rows = [];
   for (const file of files) {
     const body = await readFile(new URL(file, dist));
     rows.push({ file, raw: body.length, gzip: gzipSync(body, { level: 9 }).length });
   }
   return rows;
+}
+
+async function weight() {
+  const page = await readFile(new URL('index.html', dist), 'utf8');
+  return sizes([...page.matchAll(/(?:src|href)="\/console\/(assets\/[^"]+)"/g)].map((m) => m[1]));
+}
+
+/** The chunks index.html does not name: loaded when a screen needs them (tools, MCP, the code editor). */
+async function lazyChunks(firstLoad) {
+  const named = new Set(firstLoad.map((r) => r.file));
+  const all = (await readdir(new URL('assets/', dist))).filter((f) => f.endsWith('.js')).map((f) => `assets/${f}`);
+  return sizes(all.filter((f) => !named.has(f)).sort());
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'ap-bench-console-'));
@@ -50,6 +61,8 @@ try {
   console.log('console first load:');
   for (const r of rows) console.log(`  ${r.file}: ${kb(r.raw)} raw, ${kb(r.gzip)} gzipped`);
   console.log(`  JavaScript in all: ${kb(js.reduce((a, r) => a + r.raw, 0))} raw, ${kb(js.reduce((a, r) => a + r.gzip, 0))} gzipped (budget 150 KB gzipped)`);
+  console.log('loaded when a screen is opened (not in the first load):');
+  for (const r of await lazyChunks(rows)) console.log(`  ${r.file}: ${kb(r.raw)} raw, ${kb(r.gzip)} gzipped`);
 
   const interactive = [];
   const signedIn = [];

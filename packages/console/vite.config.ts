@@ -24,5 +24,16 @@ export default defineConfig({
     // Every browser the console supports has <link rel="modulepreload">.
     modulePreload: { polyfill: false },
     reportCompressedSize: false,
+    rolldownOptions: {
+      // The editor's lazily loaded chunks named for what they hold (a chunk is otherwise named
+      // after its entry file, `dist`, for the grammar packages).
+      output: {
+        chunkFileNames: (chunk) => {
+          const has = (pkg: string) => chunk.moduleIds.some((id) => id.includes(`/node_modules/${pkg}/`));
+          const name = has('@lezer/javascript') ? 'editor-javascript' : has('@lezer/python') ? 'editor-python' : has('@lezer/lr') ? 'editor-parser' : chunk.name;
+          return `assets/${name}-[hash].js`;
+        },
+      },
+    },
   },
 });

@@ -16,6 +16,8 @@ export type Route =
 export const PROJECT_TABS = [
   { id: 'knowledge', label: 'Knowledge' },
   { id: 'chat', label: 'Chat' },
+  { id: 'tools', label: 'Tools' },
+  { id: 'mcp', label: 'MCP servers' },
 ] as const;
 export type ProjectTab = (typeof PROJECT_TABS)[number]['id'];
 

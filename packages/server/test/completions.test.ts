@@ -115,6 +115,67 @@ describe('POST /api/v1/chat/completions with the openai client', () => {
     ]);
   });
 
+  it("streams the agent's tool steps as toolCall / toolResult on empty deltas, which the openai client passes over; a recorded stream replays them", async () => {
+    type Step = { toolCall?: { id: string; name: string; arguments: string }; toolResult?: { id: string; name: string; content: string; isError: boolean } };
+    const script = () =>
+      upstream.script({ toolCalls: [{ name: 'add', arguments: '{"a":4,"b":5}' }, { name: 'nope', arguments: '{}' }] }, { text: 'The sum is 9.' });
+    script();
+    const stream = await client.chat.completions.create({ model: projectId, messages: [{ role: 'user', content: 'What is 4 + 5?' }], stream: true });
+    let text = '';
+    const steps: Step[] = [];
+    for await (const chunk of stream) {
+      // An OpenAI client sees an empty delta: no content, no tool_calls for it to run.
+      expect(chunk.choices[0]?.delta.tool_calls).toBeUndefined();
+      text += chunk.choices[0]?.delta.content ?? '';
+      const step = chunk as unknown as Step;
+      if (step.toolCall || step.toolResult) {
+        expect(chunk.choices).toEqual([{ index: 0, delta: {}, finish_reason: null }]);
+        steps.push({ ...(step.toolCall ? { toolCall: step.toolCall } : {}), ...(step.toolResult ? { toolResult: step.toolResult } : {}) });
+      }
+    }
+    expect(text).toBe('The sum is 9.');
+    const [addId, nopeId] = [steps[0]?.toolCall?.id, steps[2]?.toolCall?.id];
+    expect(steps).toEqual([
+      { toolCall: { id: expect.any(String), name: 'add', arguments: '{"a":4,"b":5}' } },
+      { toolResult: { id: addId, name: 'add', content: '9', isError: false } },
+      { toolCall: { id: expect.any(String), name: 'nope', arguments: '{}' } },
+      { toolResult: { id: nopeId, name: 'nope', content: 'Error: There is no tool named nope', isError: true } },
+    ]);
+    expect(addId).not.toBe(nopeId);
+
+    // Recorded into a resumable stream: the replay carries the same steps, in order.
+    const chat = (await s.call('POST', '/api/chats', { body: { projectId } })).body.chat;
+    const streamId = (await s.call('POST', `/api/chats/${chat.id}/streams`, { body: { chatId: chat.id } })).body.stream.id;
+    script();
+    const live = await s.call('POST', '/api/v1/ai/chat/completions', { raw: JSON.stringify({ model: projectId, chatId: chat.id, streamId, stream: true, messages: [{ role: 'user', content: 'What is 4 + 5?' }] }) });
+    const replay = await fetch(`${s.url}/api/chats/${chat.id}/streams/${streamId}`, { headers: { authorization: `Bearer ${s.keyA}` } });
+    const stepsOf = (sse: string) =>
+      sse
+        .split('\n\n')
+        .map((block) => block.split('\n').find((line) => line.startsWith('data: {'))?.slice(6))
+        .filter((data): data is string => data !== undefined)
+        .map((data) => JSON.parse(data) as Step)
+        .filter((c) => c.toolCall || c.toolResult)
+        .map((c) => [c.toolCall?.name ?? c.toolResult?.name, c.toolCall ? 'call' : c.toolResult?.isError ? 'error' : 'result']);
+    const expected = [
+      ['add', 'call'],
+      ['add', 'result'],
+      ['nope', 'call'],
+      ['nope', 'error'],
+    ];
+    expect(stepsOf(live.body as string)).toEqual(expected);
+    expect(stepsOf(await replay.text())).toEqual(expected);
+    // The chat's stored messages carry the same steps: the calls on the assistant message, each result as a tool message.
+    const stored = (await s.call('GET', `/api/chats/${chat.id}/messages`)).body.messages as { role: string; content: string | null; toolCalls?: { id: string; name: string }[]; toolCallId?: string }[];
+    expect(stored.map((m) => [m.role, m.toolCalls?.map((c) => c.name) ?? m.toolCallId ?? m.content])).toEqual([
+      ['user', 'What is 4 + 5?'],
+      ['assistant', ['add', 'nope']],
+      ['tool', stored[1]?.toolCalls?.[0]?.id],
+      ['tool', stored[1]?.toolCalls?.[1]?.id],
+      ['assistant', 'The sum is 9.'],
+    ]);
+  });
+
   it('reports finish_reason length', async () => {
     upstream.script({ text: 'cut', finishReason: 'length' });
     const completion = await client.chat.completions.create({ model: 'gpt-plain', messages: [{ role: 'user', content: 'x' }], max_tokens: 1 });

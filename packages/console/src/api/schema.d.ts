@@ -3624,6 +3624,25 @@ export interface operations {
                             index: number;
                             score: number;
                         }[];
+                        /** @description The agent is running one of its tools (on a chunk whose delta is empty) */
+                        toolCall?: {
+                            /** @description The arguments as the model wrote them (JSON text) */
+                            arguments: string;
+                            /** @description The call's id, as the model gave it; the result carries the same */
+                            id: string;
+                            /** @description The function name the model called */
+                            name: string;
+                        };
+                        /** @description What a tool the agent ran answered (on a chunk whose delta is empty) */
+                        toolResult?: {
+                            /** @description What the model was given: the tool's result (JSON text for project tools), or `Error: ...` */
+                            content: string;
+                            /** @description The id of the call this answers */
+                            id: string;
+                            /** @description Whether the tool failed (threw, timed out, was refused its arguments, or does not exist) */
+                            isError: boolean;
+                            name: string;
+                        };
                         usage?: {
                             completion_tokens: number;
                             prompt_tokens: number;
@@ -3886,6 +3905,25 @@ export interface operations {
                             index: number;
                             score: number;
                         }[];
+                        /** @description The agent is running one of its tools (on a chunk whose delta is empty) */
+                        toolCall?: {
+                            /** @description The arguments as the model wrote them (JSON text) */
+                            arguments: string;
+                            /** @description The call's id, as the model gave it; the result carries the same */
+                            id: string;
+                            /** @description The function name the model called */
+                            name: string;
+                        };
+                        /** @description What a tool the agent ran answered (on a chunk whose delta is empty) */
+                        toolResult?: {
+                            /** @description What the model was given: the tool's result (JSON text for project tools), or `Error: ...` */
+                            content: string;
+                            /** @description The id of the call this answers */
+                            id: string;
+                            /** @description Whether the tool failed (threw, timed out, was refused its arguments, or does not exist) */
+                            isError: boolean;
+                            name: string;
+                        };
                         usage?: {
                             completion_tokens: number;
                             prompt_tokens: number;

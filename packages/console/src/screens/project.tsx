@@ -3,12 +3,31 @@ import { messageOf, type ResultOf } from '../api/client';
 import { useApi } from '../app';
 import { ErrorNote } from '../components/ui';
 import { PROJECT_TABS, type ProjectTab, projectHref } from '../router';
+import { lazyScreen } from '../components/lazy';
 import { ChatScreen } from './chat/chat';
 import { KnowledgeScreen } from './knowledge/knowledge';
 
+// Tools (with its code editor) and MCP servers are chunks of their own, loaded when opened.
+const ToolsScreen = lazyScreen(() => import('./tools/tools').then((m) => m.ToolsScreen));
+const McpScreen = lazyScreen(() => import('./mcp/mcp').then((m) => m.McpScreen));
+
+/** The screen of a project's tab. */
+function TabScreen({ projectId, tab }: { projectId: string; tab: ProjectTab }) {
+  switch (tab) {
+    case 'chat':
+      return <ChatScreen projectId={projectId} />;
+    case 'tools':
+      return <ToolsScreen projectId={projectId} />;
+    case 'mcp':
+      return <McpScreen projectId={projectId} />;
+    default:
+      return <KnowledgeScreen projectId={projectId} />;
+  }
+}
+
 type FullProject = ResultOf<'/api/v1/projects/{id}', 'get'>['project'];
 
-/** One project: its name and a tab per area (knowledge, chat; tools and MCP slot in later). */
+/** One project: its name and a tab per area (knowledge, chat, tools, MCP servers). */
 export function ProjectScreen({ projectId, tab }: { projectId: string; tab: ProjectTab }) {
   const api = useApi();
   const [project, setProject] = useState<FullProject | null>(null);
@@ -53,7 +72,7 @@ export function ProjectScreen({ projectId, tab }: { projectId: string; tab: Proj
           </a>
         ))}
       </nav>
-      {tab === 'chat' ? <ChatScreen projectId={project.id} /> : <KnowledgeScreen projectId={project.id} />}
+      <TabScreen projectId={project.id} tab={tab} />
     </section>
   );
 }

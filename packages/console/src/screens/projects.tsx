@@ -1,14 +1,14 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { messageOf, type ResultOf } from '../api/client';
 import { useApi } from '../app';
 import { formatTime } from '../components/format';
 import { ListTable, RowAction } from '../components/list-table';
 import { ConfirmDialog, Empty, ErrorNote, Pager, useDebounced } from '../components/ui';
+import { usePage } from '../components/use-page';
 import { projectHref } from '../router';
 import { ProjectForm } from './project-form';
 
 export type Project = ResultOf<'/api/v1/projects', 'get'>['projects'][number];
-type Page = ResultOf<'/api/v1/projects', 'get'>;
 
 const LIMIT = 20;
 
@@ -17,31 +17,21 @@ export function ProjectsScreen() {
   const api = useApi();
   const [search, setSearch] = useState('');
   const [query, setQuery] = useState({ searchWord: '', offset: 0 });
-  const [page, setPage] = useState<Page | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const [editing, setEditing] = useState<Project | 'new' | null>(null);
   const [deleting, setDeleting] = useState<Project | null>(null);
-  const [reload, setReload] = useState(0);
 
   useDebounced(search, 250, (searchWord) => setQuery({ searchWord: searchWord.trim(), offset: 0 }));
-  useEffect(() => {
-    const abort = new AbortController();
-    api
-      .call('get', '/api/v1/projects', { query: { limit: LIMIT, offset: query.offset, searchWord: query.searchWord }, signal: abort.signal })
-      .then((p) => {
-        setPage(p);
-        setError(null);
-      })
-      .catch((e) => abort.signal.aborted || setError(messageOf(e)));
-    return () => abort.abort();
-  }, [query, reload]);
+  const { page, error, setError, reload } = usePage(
+    (signal) => api.call('get', '/api/v1/projects', { query: { limit: LIMIT, offset: query.offset, searchWord: query.searchWord }, signal }),
+    [query],
+  );
 
   const remove = async () => {
     if (!deleting) return;
     try {
       await api.call('delete', '/api/v1/projects/{id}', { params: { id: deleting.id } });
       setDeleting(null);
-      setReload((n) => n + 1);
+      reload();
     } catch (e) {
       setDeleting(null);
       setError(messageOf(e));
@@ -61,7 +51,7 @@ export function ProjectsScreen() {
           project={editing === 'new' ? null : editing}
           onDone={(saved) => {
             setEditing(null);
-            if (saved) setReload((n) => n + 1);
+            if (saved) reload();
           }}
         />
       ) : null}

@@ -239,7 +239,11 @@ export async function completionResponse(plan: CompletionPlan): Promise<ChatComp
   };
 }
 
-/** Runs a plan as OpenAI's chunk stream: a role chunk (with `sources`), content deltas, the finish, optionally usage. */
+/**
+ * Runs a plan as OpenAI's chunk stream: a role chunk (with `sources`), content deltas and the
+ * agent's tool steps (`toolCall` when a tool starts, `toolResult` when it answered), the finish,
+ * optionally usage.
+ */
 export async function* completionChunks(plan: CompletionPlan, includeUsage: boolean): AsyncGenerator<ChatCompletionChunk> {
   const base = { id: plan.id, object: 'chat.completion.chunk' as const, created: plan.created, model: plan.responseModel };
   yield {
@@ -251,6 +255,13 @@ export async function* completionChunks(plan: CompletionPlan, includeUsage: bool
   for await (const event of plan.events) {
     if (event.type === 'text' && event.delta) {
       yield { ...base, choices: [{ index: 0, delta: { content: event.delta }, finish_reason: null }] };
+    } else if (event.type === 'tool_call') {
+      // The agent's steps, as extensions on an empty delta: never `delta.tool_calls`, which
+      // would ask an OpenAI client to run a tool the service runs itself.
+      const { id, name, arguments: args } = event.call;
+      yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: null }], toolCall: { id, name, arguments: args } };
+    } else if (event.type === 'tool_result') {
+      yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: null }], toolResult: { id: event.callId, name: event.name, content: event.content, isError: event.isError } };
     } else if (event.type === 'finish') {
       yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: event.reason }] };
       if (includeUsage) yield { ...base, choices: [], usage: usageOut(event.usage) };

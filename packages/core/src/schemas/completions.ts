@@ -70,6 +70,25 @@ export const ChatCompletionResponse = z.object({
 });
 export type ChatCompletionResponse = z.output<typeof ChatCompletionResponse>;
 
+/**
+ * A step of the agent, told in the stream so a client can show it: the agent's own tools and
+ * its MCP servers' tools (`mcp__<server>__<tool>`) run inside the service, so an OpenAI client
+ * never sees them as `delta.tool_calls` (which would ask the client to run them). These members
+ * are extensions, like `sources`, on chunks with an empty `delta`: OpenAI clients ignore them.
+ */
+export const ToolStepCall = z.object({
+  id: z.string().describe("The call's id, as the model gave it; the result carries the same"),
+  name: z.string().describe('The function name the model called'),
+  arguments: z.string().describe('The arguments as the model wrote them (JSON text)'),
+});
+
+export const ToolStepResult = z.object({
+  id: z.string().describe('The id of the call this answers'),
+  name: z.string(),
+  content: z.string().describe("What the model was given: the tool's result (JSON text for project tools), or `Error: ...`"),
+  isError: z.boolean().describe('Whether the tool failed (threw, timed out, was refused its arguments, or does not exist)'),
+});
+
 export const ChatCompletionChunk = z.object({
   id: z.string(),
   object: z.literal('chat.completion.chunk'),
@@ -85,5 +104,7 @@ export const ChatCompletionChunk = z.object({
   usage: UsageOut.optional(),
   sources: z.array(CompletionSource).optional().describe('On the first chunk'),
   chatId: z.string().optional(),
+  toolCall: ToolStepCall.optional().describe('The agent is running one of its tools (on a chunk whose delta is empty)'),
+  toolResult: ToolStepResult.optional().describe('What a tool the agent ran answered (on a chunk whose delta is empty)'),
 });
 export type ChatCompletionChunk = z.output<typeof ChatCompletionChunk>;

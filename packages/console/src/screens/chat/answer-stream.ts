@@ -1,39 +1,74 @@
 import { type Api, fillPath, type ResultOf } from '../../api/client';
+import type { paths } from '../../api/schema';
 import { sseEvents } from '../../api/sse';
 
 /** A knowledge chunk the answer was given, numbered as the answer cites it. */
 export type Source = ResultOf<'/api/v1/ai/chat/completions', 'post'>['sources'][number];
 
-/** What the answer so far is: its text and sources, told on every chunk. */
+/** A chunk of a completion's SSE answer, as the API's contract documents it. */
+type StreamChunk = paths['/api/v1/ai/chat/completions']['post']['responses'][200]['content']['text/event-stream'];
+/** The tool-step members of a chunk (docs/API.md, "Tool steps in a completion stream"). */
+type ToolStepChunk = Pick<StreamChunk, 'toolCall' | 'toolResult'>;
+
+/**
+ * A tool the agent ran during an answer (one of the project's tools, or an MCP server's as
+ * `mcp__<server>__<tool>`): running until its result comes, then done or failed.
+ */
+export interface ToolStep {
+  readonly id: string;
+  readonly name: string;
+  /** The arguments as the model wrote them (JSON text). */
+  readonly arguments: string;
+  /**
+   * `no-result`: a call whose result never came (a stored call the step limit left unanswered,
+   * or an answer stopped or failed while the tool ran).
+   */
+  readonly state: 'running' | 'done' | 'failed' | 'no-result';
+  /** What the model was given back: the result, or `Error: …`. */
+  readonly content?: string;
+}
+
+/** What the answer so far is: its text, sources and tool steps, told on every chunk. */
 export interface AnswerProgress {
   readonly text: string;
   readonly sources: readonly Source[];
+  readonly steps: readonly ToolStep[];
 }
 
-interface Chunk {
-  sources?: Source[];
-  choices?: { delta?: { content?: string | null } }[];
-  error?: { message?: string };
+/** A chunk, or the `{ error }` object that ends a failed stream. */
+type Chunk = Partial<StreamChunk> & { error?: { message?: string } };
+
+/** `steps` with a chunk's tool call added, or its result given to the call it answers. */
+export function withStep(steps: readonly ToolStep[], chunk: ToolStepChunk): readonly ToolStep[] {
+  if (chunk.toolCall) return [...steps, { ...chunk.toolCall, state: 'running' }];
+  const result = chunk.toolResult;
+  if (!result) return steps;
+  const answered = (s: ToolStep) => s.id === result.id && s.state === 'running';
+  const done = { state: result.isError ? 'failed' : 'done', content: result.content } as const;
+  return steps.some(answered) ? steps.map((s) => (answered(s) ? { ...s, ...done } : s)) : [...steps, { id: result.id, name: result.name, arguments: '', ...done }];
 }
 
 /**
  * Reads an answer in OpenAI's chunk format (a completion's SSE answer, or the replay of its
  * resumable stream) until `data: [DONE]`, calling `onProgress` as the text grows. A mid-stream
- * `{ error }` chunk throws with the service's message. Resolves with the whole answer.
+ * `{ error }` chunk throws with the service's message; `toolCall` / `toolResult` chunks become
+ * the answer's steps. Resolves with the whole answer.
  */
 export async function readAnswer(res: Response, onProgress: (answer: AnswerProgress) => void, signal?: AbortSignal): Promise<AnswerProgress> {
   let text = '';
   let sources: readonly Source[] = [];
+  let steps: readonly ToolStep[] = [];
   for await (const event of sseEvents(res, signal)) {
     if (event.data === '[DONE]') break;
     const chunk = JSON.parse(event.data) as Chunk;
     if (chunk.error) throw new Error(chunk.error.message ?? 'The answer failed');
     if (chunk.sources) sources = chunk.sources;
+    steps = withStep(steps, chunk);
     text += chunk.choices?.[0]?.delta?.content ?? '';
-    onProgress({ text, sources });
+    onProgress({ text, sources, steps });
   }
   if (signal?.aborted) throw new DOMException('Stopped', 'AbortError');
-  return { text, sources };
+  return { text, sources, steps };
 }
 
 /**

@@ -5,19 +5,10 @@ import { Empty, ErrorNote } from '../../components/ui';
 import { pendingAnswer, setPendingAnswer } from '../../session';
 import { type AnswerProgress, askInStream, resumeAnswer, type Source } from './answer-stream';
 import { CitationPanel, CitedText } from './citation';
+import { type Turn, turnsOf } from './history';
+import { ToolSteps } from './tool-steps';
 
 type Chat = ResultOf<'/api/chats', 'get'>['chats'][number];
-
-/** A turn as shown: the question, or an answer with its sources and how it ended. */
-interface Turn {
-  readonly role: 'user' | 'assistant';
-  readonly text: string;
-  readonly sources?: readonly Source[];
-  /** The question an answer answers (to open its citations). */
-  readonly question?: string;
-  readonly state?: 'streaming' | 'stopped' | 'failed';
-  readonly error?: string;
-}
 
 /**
  * The chat playground of a project: its chats listed, the selected chat's history, and a new
@@ -43,8 +34,7 @@ export function ChatScreen({ projectId }: { projectId: string }) {
 
   const loadTurns = async (id: string): Promise<Turn[]> => {
     const { messages } = await api.call('get', '/api/chats/{chatId}/messages', { params: { chatId: id } });
-    // Tool calls and results stay out of this first version's view: questions and answers only.
-    return messages.filter((m) => (m.role === 'user' || m.role === 'assistant') && m.content).map((m) => ({ role: m.role as Turn['role'], text: m.content ?? '' }));
+    return turnsOf(messages);
   };
 
   /** Streams an answer into the last turn, whichever way it comes (asked now, or resumed). */
@@ -52,16 +42,22 @@ export function ChatScreen({ projectId }: { projectId: string }) {
     const abort = new AbortController();
     running.current = abort;
     setBusy(true);
-    const show = (patch: Partial<Turn>) => setTurns((list) => [...list.slice(0, -1), { ...(list.at(-1) as Turn), ...patch }]);
+    const show = (patch: Partial<Turn> | ((turn: Turn) => Partial<Turn>)) =>
+      setTurns((list) => {
+        const last = list.at(-1) as Turn;
+        return [...list.slice(0, -1), { ...last, ...(typeof patch === 'function' ? patch(last) : patch) }];
+      });
     setTurns((list) => [...list, { role: 'assistant', text: '', question: q, state: 'streaming' }]);
     try {
-      const answer = await run(abort.signal, (a) => show({ text: a.text, sources: a.sources }));
-      show({ text: answer.text, sources: answer.sources, state: undefined });
+      const answer = await run(abort.signal, (a) => show({ text: a.text, sources: a.sources, steps: a.steps }));
+      show({ text: answer.text, sources: answer.sources, steps: answer.steps, state: undefined });
       setPendingAnswer(null);
     } catch (e) {
       // Stopped: the request is aborted and the answer no longer followed or resumed.
       setPendingAnswer(null);
-      show(abort.signal.aborted ? { state: 'stopped' } : { state: 'failed', error: messageOf(e) });
+      const ended = abort.signal.aborted ? { state: 'stopped' as const } : { state: 'failed' as const, error: messageOf(e) };
+      // A step still running when the answer ended here has no result to show.
+      show((turn) => ({ ...ended, steps: turn.steps?.map((s) => (s.state === 'running' ? { ...s, state: 'no-result' as const } : s)) }));
     } finally {
       running.current = null;
       setBusy(false);
@@ -144,11 +140,12 @@ export function ChatScreen({ projectId }: { projectId: string }) {
       <section class="card conversation" aria-labelledby="conversation-title">
         <h2 id="conversation-title">{chats?.find((c) => c.id === chatId)?.name ?? 'New chat'}</h2>
         <ErrorNote message={error} />
-        {turns.length === 0 ? <Empty title="Ask the agent">It answers from this project's knowledge and cites its sources as [1], [2]…</Empty> : null}
+        {turns.length === 0 ? <Empty title="Ask the agent">It answers from this project's knowledge and tools, and cites its sources as [1], [2]…</Empty> : null}
         <ol class="turns" aria-live="polite">
           {turns.map((t, i) => (
             <li key={i} class={`turn ${t.role}`} data-state={t.state}>
               <span class="visually-hidden">{t.role === 'user' ? 'You:' : 'Agent:'}</span>
+              {t.steps ? <ToolSteps steps={t.steps} /> : null}
               <div class="text">{t.role === 'assistant' ? <CitedText text={t.text} sources={t.sources ?? []} onOpen={(source) => setOpen({ source, question: t.question ?? '' })} /> : t.text}</div>
               {t.state === 'streaming' ? <span class="muted">Answering…</span> : null}
               {t.state === 'stopped' ? <span class="muted">Stopped</span> : null}

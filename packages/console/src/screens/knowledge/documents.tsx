@@ -1,9 +1,10 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { messageOf, type QueryOf, type ResultOf } from '../../api/client';
 import { useApi } from '../../app';
 import { formatTime } from '../../components/format';
 import { ListTable, RowAction } from '../../components/list-table';
 import { ConfirmDialog, Empty, ErrorNote, Options, Pager } from '../../components/ui';
+import { usePage } from '../../components/use-page';
 
 type Doc = ResultOf<'/api/knowledge/documents', 'get'>['documents'][number];
 type Status = NonNullable<QueryOf<'/api/knowledge/documents', 'get'>['status']>;
@@ -18,23 +19,12 @@ export function DocumentsTable({ projectId, version }: { projectId: string; vers
   const api = useApi();
   const [status, setStatus] = useState<Status | ''>('');
   const [offset, setOffset] = useState(0);
-  const [page, setPage] = useState<ResultOf<'/api/knowledge/documents', 'get'> | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [deleting, setDeleting] = useState<Doc | null>(null);
-  const [reload, setReload] = useState(0);
-
-  useEffect(() => {
-    const abort = new AbortController();
-    api
-      .call('get', '/api/knowledge/documents', { query: { projectId, limit: LIMIT, offset, ...(status ? { status } : {}) }, signal: abort.signal })
-      .then((p) => {
-        setPage(p);
-        setError(null);
-      })
-      .catch((e) => abort.signal.aborted || setError(messageOf(e)));
-    return () => abort.abort();
-  }, [projectId, status, offset, version, reload]);
+  const { page, error, setError, reload } = usePage(
+    (signal) => api.call('get', '/api/knowledge/documents', { query: { projectId, limit: LIMIT, offset, ...(status ? { status } : {}) }, signal }),
+    [projectId, status, offset, version],
+  );
 
   const showError = async (doc: Doc) => {
     try {
@@ -50,7 +40,7 @@ export function DocumentsTable({ projectId, version }: { projectId: string; vers
     setDeleting(null);
     try {
       await api.call('delete', '/api/knowledge/documents/{id}', { params: { id: doc.id } });
-      setReload((n) => n + 1);
+      reload();
     } catch (e) {
       setError(messageOf(e));
     }

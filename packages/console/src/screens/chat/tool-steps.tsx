@@ -1,0 +1,57 @@
+import type { ToolStep } from './answer-stream';
+
+/** JSON text indented for reading; anything else as it is. */
+function pretty(text: string | undefined): string {
+  if (!text) return '';
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+/** An MCP server's tool is `mcp__<server>__<tool>` (server names have no `__`). */
+function StepName({ name }: { name: string }) {
+  const mcp = /^mcp__(.+?)__(.+)$/.exec(name);
+  return mcp ? (
+    <>
+      MCP server {mcp[1]}: <code>{mcp[2]}</code>
+    </>
+  ) : (
+    <>
+      Tool <code>{name}</code>
+    </>
+  );
+}
+
+const STATES = { running: 'running…', done: 'done', failed: 'failed', 'no-result': 'no result' } as const;
+
+/**
+ * The tools an answer used, each a collapsible step (<details>): the tool's name and how it
+ * went, and when opened the arguments the model gave and the result or error it got back.
+ */
+export function ToolSteps({ steps }: { steps: readonly ToolStep[] }) {
+  if (steps.length === 0) return null;
+  return (
+    <ol class="steps" aria-label="Tool steps">
+      {steps.map((s, i) => (
+        <li key={i} class="step" data-state={s.state}>
+          <details>
+            <summary>
+              <StepName name={s.name} />
+              <span class="step-state">{STATES[s.state]}</span>
+            </summary>
+            <h4>Arguments</h4>
+            <pre class="step-arguments">{pretty(s.arguments) || '{}'}</pre>
+            {s.state === 'running' || s.state === 'no-result' ? null : (
+              <>
+                <h4>{s.state === 'failed' ? 'Error' : 'Result'}</h4>
+                <pre class={s.state === 'failed' ? 'step-error' : 'step-result'}>{pretty(s.content)}</pre>
+              </>
+            )}
+          </details>
+        </li>
+      ))}
+    </ol>
+  );
+}
