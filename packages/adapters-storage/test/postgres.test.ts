@@ -25,37 +25,97 @@ describeStorageAdapter('postgres', {
   share: (storage) => open(urls.get(storage) as string),
 });
 
+/**
+ * A pool of real connections to `url` that counts: the connections checked out at once (`most`)
+ * and the statements sent on them (`statements`), each a round trip to the server.
+ */
+function countingPool(url: string, max: number) {
+  const pool = new pg.Pool({ connectionString: url, max });
+  const counts = { out: 0, most: 0, statements: [] as string[] };
+  const counting = {
+    async connect() {
+      const client = await pool.connect();
+      counts.out++;
+      counts.most = Math.max(counts.most, counts.out);
+      // pg gives each checkout its own release function; kysely sends every statement with query().
+      const { release, query } = client;
+      client.release = (error?: Error | boolean) => {
+        counts.out--;
+        client.query = query;
+        return release.call(client, error);
+      };
+      client.query = ((text: unknown, ...rest: unknown[]) => {
+        counts.statements.push(typeof text === 'string' ? text : String((text as { text?: unknown }).text));
+        return (query as (...args: unknown[]) => unknown).call(client, text, ...rest);
+      }) as typeof client.query;
+      return client;
+    },
+    end: () => pool.end(),
+  };
+  return { pool, counting, counts };
+}
+
 describe('postgres specifics', () => {
   const at = new Date(0);
   it('reads a document list page and its total at once, on two connections of the pool (one round trip, not two)', async () => {
-    const url = await postgresDatabase();
-    const pool = new pg.Pool({ connectionString: url, max: 4 });
-    let out = 0;
-    let most = 0;
-    const counting = {
-      async connect() {
-        const client = await pool.connect();
-        out++;
-        most = Math.max(most, out);
-        // pg gives each checkout its own release function.
-        const release = client.release;
-        client.release = (error?: Error | boolean) => {
-          out--;
-          return release.call(client, error);
-        };
-        return client;
-      },
-      end: () => pool.end(),
-    };
+    const { pool, counting, counts } = countingPool(await postgresDatabase(), 4);
     const storage = await postgresStorage({ pool: counting });
     try {
       await storage.users.insert({ id: 'user_1', createdAt: at });
       // Two idle connections, as a pool in service has (a new one would take longer to open than
       // the other query takes to run).
       await Promise.all([pool.query('select pg_sleep(0.05)'), pool.query('select pg_sleep(0.05)')]);
-      most = 0;
+      counts.most = 0;
       await storage.documents.list({ userId: 'user_1', projectId: 'proj_1', limit: 20, offset: 0 });
-      expect(most).toBe(2);
+      expect(counts.most).toBe(2);
+    } finally {
+      await storage.close();
+      await pool.end();
+    }
+  });
+
+  it("writes a document's chunks, keyword index entries and vectors in one statement per 500 chunks, replacing its old ones", async () => {
+    const { pool, counting, counts } = countingPool(await postgresDatabase(), 2);
+    const storage = await postgresStorage({ pool: counting });
+    const chunk = (index: number, text: string) => ({ id: `chunk_${index}`, documentId: 'doc_1', projectId: 'proj_1', index, text, tokenCount: 3, metadata: { chunkIndex: index, note: 'a "quoted" \\ value' } });
+    const vector = (index: number) => Float32Array.of(index, -index / 3, 0.5);
+    try {
+      await storage.users.insert({ id: 'user_1', createdAt: at });
+      await storage.projects.insert({ id: 'proj_1', userId: 'user_1', name: 'p', description: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at, updatedAt: at });
+      await storage.documents.insert({
+        id: 'doc_1', userId: 'user_1', projectId: 'proj_1', fileId: null, sourceKey: 'doc_1', fileName: 'f.txt', fileType: 'txt', sourceType: 'text',
+        status: 'completed', chunkCount: 0, vectorCount: 0, error: null, metadata: {}, createdAt: at, updatedAt: at,
+      });
+      const first = [chunk(0, 'pumps overheat in summer'), chunk(1, 'valves leak')];
+      await storage.chunks.replaceForDocument('doc_1', first, { model: 'test:m', vectors: first.map((c) => vector(c.index)) });
+      // As indexing writes them: inside a transaction, over the document's earlier chunks, whose
+      // ids come again (a chunk id the document had before may be used again).
+      const texts = Array.from({ length: 1200 }, (_, i) => (i === 1199 ? 'the last chunk mentions turbines' : `paragraph ${i} about pumps`));
+      const next = texts.map((text, i) => chunk(i, text));
+      counts.statements = [];
+      await storage.transaction((tx) => tx.chunks.replaceForDocument('doc_1', next, { model: 'test:m', vectors: next.map((c) => vector(c.index)) }));
+      // begin, 3 statements of at most 500 chunks, commit.
+      expect(counts.statements.map((s) => s.trim().split(/\s/)[0])).toEqual(['begin', 'with', 'with', 'with', 'commit']);
+
+      const stored = await storage.chunks.listByDocument('doc_1');
+      expect(stored).toEqual(next);
+      const vectors = await storage.chunks.embeddingsByText('doc_1', 'test:m');
+      expect(vectors.size).toBe(1200);
+      expect(vectors.get('the last chunk mentions turbines')).toEqual(vector(1199));
+      expect((await storage.chunks.keywordSearch('proj_1', 'turbine', 5)).map((h) => h.id)).toEqual(['chunk_1199']);
+      // The old chunks' postings went with them: "valves" was only in the first version.
+      expect(await storage.chunks.keywordSearch('proj_1', 'valves', 5)).toEqual([]);
+      // The statistics count the new chunks only (N = 1,200), as if indexed once.
+      const { rows } = await pool.query('select sum(chunks)::int as n from keyword_stats');
+      expect(rows[0].n).toBe(1200);
+
+      // Without vectors, and with none at all: the old rows go, in one statement.
+      counts.statements = [];
+      await storage.chunks.replaceForDocument('doc_1', []);
+      expect(counts.statements.filter((s) => s.trim().startsWith('with'))).toHaveLength(1);
+      expect(await storage.chunks.listByDocument('doc_1')).toEqual([]);
+      expect((await storage.chunks.embeddingsByText('doc_1', 'test:m')).size).toBe(0);
+      expect((await pool.query('select sum(chunks)::int as n from keyword_stats')).rows[0].n).toBe(0);
     } finally {
       await storage.close();
       await pool.end();

@@ -1,27 +1,18 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, Flag, RowId, Timestamp } from './database.js';
+import type { ChunkWrite } from './chunk-writes.js';
+import type { Database, Flag, Timestamp } from './database.js';
 
 /** The database handle the repositories run on: the whole database or one transaction. */
 export type Db = Kysely<Database> | Transaction<Database>;
 
-/** A chunk row as the keyword index sees it on write. */
-export interface IndexedChunk {
-  readonly rowId: RowId;
-  readonly documentId: string;
-  readonly text: string;
-}
-
 /**
  * The keyword index: BM25 over `keywordTerms` (core's analyzer) of each chunk's text, with the
  * statistics (row count, average length, document frequency) of the whole index, as SQLite's
- * FTS5 `bm25()` computes them (k1 1.2, b 0.75, idf floored at 1e-6).
+ * FTS5 `bm25()` computes them (k1 1.2, b 0.75, idf floored at 1e-6). Entries are written with
+ * their chunk rows (`StorageDialect.replaceChunks`) and leave with them (the dialect's schema
+ * sees to it).
  */
 export interface KeywordIndex {
-  /**
-   * Indexes chunk rows just inserted, in the inserting transaction. Rows leave the index with
-   * their chunk rows (the dialect's schema sees to it).
-   */
-  add(tx: Db, chunks: readonly IndexedChunk[]): Promise<void>;
   /**
    * Chunk ids of `projectId` matching any of `terms` (distinct, analyzed), best first, at most
    * `limit`; higher scores are better.
@@ -32,8 +23,9 @@ export interface KeywordIndex {
 /**
  * What differs between the databases under the shared kysely repositories (as kysely's own
  * `DialectAdapter` does for SQL): how values are stored, how a UNIQUE violation looks, how a
- * case-insensitive LIKE is spelled, and the keyword index. The schema itself is each dialect's
- * own migration list, producing the same logical tables (`Database`).
+ * case-insensitive LIKE is spelled, how a document's chunks are written, and the keyword index.
+ * The schema itself is each dialect's own migration list, producing the same logical tables
+ * (`Database`).
  */
 export interface StorageDialect {
   /** A `Date` as timestamp columns store it. */
@@ -47,6 +39,14 @@ export interface StorageDialect {
   /** A UNIQUE index's violation, not the primary key's (callers turn it into `conflict`). */
   isUniqueViolation(error: unknown): boolean;
   readonly keywords: KeywordIndex;
+  /**
+   * Replaces a document's chunk rows inside `tx` (a transaction): its old rows go with their
+   * stored vectors and keyword index entries, the new ones come with theirs. Indexing writes
+   * one document's chunks per job, so the number of statements here is part of every
+   * document's cost: one call into the process on SQLite, a round trip to the server on
+   * PostgreSQL.
+   */
+  replaceChunks(tx: Db, write: ChunkWrite): Promise<void>;
   /**
    * Whether a job claim locks the row it picks with `FOR UPDATE SKIP LOCKED` (PostgreSQL: claims
    * running together each take another job, none waits). SQLite has no row locks and needs

@@ -1,11 +1,13 @@
 import type { StorageDialect } from '../kysely/dialect.js';
+import { replacePostgresChunks } from './chunk-writes.js';
 import { postgresKeywordIndex } from './keyword-index.js';
 
 /**
  * PostgreSQL's side of the storage: `timestamptz`, `boolean` and `json` columns take and give
  * JavaScript's own values through pg (JSON is written as its text and read back parsed), ILIKE
- * for case-insensitive matching, SQLSTATE 23505 for a UNIQUE violation, and a keyword index of
- * terms computed in TypeScript (keyword-index.ts).
+ * for case-insensitive matching, SQLSTATE 23505 for a UNIQUE violation, a keyword index of
+ * terms computed in TypeScript (keyword-index.ts), and chunks written with it in one statement
+ * per document (chunk-writes.ts).
  */
 export const postgresDialect: StorageDialect = {
   time: (date) => date,
@@ -18,5 +20,6 @@ export const postgresDialect: StorageDialect = {
     return typeof e === 'object' && e !== null && e.code === '23505' && !String(e.constraint ?? '').endsWith('_pkey');
   },
   keywords: postgresKeywordIndex,
+  replaceChunks: replacePostgresChunks,
   skipLocked: true,
 };

@@ -1,24 +1,39 @@
 import { keywordTerms } from '@agent-platform/core';
 import { sql } from 'kysely';
-import type { RowId } from '../kysely/database.js';
 import type { KeywordIndex } from '../kysely/dialect.js';
-
-/** The keyword index's own tables (migration 0001, createKeywordIndex). */
-type KeywordTables = {
-  chunk_terms: { term: string; chunk_row_id: RowId; frequency: number };
-  chunk_lengths: { chunk_row_id: RowId; slot: number; terms: number };
-};
 
 const SLOTS = 16;
 /** Which of keyword_stats' slots a document's chunks count in: a stable hash of its id. */
-function slotOf(documentId: string): number {
+export function slotOf(documentId: string): number {
   let h = 0;
   for (let i = 0; i < documentId.length; i++) h = (h * 31 + documentId.charCodeAt(i)) | 0;
   return Math.abs(h) % SLOTS;
 }
 
-/** Rows per INSERT: 3 parameters each, well under PostgreSQL's 65,535 per statement. */
-const BATCH = 5000;
+/**
+ * The keyword index's rows of some chunks, as columns (one array per column, for `unnest`):
+ * each chunk's length in terms (`chunk_lengths`), and its postings, one per distinct term with
+ * its count (`chunk_terms`). Terms are core's analyzer's, the one SQLite's triggers call. Every
+ * chunk has a length, also one of stop words only: it counts in N and the average length, as in
+ * FTS5.
+ */
+export function keywordRows(chunks: readonly { readonly id: string; readonly text: string }[]) {
+  const lengths = { ids: [] as string[], terms: [] as number[] };
+  const postings = { ids: [] as string[], terms: [] as string[], frequencies: [] as number[] };
+  for (const chunk of chunks) {
+    const terms = keywordTerms(chunk.text);
+    lengths.ids.push(chunk.id);
+    lengths.terms.push(terms.length);
+    const counts = new Map<string, number>();
+    for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
+    for (const [term, frequency] of counts) {
+      postings.ids.push(chunk.id);
+      postings.terms.push(term);
+      postings.frequencies.push(frequency);
+    }
+  }
+  return { lengths, postings };
+}
 
 /**
  * BM25 in SQL over terms computed here, in TypeScript, by core's analyzer (the one SQLite's
@@ -29,22 +44,6 @@ const BATCH = 5000;
  * the query's distinct terms.
  */
 export const postgresKeywordIndex: KeywordIndex = {
-  async add(tx, chunks) {
-    if (chunks.length === 0) return;
-    const db = tx.withTables<KeywordTables>();
-    const lengths: KeywordTables['chunk_lengths'][] = [];
-    const postings: KeywordTables['chunk_terms'][] = [];
-    for (const chunk of chunks) {
-      const terms = keywordTerms(chunk.text);
-      // Every chunk counts in N and the average length, also one of stop words only (as in FTS5).
-      lengths.push({ chunk_row_id: chunk.rowId, slot: slotOf(chunk.documentId), terms: terms.length });
-      const counts = new Map<string, number>();
-      for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
-      for (const [term, frequency] of counts) postings.push({ term, chunk_row_id: chunk.rowId, frequency });
-    }
-    await db.insertInto('chunk_lengths').values(lengths).execute();
-    for (let i = 0; i < postings.length; i += BATCH) await db.insertInto('chunk_terms').values(postings.slice(i, i + BATCH)).execute();
-  },
   async search(db, projectId, terms, limit) {
     const rows = await sql<{ id: string; score: number }>`
       with stats as (

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { insertChunksInBatches } from '../kysely/chunk-writes.js';
 import type { StorageDialect } from '../kysely/dialect.js';
 
 /**
@@ -14,9 +15,9 @@ export const sqliteDialect: StorageDialect = {
   // better-sqlite3 reports a UNIQUE index violation (not the primary key's) with this code.
   isUniqueViolation: (error) =>
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE',
+  // The insert triggers on `chunks` fill the keyword index.
+  replaceChunks: insertChunksInBatches,
   keywords: {
-    // The insert triggers have indexed them already.
-    add: async () => {},
     async search(db, projectId, terms, limit) {
       // Terms are letters and digits only, quoted: no FTS5 query syntax can get through.
       const match = terms.map((t) => `"${t}"`).join(' OR ');

@@ -1,6 +1,6 @@
-import { type ChunkRecord, createPacer, keywordTerms, type StorageAdapter } from '@agent-platform/core';
+import { type ChunkRecord, keywordTerms, type StorageAdapter } from '@agent-platform/core';
 import { sql, type Updateable } from 'kysely';
-import type { Database, RowId } from '../database.js';
+import type { Database } from '../database.js';
 import { type RepositoryContext, atomically } from './context.js';
 
 /**
@@ -110,51 +110,7 @@ export function knowledgeRepositories({ db, dialect, records }: RepositoryContex
         if (embeddings && embeddings.vectors.length !== chunks.length) {
           throw new Error(`${embeddings.vectors.length} vectors for ${chunks.length} chunks`);
         }
-        // Thousands of rows are seconds of synchronous SQLite work: between batches the
-        // transaction lets the event loop answer other requests (its connection stays held, so
-        // no other query runs inside it).
-        const pace = createPacer();
-        await atomically(db, async (tx) => {
-          // Their stored vectors go with them (foreign key cascade).
-          await tx.deleteFrom('chunks').where('document_id', '=', documentId).execute();
-          // SQLite caps bound parameters per statement; 7 columns × 100 rows stays well under it.
-          for (let i = 0; i < chunks.length; i += 100) {
-            if (i > 0) await pace();
-            const batch = chunks.slice(i, i + 100);
-            const inserted = await tx
-              .insertInto('chunks')
-              .values(
-                batch.map((c) => ({
-                  id: c.id,
-                  document_id: documentId,
-                  project_id: c.projectId,
-                  chunk_index: c.index,
-                  text: c.text,
-                  token_count: c.tokenCount,
-                  metadata: JSON.stringify(c.metadata),
-                })),
-              )
-              .returning(['id', 'row_id'])
-              .execute();
-            // RETURNING gives the rows in no particular order: match them by id.
-            const rowIds = new Map(inserted.map((r) => [r.id, r.row_id]));
-            const rowId = (id: string) => rowIds.get(id) as RowId;
-            await dialect.keywords.add(
-              tx,
-              batch.map((c) => ({ rowId: rowId(c.id), documentId, text: c.text })),
-            );
-            if (!embeddings || batch.length === 0) continue;
-            await tx
-              .insertInto('chunk_embeddings')
-              .values(
-                batch.map((c, j) => {
-                  const v = embeddings.vectors[i + j] as Float32Array;
-                  return { chunk_row_id: rowId(c.id), model: embeddings.model, embedding: Buffer.from(v.buffer, v.byteOffset, v.byteLength) };
-                }),
-              )
-              .execute();
-          }
-        });
+        await atomically(db, (tx) => dialect.replaceChunks(tx, { documentId, chunks, embeddings }));
       },
       async embeddingsByText(documentId, model) {
         const rows = await db
