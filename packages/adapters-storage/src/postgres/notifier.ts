@@ -17,7 +17,7 @@ export const NOTIFIER_APPLICATION_NAME = 'agent_platform_notifier';
  * A notifier over PostgreSQL's LISTEN/NOTIFY: every instance on the database hears every
  * message. One dedicated connection LISTENs (it is never returned to a pool, where a LISTEN
  * would be lost or leak to another user); messages go out with `pg_notify` through a pool of
- * one. When the listening connection breaks, it reconnects with a growing delay (100 ms doubling
+ * one, those published while one is being sent together in the next statement. When the listening connection breaks, it reconnects with a growing delay (100 ms doubling
  * up to `maxReconnectMs`) and listens again; messages sent meanwhile are not heard (a
  * notifier delivers at most once: see `Notifier`). Resolves once it listens.
  *
@@ -88,15 +88,19 @@ export async function postgresNotifier(options: PostgresNotifierOptions): Promis
     throw error;
   }
 
+  const outbox = createOutbox(async (bodies) => {
+    const calls = bodies.map((_, i) => `pg_notify($1, $${i + 2})`).join(', ');
+    try {
+      await sender.query(`SELECT ${calls}`, [channel, ...bodies]);
+    } catch (error) {
+      throw new PlatformError('unavailable', `could not send a notification: ${(error as Error).message}`, { cause: error });
+    }
+  });
+
   return {
     async publish(name, payload) {
       if (closed) throw new PlatformError('unavailable', 'the notifier is closed');
-      const body = encodeNotification(name, payload);
-      try {
-        await sender.query('SELECT pg_notify($1, $2)', [channel, body]);
-      } catch (error) {
-        throw new PlatformError('unavailable', `could not send a notification: ${(error as Error).message}`, { cause: error });
-      }
+      return outbox.send(encodeNotification(name, payload));
     },
     subscribe: (name, handler) => handlers.add(name, handler),
     async close() {
@@ -108,5 +112,46 @@ export async function postgresNotifier(options: PostgresNotifierOptions): Promis
       listener = undefined;
       await Promise.all([client?.end().catch(() => {}), sender.end().catch(() => {})]);
     },
+  };
+}
+
+/** Most messages sent in one statement. */
+const MAX_BATCH = 100;
+
+/**
+ * Sends messages in order, one statement at a time: messages published while a statement is in
+ * flight wait and then go together in the next one (its `pg_notify` calls run in order, in one
+ * transaction), so a burst of them costs one round trip instead of one each. A batch never
+ * holds one message twice: PostgreSQL delivers identical notifications of one transaction once,
+ * and every publish must be sent as it was before batching. A failed statement fails the
+ * publishes it carried.
+ */
+function createOutbox(sendBatch: (bodies: string[]) => Promise<void>) {
+  const waiting: { body: string; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  let sending = false;
+  const flush = async () => {
+    sending = true;
+    while (waiting.length > 0) {
+      const seen = new Set<string>();
+      for (const m of waiting) {
+        if (seen.size === MAX_BATCH || seen.has(m.body)) break;
+        seen.add(m.body);
+      }
+      const batch = waiting.splice(0, seen.size);
+      try {
+        await sendBatch(batch.map((m) => m.body));
+        for (const m of batch) m.resolve();
+      } catch (error) {
+        for (const m of batch) m.reject(error);
+      }
+    }
+    sending = false;
+  };
+  return {
+    send: (body: string) =>
+      new Promise<void>((resolve, reject) => {
+        waiting.push({ body, resolve, reject });
+        if (!sending) void flush();
+      }),
   };
 }
