@@ -1,6 +1,6 @@
 // Helpers the HTTP entries share: autocannon load on one server with its CPU per request, a
 // bounded pool of requests in flight, and the statistics the entries report.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 /** Seconds per autocannon measurement (BENCH_DURATION, default 10). */
@@ -19,16 +19,38 @@ export function cpuMs(pid) {
   return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
 }
 
+/** CPU time in ms of a process's children (PostgreSQL's backends are the postmaster's), those alive now. */
+function childrenCpuMs(pid) {
+  let sum = 0;
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
+      if (Number(fields[1]) === pid) sum += (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {} // ended meanwhile
+  }
+  return sum;
+}
+
 /**
  * Load on one server: req/s, p99 (ms), and the server process's CPU per request (µs, when `pid`
- * is given), which moves far less than req/s when other processes take the cores. Any non-2xx
- * answer or socket error fails the measurement.
+ * is given), which moves far less than req/s when other processes take the cores; with
+ * `databasePid` (PostgreSQL mode's postmaster) also the database's CPU per request (its
+ * backends'), which SQLite mode spends inside the server process. Any non-2xx answer or socket
+ * error fails the measurement.
  */
-export async function load(url, headers, pid) {
+export async function load(url, headers, pid, databasePid) {
   const before = pid ? cpuMs(pid) : 0;
+  const dbBefore = databasePid ? childrenCpuMs(databasePid) : 0;
   const result = await autocannon({ url, headers, connections: CONNECTIONS, pipelining: 1, duration: DURATION });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { rps: result.requests.average, p99: result.latency.p99, cpuUs: pid ? ((cpuMs(pid) - before) * 1000) / result.requests.total : undefined };
+  const perRequest = (ms) => (ms * 1000) / result.requests.total;
+  return {
+    rps: result.requests.average,
+    p99: result.latency.p99,
+    cpuUs: pid ? perRequest(cpuMs(pid) - before) : undefined,
+    ...(databasePid ? { databaseCpuUs: perRequest(childrenCpuMs(databasePid) - dbBefore) } : {}),
+  };
 }
 
 /** Runs `fn(i)` for i < n with `concurrency` in flight; answers the results in order of i. */

@@ -1,9 +1,7 @@
 // pnpm bench: each entry runs side by side with a baseline in the same run and reports ratios.
 // See docs/BENCHMARKS.md for what each entry measures and the recorded figures.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { openPlatform } from '@agent-platform/server';
 import { startChild } from './child.mjs';
 import { CONNECTIONS, load, median } from './load.mjs';
 import { ingestion } from './ingest.mjs';
@@ -18,63 +16,89 @@ import { vectorSearch } from './vectors.mjs';
 import { storageModes } from './storage.mjs';
 import { hostileHealth } from './hostile.mjs';
 import { mastraSideBySide } from './mastra.mjs';
+import { withStorageModes } from './modes.mjs';
 
 const args = new Set(process.argv.slice(2));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PROJECTS = Number(process.env.BENCH_PROJECTS ?? 10_000);
 
+/** The figures of one server over the rounds: medians, and ratios to bare's. */
+function serverFigures(rows, side) {
+  return {
+    rps: median(rows.map((r) => r[side].rps)),
+    p99: median(rows.map((r) => r[side].p99)),
+    ratio: median(rows.map((r) => r[side].rps / r.bare.rps)),
+    // CPU per request of bare ÷ this server's: the req/s ratio it would reach on a core of its own.
+    cpuRatio: median(rows.map((r) => r.bare.cpuUs / r[side].cpuUs)),
+    cpuUs: median(rows.map((r) => r[side].cpuUs)),
+  };
+}
+
+/**
+ * The list route of the real server on each storage mode (BENCH_STORAGE), against bare
+ * node:http and the h3 floor answering the first mode's bytes; every server measured in turn in
+ * each round.
+ */
 async function projectsList() {
-  const dir = await mkdtemp(join(tmpdir(), 'ap-bench-'));
-  try {
-    const platform = await openPlatform(dir);
-    const { key, userId } = await platform.createUserWithKey({ name: 'bench' });
-    const started = performance.now();
-    for (let i = 0; i < PROJECTS; i++) {
-      await platform.createProject({ userId }, { name: `Project ${i}`, model: 'gpt-4o-mini', provider: 'openai', description: `Bench project number ${i}` });
-    }
-    const insertMs = performance.now() - started;
-    await platform.storage.close();
-
-    const ours = await startChild('ours', dir);
+  return withStorageModes('projects', async (modes) => {
     const path = '/api/v1/projects?limit=20';
-    const headers = { authorization: `Bearer ${key}` };
-    const body = Buffer.from(await (await fetch(ours.url + path, { headers })).arrayBuffer());
-    const bodyFile = join(dir, 'body.json');
-    await writeFile(bodyFile, body);
-    const bare = await startChild('bare', bodyFile);
-    const floor = await startChild('floor', bodyFile);
+    const servers = [];
+    try {
+      for (const mode of modes) {
+        const platform = await mode.openPlatform();
+        const { key, userId } = await platform.createUserWithKey({ name: 'bench' });
+        const started = performance.now();
+        for (let i = 0; i < PROJECTS; i++) {
+          await platform.createProject({ userId }, { name: `Project ${i}`, model: 'gpt-4o-mini', provider: 'openai', description: `Bench project number ${i}` });
+        }
+        const insertMs = performance.now() - started;
+        await platform.close();
+        servers.push({ mode, headers: { authorization: `Bearer ${key}` }, insertMs, child: await mode.start() });
+      }
+      const body = Buffer.from(await (await fetch(servers[0].child.url + path, { headers: servers[0].headers })).arrayBuffer());
+      const bodyFile = join(modes[0].dir, 'body.json');
+      await writeFile(bodyFile, body);
+      const bare = await startChild('bare', bodyFile);
+      const floor = await startChild('floor', bodyFile);
+      servers.push({ bare }, { floor });
 
-    await load(ours.url + path, headers); // warm-up (JIT, SQLite page cache)
-    const rows = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const b = await load(bare.url + path, headers, bare.pid);
-      const f = await load(floor.url + path, headers, floor.pid);
-      const o = await load(ours.url + path, headers, ours.pid);
-      rows.push({ bare: b, floor: f, ours: o, ratio: o.rps / b.rps });
-      console.log(
-        `  round ${round + 1}: bare ${b.rps.toFixed(0)} req/s, h3 floor ${f.rps.toFixed(0)} (${(f.rps / b.rps).toFixed(2)}), ours ${o.rps.toFixed(0)} (${(o.rps / b.rps).toFixed(2)}); CPU µs/request bare ${b.cpuUs.toFixed(0)}, floor ${f.cpuUs.toFixed(0)}, ours ${o.cpuUs.toFixed(0)}`,
+      for (const s of servers) if (s.mode) await load(s.child.url + path, s.headers); // warm-up (JIT, database caches)
+      const rows = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const row = { bare: await load(bare.url + path, servers[0].headers, bare.pid), floor: await load(floor.url + path, servers[0].headers, floor.pid) };
+        for (const s of servers) if (s.mode) row[s.mode.kind] = await load(s.child.url + path, s.headers, s.child.pid, s.mode.databasePid);
+        rows.push(row);
+        const ours = servers.filter((s) => s.mode).map((s) => {
+          const o = row[s.mode.kind];
+          const db = o.databaseCpuUs === undefined ? '' : ` + database ${o.databaseCpuUs.toFixed(0)}`;
+          return `ours on ${s.mode.label} ${o.rps.toFixed(0)} (${(o.rps / row.bare.rps).toFixed(2)}, CPU µs/request ${o.cpuUs.toFixed(0)}${db})`;
+        });
+        console.log(`  round ${round + 1}: bare ${row.bare.rps.toFixed(0)} req/s (CPU µs/request ${row.bare.cpuUs.toFixed(0)}), h3 floor ${row.floor.rps.toFixed(0)} (${(row.floor.rps / row.bare.rps).toFixed(2)}, ${row.floor.cpuUs.toFixed(0)}), ${ours.join(', ')}`);
+      }
+      const perMode = Object.fromEntries(
+        servers.filter((s) => s.mode).map((s) => {
+          const f = serverFigures(rows, s.mode.kind);
+          const database = s.mode.databasePid ? { databaseCpuUs: median(rows.map((r) => r[s.mode.kind].databaseCpuUs)) } : {};
+          return [s.mode.label, { insertPerSec: PROJECTS / (s.insertMs / 1000), oursRps: f.rps, oursP99: f.p99, ratio: f.ratio, cpuRatio: f.cpuRatio, oursCpuUs: f.cpuUs, ...database }];
+        }),
       );
+      const figures = Object.values(perMode);
+      const floorFigures = serverFigures(rows, 'floor');
+      return {
+        name: `GET /api/v1/projects?limit=20, ${PROJECTS} projects, ${CONNECTIONS} connections (${modes.map((m) => m.label).join(' and ')})`,
+        bodyBytes: body.length,
+        bareRps: median(rows.map((r) => r.bare.rps)),
+        floorRps: floorFigures.rps,
+        floorRatio: floorFigures.ratio,
+        floorCpuRatio: floorFigures.cpuRatio,
+        // One mode: its figures at the top level, as before BENCH_STORAGE; both: per mode, and the lower ratio against the target.
+        ...(figures.length === 1 ? figures[0] : { modes: perMode, ratio: Math.min(...figures.map((f) => f.ratio)) }),
+        target: 0.25,
+      };
+    } finally {
+      await Promise.all(servers.map((s) => (s.child ?? s.bare ?? s.floor).stop()));
     }
-    await Promise.all([ours.stop(), bare.stop(), floor.stop()]);
-    return {
-      name: `GET /api/v1/projects?limit=20, ${PROJECTS} projects, ${CONNECTIONS} connections (SQLite)`,
-      insertPerSec: PROJECTS / (insertMs / 1000),
-      bodyBytes: body.length,
-      bareRps: median(rows.map((r) => r.bare.rps)),
-      floorRps: median(rows.map((r) => r.floor.rps)),
-      floorRatio: median(rows.map((r) => r.floor.rps / r.bare.rps)),
-      oursRps: median(rows.map((r) => r.ours.rps)),
-      oursP99: median(rows.map((r) => r.ours.p99)),
-      ratio: median(rows.map((r) => r.ratio)),
-      // CPU per request of bare ÷ ours: the req/s ratio a server would reach on a core of its own.
-      cpuRatio: median(rows.map((r) => r.bare.cpuUs / r.ours.cpuUs)),
-      floorCpuRatio: median(rows.map((r) => r.bare.cpuUs / r.floor.cpuUs)),
-      oursCpuUs: median(rows.map((r) => r.ours.cpuUs)),
-      target: 0.25,
-    };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch, search: endToEndSearch, 'search-ingest': searchDuringIngest, completions: completionOverhead, tools: toolRuns, mcp: mcpCalls, chroma: chromaAdapter, embedder: embedderThroughput, storage: storageModes, hostile: hostileHealth, mastra: mastraSideBySide };

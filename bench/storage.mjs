@@ -1,10 +1,12 @@
 // Storage modes side by side: the real built server (bench/servers.mjs `ours`, child processes)
-// on SQLite, on PostgreSQL with one instance, and on PostgreSQL with two instances behind a
+// on SQLite, on SQLite with Chroma as its vector store (what of PostgreSQL mode's figures is the
+// vector store's), on PostgreSQL with one instance, and on PostgreSQL with two instances behind a
 // round-robin client, all in one run, interleaved (each round runs every mode, in an order that
-// rotates). PostgreSQL mode is the server's: a private cluster (bench/postgres.mjs), a real Chroma
-// server as the shared vector store, AGENT_PLATFORM_SECRET. Embeddings come from a fake
-// OpenAI-compatible server on loopback (bench/fake-embedder.mjs), one base URL per instance, so
-// each text's embedding calls are counted: no document may be indexed twice.
+// rotates). PostgreSQL mode is the server's (bench/modes.mjs): a private cluster
+// (bench/postgres.mjs), a real Chroma server as the shared vector store, AGENT_PLATFORM_SECRET.
+// Embeddings come from a fake OpenAI-compatible server on loopback (bench/fake-embedder.mjs), one
+// base URL per instance, so each text's embedding calls are counted: no document may be indexed
+// twice.
 //
 // Per mode: PROJECTS projects created over HTTP; then per round, INGEST_DOCS SciFact abstracts
 // posted (16 in flight) until all are completed (documents/s), and REQUESTS requests of each of
@@ -22,8 +24,8 @@ import { startChild } from './child.mjs';
 import { startFakeEmbedder } from './fake-embedder.mjs';
 import { loadCorpus } from './ingest.mjs';
 import { percentile, pool } from './load.mjs';
-import { connections, resetStatements, startBenchPostgres, statementTime } from './postgres.mjs';
-import { startChroma } from './vectors.mjs';
+import { startSharedServices } from './modes.mjs';
+import { connections, resetStatements, statementTime } from './postgres.mjs';
 
 const PROJECTS = Number(process.env.BENCH_STORAGE_PROJECTS ?? 200);
 const INGEST_DOCS = Number(process.env.BENCH_STORAGE_DOCS ?? 40);
@@ -31,7 +33,6 @@ const REQUESTS = Number(process.env.BENCH_STORAGE_REQUESTS ?? 100);
 const CONCURRENCY = Number(process.env.BENCH_STORAGE_CONCURRENCY ?? 4);
 const ROUNDS = Number(process.env.BENCH_STORAGE_ROUNDS ?? 3);
 const POOL = Number(process.env.BENCH_STORAGE_POOL ?? 10);
-const SECRET = 'bench-storage-shared-secret';
 
 const push = (lists, name, ...values) => {
   lists[name] = [...(lists[name] ?? []), ...values];
@@ -54,7 +55,7 @@ function client(instances, key) {
   };
 }
 
-async function startModes(embedder, chroma, postgres) {
+async function startModes(embedder, services) {
   const dirs = [];
   const instance = async (name, env) => {
     const dir = await mkdtemp(join(tmpdir(), `ap-bench-storage-${name}-`));
@@ -62,13 +63,13 @@ async function startModes(embedder, chroma, postgres) {
     return { name, ...(await startChild('ours', dir, { OPENAI_BASE_URL: embedder.urlFor(name), OPENAI_API_KEY: 'sk-bench', ...env })) };
   };
   const modes = [{ name: 'SQLite', instances: [await instance('sqlite', {})] }];
-  if (!postgres.skipped) {
+  if (!services.skipped) {
+    // SQLite with PostgreSQL mode's vector store: what of PostgreSQL mode's figures is Chroma's.
+    const chroma = { AGENT_PLATFORM_VECTOR_STORE: 'chroma', AGENT_PLATFORM_VECTOR_STORE_CONFIG: JSON.stringify({ endpoint: services.chroma.endpoint, indexName: 'bench-sqlite' }) };
+    modes.push({ name: 'SQLite, Chroma', instances: [await instance('sqlitechroma', chroma)] });
     for (const [name, count] of [['PostgreSQL, 1 instance', 1], ['PostgreSQL, 2 instances', 2]]) {
-      const db = await postgres.database(`bench_${count}`);
-      const env = {
-        AGENT_PLATFORM_DATABASE_URL: db.url, AGENT_PLATFORM_SECRET: SECRET, AGENT_PLATFORM_DATABASE_POOL: String(POOL),
-        AGENT_PLATFORM_VECTOR_STORE: 'chroma', AGENT_PLATFORM_VECTOR_STORE_CONFIG: JSON.stringify({ endpoint: `http://127.0.0.1:${chroma.port}`, indexName: `bench-${count}` }),
-      };
+      const db = await services.database(`bench_${count}`);
+      const env = db.env(`bench-${count}`, { AGENT_PLATFORM_DATABASE_POOL: String(POOL) });
       // The first creates the schema and the first key; the second starts on it.
       const instances = [await instance(`pg${count}a`, env)];
       if (count === 2) instances.push(await instance('pg2b', env));
@@ -144,11 +145,9 @@ export async function storageModes() {
   const corpus = await loadCorpus(INGEST_DOCS * ROUNDS);
   const queries = (await loadCorpus(400)).slice(-200).map((d) => d.text.split(/(?<=\.)\s+/)[0].slice(0, 200));
   const embedder = await startFakeEmbedder();
-  const chromaDir = await mkdtemp(join(tmpdir(), 'ap-bench-storage-chroma-'));
-  const chroma = await startChroma(chromaDir);
-  const postgres = await startBenchPostgres();
-  if (postgres.skipped) console.log(`  PostgreSQL rows skipped: ${postgres.skipped}`);
-  const { modes, dirs } = await startModes(embedder, chroma, postgres);
+  const services = await startSharedServices();
+  if (services.skipped) console.log(`  PostgreSQL and Chroma rows skipped: ${services.skipped}`);
+  const { modes, dirs } = await startModes(embedder, services);
   try {
     for (const mode of modes) await seed(mode);
     for (let round = 0; round < ROUNDS; round++) {
@@ -159,7 +158,7 @@ export async function storageModes() {
       console.log(`  round ${round + 1} (${order.map((m) => m.name).join(' → ')}): ${modes.map((m) => `${m.name} ingest ${m.ingest.at(-1).toFixed(1)} docs/s`).join(', ')}`);
     }
     const sqlite = modes[0];
-    const result = { name: `storage modes: SQLite vs PostgreSQL (1 and 2 instances), ${PROJECTS} projects, ${INGEST_DOCS * ROUNDS} documents`, concurrency: CONCURRENCY, requestsPerOpPerRound: REQUESTS, rounds: ROUNDS, modes: {} };
+    const result = { name: `storage modes: SQLite (built-in store, and Chroma) vs PostgreSQL (1 and 2 instances), ${PROJECTS} projects, ${INGEST_DOCS * ROUNDS} documents`, concurrency: CONCURRENCY, requestsPerOpPerRound: REQUESTS, rounds: ROUNDS, modes: {} };
     for (const mode of modes) {
       const ops = {};
       for (const op of Object.keys(OPS)) {
@@ -196,10 +195,9 @@ export async function storageModes() {
     return result;
   } finally {
     for (const mode of modes) for (const i of mode.instances) await i.stop();
-    if (!postgres.skipped) await postgres.stop();
-    await chroma.stop();
+    await services.stop();
     await embedder.close();
-    for (const d of [...dirs, chromaDir]) await rm(d, { recursive: true, force: true });
+    for (const d of dirs) await rm(d, { recursive: true, force: true });
   }
 }
 
