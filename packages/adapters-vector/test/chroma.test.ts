@@ -282,6 +282,40 @@ describe('chroma at run time', () => {
     await store.check?.({ dimensions: 16 });
   });
 
+  it('sends the upserts made while one is in flight together, each resolving once its vectors are stored; a bad one fails alone', async () => {
+    let requests = 0;
+    const counting = (input: string | URL | Request, init?: RequestInit) => {
+      if (String(input instanceof Request ? input.url : input).endsWith('/upsert')) requests++;
+      return fetch(input, init);
+    };
+    const store = createChromaVectorStore({ endpoint: server.url, indexName: indexName() }, { fetch: counting });
+    stores.push(store);
+    await store.upsert('warm', [{ id: 'w', documentId: 'w', vector: unit(16, 1) }]);
+    requests = 0;
+    // One goes at once; the other 20, made while it is in flight, go in one request, whatever their namespaces.
+    await Promise.all(Array.from({ length: 21 }, (_, i) => store.upsert(`ns${i % 3}`, [{ id: `c${i}`, documentId: `d${i}`, vector: unit(16, 1, i) }])));
+    expect(requests).toBe(2);
+    for (const ns of ['ns0', 'ns1', 'ns2']) expect(await store.count(ns)).toBe(7);
+    expect((await store.query('ns1', { vector: unit(16, 1, 4), topK: 1 })).map((h) => h.id)).toEqual(['c4']);
+
+    // A vector of another dimension makes the shared request fail: each upsert of it goes again alone.
+    const outcomes = await Promise.allSettled([
+      store.upsert('ns0', [{ id: 'x0', documentId: 'dx', vector: unit(16, 1) }]),
+      store.upsert('ns0', [{ id: 'x1', documentId: 'dx', vector: unit(16, 0, 1) }]),
+      store.upsert('ns0', [{ id: 'x2', documentId: 'dx', vector: unit(8, 1) }]),
+      store.upsert('ns0', [{ id: 'x3', documentId: 'dx', vector: unit(16, 1, 1) }]),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(((outcomes[2] as PromiseRejectedResult).reason as Error).message).toMatch(/dimension/);
+    expect(await store.count('ns0')).toBe(10);
+
+    // One id written by several upserts at once: never in one request (Chroma refuses that), the last one last.
+    await Promise.all([unit(16, 1), unit(16, 0, 1), unit(16, 0, 0, 1)].map((vector) => store.upsert('ns1', [{ id: 'z', documentId: 'dz', vector }])));
+    const [z] = await store.query('ns1', { vector: unit(16, 0, 0, 1), topK: 1, includeVectors: true });
+    expect(z?.id).toBe('z');
+    expect(z?.score).toBeCloseTo(1, 5);
+  });
+
   it('refuses calls after close, and close is idempotent', async () => {
     const store = open({ endpoint: server.url, indexName: indexName() });
     await store.close();

@@ -8,6 +8,7 @@ export { type EmbedderResolver, type IndexingEvent, STEP_MESSAGES, vectorNamespa
 export { type ParsedDocument, type ParseLimits, parseDocument, detectLanguage } from './knowledge/parse.js';
 export { type Chunk, type ChunkOptions, chunkDocument, countTokens } from './knowledge/chunk.js';
 export { DEFAULT_DOCUMENT_LIMITS, type DocumentLimitName, type DocumentLimits } from './knowledge/limits.js';
+export { type Coalescer, createCoalescer } from './coalescer.js';
 export { createPacer } from './pacer.js';
 export {
   createMemoryNotifier,

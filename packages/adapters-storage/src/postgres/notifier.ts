@@ -1,4 +1,4 @@
-import { decodeNotification, encodeNotification, NotificationHandlers, type Notifier, PlatformError } from '@agent-platform/core';
+import { createCoalescer, decodeNotification, encodeNotification, NotificationHandlers, type Notifier, PlatformError } from '@agent-platform/core';
 import type pg from 'pg';
 
 export interface PostgresNotifierOptions {
@@ -9,6 +9,9 @@ export interface PostgresNotifierOptions {
   /** Longest wait between two attempts to reconnect the listening connection. Default 5,000 ms. */
   readonly maxReconnectMs?: number;
 }
+
+/** Most messages sent in one statement. */
+const MAX_BATCH = 100;
 
 /** The listening connection's `application_name`, so operators (and tests) can tell it apart. */
 export const NOTIFIER_APPLICATION_NAME = 'agent_platform_notifier';
@@ -88,19 +91,26 @@ export async function postgresNotifier(options: PostgresNotifierOptions): Promis
     throw error;
   }
 
-  const outbox = createOutbox(async (bodies) => {
-    const calls = bodies.map((_, i) => `pg_notify($1, $${i + 2})`).join(', ');
-    try {
-      await sender.query(`SELECT ${calls}`, [channel, ...bodies]);
-    } catch (error) {
-      throw new PlatformError('unavailable', `could not send a notification: ${(error as Error).message}`, { cause: error });
-    }
-  });
+  // Messages published while a statement is in flight go together in the next one (its
+  // pg_notify calls run in order, in one transaction): a burst costs one round trip, not one
+  // each. A statement never carries one message twice: PostgreSQL delivers identical
+  // notifications of one transaction once, and every publish must be sent as it was.
+  const outbox = createCoalescer<string>(
+    async (bodies) => {
+      const calls = bodies.map((_, i) => `pg_notify($1, $${i + 2})`).join(', ');
+      try {
+        await sender.query(`SELECT ${calls}`, [channel, ...bodies]);
+      } catch (error) {
+        throw new PlatformError('unavailable', `could not send a notification: ${(error as Error).message}`, { cause: error });
+      }
+    },
+    (batch, body) => batch.length < MAX_BATCH && !batch.includes(body),
+  );
 
   return {
     async publish(name, payload) {
       if (closed) throw new PlatformError('unavailable', 'the notifier is closed');
-      return outbox.send(encodeNotification(name, payload));
+      return outbox.add(encodeNotification(name, payload));
     },
     subscribe: (name, handler) => handlers.add(name, handler),
     async close() {
@@ -115,43 +125,3 @@ export async function postgresNotifier(options: PostgresNotifierOptions): Promis
   };
 }
 
-/** Most messages sent in one statement. */
-const MAX_BATCH = 100;
-
-/**
- * Sends messages in order, one statement at a time: messages published while a statement is in
- * flight wait and then go together in the next one (its `pg_notify` calls run in order, in one
- * transaction), so a burst of them costs one round trip instead of one each. A batch never
- * holds one message twice: PostgreSQL delivers identical notifications of one transaction once,
- * and every publish must be sent as it was before batching. A failed statement fails the
- * publishes it carried.
- */
-function createOutbox(sendBatch: (bodies: string[]) => Promise<void>) {
-  const waiting: { body: string; resolve: () => void; reject: (error: unknown) => void }[] = [];
-  let sending = false;
-  const flush = async () => {
-    sending = true;
-    while (waiting.length > 0) {
-      const seen = new Set<string>();
-      for (const m of waiting) {
-        if (seen.size === MAX_BATCH || seen.has(m.body)) break;
-        seen.add(m.body);
-      }
-      const batch = waiting.splice(0, seen.size);
-      try {
-        await sendBatch(batch.map((m) => m.body));
-        for (const m of batch) m.resolve();
-      } catch (error) {
-        for (const m of batch) m.reject(error);
-      }
-    }
-    sending = false;
-  };
-  return {
-    send: (body: string) =>
-      new Promise<void>((resolve, reject) => {
-        waiting.push({ body, resolve, reject });
-        if (!sending) void flush();
-      }),
-  };
-}

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { PlatformError, type VectorHit, type VectorQuery, type VectorRecord, type VectorStore } from '@agent-platform/core';
+import { createCoalescer, PlatformError, type VectorHit, type VectorQuery, type VectorRecord, type VectorStore } from '@agent-platform/core';
 import { ChromaClient, type Collection, type Where } from 'chromadb';
 import type { FetchFunction } from '../fetch.js';
 import { type ChromaConfig, parseChromaConfig } from './config.js';
@@ -32,6 +32,13 @@ interface VectorMetadata {
   [key: string]: string;
 }
 
+/** One vector as an upsert request carries it. */
+interface ChromaRow {
+  readonly id: string;
+  readonly embedding: number[];
+  readonly metadata: VectorMetadata;
+}
+
 /**
  * A `VectorStore` on a Chroma server (chromadb 3.5 client), all namespaces in the one
  * collection `indexName`, created on first use with cosine distance (`configuration.hnsw.space`).
@@ -45,6 +52,8 @@ interface VectorMetadata {
  *   embedding model gives 512`.
  * - Nothing is kept that a restart of Chroma would invalidate, except the collection's id, which
  *   is looked up again (by name) when Chroma no longer knows it.
+ * - Upserts made while another is in flight are sent together in the next request (of any
+ *   namespaces, at most 1,000 vectors, no id twice); each resolves once its vectors are written.
  *
  * @example
  * const store = createChromaVectorStore({ endpoint: 'http://127.0.0.1:8000', indexName: 'agent-platform' });
@@ -158,6 +167,37 @@ export function createChromaVectorStore(config: unknown, options: ChromaVectorSt
     }
   };
 
+  /** Writes rows (of any namespaces: ids and metadata carry theirs) in requests of at most Chroma's batch size. */
+  const write = (rows: readonly ChromaRow[]) =>
+    withCollection(true, undefined, async (collection) => {
+      // Asked once per client (it caches the pre-flight answer); -1 when the server does not say.
+      const max = await client.getMaxBatchSize();
+      const size = max > 0 ? Math.min(UPSERT_BATCH, max) : UPSERT_BATCH;
+      for (let i = 0; i < rows.length; i += size) {
+        const batch = rows.slice(i, i + size);
+        await collection.upsert({ ids: batch.map((r) => r.id), embeddings: batch.map((r) => r.embedding), metadatas: batch.map((r) => r.metadata) });
+      }
+    });
+  // Upserts that callers make while one is in flight go to Chroma together, in one request (the
+  // documents being indexed at once each write their few vectors: one request per vector capped
+  // ingest at ~20-25 vectors/s on 2 loaded cores, 16 per request made ~180-220/s,
+  // docs/BENCHMARKS.md, storage). A request never holds one id twice (Chroma refuses it) nor more
+  // than UPSERT_BATCH rows made of several upserts; when a shared request fails, each upsert of it
+  // is sent again alone, so each caller gets its own outcome.
+  const upserts = createCoalescer<{ readonly rows: readonly ChromaRow[]; readonly ids: ReadonlySet<string> }>(
+    async (batch) => {
+      try {
+        await write(batch.flatMap((u) => u.rows));
+        return undefined;
+      } catch (error) {
+        if (batch.length === 1) throw error;
+        return Promise.all(batch.map((u) => write(u.rows).then(() => undefined, (own: unknown) => own)));
+      }
+    },
+    (batch, next) =>
+      batch.reduce((n, u) => n + u.rows.length, next.rows.length) <= UPSERT_BATCH && !batch.some((u) => u.rows.some((r) => next.ids.has(r.id))),
+  );
+
   return {
     async upsert(namespace: string, records: readonly VectorRecord[]) {
       const first = records[0];
@@ -168,19 +208,8 @@ export function createChromaVectorStore(config: unknown, options: ChromaVectorSt
         }
       }
       const prefix = prefixOf(namespace);
-      await withCollection(true, undefined, async (collection) => {
-        // Asked once per client (it caches the pre-flight answer); -1 when the server does not say.
-        const max = await client.getMaxBatchSize();
-        const size = max > 0 ? Math.min(UPSERT_BATCH, max) : UPSERT_BATCH;
-        for (let i = 0; i < records.length; i += size) {
-          const batch = records.slice(i, i + size);
-          await collection.upsert({
-            ids: batch.map((r) => prefix + r.id),
-            embeddings: batch.map((r) => Array.from(r.vector)),
-            metadatas: batch.map((r): VectorMetadata => ({ namespace, documentId: r.documentId, chunkId: r.id })),
-          });
-        }
-      });
+      const rows = records.map((r): ChromaRow => ({ id: prefix + r.id, embedding: Array.from(r.vector), metadata: { namespace, documentId: r.documentId, chunkId: r.id } }));
+      await upserts.add({ rows, ids: new Set(rows.map((r) => r.id)) });
     },
 
     async query(namespace: string, query: VectorQuery): Promise<VectorHit[]> {
