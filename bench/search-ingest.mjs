@@ -7,9 +7,9 @@
 // answered. The searched project holds 20 abstracts. With both modes each phase runs on one
 // mode's server, then on the other's (both servers up all along).
 import { loadCorpus } from './ingest.mjs';
+import { percentile } from './load.mjs';
 import { withStorageModes } from './modes.mjs';
 
-const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 const round = (ms) => Math.round(ms * 10) / 10;
 
 /** One mode's server, its three projects (searched, bulk 1, bulk 2), and its search and ingest. */
