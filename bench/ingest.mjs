@@ -99,7 +99,11 @@ export async function ingestion() {
     if (!warm.ok) throw new Error(`warm-up answered ${warm.status}: ${await warm.text()}`);
 
     /** Posts every document (BENCH_INGEST_INFLIGHT requests in flight) and waits until all are completed; seconds. */
+    const completed = async (projectId) =>
+      (await (await fetch(`${server.url}/api/knowledge/documents?projectId=${projectId}&status=completed&limit=1`, { headers })).json()).total;
     const ingestHttp = async (projectId, docs) => {
+      // The project may hold documents already (the warm-up's): wait for these on top of them.
+      const before = await completed(projectId);
       const t = performance.now();
       let next = 0;
       const post = async () => {
@@ -114,11 +118,7 @@ export async function ingestion() {
         }
       };
       await Promise.all(Array.from({ length: INFLIGHT }, post));
-      for (;;) {
-        const list = await (await fetch(`${server.url}/api/knowledge/documents?projectId=${projectId}&status=completed&limit=1`, { headers })).json();
-        if (list.total === docs.length) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      while ((await completed(projectId)) < before + docs.length) await new Promise((r) => setTimeout(r, 50));
       return (performance.now() - t) / 1000;
     };
     const chunkCount = async (projectId) => {
