@@ -124,4 +124,3 @@ export async function postgresNotifier(options: PostgresNotifierOptions): Promis
     },
   };
 }
-

@@ -116,7 +116,6 @@ export class VectorMatrix {
   search(query: Float32Array, k: number, documents?: ReadonlySet<number>): TopK {
     const top = new TopK(k);
     const { data, dimensions: d, docOf } = this;
-    const q = query instanceof Float32Array ? query : Float32Array.from(query);
     const whole = d - (d % 4);
     for (let row = 0, offset = 0; row < this.count; row++, offset += d) {
       if (documents && !documents.has(docOf[row] as number)) continue;
@@ -126,12 +125,12 @@ export class VectorMatrix {
       let s3 = 0;
       for (let i = 0; i < whole; i += 4) {
         const o = offset + i;
-        s0 += (data[o] as number) * (q[i] as number);
-        s1 += (data[o + 1] as number) * (q[i + 1] as number);
-        s2 += (data[o + 2] as number) * (q[i + 2] as number);
-        s3 += (data[o + 3] as number) * (q[i + 3] as number);
+        s0 += (data[o] as number) * (query[i] as number);
+        s1 += (data[o + 1] as number) * (query[i + 1] as number);
+        s2 += (data[o + 2] as number) * (query[i + 2] as number);
+        s3 += (data[o + 3] as number) * (query[i + 3] as number);
       }
-      for (let i = whole; i < d; i++) s0 += (data[offset + i] as number) * (q[i] as number);
+      for (let i = whole; i < d; i++) s0 += (data[offset + i] as number) * (query[i] as number);
       const sum = s0 + s1 + s2 + s3;
       if (sum > top.threshold) top.push(sum, row);
     }
