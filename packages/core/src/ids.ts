@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 /** Prefixes of identifiers by resource kind (the spec's examples, followed everywhere). */
 export const ID_PREFIXES = {
@@ -36,17 +36,36 @@ export interface IdGenerator {
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 
-/** `length` characters of [0-9a-z], uniformly random (rejection sampling, no modulo bias). */
-export function randomString(length: number): string {
-  let out = '';
-  while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
+/** Bytes taken from the system's generator at once (a call costs ~7 µs here, a pooled byte ~0.3 µs). */
+const POOL_SIZE = 4096;
+
+/**
+ * A source of random `[0-9a-z]` characters drawn from a pool of cryptographically random bytes
+ * refilled `size` bytes at a time. A document of thousands of chunks takes an id per chunk on
+ * the server's main thread; one `randomBytes` call per id held that thread ~60 ms per 8,000
+ * ids. Each byte is zeroed once used, so a key's secret characters do not stay in the pool.
+ */
+export function createRandomCharacters(fill: (buffer: Buffer) => void = randomFillSync, size = POOL_SIZE): (length: number) => string {
+  const pool = Buffer.alloc(size);
+  let position = size;
+  return (length) => {
+    let out = '';
+    while (out.length < length) {
+      if (position === size) {
+        fill(pool);
+        position = 0;
+      }
+      const byte = pool[position] as number;
+      pool[position++] = 0;
+      // Rejection sampling: 252 is the largest multiple of 36 under 256, so no modulo bias.
       if (byte < 252) out += ALPHABET[byte % 36];
-      if (out.length === length) break;
     }
-  }
-  return out;
+    return out;
+  };
 }
+
+/** `length` characters of [0-9a-z], uniformly and cryptographically random. */
+export const randomString: (length: number) => string = createRandomCharacters();
 
 /**
  * Ids are `prefix_` + 9 base-36 digits of milliseconds + 3 of a per-millisecond counter + 10

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { createIdGenerator, hasIdForm } from '../src/ids.js';
+import { createIdGenerator, createRandomCharacters, hasIdForm, randomString } from '../src/ids.js';
 
 // Ids made by several instances (here: processes) must be unique and sort by creation time, so
 // lists ordered by id agree with creation order whichever instance made each row.
@@ -49,4 +49,29 @@ describe('ids', () => {
     const [a, b] = await Promise.all([idsFromProcess(many), idsFromProcess(many)]);
     expect(new Set([...a, ...b]).size).toBe(40000);
   }, 60_000);
+
+  it('draw their random characters from a pool refilled a block at a time, zeroing what they used', () => {
+    // One system call per id held the main thread ~60 ms per 8,000 chunk ids.
+    const fills: Buffer[] = [];
+    const chars = createRandomCharacters((buffer) => {
+      fills.push(buffer);
+      for (let i = 0; i < buffer.length; i++) buffer[i] = (i * 7 + fills.length) % 256;
+    }, 1024);
+    const made = Array.from({ length: 1000 }, () => chars(10));
+    for (const s of made) expect(s).toMatch(/^[0-9a-z]{10}$/);
+    // 10,000 characters from 1,024-byte blocks (a few bytes of each are rejected): about 10 fills, not 1,000.
+    expect(fills.length).toBeGreaterThanOrEqual(10);
+    expect(fills.length).toBeLessThanOrEqual(11);
+    const pool = fills[0] as Buffer;
+    const used = (10_000 - 9 * 1024) % 1024; // bytes of the last block taken so far, at least
+    expect(pool.subarray(0, used).every((b) => b === 0)).toBe(true);
+  });
+
+  it('are uniformly spread over the 36 characters', () => {
+    const counts = new Map<string, number>();
+    for (const c of randomString(36_000)) counts.set(c, (counts.get(c) ?? 0) + 1);
+    expect(counts.size).toBe(36);
+    for (const n of counts.values()) expect(Math.abs(n - 1000)).toBeLessThan(200);
+  });
 });
+

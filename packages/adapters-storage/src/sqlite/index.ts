@@ -3,6 +3,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, type SqliteDatabase, SqliteDialect } from 'kysely';
 import type { Database } from '../kysely/database.js';
 import { type DatabaseStorage, kyselyStorage } from '../kysely/storage.js';
+import { type Checkpointing, checkpointInWorker } from './checkpointer.js';
 import { sqliteDialect } from './dialect.js';
 import { KEYWORD_TERMS_FUNCTION, migrations } from './schema.js';
 
@@ -46,6 +47,8 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<Data
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
+  // A WAL file that a checkpoint emptied is cut back to this size when it is reused.
+  database.pragma('journal_size_limit = 67108864');
   // The keyword index's analyzer (stop words, Porter2 stems: see keywordTerms), called by the
   // triggers that keep chunks_fts in step with chunks (migration 0008).
   database.function(KEYWORD_TERMS_FUNCTION, { deterministic: true }, (text) => keywordTerms(String(text ?? '')).join(' '));
@@ -57,5 +60,16 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<Data
     throw error;
   }
 
-  return kyselyStorage(db, sqliteDialect, () => db.destroy());
+  // Checkpoints on a worker thread (see checkpointer.ts); SQLite's own at commit if it cannot.
+  let checkpoints: Checkpointing | undefined;
+  if (!database.memory) {
+    database.pragma('wal_autocheckpoint = 0');
+    checkpoints = await checkpointInWorker(database.name, () => {
+      if (database.open) database.pragma('wal_autocheckpoint = 1000');
+    });
+  }
+  return kyselyStorage(db, sqliteDialect, async () => {
+    await checkpoints?.stop();
+    await db.destroy();
+  });
 }
