@@ -5,7 +5,7 @@ import { describeVectorStore, worstTick } from '@agent-platform/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BuiltinVectorStore, builtinVectorStore } from '../src/builtin/index.js';
 import { HnswIndex } from '../src/builtin/hnsw.js';
-import { VectorMatrix } from '../src/builtin/matrix.js';
+import { BLOCK_ROWS, VectorMatrix } from '../src/builtin/matrix.js';
 
 let dir: string;
 let n = 0;
@@ -189,6 +189,30 @@ describe('builtin vector store specifics', () => {
       const only = new Set([matrix.documentIndex('d3') as number]);
       expect(matrix.search(query, 10, only).sorted().every((h) => matrix.docOf[h.row] === only.values().next().value)).toBe(true);
     }
+  });
+
+  it('keeps vectors in fixed blocks: growing copies no vector, deletes move rows across blocks', () => {
+    // One array doubled as it filled copied every vector at once on the server's thread.
+    const dims = 9;
+    const matrix = new VectorMatrix(dims);
+    const rows = clustered(3 * BLOCK_ROWS + 10, dims, 5, 3);
+    for (const [i, v] of rows.slice(0, 10).entries()) matrix.set(`v${i}`, 'd', v);
+    const first = matrix.blocks[0];
+    for (const [i, v] of rows.entries()) matrix.set(`v${i}`, `d${i % 5}`, v);
+    expect(matrix.blocks[0]).toBe(first);
+    expect(matrix.blocks).toHaveLength(4);
+    // Delete from the first block: the last rows (in the fourth block) move into the holes.
+    for (let i = 0; i < 20; i++) matrix.remove(`v${i}`);
+    expect(matrix.blocks).toHaveLength(3); // the fourth emptied
+    for (const [i, v] of rows.entries()) {
+      const row = matrix.rowOf(`v${i}`);
+      if (i < 20) expect(row).toBeUndefined();
+      else expect(Array.from(matrix.row(row as number))).toEqual(Array.from(v));
+    }
+    const query = rows[40] as Float32Array;
+    const dot = (v: Float32Array) => v.reduce((sum, x, i) => sum + x * (query[i] as number), 0);
+    const expected = rows.slice(20).map((v, i) => ({ id: `v${i + 20}`, score: dot(v) })).sort((a, b) => b.score - a.score).slice(0, 10);
+    expect(matrix.search(query, 10).sorted().map((h) => matrix.ids[h.row])).toEqual(expected.map((h) => h.id));
   });
 
   it('refuses a query vector of another length than the namespace has, and caps topK', async () => {
