@@ -33,7 +33,11 @@ export class VectorMatrix {
   /** The block of `row` and the row's offset in it, adding the block when `row` is the first of a new one. */
   #place(row: number): [Float32Array, number] {
     const b = row >> BLOCK_SHIFT;
-    const block = this.blocks[b] ?? (this.blocks[b] = new Float32Array(BLOCK_ROWS * this.dimensions));
+    let block = this.blocks[b];
+    if (!block) {
+      block = new Float32Array(BLOCK_ROWS * this.dimensions);
+      this.blocks[b] = block;
+    }
     return [block, (row & (BLOCK_ROWS - 1)) * this.dimensions];
   }
 
