@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { type EmbeddingModel, PlatformError } from '@agent-platform/core';
-import { EmbedWorkerClient } from './worker-client.js';
+import { WorkerClient } from './worker-client.js';
 
 export interface BuiltinEmbedderOptions {
   /**
@@ -74,20 +74,21 @@ export function clipText(text: string, maxChars: number): string {
  * event loop stays free and long calls use every core. Each worker loads the model once, when
  * it starts; nothing touches the network (the workers also disable `fetch`). Vectors are unit
  * length. A crashed worker fails its calls in flight and leaves the pool; a new one is started
- * when work needs it. See {@link EmbedWorkerClient} for the queue's rules.
+ * when work needs it. See {@link WorkerClient} for the queue's rules.
  */
 export function builtinEmbedder(options: BuiltinEmbedderOptions = {}): EmbeddingModel {
   const maxChars = positiveInteger('maxChars', options.maxChars, 2000);
   const batchSize = positiveInteger('batchSize', options.batchSize, 8);
   const workers = positiveInteger('workers', options.workers, Math.min(availableParallelism(), DEFAULT_MAX_WORKERS));
-  const pool = new EmbedWorkerClient({
+  const pool = new WorkerClient<string, Float32Array>({
     // embed-worker.js sits next to this module in src and in dist (a tsup entry of its own).
     url: new URL('./embed-worker.js', import.meta.url),
     label: 'The built-in embedder',
     batchSize,
-    dimensions: BUILTIN_EMBEDDING_DIMENSIONS,
+    check: (vector) => (vector.length === BUILTIN_EMBEDDING_DIMENSIONS ? undefined : `a vector of the wrong length (expected ${BUILTIN_EMBEDDING_DIMENSIONS})`),
     workers,
     queryLane: options.queryLane ?? true,
+    warmUp: 'warm-up',
   });
   return {
     id: BUILTIN_EMBEDDING_MODEL,
@@ -96,7 +97,7 @@ export function builtinEmbedder(options: BuiltinEmbedderOptions = {}): Embedding
       opts?.signal?.throwIfAborted();
       // The pool splits a long call into batches of similar length spread over its workers; a
       // query is served before queued bulk batches, on the query lane when bulk fills the rest.
-      return pool.embed(
+      return pool.run(
         texts.map((t) => clipText(t, maxChars)),
         opts?.signal,
         opts?.purpose === 'query' ? 'query' : 'bulk',

