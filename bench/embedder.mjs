@@ -36,7 +36,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 
 /** Longest gap between ticks of a 5 ms interval timer: how long the event loop was blocked at worst. */
-function loopGaps() {
+export function loopGaps() {
   let last = performance.now();
   let worst = 0;
   const timer = setInterval(() => {

@@ -6,6 +6,7 @@ import { startChild } from './child.mjs';
 import { CONNECTIONS, load, median } from './load.mjs';
 import { ingestion } from './ingest.mjs';
 import { embedderThroughput } from './embedder.mjs';
+import { openaiEmbedderThroughput } from './openai-embedder.mjs';
 import { completionOverhead } from './completions.mjs';
 import { endToEndSearch } from './search.mjs';
 import { searchDuringIngest } from './search-ingest.mjs';
@@ -101,7 +102,7 @@ async function projectsList() {
   });
 }
 
-const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch, search: endToEndSearch, 'search-ingest': searchDuringIngest, completions: completionOverhead, tools: toolRuns, mcp: mcpCalls, chroma: chromaAdapter, embedder: embedderThroughput, storage: storageModes, hostile: hostileHealth, mastra: mastraSideBySide };
+const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch, search: endToEndSearch, 'search-ingest': searchDuringIngest, completions: completionOverhead, tools: toolRuns, mcp: mcpCalls, chroma: chromaAdapter, embedder: embedderThroughput, 'openai-embedder': openaiEmbedderThroughput, storage: storageModes, hostile: hostileHealth, mastra: mastraSideBySide };
 // Entries that run only when named: `mastra` installs a peer (about 250 MB from npm) on first use.
 const optIn = new Set(['mastra']);
 const selected = Object.keys(entries).filter((name) => (args.size === 0 ? !optIn.has(name) : args.has(name)));
