@@ -85,7 +85,13 @@ export interface VectorStore {
 /** Bytes of uploaded files. Keys are opaque strings made by the caller (file ids). */
 export interface BlobStore {
   put(key: string, bytes: Uint8Array): Promise<void>;
-  /** Undefined when there is no such key. */
+  /**
+   * The bytes stored under `key`, undefined when there is no such key. Read-only to the caller
+   * (a store in memory may hand out the bytes it keeps); a store that reads them from a file or
+   * a database hands on what it read, without copying it again (a Buffer is a Uint8Array). They
+   * may be a view into a larger ArrayBuffer: read them through the view (`byteOffset`,
+   * `byteLength`), never through `.buffer` alone.
+   */
   get(key: string): Promise<Uint8Array | undefined>;
   /** True when something was deleted. */
   delete(key: string): Promise<boolean>;

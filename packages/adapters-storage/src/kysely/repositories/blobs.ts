@@ -22,7 +22,8 @@ export function databaseBlobStore({ db, dialect }: Pick<RepositoryContext, 'db' 
     async get(key) {
       checkBlobKey(key);
       const row = await db.selectFrom('blobs').select('bytes').where('key', '=', key).executeTakeFirst();
-      return row && new Uint8Array(row.bytes);
+      // Both drivers read a blob into a Buffer of its own, handed on as it is (no second copy).
+      return row?.bytes;
     },
     async delete(key) {
       checkBlobKey(key);
