@@ -1,81 +1,103 @@
-import { jsonExceedsNesting, nestingError, PlatformError } from '@agent-platform/core';
+import { createPacer, jsonExceedsNesting, nestingError, PlatformError } from '@agent-platform/core';
+import { ByteArena, ByteCollector } from './byte-collector.js';
 
 /** Default JSON body limit: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 /** Default limit of bodies that carry documents and files: 16 MiB. */
 export const DEFAULT_UPLOAD_LIMIT = 16 * 1024 * 1024;
 
-function tooLarge(limit: number): PlatformError {
+/** The 413 of a body over `limit` bytes. */
+export function tooLarge(limit: number): PlatformError {
   return new PlatformError('payload_too_large', `Request body is larger than the limit of ${limit} bytes`);
 }
 
+/** Largest piece of a body handled in one go: a bigger chunk is handed on in views of this size. */
+const BODY_SLICE = 256 * 1024;
+
 /**
- * Reads a request body of at most `limit` bytes. Stops reading as soon as the limit is passed
- * (a client cannot make the server buffer more).
+ * The request's declared `content-length`, or undefined. Over `limit`, the request is refused
+ * before anything is read.
  */
-export async function readBody(request: Request, limit: number): Promise<Buffer> {
+export function declaredLength(request: Request, limit: number): number | undefined {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   if (declared > limit) throw tooLarge(limit);
-  if (!request.body) return Buffer.alloc(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
+  return Number.isSafeInteger(declared) && declared > 0 ? declared : undefined;
+}
+
+/**
+ * The bytes of a request body of at most `limit` bytes, as they arrive. Throws 413 as soon as
+ * the limit is passed and stops reading there (the rest is cancelled: a client cannot make the
+ * server read or buffer more); stopping early (a consumer that fails) cancels the rest too.
+ * Each piece is handled by the consumer before the next is read; a chunk over 256 KB comes in
+ * views of 256 KB, and the event loop gets a turn whenever 20 ms of this work went by without
+ * one (`createPacer`): a body that is already buffered (a big in-process body, or chunks
+ * queued while the server was busy) is read in microtasks only, which would hold every other
+ * request, GET /health among them, until it is all handled.
+ */
+export async function* bodyChunks(request: Request, limit: number): AsyncGenerator<Uint8Array, void, undefined> {
+  declaredLength(request, limit);
+  if (!request.body) return;
   const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge(limit);
+  const pace = createPacer();
+  let size = 0;
+  let finished = false;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) {
+        finished = true;
+        return;
+      }
+      size += value.byteLength;
+      if (size > limit) throw tooLarge(limit);
+      for (let at = 0; at < value.byteLength; at += BODY_SLICE) {
+        yield value.byteLength <= BODY_SLICE ? value : value.subarray(at, at + BODY_SLICE);
+        await pace();
+      }
     }
-    chunks.push(value);
+  } finally {
+    if (!finished) await reader.cancel().catch(() => {});
   }
-  return Buffer.concat(chunks);
+}
+
+/**
+ * Reads a request body of at most `limit` bytes (see `bodyChunks`). A body of several chunks
+ * with a `content-length` is copied into one buffer of that size as it arrives, so it is never
+ * joined at the end (see `ByteArena`).
+ */
+export async function readBody(request: Request, limit: number): Promise<Buffer> {
+  const declared = declaredLength(request, limit);
+  const bytes = new ByteCollector(declared === undefined ? undefined : new ByteArena(declared));
+  for await (const chunk of bodyChunks(request, limit)) bytes.push(chunk);
+  return bytes.bytes();
 }
 
 /**
  * Reads a JSON body of at most `limit` bytes. An empty body reads as `{}`. A body nested deeper
  * than `MAX_NESTING_DEPTH` is refused (`body: nested deeper than 64 levels`) by a linear scan of
- * the text before it is parsed, so nothing recursive (not even `JSON.parse`) sees it.
+ * the text before it is parsed, so nothing recursive (not even `JSON.parse`) sees it. Between
+ * the steps of a big body (decoding, the scan, parsing: each tens of ms for 4 MB here), the
+ * event loop gets a turn once 20 ms went by without one.
  */
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
-  const text = (await readBody(request, limit)).toString('utf8');
+  const pace = createPacer();
+  const bytes = await readBody(request, limit);
+  await pace();
+  const text = bytes.toString('utf8');
+  await pace();
   if (text.trim() === '') return {};
   if (jsonExceedsNesting(text)) throw nestingError();
+  await pace();
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw PlatformError.invalid(`Malformed JSON body: ${(error as Error).message}`, [
       { path: [], code: 'invalid_json', message: (error as Error).message },
     ]);
   }
-}
-
-/**
- * Reads a `multipart/form-data` body of at most `limit` bytes into its text fields (strings)
- * and `files` (every file part, whatever its field name). A form cannot nest: its fields are
- * strings and file bytes, never parsed as JSON here, so the result is at most three levels deep.
- */
-export async function readMultipartBody(request: Request, limit: number): Promise<Record<string, unknown>> {
-  const type = request.headers.get('content-type') ?? '';
-  if (!/^multipart\/form-data\s*;/i.test(type)) {
-    throw PlatformError.invalid('body: expected a multipart/form-data body (fields projectId and files)');
-  }
-  const bytes = await readBody(request, limit);
-  let form: FormData;
-  try {
-    form = await new Response(bytes as unknown as ConstructorParameters<typeof Response>[0], { headers: { 'content-type': type } }).formData();
-  } catch (error) {
-    throw PlatformError.invalid(`Malformed multipart body: ${(error as Error).message}`);
-  }
-  const out: Record<string, unknown> = Object.create(null);
-  const files: { name: string; type: string; bytes: Uint8Array }[] = [];
-  for (const [name, value] of form) {
-    if (typeof value === 'string') out[name] = value;
-    else files.push({ name: value.name, type: value.type, bytes: new Uint8Array(await value.arrayBuffer()) });
-  }
-  out.files = files;
-  return out;
+  await pace();
+  return value;
 }
 
 /**

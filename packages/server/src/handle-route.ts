@@ -2,7 +2,8 @@ import { type AgentPlatform, type Caller, PlatformError, parseInput } from '@age
 import { getRouterParams, type H3Event } from 'h3';
 import type { Logger } from 'pino';
 import { FastResponse } from 'srvx';
-import { queryObject, readJsonBody, readMultipartBody } from './body.js';
+import { queryObject, readJsonBody } from './body.js';
+import { readMultipartBody } from './multipart.js';
 import { openaiError, toErrorResponse } from './errors.js';
 import type { ApiRoute, RouteInput } from './route.js';
 import { dataFrame, eventStream } from './sse.js';
