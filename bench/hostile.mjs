@@ -6,7 +6,7 @@
 // probes GET /health every 20 ms until both are indexed (and for at least a second). Embeddings
 // come from the fake loopback embedder (bench/fake-embedder.mjs): the documents that complete
 // make thousands of chunks. The same probes against the idle server, in the same run, are the baseline.
-// Target: /health p95 ≤ 100 ms during every document.
+// Target (issue 15): every /health probe answered within 100 ms, during every document.
 //   node bench/hostile.mjs        (or `pnpm bench hostile`)
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -125,7 +125,8 @@ export async function hostileHealth() {
       console.log(`  ${doc.name}: ${row.status} (${row.chunks} chunks) in ${row.seconds.toFixed(1)} s; /health p50 ${row.p50.toFixed(1)} ms, p95 ${row.p95.toFixed(1)}, max ${row.max.toFixed(0)} over ${row.probes} probes`);
     }
     const worstP95 = Math.max(...rows.map((r) => r.p95));
-    return { name: '/health every 20 ms while hostile documents are indexed (real server, SQLite)', idle: stats(idle.latencies), documents: rows, worstP95, ratio: worstP95, target: 100, lowerIsBetter: true };
+    const worstMax = Math.max(...rows.map((r) => r.max));
+    return { name: '/health every 20 ms while hostile documents are indexed (real server, SQLite)', idle: stats(idle.latencies), documents: rows, worstP95, worstMax, ratio: worstMax, target: 100, lowerIsBetter: true };
   } finally {
     await server.stop();
     await embedder.close();
