@@ -121,3 +121,29 @@ describe("the caller's own file", () => {
     expect((await addDocument(s.keyA, { fileId: mine.fileId })).status).toBe(404);
   });
 });
+
+describe('deleting a project', () => {
+  it("removes the blobs of its texts and uploaded files, and no other project's or user's", async () => {
+    const doomed = (await s.call('POST', '/api/projects/create', { body: { name: 'doomed', model: 'm', provider: 'openai' } })).body.project.id as string;
+    const file = await upload(s.keyA, doomed, 'doomed.txt', 'Gooseberries of a project about to go.');
+    const text = await addDocument(s.keyA, { projectId: doomed, content: 'Honeydew notes of the same project.' });
+    expect(await settled(text.body.documentId)).toBe('completed');
+    // Elsewhere: a document of another project naming the doomed file (its own text is its source),
+    // and another user's upload.
+    const naming = await addDocument(s.keyA, { fileId: file.fileId, content: 'A note about gooseberries.' });
+    expect(await settled(naming.body.documentId)).toBe('completed');
+    const theirs = await upload(s.keyB, projectB, 'theirs.txt', 'Ice apples of user B.');
+    for (const key of [file.fileId, text.body.documentId, naming.body.documentId, theirs.fileId]) expect(await hasBlob(key)).toBe(true);
+
+    // Another user cannot delete it, and nothing goes.
+    expect((await s.call('DELETE', `/api/v1/projects/${doomed}`, { key: s.keyB })).status).toBe(404);
+    expect(await hasBlob(file.fileId)).toBe(true);
+
+    expect((await s.call('DELETE', `/api/v1/projects/${doomed}`)).status).toBe(200);
+    expect(await hasBlob(file.fileId)).toBe(false);
+    expect(await hasBlob(text.body.documentId)).toBe(false);
+    expect(await hasBlob(naming.body.documentId)).toBe(true);
+    expect(await hasBlob(theirs.fileId)).toBe(true);
+    expect((await s.call('GET', `/api/knowledge/documents/${naming.body.documentId}`)).body.document.status).toBe('completed');
+  });
+});

@@ -320,6 +320,13 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
           .sort((a, b) => compareNewestFirst(b, a))
           .map(clone);
       },
+      async blobKeysOfProject(projectId) {
+        const t = tables();
+        const keys = new Set<string>();
+        for (const d of t.documents.values()) if (d.projectId === projectId && d.sourceKey) keys.add(d.sourceKey);
+        for (const f of t.files.values()) if (f.projectId === projectId) keys.add(f.id);
+        return [...keys];
+      },
     },
     files: {
       async insert(file) {

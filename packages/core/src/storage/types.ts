@@ -199,6 +199,12 @@ export interface DocumentRepository {
   delete(userId: string, id: string): Promise<boolean>;
   /** Documents in any of these states, all users, oldest first (restart recovery). */
   listByStatus(statuses: readonly DocumentStatus[]): Promise<DocumentRecord[]>;
+  /**
+   * The blob keys a project's rows refer to: each document's source (its own text, or the file
+   * it was uploaded as) and each file uploaded into it. Deleting the project deletes those rows,
+   * so these blobs go after it (no document of another project has one as its source).
+   */
+  blobKeysOfProject(projectId: string): Promise<string[]>;
 }
 
 /** The vectors of a document's chunks, kept with the chunk rows so a re-index can reuse them. */

@@ -287,6 +287,20 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         expect(await storage.files.deleteIfUnreferenced('file_2')).toBe(true);
       });
 
+      it("names the blobs of a project's documents and files, and none of another project", async () => {
+        await storage.files.insert({ id: 'file_1', userId: 'user_a', projectId: 'proj_000001', fileName: 'a.pdf', fileType: 'pdf', size: 1, createdAt: at(1) });
+        // An uploaded file not (or no longer) the source of a document is still the project's.
+        await storage.files.insert({ id: 'file_2', userId: 'user_a', projectId: 'proj_000001', fileName: 'b.pdf', fileType: 'pdf', size: 1, createdAt: at(2) });
+        await storage.files.insert({ id: 'file_3', userId: 'user_b', projectId: 'proj_000002', fileName: 'c.pdf', fileType: 'pdf', size: 1, createdAt: at(3) });
+        await storage.documents.insert(document('user_a', 'proj_000001', 1, { fileId: 'file_1', sourceKey: 'file_1' }));
+        await storage.documents.insert(document('user_a', 'proj_000001', 2));
+        await storage.documents.insert(document('user_b', 'proj_000002', 3, { fileId: 'file_3', sourceKey: 'file_3' }));
+        await storage.documents.insert(document('user_b', 'proj_000002', 4));
+        expect((await storage.documents.blobKeysOfProject('proj_000001')).sort()).toEqual(['doc_000002', 'file_1', 'file_2']);
+        expect((await storage.documents.blobKeysOfProject('proj_000002')).sort()).toEqual(['doc_000004', 'file_3']);
+        expect(await storage.documents.blobKeysOfProject('proj_000404')).toEqual([]);
+      });
+
       it('updates a document', async () => {
         await storage.documents.insert(document('user_a', 'proj_000001', 1));
         const updated = await storage.documents.update('doc_000001', {

@@ -86,6 +86,16 @@ export function knowledgeRepositories({ db, dialect, records }: RepositoryContex
           .execute();
         return rows.map(toDocument);
       },
+      async blobKeysOfProject(projectId) {
+        const rows = await db
+          .selectFrom('documents')
+          .select('source_key as key')
+          .where('project_id', '=', projectId)
+          .where('source_key', '!=', '')
+          .union(db.selectFrom('files').select('id as key').where('project_id', '=', projectId))
+          .execute();
+        return rows.map((r) => r.key);
+      },
     },
     files: {
       async insert(f) {
