@@ -28,6 +28,7 @@ export function declaredLength(request: Request, limit: number): number | undefi
  * The bytes of a request body of at most `limit` bytes, as they arrive. Throws 413 as soon as
  * the limit is passed and stops reading there (the rest is cancelled: a client cannot make the
  * server read or buffer more); stopping early (a consumer that fails) cancels the rest too.
+ * A body cut off by the client (its connection closed mid-body) is 400, not a server error.
  * Each piece is handled by the consumer before the next is read; a chunk over 256 KB comes in
  * views of 256 KB, and the event loop gets a turn whenever 20 ms of this work went by without
  * one (`createPacer`): a body that is already buffered (a big in-process body, or chunks
@@ -43,7 +44,11 @@ export async function* bodyChunks(request: Request, limit: number): AsyncGenerat
   let finished = false;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await reader.read().catch((error: unknown) => {
+        // The client closed the connection (or the stream broke) before the body ended: a
+        // request that is not whole, not a fault of the server.
+        throw PlatformError.invalid(`The request body ended before it was complete: ${(error as Error)?.message ?? String(error)}`);
+      });
       if (done) {
         finished = true;
         return;

@@ -94,3 +94,25 @@ describe('readJsonBody of a big document', () => {
     expect(value).toEqual(document);
   });
 });
+
+describe('a body cut off by the client', () => {
+  it('is a 400 naming what happened, not a server error', async () => {
+    // A stream that gives some bytes and then fails, as a request body does when its client
+    // closes the connection mid-body.
+    let sent = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (!sent) {
+          sent = true;
+          controller.enqueue(new TextEncoder().encode('{"content":"'));
+        } else {
+          controller.error(new Error('aborted'));
+        }
+      },
+    });
+    const request = new Request('http://in-process/', { method: 'POST', body, duplex: 'half' } as RequestInit);
+    const error = await readJsonBody(request, MiB).catch((caught: unknown) => caught);
+    expect(isPlatformError(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'invalid_request', message: 'The request body ended before it was complete: aborted' });
+  });
+});
