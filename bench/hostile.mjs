@@ -13,9 +13,9 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { hostileDocuments } from '@agent-platform/core/testing';
 import { startFakeEmbedder } from './fake-embedder.mjs';
+import { percentile } from './load.mjs';
 import { withStorageModes } from './modes.mjs';
 
-const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 const stats = (ms) => ({ probes: ms.length, p50: percentile(ms, 50), p95: percentile(ms, 95), max: Math.max(...ms) });
 
 /**

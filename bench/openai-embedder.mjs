@@ -13,11 +13,11 @@ import { fileURLToPath } from 'node:url';
 import { openaiEmbedder } from '@agent-platform/adapters-embedding/openai';
 import { loopGaps } from './embedder.mjs';
 import { loadCorpus } from './ingest.mjs';
+import { median } from './load.mjs';
 import { startFakeEmbedder } from './fake-embedder.mjs';
 
 const CHUNKS = Number(process.env.BENCH_OPENAI_CHUNKS ?? 640);
 const ROUNDS = Number(process.env.BENCH_OPENAI_ROUNDS ?? 5);
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 // The child: the fake upstream, its URL sent to the parent; it ends when the parent disconnects.
 if (process.argv[2] === 'upstream') {

@@ -2,11 +2,12 @@ import { existsSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChunkRecord, StorageAdapter } from '@agent-platform/core';
+import type { ChunkRecord } from '@agent-platform/core';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECKPOINT_INTERVAL_MS, checkpointInWorker } from '../src/sqlite/checkpointer.js';
 import { sqliteStorage } from '../src/sqlite/index.js';
+import { withDocument } from './one-document.js';
 
 // A commit that took the WAL past 1,000 pages used to checkpoint it on the committing thread
 // (30-60 ms of main thread after a big document). Checkpoints now run on a worker thread.
@@ -17,17 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-const at = new Date('2026-01-01T00:00:00.000Z');
-
-async function withDocument(storage: StorageAdapter): Promise<void> {
-  await storage.users.insert({ id: 'user_1', createdAt: at });
-  await storage.projects.insert({ id: 'proj_1', userId: 'user_1', name: 'p', description: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at, updatedAt: at });
-  await storage.documents.insert({
-    id: 'doc_1', userId: 'user_1', projectId: 'proj_1', fileId: null, sourceKey: 'doc_1', fileName: 'a.txt', fileType: 'txt', sourceType: 'upload',
-    status: 'completed', chunkCount: 0, vectorCount: 0, error: null, metadata: {}, createdAt: at, updatedAt: at,
-  });
-}
 
 /** 3,000 chunks of ~1 KB: several MB of WAL, far past the 1,000 pages of SQLite's automatic checkpoint. */
 const chunks = (round: number): ChunkRecord[] =>

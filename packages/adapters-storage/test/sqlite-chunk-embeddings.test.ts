@@ -1,12 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChunkRecord, DocumentRecord, StorageAdapter } from '@agent-platform/core';
+import type { ChunkRecord } from '@agent-platform/core';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteStorage } from '../src/sqlite/index.js';
 import { migrations } from '../src/sqlite/schema.js';
+import { documentRow, withDocument } from './one-document.js';
 
 // The chunk vectors of migration 0007 (`chunk_embeddings`), as rows: the conformance suite sees
 // them only through the repository.
@@ -18,7 +19,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const at = new Date('2026-01-01T00:00:00.000Z');
 const chunk = (index: number, text: string): ChunkRecord => ({
   id: `chunk_${index}_${text}`,
   documentId: 'doc_1',
@@ -28,17 +28,6 @@ const chunk = (index: number, text: string): ChunkRecord => ({
   tokenCount: 1,
   metadata: {},
 });
-
-const documentRow: DocumentRecord = {
-  id: 'doc_1', userId: 'user_1', projectId: 'proj_1', fileId: null, sourceKey: 'doc_1', fileName: 'a.txt', fileType: 'txt', sourceType: 'upload',
-  status: 'completed', chunkCount: 0, vectorCount: 0, error: null, metadata: {}, createdAt: at, updatedAt: at,
-};
-
-async function withDocument(storage: StorageAdapter): Promise<void> {
-  await storage.users.insert({ id: 'user_1', createdAt: at });
-  await storage.projects.insert({ id: 'proj_1', userId: 'user_1', name: 'p', description: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at, updatedAt: at });
-  await storage.documents.insert(documentRow);
-}
 
 const rows = (path: string) => {
   const raw = new BetterSqlite3(path, { readonly: true });

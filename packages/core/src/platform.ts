@@ -590,14 +590,15 @@ export class AgentPlatform {
     const settings = kb ? await kb.settings(id) : undefined;
     const model = kb && settings ? kb.embedderFor(settings, caller) : undefined;
     const servers = this.#mcp ? await this.storage.mcpServers.forProject(id) : [];
-    // Read before the delete takes the rows with it. Only an owner's project lists anything
-    // here: the delete below is what checks the owner, and nothing is removed unless it succeeds.
-    const blobKeys = kb && (await this.storage.projects.get(caller.userId, id)) ? await this.storage.documents.blobKeysOfProject(id) : [];
+    // Read before the delete takes the rows with it. The delete is what checks the owner: the
+    // keys of another user's project are read, but nothing is removed unless it succeeds.
+    const blobs = kb?.blobs;
+    const blobKeys = blobs ? await this.storage.documents.blobKeysOfProject(id) : [];
     if (!(await this.storage.projects.delete(caller.userId, id))) throw PlatformError.notFound(`Project ${id} not found`);
     // The project's texts and uploaded files: nothing refers to them any more (a failure leaves
     // the blob behind, unread, rather than failing a delete that has happened).
-    for (let i = 0; i < blobKeys.length; i += 16) {
-      await Promise.all(blobKeys.slice(i, i + 16).map((key) => kb?.blobs.delete(key).catch(() => false)));
+    for (let i = 0; blobs && i < blobKeys.length; i += 16) {
+      await Promise.all(blobKeys.slice(i, i + 16).map((key) => blobs.delete(key).catch(() => false)));
     }
     if (kb && settings && model) {
       // A third-party store that is down keeps the vectors of a deleted project; nothing reads them.
