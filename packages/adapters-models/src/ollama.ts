@@ -1,5 +1,5 @@
 import type { ChatModel } from '@agent-platform/core';
-import { openaiChatModel } from './openai.js';
+import { namesOf, openaiCompatibleModel } from './openai.js';
 
 export const DEFAULT_OLLAMA_HOST = 'http://127.0.0.1:11434';
 
@@ -21,25 +21,32 @@ export interface OllamaChatModelOptions {
   readonly provider?: string;
 }
 
-/** `OLLAMA_HOST`-style host → Ollama's OpenAI-compatible base URL (`<host>/v1`). */
-export function ollamaBaseURL(host: string = DEFAULT_OLLAMA_HOST): string {
+/** `OLLAMA_HOST`-style host → where Ollama's own API is (`http://<host>`, without a trailing `/` or `/v1`). */
+function ollamaRoot(host: string): string {
   const trimmed = host.trim();
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `http://${trimmed}`;
-  return `${withScheme.replace(/\/+$/, '').replace(/\/v1$/, '')}/v1`;
+  return withScheme.replace(/\/+$/, '').replace(/\/v1$/, '');
+}
+
+/** `OLLAMA_HOST`-style host → Ollama's OpenAI-compatible base URL (`<host>/v1`). */
+export function ollamaBaseURL(host: string = DEFAULT_OLLAMA_HOST): string {
+  return `${ollamaRoot(host)}/v1`;
 }
 
 /**
  * A chat model of an Ollama server through its OpenAI-compatible endpoint
  * (`POST <host>/v1/chat/completions`): `openaiChatModel` with that base URL and provider
- * `ollama`, so streaming, tool calls, usage and the error mapping are the same.
+ * `ollama`, so streaming, tool calls, usage and the error mapping are the same. `listModels`
+ * reads Ollama's own `GET <host>/api/tags` (the installed models).
  */
 export function ollamaChatModel(options: OllamaChatModelOptions = {}): ChatModel {
-  return openaiChatModel({
+  const tags = { path: `${ollamaRoot(options.host ?? DEFAULT_OLLAMA_HOST)}/api/tags`, names: (body: unknown) => namesOf(body, 'models', 'name') };
+  return openaiCompatibleModel({
     baseURL: ollamaBaseURL(options.host),
     apiKey: options.apiKey ?? 'ollama',
     provider: options.provider ?? 'ollama',
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
-  });
+  }, tags);
 }

@@ -123,6 +123,27 @@ function reasonOf(error: unknown): string {
 }
 
 /**
+ * How a server lists its models (`ChatModel.listModels`): the route, relative to the base URL or
+ * absolute, and the names in its JSON answer (undefined for an answer of another shape).
+ */
+export interface ModelListing {
+  readonly path: string;
+  names(body: unknown): string[] | undefined;
+}
+
+const member = (value: unknown, key: string): unknown => (typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined);
+
+/** The `name` (or `id`) of each entry of `body[key]`, an array; undefined when it is not one. */
+export function namesOf(body: unknown, key: string, field: string): string[] | undefined {
+  const list = member(body, key);
+  if (!Array.isArray(list)) return undefined;
+  return list.map((entry) => member(entry, field)).filter((name): name is string => typeof name === 'string');
+}
+
+/** OpenAI's `GET /models`: `{ object: "list", data: [{ id, ... }] }`. */
+const OPENAI_MODELS: ModelListing = { path: '/models', names: (body) => namesOf(body, 'data', 'id') };
+
+/**
  * A chat model of any server that speaks OpenAI's `POST /v1/chat/completions` (OpenAI, Azure
  * OpenAI's v1 API, vLLM, LM Studio, llama.cpp server, OpenRouter, Ollama's `/v1`, ...), over
  * the official `openai` client. Every call streams (`stream: true` with
@@ -135,6 +156,11 @@ function reasonOf(error: unknown): string {
  * `aborted` when the request's signal is aborted. The API key never appears in a message.
  */
 export function openaiChatModel(options: OpenAIChatModelOptions = {}): ChatModel {
+  return openaiCompatibleModel(options, OPENAI_MODELS);
+}
+
+/** `openaiChatModel` for a server that lists its models its own way (Ollama's tags route). */
+export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: ModelListing): ChatModel {
   const provider = options.provider ?? 'openai';
   const timeoutMs = options.timeoutMs ?? 120_000;
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw PlatformError.invalid('openaiChatModel: timeoutMs must be a positive integer');
@@ -182,7 +208,9 @@ export function openaiChatModel(options: OpenAIChatModelOptions = {}): ChatModel
       return new PlatformError('unavailable', `${where} is unreachable: ${reason}`, { retryable: true, details: details(), cause: error });
     }
     if (error instanceof OpenAI.APIError) {
-      const inner = (error.error as { message?: unknown } | undefined)?.message;
+      // OpenAI's `{ error: { message } }`; Ollama's own routes answer `{ error: "..." }`.
+      const body: unknown = error.error;
+      const inner = typeof body === 'string' ? body : (body as { message?: unknown } | undefined)?.message;
       const detail = scrub(typeof inner === 'string' ? inner : error.message);
       const status = error.status;
       if (status === undefined) {
@@ -342,8 +370,22 @@ export function openaiChatModel(options: OpenAIChatModelOptions = {}): ChatModel
     }
   }
 
+  async function listModels({ signal }: { readonly signal?: AbortSignal } = {}): Promise<string[]> {
+    let body: unknown;
+    try {
+      body = await client.get(listing.path, signal ? { signal } : {});
+    } catch (error) {
+      if (signal?.aborted) throw new PlatformError('aborted', 'Listing the models was aborted', { cause: signal.reason });
+      throw toPlatformError(error);
+    }
+    const names = listing.names(body);
+    if (!names) throw new PlatformError('upstream_error', `${where} answered GET ${displayUrl(client.buildURL(listing.path, undefined))} with an unexpected shape`, { details: details() });
+    return names;
+  }
+
   return {
     provider,
     stream: (request) => stream(request),
+    listModels,
   };
 }

@@ -1,6 +1,6 @@
 import type { StorageAdapter } from '@agent-platform/core';
 import { describeStorageAdapter, describeStreamStore, postgresDatabase, streamStoreOnStorage } from '@agent-platform/core/testing';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { postgresStorage } from '../src/postgres/index.js';
@@ -135,6 +135,40 @@ describe('postgres specifics', () => {
     } finally {
       await db.destroy();
       await Promise.all(storages.map((s) => s.close()));
+    }
+  });
+
+  it("migration 0007 makes each user's newest credential of a provider not marked invalid its default, and refuses a second default", async () => {
+    const url = await postgresDatabase();
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) });
+    try {
+      const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo('0006_stream_leases');
+      if (error) throw error;
+      await db.insertInto('users').values([{ id: 'user_u', created_at: new Date(1) }, { id: 'user_v', created_at: new Date(1) }]).execute();
+      const row = (id: string, userId: string, provider: string, isValid: boolean | null, ms: number) =>
+        ({ id, user_id: userId, name: id, provider, secret: 's', last4: 'abcd', proxy: false, is_valid: isValid, created_at: new Date(ms), updated_at: new Date(ms) });
+      await db
+        .insertInto('credentials')
+        .values([
+          row('cred_1', 'user_u', 'openai', null, 10),
+          row('cred_2', 'user_u', 'openai', true, 20),
+          row('cred_3', 'user_u', 'openai', false, 30),
+          row('cred_4', 'user_u', 'ollama', null, 40),
+          row('cred_5', 'user_u', 'ollama', null, 40),
+          row('cred_6', 'user_v', 'openai', false, 50),
+        ])
+        .execute();
+      const storage = await postgresStorage({ connectionString: url });
+      try {
+        const defaults = async (userId: string) => (await storage.credentials.list(userId)).filter((c) => c.isDefault).map((c) => c.id);
+        expect(await defaults('user_u')).toEqual(['cred_5', 'cred_2']);
+        expect(await defaults('user_v')).toEqual([]);
+      } finally {
+        await storage.close();
+      }
+      await expect(db.updateTable('credentials').set({ is_default: true }).where('id', '=', 'cred_1').execute()).rejects.toMatchObject({ code: '23505', constraint: 'credentials_default' });
+    } finally {
+      await db.destroy();
     }
   });
 

@@ -60,7 +60,7 @@ describe('sqlite specifics', () => {
     const raw = inspect(path);
     try {
       const applied = raw.prepare('select name from kysely_migration order by name').all();
-      expect(applied).toEqual([{ name: '0001_users_keys_projects' }, { name: '0002_user_project_count' }, { name: '0003_knowledge' }, { name: '0004_credentials_chats' }, { name: '0005_tools' }, { name: '0006_mcp_servers' }, { name: '0007_chunk_embeddings' }, { name: '0008_keyword_terms' }, { name: '0009_document_sources' }, { name: '0010_credential_url_secrets' }, { name: '0011_project_credentials' }, { name: '0012_job_leases' }, { name: '0013_blobs_locks' }, { name: '0014_streams' }, { name: '0015_stream_leases' }]);
+      expect(applied).toEqual([{ name: '0001_users_keys_projects' }, { name: '0002_user_project_count' }, { name: '0003_knowledge' }, { name: '0004_credentials_chats' }, { name: '0005_tools' }, { name: '0006_mcp_servers' }, { name: '0007_chunk_embeddings' }, { name: '0008_keyword_terms' }, { name: '0009_document_sources' }, { name: '0010_credential_url_secrets' }, { name: '0011_project_credentials' }, { name: '0012_job_leases' }, { name: '0013_blobs_locks' }, { name: '0014_streams' }, { name: '0015_stream_leases' }, { name: '0016_credential_defaults' }]);
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
       // foreign keys: a project of a missing user is refused; deleting a user removes its rows
       await expect(
@@ -161,6 +161,46 @@ describe('sqlite specifics', () => {
       expect(await storage.files.deleteIfUnreferenced('file_b')).toBe(true);
     } finally {
       await storage.close();
+    }
+  });
+
+  it("migration 0016 makes each user's newest credential of a provider not marked invalid its default, and refuses a second default", async () => {
+    const path = join(dir, 'defaults.sqlite');
+    const raw = await legacyFile(path, '0015_stream_leases');
+    const credential = raw.prepare(`insert into credentials (id, user_id, name, provider, secret, last4, proxy, is_valid, created_at, updated_at)
+      values (?, ?, ?, ?, 's', 'abcd', 0, ?, ?, ?)`);
+    raw.exec(`insert into users (id, created_at) values ('user_u', 1), ('user_v', 1);`);
+    // What "newest valid wins" chose before: c2 (c3 is newer but marked invalid; c1 older).
+    credential.run('cred_1', 'user_u', 'old', 'openai', null, 10, 10);
+    credential.run('cred_2', 'user_u', 'valid', 'openai', 1, 20, 20);
+    credential.run('cred_3', 'user_u', 'invalid', 'openai', 0, 30, 30);
+    // Ties on time are broken by id, as the list orders them.
+    credential.run('cred_4', 'user_u', 'a', 'ollama', null, 40, 40);
+    credential.run('cred_5', 'user_u', 'b', 'ollama', null, 40, 40);
+    // Only invalid ones: none (its projects keep using the environment).
+    credential.run('cred_6', 'user_v', 'invalid', 'openai', 0, 50, 50);
+    raw.close();
+
+    const storage = await openFile(path);
+    try {
+      const defaults = async (userId: string) => (await storage.credentials.list(userId)).filter((c) => c.isDefault).map((c) => c.id);
+      expect(await defaults('user_u')).toEqual(['cred_5', 'cred_2']);
+      expect(await defaults('user_v')).toEqual([]);
+      // A credential added now to a provider without a default becomes it; the others do not move.
+      const added = await storage.credentials.insert({
+        id: 'cred_7', userId: 'user_v', name: 'new', provider: 'openai', secret: 's', last4: 'abcd', baseUrl: null, baseUrlSecret: null,
+        proxy: false, isValid: null, isDefault: 'if-none', createdAt: new Date(60), updatedAt: new Date(60),
+      });
+      expect(added.isDefault).toBe(true);
+    } finally {
+      await storage.close();
+    }
+    // The database itself refuses a second default of one user and provider.
+    const check = new BetterSqlite3(path);
+    try {
+      expect(() => check.prepare(`update credentials set is_default = 1 where id = 'cred_1'`).run()).toThrow(/UNIQUE constraint failed/);
+    } finally {
+      check.close();
     }
   });
 

@@ -66,22 +66,16 @@ import {
 } from './schemas/chats.js';
 import { type ChatCompletionChunk, ChatCompletionRequest, type ChatCompletionResponse } from './schemas/completions.js';
 import type { ListModelsResponse, ModelObject } from './schemas/models.js';
-import {
-  CreateCredentialRequest,
-  type Credential,
-  type CredentialResponse,
-  type ListCredentialsResponse,
-  UpdateCredentialRequest,
-} from './schemas/credentials.js';
+import type { CreateCredentialRequest, CredentialResponse, CredentialTestResponse, ListCredentialsResponse, UpdateCredentialRequest } from './schemas/credentials.js';
+import { CredentialService } from './credentials/service.js';
 import type { SecretBox } from './security/secrets.js';
 import { ollamaRuntime } from './local-models/ollama.js';
 import type { LocalModelRuntime } from './local-models/runtime.js';
 import { deleteLocalModel, type LocalModelResult, listLocalModels } from './local-models/service.js';
-import { maskUrl } from './net/display.js';
 import { createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
 import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.js';
 import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from './schemas/local-models.js';
-import type { ChatRecord, CredentialRecord, ProjectRecord, StorageAdapter, ToolRecord } from './storage/types.js';
+import type { ChatRecord, ProjectRecord, StorageAdapter, ToolRecord } from './storage/types.js';
 import { parseInput } from './validation.js';
 import { redactSettings, restoreRedacted } from './knowledge/settings-secrets.js';
 import { MCP_DELETED_CHANNEL, MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView, toToolView } from './mcp/service.js';
@@ -159,6 +153,8 @@ export interface AgentPlatformOptions {
   readonly mcp?: McpOptions;
   /** Encrypts provider credentials at rest. Without it, credential calls answer `unsupported`. */
   readonly secrets?: SecretBox;
+  /** How long `testCredential`'s call to the provider may take, answer included. Default 10,000 ms. */
+  readonly credentialTestTimeoutMs?: number;
   /** Which hosts caller-supplied URLs may reach (DESIGN.md, "Outbound URLs"). Default: loopback and public only. */
   readonly outbound?: OutboundPolicyOptions;
   /** The fetch for caller-supplied URLs; default: one enforcing `outbound`. */
@@ -233,21 +229,6 @@ function toChat(record: ChatRecord): Chat {
   };
 }
 
-function toCredential(record: CredentialRecord): Credential {
-  return {
-    id: record.id,
-    name: record.name,
-    provider: record.provider as Credential['provider'],
-    // Masked again: a row stored before URLs were sealed still holds its URL whole.
-    baseUrl: record.baseUrl === null ? null : maskUrl(record.baseUrl).masked,
-    proxy: record.proxy,
-    isValid: record.isValid,
-    apiKeyLast4: record.last4,
-    createdAt: record.createdAt.toISOString(),
-    updatedAt: record.updatedAt.toISOString(),
-  };
-}
-
 /** A stream event as the SSE `data` of the replay route: the chunk, or `{ error: { message, type, code } }` as OpenAI sends failures. */
 function sseData(event: StreamRecord): string {
   return JSON.stringify(event.type === 'chunk' ? event.chunk : { error: { message: event.message, type: 'api_error', code: event.code } });
@@ -288,6 +269,7 @@ export class AgentPlatform {
   readonly #localModels: LocalModelRuntime;
   readonly #localModelUrl: string | undefined;
   readonly #defaultBaseUrl: DefaultBaseUrl | undefined;
+  readonly #credentials: CredentialService;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
@@ -300,6 +282,16 @@ export class AgentPlatform {
     this.#localModelUrl = options.localModelUrl;
     this.#defaultBaseUrl = options.agent?.defaultBaseUrl;
     this.#notifier = options.notifier ?? createMemoryNotifier();
+    this.#credentials = new CredentialService({
+      storage: this.storage,
+      secrets: options.secrets,
+      fetch: this.fetch,
+      models: options.agent?.models,
+      defaultBaseUrl: this.#defaultBaseUrl,
+      clock: this.clock,
+      ids: this.ids,
+      ...(options.credentialTestTimeoutMs !== undefined ? { testTimeoutMs: options.credentialTestTimeoutMs } : {}),
+    });
     const k = options.knowledge;
     this.#knowledgeAdapters = k;
     if (k) {
@@ -1040,88 +1032,45 @@ export class AgentPlatform {
 
   // ---- credentials ----------------------------------------------------------------------
 
-  #box(): SecretBox {
-    if (!this.#secrets) throw new PlatformError('unsupported', 'Credentials need a master key: construct AgentPlatform with `secrets`');
-    return this.#secrets;
-  }
-
-  /** `POST /api/v1/credentials`: the key is sealed before it is stored and never returned. */
-  async createCredential(caller: Caller, input: CreateCredentialRequest): Promise<CredentialResponse> {
-      const body = parseInput(CreateCredentialRequest, input);
-    const now = this.clock.now();
-    // A base URL with user:password or a query (`?key=...`) is itself a secret: sealed whole, kept masked.
-    const url = body.baseUrl ? maskUrl(body.baseUrl) : undefined;
-    const record: CredentialRecord = {
-      id: this.ids.next('credential'),
-      userId: caller.userId,
-      name: body.name,
-      provider: body.provider,
-      secret: this.#box().seal(body.apiKey),
-      last4: body.apiKey.slice(-4),
-      baseUrl: url?.masked ?? null,
-      baseUrlSecret: url?.secret && body.baseUrl ? this.#box().seal(body.baseUrl) : null,
-      proxy: body.proxy ?? false,
-      isValid: null,
-      createdAt: now,
-      updatedAt: now,
-    };
-    await this.storage.credentials.insert(record);
-    return { success: true, credential: toCredential(record) };
+  /** `POST /api/v1/credentials`: the address checked against the outbound policy; the key sealed, never returned. */
+  createCredential(caller: Caller, input: CreateCredentialRequest): Promise<CredentialResponse> {
+    return this.#credentials.create(caller, input);
   }
 
   /** `GET /api/v1/credentials`: newest first, without secrets. */
-  async listCredentials(caller: Caller): Promise<ListCredentialsResponse> {
-    return { success: true, credentials: (await this.storage.credentials.list(caller.userId)).map(toCredential) };
+  listCredentials(caller: Caller): Promise<ListCredentialsResponse> {
+    return this.#credentials.list(caller);
   }
 
   /** `GET /api/v1/credentials/{id}`. */
-  async getCredential(caller: Caller, id: string): Promise<CredentialResponse> {
-    const record = await this.storage.credentials.get(caller.userId, id);
-    if (!record) throw PlatformError.notFound('Credential not found');
-    return { success: true, credential: toCredential(record) };
+  getCredential(caller: Caller, id: string): Promise<CredentialResponse> {
+    return this.#credentials.get(caller, id);
   }
 
   /** `PATCH /api/v1/credentials/{id}`: changes only the members of `data` that are given. */
-  async updateCredential(caller: Caller, id: string, input: UpdateCredentialRequest): Promise<{ success: true; message: string }> {
-    const { data } = parseInput(UpdateCredentialRequest, input);
-    const updated = await this.storage.credentials.update(caller.userId, id, {
-      ...(data.name !== undefined ? { name: data.name } : {}),
-      ...(data.apiKey !== undefined ? { secret: this.#box().seal(data.apiKey), last4: data.apiKey.slice(-4), isValid: null } : {}),
-      ...(data.isValid !== undefined ? { isValid: data.isValid } : {}),
-      ...(data.proxy !== undefined ? { proxy: data.proxy } : {}),
-      updatedAt: this.clock.now(),
-    });
-    if (!updated) throw PlatformError.notFound('Credential not found');
-    return { success: true, message: 'Credential updated' };
+  updateCredential(caller: Caller, id: string, input: UpdateCredentialRequest): Promise<{ success: true; message: string }> {
+    return this.#credentials.update(caller, id, input);
   }
 
-  /** `DELETE /api/v1/credentials/{id}`. */
-  async deleteCredential(caller: Caller, id: string): Promise<{ success: true; message: string }> {
-    await this.storage.transaction(async (tx) => {
-      // A credential a project names is not deleted from under it (that would move the project's
-      // calls to another upstream without a word): the caller changes those projects first.
-      const using = await tx.projects.usingCredential(caller.userId, id);
-      if (using.length > 0 && (await tx.credentials.get(caller.userId, id))) {
-        throw new PlatformError(
-          'conflict',
-          `Credential ${id} is named by project${using.length === 1 ? '' : 's'} ${using.join(', ')}: set their credentialId to another credential or null first`,
-          { details: { projects: using } },
-        );
-      }
-      if (!(await tx.credentials.delete(caller.userId, id))) throw PlatformError.notFound('Credential not found');
-    });
-    return { success: true, message: 'Credential deleted' };
+  /** `DELETE /api/v1/credentials/{id}`: refused (409) while projects use it. */
+  deleteCredential(caller: Caller, id: string): Promise<{ success: true; message: string }> {
+    return this.#credentials.delete(caller, id);
+  }
+
+  /** `POST /api/v1/credentials/{id}/test`: one cheap real call with the credential; the outcome is recorded in `isValid`. */
+  testCredential(caller: Caller, id: string, signal?: AbortSignal): Promise<CredentialTestResponse> {
+    return this.#credentials.test(caller, id, signal);
   }
 
   /**
    * The caller's credential for a provider call, decrypted: the one `credentialId` names (a
-   * project's), else the newest of the provider not marked invalid (`chooseCredential`).
+   * project's), else the caller's default of the provider (`chooseCredential`).
    * Undefined when there is none (callers fall back to the environment).
    */
   async providerCredential(caller: Caller, provider: string, credentialId?: string | null): Promise<UsableCredential | undefined> {
     if (!this.#secrets) return undefined;
     const { record } = await chooseCredential(this.storage, caller.userId, provider, credentialId);
-    return record ? unseal(record, this.#box()) : undefined;
+    return record ? unseal(record, this.#secrets) : undefined;
   }
 
   // ---- knowledge ------------------------------------------------------------------------

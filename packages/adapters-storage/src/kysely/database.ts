@@ -79,6 +79,8 @@ export interface Database {
     base_url_secret: string | null;
     proxy: Flag;
     is_valid: Flag | null;
+    /** The user's default credential of the provider (SQLite 0016, PostgreSQL 0007): at most one per user and provider, by a partial unique index. */
+    is_default: Flag;
     created_at: Timestamp;
     updated_at: Timestamp;
   };

@@ -111,6 +111,7 @@ export function createRecords(dialect: Pick<StorageDialect, 'readJson'>) {
     baseUrlSecret: row.base_url_secret,
     proxy: readFlag(row.proxy),
     isValid: row.is_valid === null ? null : readFlag(row.is_valid),
+    isDefault: readFlag(row.is_default),
     createdAt: readTime(row.created_at),
     updatedAt: readTime(row.updated_at),
   });

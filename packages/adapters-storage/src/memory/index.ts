@@ -102,6 +102,12 @@ function deleteDocumentRows(t: Tables, documentId: string): void {
   for (const [id, job] of t.jobs) if (job.documentId === documentId) t.jobs.delete(id);
 }
 
+/** The user's default credential of `provider` (the row itself, not a copy). */
+function defaultCredential(t: Tables, userId: string, provider: string): CredentialRecord | undefined {
+  for (const c of t.credentials.values()) if (c.userId === userId && c.provider === provider && c.isDefault) return c;
+  return undefined;
+}
+
 /** Newest first: createdAt descending, then id descending. */
 function compareNewestFirst(a: ListPosition, b: ListPosition): number {
   const byTime = b.createdAt.getTime() - a.createdAt.getTime();
@@ -268,6 +274,12 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
           .map((p) => p.id)
           .sort();
       },
+      async namingNoCredential(userId, provider) {
+        return [...tables().projects.values()]
+          .filter((p) => p.userId === userId && p.provider === provider && p.credentialId === null)
+          .map((p) => p.id)
+          .sort();
+      },
       async delete(userId, id) {
         const t = tables();
         if (t.projects.get(id)?.userId !== userId) return false;
@@ -412,8 +424,14 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
     },
     jobs: memoryJobs(tables),
     credentials: {
+      // No await between reading and writing: each call is atomic, as the contract asks.
       async insert(credential) {
-        insertUnique(tables().credentials, credential.id, clone(credential), 'Credential');
+        const t = tables();
+        const current = defaultCredential(t, credential.userId, credential.provider);
+        const isDefault = credential.isDefault === 'if-none' ? current === undefined : credential.isDefault;
+        insertUnique(t.credentials, credential.id, clone({ ...credential, isDefault }), 'Credential');
+        if (isDefault && current) t.credentials.set(current.id, { ...current, isDefault: false });
+        return clone({ ...credential, isDefault });
       },
       async get(userId, id) {
         const c = tables().credentials.get(id);
@@ -422,8 +440,16 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
       async list(userId) {
         return [...tables().credentials.values()].filter((c) => c.userId === userId).sort(compareNewestFirst).map(clone);
       },
+      async defaultOf(userId, provider) {
+        const c = defaultCredential(tables(), userId, provider);
+        return c && clone(c);
+      },
       async update(userId, id, patch) {
-        return patchRow(tables().credentials, id, patch, userId);
+        const t = tables();
+        const row = t.credentials.get(id);
+        const current = row?.userId === userId && patch.isDefault === true ? defaultCredential(t, userId, row.provider) : undefined;
+        if (current && current.id !== id) t.credentials.set(current.id, { ...current, isDefault: false });
+        return patchRow(t.credentials, id, patch, userId);
       },
       async delete(userId, id) {
         const t = tables();

@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
+import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
 
 /**
@@ -254,6 +255,12 @@ export const migrations: Record<string, Migration> = {
     // A stream's writer holds it by a lease, so a stream whose instance died is ended by another.
     async up(db: Kysely<any>) {
       await addStreamLeases(db, 'bigint');
+    },
+  },
+  '0007_credential_defaults': {
+    // Each user's default credential per provider (SQLite's 0016).
+    async up(db: Kysely<any>) {
+      await addCredentialDefaults(db, 'boolean');
     },
   },
 };

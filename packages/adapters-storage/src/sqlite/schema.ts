@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
+import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
 
 /**
@@ -354,6 +355,13 @@ export const migrations: Record<string, Migration> = {
     // A stream's writer holds it by a lease, so a stream whose instance died is ended by another.
     async up(db: Kysely<any>) {
       await addStreamLeases(db, 'integer');
+    },
+  },
+  '0016_credential_defaults': {
+    // Each user's default credential per provider (`CredentialRecord.isDefault`), instead of
+    // "the newest one wins".
+    async up(db: Kysely<any>) {
+      await addCredentialDefaults(db, 'integer');
     },
   },
 };

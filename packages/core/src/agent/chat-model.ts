@@ -69,6 +69,14 @@ export interface ChatModel {
    * (or `timeout`), before or during the stream; aborting the signal stops the upstream call.
    */
   stream(request: ChatRequest): AsyncIterable<ChatEvent>;
+  /**
+   * The model names the provider offers, from one cheap read of its models route (OpenAI:
+   * `GET {baseURL}/models`; Ollama: `GET {host}/api/tags`), with the key and address of this
+   * model. Fails as `stream` does: `upstream_error` with `details.status` for an HTTP error
+   * (401 for a wrong key), `unavailable` when nothing answers, the outbound policy's refusal as
+   * it is, `aborted` when the signal is. Optional: a provider without a models route has none.
+   */
+  listModels?(options?: { readonly signal?: AbortSignal }): Promise<string[]>;
 }
 
 /** Collects a stream into one result (for non-streaming answers). */

@@ -6,10 +6,12 @@ import type { CredentialRecord, ProjectRecord, StorageAdapter } from '../storage
 
 /**
  * Which credential a provider call uses, in order (docs/API.md, "Credentials"):
- * 1. the credential the project names (`credentialId`), whatever its `isValid`;
- * 2. else the caller's newest credential of the provider not marked `isValid: false`;
+ * 1. the credential the project names (`credentialId`);
+ * 2. else the caller's default credential of the provider (`isDefault`);
  * 3. else none: the operator's environment (the server's `OPENAI_API_KEY` / `OPENAI_BASE_URL`,
  *    `OLLAMA_HOST`).
+ * `isValid` decides nothing here: a credential that failed its test is still the one asked for,
+ * and calls fail saying so rather than move to another upstream.
  * A credential without `baseUrl` sends its key to the provider's default address (the same
  * environment address a call without a credential uses).
  */
@@ -55,8 +57,8 @@ export async function chooseCredential(storage: StorageAdapter, userId: string, 
     if (!record) throw unusable(credentialId, `credential ${credentialId}, named by the project, no longer exists: set the project's credentialId`);
     return { record, source: 'project' };
   }
-  const newest = (await storage.credentials.list(userId)).find((c) => c.provider === provider && c.isValid !== false);
-  return newest ? { record: newest, source: 'newest' } : { record: undefined, source: 'environment' };
+  const chosen = await storage.credentials.defaultOf(userId, provider);
+  return chosen ? { record: chosen, source: 'default' } : { record: undefined, source: 'environment' };
 }
 
 /** The chosen credential's key and address, unsealed, for the call itself. */

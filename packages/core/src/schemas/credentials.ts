@@ -16,6 +16,12 @@ export const CreateCredentialRequest = z
     apiKey: z.string().min(1).max(4096).describe('Stored encrypted; never returned'),
     baseUrl: baseUrl.optional(),
     proxy: z.boolean().optional().describe("Send this provider's traffic through the configured HTTP(S) proxy"),
+    default: z
+      .boolean()
+      .optional()
+      .describe(
+        "true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider)",
+      ),
   })
   .strict();
 export type CreateCredentialRequest = z.input<typeof CreateCredentialRequest>;
@@ -25,8 +31,13 @@ export const UpdateCredentialRequest = z.object({
     .object({
       name: z.string().trim().min(1).max(100).optional(),
       apiKey: z.string().min(1).max(4096).optional(),
+      baseUrl: baseUrl.nullable().optional().describe('A new base URL (checked against the outbound policy), or null for the provider\'s default address'),
       isValid: z.boolean().optional(),
       proxy: z.boolean().optional(),
+      default: z
+        .boolean()
+        .optional()
+        .describe("true: becomes the default of its provider (the previous default stops being it); false: the provider then has no default (projects that name none use the server's environment)"),
       id: z.never({ error: 'the id of a credential cannot be changed' }).optional(),
       provider: z.never({ error: 'the provider of a credential cannot be changed' }).optional(),
     })
@@ -40,7 +51,8 @@ export const Credential = z.object({
   provider: CredentialProvider,
   baseUrl: z.string().nullable().describe('The base URL with any user:password and query values masked as ****; stored encrypted'),
   proxy: z.boolean(),
-  isValid: z.boolean().nullable(),
+  isValid: z.boolean().nullable().describe('The outcome of the last test (POST /api/v1/credentials/{id}/test) or as set; null when unknown (never tested since the key or address changed)'),
+  default: z.boolean().describe("The caller's default credential of its provider: projects that name no credential use it"),
   apiKeyLast4: z.string().describe('The last four characters of the key'),
   createdAt: Timestamp,
   updatedAt: Timestamp,
@@ -51,3 +63,18 @@ export const CredentialResponse = z.object({ success: z.literal(true), credentia
 export type CredentialResponse = z.output<typeof CredentialResponse>;
 export const ListCredentialsResponse = z.object({ success: z.literal(true), credentials: z.array(Credential) });
 export type ListCredentialsResponse = z.output<typeof ListCredentialsResponse>;
+
+/** Why a credential test failed, by the platform's error codes (`invalid_request`: the outbound policy refused the address). */
+export const CredentialTestResponse = z.object({
+  success: z.literal(true),
+  ok: z.boolean().describe('The provider answered the test call with success'),
+  code: z
+    .enum(['invalid_request', 'upstream_error', 'unavailable', 'timeout'])
+    .nullable()
+    .describe('Why it failed, null when ok: invalid_request (the outbound policy refuses the address), upstream_error (the provider answered an error, e.g. 401 for a wrong key), unavailable (nothing answered, or the host name does not resolve), timeout'),
+  status: z.number().int().nullable().describe("The provider's HTTP status, null when no answer came"),
+  message: z.string().describe("What happened: the number of models listed, or the provider's reason (never the key)"),
+  durationMs: z.number().int().min(0),
+  credential: Credential.describe('The credential with the outcome recorded in isValid'),
+});
+export type CredentialTestResponse = z.output<typeof CredentialTestResponse>;

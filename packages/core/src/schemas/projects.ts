@@ -60,9 +60,9 @@ export type Project = z.output<typeof Project>;
 
 /** Where the precedence of credentials takes a project's model calls (docs/API.md, "Credentials"). */
 export const CredentialSource = z
-  .enum(['project', 'newest', 'environment'])
+  .enum(['project', 'default', 'environment'])
   .describe(
-    "project: the credential the project names; newest: the caller's newest credential of the provider not marked invalid; environment: none of the caller's, the operator's environment (OPENAI_API_KEY / OPENAI_BASE_URL, OLLAMA_HOST)",
+    "project: the credential the project names; default: the caller's default credential of the provider; environment: none of the caller's, the operator's environment (OPENAI_API_KEY / OPENAI_BASE_URL, OLLAMA_HOST)",
   );
 
 export const ResolvedProvider = z.object({

@@ -32,7 +32,7 @@ export interface ProjectRecord {
   readonly color: string;
   readonly model: string;
   readonly provider: string;
-  /** The credential (of the same user) the project's provider calls use, or null: the user's newest one of the provider, else the environment. */
+  /** The credential (of the same user) the project's provider calls use, or null: the user's default one of the provider, else the environment. */
   readonly credentialId: string | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
@@ -106,6 +106,8 @@ export interface ProjectRepository {
   delete(userId: string, id: string): Promise<boolean>;
   /** Ids of the user's projects whose `credentialId` is `credentialId`, in id order. */
   usingCredential(userId: string, credentialId: string): Promise<string[]>;
+  /** Ids of the user's projects of `provider` that name no credential (they use the provider's default), in id order. */
+  namingNoCredential(userId: string, provider: string): Promise<string[]>;
 }
 
 
@@ -363,21 +365,47 @@ export interface CredentialRecord {
   /** The whole `baseUrl`, encrypted (`SecretBox` format), when it carries user:password or a query; else null. */
   readonly baseUrlSecret: string | null;
   readonly proxy: boolean;
-  /** Whether the key was last seen working; null when unknown. */
+  /** Whether the credential last worked (its test, or as a caller set it); null when unknown. */
   readonly isValid: boolean | null;
+  /**
+   * The user's default credential of `provider`: the one calls of projects that name no
+   * credential use. At most one per user and provider (storage enforces it).
+   */
+  readonly isDefault: boolean;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
 
-export type CredentialPatch = Partial<Pick<CredentialRecord, 'name' | 'secret' | 'last4' | 'proxy' | 'isValid'>> & {
+/**
+ * A credential to store. `isDefault`: `true` makes it its provider's default for the user (the
+ * previous default stops being one), `false` never, `'if-none'` only when the user has no
+ * default of the provider yet (so the first credential of a provider is its default).
+ */
+export type NewCredential = Omit<CredentialRecord, 'isDefault'> & { readonly isDefault: boolean | 'if-none' };
+
+export type CredentialPatch = Partial<Pick<CredentialRecord, 'name' | 'secret' | 'last4' | 'baseUrl' | 'baseUrlSecret' | 'proxy' | 'isValid' | 'isDefault'>> & {
   readonly updatedAt: Date;
 };
 
+/**
+ * A user's provider credentials. The default rule (at most one `isDefault` per user and
+ * provider) holds under concurrent writes from any number of instances: `insert` and `update`
+ * that touch it decide and write in one atomic step, and the database refuses a second default
+ * (a partial unique index) whatever a writer does.
+ */
 export interface CredentialRepository {
-  insert(credential: CredentialRecord): Promise<void>;
+  /** Stores the credential and answers it as stored, `isDefault` decided (see `NewCredential`). */
+  insert(credential: NewCredential): Promise<CredentialRecord>;
   get(userId: string, id: string): Promise<CredentialRecord | undefined>;
   /** The user's credentials, newest first. */
   list(userId: string): Promise<CredentialRecord[]>;
+  /** The user's default credential of `provider`, or undefined when there is none. */
+  defaultOf(userId: string, provider: string): Promise<CredentialRecord | undefined>;
+  /**
+   * Changes the given members; answers the updated row, or undefined when the user has no such
+   * credential. `isDefault: true` moves the provider's default here (the previous default stops
+   * being one); `isDefault: false` leaves the provider without a default when this was it.
+   */
   update(userId: string, id: string, patch: CredentialPatch): Promise<CredentialRecord | undefined>;
   delete(userId: string, id: string): Promise<boolean>;
 }

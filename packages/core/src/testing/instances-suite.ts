@@ -36,6 +36,25 @@ export function describeSharedWrites(current: () => StorageAdapter, options: Sto
       expect(new Set(stored.map((m) => m.content)).size).toBe(60);
     });
 
+    it("leaves one default credential per user and provider when instances add and move defaults together", async () => {
+      const credential = (n: number, isDefault: boolean | 'if-none') => ({
+        id: `cred_${n}`, userId: 'user_a', name: `c${n}`, provider: 'openai', secret: 's', last4: 'abcd', baseUrl: null, baseUrlSecret: null,
+        proxy: false, isValid: null, isDefault, createdAt: at, updatedAt: at,
+      });
+      // The first credential of a provider, added 8 times at once: one of them is the default.
+      const added = await Promise.all(Array.from({ length: 8 }, (_, n) => (n % 2 ? storage : other).credentials.insert(credential(n, 'if-none'))));
+      expect(added.filter((c) => c.isDefault)).toHaveLength(1);
+      const stored = async () => (await storage.credentials.list('user_a')).filter((c) => c.isDefault).map((c) => c.id);
+      expect(await stored()).toEqual([added.find((c) => c.isDefault)?.id]);
+      // Moved to each of them at once, and added as the default at once: still exactly one.
+      await Promise.all([
+        ...added.map((c, n) => (n % 2 ? other : storage).credentials.update('user_a', c.id, { isDefault: true, updatedAt: at })),
+        ...Array.from({ length: 4 }, (_, n) => (n % 2 ? storage : other).credentials.insert(credential(10 + n, true))),
+      ]);
+      expect(await stored()).toHaveLength(1);
+      expect((await storage.credentials.defaultOf('user_a', 'openai'))?.id).toBe((await stored())[0]);
+    });
+
     it('creates one first key when instances check for none and create it together', async () => {
       const bootstrap = (s: StorageAdapter, n: number) =>
         s.transaction(async (tx) => {

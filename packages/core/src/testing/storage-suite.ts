@@ -468,6 +468,7 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         baseUrlSecret: null,
         proxy: false,
         isValid: null,
+        isDefault: false as boolean | 'if-none',
         createdAt: at(s),
         updatedAt: at(s),
       });
@@ -481,10 +482,72 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         expect(await storage.credentials.get('user_b', 'cred_1')).toBeUndefined();
         const updated = await storage.credentials.update('user_a', 'cred_1', { isValid: false, name: 'renamed', updatedAt: at(9) });
         expect(updated).toEqual({ ...credential('cred_1', 'user_a', 1), isValid: false, name: 'renamed', updatedAt: at(9) });
+        // The address: replaced (masked and sealed), then cleared.
+        const moved = await storage.credentials.update('user_a', 'cred_2', { baseUrl: 'http://127.0.0.1:2/v1', baseUrlSecret: null, updatedAt: at(9) });
+        expect(moved).toMatchObject({ baseUrl: 'http://127.0.0.1:2/v1', baseUrlSecret: null, proxy: true });
+        expect(await storage.credentials.update('user_a', 'cred_2', { baseUrl: null, updatedAt: at(10) })).toMatchObject({ baseUrl: null, baseUrlSecret: null });
+        expect(await storage.credentials.get('user_a', 'cred_2')).toMatchObject({ baseUrl: null, baseUrlSecret: null, updatedAt: at(10) });
         expect(await storage.credentials.update('user_b', 'cred_1', { name: 'x', updatedAt: at(9) })).toBeUndefined();
         expect(await storage.credentials.delete('user_b', 'cred_1')).toBe(false);
         expect(await storage.credentials.delete('user_a', 'cred_1')).toBe(true);
         expect(await storage.credentials.get('user_a', 'cred_1')).toBeUndefined();
+      });
+
+      it('keeps at most one default per user and provider: the first one, or the one made so', async () => {
+        const add = async (id: string, userId: string, s: number, isDefault: boolean | 'if-none', provider = 'openai') =>
+          (await storage.credentials.insert({ ...credential(id, userId, s), provider, isDefault })).isDefault;
+        const defaults = async (userId: string) => (await storage.credentials.list(userId)).filter((c) => c.isDefault).map((c) => `${c.provider}:${c.id}`);
+        // The first credential of a provider becomes its default; the next ones do not.
+        expect(await add('cred_1', 'user_a', 1, 'if-none')).toBe(true);
+        expect(await add('cred_2', 'user_a', 2, 'if-none')).toBe(false);
+        // Per provider and per user.
+        expect(await add('cred_3', 'user_a', 3, 'if-none', 'ollama')).toBe(true);
+        expect(await add('cred_4', 'user_b', 4, 'if-none')).toBe(true);
+        expect(await defaults('user_a')).toEqual(['ollama:cred_3', 'openai:cred_1']);
+        // true takes the default over; false never takes it.
+        expect(await add('cred_5', 'user_a', 5, true)).toBe(true);
+        expect(await add('cred_6', 'user_a', 6, false)).toBe(false);
+        expect(await defaults('user_a')).toEqual(['openai:cred_5', 'ollama:cred_3']);
+        expect((await storage.credentials.defaultOf('user_a', 'openai'))?.id).toBe('cred_5');
+        expect((await storage.credentials.defaultOf('user_b', 'openai'))?.id).toBe('cred_4');
+        expect(await storage.credentials.defaultOf('user_a', 'anthropic')).toBeUndefined();
+
+        // An update moves it; another user's id changes nothing.
+        expect(await storage.credentials.update('user_a', 'cred_2', { isDefault: true, updatedAt: at(9) })).toMatchObject({ id: 'cred_2', isDefault: true });
+        expect(await defaults('user_a')).toEqual(['ollama:cred_3', 'openai:cred_2']);
+        expect(await storage.credentials.update('user_b', 'cred_1', { isDefault: true, updatedAt: at(9) })).toBeUndefined();
+        expect(await defaults('user_a')).toEqual(['ollama:cred_3', 'openai:cred_2']);
+        expect(await defaults('user_b')).toEqual(['openai:cred_4']);
+        // Making the default the default again keeps it.
+        expect(await storage.credentials.update('user_a', 'cred_2', { isDefault: true, updatedAt: at(9) })).toMatchObject({ isDefault: true });
+        expect(await defaults('user_a')).toEqual(['ollama:cred_3', 'openai:cred_2']);
+
+        // false leaves the provider without one; the next credential saved then becomes it.
+        expect(await storage.credentials.update('user_a', 'cred_2', { isDefault: false, updatedAt: at(9) })).toMatchObject({ isDefault: false });
+        expect(await storage.credentials.defaultOf('user_a', 'openai')).toBeUndefined();
+        expect(await add('cred_7', 'user_a', 7, 'if-none')).toBe(true);
+        // Deleting the default leaves none (nothing is promoted in its place).
+        expect(await storage.credentials.delete('user_a', 'cred_7')).toBe(true);
+        expect(await storage.credentials.defaultOf('user_a', 'openai')).toBeUndefined();
+        expect(await defaults('user_a')).toEqual(['ollama:cred_3']);
+        // It survives a reopen, as every column does.
+        if (options.reopen) {
+          storage = await options.reopen(storage);
+          expect(await defaults('user_a')).toEqual(['ollama:cred_3']);
+          expect((await storage.credentials.get('user_b', 'cred_4'))?.isDefault).toBe(true);
+        }
+      });
+
+      it('finds the projects of a provider that name no credential (those that use its default)', async () => {
+        await storage.projects.insert(project('user_a', 1));
+        await storage.projects.insert(project('user_a', 2, { credentialId: 'cred_1' }));
+        await storage.projects.insert(project('user_a', 3, { provider: 'ollama' }));
+        await storage.projects.insert(project('user_a', 4));
+        await storage.projects.insert(project('user_b', 5));
+        expect(await storage.projects.namingNoCredential('user_a', 'openai')).toEqual(['proj_000001', 'proj_000004']);
+        expect(await storage.projects.namingNoCredential('user_a', 'ollama')).toEqual(['proj_000003']);
+        expect(await storage.projects.namingNoCredential('user_b', 'openai')).toEqual(['proj_000005']);
+        expect(await storage.projects.namingNoCredential('user_b', 'ollama')).toEqual([]);
       });
 
       it("stores a project's credentialId, changes and clears it, and finds the projects naming a credential", async () => {

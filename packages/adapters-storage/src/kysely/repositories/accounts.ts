@@ -1,8 +1,8 @@
 import type { ListPosition, ProjectListQuery, StorageAdapter } from '@agent-platform/core';
 import { type Expression, type SqlBool, sql, type Updateable } from 'kysely';
 import type { Database } from '../database.js';
-import type { StorageDialect } from '../dialect.js';
-import type { RepositoryContext } from './context.js';
+import type { Db, StorageDialect } from '../dialect.js';
+import { atomically, lockUser, type RepositoryContext } from './context.js';
 
 type ProjectRow = Database['projects'];
 
@@ -28,6 +28,19 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
   const { time, flag } = dialect;
   const { toCredential, toKey, toProject, toUser } = records;
   const newestKeys = () => db.selectFrom('api_keys').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc');
+  const defaultRow = (over: Db, userId: string, provider: string) =>
+    over.selectFrom('credentials').selectAll().where('user_id', '=', userId).where('provider', '=', provider).where('is_default', '=', flag(true)).executeTakeFirst();
+  /** The provider's default stops being one (but `except`, the credential about to become it). */
+  const clearDefault = async (tx: Db, userId: string, provider: string, except?: string) => {
+    await tx
+      .updateTable('credentials')
+      .set({ is_default: flag(false) })
+      .where('user_id', '=', userId)
+      .where('provider', '=', provider)
+      .where('is_default', '=', flag(true))
+      .$if(except !== undefined, (q) => q.where('id', '!=', except as string))
+      .execute();
+  };
   return {
     users: {
       async insert(user) {
@@ -161,26 +174,45 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
         const rows = await db.selectFrom('projects').select('id').where('user_id', '=', userId).where('credential_id', '=', credentialId).orderBy('id').execute();
         return rows.map((r) => r.id);
       },
+      async namingNoCredential(userId, provider) {
+        const rows = await db
+          .selectFrom('projects')
+          .select('id')
+          .where('user_id', '=', userId)
+          .where('credential_id', 'is', null)
+          .where('provider', '=', provider)
+          .orderBy('id')
+          .execute();
+        return rows.map((r) => r.id);
+      },
     },
     credentials: {
-      async insert(c) {
-        await db
-          .insertInto('credentials')
-          .values({
-            id: c.id,
-            user_id: c.userId,
-            name: c.name,
-            provider: c.provider,
-            secret: c.secret,
-            last4: c.last4,
-            base_url: c.baseUrl,
-            base_url_secret: c.baseUrlSecret,
-            proxy: flag(c.proxy),
-            is_valid: c.isValid === null ? null : flag(c.isValid),
-            created_at: time(c.createdAt),
-            updated_at: time(c.updatedAt),
-          })
-          .execute();
+      insert(c) {
+        // Under the user's lock: "has the provider a default yet?" and the insert see the same rows.
+        return atomically(db, async (tx) => {
+          await lockUser(tx, dialect, c.userId);
+          const isDefault = c.isDefault === 'if-none' ? (await defaultRow(tx, c.userId, c.provider)) === undefined : c.isDefault;
+          if (c.isDefault === true) await clearDefault(tx, c.userId, c.provider);
+          await tx
+            .insertInto('credentials')
+            .values({
+              id: c.id,
+              user_id: c.userId,
+              name: c.name,
+              provider: c.provider,
+              secret: c.secret,
+              last4: c.last4,
+              base_url: c.baseUrl,
+              base_url_secret: c.baseUrlSecret,
+              proxy: flag(c.proxy),
+              is_valid: c.isValid === null ? null : flag(c.isValid),
+              is_default: flag(isDefault),
+              created_at: time(c.createdAt),
+              updated_at: time(c.updatedAt),
+            })
+            .execute();
+          return { ...c, isDefault };
+        });
       },
       async get(userId, id) {
         const row = await db.selectFrom('credentials').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
@@ -196,15 +228,34 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
           .execute();
         return rows.map(toCredential);
       },
-      async update(userId, id, patch) {
+      async defaultOf(userId, provider) {
+        const row = await defaultRow(db, userId, provider);
+        return row && toCredential(row);
+      },
+      update(userId, id, patch) {
         const set: Updateable<Database['credentials']> = { updated_at: time(patch.updatedAt) };
         if (patch.name !== undefined) set.name = patch.name;
         if (patch.secret !== undefined) set.secret = patch.secret;
         if (patch.last4 !== undefined) set.last4 = patch.last4;
+        if (patch.baseUrl !== undefined) set.base_url = patch.baseUrl;
+        if (patch.baseUrlSecret !== undefined) set.base_url_secret = patch.baseUrlSecret;
         if (patch.proxy !== undefined) set.proxy = flag(patch.proxy);
         if (patch.isValid !== undefined) set.is_valid = patch.isValid === null ? null : flag(patch.isValid);
-        const row = await db.updateTable('credentials').set(set).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
-        return row && toCredential(row);
+        if (patch.isDefault !== undefined) set.is_default = flag(patch.isDefault);
+        const write = async (over: Db) => {
+          const row = await over.updateTable('credentials').set(set).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
+          return row && toCredential(row);
+        };
+        if (patch.isDefault !== true) return write(db);
+        // Moving the default: the old one is cleared first (the unique index is checked row by
+        // row), under the user's lock so that two moves at once end with one default, not an error.
+        return atomically(db, async (tx) => {
+          await lockUser(tx, dialect, userId);
+          const row = await tx.selectFrom('credentials').select('provider').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+          if (!row) return undefined;
+          await clearDefault(tx, userId, row.provider, id);
+          return write(tx);
+        });
       },
       async delete(userId, id) {
         const result = await db.deleteFrom('credentials').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();

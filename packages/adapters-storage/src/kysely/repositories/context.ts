@@ -13,3 +13,12 @@ export interface RepositoryContext {
 /** Runs `fn` in a transaction, or in the current one when `db` already is one. */
 export const atomically = <T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> =>
   db.isTransaction ? fn(db) : (db as Kysely<Database>).transaction().execute(fn);
+
+/**
+ * Inside a transaction: makes writes of one user's rows that must see each other wait for one
+ * another (PostgreSQL: the user's row, locked until the transaction ends). SQLite runs one
+ * writing transaction at a time anyway and has no row locks: nothing to do there.
+ */
+export async function lockUser(tx: Db, dialect: StorageDialect, userId: string): Promise<void> {
+  if (dialect.skipLocked) await tx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
+}

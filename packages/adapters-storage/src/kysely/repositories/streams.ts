@@ -1,7 +1,7 @@
 import type { StorageAdapter, StreamRepository, StreamRow } from '@agent-platform/core';
 import type { Selectable } from 'kysely';
 import type { Database } from '../database.js';
-import { atomically, type RepositoryContext } from './context.js';
+import { atomically, lockUser, type RepositoryContext } from './context.js';
 
 type Row = Selectable<Database['streams']>;
 
@@ -19,9 +19,8 @@ export function streamRepository({ db, dialect }: RepositoryContext): Pick<Stora
   const streams: StreamRepository = {
     create(stream, { maxOpen, expiresAt, now }) {
       return atomically(db, async (tx) => {
-        // PostgreSQL: creates of one user wait for one another on the user's row, so two
-        // instances cannot both take the last place. SQLite writes one at a time anyway.
-        if (dialect.skipLocked) await tx.selectFrom('users').select('id').where('id', '=', stream.userId).forUpdate().execute();
+        // Creates of one user wait for one another, so two instances cannot both take the last place.
+        await lockUser(tx, dialect, stream.userId);
         const { open } = await tx
           .selectFrom('streams')
           .select((e) => e.fn.countAll<number | string>().as('open'))

@@ -1,0 +1,250 @@
+import type { ChatModelResolver } from '../agent/completions.js';
+import { type DefaultBaseUrl, unseal } from '../agent/provider-credentials.js';
+import type { Clock } from '../clock.js';
+import { isPlatformError, PlatformError } from '../errors.js';
+import type { IdGenerator } from '../ids.js';
+import { displayUrl, MASK, maskUrl } from '../net/display.js';
+import type { GuardedFetch } from '../net/guarded-fetch.js';
+import { isUnresolvedHost, unreachableAs } from '../net/unresolved-host.js';
+import type { Caller } from '../platform.js';
+import {
+  CreateCredentialRequest,
+  type Credential,
+  type CredentialResponse,
+  type CredentialTestResponse,
+  type ListCredentialsResponse,
+  UpdateCredentialRequest,
+} from '../schemas/credentials.js';
+import type { SecretBox } from '../security/secrets.js';
+import type { CredentialPatch, CredentialRecord, StorageAdapter } from '../storage/types.js';
+import { parseInput } from '../validation.js';
+
+/** How long a credential's test call may take, answer included. */
+export const CREDENTIAL_TEST_TIMEOUT_MS = 10_000;
+
+export interface CredentialServiceOptions {
+  readonly storage: StorageAdapter;
+  /** Without it, every credential call answers `unsupported`. */
+  readonly secrets: SecretBox | undefined;
+  /** The fetch of caller-supplied URLs: a credential's `baseUrl` is checked by its policy when saved. */
+  readonly fetch: GuardedFetch;
+  /** The chat models of provider calls (the test call goes where they go); without it, tests answer `unsupported`. */
+  readonly models: ChatModelResolver | undefined;
+  readonly defaultBaseUrl: DefaultBaseUrl | undefined;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  /** Default `CREDENTIAL_TEST_TIMEOUT_MS`. */
+  readonly testTimeoutMs?: number;
+}
+
+type TestOutcome = Omit<CredentialTestResponse, 'success' | 'credential'>;
+
+export function toCredential(record: CredentialRecord): Credential {
+  return {
+    id: record.id,
+    name: record.name,
+    provider: record.provider as Credential['provider'],
+    // Masked again: a row stored before URLs were sealed still holds its URL whole.
+    baseUrl: record.baseUrl === null ? null : maskUrl(record.baseUrl).masked,
+    proxy: record.proxy,
+    isValid: record.isValid,
+    default: record.isDefault,
+    apiKeyLast4: record.last4,
+    createdAt: record.createdAt.toISOString(),
+    updatedAt: record.updatedAt.toISOString(),
+  };
+}
+
+const notFound = () => PlatformError.notFound('Credential not found');
+const plural = (ids: readonly string[]) => `project${ids.length === 1 ? '' : 's'} ${ids.join(', ')}`;
+
+/** The stored form of a base URL: masked, and sealed whole when it carries user:password or a query. */
+function storedUrl(url: string | null, box: SecretBox): Pick<CredentialRecord, 'baseUrl' | 'baseUrlSecret'> {
+  if (url === null) return { baseUrl: null, baseUrlSecret: null };
+  const { masked, secret } = maskUrl(url);
+  return { baseUrl: masked, baseUrlSecret: secret ? box.seal(url) : null };
+}
+
+/**
+ * A user's provider credentials (docs/API.md, "Credentials"): keys and addresses sealed at rest,
+ * addresses checked against the outbound policy when saved, one explicit default per provider,
+ * deletes that never move a project to another upstream, and a test call.
+ */
+export class CredentialService {
+  readonly #o: CredentialServiceOptions;
+
+  constructor(options: CredentialServiceOptions) {
+    this.#o = options;
+  }
+
+  #box(): SecretBox {
+    if (!this.#o.secrets) throw new PlatformError('unsupported', 'Credentials need a master key: construct AgentPlatform with `secrets`');
+    return this.#o.secrets;
+  }
+
+  /**
+   * Refuses an address the outbound policy refuses, before anything is stored: 400 naming the
+   * host, the address it resolved to and `--allow-host`. A host name that does not resolve is
+   * 503 `unavailable` (as adding an MCP server at such an address is): whether the policy allows
+   * it cannot be known, and a name that resolves nowhere is usually a typo.
+   */
+  async #checkAddress(url: string, path: readonly string[]): Promise<void> {
+    const field = path.join('.');
+    try {
+      await this.#o.fetch.check(url);
+    } catch (error) {
+      if (isUnresolvedHost(error)) throw unreachableAs(field, error);
+      if (isPlatformError(error)) {
+        throw new PlatformError(error.code, `${field}: ${error.message}`, {
+          issues: [{ path, code: 'custom', message: error.message }],
+          ...(error.details ? { details: error.details } : {}),
+        });
+      }
+      // The resolver itself failed (no DNS server answered): nothing could be checked.
+      const reason = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
+      throw new PlatformError('unavailable', `${field}: the address of ${displayUrl(url)} could not be looked up: ${reason}`, { retryable: true, cause: error });
+    }
+  }
+
+  /** `POST /api/v1/credentials`: the key is sealed before it is stored and never returned. */
+  async create(caller: Caller, input: CreateCredentialRequest): Promise<CredentialResponse> {
+    const body = parseInput(CreateCredentialRequest, input);
+    const box = this.#box();
+    if (body.baseUrl) await this.#checkAddress(body.baseUrl, ['baseUrl']);
+    const now = this.#o.clock.now();
+    const record = await this.#o.storage.credentials.insert({
+      id: this.#o.ids.next('credential'),
+      userId: caller.userId,
+      name: body.name,
+      provider: body.provider,
+      secret: box.seal(body.apiKey),
+      last4: body.apiKey.slice(-4),
+      ...storedUrl(body.baseUrl ?? null, box),
+      proxy: body.proxy ?? false,
+      isValid: null,
+      isDefault: body.default ?? 'if-none',
+      createdAt: now,
+      updatedAt: now,
+    });
+    return { success: true, credential: toCredential(record) };
+  }
+
+  /** `GET /api/v1/credentials`: newest first, without secrets. */
+  async list(caller: Caller): Promise<ListCredentialsResponse> {
+    return { success: true, credentials: (await this.#o.storage.credentials.list(caller.userId)).map(toCredential) };
+  }
+
+  /** `GET /api/v1/credentials/{id}`. */
+  async get(caller: Caller, id: string): Promise<CredentialResponse> {
+    const record = await this.#o.storage.credentials.get(caller.userId, id);
+    if (!record) throw notFound();
+    return { success: true, credential: toCredential(record) };
+  }
+
+  /**
+   * `PATCH /api/v1/credentials/{id}`: changes only the members given. A new key or address makes
+   * the validity unknown again (unless `isValid` is given too); `default: true` moves the
+   * provider's default here.
+   */
+  async update(caller: Caller, id: string, input: UpdateCredentialRequest): Promise<{ success: true; message: string }> {
+    const { data } = parseInput(UpdateCredentialRequest, input);
+    const box = this.#box();
+    if (data.baseUrl) await this.#checkAddress(data.baseUrl, ['data', 'baseUrl']);
+    const changesWhere = data.apiKey !== undefined || data.baseUrl !== undefined;
+    const patch: CredentialPatch = {
+      ...(data.name !== undefined ? { name: data.name } : {}),
+      ...(data.apiKey !== undefined ? { secret: box.seal(data.apiKey), last4: data.apiKey.slice(-4) } : {}),
+      ...(data.baseUrl !== undefined ? storedUrl(data.baseUrl, box) : {}),
+      ...(changesWhere ? { isValid: null } : {}),
+      ...(data.isValid !== undefined ? { isValid: data.isValid } : {}),
+      ...(data.proxy !== undefined ? { proxy: data.proxy } : {}),
+      ...(data.default !== undefined ? { isDefault: data.default } : {}),
+      updatedAt: this.#o.clock.now(),
+    };
+    if (!(await this.#o.storage.credentials.update(caller.userId, id, patch))) throw notFound();
+    return { success: true, message: 'Credential updated' };
+  }
+
+  /**
+   * `DELETE /api/v1/credentials/{id}`. A credential projects use is not deleted from under them
+   * (that would move their calls to another upstream without a word), 409 naming them: one a
+   * project names, and the default of its provider while projects of that provider name none.
+   */
+  async delete(caller: Caller, id: string): Promise<{ success: true; message: string }> {
+    await this.#o.storage.transaction(async (tx) => {
+      const record = await tx.credentials.get(caller.userId, id);
+      if (!record) throw notFound();
+      const naming = await tx.projects.usingCredential(caller.userId, id);
+      if (naming.length > 0) {
+        throw new PlatformError('conflict', `Credential ${id} is named by ${plural(naming)}: set their credentialId to another credential or null first`, {
+          details: { projects: naming },
+        });
+      }
+      const relying = record.isDefault ? await tx.projects.namingNoCredential(caller.userId, record.provider) : [];
+      if (relying.length > 0) {
+        throw new PlatformError(
+          'conflict',
+          `Credential ${id} is the default ${record.provider} credential, used by ${plural(relying)} (they name no credential): make another credential the default (default: true) or set their credentialId first`,
+          { details: { projects: relying } },
+        );
+      }
+      if (!(await tx.credentials.delete(caller.userId, id))) throw notFound();
+    });
+    return { success: true, message: 'Credential deleted' };
+  }
+
+  /**
+   * `POST /api/v1/credentials/{id}/test`: one cheap real call where the credential's provider
+   * calls go (the provider's models route, through the guarded fetch and the proxy when set),
+   * within the time limit. Answers ok, or why not (the policy's refusal, the provider's status
+   * and message, unreachable, timeout), and records the outcome in `isValid`.
+   */
+  async test(caller: Caller, id: string, signal?: AbortSignal): Promise<CredentialTestResponse> {
+    const box = this.#box();
+    const record = await this.#o.storage.credentials.get(caller.userId, id);
+    if (!record) throw notFound();
+    const resolve = this.#o.models;
+    if (!resolve) throw new PlatformError('unsupported', 'Testing a credential needs model providers: construct AgentPlatform with `agent: { models }`');
+    const usable = unseal(record, box);
+    const model = resolve({ provider: record.provider, apiKey: usable.apiKey, proxy: usable.proxy, ...(usable.baseUrl ? { baseUrl: usable.baseUrl } : {}) });
+    if (!model.listModels) throw new PlatformError('unsupported', `Provider ${record.provider} has no call to test a credential with`);
+    const address = usable.baseUrl ?? this.#o.defaultBaseUrl?.(record.provider);
+    const limitMs = this.#o.testTimeoutMs ?? CREDENTIAL_TEST_TIMEOUT_MS;
+    const limit = AbortSignal.timeout(limitMs);
+    const started = performance.now();
+    let outcome: Omit<TestOutcome, 'durationMs'>;
+    try {
+      const names = await model.listModels({ signal: signal ? AbortSignal.any([signal, limit]) : limit });
+      outcome = { ok: true, code: null, status: null, message: `The provider answered: ${names.length} model${names.length === 1 ? '' : 's'} listed` };
+    } catch (error) {
+      if (signal?.aborted) throw new PlatformError('aborted', 'The credential test was aborted', { cause: signal.reason });
+      outcome = failure(error, limit.aborted, `Model provider ${record.provider}${address ? ` (${displayUrl(address)})` : ''} did not answer within ${limitMs} ms`);
+    }
+    const durationMs = Math.round(performance.now() - started);
+    // Never the key, whatever an upstream echoed (adapters scrub it too).
+    const message = outcome.message.split(usable.apiKey).join(MASK);
+    const stored = await this.#record(caller.userId, record, outcome.ok);
+    return { success: true, ...outcome, message, durationMs, credential: toCredential(stored) };
+  }
+
+  /** Writes the outcome, unless the key, address or proxy changed while the test ran (it was not about those). */
+  async #record(userId: string, tested: CredentialRecord, ok: boolean): Promise<CredentialRecord> {
+    return this.#o.storage.transaction(async (tx) => {
+      const now = await tx.credentials.get(userId, tested.id);
+      if (!now) throw notFound();
+      const same = now.secret === tested.secret && now.baseUrl === tested.baseUrl && now.baseUrlSecret === tested.baseUrlSecret && now.proxy === tested.proxy;
+      if (!same || now.isValid === ok) return now;
+      return (await tx.credentials.update(userId, tested.id, { isValid: ok, updatedAt: this.#o.clock.now() })) ?? now;
+    });
+  }
+}
+
+const TEST_FAILURES = new Set<string>(['invalid_request', 'upstream_error', 'unavailable', 'timeout']);
+
+/** What a failed test call says: the platform's error as it is (code, message, the upstream's status). */
+function failure(error: unknown, timedOut: boolean, timeoutMessage: string): Omit<TestOutcome, 'durationMs'> {
+  if (timedOut) return { ok: false, code: 'timeout', status: null, message: timeoutMessage };
+  if (!isPlatformError(error) || !TEST_FAILURES.has(error.code)) throw error;
+  const status = error.details?.status;
+  return { ok: false, code: error.code as NonNullable<TestOutcome['code']>, status: typeof status === 'number' ? status : null, message: error.message };
+}
