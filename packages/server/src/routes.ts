@@ -14,6 +14,7 @@ import {
   ListChatsResponse,
   CreateDocumentResponse,
   CredentialResponse,
+  CredentialTestResponse,
   ListCredentialsResponse,
   UpdateCredentialRequest,
   CreateProjectRequest,
@@ -418,8 +419,9 @@ export const apiRoutes: readonly ApiRoute[] = [
   route({
     method: 'POST',
     path: '/api/v1/credentials',
-    summary: 'Store a provider credential (the key is encrypted and never returned)',
+    summary: 'Store a provider credential (the key is encrypted and never returned; the address is checked against the outbound policy)',
     tag: 'Credentials',
+    errors: ['unavailable'],
     body: CreateCredentialRequest,
     response: CredentialResponse,
     status: 201,
@@ -449,8 +451,9 @@ export const apiRoutes: readonly ApiRoute[] = [
       summary:
         path === '/api/credentials/{id}'
           ? 'Same as PATCH /api/v1/credentials/{id} (the path the spec writes without /v1)'
-          : 'Change name, apiKey, isValid or proxy of a credential (only the members given)',
+          : 'Change name, apiKey, baseUrl, isValid, proxy or default of a credential (only the members given)',
       tag: 'Credentials',
+      errors: ['unavailable'],
       params: IdParam,
       body: UpdateCredentialRequest,
       response: MessageResponse,
@@ -460,11 +463,22 @@ export const apiRoutes: readonly ApiRoute[] = [
   route({
     method: 'DELETE',
     path: '/api/v1/credentials/{id}',
-    summary: 'Delete a credential',
+    summary: 'Delete a credential (409 while projects use it: by name, or as their default)',
     tag: 'Credentials',
+    errors: ['conflict'],
     params: IdParam,
     response: MessageResponse,
     handler: (p, i) => p.deleteCredential(i.caller, i.params.id),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/credentials/{id}/test',
+    summary: "Test a credential with one cheap call to its provider's models route; answers ok or the provider's reason and records it in isValid",
+    tag: 'Credentials',
+    errors: ['unsupported'],
+    params: IdParam,
+    response: CredentialTestResponse,
+    handler: (p, i) => p.testCredential(i.caller, i.params.id, i.signal),
   }),
   route({
     method: 'POST',

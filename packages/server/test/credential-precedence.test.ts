@@ -3,7 +3,7 @@ import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js'
 import { startTestServer, type TestServer } from './helpers.js';
 
 // Which credential and address a project's completions use: the project's credential, else the
-// caller's newest of the provider, else the operator's environment; and GET says which.
+// caller's default of the provider, else the operator's environment; and GET says which.
 let operator: FakeUpstream; // OPENAI_BASE_URL
 let other: FakeUpstream; // a credential's own baseUrl
 let s: TestServer;
@@ -30,29 +30,28 @@ async function reached(projectId: string): Promise<'operator' | 'other'> {
 }
 
 describe('credential precedence, shown on the project', () => {
-  it('environment < newest credential of the provider < the credential the project names', async () => {
+  it('environment < default credential of the provider < the credential the project names', async () => {
     const projectId = (await s.call('POST', '/api/projects/create', { body: { name: 'p', model: 'gpt-test', provider: 'openai' } })).body.project.id;
     // No credential: the operator's environment.
     expect(await resolved(projectId)).toEqual({ credentialId: null, baseUrl: operator.url, source: 'environment' });
     expect(await reached(projectId)).toBe('operator');
 
-    // A credential with its own baseUrl: the newest credential wins over the environment.
+    // The first credential of the provider is its default: it wins over the environment.
     const mine = await credential({ name: 'elsewhere', baseUrl: other.url });
-    expect(await resolved(projectId)).toEqual({ credentialId: mine, baseUrl: other.url, source: 'newest' });
+    expect(await resolved(projectId)).toEqual({ credentialId: mine, baseUrl: other.url, source: 'default' });
     expect(await reached(projectId)).toBe('other');
 
     // The README's way: a credential that names the operator's address, named by the project.
     const named = await credential({ name: 'operator', baseUrl: operator.url });
-    const newer = await credential({ name: 'newer', baseUrl: other.url });
     const patched = await s.call('PATCH', `/api/v1/projects/${projectId}`, { body: { credentialId: named } });
     expect(patched.status).toBe(200);
     expect(patched.body.project).toMatchObject({ credentialId: named, resolved: { credentialId: named, baseUrl: operator.url, source: 'project' } });
     expect(await reached(projectId)).toBe('operator');
     expect(JSON.stringify(patched.body)).not.toContain('sk-secret');
 
-    // null names none again: the newest credential applies.
+    // null names none again: the default applies (not the newer credential).
     await s.call('PATCH', `/api/v1/projects/${projectId}`, { body: { credentialId: null } });
-    expect(await resolved(projectId)).toEqual({ credentialId: newer, baseUrl: other.url, source: 'newest' });
+    expect(await resolved(projectId)).toEqual({ credentialId: mine, baseUrl: other.url, source: 'default' });
   });
 
   it('a credential without baseUrl goes to the provider default, which the project shows', async () => {
@@ -88,5 +87,90 @@ describe('credential precedence, shown on the project', () => {
     expect((await s.call('DELETE', `/api/v1/credentials/${used}`, { key: s.keyB })).status).toBe(404);
     await s.call('PATCH', `/api/v1/projects/${projectId}`, { body: { credentialId: null } });
     expect((await s.call('DELETE', `/api/v1/credentials/${used}`)).status).toBe(200);
+  });
+});
+
+describe('the default credential of a provider', () => {
+  /** A user of their own, with a project of each provider that names no credential. */
+  async function user() {
+    const key = (await s.platform.createUserWithKey({ name: 'u' })).key;
+    const project = async (provider: string) => (await s.call('POST', '/api/projects/create', { key, body: { name: provider, model: 'm', provider } })).body.project.id as string;
+    return { key, openaiProject: await project('openai'), ollamaProject: await project('ollama') };
+  }
+  const defaults = async (key: string) =>
+    (await s.call('GET', '/api/v1/credentials', { key })).body.credentials.filter((c: { default: boolean }) => c.default).map((c: { provider: string; id: string }) => `${c.provider}:${c.id}`).sort();
+
+  it("adding a credential never changes which one existing projects use; default: true moves it, on create and PATCH", async () => {
+    const { key, openaiProject, ollamaProject } = await user();
+    const first = await credential({ name: 'first', baseUrl: other.url }, key);
+    expect(await defaults(key)).toEqual([`openai:${first}`]);
+    // A newer credential (here one that cannot work: its key is refused upstream) takes nothing over.
+    const newer = await credential({ name: 'newer', baseUrl: operator.url, apiKey: 'sk-wrong' }, key);
+    const newest = await credential({ name: 'newest', baseUrl: operator.url, default: false }, key);
+    const resolvedOf = async (id: string) => (await s.call('GET', `/api/v1/projects/${id}`, { key })).body.project.resolved;
+    expect(await resolvedOf(openaiProject)).toEqual({ credentialId: first, baseUrl: other.url, source: 'default' });
+    const list = (await s.call('GET', '/api/v1/credentials', { key })).body.credentials;
+    expect(list.map((c: { id: string; default: boolean }) => [c.id, c.default])).toEqual([[newest, false], [newer, false], [first, true]]);
+    // Another provider has its own default; the ollama project is not touched by openai's.
+    const ollama = await credential({ name: 'local', provider: 'ollama', baseUrl: 'http://127.0.0.1:11434' }, key);
+    expect(await defaults(key)).toEqual([`ollama:${ollama}`, `openai:${first}`]);
+    expect((await resolvedOf(ollamaProject)).credentialId).toBe(ollama);
+
+    // Moved explicitly: by PATCH, then by a create with default: true.
+    expect((await s.call('PATCH', `/api/v1/credentials/${newest}`, { key, body: { data: { default: true } } })).status).toBe(200);
+    expect(await resolvedOf(openaiProject)).toEqual({ credentialId: newest, baseUrl: operator.url, source: 'default' });
+    const made = await credential({ name: 'made default', baseUrl: other.url, default: true }, key);
+    expect(await defaults(key)).toEqual([`ollama:${ollama}`, `openai:${made}`]);
+    expect((await resolvedOf(openaiProject)).credentialId).toBe(made);
+    // Completions follow what the project shows.
+    const before = other.requests.length;
+    expect((await s.call('POST', '/api/v1/chat/completions', { key, body: { model: openaiProject, messages: [{ role: 'user', content: 'hi' }] } })).status).toBe(200);
+    expect(other.requests.length).toBe(before + 1);
+  });
+
+  it("default: false leaves the provider without one: projects that name none use the environment again", async () => {
+    const { key, openaiProject } = await user();
+    const only = await credential({ name: 'only', baseUrl: other.url }, key);
+    expect((await s.call('PATCH', `/api/v1/credentials/${only}`, { key, body: { data: { default: false } } })).status).toBe(200);
+    expect(await defaults(key)).toEqual([]);
+    expect((await s.call('GET', `/api/v1/projects/${openaiProject}`, { key })).body.project.resolved).toEqual({ credentialId: null, baseUrl: operator.url, source: 'environment' });
+    // The next credential saved while the provider has none becomes it; a false one never does.
+    await credential({ name: 'not this', default: false }, key);
+    expect(await defaults(key)).toEqual([]);
+    const next = await credential({ name: 'next' }, key);
+    expect(await defaults(key)).toEqual([`openai:${next}`]);
+  });
+
+  it('deleting the default while projects use it is 409 naming them; after moving the default it goes, and an unused default goes leaving none', async () => {
+    const { key, openaiProject } = await user();
+    const used = await credential({ name: 'used', baseUrl: other.url }, key);
+    const spare = await credential({ name: 'spare', baseUrl: operator.url }, key);
+    const refused = await s.call('DELETE', `/api/v1/credentials/${used}`, { key });
+    expect(refused).toMatchObject({
+      status: 409,
+      body: { code: 'conflict', projects: [openaiProject], message: expect.stringContaining(`is the default openai credential, used by project ${openaiProject} (they name no credential)`) },
+    });
+    expect((await s.call('GET', `/api/v1/projects/${openaiProject}`, { key })).body.project.resolved.credentialId).toBe(used);
+    await s.call('PATCH', `/api/v1/credentials/${spare}`, { key, body: { data: { default: true } } });
+    expect((await s.call('DELETE', `/api/v1/credentials/${used}`, { key })).status).toBe(200);
+    expect((await s.call('GET', `/api/v1/projects/${openaiProject}`, { key })).body.project.resolved.credentialId).toBe(spare);
+
+    // A default no project relies on may go; nothing is promoted in its place.
+    await s.call('PATCH', `/api/v1/projects/${openaiProject}`, { key, body: { credentialId: spare } });
+    const unused = await credential({ name: 'unused default', default: true }, key);
+    expect((await s.call('DELETE', `/api/v1/credentials/${unused}`, { key })).status).toBe(200);
+    expect(await defaults(key)).toEqual([]);
+  });
+
+  it('concurrent creates of a new user\'s first credentials leave exactly one default', async () => {
+    const { key } = await user();
+    const created = await Promise.all(Array.from({ length: 12 }, (_, n) => s.call('POST', '/api/v1/credentials', { key, body: { name: `c${n}`, provider: 'openai', apiKey: `sk-${n}-0000` } })));
+    expect(created.map((r) => r.status)).toEqual(Array(12).fill(201));
+    expect(created.filter((r) => r.body.credential.default)).toHaveLength(1);
+    // And moves at once, from every side: still one.
+    const ids = created.map((r) => r.body.credential.id as string);
+    const moves = await Promise.all(ids.map((id) => s.call('PATCH', `/api/v1/credentials/${id}`, { key, body: { data: { default: true } } })));
+    expect(moves.map((r) => r.status)).toEqual(Array(12).fill(200));
+    expect(await defaults(key)).toHaveLength(1);
   });
 });

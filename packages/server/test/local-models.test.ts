@@ -69,8 +69,14 @@ describe('outbound policy on credentials', () => {
     await upstream.close();
   });
 
-  it("refuses a credential's private baseUrl before connecting; loopback works", async () => {
-    await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'internal', provider: 'openai', apiKey: 'sk', baseUrl: 'http://10.1.2.3:8000/v1' } });
+  it("refuses a credential's private baseUrl when it is saved, and before connecting when one is stored; loopback works", async () => {
+    const saved = await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'internal', provider: 'openai', apiKey: 'sk', baseUrl: 'http://10.1.2.3:8000/v1' } });
+    expect(saved.status).toBe(400);
+    expect(saved.body.message).toBe('baseUrl: Refused to connect to 10.1.2.3: private address; allow it with --allow-host');
+    // One stored anyway (saved under an allow-list since removed): its calls are refused.
+    const { body } = await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'internal', provider: 'openai', apiKey: 'sk', baseUrl: 'http://127.0.0.1:8000/v1' } });
+    const userId = (await s.platform.authenticate(s.keyB))?.userId as string;
+    await s.platform.storage.credentials.update(userId, body.credential.id, { baseUrl: 'http://10.1.2.3:8000/v1', updatedAt: new Date() });
     const refused = await s.call('POST', '/api/v1/chat/completions', { key: s.keyB, body: { model: 'm', messages: [{ role: 'user', content: 'x' }] } });
     expect(refused.status).toBe(400);
     expect(refused.body.error.message).toMatch(/Refused to connect to 10\.1\.2\.3/);

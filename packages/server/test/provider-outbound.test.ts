@@ -44,6 +44,16 @@ describe.skipIf(!trapsAvailable)('providers and embedders through the outbound p
     await new Promise<void>((resolve) => redirector.close(() => resolve()));
   });
 
+  /**
+   * A credential of `key`'s user at `baseUrl`, which the API refuses to save: stored as one saved
+   * under an allow-list the operator has since removed is (saved at loopback, then moved in storage).
+   */
+  async function storedCredential(s: TestServer, key: string, baseUrl: string, proxy = false): Promise<void> {
+    const { body } = await s.call('POST', '/api/v1/credentials', { key, body: { name: 'stored', provider: 'openai', apiKey: 'sk-b', baseUrl: upstream.url, proxy } });
+    const userId = (await s.platform.authenticate(key))?.userId as string;
+    await s.platform.storage.credentials.update(userId, body.credential.id, { baseUrl, updatedAt: new Date() });
+  }
+
   const complete = (s: TestServer, key: string) => s.call('POST', '/api/v1/chat/completions', { key, body: { model: 'gpt-x', messages: [{ role: 'user', content: 'hi' }] } });
 
   it("reaches the operator's OPENAI_BASE_URL at a private address, and refuses a caller's credential naming that address", async () => {
@@ -56,7 +66,10 @@ describe.skipIf(!trapsAvailable)('providers and embedders through the outbound p
       expect(privateUpstream.connections).toBeGreaterThan(before);
 
       const reached = privateUpstream.connections;
-      await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'mine', provider: 'openai', apiKey: 'sk-b', baseUrl: `http://0x0a000001:${privateUpstream.port}/v1` } });
+      const saved = await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'mine', provider: 'openai', apiKey: 'sk-b', baseUrl: `http://0x0a000001:${privateUpstream.port}/v1` } });
+      expect(saved.status).toBe(400);
+      expect(saved.body.message).toMatch(/^baseUrl: Refused to connect to 10\.0\.0\.1: private address/);
+      await storedCredential(s, s.keyB, `http://0x0a000001:${privateUpstream.port}/v1`);
       const caller = await complete(s, s.keyB);
       expect(caller.status).toBe(400);
       expect(caller.body.error.message).toMatch(/^Refused to connect to 10\.0\.0\.1: private address/);
@@ -107,7 +120,9 @@ describe.skipIf(!trapsAvailable)('providers and embedders through the outbound p
       // Refused: a private target, and a redirect to the metadata address, before the proxy carries them.
       const carried = proxy.carried.length;
       const before = privateUpstream.connections;
-      await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'p', provider: 'openai', apiKey: 'sk-b', baseUrl: `http://10.0.0.1:${privateUpstream.port}/v1`, proxy: true } });
+      const saved = await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'p', provider: 'openai', apiKey: 'sk-b', baseUrl: `http://10.0.0.1:${privateUpstream.port}/v1`, proxy: true } });
+      expect(saved.status).toBe(400);
+      await storedCredential(s, s.keyB, `http://10.0.0.1:${privateUpstream.port}/v1`, true);
       const refused = await complete(s, s.keyB);
       expect(refused.status).toBe(400);
       expect(refused.body.error.message).toMatch(/^Refused to connect to 10\.0\.0\.1: private address/);

@@ -139,6 +139,7 @@ const VALID: Record<string, (key: string) => Promise<Call>> = {
   'PATCH /api/v1/credentials/{id}': async (key) => ({ params: { id: await make.credential(key) }, body: { data: { name: 'renamed' } } }),
   'PATCH /api/credentials/{id}': async (key) => ({ params: { id: await make.credential(key) }, body: { data: { name: 'renamed' } } }),
   'DELETE /api/v1/credentials/{id}': async (key) => ({ params: { id: await make.credential(key) } }),
+  'POST /api/v1/credentials/{id}/test': async (key) => ({ params: { id: await make.credential(key) } }),
   'POST /api/knowledge/documents': async (key) => ({ body: doc(await make.project(key)) }),
   'POST /api/knowledge/documents/stream': async (key) => ({ body: doc(await make.project(key)) }),
   'GET /api/knowledge/documents': async (key) => ({ query: { projectId: await make.project(key) } }),

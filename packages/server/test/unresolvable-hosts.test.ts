@@ -38,8 +38,18 @@ describe('a caller-supplied URL whose host name does not resolve', () => {
     expect((await s.call('GET', `/api/mcp/servers?projectId=${projectId}`)).body.servers).toEqual([]);
   });
 
-  it("a credential's baseUrl: the completion answers 503 naming the provider and the name", async () => {
-    await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'typo', provider: 'openai', apiKey: 'sk-x', baseUrl: `http://${HOST}:8000/v1` } });
+  it("a credential's baseUrl: saving it answers 503 naming the name and stores nothing", async () => {
+    const saved = await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'typo', provider: 'openai', apiKey: 'sk-x', baseUrl: `http://${HOST}:8000/v1` } });
+    expect(saved.status).toBe(503);
+    expect(saved.body).toMatchObject({ code: 'unavailable', message: unresolved('baseUrl: '), host: HOST });
+    expect((await s.call('GET', '/api/v1/credentials', { key: s.keyB })).body.credentials).toEqual([]);
+  });
+
+  it("a stored credential whose name stopped resolving: the completion answers 503 naming the provider and the name", async () => {
+    const { body } = await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'moved', provider: 'openai', apiKey: 'sk-x', baseUrl: 'http://127.0.0.1:8000/v1' } });
+    // Its DNS record went away after it was saved (the API checks names when they are saved).
+    const userId = (await s.platform.authenticate(s.keyB))?.userId as string;
+    await s.platform.storage.credentials.update(userId, body.credential.id, { baseUrl: `http://${HOST}:8000/v1`, updatedAt: new Date() });
     const res = await s.call('POST', '/api/v1/chat/completions', { key: s.keyB, body: { model: 'gpt-x', messages: [{ role: 'user', content: 'x' }] } });
     expect(res.status).toBe(503);
     expect(res.body.error).toMatchObject({ code: 'unavailable', message: unresolved(`Model provider openai (http://${HOST}:8000/v1) is unreachable: `) });
