@@ -2,6 +2,7 @@ import { collectChat } from '@agent-platform/core';
 import { describeChatModel } from '@agent-platform/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_OLLAMA_HOST, ollamaBaseURL, ollamaChatModel } from '../src/ollama.js';
+import { type OllamaTestServer, ollamaTag, startOllamaServer } from '../../core/test/ollama-server.js';
 import { type FakeChatServer, startFakeChatServer } from './openai-chat-server.js';
 
 // Ollama's OpenAI-compatible endpoint: the same paths under /v1, no key check, its own model names.
@@ -55,5 +56,23 @@ describe('ollamaChatModel', () => {
       code: 'unavailable',
       message: expect.stringMatching(/^Model provider ollama \(http:\/\/127\.0\.0\.1:9\/v1\) is unreachable/),
     });
+  });
+
+  it("lists the installed models from Ollama's own GET /api/tags, wherever the host is written; an error there names the status", async () => {
+    const tags: OllamaTestServer = await startOllamaServer([ollamaTag('llama3.2:3b', 1), ollamaTag('nomic-embed-text:latest', 2)]);
+    try {
+      for (const host of [tags.url, `127.0.0.1:${tags.port}`, `${tags.url}/v1/`]) {
+        expect(await ollamaChatModel({ host, maxRetries: 0 }).listModels?.(), host).toEqual(['llama3.2:3b', 'nomic-embed-text:latest']);
+      }
+      expect(tags.requests.map((r) => `${r.method} ${r.path}`)).toEqual(Array(3).fill('GET /api/tags'));
+      tags.tagsStatus = 500;
+      await expect(ollamaChatModel({ host: tags.url, maxRetries: 0 }).listModels?.()).rejects.toMatchObject({
+        code: 'upstream_error',
+        details: { status: 500 },
+        message: `Model provider ollama (${tags.url}/v1) answered HTTP 500: something went wrong`,
+      });
+    } finally {
+      await tags.close();
+    }
   });
 });

@@ -244,6 +244,18 @@ describe('openaiChatModel', () => {
     expect(fake.lastRequest()?.authorization).toBeUndefined();
   });
 
+  it('lists the models of GET /models with its key; a wrong key is the 401 the server answered; an aborted signal aborts', async () => {
+    expect(await model().listModels?.()).toEqual(['gpt-4o-mini', 'gpt-4o', 'llama3.2']);
+    const wrong = openaiChatModel({ apiKey: 'sk-wrong-secret-key', baseURL: fake.url, maxRetries: 0 });
+    const error = await wrong.listModels?.().catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'upstream_error', details: { status: 401 }, message: expect.stringContaining('refused the credentials (HTTP 401): Incorrect API key provided') });
+    expect((error as Error).message).not.toContain('sk-wrong-secret-key');
+    await expect(model().listModels?.({ signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'aborted' });
+    // A server whose answer is not a model list says so.
+    const elsewhere = openaiChatModel({ apiKey: 'sk-test', baseURL: `${fake.url}/models/gpt-4o`, maxRetries: 0 });
+    await expect(elsewhere.listModels?.()).rejects.toMatchObject({ code: 'upstream_error', message: expect.stringContaining('with an unexpected shape') });
+  });
+
   it('never shows the API key, even when the server echoes it', async () => {
     const key = 'sk-live-0123456789abcdef';
     const server = createServer((req, res) => {
