@@ -527,7 +527,7 @@ export interface paths {
         /** List the caller's credentials (no secrets) */
         get: operations["getApiV1Credentials"];
         put?: never;
-        /** Store a provider credential (the key is encrypted and never returned) */
+        /** Store a provider credential (the key is encrypted and never returned; the address is checked against the outbound policy) */
         post: operations["postApiV1Credentials"];
         delete?: never;
         options?: never;
@@ -546,12 +546,29 @@ export interface paths {
         get: operations["getApiV1CredentialsId"];
         put?: never;
         post?: never;
-        /** Delete a credential */
+        /** Delete a credential (409 while projects use it: by name, or as their default) */
         delete: operations["deleteApiV1CredentialsId"];
         options?: never;
         head?: never;
-        /** Change name, apiKey, isValid or proxy of a credential (only the members given) */
+        /** Change name, apiKey, baseUrl, isValid, proxy or default of a credential (only the members given) */
         patch: operations["patchApiV1CredentialsId"];
+        trace?: never;
+    };
+    "/api/v1/credentials/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Test a credential with one cheap call to its provider's models route; answers ok or the provider's reason and records it in isValid */
+        post: operations["postApiV1CredentialsIdTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/localmodel/delete-model": {
@@ -1343,6 +1360,10 @@ export interface operations {
                 "application/json": {
                     data: {
                         apiKey?: string;
+                        /** @description A new base URL (checked against the outbound policy), or null for the provider's default address */
+                        baseUrl?: string | null;
+                        /** @description true: becomes the default of its provider (the previous default stops being it); false: the provider then has no default (projects that name none use the server's environment) */
+                        default?: boolean;
                         id?: unknown;
                         isValid?: boolean;
                         name?: string;
@@ -1395,6 +1416,15 @@ export interface operations {
             };
             /** @description Body or a field over its size limit; the message names the limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream is down or unreachable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2830,10 +2860,10 @@ export interface operations {
                                 /** @description The credential used, or null (the environment) */
                                 credentialId: string | null;
                                 /**
-                                 * @description project: the credential the project names; newest: the caller's newest credential of the provider not marked invalid; environment: none of the caller's, the operator's environment (OPENAI_API_KEY / OPENAI_BASE_URL, OLLAMA_HOST)
+                                 * @description project: the credential the project names; default: the caller's default credential of the provider; environment: none of the caller's, the operator's environment (OPENAI_API_KEY / OPENAI_BASE_URL, OLLAMA_HOST)
                                  * @enum {string}
                                  */
-                                source: "project" | "newest" | "environment";
+                                source: "project" | "default" | "environment";
                             };
                             /** Format: date-time */
                             updatedAt: string;
@@ -4038,7 +4068,10 @@ export interface operations {
                             baseUrl: string | null;
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description The caller's default credential of its provider: projects that name no credential use it */
+                            default: boolean;
                             id: string;
+                            /** @description The outcome of the last test (POST /api/v1/credentials/{id}/test) or as set; null when unknown (never tested since the key or address changed) */
                             isValid: boolean | null;
                             name: string;
                             /** @enum {string} */
@@ -4080,6 +4113,8 @@ export interface operations {
                      * @description Base URL of an OpenAI-compatible server or an Ollama host
                      */
                     baseUrl?: string;
+                    /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
+                    default?: boolean;
                     name: string;
                     /** @enum {string} */
                     provider: "openai" | "ollama";
@@ -4103,7 +4138,10 @@ export interface operations {
                             baseUrl: string | null;
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description The caller's default credential of its provider: projects that name no credential use it */
+                            default: boolean;
                             id: string;
+                            /** @description The outcome of the last test (POST /api/v1/credentials/{id}/test) or as set; null when unknown (never tested since the key or address changed) */
                             isValid: boolean | null;
                             name: string;
                             /** @enum {string} */
@@ -4144,6 +4182,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description An upstream is down or unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     getApiV1CredentialsId: {
@@ -4171,7 +4218,10 @@ export interface operations {
                             baseUrl: string | null;
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description The caller's default credential of its provider: projects that name no credential use it */
+                            default: boolean;
                             id: string;
+                            /** @description The outcome of the last test (POST /api/v1/credentials/{id}/test) or as set; null when unknown (never tested since the key or address changed) */
                             isValid: boolean | null;
                             name: string;
                             /** @enum {string} */
@@ -4265,6 +4315,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     patchApiV1CredentialsId: {
@@ -4281,6 +4340,10 @@ export interface operations {
                 "application/json": {
                     data: {
                         apiKey?: string;
+                        /** @description A new base URL (checked against the outbound policy), or null for the provider's default address */
+                        baseUrl?: string | null;
+                        /** @description true: becomes the default of its provider (the previous default stops being it); false: the provider then has no default (projects that name none use the server's environment) */
+                        default?: boolean;
                         id?: unknown;
                         isValid?: boolean;
                         name?: string;
@@ -4333,6 +4396,105 @@ export interface operations {
             };
             /** @description Body or a field over its size limit; the message names the limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream is down or unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postApiV1CredentialsIdTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Why it failed, null when ok: invalid_request (the outbound policy refuses the address), upstream_error (the provider answered an error, e.g. 401 for a wrong key), unavailable (nothing answered, or the host name does not resolve), timeout */
+                        code: ("invalid_request" | "upstream_error" | "unavailable" | "timeout") | null;
+                        /** @description The credential with the outcome recorded in isValid */
+                        credential: {
+                            /** @description The last four characters of the key */
+                            apiKeyLast4: string;
+                            /** @description The base URL with any user:password and query values masked as ****; stored encrypted */
+                            baseUrl: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description The caller's default credential of its provider: projects that name no credential use it */
+                            default: boolean;
+                            id: string;
+                            /** @description The outcome of the last test (POST /api/v1/credentials/{id}/test) or as set; null when unknown (never tested since the key or address changed) */
+                            isValid: boolean | null;
+                            name: string;
+                            /** @enum {string} */
+                            provider: "openai" | "ollama";
+                            proxy: boolean;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                        durationMs: number;
+                        /** @description What happened: the number of models listed, or the provider's reason (never the key) */
+                        message: string;
+                        /** @description The provider answered the test call with success */
+                        ok: boolean;
+                        /** @description The provider's HTTP status, null when no answer came */
+                        status: number | null;
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not configured on this server */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4778,10 +4940,10 @@ export interface operations {
                                 /** @description The credential used, or null (the environment) */
                                 credentialId: string | null;
                                 /**
-                                 * @description project: the credential the project names; newest: the caller's newest credential of the provider not marked invalid; environment: none of the caller's, the operator's environment (OPENAI_API_KEY / OPENAI_BASE_URL, OLLAMA_HOST)
+                                 * @description project: the credential the project names; default: the caller's default credential of the provider; environment: none of the caller's, the operator's environment (OPENAI_API_KEY / OPENAI_BASE_URL, OLLAMA_HOST)
                                  * @enum {string}
                                  */
-                                source: "project" | "newest" | "environment";
+                                source: "project" | "default" | "environment";
                             };
                             /** Format: date-time */
                             updatedAt: string;
@@ -4932,10 +5094,10 @@ export interface operations {
                                 /** @description The credential used, or null (the environment) */
                                 credentialId: string | null;
                                 /**
-                                 * @description project: the credential the project names; newest: the caller's newest credential of the provider not marked invalid; environment: none of the caller's, the operator's environment (OPENAI_API_KEY / OPENAI_BASE_URL, OLLAMA_HOST)
+                                 * @description project: the credential the project names; default: the caller's default credential of the provider; environment: none of the caller's, the operator's environment (OPENAI_API_KEY / OPENAI_BASE_URL, OLLAMA_HOST)
                                  * @enum {string}
                                  */
-                                source: "project" | "newest" | "environment";
+                                source: "project" | "default" | "environment";
                             };
                             /** Format: date-time */
                             updatedAt: string;
