@@ -1,5 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeChatServer } from '../../adapters-models/test/openai-chat-server.js';
 import { type OllamaTestServer, ollamaTag, startOllamaServer } from '../../core/test/ollama-server.js';
 import { type ConsoleServer, expectAccessible, expectCleanConsole, launchBrowser, openPage, screenshot, signIn, startConsoleServer } from './browser.js';
 
@@ -53,12 +54,12 @@ describe('console: credentials', () => {
       await page.getByLabel('Base URL').fill('ftp://llm.example.com/v1');
       await page.getByRole('button', { name: 'Add credential' }).click();
       await expect.poll(() => page.locator('#credential-baseUrl-error').textContent()).toMatch(/^baseUrl: must be an http or https URL/);
-      await page.getByLabel('Base URL').fill('https://llm.example.com/v1');
+      await page.getByLabel('Base URL').fill(server.upstream.url);
       await page.getByRole('button', { name: 'Add credential' }).click();
       const row = page.getByRole('row', { name: /Team OpenAI/ });
       await row.waitFor();
       expect(await row.textContent()).toContain('…WXYZ');
-      expect(await row.textContent()).toContain('https://llm.example.com/v1');
+      expect(await row.textContent()).toContain(server.upstream.url);
       expect(await everything(page)).not.toContain(secret);
 
       // A project that names it is shown beside it.
@@ -72,7 +73,7 @@ describe('console: credentials', () => {
 
       // Edit: a new name and key; only the new key's last four characters come back.
       await page.getByRole('button', { name: 'Edit Team OpenAI' }).click();
-      await expect.poll(() => page.getByLabel('Base URL').isDisabled()).toBe(true);
+      await expect.poll(() => page.getByLabel('Base URL').inputValue()).toBe(server.upstream.url);
       await page.getByLabel('Name', { exact: true }).fill('Team key');
       await page.getByLabel('New API key').fill(replaced);
       await page.getByRole('button', { name: 'Save' }).click();
@@ -86,7 +87,13 @@ describe('console: credentials', () => {
       await page.getByRole('dialog').getByRole('button', { name: 'Delete credential' }).click();
       await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/is named by project .*: set their credentialId to another credential or null first/);
       expect(await page.getByRole('row', { name: /Team key/ }).count()).toBe(1);
+      // Named by none, the project uses its provider's default: this one (the first), still refused.
       await server.call('PATCH', `/api/v1/projects/${project.body.project.id}`, { body: { credentialId: null } });
+      await page.getByRole('button', { name: 'Delete Team key' }).click();
+      await page.getByRole('dialog').getByText('It is the default for openai').waitFor();
+      await page.getByRole('dialog').getByRole('button', { name: 'Delete credential' }).click();
+      await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/is the default openai credential, used by project .* \(they name no credential\)/);
+      await server.call('DELETE', `/api/v1/projects/${project.body.project.id}`);
       await page.getByRole('button', { name: 'Delete Team key' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Delete credential' }).click();
       await page.getByText('No credentials yet').waitFor();
@@ -94,6 +101,80 @@ describe('console: credentials', () => {
       expectCleanConsole(problems);
     } finally {
       await context.close();
+    }
+  });
+});
+
+describe('console: testing credentials and the default', () => {
+  it('tests a credential (ok, the provider refusing the key), moves the default, and edits the base URL (a refused address at the field)', async () => {
+    const right = 'sk-console-right-key-0123AAAA';
+    const wrong = 'sk-console-wrong-key-4567BBBB';
+    const fake = await startFakeChatServer({ apiKey: right });
+    const { context, page, problems } = await openPage(browser);
+    try {
+      await signIn(page, server);
+      await go(page, '#/credentials', 'Credentials');
+      const add = async (name: string, key: string) => {
+        await page.getByRole('button', { name: 'New credential' }).click();
+        await page.getByLabel('Name', { exact: true }).fill(name);
+        await page.getByLabel('API key').fill(key);
+        await page.getByLabel('Base URL').fill(fake.url);
+        await page.getByRole('button', { name: 'Add credential' }).click();
+        await page.getByRole('row', { name: new RegExp(name) }).waitFor();
+      };
+      await add('Fake upstream', right);
+      const first = page.getByRole('row', { name: /Fake upstream/ });
+      // The first credential of a provider is its default.
+      await first.getByText('Default', { exact: true }).waitFor();
+      await first.getByText('Not tested').waitFor();
+
+      await page.getByRole('button', { name: 'Test Fake upstream' }).click();
+      await first.getByText('Works: 3 models listed').waitFor();
+
+      // A wrong key: the provider's 401 and its message, never the key.
+      await page.getByRole('button', { name: 'Edit Fake upstream' }).click();
+      await page.getByLabel('New API key').fill(wrong);
+      await page.getByRole('button', { name: 'Save' }).click();
+      await first.getByText('…BBBB').waitFor();
+      await page.getByRole('button', { name: 'Test Fake upstream' }).click();
+      await first.getByText(/^Failed: Model provider openai \(.*\) refused the credentials \(HTTP 401\): Incorrect API key provided/).waitFor();
+      expect(await everything(page)).not.toContain(wrong);
+      expect((await server.call('GET', '/api/v1/credentials')).body.credentials[0]).toMatchObject({ name: 'Fake upstream', isValid: false });
+      await expectAccessible(page, 'credentials (tested)');
+
+      // A second one does not take the default over; Make default moves it.
+      await add('Second upstream', right);
+      const second = page.getByRole('row', { name: /Second upstream/ });
+      await page.getByRole('button', { name: 'Make default Second upstream' }).waitFor();
+      expect(await second.getByText('Default', { exact: true }).count()).toBe(0);
+      await page.getByRole('button', { name: 'Make default Second upstream' }).click();
+      await second.getByText('Default', { exact: true }).waitFor();
+      await page.getByRole('button', { name: 'Make default Fake upstream' }).waitFor();
+      expect(await first.getByText('Default', { exact: true }).count()).toBe(0);
+      expect(await page.getByRole('button', { name: 'Make default Second upstream' }).count()).toBe(0);
+      const defaults = (await server.call('GET', '/api/v1/credentials')).body.credentials.filter((c: { default: boolean }) => c.default);
+      expect(defaults.map((c: { name: string }) => c.name)).toEqual(['Second upstream']);
+
+      // The base URL is editable: an address the outbound policy refuses is named at the field.
+      await page.getByRole('button', { name: 'Edit Second upstream' }).click();
+      await page.getByLabel('Base URL').fill('http://192.168.1.20:8000/v1');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await expect
+        .poll(() => page.locator('#credential-baseUrl-error').textContent())
+        .toBe('data.baseUrl: Refused to connect to 192.168.1.20: private address; allow it with --allow-host');
+      await page.getByLabel('Base URL').fill(`${fake.origin}/v1/`);
+      await page.getByRole('button', { name: 'Save' }).click();
+      await second.getByText(`${fake.origin}/v1/`).waitFor();
+      // Emptied: the provider's default address.
+      await page.getByRole('button', { name: 'Edit Second upstream' }).click();
+      await page.getByLabel('Base URL').fill('');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await second.getByText("provider's default").waitFor();
+      expectCleanConsole(problems);
+    } finally {
+      await context.close();
+      for (const c of (await server.call('GET', '/api/v1/credentials')).body.credentials) await server.call('DELETE', `/api/v1/credentials/${c.id}`);
+      await fake.close();
     }
   });
 });

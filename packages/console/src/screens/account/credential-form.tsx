@@ -8,7 +8,9 @@ export type Credential = ResultOf<'/api/v1/credentials', 'get'>['credentials'][n
 type Provider = BodyOf<'/api/v1/credentials', 'post'>['provider'];
 
 const PROVIDERS: readonly Provider[] = ['openai', 'ollama'];
-const FIELDS = ['name', 'provider', 'apiKey', 'baseUrl', 'proxy', 'isValid'] as const;
+const FIELDS = ['name', 'provider', 'apiKey', 'baseUrl', 'proxy', 'default'] as const;
+/** The outbound policy's refusal ends "...; allow it with --allow-host": that part is about the address too. */
+const POLICY_HINT = { 'allow it with --allow-host': 'baseUrl' };
 const DEFAULT_ADDRESS: Record<Provider, string> = {
   openai: "Empty: the server's OPENAI_BASE_URL, else https://api.openai.com/v1.",
   ollama: "Empty: the server's OLLAMA_HOST, else http://127.0.0.1:11434.",
@@ -17,9 +19,11 @@ const DEFAULT_ADDRESS: Record<Provider, string> = {
 /**
  * Add a credential (`credential` null) or change one. The key is typed into a password field,
  * sent once and then dropped from the form: the console never shows it back (the service
- * answers only its last four characters). Provider and base URL are fixed once created (the
- * API changes name, key, proxy and validity only). The service's 400 message for a field is
- * shown next to that field.
+ * answers only its last four characters). The provider is fixed once created. The base URL is
+ * shown as the service answers it (user:password and query values masked): it is sent only when
+ * changed, and emptying it sends null (the provider's default address). The service checks an
+ * address against the server's outbound policy; its 400 message for a field is shown next to
+ * that field.
  */
 export function CredentialForm({ credential, onDone }: { credential: Credential | null; onDone: (saved: boolean) => void }) {
   const api = useApi();
@@ -29,12 +33,13 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
     apiKey: '',
     baseUrl: credential?.baseUrl ?? '',
     proxy: credential?.proxy ?? false,
-    invalid: credential?.isValid === false,
+    // New: ticked makes it the default; unticked leaves the default where it is (the first credential of a provider is its default anyway).
+    isDefault: credential?.default ?? false,
   });
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
   const set = (name: 'name' | 'provider' | 'apiKey' | 'baseUrl') => (e: Event) => setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).value });
-  const check = (name: 'proxy' | 'invalid') => (e: Event) => setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).checked });
+  const check = (name: 'proxy' | 'isDefault') => (e: Event) => setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).checked });
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -44,9 +49,10 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
       if (credential) {
         const data: BodyOf<'/api/v1/credentials/{id}', 'patch'>['data'] = { name: values.name, proxy: values.proxy };
         if (values.apiKey) data.apiKey = values.apiKey;
-        // Unticking "not valid" clears the mark; otherwise an unknown validity stays unknown.
-        if (values.invalid) data.isValid = false;
-        else if (credential.isValid === false) data.isValid = true;
+        // The masked address as shown means "unchanged"; empty means the provider's default.
+        const baseUrl = values.baseUrl.trim();
+        if (baseUrl !== (credential.baseUrl ?? '')) data.baseUrl = baseUrl === '' ? null : baseUrl;
+        if (values.isDefault !== credential.default) data.default = values.isDefault;
         await api.call('patch', '/api/v1/credentials/{id}', { params: { id: credential.id }, body: { data } });
       } else {
         await api.call('post', '/api/v1/credentials', {
@@ -56,12 +62,14 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
             apiKey: values.apiKey,
             ...(values.baseUrl.trim() ? { baseUrl: values.baseUrl.trim() } : {}),
             proxy: values.proxy,
+            ...(values.isDefault ? { default: true } : {}),
           },
         });
       }
       onDone(true);
     } catch (err) {
-      setErrors(err instanceof ApiError && err.status === 400 ? fieldErrors(err.message, FIELDS) : { form: messageOf(err) });
+      // 400: a field is wrong, or the outbound policy refuses the address; 503: its host name does not resolve.
+      setErrors(err instanceof ApiError && (err.status === 400 || err.status === 503) ? fieldErrors(err.message, FIELDS, POLICY_HINT) : { form: messageOf(err) });
     } finally {
       setBusy(false);
     }
@@ -90,19 +98,25 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
           { type: 'password', autocomplete: 'new-password', spellcheck: false, required: credential === null },
           credential ? `Empty keeps the current key (ending in ${credential.apiKeyLast4}).` : 'Stored encrypted; only its last four characters are ever shown.',
         )}
-        {field('baseUrl', 'Base URL', { type: 'url', placeholder: 'https://…', disabled: credential !== null }, credential ? 'Fixed once created.' : DEFAULT_ADDRESS[values.provider])}
+        {field(
+          'baseUrl',
+          'Base URL',
+          { type: 'url', placeholder: 'https://…' },
+          credential?.baseUrl?.includes('****') ? `Shown masked: leave it as it is to keep it. ${DEFAULT_ADDRESS[values.provider]}` : DEFAULT_ADDRESS[values.provider],
+        )}
       </div>
       <div class="checks">
         <label>
           <input type="checkbox" class="checkbox" checked={values.proxy} onChange={check('proxy')} /> Send this provider's calls through the server's HTTPS_PROXY / HTTP_PROXY
         </label>
-        {credential ? (
-          <label>
-            <input type="checkbox" class="checkbox" checked={values.invalid} onChange={check('invalid')} /> Marked not valid (projects that name no credential skip it)
-          </label>
-        ) : null}
+        <label>
+          <input type="checkbox" class="checkbox" checked={values.isDefault} onChange={check('isDefault')} /> Default for {values.provider}: projects that name no credential use
+          it
+          {credential?.default && !values.isDefault ? " (unticked: they use the server's settings instead)" : ''}
+          {!credential ? ' (the first credential of a provider is its default anyway)' : ''}
+        </label>
       </div>
-      <ErrorNote message={[errors.proxy, errors.isValid, errors.form].filter(Boolean).join('; ')} />
+      <ErrorNote message={[errors.proxy, errors.default, errors.form].filter(Boolean).join('; ')} />
       <div class="actions">
         <button type="button" onClick={() => onDone(false)}>
           Cancel

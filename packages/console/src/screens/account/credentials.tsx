@@ -1,11 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
-import { type Api, messageOf } from '../../api/client';
+import { type Api, messageOf, type ResultOf } from '../../api/client';
 import { useApi } from '../../app';
 import { formatTime } from '../../components/format';
 import { ListTable, RowAction } from '../../components/list-table';
 import { ConfirmDialog, Empty, ErrorNote } from '../../components/ui';
 import { projectHref } from '../../router';
 import { type Credential, CredentialForm } from './credential-form';
+
+type TestOutcome = ResultOf<'/api/v1/credentials/{id}/test', 'post'>;
 
 interface NamingProject {
   readonly id: string;
@@ -32,11 +34,27 @@ async function projectsByCredential(api: Api, signal: AbortSignal): Promise<{ by
   return { byCredential, complete: false };
 }
 
+/** What the Status cell says: this session's test outcome, else the recorded validity. */
+function Status({ credential, testing, outcome }: { credential: Credential; testing: boolean; outcome: TestOutcome | undefined }) {
+  if (testing) return <span class="muted">Testing…</span>;
+  if (outcome) {
+    return outcome.ok ? (
+      <span class="ok">Works: {outcome.message.replace(/^The provider answered: /, '')}</span>
+    ) : (
+      <span class="error">Failed: {outcome.message}</span>
+    );
+  }
+  if (credential.isValid === true) return <span class="ok">Worked when last tested</span>;
+  if (credential.isValid === false) return <span class="error">Failed when last tested</span>;
+  return <span class="muted">Not tested</span>;
+}
+
 /**
  * The caller's model provider credentials: provider, name, base URL (masked by the service)
- * and the key's last four characters only; add, edit, delete with confirmation. Which projects
- * name a credential is shown from the project list; the service refuses (409) to delete one that
- * a project names, and that message is shown as it words it.
+ * and the key's last four characters only; add, edit, test, make default, delete with
+ * confirmation. A project that names no credential uses its provider's default (marked here);
+ * which projects name a credential is shown from the project list. The service refuses (409) to
+ * delete one that projects use, and that message is shown as it words it.
  */
 export function CredentialsScreen() {
   const api = useApi();
@@ -45,6 +63,8 @@ export function CredentialsScreen() {
   const [error, setError] = useState<string | null>(null);
   const [editing, setEditing] = useState<Credential | 'new' | null>(null);
   const [deleting, setDeleting] = useState<Credential | null>(null);
+  const [testing, setTesting] = useState<ReadonlySet<string>>(new Set());
+  const [outcomes, setOutcomes] = useState<ReadonlyMap<string, TestOutcome>>(new Map());
   const [reload, setReload] = useState(0);
 
   useEffect(() => {
@@ -70,6 +90,32 @@ export function CredentialsScreen() {
       setError(messageOf(e));
     }
   };
+  const test = async (credential: Credential) => {
+    setTesting((now) => new Set(now).add(credential.id));
+    try {
+      const outcome = await api.call('post', '/api/v1/credentials/{id}/test', { params: { id: credential.id } });
+      setOutcomes((now) => new Map(now).set(credential.id, outcome));
+      setCredentials((now) => now && now.map((c) => (c.id === credential.id ? outcome.credential : c)));
+      setError(null);
+    } catch (e) {
+      setError(messageOf(e));
+    } finally {
+      setTesting((now) => {
+        const next = new Set(now);
+        next.delete(credential.id);
+        return next;
+      });
+    }
+  };
+  const makeDefault = async (credential: Credential) => {
+    try {
+      await api.call('patch', '/api/v1/credentials/{id}', { params: { id: credential.id }, body: { data: { default: true } } });
+      setError(null);
+      setReload((n) => n + 1);
+    } catch (e) {
+      setError(messageOf(e));
+    }
+  };
   const naming = (id: string) => usage?.byCredential.get(id) ?? [];
 
   return (
@@ -81,8 +127,9 @@ export function CredentialsScreen() {
         </button>
       </div>
       <p class="muted">
-        A project's model calls use the credential the project names; a project that names none uses your newest credential of its provider not marked invalid, else the
-        server's own settings (OPENAI_API_KEY, OLLAMA_HOST). A project's page shows where its calls go.
+        A project's model calls use the credential the project names; a project that names none uses the default credential of its provider (the first one you add, until you
+        make another the default), else the server's own settings (OPENAI_API_KEY, OLLAMA_HOST). Adding a credential never moves a project. A project's page shows where its
+        calls go.
       </p>
       {editing ? (
         <CredentialForm
@@ -98,12 +145,17 @@ export function CredentialsScreen() {
         <Empty title="No credentials yet">Add the API key (and address) of an OpenAI-compatible server or an Ollama host with New credential; projects of that provider then use it.</Empty>
       ) : null}
       {credentials && credentials.length > 0 ? (
-        <ListTable caption="Credentials, newest first" columns={['Name', 'Provider', 'Base URL', 'Key', 'Named by', 'Created']}>
+        <ListTable caption="Credentials, newest first" columns={['Name', 'Provider', 'Base URL', 'Key', 'Status', 'Named by', 'Created']}>
           {credentials.map((c) => (
             <tr key={c.id}>
               <td>
                 {c.name}
-                {c.isValid === false ? <div class="muted">marked not valid</div> : null}
+                {c.default ? (
+                  <div>
+                    <span class="status completed">Default</span>
+                    <span class="visually-hidden"> for {c.provider}</span>
+                  </div>
+                ) : null}
                 {c.proxy ? <div class="muted">through the proxy</div> : null}
               </td>
               <td>{c.provider}</td>
@@ -111,6 +163,9 @@ export function CredentialsScreen() {
               <td>
                 <span class="visually-hidden">ends in </span>
                 <code>…{c.apiKeyLast4}</code>
+              </td>
+              <td aria-live="polite">
+                <Status credential={c} testing={testing.has(c.id)} outcome={outcomes.get(c.id)} />
               </td>
               <td>
                 {naming(c.id).length === 0 ? (
@@ -127,6 +182,10 @@ export function CredentialsScreen() {
               </td>
               <td>{formatTime(c.createdAt)}</td>
               <td class="actions">
+                <button type="button" aria-label={`Test ${c.name}`} disabled={testing.has(c.id)} onClick={() => test(c)}>
+                  Test
+                </button>
+                {c.default ? null : <RowAction action="Make default" target={c.name} onClick={() => makeDefault(c)} />}
                 <RowAction action="Edit" target={c.name} onClick={() => setEditing(c)} />
                 <RowAction action="Delete" target={c.name} danger onClick={() => setDeleting(c)} />
               </td>
@@ -137,9 +196,14 @@ export function CredentialsScreen() {
       {usage && !usage.complete ? <p class="muted">"Named by" reads your first {MAX_PROJECT_PAGES * 100} projects.</p> : null}
       <ConfirmDialog open={deleting !== null} title="Delete credential?" confirm="Delete credential" onConfirm={remove} onClose={() => setDeleting(null)}>
         <p>
-          Delete <strong>{deleting?.name}</strong> ({deleting?.provider}, key ending in {deleting?.apiKeyLast4})? Projects of this provider that name no credential then use
-          another one, or the server's settings. This cannot be undone.
+          Delete <strong>{deleting?.name}</strong> ({deleting?.provider}, key ending in {deleting?.apiKeyLast4})? This cannot be undone.
         </p>
+        {deleting?.default ? (
+          <p>
+            It is the default for {deleting.provider}: the service keeps it while projects that name no credential use it. Make another credential the default first, or name
+            one on those projects.
+          </p>
+        ) : null}
         {deleting && naming(deleting.id).length > 0 ? (
           <p>
             Named by {naming(deleting.id).map((p) => p.name).join(', ')}: the service keeps it until those projects name another credential or none.
