@@ -95,7 +95,7 @@ export function CredentialsScreen() {
     try {
       const outcome = await api.call('post', '/api/v1/credentials/{id}/test', { params: { id: credential.id } });
       setOutcomes((now) => new Map(now).set(credential.id, outcome));
-      setCredentials((now) => now && now.map((c) => (c.id === credential.id ? outcome.credential : c)));
+      setCredentials((now) => (now ? now.map((c) => (c.id === credential.id ? outcome.credential : c)) : now));
       setError(null);
     } catch (e) {
       setError(messageOf(e));
