@@ -199,8 +199,10 @@ describe('chat streams, settings and MCP servers across instances', () => {
     const credential = await call(a, other, 'POST', '/api/v1/credentials', { name: 'cred', provider: 'openai', apiKey: 'sk-cred-1234', baseUrl: `${cluster.upstream.url}/cred/v1` });
     expect(credential.status).toBe(201);
     expect(await ask('settings 3')).toMatchObject({ instance: 'cred', authorization: 'Bearer sk-cred-1234' });
-    expect((await call(a, other, 'DELETE', `/api/v1/credentials/${credential.body.credential.id}`)).status).toBe(200);
+    // The project uses it as its provider's default: it is not the default any more once A says so.
+    expect((await call(a, other, 'PATCH', `/api/v1/credentials/${credential.body.credential.id}`, { data: { default: false } })).status).toBe(200);
     expect(await ask('settings 4')).toMatchObject({ instance: 'b', authorization: 'Bearer sk-test' });
+    expect((await call(a, other, 'DELETE', `/api/v1/credentials/${credential.body.credential.id}`)).status).toBe(200);
   }, 120_000);
 
 });
