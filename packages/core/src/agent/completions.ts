@@ -122,7 +122,7 @@ export class Agents {
     private readonly o: AgentOptions & {
       readonly storage: StorageAdapter;
       readonly knowledge: KnowledgeBase | undefined;
-      /** The credential of a call: the project's (`credentialId`), else the caller's newest of the provider, else none. */
+      /** The credential of a call: the project's (`credentialId`), else the caller's default of the provider, else none. */
       readonly credential: (caller: Caller, provider: string, credentialId: string | null) => Promise<UsableCredential | undefined>;
       readonly clock: () => Date;
     },
