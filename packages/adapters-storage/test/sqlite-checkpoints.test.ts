@@ -44,6 +44,15 @@ describe('sqlite checkpoints', () => {
     const storage = await sqliteStorage({ path });
     try {
       await withDocument(storage);
+      // The schema and the document are in the WAL at first: the worker moves them into the file
+      // (a fresh file is one page) before the measured commit, so the size taken as "before" is
+      // not grown by that checkpoint later.
+      expect(await until(() => size(path) > 4096, 20 * CHECKPOINT_INTERVAL_MS)).toBe(true);
+      // Settled: unchanged over two of the worker's intervals.
+      for (let settled = -1; settled !== size(path); ) {
+        settled = size(path);
+        await new Promise((r) => setTimeout(r, 2 * CHECKPOINT_INTERVAL_MS));
+      }
       const before = size(path);
       await storage.chunks.replaceForDocument('doc_1', chunks(1));
       // Right after the commit (SQLite's automatic checkpoint would have run inside it and grown
