@@ -31,13 +31,16 @@ export function ollamaBaseURL(host: string = DEFAULT_OLLAMA_HOST): string {
 /**
  * A chat model of an Ollama server through its OpenAI-compatible endpoint
  * (`POST <host>/v1/chat/completions`): `openaiChatModel` with that base URL and provider
- * `ollama`, so streaming, tool calls, usage and the error mapping are the same.
+ * `ollama`, so streaming, tool calls, usage and the error mapping are the same. Ollama's endpoint
+ * ignores `tool_choice`, `parallel_tool_calls` and `strict`: it has none of those capabilities,
+ * so requests that need them are refused rather than answered as if they were honoured.
  */
 export function ollamaChatModel(options: OllamaChatModelOptions = {}): ChatModel {
   return openaiChatModel({
     baseURL: ollamaBaseURL(options.host),
     apiKey: options.apiKey ?? 'ollama',
     provider: options.provider ?? 'ollama',
+    capabilities: {},
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
