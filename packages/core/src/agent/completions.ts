@@ -61,7 +61,7 @@ const splitModel = (value: string): { provider: string; model: string } => {
 
 /** A content's text: the string, or its text (and an assistant's refusal) parts joined. */
 const textOf = (content: CompletionMessage['content']): string =>
-  typeof content === 'string' ? content : (content ?? []).map((p) => (p.type === 'text' ? p.text : p.refusal)).join('');
+  typeof content === 'string' ? content : (content ?? []).map((p) => (p.type === 'text' ? p.text : p.type === 'refusal' ? p.refusal : '')).join('');
 
 /** OpenAI-format request messages to ours (`developer` is a system message). */
 export function toChatMessages(messages: readonly CompletionMessage[]): ChatMessage[] {

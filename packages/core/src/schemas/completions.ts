@@ -21,35 +21,43 @@ const unsupported = (why: string) => z.null({ error: `not supported: ${why}` }).
 /** A member accepted and not used: it cannot change the answer. */
 const unused = <T extends z.ZodType>(schema: T, why: string) => schema.nullable().optional().describe(`Accepted and not used: ${why}`);
 
-const TextPart = z.object(
+/** An object OpenAI defines whose members do not matter here (it is not used). */
+const anyObject = z.record(z.string(), z.unknown());
+
+const TextPart = z.strictObject(
   {
     type: z.literal('text'),
     text,
-    prompt_cache_breakpoint: unused(z.unknown(), "a prompt cache hint for OpenAI's servers"),
+    prompt_cache_breakpoint: unused(anyObject, "a prompt cache hint for OpenAI's servers"),
   },
   unknownMember('a text content part'),
 );
-const RefusalPart = z.object({ type: z.literal('refusal'), refusal: text }, unknownMember('a refusal content part'));
+const RefusalPart = z.strictObject({ type: z.literal('refusal'), refusal: text }, unknownMember('a refusal content part'));
+/** OpenAI's other parts: named in the document, refused with a 400 that says so. */
+const RefusedPart = z
+  .object({ type: z.enum(['image_url', 'input_audio', 'file']) })
+  .superRefine((part, ctx) => {
+    ctx.addIssue({ code: 'custom', path: ['type'], message: `"${part.type}" content parts are not supported: the model is given text only (text parts)` });
+  })
+  .describe('Not supported (400): images, audio and files are not given to the model');
 
-const partError = (allowed: string) => ({
+const partError = {
   error: (issue: { input?: unknown }) => {
     const type = (issue.input as { type?: unknown } | undefined)?.type;
-    return type === undefined
-      ? `a content part needs a "type" (${allowed})`
-      : `${JSON.stringify(type)} content parts are not supported: only ${allowed} (images, audio and files are not given to the model)`;
+    return type === undefined ? 'a content part needs a "type" ("text")' : `${JSON.stringify(type)} content parts are not supported: the model is given text only (text parts)`;
   },
-});
+};
 
 /** OpenAI's content: a string, or text parts (other parts are refused, not dropped). */
-const Content = z.union([text, z.array(z.discriminatedUnion('type', [TextPart], partError('"text" parts'))).max(100)]);
+const Content = z.union([text, z.array(z.discriminatedUnion('type', [TextPart, RefusedPart], partError)).max(100)]);
 /** An assistant's content may hold its refusal too (as OpenAI answered it). */
-const AssistantContent = z.union([text, z.array(z.discriminatedUnion('type', [TextPart, RefusalPart], partError('"text" and "refusal" parts'))).max(100)]);
+const AssistantContent = z.union([text, z.array(z.discriminatedUnion('type', [TextPart, RefusalPart, RefusedPart], partError)).max(100)]);
 
-const ToolCallIn = z.object(
+const ToolCallIn = z.strictObject(
   {
     id: z.string().min(1).max(200),
     type: z.literal('function', { error: 'only function tool calls are supported' }).optional(),
-    function: z.object({ name: z.string().min(1).max(200), arguments: sizedText(1_000_000) }, unknownMember('a function call')),
+    function: z.strictObject({ name: z.string().min(1).max(200), arguments: sizedText(1_000_000) }, unknownMember('a function call')),
   },
   unknownMember('a tool call'),
 );
@@ -59,10 +67,10 @@ const noName = unsupported('participant names are not passed to the model');
 export const CompletionMessage = z.discriminatedUnion(
   'role',
   [
-    z.object({ role: z.literal('system'), content: Content, name: noName }, unknownMember('a system message')),
-    z.object({ role: z.literal('developer'), content: Content, name: noName }, unknownMember('a developer message')),
-    z.object({ role: z.literal('user'), content: Content, name: noName }, unknownMember('a user message')),
-    z.object(
+    z.strictObject({ role: z.literal('system'), content: Content, name: noName }, unknownMember('a system message')),
+    z.strictObject({ role: z.literal('developer'), content: Content, name: noName }, unknownMember('a developer message')),
+    z.strictObject({ role: z.literal('user'), content: Content, name: noName }, unknownMember('a user message')),
+    z.strictObject(
       {
         role: z.literal('assistant'),
         content: AssistantContent.nullable().optional(),
@@ -74,9 +82,9 @@ export const CompletionMessage = z.discriminatedUnion(
       },
       unknownMember('an assistant message'),
     ),
-    z.object({ role: z.literal('tool'), content: Content, tool_call_id: z.string().min(1).max(200) }, unknownMember('a tool message')),
+    z.strictObject({ role: z.literal('tool'), content: Content, tool_call_id: z.string().min(1).max(200) }, unknownMember('a tool message')),
   ],
-  { error: 'role must be system, developer, user, assistant or tool (the deprecated function messages are not supported: use tool)' },
+  { error: 'must be system, developer, user, assistant or tool (the deprecated function messages are not supported: use tool)' },
 );
 export type CompletionMessage = z.input<typeof CompletionMessage>;
 
@@ -84,10 +92,10 @@ export type CompletionMessage = z.input<typeof CompletionMessage>;
 const FunctionName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'letters, digits, _ and - only, 1 to 64 characters');
 
 /** A function the client runs itself (`tools`): offered to the model beside the agent's own tools. */
-export const ClientTool = z.object(
+export const ClientTool = z.strictObject(
   {
     type: z.literal('function', { error: 'only function tools are supported' }),
-    function: z.object(
+    function: z.strictObject(
       {
         name: FunctionName,
         description: sizedText(100_000).optional(),
@@ -102,7 +110,7 @@ export const ClientTool = z.object(
 
 export const ToolChoiceIn = z.union([
   z.enum(['none', 'auto', 'required']),
-  z.object({ type: z.literal('function'), function: z.object({ name: FunctionName }, unknownMember('a named tool choice')) }, unknownMember('a tool choice')),
+  z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: FunctionName }, unknownMember('a named tool choice')) }, unknownMember('a tool choice')),
 ]);
 
 /**
@@ -111,13 +119,13 @@ export const ToolChoiceIn = z.union([
  * a 400.
  */
 export const ChatCompletionRequest = z
-  .object(
+  .strictObject(
     {
       model: z.string().min(1).max(200).optional().describe('A project id (the agent), or a model name of `provider`; default: the service default'),
       messages: z.array(CompletionMessage).min(1, 'at least one message is required').max(1000),
       stream: z.boolean().nullable().optional(),
       stream_options: z
-        .object(
+        .strictObject(
           {
             include_usage: z.boolean().nullable().optional(),
             include_obfuscation: unused(z.boolean(), 'streams carry no obfuscation padding'),
@@ -151,11 +159,11 @@ export const ChatCompletionRequest = z
       logprobs: z.literal(false, { error: 'not supported: answers carry no log probabilities' }).nullable().optional(),
       top_logprobs: unsupported('answers carry no log probabilities'),
       logit_bias: z
-        .object({}, { error: (issue) => (issue.code === 'unrecognized_keys' ? 'not supported: token biases are not passed to the model (token ids differ between models)' : undefined) })
+        .strictObject({}, { error: (issue) => (issue.code === 'unrecognized_keys' ? 'not supported: token biases are not passed to the model (token ids differ between models)' : undefined) })
         .nullable()
         .optional(),
       audio: unsupported('answers are text only'),
-      modalities: z.array(z.literal('text', { error: 'only "text" is supported: answers are text only' })).max(1).nullable().optional(),
+      modalities: z.array(z.literal('text', { error: 'only "text" is supported: answers are text only' })).max(10).nullable().optional(),
       functions: unsupported('the deprecated form of tools: use tools'),
       function_call: unsupported('the deprecated form of tool_choice: use tool_choice'),
       reasoning_effort: unsupported("the model's settings are not taken from the request"),
@@ -168,9 +176,9 @@ export const ChatCompletionRequest = z
       safety_identifier: unused(z.string().max(1000), "an end-user identifier for OpenAI's abuse monitoring"),
       prompt_cache_key: unused(z.string().max(1000), "a prompt cache hint for OpenAI's servers"),
       prompt_cache_retention: unused(z.string().max(100), "a prompt cache hint for OpenAI's servers"),
-      prompt_cache_options: unused(z.unknown(), "a prompt cache hint for OpenAI's servers"),
+      prompt_cache_options: unused(anyObject, "a prompt cache hint for OpenAI's servers"),
       metadata: unused(z.record(z.string().max(64), z.string().max(512)), 'tags of stored completions (none are stored)'),
-      prediction: unused(z.unknown(), 'a latency hint: the answer is the same without it'),
+      prediction: unused(anyObject, 'a latency hint: the answer is the same without it'),
       chatId: z.string().min(1).max(200).optional().describe('Keeps the conversation: earlier messages are sent, the new ones stored'),
       streamId: z.string().min(1).max(200).optional().describe('Also write the events to this stream of the chat (resumable)'),
       provider: z.enum(['openai', 'ollama', 'local']).optional().describe('Provider of `model` when it is not a project'),

@@ -564,7 +564,7 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         const messages = await storage.chats.messages('chat_s');
         expect(messages.map((m) => m.sources)).toEqual([undefined, sources, undefined]);
         expect(messages[1]).toEqual({ chatId: 'chat_s', position: 1, role: 'assistant', content: 'Within 30 days [1].', toolCalls: null, toolCallId: null, sources, createdAt: at(2) });
-        (messages[1]?.sources as { index: number }[])[0] = { index: 7 } as never;
+        (messages[1]?.sources as unknown as { index: number }[])[0] = { index: 7 };
         expect((await storage.chats.messages('chat_s'))[1]?.sources).toEqual(sources);
       });
     });
