@@ -204,7 +204,8 @@ describe('client tools on /v1/chat/completions', () => {
     await refused({ tools: [{ ...weather, function: { ...weather.function, name: 'add' } }] }, `tools.0.function.name: "add" is the name of one of the agent's tools`);
     await refused({ tools: [weather, weather] }, 'tools.1.function.name: duplicate name "get_weather"');
     await refused({ tools: [weather], tool_choice: { type: 'function', function: { name: 'add' } } }, `tool_choice.function.name: "add" is not one of the request's tools`);
-    await refused({ tools: [{ ...weather, function: { ...weather.function, name: 'get weather' } }] }, 'tools.0.function.name: letters, digits, _ and - only');
+    await refused({ tools: [{ ...weather, function: { ...weather.function, name: 'get weather' } }] }, 'tools.0.function.name: must be 1-64 letters, digits, _ or -');
+    await refused({ tools: [{ ...weather, function: { ...weather.function, parameters: { type: 'string' } } }] }, 'tools.0.function.parameters: must describe an object');
     await refused({ messages: [question, { role: 'assistant', content: null, tool_calls: [{ id: 'c9', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] }] }, 'tool call c9 (get_weather) has no result');
     await refused({ messages: [question, { role: 'tool', tool_call_id: 'c9', content: 'x' }] }, 'messages.1.tool_call_id: "c9" answers no tool call');
     // A chat waiting for its client's results does not take a new question instead.

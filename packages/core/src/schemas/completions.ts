@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { sizedText } from './common.js';
+import { ToolName, ToolParameters } from './tools.js';
 
 const text = sizedText(1_000_000);
 
@@ -88,8 +89,6 @@ export const CompletionMessage = z.discriminatedUnion(
 );
 export type CompletionMessage = z.input<typeof CompletionMessage>;
 
-/** OpenAI's rule for function names, which providers enforce. */
-const FunctionName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'letters, digits, _ and - only, 1 to 64 characters');
 
 /** A function the client runs itself (`tools`): offered to the model beside the agent's own tools. */
 export const ClientTool = z.strictObject(
@@ -97,9 +96,9 @@ export const ClientTool = z.strictObject(
     type: z.literal('function', { error: 'only function tools are supported' }),
     function: z.strictObject(
       {
-        name: FunctionName,
+        name: ToolName,
         description: sizedText(100_000).optional(),
-        parameters: z.record(z.string(), z.unknown()).optional().describe('JSON Schema of the arguments object (default: no arguments)'),
+        parameters: ToolParameters.optional().describe('JSON Schema of the arguments object (default: no arguments)'),
         strict: z.boolean().nullable().optional().describe('Ask the model to follow `parameters` exactly, where the provider supports it (else 400)'),
       },
       unknownMember('a function definition'),
@@ -110,7 +109,7 @@ export const ClientTool = z.strictObject(
 
 export const ToolChoiceIn = z.union([
   z.enum(['none', 'auto', 'required']),
-  z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: FunctionName }, unknownMember('a named tool choice')) }, unknownMember('a tool choice')),
+  z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: ToolName }, unknownMember('a named tool choice')) }, unknownMember('a tool choice')),
 ]);
 
 /**
