@@ -13,10 +13,10 @@ const timeouts = { testTimeout: 30_000, hookTimeout: 60_000 };
  * The HTTP suites that run a second time with their servers in PostgreSQL mode (the "postgres"
  * project), chosen for what storage does under them: keys and projects (paging, filters),
  * documents, upload and blobs, search of every type, settings, re-indexing and moving stores,
- * chats, completions and resumable streams, credentials, tools, MCP servers, models, secrets at
- * rest, and every route with a valid call. Left out to keep the run within CI's budget (about
- * +4 minutes on 2 cores): suites whose storage use those cover (providers, completions'
- * project-model form, relevance floor, prototype names), suites about the embedder, the
+ * chats, completions, client tools continuing a chat and resumable streams, credentials, tools,
+ * MCP servers, models, secrets at rest, and every route with a valid call. Left out to keep the
+ * run within CI's budget (about +4 minutes on 2 cores): suites whose storage use those cover
+ * (providers, completions' project-model form, relevance floor, prototype names), suites about the embedder, the
  * outbound policy, body limits, OpenAPI, nesting, hostile input and local models. SQLite-only
  * by nature: data-paths (errors naming the data folder's `files/` and `vectors/`, which PostgreSQL
  * mode does not use), and the key file case of credentials (skipped there: the key comes from
@@ -30,6 +30,7 @@ const POSTGRES_SUITES = [
   'http',
   'chats',
   'completions',
+  'client-tools',
   'credentials',
   'credential-precedence',
   'knowledge',

@@ -36,8 +36,10 @@ export function ollamaBaseURL(host: string = DEFAULT_OLLAMA_HOST): string {
 /**
  * A chat model of an Ollama server through its OpenAI-compatible endpoint
  * (`POST <host>/v1/chat/completions`): `openaiChatModel` with that base URL and provider
- * `ollama`, so streaming, tool calls, usage and the error mapping are the same. `listModels`
- * reads Ollama's own `GET <host>/api/tags` (the installed models).
+ * `ollama`, so streaming, tool calls, usage and the error mapping are the same. Ollama's endpoint
+ * ignores `tool_choice`, `parallel_tool_calls` and `strict`: it has none of those capabilities,
+ * so requests that need them are refused rather than answered as if they were honoured.
+ * `listModels` reads Ollama's own `GET <host>/api/tags` (the installed models).
  */
 export function ollamaChatModel(options: OllamaChatModelOptions = {}): ChatModel {
   const tags = { path: `${ollamaRoot(options.host ?? DEFAULT_OLLAMA_HOST)}/api/tags`, names: (body: unknown) => namesOf(body, 'models', 'name') };
@@ -45,6 +47,7 @@ export function ollamaChatModel(options: OllamaChatModelOptions = {}): ChatModel
     baseURL: ollamaBaseURL(options.host),
     apiKey: options.apiKey ?? 'ollama',
     provider: options.provider ?? 'ollama',
+    capabilities: {},
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),

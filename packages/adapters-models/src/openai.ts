@@ -2,6 +2,7 @@ import {
   type ChatEvent,
   type ChatMessage,
   type ChatModel,
+  type ChatModelCapabilities,
   type ChatRequest,
   displayUrl,
   type FinishReason,
@@ -9,6 +10,7 @@ import {
   isUnresolvedHost,
   PlatformError,
   type ToolCall,
+  type ToolChoice,
   type ToolDefinition,
   type Usage,
   unreachableAs,
@@ -51,7 +53,16 @@ export interface OpenAIChatModelOptions {
    * want `max_completion_tokens`, which many compatible servers ignore or reject.
    */
   readonly maxTokensField?: 'max_tokens' | 'max_completion_tokens';
+  /**
+   * What the server honours of OpenAI's tool settings (`tool_choice`, `parallel_tool_calls`,
+   * `strict`): requests that ask for one it lacks are refused before they are sent, instead of
+   * being ignored by the server. Default: all of them, as OpenAI's API does.
+   */
+  readonly capabilities?: ChatModelCapabilities;
 }
+
+/** OpenAI's API honours every tool setting. */
+const OPENAI_CAPABILITIES: ChatModelCapabilities = { toolChoice: true, parallelToolCalls: true, strictTools: true };
 
 
 function toOpenAIMessage(message: ChatMessage): OpenAIMessage {
@@ -77,8 +88,17 @@ function toOpenAIMessage(message: ChatMessage): OpenAIMessage {
 function toOpenAITool(tool: ToolDefinition): OpenAITool {
   return {
     type: 'function',
-    function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.parameters },
+    function: {
+      name: tool.name,
+      ...(tool.description ? { description: tool.description } : {}),
+      parameters: tool.parameters,
+      ...(tool.strict !== undefined ? { strict: tool.strict } : {}),
+    },
   };
+}
+
+function toOpenAIToolChoice(choice: ToolChoice): OpenAI.Chat.Completions.ChatCompletionToolChoiceOption {
+  return typeof choice === 'object' ? { type: 'function', function: { name: choice.name } } : choice;
 }
 
 /**
@@ -251,8 +271,15 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
       stream_options: { include_usage: true },
       // OpenAI rejects an empty `tools` list.
       ...(request.tools && request.tools.length > 0 ? { tools: request.tools.map(toOpenAITool) } : {}),
+      ...(request.tools && request.tools.length > 0 && request.toolChoice ? { tool_choice: toOpenAIToolChoice(request.toolChoice) } : {}),
+      ...(request.tools && request.tools.length > 0 && request.parallelToolCalls !== undefined ? { parallel_tool_calls: request.parallelToolCalls } : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.maxTokens !== undefined ? { [maxTokensField]: request.maxTokens } : {}),
+      ...(request.topP !== undefined ? { top_p: request.topP } : {}),
+      ...(request.frequencyPenalty !== undefined ? { frequency_penalty: request.frequencyPenalty } : {}),
+      ...(request.presencePenalty !== undefined ? { presence_penalty: request.presencePenalty } : {}),
+      ...(request.seed !== undefined ? { seed: request.seed } : {}),
+      ...(request.stop !== undefined ? { stop: [...request.stop] } : {}),
     };
 
     // One controller for the call: the caller's signal and the stall timer both abort it.
@@ -385,6 +412,7 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
 
   return {
     provider,
+    capabilities: { ...(options.capabilities ?? OPENAI_CAPABILITIES) },
     stream: (request) => stream(request),
     listModels,
   };

@@ -24,6 +24,8 @@ describe('ollamaChatModel', () => {
   it('calls /v1/chat/completions on the given host, with provider ollama and the placeholder key', async () => {
     const model = ollamaChatModel({ host: ollama.origin });
     expect(model.provider).toBe('ollama');
+    // Ollama's endpoint ignores tool_choice, parallel_tool_calls and strict: none is claimed.
+    expect(model.capabilities).toEqual({});
     const result = await collectChat(model.stream({ model: 'qwen2.5:0.5b', messages: [{ role: 'user', content: 'Hi Ollama' }] }));
     expect(result.content).toBe('You said: Hi Ollama');
     const sent = ollama.lastRequest();

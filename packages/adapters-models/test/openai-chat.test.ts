@@ -127,6 +127,36 @@ describe('openaiChatModel', () => {
     expect(fake.lastRequest()?.body).not.toHaveProperty('max_tokens');
   });
 
+  it('sends tool_choice, parallel_tool_calls, strict and the sampling settings as OpenAI names them, and says it honours them', async () => {
+    const m = model();
+    expect(m.capabilities).toEqual({ toolChoice: true, parallelToolCalls: true, strictTools: true });
+    const tools = [{ name: 'lookup', description: 'Looks a word up', parameters: { type: 'object', properties: { word: { type: 'string' } } }, strict: true }];
+    fake.script({ toolCalls: [{ name: 'lookup', arguments: { word: 'cat' } }] });
+    const result = await collectChat(
+      m.stream(ask('Define cat', { tools, toolChoice: { name: 'lookup' }, parallelToolCalls: false, topP: 0.5, frequencyPenalty: 0.25, presencePenalty: -0.5, seed: 42, stop: ['END', '###'] })),
+    );
+    expect(result.toolCalls).toMatchObject([{ name: 'lookup', arguments: '{"word":"cat"}' }]);
+    expect(fake.lastRequest()?.status).toBe(200);
+    expect(fake.lastRequest()?.body).toMatchObject({
+      tools: [{ type: 'function', function: { name: 'lookup', strict: true } }],
+      tool_choice: { type: 'function', function: { name: 'lookup' } },
+      parallel_tool_calls: false,
+      top_p: 0.5,
+      frequency_penalty: 0.25,
+      presence_penalty: -0.5,
+      seed: 42,
+      stop: ['END', '###'],
+    });
+    await collectChat(m.stream(ask('hi', { tools, toolChoice: 'required' })));
+    expect(fake.lastRequest()?.body).toMatchObject({ tool_choice: 'required' });
+    // Without tools there is nothing to choose among: OpenAI refuses tool_choice and parallel_tool_calls alone.
+    await collectChat(m.stream(ask('hi', { toolChoice: 'required', parallelToolCalls: false })));
+    expect(fake.lastRequest()?.status).toBe(200);
+    expect(Object.keys(fake.lastRequest()?.body ?? {})).toEqual(['model', 'messages', 'stream', 'stream_options']);
+    // A server that lacks them says so, through the option (Ollama's model sets it).
+    expect(openaiChatModel({ baseURL: fake.url, capabilities: { toolChoice: true } }).capabilities).toEqual({ toolChoice: true });
+  });
+
   it('assembles tool calls streamed in fragments (arguments split across chunks)', async () => {
     const args = { city: 'Zürich', days: 3, units: 'metric', note: 'a "quoted" text, with commas' };
     fake.script({ toolCalls: [{ name: 'forecast', arguments: args, id: 'call_A' }, { name: 'alerts', arguments: '{"region":"CH"}' }] });

@@ -65,7 +65,60 @@ describe('console: chat', () => {
       await chats.getByRole('button', { name: 'New chat' }).click();
       await page.getByText('Ask the agent').waitFor();
       await chats.getByRole('button', { name: 'How long do I have to ask for a refund?' }).click();
-      await expect.poll(() => page.locator('.turn').allTextContents(), { timeout: 10_000 }).toEqual(['You:How long do I have to ask for a refund?', 'Agent:You can ask for a refund within 30 days of purchase [1].']);
+      // With its sources, as the live answer had them.
+      await expect
+        .poll(() => page.locator('.turn').allTextContents(), { timeout: 10_000 })
+        .toEqual(['You:How long do I have to ask for a refund?', 'Agent:You can ask for a refund within 30 days of purchase [1].[1] refunds.md']);
+      expectCleanConsole(problems);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
+  it('a reopened chat shows its citations as links with the source list; a source whose chunk is gone shows the words kept', async () => {
+    const added = await server.call('POST', '/api/knowledge/documents', {
+      body: { projectId, fileName: 'warranty.md', fileType: 'md', sourceType: 'upload', content: '# Warranty\n\nEvery kettle has a warranty of two years from the day it is delivered.' },
+    });
+    expect(await server.indexed(added.body.documentId)).toMatchObject({ status: 'completed' });
+    const question = { role: 'user', content: 'What warranty does a kettle have?' };
+    // The number the warranty gets among the sources (the same search gives the same numbers).
+    const probe = await server.call('POST', '/api/v1/chat/completions', { body: { model: projectId, messages: [question] } });
+    const n = (probe.body.sources as { index: number; fileName: string }[]).find((s) => s.fileName === 'warranty.md')?.index;
+    expect(n).toBeGreaterThan(0);
+    const chat = (await server.call('POST', '/api/chats', { body: { projectId, name: 'Kettle warranty' } })).body.chat;
+    server.upstream.script({ text: `Two years [${n}].` });
+    const asked = await server.call('POST', '/api/v1/chat/completions', { body: { model: projectId, chatId: chat.id, messages: [question] } });
+    const sources = asked.body.sources as { index: number; fileName: string; excerpt: string }[];
+    const warranty = sources.find((s) => s.index === n);
+    expect(warranty).toMatchObject({ fileName: 'warranty.md', excerpt: '# Warranty Every kettle has a warranty of two years from the day it is delivered.' });
+
+    const { context, page, problems } = await openPage(browser);
+    try {
+      // Opened from the list after the page loaded: the answer comes from the stored messages only.
+      await openChat(page);
+      const reopen = async () => {
+        await page.getByRole('navigation', { name: 'Chats' }).getByRole('button', { name: 'Kettle warranty' }).click();
+        await expect.poll(() => answer(page).locator('.text').textContent(), { timeout: 10_000 }).toBe(`Two years [${n}].`);
+      };
+      await reopen();
+      // [n] is a link to its source, and the source list is there, as on a live answer.
+      const cite = answer(page).locator('.text').getByRole('button', { name: `Source ${n}: warranty.md` });
+      expect(await cite.textContent()).toBe(`[${n}]`);
+      expect(await answer(page).getByRole('list', { name: 'Sources' }).getByRole('button').allTextContents()).toEqual(sources.map((s) => `[${s.index}] ${s.fileName}`));
+      await cite.click();
+      const panel = page.getByRole('complementary');
+      await expect.poll(() => panel.locator('.chunk').textContent(), { timeout: 10_000 }).toContain('Every kettle has a warranty of two years');
+      expect(await panel.locator('mark').allTextContents()).toContain('warranty');
+      await expectAccessible(page, 'chat (reopened)');
+
+      // The document is deleted: its chunk is gone; the answer still shows the words it kept.
+      expect((await server.call('DELETE', `/api/knowledge/documents/${added.body.documentId}`)).status).toBe(200);
+      await page.reload();
+      await page.getByRole('heading', { name: 'Chats' }).waitFor();
+      await reopen();
+      await answer(page).locator('.text').getByRole('button', { name: `Source ${n}: warranty.md` }).click();
+      await expect.poll(() => panel.textContent(), { timeout: 10_000 }).toContain('no longer in the knowledge base');
+      expect(await panel.locator('.excerpt').textContent()).toBe(warranty?.excerpt);
       expectCleanConsole(problems);
     } finally {
       await context.close();

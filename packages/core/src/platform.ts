@@ -1,4 +1,4 @@
-import { type AgentOptions, Agents, completionChunks, completionResponse } from './agent/completions.js';
+import { type AgentOptions, Agents, collectCompletion, completionChunks, completionResponse } from './agent/completions.js';
 import { getModel, listModels } from './agent/models.js';
 import { createMemoryNotifier, type Notifier } from './notify/notifier.js';
 import type { StreamEvent, StreamHubOptions } from './agent/streams.js';
@@ -656,13 +656,7 @@ export class AgentPlatform {
     try {
       plan = await this.#agents.plan(
         caller,
-        {
-          model: body.model,
-          messages: body.messages,
-          provider: body.provider,
-          temperature: body.temperature,
-          maxTokens: body.max_completion_tokens ?? body.max_tokens,
-        },
+        { ...body, maxTokens: body.max_completion_tokens ?? body.max_tokens },
         { project, chat },
         writer ? undefined : options.signal,
       );
@@ -705,26 +699,7 @@ export class AgentPlatform {
       })();
       return { stream: true, chunks };
     }
-    let content = '';
-    let finishReason: 'stop' | 'length' | 'tool_calls' = 'stop';
-    let first: ChatCompletionChunk | undefined;
-    let usage: ChatCompletionChunk['usage'];
-    for await (const chunk of recorded()) {
-      first ??= chunk;
-      content += chunk.choices[0]?.delta.content ?? '';
-      finishReason = chunk.choices[0]?.finish_reason ?? finishReason;
-      usage = chunk.usage ?? usage;
-    }
-    const response: ChatCompletionResponse = {
-      id: plan.id,
-      object: 'chat.completion',
-      created: plan.created,
-      model: plan.responseModel,
-      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: finishReason }],
-      usage: usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-      sources: first?.sources ?? [],
-      chatId,
-    };
+    const response = await collectCompletion(recorded());
     return { stream: false, body: options.form === 'ai' ? { success: true, ...response } : response };
   }
 
@@ -1019,6 +994,7 @@ export class AgentPlatform {
         content: m.content,
         ...(m.toolCalls ? { toolCalls: m.toolCalls.map((c) => ({ ...c })) } : {}),
         ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}),
+        ...(m.sources?.length ? { sources: m.sources.map((source) => ({ ...source })) } : {}),
         createdAt: m.createdAt.toISOString(),
       })),
     };

@@ -38,8 +38,24 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   if (tooLarge.length > 0) {
     throw new PlatformError('payload_too_large', describe(tooLarge), { issues: tooLarge });
   }
-  const issues: ValidationIssue[] = result.error.issues.map((issue) => ({ path: plainPath(issue.path), code: issue.code, message: issue.message }));
+  const issues = explained(result.error.issues, []);
   throw PlatformError.invalid(describe(issues), issues);
+}
+
+/**
+ * The issues as callers read them. A union whose one member has the value's type (a string or
+ * an array of parts, say) reports that member's own issues (`content.1.type: ...`) instead of
+ * zod's bare "Invalid input", which names no member.
+ */
+function explained(issues: readonly z.core.$ZodIssue[], base: readonly (string | number)[]): ValidationIssue[] {
+  return issues.flatMap((issue) => {
+    const path = [...base, ...plainPath(issue.path)];
+    if (issue.code === 'invalid_union') {
+      const typed = issue.errors.filter((branch) => !branch.some((i) => i.code === 'invalid_type' && i.path.length === 0));
+      if (typed.length === 1) return explained(typed[0] as z.core.$ZodIssue[], path);
+    }
+    return [{ path, code: issue.code, message: issue.message }];
+  });
 }
 
 const describe = (issues: readonly ValidationIssue[]) => issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join('; ');

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatEvent, ChatModel, ChatRequest } from '../src/agent/chat-model.js';
-import { type AgentEvent, runAgentTurn, systemContext } from '../src/agent/loop.js';
+import { type AgentEvent, EXCERPT_CHARS, excerptOf, runAgentTurn, systemContext } from '../src/agent/loop.js';
+import { checkToolResults, newToChat } from '../src/agent/tool-results.js';
 import type { AgentTool } from '../src/agent/tools.js';
 
 /** A model that answers from a script, one reply per call, and records what it was sent. */
@@ -108,6 +109,75 @@ describe('runAgentTurn', () => {
     expect(events.at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
   });
 
+  const lookup = { name: 'lookup', description: "Looks a word up in the client's dictionary", parameters: { type: 'object', properties: { word: { type: 'string' } } } };
+  type Finish = Extract<AgentEvent, { type: 'finish' }>;
+
+  it("offers the client's functions beside the agent's tools and ends the turn with the client's calls", async () => {
+    const model = scriptedModel([
+      [{ type: 'text', delta: 'Let me look.' }, { type: 'tool_call', call: { id: 'k1', name: 'lookup', arguments: '{"word":"cat"}' } }, { type: 'finish', reason: 'tool_calls', usage: usage(3) }],
+    ]);
+    const events = await collect(runAgentTurn({ model, modelName: 'm', history: [], input: [{ role: 'user', content: 'cat?' }], tools: [weather], clientTools: [lookup] }));
+    expect(model.requests[0]?.tools?.map((t) => t.name)).toEqual(['weather', 'lookup']);
+    expect(events.map((e) => e.type)).toEqual(['text', 'finish']);
+    const finish = events.at(-1) as Finish;
+    expect(finish).toMatchObject({ reason: 'tool_calls', usage: usage(3), toolCalls: [{ id: 'k1', name: 'lookup', arguments: '{"word":"cat"}' }] });
+    expect(finish.messages).toEqual([{ role: 'assistant', content: 'Let me look.', toolCalls: [{ id: 'k1', name: 'lookup', arguments: '{"word":"cat"}' }] }]);
+  });
+
+  it("runs the agent's own calls of a step that also calls the client's functions, then hands the client its calls", async () => {
+    const model = scriptedModel([
+      [
+        { type: 'tool_call', call: { id: 'a1', name: 'weather', arguments: '{"city":"Oslo"}' } },
+        { type: 'tool_call', call: { id: 'k1', name: 'lookup', arguments: '{"word":"sunny"}' } },
+        { type: 'finish', reason: 'tool_calls' },
+      ],
+    ]);
+    const events = await collect(runAgentTurn({ model, modelName: 'm', history: [], input: [{ role: 'user', content: 'x' }], tools: [weather], clientTools: [lookup] }));
+    expect(events.map((e) => e.type)).toEqual(['tool_call', 'tool_result', 'finish']);
+    expect(events[0]).toMatchObject({ call: { id: 'a1' } });
+    const finish = events.at(-1) as Finish;
+    expect(finish.toolCalls).toEqual([{ id: 'k1', name: 'lookup', arguments: '{"word":"sunny"}' }]);
+    expect(finish.messages).toEqual([
+      { role: 'assistant', content: null, toolCalls: [{ id: 'a1', name: 'weather', arguments: '{"city":"Oslo"}' }, { id: 'k1', name: 'lookup', arguments: '{"word":"sunny"}' }] },
+      { role: 'tool', toolCallId: 'a1', content: 'Sunny in Oslo' },
+    ]);
+    expect(model.requests).toHaveLength(1);
+  });
+
+  it('applies tool_choice: none offers no tool; required and a named tool bind the first model call only', async () => {
+    const answer: ChatEvent[] = [{ type: 'text', delta: 'ok' }, { type: 'finish', reason: 'stop' }];
+    const none = scriptedModel([answer]);
+    await collect(runAgentTurn({ model: none, modelName: 'm', history: [], input: [{ role: 'user', content: 'x' }], tools: [weather], clientTools: [lookup], toolChoice: 'none' }));
+    expect(none.requests[0]).not.toHaveProperty('tools');
+    expect(none.requests[0]).not.toHaveProperty('toolChoice');
+    for (const toolChoice of ['required', { name: 'weather' }] as const) {
+      const model = scriptedModel([[{ type: 'tool_call', call: { id: 'a1', name: 'weather', arguments: '{"city":"Rome"}' } }, { type: 'finish', reason: 'tool_calls' }], answer]);
+      const settings = { parallelToolCalls: false, topP: 0.5, stop: ['END'] };
+      await collect(runAgentTurn({ model, modelName: 'm', history: [], input: [{ role: 'user', content: 'x' }], tools: [weather], toolChoice, modelSettings: settings }));
+      expect(model.requests.map((r) => r.toolChoice)).toEqual([toolChoice, undefined]);
+      expect(model.requests.map((r) => [r.topP, r.stop, r.parallelToolCalls])).toEqual([
+        [0.5, ['END'], false],
+        [0.5, ['END'], false],
+      ]);
+    }
+    // parallelToolCalls goes only with tools (the last step is offered none).
+    const last = scriptedModel([answer]);
+    await collect(runAgentTurn({ model: last, modelName: 'm', history: [], input: [{ role: 'user', content: 'x' }], tools: [weather], stepLimit: 1, modelSettings: { parallelToolCalls: false } }));
+    expect(last.requests[0]).not.toHaveProperty('parallelToolCalls');
+  });
+
+  it("puts the request's system messages before the history, so a continued turn stays well-formed", async () => {
+    const model = scriptedModel([[{ type: 'text', delta: 'ok' }, { type: 'finish', reason: 'stop' }]]);
+    const history = [
+      { role: 'user' as const, content: 'cat?' },
+      { role: 'assistant' as const, content: null, toolCalls: [{ id: 'k1', name: 'lookup', arguments: '{}' }] },
+    ];
+    await collect(
+      runAgentTurn({ model, modelName: 'm', system: 'Agent.', history, input: [{ role: 'system', content: 'Client.' }, { role: 'tool', toolCallId: 'k1', content: 'a feline' }], tools: [] }),
+    );
+    expect(model.requests[0]?.messages.map((m) => m.role)).toEqual(['system', 'system', 'user', 'assistant', 'tool']);
+  });
+
   it('passes model errors through (nothing is produced)', async () => {
     const model: ChatModel = {
       provider: 'test',
@@ -134,5 +204,45 @@ describe('systemContext', () => {
       [2, 'chunk_2', 'doc_2', 'shipping.md'],
     ]);
     expect(systemContext(undefined, []).system).toBeUndefined();
+  });
+});
+
+describe('excerptOf', () => {
+  it('keeps a short text whole and cuts a long one at a word boundary, at most EXCERPT_CHARS with the ellipsis', () => {
+    expect(excerptOf('# Refunds\n\n  ACME refunds   purchases.')).toBe('# Refunds ACME refunds purchases.');
+    const long = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    const cut = excerptOf(long);
+    expect(Array.from(cut).length).toBeLessThanOrEqual(EXCERPT_CHARS);
+    expect(cut).toMatch(/^word0 word1 .* word\d+…$/);
+    expect(long.startsWith(cut.slice(0, -1))).toBe(true);
+    // One long word is cut inside it; characters outside the BMP are never split.
+    expect(Array.from(excerptOf('😀'.repeat(400)))).toHaveLength(EXCERPT_CHARS);
+  });
+});
+
+describe('continuing a turn', () => {
+  const asked = { role: 'user' as const, content: 'cat?' };
+  const calls = { role: 'assistant' as const, content: null, toolCalls: [{ id: 'a1', name: 'weather', arguments: '{}' }, { id: 'k1', name: 'lookup', arguments: '{}' }] };
+  const agentResult = { role: 'tool' as const, toolCallId: 'a1', content: 'sunny' };
+  const clientResult = { role: 'tool' as const, toolCallId: 'k1', content: 'a feline' };
+
+  it("drops what the client resent of the chat, up to its copy of the calls' message, keeping its system messages", () => {
+    const history = [asked, calls, agentResult];
+    const resent = [{ role: 'system' as const, content: 'Client.' }, asked, { ...calls, toolCalls: [calls.toolCalls[1] as (typeof calls.toolCalls)[number]] }, clientResult];
+    expect(newToChat(history, resent)).toEqual([resent[0], clientResult]);
+    expect(newToChat(history, [clientResult])).toEqual([clientResult]);
+    // A chat that waits for nothing takes the request as it is.
+    expect(newToChat([...history, clientResult, { role: 'assistant', content: 'done' }], resent)).toEqual(resent);
+  });
+
+  it('refuses a conversation whose tool calls are not all answered, or whose tool message answers nothing, naming the message', () => {
+    expect(() => checkToolResults([asked, calls, agentResult], [clientResult], [clientResult])).not.toThrow();
+    expect(() => checkToolResults([asked, calls, agentResult], [], [])).toThrow('messages: tool call k1 (lookup) has no result');
+    const next = { role: 'user' as const, content: 'and?' };
+    expect(() => checkToolResults([asked, calls, agentResult], [next], [next])).toThrow(/^messages\.0: tool call k1 \(lookup\) has no result/);
+    const stray = { role: 'tool' as const, toolCallId: 'zz', content: 'x' };
+    expect(() => checkToolResults([], [asked, stray], [asked, stray])).toThrow('messages.1.tool_call_id: "zz" answers no tool call of the assistant message before it');
+    const twice = [asked, calls, agentResult, clientResult, { ...clientResult }];
+    expect(() => checkToolResults([], twice, twice)).toThrow(/^messages\.4\.tool_call_id/);
   });
 });

@@ -1,6 +1,7 @@
-import { type AgentTool, DEFAULT_MAX_OPEN_STREAMS, type ToolSource } from '@agent-platform/core';
+import { DEFAULT_MAX_OPEN_STREAMS } from '@agent-platform/core';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { addToolSource } from './add-tool.js';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
 import { startTestServer, type TestServer } from './helpers.js';
 
@@ -9,21 +10,8 @@ let s: TestServer;
 let client: OpenAI;
 let projectId: string;
 
-/** A tool source made for the test: every project has an `add` tool. */
-const calls: unknown[] = [];
-const testTools: ToolSource = {
-  async tools() {
-    const add: AgentTool = {
-      definition: { name: 'add', description: 'Adds two numbers', parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } } },
-      async run(args) {
-        calls.push(args);
-        const { a, b } = args as { a: number; b: number };
-        return String(a + b);
-      },
-    };
-    return [add];
-  },
-};
+/** Every project has the agent tool `add`. */
+const { source: testTools, calls } = addToolSource();
 
 beforeAll(async () => {
   upstream = await startUpstream();
@@ -70,6 +58,7 @@ describe('POST /api/v1/chat/completions with the openai client', () => {
     expect(sent.messages[0]?.content).toContain('within 30 days of delivery');
     const sources = (completion as unknown as { sources: { index: number; fileName: string; chunkId: string; documentId: string; score: number }[] }).sources;
     expect(sources[0]).toMatchObject({ index: 1, fileName: 'refunds.md', chunkId: expect.stringMatching(/^chunk_/), documentId: expect.stringMatching(/^doc_/) });
+    expect((sources[0] as unknown as { excerpt: string }).excerpt).toBe('# Refunds ACME refunds purchases within 30 days of delivery.');
     expect(completion.model).toBe(projectId);
   });
 
@@ -218,6 +207,52 @@ describe('chat memory', () => {
   });
 });
 
+describe('stored sources', () => {
+  type Source = { index: number; chunkId: string; documentId: string; fileName: string; score: number; excerpt: string };
+  type Stored = { role: string; content: string | null; sources?: Source[] };
+  const messagesOf = async (chatId: string) => (await s.call('GET', `/api/chats/${chatId}/messages`)).body.messages as Stored[];
+  const question = { role: 'user', content: 'How long do I have to get a refund?' };
+
+  it('keeps the answer\'s sources with its message: the messages route answers them as the completion did', async () => {
+    const chat = (await s.call('POST', '/api/chats', { body: { projectId } })).body.chat;
+    upstream.script({ text: 'Within 30 days of delivery [1].' });
+    const completion = (await client.chat.completions.create({ model: projectId, messages: [question], chatId: chat.id } as never)) as unknown as { sources: Source[] };
+    expect(completion.sources).toHaveLength(1);
+    expect(completion.sources[0]).toEqual({
+      index: 1,
+      chunkId: expect.stringMatching(/^chunk_/),
+      documentId: expect.stringMatching(/^doc_/),
+      fileName: 'refunds.md',
+      score: expect.any(Number),
+      excerpt: '# Refunds ACME refunds purchases within 30 days of delivery.',
+    });
+    // A second turn without knowledge keeps the first turn's sources where they were.
+    upstream.script({ text: 'You are welcome.' });
+    await client.chat.completions.create({ model: projectId, messages: [{ role: 'user', content: 'zzz qqq' }], chatId: chat.id } as never);
+    const stored = await messagesOf(chat.id);
+    expect(stored.map((m) => [m.role, m.content, m.sources])).toEqual([
+      ['user', question.content, undefined],
+      ['assistant', 'Within 30 days of delivery [1].', completion.sources],
+      ['user', 'zzz qqq', undefined],
+      ['assistant', 'You are welcome.', undefined],
+    ]);
+  });
+
+  it('keeps them on the recorded-stream path too, streamed or not', async () => {
+    for (const stream of [true, false]) {
+      const chat = (await s.call('POST', '/api/chats', { body: { projectId } })).body.chat;
+      const streamId = (await s.call('POST', `/api/chats/${chat.id}/streams`, { body: { chatId: chat.id } })).body.stream.id;
+      upstream.script({ text: 'Thirty days [1].' });
+      const res = await s.call('POST', '/api/v1/ai/chat/completions', { body: { model: projectId, chatId: chat.id, streamId, stream, messages: [question] } });
+      expect(res.status).toBe(200);
+      const sent: Source[] = stream ? JSON.parse(/^data: (\{.*)$/m.exec(res.body as string)?.[1] as string).sources : res.body.sources;
+      expect(sent).toMatchObject([{ index: 1, fileName: 'refunds.md', excerpt: expect.stringContaining('within 30 days') }]);
+      // The recording runs to its end on its own: wait for the stored answer.
+      await expect.poll(async () => (await messagesOf(chat.id)).at(-1), { timeout: 10_000 }).toMatchObject({ role: 'assistant', content: 'Thirty days [1].', sources: sent });
+    }
+  });
+});
+
 describe('upstream failures', () => {
   const turn = async (chatId: string) =>
     client.chat.completions.create({ model: projectId, messages: [{ role: 'user', content: 'fail please' }], chatId } as never);
@@ -353,7 +388,109 @@ describe('bad input', () => {
     await bad({ max_tokens: 0 }, 'max_tokens');
     await bad({ chatId: 5 }, 'chatId');
     expect((await s.call('POST', '/api/v1/chat/completions', { body: { model: 'gpt-plain', messages: [{ role: 'user', content: 'x' }], chatId: 'chat_nope' } })).status).toBe(404);
+    await bad({ top_p: 1.5 }, 'top_p');
+    await bad({ stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop');
     const unauth = await s.call('POST', '/api/v1/chat/completions', { key: null, body: {} });
     expect(unauth.body).toMatchObject({ success: false, message: 'Unauthorized', error: { type: 'authentication_error' } });
+  });
+});
+
+describe('what the request may carry', () => {
+  /** Calls through the official client with its default retries, counting what it sent. */
+  const counted = () => {
+    let sent = 0;
+    const countingFetch: typeof fetch = (input, init) => {
+      sent++;
+      return fetch(input, init);
+    };
+    return { client: new OpenAI({ apiKey: s.keyA, baseURL: `${s.url}/api/v1`, fetch: countingFetch }), sent: () => sent };
+  };
+  const ask = () => ({ model: projectId, messages: [{ role: 'user' as const, content: 'hi' }] });
+
+  it('refuses each member it cannot honour with 400 naming it and why, before any model call, and an OpenAI client does not retry', async () => {
+    const refused: [Record<string, unknown>, string][] = [
+      [{ n: 2 }, 'n: only 1 is supported'],
+      [{ response_format: { type: 'json_object' } }, 'response_format.type: only {"type":"text"} is supported'],
+      [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } } }, 'response_format.type: only {"type":"text"}'],
+      [{ messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }] }, 'messages.0.content.1.type: "image_url" content parts are not supported'],
+      [{ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }] }, 'messages.0.content.0.type: "input_audio" content parts are not supported'],
+      [{ messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-1' } }] }] }, 'messages.0.content.0.type: "file" content parts are not supported'],
+      [{ messages: [{ role: 'user', content: 'hi', name: 'ada' }] }, 'messages.0.name: not supported: participant names'],
+      [{ messages: [{ role: 'function', name: 'f', content: 'x' }] }, 'messages.0.role: must be system, developer, user, assistant or tool'],
+      [{ logprobs: true }, 'logprobs: not supported'],
+      [{ top_logprobs: 3 }, 'top_logprobs: not supported'],
+      [{ logit_bias: { '50256': -100 } }, 'logit_bias: not supported: token biases'],
+      [{ audio: { voice: 'alloy', format: 'mp3' } }, 'audio: not supported: answers are text only'],
+      [{ modalities: ['text', 'audio'] }, 'modalities.1: only "text" is supported'],
+      [{ functions: [{ name: 'f', parameters: {} }] }, 'functions: not supported: the deprecated form of tools'],
+      [{ function_call: 'auto' }, 'function_call: not supported'],
+      [{ reasoning_effort: 'high' }, 'reasoning_effort: not supported'],
+      [{ verbosity: 'low' }, 'verbosity: not supported'],
+      [{ web_search_options: {} }, 'web_search_options: not supported'],
+      [{ store: true }, 'store: not supported'],
+      [{ service_tier: 'flex' }, 'service_tier: only "auto" and "default" are supported'],
+      [{ tools: [{ type: 'custom', custom: { name: 'grammar' } }] }, 'tools.0.type: only function tools are supported'],
+      [{ top_k: 40 }, 'unknown member "top_k": not part of OpenAI\'s chat completion request'],
+    ];
+    for (const [members, message] of refused) {
+      for (const path of ['/api/v1/chat/completions', '/api/v1/ai/chat/completions']) {
+        const res = await s.call('POST', path, { body: { ...ask(), chatId: 'chat-refused', ...members } });
+        expect([res.status, res.body.code], JSON.stringify(members)).toEqual([400, 'invalid_request']);
+        expect(res.body.message, JSON.stringify(members)).toContain(message);
+        expect(res.body.error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining(message) });
+      }
+    }
+    expect(upstream.requests).toEqual([]);
+    // Nothing half-written: the chat-scoped form did not create the chat it named.
+    expect((await s.call('GET', '/api/chats/chat-refused/messages')).status).toBe(404);
+    // As LangChain's withStructuredOutput asks (response_format json_schema): one request, a 400 at once, no retry.
+    const { client: retrying, sent } = counted();
+    const started = Date.now();
+    await expect(
+      retrying.chat.completions.create({ ...ask(), response_format: { type: 'json_schema', json_schema: { name: 'joke', schema: { type: 'object' } } } }),
+    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining('response_format') });
+    expect(sent()).toBe(1);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('takes the default values of refused members, and members that cannot change the answer', async () => {
+    const res = await s.call('POST', '/api/v1/chat/completions', {
+      body: {
+        ...ask(),
+        n: 1,
+        response_format: { type: 'text' },
+        logprobs: false,
+        modalities: ['text'],
+        store: false,
+        service_tier: 'auto',
+        audio: null,
+        user: 'end-user-1',
+        safety_identifier: 'u1',
+        prompt_cache_key: 'k',
+        metadata: { tag: 'x' },
+        stream_options: null,
+        messages: [
+          { role: 'system', content: [{ type: 'text', text: 'Be brief.' }] },
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: null, refusal: 'I cannot help with that.' },
+          { role: 'user', content: [{ type: 'text', text: 'hi ' }, { type: 'text', text: 'again' }] },
+        ],
+      },
+    });
+    expect(res.status).toBe(200);
+    const sent = upstream.requests[0] as { messages: { role: string; content: string }[] };
+    expect(sent.messages.slice(-3)).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'I cannot help with that.' },
+      { role: 'user', content: 'hi again' },
+    ]);
+    for (const member of ['n', 'response_format', 'logprobs', 'store', 'user', 'metadata']) expect(sent).not.toHaveProperty(member);
+  });
+
+  it('forwards the sampling members to the model', async () => {
+    await client.chat.completions.create({ ...ask(), top_p: 0.5, frequency_penalty: 0.5, presence_penalty: -1, seed: 7, stop: 'END' });
+    expect(upstream.requests[0]).toMatchObject({ top_p: 0.5, frequency_penalty: 0.5, presence_penalty: -1, seed: 7, stop: ['END'] });
+    await client.chat.completions.create({ ...ask(), stop: ['A', 'B'] });
+    expect(upstream.requests[1]).toMatchObject({ stop: ['A', 'B'] });
   });
 });

@@ -97,6 +97,8 @@ export interface Database {
     /** JSON array or null */
     tool_calls: ColumnType<unknown, string | null, string | null>;
     tool_call_id: string | null;
+    /** JSON array of `MessageSource` or null (SQLite 0017, PostgreSQL 0008) */
+    sources: ColumnType<unknown, string | null, string | null>;
     created_at: Timestamp;
   };
   tools: {

@@ -132,6 +132,7 @@ export function createRecords(dialect: Pick<StorageDialect, 'readJson'>) {
     content: row.content,
     toolCalls: row.tool_calls === null ? null : (json(row.tool_calls) as ChatMessageRecord['toolCalls']),
     toolCallId: row.tool_call_id,
+    ...(row.sources === null ? {} : { sources: json(row.sources) as ChatMessageRecord['sources'] }),
     createdAt: readTime(row.created_at),
   });
 

@@ -488,7 +488,8 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
       async appendMessages(chatId, messages) {
         const list = tables().messages.get(chatId);
         if (!list) throw new Error(`Chat ${chatId} does not exist`);
-        for (const m of messages) list.push(clone({ ...m, chatId, position: list.length }));
+        // An empty list of sources is stored as none, as the other stores do.
+        for (const { sources, ...m } of messages) list.push(clone({ ...m, ...(sources?.length ? { sources } : {}), chatId, position: list.length }));
       },
       async messages(chatId) {
         return (tables().messages.get(chatId) ?? []).map(clone);

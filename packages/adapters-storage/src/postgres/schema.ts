@@ -263,6 +263,12 @@ export const migrations: Record<string, Migration> = {
       await addCredentialDefaults(db, 'boolean');
     },
   },
+  '0008_message_sources': {
+    // The knowledge an answer was given, kept with the assistant message that ends its turn.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('chat_messages').addColumn('sources', 'json').execute();
+    },
+  },
 };
 
 /**

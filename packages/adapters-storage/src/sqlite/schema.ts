@@ -364,4 +364,11 @@ export const migrations: Record<string, Migration> = {
       await addCredentialDefaults(db, 'integer');
     },
   },
+  '0017_message_sources': {
+    // The knowledge an answer was given (JSON array), kept with the assistant message that ends
+    // its turn; messages stored before have none.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('chat_messages').addColumn('sources', 'text').execute();
+    },
+  },
 };

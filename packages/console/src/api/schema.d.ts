@@ -1168,6 +1168,18 @@ export interface operations {
                             createdAt: string;
                             /** @enum {string} */
                             role: "system" | "user" | "assistant" | "tool";
+                            /** @description The knowledge the answer was given, as the completion returned it: on the assistant message that ends a turn */
+                            sources?: {
+                                chunkId: string;
+                                documentId: string;
+                                /** @description The excerpt's first words (at most 160 characters, … when cut) */
+                                excerpt: string;
+                                fileName: string;
+                                /** @description Citation number, from 1 */
+                                index: number;
+                                /** @description Search score, 0..1 */
+                                score: number;
+                            }[];
                             toolCallId?: string;
                             toolCalls?: {
                                 arguments: string;
@@ -3493,98 +3505,211 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Not supported (400 unless left out or null): answers are text only */
+                    audio?: null;
                     /** @description Keeps the conversation: earlier messages are sent, the new ones stored */
                     chatId?: string;
-                    max_completion_tokens?: number;
-                    max_tokens?: number;
-                    messages: (({
+                    /** @description Forwarded to the model */
+                    frequency_penalty?: number | null;
+                    /** @description Not supported (400 unless left out or null): the deprecated form of tool_choice: use tool_choice */
+                    function_call?: null;
+                    /** @description Not supported (400 unless left out or null): the deprecated form of tools: use tools */
+                    functions?: null;
+                    logit_bias?: Record<string, never> | null;
+                    logprobs?: false | null;
+                    max_completion_tokens?: number | null;
+                    max_tokens?: number | null;
+                    messages: ({
                         content: string | ({
-                            text?: string;
-                            type: string;
-                        } & {
-                            [key: string]: unknown;
+                            /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                            prompt_cache_breakpoint?: {
+                                [key: string]: unknown;
+                            } | null;
+                            text: string;
+                            /** @constant */
+                            type: "text";
+                        } | {
+                            /** @enum {string} */
+                            type: "image_url" | "input_audio" | "file";
                         })[];
+                        /** @description Not supported (400 unless left out or null): participant names are not passed to the model */
+                        name?: null;
                         /** @constant */
                         role: "system";
-                    } & {
-                        [key: string]: unknown;
-                    }) | ({
+                    } | {
                         content: string | ({
-                            text?: string;
-                            type: string;
-                        } & {
-                            [key: string]: unknown;
+                            /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                            prompt_cache_breakpoint?: {
+                                [key: string]: unknown;
+                            } | null;
+                            text: string;
+                            /** @constant */
+                            type: "text";
+                        } | {
+                            /** @enum {string} */
+                            type: "image_url" | "input_audio" | "file";
                         })[];
+                        /** @description Not supported (400 unless left out or null): participant names are not passed to the model */
+                        name?: null;
                         /** @constant */
                         role: "developer";
-                    } & {
-                        [key: string]: unknown;
-                    }) | ({
+                    } | {
                         content: string | ({
-                            text?: string;
-                            type: string;
-                        } & {
-                            [key: string]: unknown;
+                            /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                            prompt_cache_breakpoint?: {
+                                [key: string]: unknown;
+                            } | null;
+                            text: string;
+                            /** @constant */
+                            type: "text";
+                        } | {
+                            /** @enum {string} */
+                            type: "image_url" | "input_audio" | "file";
                         })[];
+                        /** @description Not supported (400 unless left out or null): participant names are not passed to the model */
+                        name?: null;
                         /** @constant */
                         role: "user";
-                    } & {
-                        [key: string]: unknown;
-                    }) | ({
+                    } | {
+                        /** @description Not supported (400 unless left out or null): answers are text only */
+                        audio?: null;
                         content?: (string | ({
-                            text?: string;
-                            type: string;
-                        } & {
-                            [key: string]: unknown;
+                            /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                            prompt_cache_breakpoint?: {
+                                [key: string]: unknown;
+                            } | null;
+                            text: string;
+                            /** @constant */
+                            type: "text";
+                        } | {
+                            refusal: string;
+                            /** @constant */
+                            type: "refusal";
+                        } | {
+                            /** @enum {string} */
+                            type: "image_url" | "input_audio" | "file";
                         })[]) | null;
+                        /** @description Not supported (400 unless left out or null): the deprecated form of tool calls: use tool_calls */
+                        function_call?: null;
+                        /** @description Not supported (400 unless left out or null): participant names are not passed to the model */
+                        name?: null;
+                        /** @description A refusal the model gave; used as the text when there is no content */
+                        refusal?: string | null;
                         /** @constant */
                         role: "assistant";
-                        tool_calls?: ({
+                        tool_calls?: {
                             function: {
                                 arguments: string;
                                 name: string;
-                            } & {
-                                [key: string]: unknown;
                             };
                             id: string;
                             /** @constant */
                             type?: "function";
-                        } & {
-                            [key: string]: unknown;
-                        })[];
-                    } & {
-                        [key: string]: unknown;
-                    }) | ({
+                        }[];
+                    } | {
                         content: string | ({
-                            text?: string;
-                            type: string;
-                        } & {
-                            [key: string]: unknown;
+                            /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                            prompt_cache_breakpoint?: {
+                                [key: string]: unknown;
+                            } | null;
+                            text: string;
+                            /** @constant */
+                            type: "text";
+                        } | {
+                            /** @enum {string} */
+                            type: "image_url" | "input_audio" | "file";
                         })[];
                         /** @constant */
                         role: "tool";
                         tool_call_id: string;
-                    } & {
-                        [key: string]: unknown;
-                    }))[];
+                    })[];
+                    /** @description Accepted and not used: tags of stored completions (none are stored) */
+                    metadata?: {
+                        [key: string]: string;
+                    } | null;
+                    modalities?: "text"[] | null;
                     /** @description A project id (the agent), or a model name of `provider`; default: the service default */
                     model?: string;
+                    /** @description Not supported (400 unless left out or null): no moderation is run */
+                    moderation?: null;
+                    n?: 1 | null;
+                    /** @description false: at most one tool call per model call, where the provider supports it (else 400) */
+                    parallel_tool_calls?: boolean | null;
+                    /** @description Accepted and not used: a latency hint: the answer is the same without it */
+                    prediction?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description Forwarded to the model */
+                    presence_penalty?: number | null;
+                    /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                    prompt_cache_key?: string | null;
+                    /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                    prompt_cache_options?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                    prompt_cache_retention?: string | null;
                     /**
                      * @description Provider of `model` when it is not a project
                      * @enum {string}
                      */
                     provider?: "openai" | "ollama" | "local";
-                    stream?: boolean;
-                    stream_options?: ({
-                        include_usage?: boolean;
-                    } & {
-                        [key: string]: unknown;
-                    }) | null;
+                    /** @description Not supported (400 unless left out or null): the model's settings are not taken from the request */
+                    reasoning_effort?: null;
+                    response_format?: {
+                        /** @constant */
+                        type: "text";
+                    } | null;
+                    /** @description Accepted and not used: an end-user identifier for OpenAI's abuse monitoring */
+                    safety_identifier?: string | null;
+                    /** @description Forwarded to the model */
+                    seed?: number | null;
+                    service_tier?: ("auto" | "default") | null;
+                    /** @description Forwarded to the model (up to 4 sequences) */
+                    stop?: (string | string[]) | null;
+                    store?: false | null;
+                    stream?: boolean | null;
+                    stream_options?: {
+                        /** @description Accepted and not used: streams carry no obfuscation padding */
+                        include_obfuscation?: boolean | null;
+                        include_usage?: boolean | null;
+                    } | null;
                     /** @description Also write the events to this stream of the chat (resumable) */
                     streamId?: string;
-                    temperature?: number;
-                } & {
-                    [key: string]: unknown;
+                    temperature?: number | null;
+                    /** @description Over every tool offered (the agent's and `tools`): `none`, `auto` (default), `required`, or a named function of `tools`; `required` and a named function bind the first model call */
+                    tool_choice?: ("none" | "auto" | "required") | {
+                        function: {
+                            name: string;
+                        };
+                        /** @constant */
+                        type: "function";
+                    };
+                    /** @description The client's functions: offered beside the agent's tools; a call of one ends the answer with tool_calls */
+                    tools?: {
+                        function: {
+                            description?: string;
+                            name: string;
+                            /** @description JSON Schema of the arguments object (default: no arguments) */
+                            parameters?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Ask the model to follow `parameters` exactly, where the provider supports it (else 400) */
+                            strict?: boolean | null;
+                        };
+                        /** @constant */
+                        type: "function";
+                    }[];
+                    /** @description Not supported (400 unless left out or null): answers carry no log probabilities */
+                    top_logprobs?: null;
+                    /** @description Forwarded to the model */
+                    top_p?: number | null;
+                    /** @description Accepted and not used: an end-user identifier for OpenAI's abuse monitoring */
+                    user?: string | null;
+                    /** @description Not supported (400 unless left out or null): the model's settings are not taken from the request */
+                    verbosity?: null;
+                    /** @description Not supported (400 unless left out or null): the agent does not search the web (give it a tool or knowledge) */
+                    web_search_options?: null;
                 };
             };
         };
@@ -3602,9 +3727,21 @@ export interface operations {
                             finish_reason: "stop" | "length" | "tool_calls";
                             index: number;
                             message: {
-                                content: string;
+                                /** @description null when the answer is only tool calls */
+                                content: string | null;
                                 /** @constant */
                                 role: "assistant";
+                                /** @description Calls of the client's functions (`tools`) to run; finish_reason is tool_calls */
+                                tool_calls?: {
+                                    function: {
+                                        /** @description The arguments as the model wrote them (JSON text) */
+                                        arguments: string;
+                                        name: string;
+                                    };
+                                    id: string;
+                                    /** @constant */
+                                    type: "function";
+                                }[];
                             };
                         }[];
                         created: number;
@@ -3615,8 +3752,12 @@ export interface operations {
                         sources: {
                             chunkId: string;
                             documentId: string;
+                            /** @description The excerpt's first words (at most 160 characters, … when cut) */
+                            excerpt: string;
                             fileName: string;
+                            /** @description Citation number, from 1 */
                             index: number;
+                            /** @description Search score, 0..1 */
                             score: number;
                         }[];
                         /**
@@ -3637,6 +3778,18 @@ export interface operations {
                                 content?: string;
                                 /** @constant */
                                 role?: "assistant";
+                                /** @description A call of the client's functions (`tools`), whole in one chunk; never the agent's own tools */
+                                tool_calls?: {
+                                    function: {
+                                        /** @description The arguments as the model wrote them (JSON text) */
+                                        arguments: string;
+                                        name: string;
+                                    };
+                                    id: string;
+                                    index: number;
+                                    /** @constant */
+                                    type: "function";
+                                }[];
                             };
                             finish_reason: ("stop" | "length" | "tool_calls") | null;
                             index: number;
@@ -3650,8 +3803,12 @@ export interface operations {
                         sources?: {
                             chunkId: string;
                             documentId: string;
+                            /** @description The excerpt's first words (at most 160 characters, … when cut) */
+                            excerpt: string;
                             fileName: string;
+                            /** @description Citation number, from 1 */
                             index: number;
+                            /** @description Search score, 0..1 */
                             score: number;
                         }[];
                         /** @description The agent is running one of its tools (on a chunk whose delta is empty) */
@@ -3774,98 +3931,211 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Not supported (400 unless left out or null): answers are text only */
+                    audio?: null;
                     /** @description Keeps the conversation: earlier messages are sent, the new ones stored */
                     chatId?: string;
-                    max_completion_tokens?: number;
-                    max_tokens?: number;
-                    messages: (({
+                    /** @description Forwarded to the model */
+                    frequency_penalty?: number | null;
+                    /** @description Not supported (400 unless left out or null): the deprecated form of tool_choice: use tool_choice */
+                    function_call?: null;
+                    /** @description Not supported (400 unless left out or null): the deprecated form of tools: use tools */
+                    functions?: null;
+                    logit_bias?: Record<string, never> | null;
+                    logprobs?: false | null;
+                    max_completion_tokens?: number | null;
+                    max_tokens?: number | null;
+                    messages: ({
                         content: string | ({
-                            text?: string;
-                            type: string;
-                        } & {
-                            [key: string]: unknown;
+                            /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                            prompt_cache_breakpoint?: {
+                                [key: string]: unknown;
+                            } | null;
+                            text: string;
+                            /** @constant */
+                            type: "text";
+                        } | {
+                            /** @enum {string} */
+                            type: "image_url" | "input_audio" | "file";
                         })[];
+                        /** @description Not supported (400 unless left out or null): participant names are not passed to the model */
+                        name?: null;
                         /** @constant */
                         role: "system";
-                    } & {
-                        [key: string]: unknown;
-                    }) | ({
+                    } | {
                         content: string | ({
-                            text?: string;
-                            type: string;
-                        } & {
-                            [key: string]: unknown;
+                            /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                            prompt_cache_breakpoint?: {
+                                [key: string]: unknown;
+                            } | null;
+                            text: string;
+                            /** @constant */
+                            type: "text";
+                        } | {
+                            /** @enum {string} */
+                            type: "image_url" | "input_audio" | "file";
                         })[];
+                        /** @description Not supported (400 unless left out or null): participant names are not passed to the model */
+                        name?: null;
                         /** @constant */
                         role: "developer";
-                    } & {
-                        [key: string]: unknown;
-                    }) | ({
+                    } | {
                         content: string | ({
-                            text?: string;
-                            type: string;
-                        } & {
-                            [key: string]: unknown;
+                            /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                            prompt_cache_breakpoint?: {
+                                [key: string]: unknown;
+                            } | null;
+                            text: string;
+                            /** @constant */
+                            type: "text";
+                        } | {
+                            /** @enum {string} */
+                            type: "image_url" | "input_audio" | "file";
                         })[];
+                        /** @description Not supported (400 unless left out or null): participant names are not passed to the model */
+                        name?: null;
                         /** @constant */
                         role: "user";
-                    } & {
-                        [key: string]: unknown;
-                    }) | ({
+                    } | {
+                        /** @description Not supported (400 unless left out or null): answers are text only */
+                        audio?: null;
                         content?: (string | ({
-                            text?: string;
-                            type: string;
-                        } & {
-                            [key: string]: unknown;
+                            /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                            prompt_cache_breakpoint?: {
+                                [key: string]: unknown;
+                            } | null;
+                            text: string;
+                            /** @constant */
+                            type: "text";
+                        } | {
+                            refusal: string;
+                            /** @constant */
+                            type: "refusal";
+                        } | {
+                            /** @enum {string} */
+                            type: "image_url" | "input_audio" | "file";
                         })[]) | null;
+                        /** @description Not supported (400 unless left out or null): the deprecated form of tool calls: use tool_calls */
+                        function_call?: null;
+                        /** @description Not supported (400 unless left out or null): participant names are not passed to the model */
+                        name?: null;
+                        /** @description A refusal the model gave; used as the text when there is no content */
+                        refusal?: string | null;
                         /** @constant */
                         role: "assistant";
-                        tool_calls?: ({
+                        tool_calls?: {
                             function: {
                                 arguments: string;
                                 name: string;
-                            } & {
-                                [key: string]: unknown;
                             };
                             id: string;
                             /** @constant */
                             type?: "function";
-                        } & {
-                            [key: string]: unknown;
-                        })[];
-                    } & {
-                        [key: string]: unknown;
-                    }) | ({
+                        }[];
+                    } | {
                         content: string | ({
-                            text?: string;
-                            type: string;
-                        } & {
-                            [key: string]: unknown;
+                            /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                            prompt_cache_breakpoint?: {
+                                [key: string]: unknown;
+                            } | null;
+                            text: string;
+                            /** @constant */
+                            type: "text";
+                        } | {
+                            /** @enum {string} */
+                            type: "image_url" | "input_audio" | "file";
                         })[];
                         /** @constant */
                         role: "tool";
                         tool_call_id: string;
-                    } & {
-                        [key: string]: unknown;
-                    }))[];
+                    })[];
+                    /** @description Accepted and not used: tags of stored completions (none are stored) */
+                    metadata?: {
+                        [key: string]: string;
+                    } | null;
+                    modalities?: "text"[] | null;
                     /** @description A project id (the agent), or a model name of `provider`; default: the service default */
                     model?: string;
+                    /** @description Not supported (400 unless left out or null): no moderation is run */
+                    moderation?: null;
+                    n?: 1 | null;
+                    /** @description false: at most one tool call per model call, where the provider supports it (else 400) */
+                    parallel_tool_calls?: boolean | null;
+                    /** @description Accepted and not used: a latency hint: the answer is the same without it */
+                    prediction?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description Forwarded to the model */
+                    presence_penalty?: number | null;
+                    /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                    prompt_cache_key?: string | null;
+                    /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                    prompt_cache_options?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                    prompt_cache_retention?: string | null;
                     /**
                      * @description Provider of `model` when it is not a project
                      * @enum {string}
                      */
                     provider?: "openai" | "ollama" | "local";
-                    stream?: boolean;
-                    stream_options?: ({
-                        include_usage?: boolean;
-                    } & {
-                        [key: string]: unknown;
-                    }) | null;
+                    /** @description Not supported (400 unless left out or null): the model's settings are not taken from the request */
+                    reasoning_effort?: null;
+                    response_format?: {
+                        /** @constant */
+                        type: "text";
+                    } | null;
+                    /** @description Accepted and not used: an end-user identifier for OpenAI's abuse monitoring */
+                    safety_identifier?: string | null;
+                    /** @description Forwarded to the model */
+                    seed?: number | null;
+                    service_tier?: ("auto" | "default") | null;
+                    /** @description Forwarded to the model (up to 4 sequences) */
+                    stop?: (string | string[]) | null;
+                    store?: false | null;
+                    stream?: boolean | null;
+                    stream_options?: {
+                        /** @description Accepted and not used: streams carry no obfuscation padding */
+                        include_obfuscation?: boolean | null;
+                        include_usage?: boolean | null;
+                    } | null;
                     /** @description Also write the events to this stream of the chat (resumable) */
                     streamId?: string;
-                    temperature?: number;
-                } & {
-                    [key: string]: unknown;
+                    temperature?: number | null;
+                    /** @description Over every tool offered (the agent's and `tools`): `none`, `auto` (default), `required`, or a named function of `tools`; `required` and a named function bind the first model call */
+                    tool_choice?: ("none" | "auto" | "required") | {
+                        function: {
+                            name: string;
+                        };
+                        /** @constant */
+                        type: "function";
+                    };
+                    /** @description The client's functions: offered beside the agent's tools; a call of one ends the answer with tool_calls */
+                    tools?: {
+                        function: {
+                            description?: string;
+                            name: string;
+                            /** @description JSON Schema of the arguments object (default: no arguments) */
+                            parameters?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Ask the model to follow `parameters` exactly, where the provider supports it (else 400) */
+                            strict?: boolean | null;
+                        };
+                        /** @constant */
+                        type: "function";
+                    }[];
+                    /** @description Not supported (400 unless left out or null): answers carry no log probabilities */
+                    top_logprobs?: null;
+                    /** @description Forwarded to the model */
+                    top_p?: number | null;
+                    /** @description Accepted and not used: an end-user identifier for OpenAI's abuse monitoring */
+                    user?: string | null;
+                    /** @description Not supported (400 unless left out or null): the model's settings are not taken from the request */
+                    verbosity?: null;
+                    /** @description Not supported (400 unless left out or null): the agent does not search the web (give it a tool or knowledge) */
+                    web_search_options?: null;
                 };
             };
         };
@@ -3883,9 +4153,21 @@ export interface operations {
                             finish_reason: "stop" | "length" | "tool_calls";
                             index: number;
                             message: {
-                                content: string;
+                                /** @description null when the answer is only tool calls */
+                                content: string | null;
                                 /** @constant */
                                 role: "assistant";
+                                /** @description Calls of the client's functions (`tools`) to run; finish_reason is tool_calls */
+                                tool_calls?: {
+                                    function: {
+                                        /** @description The arguments as the model wrote them (JSON text) */
+                                        arguments: string;
+                                        name: string;
+                                    };
+                                    id: string;
+                                    /** @constant */
+                                    type: "function";
+                                }[];
                             };
                         }[];
                         created: number;
@@ -3896,8 +4178,12 @@ export interface operations {
                         sources: {
                             chunkId: string;
                             documentId: string;
+                            /** @description The excerpt's first words (at most 160 characters, … when cut) */
+                            excerpt: string;
                             fileName: string;
+                            /** @description Citation number, from 1 */
                             index: number;
+                            /** @description Search score, 0..1 */
                             score: number;
                         }[];
                         /**
@@ -3918,6 +4204,18 @@ export interface operations {
                                 content?: string;
                                 /** @constant */
                                 role?: "assistant";
+                                /** @description A call of the client's functions (`tools`), whole in one chunk; never the agent's own tools */
+                                tool_calls?: {
+                                    function: {
+                                        /** @description The arguments as the model wrote them (JSON text) */
+                                        arguments: string;
+                                        name: string;
+                                    };
+                                    id: string;
+                                    index: number;
+                                    /** @constant */
+                                    type: "function";
+                                }[];
                             };
                             finish_reason: ("stop" | "length" | "tool_calls") | null;
                             index: number;
@@ -3931,8 +4229,12 @@ export interface operations {
                         sources?: {
                             chunkId: string;
                             documentId: string;
+                            /** @description The excerpt's first words (at most 160 characters, … when cut) */
+                            excerpt: string;
                             fileName: string;
+                            /** @description Citation number, from 1 */
                             index: number;
+                            /** @description Search score, 0..1 */
                             score: number;
                         }[];
                         /** @description The agent is running one of its tools (on a chunk whose delta is empty) */

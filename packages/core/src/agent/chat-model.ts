@@ -26,6 +26,28 @@ export interface ToolDefinition {
   readonly description: string;
   /** JSON Schema of the arguments object. */
   readonly parameters: Record<string, unknown>;
+  /**
+   * Ask the model to follow `parameters` exactly (OpenAI's structured outputs). Sent only where
+   * the model's `capabilities.strictTools` is true. Default: not asked.
+   */
+  readonly strict?: boolean;
+}
+
+/**
+ * Which tools the model may or must call (OpenAI's `tool_choice`): `auto` (default) lets it
+ * choose; `required` makes it call one or more of the offered tools; `{ name }` makes it call
+ * that one. ("Call none" is asked by offering no tools.)
+ */
+export type ToolChoice = 'auto' | 'required' | { readonly name: string };
+
+/** What a chat model honours beyond text and tools. A model that leaves one out does not. */
+export interface ChatModelCapabilities {
+  /** `ChatRequest.toolChoice` (`required` or a named tool) is honoured. Default false. */
+  readonly toolChoice?: boolean;
+  /** `ChatRequest.parallelToolCalls: false` is honoured. Default false. */
+  readonly parallelToolCalls?: boolean;
+  /** `ToolDefinition.strict` is honoured. Default false. */
+  readonly strictTools?: boolean;
 }
 
 export interface ChatRequest {
@@ -36,6 +58,20 @@ export interface ChatRequest {
   /** 0..2 */
   readonly temperature?: number;
   readonly maxTokens?: number;
+  /** 0..1, nucleus sampling. Default: the provider's. */
+  readonly topP?: number;
+  /** -2..2. Default: the provider's. */
+  readonly frequencyPenalty?: number;
+  /** -2..2. Default: the provider's. */
+  readonly presencePenalty?: number;
+  /** Asks for repeatable sampling (best effort, as providers define it). */
+  readonly seed?: number;
+  /** Up to 4 sequences where the model stops (not included in the text). */
+  readonly stop?: readonly string[];
+  /** Only with `tools`, and only where `capabilities.toolChoice`. Default `auto`. */
+  readonly toolChoice?: ToolChoice;
+  /** `false`: at most one tool call per answer. Only with `tools`, and only where `capabilities.parallelToolCalls`. */
+  readonly parallelToolCalls?: boolean;
   readonly signal?: AbortSignal;
 }
 
@@ -64,6 +100,8 @@ export interface ChatResult {
 export interface ChatModel {
   /** The provider, e.g. `openai`. */
   readonly provider: string;
+  /** What it honours beyond text and tools; absent: none of it. */
+  readonly capabilities?: ChatModelCapabilities;
   /**
    * Streams one model call. Upstream failures throw `PlatformError` with `upstream_error`
    * (or `timeout`), before or during the stream; aborting the signal stops the upstream call.

@@ -2,11 +2,12 @@ import { randomString } from '../ids.js';
 import { PlatformError } from '../errors.js';
 import type { KnowledgeBase } from '../knowledge/service.js';
 import type { Caller } from '../platform.js';
-import type { ChatCompletionChunk, ChatCompletionResponse, CompletionMessage } from '../schemas/completions.js';
+import type { ChatCompletionChunk, ChatCompletionRequest, ChatCompletionResponse, CompletionMessage } from '../schemas/completions.js';
 import { AGENT_MIN_SCORE } from '../schemas/knowledge.js';
-import type { ChatMessageRecord, ChatRecord, ProjectRecord, StorageAdapter } from '../storage/types.js';
-import type { ChatMessage, ChatModel, FinishReason, Usage } from './chat-model.js';
-import { type AgentEvent, runAgentTurn, type Source, systemContext } from './loop.js';
+import type { ChatMessageRecord, ChatRecord, MessageSource, ProjectRecord, StorageAdapter } from '../storage/types.js';
+import type { ChatMessage, ChatModel, ToolCall, ToolDefinition, Usage } from './chat-model.js';
+import { type AgentEvent, type AgentTurn, runAgentTurn, type Source, systemContext } from './loop.js';
+import { checkToolResults, newToChat } from './tool-results.js';
 import type { DefaultBaseUrl, UsableCredential } from './provider-credentials.js';
 import type { ToolSource } from './tools.js';
 
@@ -58,12 +59,9 @@ const splitModel = (value: string): { provider: string; model: string } => {
     : { provider: 'openai', model: value };
 };
 
-const textOf = (content: unknown): string =>
-  typeof content === 'string'
-    ? content
-    : Array.isArray(content)
-      ? content.map((p: { type?: string; text?: string }) => (p.type === 'text' && p.text ? p.text : '')).join('')
-      : '';
+/** A content's text: the string, or its text (and an assistant's refusal) parts joined. */
+const textOf = (content: CompletionMessage['content']): string =>
+  typeof content === 'string' ? content : (content ?? []).map((p) => (p.type === 'text' ? p.text : p.type === 'refusal' ? p.refusal : '')).join('');
 
 /** OpenAI-format request messages to ours (`developer` is a system message). */
 export function toChatMessages(messages: readonly CompletionMessage[]): ChatMessage[] {
@@ -77,7 +75,7 @@ export function toChatMessages(messages: readonly CompletionMessage[]): ChatMess
       case 'assistant':
         return {
           role: 'assistant',
-          content: m.content === null || m.content === undefined ? null : textOf(m.content),
+          content: m.content === null || m.content === undefined ? (m.refusal ?? null) : textOf(m.content) || (m.refusal ?? ''),
           ...(m.tool_calls ? { toolCalls: m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) } : {}),
         };
       default:
@@ -99,18 +97,89 @@ const fromRecord = (m: ChatMessageRecord): ChatMessage => {
   }
 };
 
-const toRecord = (m: ChatMessage, createdAt: Date): Omit<ChatMessageRecord, 'chatId' | 'position'> => ({
+const toRecord = (m: ChatMessage, createdAt: Date, sources?: readonly MessageSource[]): Omit<ChatMessageRecord, 'chatId' | 'position'> => ({
   role: m.role,
   content: m.content,
   toolCalls: m.role === 'assistant' && m.toolCalls ? [...m.toolCalls] : null,
   toolCallId: m.role === 'tool' ? m.toolCallId : null,
+  ...(sources && sources.length > 0 ? { sources } : {}),
   createdAt,
 });
 
 export const usageOut = (u: Usage) => ({ prompt_tokens: u.promptTokens, completion_tokens: u.completionTokens, total_tokens: u.totalTokens });
 
-const sourcesOut = (sources: readonly Source[]) =>
-  sources.map((s) => ({ index: s.index, chunkId: s.chunkId, documentId: s.documentId, fileName: s.fileName, score: s.score }));
+/** The sources as answers and stored messages give them: the chunk's place and first words, not its text. */
+export const sourcesOut = (sources: readonly Source[]): MessageSource[] =>
+  sources.map((s) => ({ index: s.index, chunkId: s.chunkId, documentId: s.documentId, fileName: s.fileName, score: s.score, excerpt: s.excerpt }));
+
+const lastUserText = (messages: readonly ChatMessage[]): string | undefined => messages.findLast((m) => m.role === 'user')?.content ?? undefined;
+
+const toolCallsOut = (calls: readonly ToolCall[]) => calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } }));
+
+/** What a request asks of the model beyond its messages (the completion request's members, parsed). */
+export type CompletionSettings = Pick<
+  ChatCompletionRequest,
+  'tools' | 'tool_choice' | 'parallel_tool_calls' | 'temperature' | 'top_p' | 'frequency_penalty' | 'presence_penalty' | 'seed' | 'stop'
+> & { readonly maxTokens?: number | null | undefined };
+
+/** The request's settings for the agent turn, the model's members named. */
+function turnSettings(request: CompletionSettings): Pick<AgentTurn, 'clientTools' | 'toolChoice' | 'temperature' | 'maxTokens' | 'modelSettings'> {
+  const defined = <T>(value: T | null | undefined): value is T => value !== undefined && value !== null;
+  const choice = request.tool_choice;
+  const clientTools = (request.tools ?? []).map(
+    ({ function: f }): ToolDefinition => ({
+      name: f.name,
+      description: f.description ?? '',
+      parameters: f.parameters ?? { type: 'object', properties: {} },
+      ...(defined(f.strict) ? { strict: f.strict } : {}),
+    }),
+  );
+  return {
+    ...(clientTools.length > 0 ? { clientTools } : {}),
+    ...(choice !== undefined ? { toolChoice: typeof choice === 'object' ? { name: choice.function.name } : choice } : {}),
+    ...(defined(request.temperature) ? { temperature: request.temperature } : {}),
+    ...(defined(request.maxTokens) ? { maxTokens: request.maxTokens } : {}),
+    modelSettings: {
+      ...(defined(request.top_p) ? { topP: request.top_p } : {}),
+      ...(defined(request.frequency_penalty) ? { frequencyPenalty: request.frequency_penalty } : {}),
+      ...(defined(request.presence_penalty) ? { presencePenalty: request.presence_penalty } : {}),
+      ...(defined(request.seed) ? { seed: request.seed } : {}),
+      ...(defined(request.stop) ? { stop: typeof request.stop === 'string' ? [request.stop] : request.stop } : {}),
+      ...(defined(request.parallel_tool_calls) ? { parallelToolCalls: request.parallel_tool_calls } : {}),
+    },
+  };
+}
+
+/**
+ * Refuses, before any model call, what the turn could not honour: a client function named like
+ * one of the agent's tools, and tool settings the model does not support (`capabilities`).
+ */
+function checkTools(model: ChatModel, agentTools: readonly string[], settings: ReturnType<typeof turnSettings>): void {
+  const agent = new Set(agentTools);
+  const clientTools = settings.clientTools ?? [];
+  clientTools.forEach((tool, i) => {
+    if (agent.has(tool.name)) {
+      throw PlatformError.invalid(`tools.${i}.function.name: "${tool.name}" is the name of one of the agent's tools; give your function another name`, [
+        { path: ['tools', i, 'function', 'name'], code: 'custom', message: "the name of one of the agent's tools" },
+      ]);
+    }
+  });
+  const refuse = (path: string, message: string) => {
+    throw PlatformError.invalid(`${path}: ${message}`, [{ path: path.split('.'), code: 'custom', message }]);
+  };
+  const can = model.capabilities ?? {};
+  const offered = agent.size + clientTools.length > 0 && settings.toolChoice !== 'none';
+  const choice = settings.toolChoice;
+  if (choice === 'required' && !offered) refuse('tool_choice', '"required" needs a tool to call: the agent has none and the request gives none');
+  if ((choice === 'required' || typeof choice === 'object') && !can.toolChoice) {
+    refuse('tool_choice', `provider ${model.provider} cannot be made to call a tool ("required" or a named function): use "auto" or "none"`);
+  }
+  if (offered && settings.modelSettings?.parallelToolCalls === false && !can.parallelToolCalls) {
+    refuse('parallel_tool_calls', `provider ${model.provider} cannot be limited to one tool call at a time: leave it out`);
+  }
+  const strict = clientTools.findIndex((t) => t.strict === true);
+  if (strict >= 0 && !can.strictTools) refuse(`tools.${strict}.function.strict`, `provider ${model.provider} does not support strict function schemas: leave it out`);
+}
 
 /**
  * Plans and runs a chat completion: picks the agent (a project) or a plain model, loads the
@@ -142,17 +211,11 @@ export class Agents {
 
   async plan(
     caller: Caller,
-    request: {
-      model?: string | undefined;
-      messages: readonly CompletionMessage[];
-      provider?: string | undefined;
-      temperature?: number | undefined;
-      maxTokens?: number | undefined;
-    },
+    request: CompletionSettings & { model?: string | undefined; messages: readonly CompletionMessage[]; provider?: string | undefined },
     target: { project: ProjectRecord | undefined; chat: ChatRecord | undefined },
     signal: AbortSignal | undefined,
   ): Promise<CompletionPlan> {
-    const input = toChatMessages(request.messages);
+    const requested = toChatMessages(request.messages);
     const { project, chat } = target;
     let modelName: string;
     let provider: string;
@@ -165,31 +228,44 @@ export class Agents {
       provider = chosen.provider;
     }
     // The turn's inputs do not depend on each other: the credential, the chat's history, the
-    // knowledge hits and each source's tools are read at once.
-    const lastUser = project ? [...input].reverse().find((m) => m.role === 'user') : undefined;
-    const [model, history, hits, toolLists] = await Promise.all([
+    // knowledge hits and each source's tools are read at once. A request with no question of its
+    // own (tool results continuing the chat's last turn) searches with the chat's last question.
+    const history = chat ? this.o.storage.chats.messages(chat.id).then((messages) => messages.map(fromRecord)) : Promise.resolve([]);
+    const question = project && this.o.knowledge ? (lastUserText(requested) ?? (chat ? history.then(lastUserText) : undefined)) : undefined;
+    const knowledge = this.o.knowledge;
+    const [model, earlier, hits, toolLists] = await Promise.all([
       this.#model(caller, provider, project?.credentialId ?? null),
-      chat ? this.o.storage.chats.messages(chat.id).then((messages) => messages.map(fromRecord)) : [],
+      history,
       // Below the relevance floor a hit is noise: neither context for the model nor a source.
-      project && this.o.knowledge && lastUser?.content.trim()
-        ? this.o.knowledge.search(caller, project.id, { query: lastUser.content, defaultMinScore: this.o.minScore ?? AGENT_MIN_SCORE })
-        : [],
+      Promise.resolve(question).then((query) =>
+        project && knowledge && query?.trim() ? knowledge.search(caller, project.id, { query, defaultMinScore: this.o.minScore ?? AGENT_MIN_SCORE }) : [],
+      ),
       project ? Promise.all((this.o.toolSources ?? []).map((source) => source.tools(caller, project.id))) : [],
     ]);
     const { system, sources } = project ? systemContext(project.description, hits) : { system: undefined, sources: [] as Source[] };
     const tools = toolLists.flat();
+    const settings = turnSettings(request);
+    checkTools(
+      model,
+      tools.map((t) => t.definition.name),
+      settings,
+    );
+    // With a chat, what the client resent of it is not new (see newToChat); every tool call of
+    // the conversation must have its result before the model is asked again.
+    const input = chat ? newToChat(earlier, requested) : requested;
+    checkToolResults(earlier, input, requested);
 
     const createdAt = this.o.clock();
     const storage = this.o.storage;
+    const stored = sourcesOut(sources);
     const turn = runAgentTurn({
       model,
       modelName,
       ...(system ? { system } : {}),
-      history,
+      history: earlier,
       input,
       tools,
-      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-      ...(request.maxTokens !== undefined ? { maxTokens: request.maxTokens } : {}),
+      ...settings,
       ...(this.o.stepLimit ? { stepLimit: this.o.stepLimit } : {}),
       ...(signal ? { signal } : {}),
     });
@@ -197,10 +273,15 @@ export class Agents {
       async *[Symbol.asyncIterator]() {
         for await (const event of turn) {
           if (event.type === 'finish' && chat) {
-            // The turn is stored only once it has completed: the request's own messages (not
-            // its system prompt), the tool calls and results, and the answer.
+            // The turn is stored only once it has completed: the request's new messages (not
+            // its system prompt), the tool calls and results, and the answer; the assistant
+            // message that ends the turn keeps the sources the response gives.
             const fresh = [...input.filter((m) => m.role !== 'system'), ...event.messages];
-            await storage.chats.appendMessages(chat.id, fresh.map((m) => toRecord(m, createdAt)));
+            const last = fresh.findLastIndex((m) => m.role === 'assistant');
+            await storage.chats.appendMessages(
+              chat.id,
+              fresh.map((m, i) => toRecord(m, createdAt, i === last ? stored : undefined)),
+            );
             await storage.chats.touch(chat.id, createdAt);
           }
           yield event;
@@ -218,31 +299,53 @@ export class Agents {
   }
 }
 
-/** Runs a plan to its end and answers OpenAI's `chat.completion` object (plus `sources`). */
-export async function completionResponse(plan: CompletionPlan): Promise<ChatCompletionResponse> {
+/**
+ * A completion's chunks folded into OpenAI's `chat.completion` object (plus `sources` and
+ * `chatId`): the text, the client's tool calls, the finish reason and usage. The chunks of a
+ * plan and those recorded into a stream give the same answer.
+ */
+export async function collectCompletion(chunks: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletionResponse> {
+  let first: ChatCompletionChunk | undefined;
   let content = '';
-  let finish: { reason: FinishReason; usage: Usage } | undefined;
-  for await (const event of plan.events) {
-    if (event.type === 'text') content += event.delta;
-    if (event.type === 'finish') finish = event;
+  const toolCalls: ReturnType<typeof toolCallsOut> = [];
+  let finishReason: ChatCompletionResponse['choices'][number]['finish_reason'] | undefined;
+  let usage: ChatCompletionResponse['usage'] | undefined;
+  for await (const chunk of chunks) {
+    first ??= chunk;
+    const choice = chunk.choices[0];
+    content += choice?.delta.content ?? '';
+    for (const { id, type, function: f } of choice?.delta.tool_calls ?? []) toolCalls.push({ id, type, function: f });
+    finishReason = choice?.finish_reason ?? finishReason;
+    usage = chunk.usage ?? usage;
   }
-  if (!finish) throw new PlatformError('upstream_error', 'The model stream ended without an answer');
+  if (!first || !finishReason) throw new PlatformError('upstream_error', 'The model stream ended without an answer');
   return {
-    id: plan.id,
+    id: first.id,
     object: 'chat.completion',
-    created: plan.created,
-    model: plan.responseModel,
-    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: finish.reason }],
-    usage: usageOut(finish.usage),
-    sources: sourcesOut(plan.sources),
-    ...(plan.chat ? { chatId: plan.chat.id } : {}),
+    created: first.created,
+    model: first.model,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: toolCalls.length > 0 && content === '' ? null : content, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+        finish_reason: finishReason,
+      },
+    ],
+    usage: usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    sources: first.sources ?? [],
+    ...(first.chatId ? { chatId: first.chatId } : {}),
   };
+}
+
+/** Runs a plan to its end and answers OpenAI's `chat.completion` object (plus `sources`). */
+export function completionResponse(plan: CompletionPlan): Promise<ChatCompletionResponse> {
+  return collectCompletion(completionChunks(plan, true));
 }
 
 /**
  * Runs a plan as OpenAI's chunk stream: a role chunk (with `sources`), content deltas and the
- * agent's tool steps (`toolCall` when a tool starts, `toolResult` when it answered), the finish,
- * optionally usage.
+ * agent's tool steps (`toolCall` when a tool starts, `toolResult` when it answered), the
+ * client's tool calls (`delta.tool_calls`, one whole call per chunk), the finish, optionally usage.
  */
 export async function* completionChunks(plan: CompletionPlan, includeUsage: boolean): AsyncGenerator<ChatCompletionChunk> {
   const base = { id: plan.id, object: 'chat.completion.chunk' as const, created: plan.created, model: plan.responseModel };
@@ -263,6 +366,9 @@ export async function* completionChunks(plan: CompletionPlan, includeUsage: bool
     } else if (event.type === 'tool_result') {
       yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: null }], toolResult: { id: event.callId, name: event.name, content: event.content, isError: event.isError } };
     } else if (event.type === 'finish') {
+      // The client's own functions to run: OpenAI's `delta.tool_calls`.
+      const calls = toolCallsOut(event.toolCalls ?? []);
+      for (const [index, call] of calls.entries()) yield { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index, ...call }] }, finish_reason: null }] };
       yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: event.reason }] };
       if (includeUsage) yield { ...base, choices: [], usage: usageOut(event.usage) };
     }

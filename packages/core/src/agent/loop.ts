@@ -1,7 +1,7 @@
 import { PlatformError } from '../errors.js';
 import { jsonExceedsNesting, nestingError } from '../nesting.js';
 import type { SearchHit } from '../schemas/knowledge.js';
-import type { ChatMessage, ChatModel, FinishReason, ToolCall, Usage } from './chat-model.js';
+import type { ChatMessage, ChatModel, ChatRequest, FinishReason, ToolCall, ToolChoice, ToolDefinition, Usage } from './chat-model.js';
 import type { AgentTool } from './tools.js';
 
 /** A knowledge hit that went into the model's context, as the response reports it. */
@@ -13,6 +13,24 @@ export interface Source {
   readonly fileName: string;
   readonly score: number;
   readonly content: string;
+  /** The text's first words (`excerptOf`), kept with the answer. */
+  readonly excerpt: string;
+}
+
+/** Longest excerpt of a source kept with an answer, in characters (the ellipsis included). */
+export const EXCERPT_CHARS = 160;
+
+/**
+ * A chunk's first words, whitespace collapsed: the whole text when it is at most `EXCERPT_CHARS`
+ * characters, else cut at the last word boundary before that (mid-word only for a first word
+ * longer than half of it) and ended with `…`.
+ */
+export function excerptOf(text: string): string {
+  const chars = Array.from(text.replace(/\s+/g, ' ').trim());
+  if (chars.length <= EXCERPT_CHARS) return chars.join('');
+  const cut = chars.slice(0, EXCERPT_CHARS - 1).join('');
+  const space = cut.lastIndexOf(' ');
+  return `${(space > EXCERPT_CHARS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }
 
 /** What an agent turn yields, in order. */
@@ -20,7 +38,14 @@ export type AgentEvent =
   | { readonly type: 'text'; readonly delta: string }
   | { readonly type: 'tool_call'; readonly call: ToolCall }
   | { readonly type: 'tool_result'; readonly callId: string; readonly name: string; readonly content: string; readonly isError: boolean }
-  | { readonly type: 'finish'; readonly reason: FinishReason; readonly usage: Usage; readonly messages: readonly ChatMessage[] };
+  | {
+      readonly type: 'finish';
+      readonly reason: FinishReason;
+      readonly usage: Usage;
+      readonly messages: readonly ChatMessage[];
+      /** Calls of the client's functions (`clientTools`) for the client to run (reason `tool_calls`). */
+      readonly toolCalls?: readonly ToolCall[];
+    };
 
 export interface AgentTurn {
   readonly model: ChatModel;
@@ -33,8 +58,22 @@ export interface AgentTurn {
   /** The messages of this request (after the history). */
   readonly input: readonly ChatMessage[];
   readonly tools: readonly AgentTool[];
+  /**
+   * Functions the client runs itself (OpenAI's `tools` of the request), offered beside `tools`
+   * (their names must differ). When the model calls one, the agent's own calls of that step run
+   * first, then the turn ends with finish reason `tool_calls` and the client's calls.
+   */
+  readonly clientTools?: readonly ToolDefinition[];
+  /**
+   * OpenAI's `tool_choice` over every tool offered. `none` offers none; `required` and a named
+   * tool bind the first model call only (later steps are `auto`, or every step would have to call
+   * a tool). Default `auto`.
+   */
+  readonly toolChoice?: 'none' | ToolChoice;
   readonly temperature?: number;
   readonly maxTokens?: number;
+  /** Given to every model call as they are; `parallelToolCalls` only to calls offered tools. */
+  readonly modelSettings?: Pick<ChatRequest, 'topP' | 'frequencyPenalty' | 'presencePenalty' | 'seed' | 'stop' | 'parallelToolCalls'>;
   /** Model calls at most; the last one is offered no tools, so it answers. Default 8. */
   readonly stepLimit?: number;
   readonly signal?: AbortSignal;
@@ -54,6 +93,7 @@ export function systemContext(instructions: string | undefined, hits: readonly S
     fileName: String(h.metadata.fileName ?? ''),
     score: h.score,
     content: h.content,
+    excerpt: excerptOf(h.content),
   }));
   const parts: string[] = [];
   if (instructions?.trim()) parts.push(instructions.trim());
@@ -80,22 +120,34 @@ function parseArguments(text: string): unknown {
 
 /**
  * One agent turn: model calls with the tools offered, the tools' results fed back, until the
- * model answers or the step limit is reached. Yields text as it streams. The `finish` event
- * carries the new messages of the turn (the assistant's tool calls, the tool results and the
- * final answer) for the caller to store.
+ * model answers, calls a client's function, or the step limit is reached. Yields text as it
+ * streams. The `finish` event carries the new messages of the turn (the assistant's tool calls,
+ * the tool results and the final answer) for the caller to store, and the client's calls to run.
+ *
+ * The model is given the system context, the request's system messages, the history, then the
+ * rest of the request: a request that continues a turn (tool results for the last stored
+ * assistant message) stays well-formed whatever system messages it carries.
  */
 export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent> {
   const stepLimit = Math.max(1, turn.stepLimit ?? 8);
   const byName = new Map(turn.tools.map((t) => [t.definition.name, t]));
+  const clientTools = turn.clientTools ?? [];
+  const forClient = new Set(clientTools.map((t) => t.name));
+  const definitions = [...turn.tools.map((t) => t.definition), ...clientTools];
+  const { parallelToolCalls, ...settings } = turn.modelSettings ?? {};
   const produced: ChatMessage[] = [];
   let usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+  const system = turn.input.filter((m) => m.role === 'system');
+  const input = turn.input.filter((m) => m.role !== 'system');
 
   for (let step = 1; ; step++) {
-    const offerTools = turn.tools.length > 0 && step < stepLimit;
+    const offerTools = definitions.length > 0 && step < stepLimit && turn.toolChoice !== 'none';
+    const choice = step === 1 && typeof turn.toolChoice === 'object' ? turn.toolChoice : step === 1 && turn.toolChoice === 'required' ? 'required' : undefined;
     const messages: ChatMessage[] = [
       ...(turn.system ? [{ role: 'system' as const, content: turn.system }] : []),
+      ...system,
       ...turn.history,
-      ...turn.input,
+      ...input,
       ...produced,
     ];
     let text = '';
@@ -104,7 +156,10 @@ export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent>
     for await (const event of turn.model.stream({
       model: turn.modelName,
       messages,
-      ...(offerTools ? { tools: turn.tools.map((t) => t.definition) } : {}),
+      ...settings,
+      ...(offerTools ? { tools: definitions } : {}),
+      ...(offerTools && choice ? { toolChoice: choice } : {}),
+      ...(offerTools && parallelToolCalls !== undefined ? { parallelToolCalls } : {}),
       ...(turn.temperature !== undefined ? { temperature: turn.temperature } : {}),
       ...(turn.maxTokens !== undefined ? { maxTokens: turn.maxTokens } : {}),
       ...(turn.signal ? { signal: turn.signal } : {}),
@@ -128,7 +183,10 @@ export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent>
     }
 
     produced.push({ role: 'assistant', content: text || null, toolCalls: calls });
+    // The agent's own calls run here, also in a step that calls the client's functions too: the
+    // client then gets its calls with the agent's results already in the conversation.
     for (const call of calls) {
+      if (forClient.has(call.name)) continue;
       yield { type: 'tool_call', call };
       const tool = byName.get(call.name);
       let content: string;
@@ -143,6 +201,11 @@ export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent>
       }
       produced.push({ role: 'tool', toolCallId: call.id, content });
       yield { type: 'tool_result', callId: call.id, name: call.name, content, isError };
+    }
+    const clientCalls = calls.filter((call) => forClient.has(call.name));
+    if (clientCalls.length > 0) {
+      yield { type: 'finish', reason: 'tool_calls', usage, messages: produced, toolCalls: clientCalls };
+      return;
     }
   }
 }

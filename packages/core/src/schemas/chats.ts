@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { offsetPaging, Timestamp } from './common.js';
+import { CompletionSource } from './completions.js';
 
 export const Chat = z.object({
   id: z.string(),
@@ -44,6 +45,7 @@ export const ChatMessageOut = z.object({
   content: z.string().nullable(),
   toolCalls: z.array(StoredToolCall).optional(),
   toolCallId: z.string().optional(),
+  sources: z.array(CompletionSource).optional().describe('The knowledge the answer was given, as the completion returned it: on the assistant message that ends a turn'),
   createdAt: Timestamp,
 });
 export type ChatMessageOut = z.output<typeof ChatMessageOut>;

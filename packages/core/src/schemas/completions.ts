@@ -1,52 +1,217 @@
 import { z } from 'zod';
 import { sizedText } from './common.js';
+import { ToolName, ToolParameters } from './tools.js';
 
 const text = sizedText(1_000_000);
-/** OpenAI's content: a string, or parts of which the text parts are used. */
-const Content = z.union([
-  text,
-  z.array(z.looseObject({ type: z.string(), text: text.optional() })).max(100),
-]);
-
-const ToolCallIn = z.looseObject({
-  id: z.string().min(1).max(200),
-  type: z.literal('function').optional(),
-  function: z.looseObject({ name: z.string().min(1).max(200), arguments: sizedText(1_000_000) }),
-});
-
-export const CompletionMessage = z.discriminatedUnion('role', [
-  z.looseObject({ role: z.literal('system'), content: Content }),
-  z.looseObject({ role: z.literal('developer'), content: Content }),
-  z.looseObject({ role: z.literal('user'), content: Content }),
-  z.looseObject({ role: z.literal('assistant'), content: Content.nullable().optional(), tool_calls: z.array(ToolCallIn).max(100).optional() }),
-  z.looseObject({ role: z.literal('tool'), content: Content, tool_call_id: z.string().min(1).max(200) }),
-]);
-export type CompletionMessage = z.input<typeof CompletionMessage>;
 
 /**
- * The body of both chat completion routes: OpenAI's request (unknown members such as `top_p`
- * or `user` are accepted and ignored) plus `chatId`, `streamId` and `provider`.
+ * OpenAI's chat completion request, member by member, decided one by one (docs/AGENT.md, "What
+ * the request may carry"): supported; forwarded to the model; accepted and not used because it
+ * cannot change the answer (identifiers and hints for OpenAI's own services); or refused. A
+ * refused member, a value this service cannot honour, and a member OpenAI does not define are
+ * 400 naming it, never dropped without a word: an OpenAI client does not retry a 400.
  */
-export const ChatCompletionRequest = z.looseObject({
-  model: z.string().min(1).max(200).optional().describe('A project id (the agent), or a model name of `provider`; default: the service default'),
-  messages: z.array(CompletionMessage).min(1, 'at least one message is required').max(1000),
-  stream: z.boolean().optional(),
-  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
-  temperature: z.number().min(0).max(2).optional(),
-  max_tokens: z.number().int().min(1).max(1_000_000).optional(),
-  max_completion_tokens: z.number().int().min(1).max(1_000_000).optional(),
-  chatId: z.string().min(1).max(200).optional().describe('Keeps the conversation: earlier messages are sent, the new ones stored'),
-  streamId: z.string().min(1).max(200).optional().describe('Also write the events to this stream of the chat (resumable)'),
-  provider: z.enum(['openai', 'ollama', 'local']).optional().describe('Provider of `model` when it is not a project'),
+const unknownMember = (where: string) => ({
+  error: (issue: { code?: string; keys?: string[] }) =>
+    issue.code === 'unrecognized_keys' ? `unknown member ${(issue.keys ?? []).map((k) => `"${k}"`).join(', ')}: not part of ${where}` : undefined,
 });
+
+/** A member this service does not support: left out or null; any value is a 400 saying why. */
+const unsupported = (why: string) => z.null({ error: `not supported: ${why}` }).optional().describe(`Not supported (400 unless left out or null): ${why}`);
+
+/** A member accepted and not used: it cannot change the answer. */
+const unused = <T extends z.ZodType>(schema: T, why: string) => schema.nullable().optional().describe(`Accepted and not used: ${why}`);
+
+/** An object OpenAI defines whose members do not matter here (it is not used). */
+const anyObject = z.record(z.string(), z.unknown());
+
+const TextPart = z.strictObject(
+  {
+    type: z.literal('text'),
+    text,
+    prompt_cache_breakpoint: unused(anyObject, "a prompt cache hint for OpenAI's servers"),
+  },
+  unknownMember('a text content part'),
+);
+const RefusalPart = z.strictObject({ type: z.literal('refusal'), refusal: text }, unknownMember('a refusal content part'));
+/** OpenAI's other parts: named in the document, refused with a 400 that says so. */
+const RefusedPart = z
+  .object({ type: z.enum(['image_url', 'input_audio', 'file']) })
+  .superRefine((part, ctx) => {
+    ctx.addIssue({ code: 'custom', path: ['type'], message: `"${part.type}" content parts are not supported: the model is given text only (text parts)` });
+  })
+  .describe('Not supported (400): images, audio and files are not given to the model');
+
+const partError = {
+  error: (issue: { input?: unknown }) => {
+    const type = (issue.input as { type?: unknown } | undefined)?.type;
+    return type === undefined ? 'a content part needs a "type" ("text")' : `${JSON.stringify(type)} content parts are not supported: the model is given text only (text parts)`;
+  },
+};
+
+/** OpenAI's content: a string, or text parts (other parts are refused, not dropped). */
+const Content = z.union([text, z.array(z.discriminatedUnion('type', [TextPart, RefusedPart], partError)).max(100)]);
+/** An assistant's content may hold its refusal too (as OpenAI answered it). */
+const AssistantContent = z.union([text, z.array(z.discriminatedUnion('type', [TextPart, RefusalPart, RefusedPart], partError)).max(100)]);
+
+const ToolCallIn = z.strictObject(
+  {
+    id: z.string().min(1).max(200),
+    type: z.literal('function', { error: 'only function tool calls are supported' }).optional(),
+    function: z.strictObject({ name: z.string().min(1).max(200), arguments: sizedText(1_000_000) }, unknownMember('a function call')),
+  },
+  unknownMember('a tool call'),
+);
+
+const noName = unsupported('participant names are not passed to the model');
+
+export const CompletionMessage = z.discriminatedUnion(
+  'role',
+  [
+    z.strictObject({ role: z.literal('system'), content: Content, name: noName }, unknownMember('a system message')),
+    z.strictObject({ role: z.literal('developer'), content: Content, name: noName }, unknownMember('a developer message')),
+    z.strictObject({ role: z.literal('user'), content: Content, name: noName }, unknownMember('a user message')),
+    z.strictObject(
+      {
+        role: z.literal('assistant'),
+        content: AssistantContent.nullable().optional(),
+        tool_calls: z.array(ToolCallIn).max(128).optional(),
+        refusal: text.nullable().optional().describe('A refusal the model gave; used as the text when there is no content'),
+        name: noName,
+        audio: unsupported('answers are text only'),
+        function_call: unsupported('the deprecated form of tool calls: use tool_calls'),
+      },
+      unknownMember('an assistant message'),
+    ),
+    z.strictObject({ role: z.literal('tool'), content: Content, tool_call_id: z.string().min(1).max(200) }, unknownMember('a tool message')),
+  ],
+  { error: 'must be system, developer, user, assistant or tool (the deprecated function messages are not supported: use tool)' },
+);
+export type CompletionMessage = z.input<typeof CompletionMessage>;
+
+
+/** A function the client runs itself (`tools`): offered to the model beside the agent's own tools. */
+export const ClientTool = z.strictObject(
+  {
+    type: z.literal('function', { error: 'only function tools are supported' }),
+    function: z.strictObject(
+      {
+        name: ToolName,
+        description: sizedText(100_000).optional(),
+        parameters: ToolParameters.optional().describe('JSON Schema of the arguments object (default: no arguments)'),
+        strict: z.boolean().nullable().optional().describe('Ask the model to follow `parameters` exactly, where the provider supports it (else 400)'),
+      },
+      unknownMember('a function definition'),
+    ),
+  },
+  unknownMember('a tool'),
+);
+
+export const ToolChoiceIn = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: ToolName }, unknownMember('a named tool choice')) }, unknownMember('a tool choice')),
+]);
+
+/**
+ * The body of both chat completion routes: OpenAI's request plus `chatId`, `streamId` and
+ * `provider`. Every member OpenAI defines is listed with what it does here; any other member is
+ * a 400.
+ */
+export const ChatCompletionRequest = z
+  .strictObject(
+    {
+      model: z.string().min(1).max(200).optional().describe('A project id (the agent), or a model name of `provider`; default: the service default'),
+      messages: z.array(CompletionMessage).min(1, 'at least one message is required').max(1000),
+      stream: z.boolean().nullable().optional(),
+      stream_options: z
+        .strictObject(
+          {
+            include_usage: z.boolean().nullable().optional(),
+            include_obfuscation: unused(z.boolean(), 'streams carry no obfuscation padding'),
+          },
+          unknownMember('stream_options'),
+        )
+        .nullable()
+        .optional(),
+      temperature: z.number().min(0).max(2).nullable().optional(),
+      max_tokens: z.number().int().min(1).max(1_000_000).nullable().optional(),
+      max_completion_tokens: z.number().int().min(1).max(1_000_000).nullable().optional(),
+      top_p: z.number().min(0).max(1).nullable().optional().describe('Forwarded to the model'),
+      frequency_penalty: z.number().min(-2).max(2).nullable().optional().describe('Forwarded to the model'),
+      presence_penalty: z.number().min(-2).max(2).nullable().optional().describe('Forwarded to the model'),
+      seed: z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).nullable().optional().describe('Forwarded to the model'),
+      stop: z
+        .union([z.string().min(1).max(1000), z.array(z.string().min(1).max(1000)).max(4)])
+        .nullable()
+        .optional()
+        .describe('Forwarded to the model (up to 4 sequences)'),
+      tools: z.array(ClientTool).max(128).optional().describe("The client's functions: offered beside the agent's tools; a call of one ends the answer with tool_calls"),
+      tool_choice: ToolChoiceIn.optional().describe(
+        "Over every tool offered (the agent's and `tools`): `none`, `auto` (default), `required`, or a named function of `tools`; `required` and a named function bind the first model call",
+      ),
+      parallel_tool_calls: z.boolean().nullable().optional().describe('false: at most one tool call per model call, where the provider supports it (else 400)'),
+      n: z.literal(1, { error: 'only 1 is supported (one answer per request)' }).nullable().optional(),
+      response_format: z
+        .object({ type: z.literal('text', { error: 'only {"type":"text"} is supported: json_object and json_schema answers are not (ask for JSON in the prompt, or give a tool)' }) })
+        .nullable()
+        .optional(),
+      logprobs: z.literal(false, { error: 'not supported: answers carry no log probabilities' }).nullable().optional(),
+      top_logprobs: unsupported('answers carry no log probabilities'),
+      logit_bias: z
+        .strictObject({}, { error: (issue) => (issue.code === 'unrecognized_keys' ? 'not supported: token biases are not passed to the model (token ids differ between models)' : undefined) })
+        .nullable()
+        .optional(),
+      audio: unsupported('answers are text only'),
+      modalities: z.array(z.literal('text', { error: 'only "text" is supported: answers are text only' })).max(10).nullable().optional(),
+      functions: unsupported('the deprecated form of tools: use tools'),
+      function_call: unsupported('the deprecated form of tool_choice: use tool_choice'),
+      reasoning_effort: unsupported("the model's settings are not taken from the request"),
+      verbosity: unsupported("the model's settings are not taken from the request"),
+      web_search_options: unsupported('the agent does not search the web (give it a tool or knowledge)'),
+      moderation: unsupported('no moderation is run'),
+      store: z.literal(false, { error: 'not supported: completions are not kept for retrieval by id (a chat, chatId, keeps a conversation)' }).nullable().optional(),
+      service_tier: z.enum(['auto', 'default'], { error: 'only "auto" and "default" are supported' }).nullable().optional(),
+      user: unused(z.string().max(1000), "an end-user identifier for OpenAI's abuse monitoring"),
+      safety_identifier: unused(z.string().max(1000), "an end-user identifier for OpenAI's abuse monitoring"),
+      prompt_cache_key: unused(z.string().max(1000), "a prompt cache hint for OpenAI's servers"),
+      prompt_cache_retention: unused(z.string().max(100), "a prompt cache hint for OpenAI's servers"),
+      prompt_cache_options: unused(anyObject, "a prompt cache hint for OpenAI's servers"),
+      metadata: unused(z.record(z.string().max(64), z.string().max(512)), 'tags of stored completions (none are stored)'),
+      prediction: unused(anyObject, 'a latency hint: the answer is the same without it'),
+      chatId: z.string().min(1).max(200).optional().describe('Keeps the conversation: earlier messages are sent, the new ones stored'),
+      streamId: z.string().min(1).max(200).optional().describe('Also write the events to this stream of the chat (resumable)'),
+      provider: z.enum(['openai', 'ollama', 'local']).optional().describe('Provider of `model` when it is not a project'),
+    },
+    unknownMember("OpenAI's chat completion request or this service's extensions (chatId, streamId, provider)"),
+  )
+  .superRefine((body, ctx) => {
+    const names = new Set<string>();
+    body.tools?.forEach((tool, i) => {
+      if (names.has(tool.function.name)) ctx.addIssue({ code: 'custom', path: ['tools', i, 'function', 'name'], message: `duplicate name "${tool.function.name}"` });
+      names.add(tool.function.name);
+    });
+    const choice = body.tool_choice;
+    if (typeof choice === 'object' && !names.has(choice.function.name)) {
+      ctx.addIssue({ code: 'custom', path: ['tool_choice', 'function', 'name'], message: `"${choice.function.name}" is not one of the request's tools` });
+    }
+  });
 export type ChatCompletionRequest = z.input<typeof ChatCompletionRequest>;
 
+/** A knowledge excerpt the answer was given; `[index]` in the text cites it. */
 export const CompletionSource = z.object({
-  index: z.number().int(),
+  index: z.number().int().describe('Citation number, from 1'),
   chunkId: z.string(),
   documentId: z.string(),
   fileName: z.string(),
-  score: z.number(),
+  score: z.number().describe('Search score, 0..1'),
+  excerpt: z.string().describe("The excerpt's first words (at most 160 characters, … when cut)"),
+});
+
+/** A call of one of the client's functions (`tools`), for the client to run. */
+const ToolCallOut = z.object({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.object({ name: z.string(), arguments: z.string().describe('The arguments as the model wrote them (JSON text)') }),
 });
 
 const UsageOut = z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() });
@@ -60,7 +225,11 @@ export const ChatCompletionResponse = z.object({
   choices: z.array(
     z.object({
       index: z.number().int(),
-      message: z.object({ role: z.literal('assistant'), content: z.string() }),
+      message: z.object({
+        role: z.literal('assistant'),
+        content: z.string().nullable().describe('null when the answer is only tool calls'),
+        tool_calls: z.array(ToolCallOut).optional().describe("Calls of the client's functions (`tools`) to run; finish_reason is tool_calls"),
+      }),
       finish_reason: z.enum(['stop', 'length', 'tool_calls']),
     }),
   ),
@@ -97,7 +266,14 @@ export const ChatCompletionChunk = z.object({
   choices: z.array(
     z.object({
       index: z.number().int(),
-      delta: z.object({ role: z.literal('assistant').optional(), content: z.string().optional() }),
+      delta: z.object({
+        role: z.literal('assistant').optional(),
+        content: z.string().optional(),
+        tool_calls: z
+          .array(ToolCallOut.extend({ index: z.number().int() }))
+          .optional()
+          .describe("A call of the client's functions (`tools`), whole in one chunk; never the agent's own tools"),
+      }),
       finish_reason: z.enum(['stop', 'length', 'tool_calls']).nullable(),
     }),
   ),

@@ -4,10 +4,11 @@ import { offsetPaging, sizedText, Timestamp } from './common.js';
 export const ToolLanguageSchema = z.enum(['javascript', 'python']);
 
 /** Tool names are offered to models as function names: OpenAI's pattern. */
-const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -');
+export const ToolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -');
 const description = z.string().max(2000);
 const code = sizedText(200_000).min(1).describe('Defines main(args); see docs/TOOLS.md');
-const parameters = z
+/** A tool's arguments, as offered to models: a JSON Schema of an object. */
+export const ToolParameters = z
   .record(z.string(), z.unknown())
   .describe('JSON Schema of the arguments object')
   .refine((schema) => schema.type === undefined || schema.type === 'object', { message: 'must describe an object (type: "object")' });
@@ -19,11 +20,11 @@ const dependencies = z
 export const CreateToolRequest = z
   .object({
     projectId: z.string().min(1).max(200),
-    name: toolName,
+    name: ToolName,
     description: description.default(''),
     language: ToolLanguageSchema,
     code,
-    parameters: parameters.default({ type: 'object', properties: {} }),
+    parameters: ToolParameters.default({ type: 'object', properties: {} }),
     dependencies: dependencies.default([]),
     enabled: z.boolean().default(true),
   })
@@ -70,7 +71,7 @@ export type ListToolsResponse = z.output<typeof ListToolsResponse>;
 export const UpdateToolRequest = z.object({
   toolId: z.string().min(1).max(200).describe('Must equal the id of the path'),
   tool: z
-    .object({ name: toolName.optional(), description: description.optional(), dependencies: dependencies.optional(), code: code.optional(), parameters: parameters.optional() })
+    .object({ name: ToolName.optional(), description: description.optional(), dependencies: dependencies.optional(), code: code.optional(), parameters: ToolParameters.optional() })
     .strict(),
 });
 export type UpdateToolRequest = z.input<typeof UpdateToolRequest>;

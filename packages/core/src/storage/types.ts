@@ -420,6 +420,22 @@ export interface ChatRecord {
 }
 
 /** A stored chat message; `toolCalls` and `toolCallId` as in `ChatMessage`. */
+/**
+ * A knowledge excerpt an assistant message was given, kept with the message so a stored answer
+ * still shows its citations: `[index]` in the text refers to it.
+ */
+export interface MessageSource {
+  /** Citation number in the answer, from 1. */
+  readonly index: number;
+  readonly chunkId: string;
+  readonly documentId: string;
+  readonly fileName: string;
+  /** The search score (0..1) the excerpt had when it was given. */
+  readonly score: number;
+  /** The excerpt's first words (at most 160 characters), readable after its chunk is gone. */
+  readonly excerpt: string;
+}
+
 export interface ChatMessageRecord {
   readonly chatId: string;
   /** Order within the chat, from 0. */
@@ -428,6 +444,11 @@ export interface ChatMessageRecord {
   readonly content: string | null;
   readonly toolCalls: readonly { id: string; name: string; arguments: string }[] | null;
   readonly toolCallId: string | null;
+  /**
+   * The knowledge the answer was given, in citation order: on the assistant message that ends
+   * a turn, in citation order. Absent when there was none (an empty list is stored as none).
+   */
+  readonly sources?: readonly MessageSource[];
   readonly createdAt: Date;
 }
 

@@ -609,6 +609,27 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         await storage.projects.delete('user_a', 'proj_000001');
         expect(await storage.chats.get('user_a', 'chat_2')).toBeUndefined();
       });
+
+      it("keeps an answer's sources with its message, in order, and none for messages given none or an empty list", async () => {
+        await storage.projects.insert(project('user_a', 1));
+        await storage.chats.insert({ id: 'chat_s', userId: 'user_a', projectId: 'proj_000001', name: 'Sources', createdAt: at(1), updatedAt: at(1) });
+        const sources = [
+          { index: 1, chunkId: 'chunk_b', documentId: 'doc_2', fileName: 'refunds — policy.md', score: 0.8125, excerpt: 'Refunds are given within 30 days of delivery, “no questions asked”…' },
+          { index: 2, chunkId: 'chunk_a', documentId: 'doc_1', fileName: 'shipping.md', score: 0.25, excerpt: '' },
+        ];
+        const input = sources.map((s) => ({ ...s }));
+        await storage.chats.appendMessages('chat_s', [
+          { role: 'user', content: 'refunds?', toolCalls: null, toolCallId: null, createdAt: at(2) },
+          { role: 'assistant', content: 'Within 30 days [1].', toolCalls: null, toolCallId: null, sources: input, createdAt: at(2) },
+          { role: 'assistant', content: 'And nothing else.', toolCalls: null, toolCallId: null, sources: [], createdAt: at(3) },
+        ]);
+        input[0] = { ...sources[1], index: 9 } as (typeof input)[number];
+        const messages = await storage.chats.messages('chat_s');
+        expect(messages.map((m) => m.sources)).toEqual([undefined, sources, undefined]);
+        expect(messages[1]).toEqual({ chatId: 'chat_s', position: 1, role: 'assistant', content: 'Within 30 days [1].', toolCalls: null, toolCallId: null, sources, createdAt: at(2) });
+        (messages[1]?.sources as unknown as { index: number }[])[0] = { index: 7 };
+        expect((await storage.chats.messages('chat_s'))[1]?.sources).toEqual(sources);
+      });
     });
 
     describe('tools', () => {

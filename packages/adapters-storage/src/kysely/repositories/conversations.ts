@@ -62,6 +62,7 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
                 content: m.content,
                 tool_calls: m.toolCalls === null ? null : JSON.stringify(m.toolCalls),
                 tool_call_id: m.toolCallId,
+                sources: m.sources?.length ? JSON.stringify(m.sources) : null,
                 created_at: time(m.createdAt),
               })),
             )

@@ -5,7 +5,10 @@ import { Marked, queryTerms } from '../../components/marked';
 import { ErrorNote } from '../../components/ui';
 import type { Source } from './answer-stream';
 
-/** The chunk a citation points at (`GET /api/knowledge/chunks/{id}`), with the question's words marked. */
+/**
+ * The chunk a citation points at (`GET /api/knowledge/chunks/{id}`), with the question's words
+ * marked; when the chunk is gone, the first words the answer kept of it.
+ */
 export function CitationPanel({ question, source, onClose }: { question: string; source: Source; onClose: () => void }) {
   const api = useApi();
   const [content, setContent] = useState<string | null>(null);
@@ -38,6 +41,12 @@ export function CitationPanel({ question, source, onClose }: { question: string;
         <p class="chunk">
           <Marked text={content} terms={queryTerms(question)} />
         </p>
+      ) : null}
+      {error && source.excerpt ? (
+        <>
+          <p class="muted">Its first words, as kept with the answer:</p>
+          <p class="chunk excerpt">{source.excerpt}</p>
+        </>
       ) : null}
     </aside>
   );

@@ -18,9 +18,11 @@ export interface Turn {
 /**
  * A chat's stored messages as turns, the way the answers looked while they streamed: each
  * question, then one answer made of everything the agent did for it (assistant messages with
- * tool calls, a tool message per result, the final text). A stored result does not say whether
- * the tool failed; the agent words every failure it feeds the model `Error: …`, so that prefix
- * marks a failed step (a project tool's result is JSON, so it never starts that way).
+ * tool calls, a tool message per result, the final text) and the sources it was given (kept on
+ * the assistant message that ended the turn, so `[n]` opens them again). A stored result does
+ * not say whether the tool failed; the agent words every failure it feeds the model `Error: …`,
+ * so that prefix marks a failed step (a project tool's result is JSON, so it never starts that
+ * way).
  */
 export function turnsOf(messages: readonly Message[]): Turn[] {
   const turns: Turn[] = [];
@@ -40,7 +42,7 @@ export function turnsOf(messages: readonly Message[]): Turn[] {
     } else if (m.role === 'assistant') {
       const current = answer();
       const calls = (m.toolCalls ?? []).map((c): ToolStep => ({ id: c.id, name: c.name, arguments: c.arguments, state: 'running' }));
-      update({ text: current.text + (m.content ?? ''), steps: [...(current.steps ?? []), ...calls] });
+      update({ text: current.text + (m.content ?? ''), steps: [...(current.steps ?? []), ...calls], ...(m.sources?.length ? { sources: m.sources } : {}) });
     } else if (m.role === 'tool') {
       const current = answer();
       const content = m.content ?? '';
