@@ -34,6 +34,9 @@ async function authenticate(platform: AgentPlatform, event: H3Event): Promise<Ca
   return match?.[1] ? platform.authenticate(match[1]) : undefined;
 }
 
+/** The request's own abort (the client went away), as fetch and AbortSignal raise it. */
+const isAbort = (error: unknown) => (error as { name?: unknown } | null)?.name === 'AbortError';
+
 /**
  * The answer of an API route to a request: authenticates, reads the body within the route's
  * byte limit (413 before anything is parsed), parses params, query and body with the route's
@@ -53,6 +56,17 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
     const { code, message } = streamFailure(error, event);
     return dataFrame({ error: openaiError(code, message) });
   };
+  /**
+   * What a stream logs when its client goes away before the end (a closed tab, a reload, a
+   * stopped answer): one info line, as nothing failed. A failure that follows is logged only
+   * when it is a bug; its answer, an abort or an upstream's error, has no one left to read it.
+   */
+  const clientGone = (event: H3Event) => ({
+    onClientGone: () => log?.info({ reqId: event.context.requestId }, 'the client went away before the stream ended'),
+    onFailureAfterClientGone: (error: unknown) => {
+      if (toErrorResponse(error).bug && !isAbort(error)) log?.error({ reqId: event.context.requestId, err: error }, 'stream failed after its client went away');
+    },
+  });
 
   async function readInput(route: ApiRoute, event: H3Event, caller: Caller): Promise<RouteInput> {
     // The body first: its size is checked against the route's byte limit before any parsing.
@@ -78,7 +92,7 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
       case 'openai': {
         const completion = await route.handler(platform, input);
         if (!completion.stream) return json(200, completion.body);
-        return eventStream(completion.chunks, { frame: dataFrame, failure: (e) => openaiErrorFrame(e, event), end: 'data: [DONE]\n\n', keepAliveMs });
+        return eventStream(completion.chunks, { frame: dataFrame, failure: (e) => openaiErrorFrame(e, event), end: 'data: [DONE]\n\n', keepAliveMs, ...clientGone(event) });
       }
       case 'sse':
         // Indexing progress: one `data:` JSON event each; a failure is a last `error` event.
@@ -86,6 +100,7 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
           frame: dataFrame,
           failure: (e) => dataFrame({ type: 'error', message: streamFailure(e, event).message }),
           keepAliveMs,
+          ...clientGone(event),
         });
       case 'replay':
         // A recorded stream with event ids (so `Last-Event-ID` resumes it), ending `data: [DONE]`.
@@ -94,6 +109,7 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
           failure: (e) => openaiErrorFrame(e, event),
           end: 'data: [DONE]\n\n',
           keepAliveMs,
+          ...clientGone(event),
         });
       default:
         return json(route.status ?? 200, await route.handler(platform, input));

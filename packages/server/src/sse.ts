@@ -23,6 +23,13 @@ export interface EventStreamOptions<T> {
   readonly end?: string;
   /** Interval of the keep-alive comment, in ms. */
   readonly keepAliveMs: number;
+  /** Told once when the client goes away (closes, reloads) before the stream ended: a normal event. */
+  readonly onClientGone?: () => void;
+  /**
+   * A failure of the iterable after the client went away, when no failure frame can reach
+   * anyone (an abort caused by the client leaving, or a bug worth logging).
+   */
+  readonly onFailureAfterClientGone?: (error: unknown) => void;
 }
 
 /** One `data:` line of JSON. */
@@ -40,6 +47,11 @@ export function eventStream<T>(events: AsyncIterable<T>, options: EventStreamOpt
   const encoder = new TextEncoder();
   const iterator = events[Symbol.asyncIterator]();
   let timer: ReturnType<typeof setInterval> | undefined;
+  /**
+   * Set when the client went away. A `pull` may be waiting for the next value then: the
+   * controller is closed by the time it arrives, so the value (or failure) goes nowhere.
+   */
+  let gone = false;
   const stop = () => {
     if (timer) clearInterval(timer);
     timer = undefined;
@@ -59,6 +71,7 @@ export function eventStream<T>(events: AsyncIterable<T>, options: EventStreamOpt
     async pull(controller) {
       try {
         const next = await iterator.next();
+        if (gone) return;
         if (next.done) {
           stop();
           if (options.end) controller.enqueue(encoder.encode(options.end));
@@ -67,13 +80,16 @@ export function eventStream<T>(events: AsyncIterable<T>, options: EventStreamOpt
         controller.enqueue(encoder.encode(options.frame(next.value)));
       } catch (error) {
         stop();
+        if (gone) return options.onFailureAfterClientGone?.(error);
         controller.enqueue(encoder.encode(options.failure(error)));
         controller.close();
       }
     },
     async cancel() {
+      gone = true;
       stop();
-      await iterator.return?.();
+      options.onClientGone?.();
+      await iterator.return?.().catch((error: unknown) => options.onFailureAfterClientGone?.(error));
     },
   });
   return new Response(stream, { headers: SSE_HEADERS });

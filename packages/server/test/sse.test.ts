@@ -3,6 +3,7 @@ import { memoryStorage } from '@agent-platform/adapters-storage/memory';
 import { serve } from 'h3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
+import { dataFrame, eventStream } from '../src/sse.js';
 
 /** A real HTTP server on loopback over an in-memory platform, with the given keep-alive interval. */
 async function startApp(platform: AgentPlatform, sseKeepAliveMs?: number) {
@@ -83,4 +84,57 @@ describe('Server-Sent Events responses', () => {
       await app.close();
     }
   });
+});
+
+describe('eventStream when the client goes away', () => {
+  /** An iterable that yields one value, then answers the next call only when `release` is called, with `then`. */
+  function stalled(then: () => unknown) {
+    let release = () => {};
+    const waiting = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const events = (async function* () {
+      yield 1;
+      await waiting;
+      const value = then();
+      yield value;
+    })();
+    return { events, release };
+  }
+
+  for (const [what, then] of [
+    ['a value', () => 2],
+    ['a failure', () => {
+      throw new TypeError('a bug that happened after the client left');
+    }],
+  ] as const) {
+    it(`tells the client went away once, and hands on ${what} that comes after it without writing to the closed stream`, async () => {
+      const { events, release } = stalled(then);
+      const told: string[] = [];
+      const late: unknown[] = [];
+      const failures: unknown[] = [];
+      const res = eventStream(events, {
+        frame: dataFrame,
+        failure: (e) => {
+          failures.push(e);
+          return dataFrame({ error: String(e) });
+        },
+        keepAliveMs: 60_000,
+        onClientGone: () => told.push('gone'),
+        onFailureAfterClientGone: (e) => late.push(e),
+      });
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      let text = '';
+      while (!text.includes('data: 1')) text += new TextDecoder().decode((await reader.read()).value);
+      // The stream pulls again and waits for the stalled iterable: the client cancels, then the value comes.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const cancelled = reader.cancel();
+      release();
+      await cancelled;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(told).toEqual(['gone']);
+      expect(failures).toEqual([]);
+      expect(late.map((e) => (e as Error).message)).toEqual(what === 'a failure' ? ['a bug that happened after the client left'] : []);
+    });
+  }
 });
