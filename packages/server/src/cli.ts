@@ -5,7 +5,7 @@ import { parseStdioEntry } from '@agent-platform/mcp';
 import { readMcpCommandsFile } from './mcp-commands.js';
 import { DOCUMENT_LIMIT_FLAGS, documentLimitsFrom } from './document-limits.js';
 import { LEASE_FLAGS, type Leases, leasesFrom } from './lease-flags.js';
-import { UsageError } from './cli-usage.js';
+import { listenError, StartError, UsageError } from './cli-usage.js';
 import { keysCommand } from './keys-commands.js';
 import { parsePythonIsolation, startServer } from './server.js';
 import { parseSharedVectorStore } from './deployment.js';
@@ -205,13 +205,15 @@ async function serveCommand(argv: string[]): Promise<void> {
   const vectorStore = parseSharedVectorStore(values['vector-store'] ?? env.AGENT_PLATFORM_VECTOR_STORE, values['vector-store-config'] ?? env.AGENT_PLATFORM_VECTOR_STORE_CONFIG);
   const database = values.database ?? env.AGENT_PLATFORM_DATABASE_URL;
   const databasePool = values['database-pool'];
+  const port = integer(values.port ?? env.PORT ?? '3000', '--port', 0, 65535);
+  const host = values.host ?? env.HOST ?? '127.0.0.1';
   const server = await startServer({
     ...(database ? { database } : {}),
     ...(databasePool ? { databasePool: integer(databasePool, '--database-pool', 1, 1000) } : {}),
     ...(vectorStore ? { vectorStore } : {}),
     console: !(values['no-console'] || /^(1|true|yes)$/i.test(env.AGENT_PLATFORM_NO_CONSOLE ?? '')),
-    port: integer(values.port ?? env.PORT ?? '3000', '--port', 0, 65535),
-    host: values.host ?? env.HOST ?? '127.0.0.1',
+    port,
+    host,
     dataDir: values.data ?? env.AGENT_PLATFORM_DATA ?? './data',
     ...(cors ? { corsOrigins: cors } : {}),
     ...(bodyLimit ? { bodyLimit: integer(bodyLimit, '--body-limit', 1, 1024 ** 3) } : {}),
@@ -235,6 +237,8 @@ async function serveCommand(argv: string[]): Promise<void> {
       },
     },
     ...(commandLines.length > 0 ? { mcp: { allowStdio: commandLines } } : values['allow-stdio-mcp'] ? { mcp: { allowStdio: true } } : {}),
+  }).catch((error: unknown) => {
+    throw listenError(error, port, host);
   });
   if (server.firstKey) {
     process.stdout.write(
@@ -274,7 +278,7 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-  const message = usage || isPlatformError(error) ? (error as Error).message : String((error as Error).stack ?? error);
+  const message = usage || error instanceof StartError || isPlatformError(error) ? (error as Error).message : String((error as Error).stack ?? error);
   process.stderr.write(`agent-platform: ${message}\n${usage ? 'Run "agent-platform --help" for usage.\n' : ''}`);
   process.exit(usage ? 2 : 1);
 });

@@ -292,8 +292,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     logger,
   });
   await platform.start();
-  // Atomic across instances starting together on one database: one of them creates it.
-  const first = await platform.createFirstKey({ name: 'first key' });
   const consoleDir = options.console === false ? undefined : builtConsoleDir();
   if (options.console !== false && !consoleDir) logger.warn('The web console is not built (pnpm run build builds it): serving the API only');
   const app = createApp(platform, {
@@ -312,6 +310,16 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   try {
     await server.ready();
   } catch (error) {
+    await platform.close();
+    throw error;
+  }
+  // Made once the server listens: a start that fails (a busy port) must not make a key that
+  // nobody is shown. Atomic across instances starting together on one database: one makes it.
+  let first: Awaited<ReturnType<AgentPlatform['createFirstKey']>>;
+  try {
+    first = await platform.createFirstKey({ name: 'first key' });
+  } catch (error) {
+    await server.close(true);
     await platform.close();
     throw error;
   }

@@ -1,5 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -163,6 +164,36 @@ describe('agent-platform CLI', () => {
     } finally {
       again.child.kill('SIGINT');
     }
+  });
+
+  it('on a busy port prints one line naming the port and the flag, exits 1, and makes no key nobody sees', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      for (const [args, env] of [
+        [['--port', String(port)], {}],
+        [[], { PORT: String(port) }],
+      ] as const) {
+        const failed = await run(process.execPath, [CLI, 'serve', '--data', dir, ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env } }).then(
+          () => undefined,
+          (error: { code: number; stdout: string; stderr: string }) => error,
+        );
+        expect(failed?.code).toBe(1);
+        expect(failed?.stderr).toBe(
+          `agent-platform: port ${port} on 127.0.0.1 is already in use by another program: stop it, or choose another with --port PORT (or the PORT environment variable)\n`,
+        );
+        expect(failed?.stdout).toBe('');
+      }
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+    // The failed starts created no key: the first start that listens shows one.
+    const { child, output } = await serve(['--port', '0', '--data', dir]);
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+    expect(output()).toMatch(/It is shown only once:\nap_\w+\n/);
   });
 
   it('serves the web console at / by default, and not with --no-console or AGENT_PLATFORM_NO_CONSOLE=true', async () => {
