@@ -60,6 +60,7 @@ export { displayUrl } from './net/display.js';
 export { isUnresolvedHost, unreachableAs, unresolvedHostError } from './net/unresolved-host.js';
 export type * from './tools/sandbox.js';
 export { FairQueue, type FairQueueLimits, FairScheduler } from './tools/fair-queue.js';
+export { codeSyntaxError } from './tools/code-syntax.js';
 export { capLogs, jsonWithinDepth, parseToolResult, TOOL_LIMITS } from './tools/limits.js';
 export { DEFAULT_TOOL_QUEUE, type ToolsOptions } from './tools/project-tools.js';
 export { SchemaValidator, type SchemaValidatorOptions } from './tools/schema-validator.js';

@@ -761,7 +761,7 @@ export class AgentPlatform {
     runner.sandbox(body.language);
     checkToolName(body.name);
     await runner.compileParameters(caller.userId, body.parameters);
-    await runner.prepare(body);
+    await runner.prepare(caller.userId, body);
     const now = this.clock.now();
     const record: ToolRecord = { id: this.ids.next('tool'), userId: caller.userId, ...body, createdAt: now, updatedAt: now };
     await this.storage.tools.insert(record);
@@ -797,7 +797,7 @@ export class AgentPlatform {
     if (tool.parameters) await this.#runner().compileParameters(caller.userId, tool.parameters);
     const current = await this.#tool(caller, id);
     // New code or dependencies are readied (and refused) before anything is written.
-    if (tool.dependencies || tool.code) await this.#runner().prepare({ ...current, ...tool });
+    if (tool.dependencies || tool.code) await this.#runner().prepare(caller.userId, { ...current, ...tool });
     const updated = await this.storage.tools.update(caller.userId, id, { ...tool, updatedAt: this.clock.now() });
     if (!updated) throw PlatformError.notFound('Tool not found');
     return { success: true, message: 'Tool updated' };
@@ -925,7 +925,7 @@ export class AgentPlatform {
     const { url } = parseInput(DetectTransportRequest, input);
     const found = await this.#mcpOptions().connector.detectTransport(url, signal ? { signal } : {});
     if (found.supportedTypes.length === 0) {
-      throw new PlatformError('upstream_error', 'Unable to detect transport types', { details: { supportedTypes: [], recommended: null } });
+      throw new PlatformError('upstream_error', 'Unable to detect transport types');
     }
     return {
       success: true,
@@ -959,22 +959,17 @@ export class AgentPlatform {
     return { success: true, chat: toChat(record) };
   }
 
-  /** `GET /api/chats`: the caller's chats, newest first. A failure also answers the spec's empty list. */
+  /** `GET /api/chats`: the caller's chats, newest first. (The route's failures also answer the spec's empty list.) */
   async listChats(caller: Caller, query: ListChatsQuery = {}): Promise<ListChatsResponse> {
-    try {
-      const q = parseInput(ListChatsQuery, query);
-      if (q.projectId !== undefined) await this.#project(caller, q.projectId);
-      const page = await this.storage.chats.list({ userId: caller.userId, projectId: q.projectId, limit: q.limit, offset: q.offset });
-      return {
-        success: true,
-        chats: page.items.map(toChat),
-        ...offsetPageFields(q.offset, page),
-        message: page.total === 0 ? 'No chats found' : `Found ${page.total} chat${page.total === 1 ? '' : 's'}`,
-      };
-    } catch (error) {
-      const e = isPlatformError(error) ? error : new PlatformError('internal', 'Failed to list chats', { cause: error });
-      throw new PlatformError(e.code, e.message, { details: { chats: [], hasMore: false, total: 0 }, ...(e.issues ? { issues: e.issues } : {}), cause: error });
-    }
+    const q = parseInput(ListChatsQuery, query);
+    if (q.projectId !== undefined) await this.#project(caller, q.projectId);
+    const page = await this.storage.chats.list({ userId: caller.userId, projectId: q.projectId, limit: q.limit, offset: q.offset });
+    return {
+      success: true,
+      chats: page.items.map(toChat),
+      ...offsetPageFields(q.offset, page),
+      message: page.total === 0 ? 'No chats found' : `Found ${page.total} chat${page.total === 1 ? '' : 's'}`,
+    };
   }
 
   async #chat(caller: Caller, chatId: string): Promise<ChatRecord> {
@@ -1180,7 +1175,7 @@ export class AgentPlatform {
   /** `GET /api/knowledge/documents/{id}`. */
   async getDocument(caller: Caller, id: string): Promise<DocumentResponse> {
     const doc = await this.storage.documents.get(caller.userId, id);
-    if (!doc) throw new PlatformError('not_found', `Document ${id} not found`, { details: { document: null } });
+    if (!doc) throw PlatformError.notFound(`Document ${id} not found`);
     return { success: true, document: toKnowledgeDocument(doc) };
   }
 

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
-import { isPlatformError, jsonWithinDepth, TOOL_LIMITS, type ToolOutcome, type ToolRun, type ToolSandbox } from '@agent-platform/core';
+import { isPlatformError, jsonWithinDepth, PlatformError, TOOL_LIMITS, type ToolOutcome, type ToolSandbox } from '@agent-platform/core';
 import type { NpmDependencies } from './npm-dependencies.js';
-import { toOutcome } from './outcome.js';
+import { syntaxCheckResult, toOutcome } from './outcome.js';
 
 export interface JavaScriptSandboxOptions {
   /** Worker threads running tools side by side. Default 2. */
@@ -15,11 +15,14 @@ export interface JavaScriptSandboxOptions {
 }
 
 interface Job {
-  readonly run: ToolRun;
+  /** `run`: evaluate the script and call main; `check`: parse the script only (its result is the syntax error or null). */
+  readonly type: 'run' | 'check';
   /** What the worker evaluates: the code, or the code bundled with its dependencies. */
   readonly script: string;
-  /** The arguments as JSON text. */
+  /** The arguments as JSON text (runs). */
   readonly argsText: string;
+  readonly timeoutMs: number;
+  readonly memoryBytes: number;
   resolve(outcome: ToolOutcome): void;
 }
 
@@ -90,15 +93,21 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
       const job = queue.shift() as Job;
       slot.job = job;
       slot.worker.ref();
+      const { type, script, argsText, timeoutMs, memoryBytes } = job;
       slot.timer = setTimeout(() => {
-        finish(slot, { ok: false, error: { kind: 'timeout', message: `the tool ran longer than ${job.run.timeoutMs} ms` }, logs: [], durationMs: job.run.timeoutMs + GRACE_MS }, true);
-      }, job.run.timeoutMs + GRACE_MS);
-      const { timeoutMs, memoryBytes } = job.run;
-      slot.worker.postMessage({ id: nextId++, code: job.script, argsText: job.argsText, timeoutMs, memoryBytes, limits: TOOL_LIMITS });
+        finish(slot, { ok: false, error: { kind: 'timeout', message: `the tool ran longer than ${timeoutMs} ms` }, logs: [], durationMs: timeoutMs + GRACE_MS }, true);
+      }, timeoutMs + GRACE_MS);
+      slot.worker.postMessage({ id: nextId++, type, code: script, argsText, timeoutMs, memoryBytes, limits: TOOL_LIMITS });
     }
   };
 
   for (let i = 0; i < size; i++) slots.push(spawn());
+
+  const enqueue = (job: Omit<Job, 'resolve'>) =>
+    new Promise<ToolOutcome>((resolve) => {
+      queue.push({ ...job, resolve });
+      pump();
+    });
 
   const dependencies = options.dependencies;
   const refused = (message: string): ToolOutcome => ({ ok: false, error: { kind: 'invalid_code', message }, logs: [], durationMs: 0 });
@@ -128,10 +137,15 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
         }
         if (closed) return closedOutcome;
       }
-      return new Promise((resolve) => {
-        queue.push({ run, script, argsText, resolve });
-        pump();
-      });
+      return enqueue({ type: 'run', script, argsText, timeoutMs: run.timeoutMs, memoryBytes: run.memoryBytes });
+    },
+    async checkSyntax(check) {
+      // Code with dependencies has imports, which only the bundler reads: `prepare` parses it
+      // there (esbuild names the line and column alike).
+      if (check.dependencies.length > 0) return undefined;
+      if (closed) throw new PlatformError('unavailable', 'the sandbox is closed');
+      const outcome = await enqueue({ type: 'check', script: check.code, argsText: '', timeoutMs: check.timeoutMs, memoryBytes: check.memoryBytes });
+      return syntaxCheckResult(outcome);
     },
     async close() {
       closed = true;

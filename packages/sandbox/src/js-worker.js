@@ -13,17 +13,44 @@ let broken = false;
 
 const format = (value) => (typeof value === 'string' ? value : JSON.stringify(value) ?? String(value));
 
-function runOne({ code, argsText, timeoutMs, memoryBytes, limits }) {
-  const logs = [];
-  let logChars = 0;
+/**
+ * Calls `body(vm, runtime)` with a fresh runtime under the memory limit and an interrupt
+ * deadline, and gives its outcome; a failure of QuickJS itself becomes an outcome too (with the
+ * `logs` so far), and a module left untrustworthy marks this worker for replacement.
+ */
+function inRuntime({ memoryBytes, deadline, logs }, body) {
   const runtime = QuickJS.newRuntime();
   runtime.setMemoryLimit(memoryBytes);
   runtime.setMaxStackSize(1024 * 1024);
-  const deadline = Date.now() + timeoutMs;
   runtime.setInterruptHandler(shouldInterruptAfterDeadline(deadline));
   const vm = runtime.newContext();
-  const fail = (kind, message) => ({ ok: false, error: { kind, message }, logs });
   try {
+    return body(vm, runtime);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    // Emscripten's abort() (a failed assertion in QuickJS) leaves the module unusable.
+    if (/Aborted\(/.test(message)) broken = true;
+    const kind = /out of memory/i.test(message) ? 'out_of_memory' : 'thrown';
+    return { ok: false, error: { kind, message: kind === 'thrown' ? message : `the tool used more than ${memoryBytes} bytes` }, logs };
+  } finally {
+    try {
+      vm.dispose();
+      runtime.dispose();
+    } catch {
+      // A runtime that ran out of memory may not free cleanly (QuickJS aborts with
+      // "Assertion failed: list_empty(&rt->gc_obj_list)"): the module's memory and state are not
+      // to be trusted after that, so this worker asks to be replaced.
+      broken = true;
+    }
+  }
+}
+
+function runOne({ code, argsText, timeoutMs, memoryBytes, limits }) {
+  const logs = [];
+  let logChars = 0;
+  const deadline = Date.now() + timeoutMs;
+  const fail = (kind, message) => ({ ok: false, error: { kind, message }, logs });
+  return inRuntime({ memoryBytes, deadline, logs }, (vm, runtime) => {
     const consoleObject = vm.newObject();
     for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
       const fn = vm.newFunction(level, (...handles) => {
@@ -93,22 +120,7 @@ globalThis.__run = Promise.resolve().then(() => main(JSON.parse(${JSON.stringify
         return fail('thrown', 'main never settled (it awaits something that cannot happen in the sandbox)');
       }
     }
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    // Emscripten's abort() (a failed assertion in QuickJS) leaves the module unusable.
-    if (/Aborted\(/.test(message)) broken = true;
-    return /out of memory/i.test(message) ? fail('out_of_memory', `the tool used more than ${memoryBytes} bytes`) : fail('thrown', message);
-  } finally {
-    try {
-      vm.dispose();
-      runtime.dispose();
-    } catch {
-      // A runtime that ran out of memory may not free cleanly (QuickJS aborts with
-      // "Assertion failed: list_empty(&rt->gc_obj_list)"): the module's memory and state are not
-      // to be trusted after that, so this worker asks to be replaced.
-      broken = true;
-    }
-  }
+  });
 
   function classify(error, failWith, atLoad) {
     const message = typeof error === 'object' && error ? `${error.name ?? 'Error'}: ${error.message ?? ''}`.trim() : String(error);
@@ -120,11 +132,39 @@ globalThis.__run = Promise.resolve().then(() => main(JSON.parse(${JSON.stringify
   }
 }
 
+/**
+ * Parses the code as runOne evaluates it (a global script, named tool.js), compiling it to
+ * bytecode without running any of it. Its result is the first syntax error, `{ line, column,
+ * message }` (from 1), or null.
+ */
+function checkOne({ code, timeoutMs, memoryBytes }) {
+  return inRuntime({ memoryBytes, deadline: Date.now() + timeoutMs, logs: [] }, (vm) => {
+    const compiled = vm.evalCode(code, 'tool.js', { type: 'global', compileOnly: true });
+    if (!compiled.error) {
+      compiled.value.dispose();
+      return { ok: true, resultText: 'null', logs: [] };
+    }
+    const error = vm.dump(compiled.error);
+    compiled.error.dispose();
+    const message = typeof error === 'object' && error ? `${error.name ?? 'Error'}: ${error.message ?? ''}`.trim() : String(error);
+    if (/interrupted/i.test(message)) return { ok: false, error: { kind: 'timeout', message: `the tool ran longer than ${timeoutMs} ms` }, logs: [] };
+    if (/out of memory/i.test(message)) return { ok: false, error: { kind: 'out_of_memory', message: `the tool used more than ${memoryBytes} bytes` }, logs: [] };
+    // QuickJS gives the place as the first frame of the stack: "    at tool.js:LINE:COLUMN".
+    const at = /tool\.js:(\d+):(\d+)/.exec(String(error?.stack ?? ''));
+    const line = at ? Number(at[1]) : Number(error?.lineNumber) || 1;
+    const column = at ? Number(at[2]) : 1;
+    const text = code.split('\n')[line - 1] ?? '';
+    // A module's import statement in a script: the parser's own words ("expecting '('") do not say why.
+    const hint = /^\s*import\s*[\w{*'"]/.test(text) ? ' (import statements need the package in the tool\'s dependencies)' : '';
+    return { ok: true, resultText: JSON.stringify({ line, column, message: `${message}${hint}` }), logs: [] };
+  });
+}
+
 parentPort.on('message', (request) => {
   const started = performance.now();
   let outcome;
   try {
-    outcome = broken ? { ok: false, error: { kind: 'thrown', message: 'the sandbox worker is being replaced' }, logs: [] } : runOne(request);
+    outcome = broken ? { ok: false, error: { kind: 'thrown', message: 'the sandbox worker is being replaced' }, logs: [] } : request.type === 'check' ? checkOne(request) : runOne(request);
   } catch (error) {
     broken = true;
     outcome = { ok: false, error: { kind: 'thrown', message: `the sandbox failed: ${error instanceof Error ? error.message : String(error)}` }, logs: [] };

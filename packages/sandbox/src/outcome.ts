@@ -1,4 +1,4 @@
-import { capLogs, parseToolResult, type ToolOutcome } from '@agent-platform/core';
+import { type CodeSyntaxError, capLogs, PlatformError, parseToolResult, type ToolOutcome } from '@agent-platform/core';
 
 const KINDS = ['timeout', 'out_of_memory', 'thrown', 'invalid_result', 'invalid_code'] as const;
 
@@ -18,4 +18,27 @@ export function toOutcome(value: unknown): ToolOutcome {
   }
   const kind = KINDS.find((k) => k === o?.error?.kind) ?? 'thrown';
   return { ok: false, error: { kind, message: typeof o?.error?.message === 'string' ? o.error.message : 'the tool failed' }, logs, durationMs };
+}
+
+/** Longest parser message kept (a hostile host could send any length). */
+const MAX_SYNTAX_MESSAGE = 1000;
+
+/**
+ * The answer of a syntax check (a run of type `check`, whose result is the syntax error or
+ * null), checked as `toOutcome` checks runs: a syntax error, undefined when the code parses,
+ * else a `PlatformError`: `invalid_request` when the parse ran out of time or memory (the code
+ * is at fault), `unavailable` when the sandbox failed or answered something else.
+ */
+export function syntaxCheckResult(outcome: ToolOutcome): CodeSyntaxError | undefined {
+  if (!outcome.ok) {
+    const { kind, message } = outcome.error;
+    if (kind === 'timeout' || kind === 'out_of_memory') throw PlatformError.invalid(`code: it could not be parsed: ${message.replace(/^the tool /, 'the parse ')}`);
+    throw new PlatformError('unavailable', `The sandbox could not parse the code: ${message}`);
+  }
+  if (outcome.result === null) return undefined;
+  const r = outcome.result as { line?: unknown; column?: unknown; message?: unknown };
+  const position = (n: unknown) => (typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 ? n : undefined);
+  const line = position(r?.line);
+  if (line === undefined || typeof r.message !== 'string') throw new PlatformError('unavailable', 'The sandbox answered the syntax check with something that is not a syntax error');
+  return { line, column: position(r.column) ?? 1, message: r.message.slice(0, MAX_SYNTAX_MESSAGE) };
 }

@@ -7,7 +7,9 @@
 // guards below only narrow what is left.
 //
 // Protocol: newline-delimited JSON. stdin: {type:"run", id, code, args (JSON text), packages
-// (wheel paths / Pyodide package names to load first), limits (TOOL_LIMITS)}. stdout:
+// (wheel paths / Pyodide package names to load first), limits (TOOL_LIMITS)}, or the same with
+// type "check": compile the code only, never run it (the result is {line, column, message} of
+// its syntax error, or null). stdout:
 // {type:"ready", python, stdlib}, {type:"started", id} once packages are loaded, {type:"done",
 // id, outcome} where a successful outcome carries its result as JSON text (resultText). The parent enforces
 // the time and memory limits by killing this process.
@@ -101,7 +103,7 @@ if (makeSnapshot) {
 if (!flags.includes('--no-guards')) await guardNetworkAndProcesses();
 await hideHostFiles();
 
-const runner = pyodide.runPython(
+const tools = pyodide.runPython(
   `
 import json, inspect, traceback
 
@@ -143,10 +145,26 @@ async def run(code, args_json, max_result, max_depth):
         return _fail("invalid_result", f"the result of main is larger than {max_result} characters")
     return json.dumps({"ok": True, "result": text})
 
-run
+def check(code):
+    try:
+        compile(code, "tool.py", "exec", dont_inherit=True)
+    except SyntaxError as error:
+        line = error.lineno or 1
+        column = error.offset or 1
+        message = f"{type(error).__name__}: {error.msg}"
+        return json.dumps({"ok": True, "result": json.dumps({"line": line, "column": column, "message": message})})
+    except ValueError as error:
+        # e.g. "source code string cannot contain null bytes": no place to name.
+        return json.dumps({"ok": True, "result": json.dumps({"line": 1, "column": 1, "message": f"ValueError: {error}"})})
+    except MemoryError:
+        return _fail("out_of_memory", "the tool ran out of memory")
+    return json.dumps({"ok": True, "result": "null"})
+
+(run, check)
 `,
   { globals: pyodide.toPy({}) },
 );
+const [runner, checker] = [tools.get(0), tools.get(1)];
 
 const stdlib = pyodide.runPython('import sys; sorted(sys.stdlib_module_names)').toJs();
 const python = pyodide.runPython('import sys; sys.version.split()[0]');
@@ -166,7 +184,7 @@ async function handle(request) {
     for (const p of toLoad) loaded.add(p);
   }
   send({ type: 'started', id: request.id });
-  const text = await runner(request.code, request.args, limits.maxResultChars, limits.maxDepth);
+  const text = request.type === 'check' ? checker(request.code) : await runner(request.code, request.args, limits.maxResultChars, limits.maxDepth);
   const outcome = JSON.parse(text);
   // The result stays JSON text: the parent checks its size and depth before parsing it.
   return outcome.ok ? { ok: true, resultText: outcome.result, logs } : { ok: false, error: outcome.error, logs };
@@ -179,7 +197,7 @@ async function request(line) {
   } catch {
     return;
   }
-  if (message?.type !== 'run') return;
+  if (message?.type !== 'run' && message?.type !== 'check') return;
   const started = performance.now();
   let outcome;
   try {

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { jsonWithinDepth, PlatformError, TOOL_LIMITS, type ToolOutcome, type ToolRun, type ToolSandbox } from '@agent-platform/core';
-import { toOutcome } from './outcome.js';
+import { syntaxCheckResult, toOutcome } from './outcome.js';
 import { cpuTicks, hostPidOf, hostScript, loadSnapshot, pyodideDir, rss } from './python-host.js';
 import { chooseIsolation, type IsolationChoice, type PythonIsolation } from './python-isolation.js';
 import { PACKAGE_NAME, PythonPackageIndex } from './python-packages.js';
@@ -43,7 +43,9 @@ export interface PythonSandbox extends ToolSandbox {
 }
 
 interface Job {
-  readonly run: ToolRun;
+  /** `run`: run the code's main; `check`: compile the code only (its result is the syntax error or null). */
+  readonly type: 'run' | 'check';
+  readonly run: Pick<ToolRun, 'code' | 'timeoutMs' | 'memoryBytes'>;
   /** The arguments as JSON text (checked for depth). */
   readonly argsText: string;
   readonly owner: string;
@@ -349,9 +351,15 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
       wait,
     );
     for (const p of fresh) slot.loaded.add(p);
-    const request = { type: 'run', id: slot.jobId, code: job.run.code, args: job.argsText, packages: job.packages, limits: TOOL_LIMITS };
+    const request = { type: job.type, id: slot.jobId, code: job.run.code, args: job.argsText, packages: job.packages, limits: TOOL_LIMITS };
     slot.child.stdin?.write(`${JSON.stringify(request)}\n`);
   };
+
+  const enqueue = (job: Omit<Job, 'resolve'>) =>
+    new Promise<ToolOutcome>((resolve) => {
+      queue.push({ ...job, resolve });
+      pump();
+    });
 
   const stdlibDeferred = () => {
     if (!stdlib) {
@@ -411,10 +419,17 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
       } catch (error) {
         return failure('invalid_code', (error as Error).message);
       }
-      return new Promise<ToolOutcome>((resolve) => {
-        queue.push({ run, argsText, owner: run.owner ?? '', packages: files, resolve });
-        pump();
-      });
+      return enqueue({ type: 'run', run, argsText, owner: run.owner ?? '', packages: files });
+    },
+    async checkSyntax(check) {
+      if (closed) throw new PlatformError('unavailable', 'the sandbox is closed');
+      const choice = await ready();
+      if ('refused' in choice) throw PlatformError.invalid(`language: ${choice.refused}`);
+      // Compiled in an interpreter of the same owner only, as runs are: code an owner ran
+      // earlier in a process could have replaced what compiles there.
+      const { code, timeoutMs, memoryBytes } = check;
+      const outcome = await enqueue({ type: 'check', run: { code, timeoutMs, memoryBytes }, argsText: '', owner: check.owner ?? '', packages: [] });
+      return syntaxCheckResult(outcome);
     },
     async close() {
       closed = true;

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PythonSandbox, pythonSandbox } from '../src/python.js';
 import { pyodideDir } from '../src/python-host.js';
 import { chooseIsolation } from '../src/python-isolation.js';
+import { PythonPackageIndex } from '../src/python-packages.js';
 
 describeToolSandbox('Python (Pyodide in confined processes)', { language: 'python', create: () => pythonSandbox({ workers: 2 }) });
 
@@ -135,6 +136,73 @@ json.dump({"packages": {"tinystats": {"file_name": "tinystats-1.0.0-py3-none-any
       ...LIMITS,
     });
     expect(outcome).toMatchObject({ ok: true, result: { q: 20 } });
+  });
+
+  it('has the standard library and none of Pyodide\'s own packages, as docs/TOOLS.md says', async () => {
+    // The npm package ships the interpreter and the standard library, no wheels.
+    expect(new PythonPackageIndex(pyodideDir, []).names()).toEqual([]);
+    const code = `
+import sys, importlib
+def attempt(source):
+    try:
+        namespace = {}
+        exec(source, namespace)
+        return namespace.get("r", "ok")
+    except BaseException as error:
+        return type(error).__name__
+def main(args):
+    missing = []
+    for name in sorted(sys.stdlib_module_names):
+        try:
+            importlib.import_module(name)
+        except BaseException:
+            missing.append(name)
+    return {"missing": missing, "checks": {name: attempt(source) for name, source in args["checks"].items()}}
+`;
+    const checks = {
+      sqlite3: "import sqlite3\nr = sqlite3.connect(':memory:').execute('select 6 * 7').fetchone()[0]",
+      hashlib: "import hashlib\nr = hashlib.sha256(b'x').hexdigest()[:6] + hashlib.md5(b'x').hexdigest()[:6]",
+      decimal: "import decimal\nr = str(decimal.Decimal('1.1') + decimal.Decimal('2.2'))",
+      compression: "import zlib, lzma, bz2\nr = [len(m.decompress(m.compress(b'abc'))) for m in (zlib, lzma, bz2)]",
+      statistics: 'import statistics\nr = statistics.median([3, 1, 2])',
+      xml: "import xml.etree.ElementTree as ET\nr = ET.fromstring('<a><b>t</b></a>').find('b').text",
+      pbkdf2: "import hashlib\nhashlib.pbkdf2_hmac('sha256', b'p', b's', 1)",
+      zoneinfo: "import zoneinfo\nzoneinfo.ZoneInfo('Europe/Paris')",
+      thread: "import threading\nt = threading.Thread(target=print)\nt.start()",
+      subprocess: "import subprocess\nsubprocess.run(['id'])",
+      socket: "import socket\nsocket.create_connection(('127.0.0.1', 9), timeout=1)",
+      ssl: "import ssl\nr = ssl.OPENSSL_VERSION",
+      numpy: 'import numpy',
+      micropip: 'import micropip',
+    };
+    const outcome = await sandbox.run({ code, args: { checks }, ...LIMITS, timeoutMs: 30_000, memoryBytes: 512 * 1024 * 1024 });
+    expect(outcome.ok, JSON.stringify(outcome)).toBe(true);
+    const result = (outcome as { result: { missing: string[]; checks: Record<string, unknown> } }).result;
+    expect(result.checks).toEqual({
+      sqlite3: 42,
+      hashlib: '2d7116' + '9dd4e4',
+      decimal: '3.3',
+      compression: [3, 3, 3],
+      statistics: 2,
+      xml: 't',
+      pbkdf2: 'AttributeError',
+      zoneinfo: 'ZoneInfoNotFoundError',
+      thread: 'RuntimeError',
+      subprocess: 'OSError',
+      socket: 'OSError',
+      ssl: 'OpenSSL (stub)',
+      numpy: 'ModuleNotFoundError',
+      micropip: 'ModuleNotFoundError',
+    });
+    // The standard library's modules that cannot be imported (platform-specific ones, terminals,
+    // GUIs, dbm databases, pip and venv): every other one can.
+    expect(result.missing).toEqual([
+      '_aix_support', '_android_support', '_apple_support', '_curses', '_curses_panel', '_dbm', '_gdbm', '_hashlib',
+      '_interpchannels', '_interpqueues', '_interpreters', '_ios_support', '_multiprocessing', '_osx_support', '_overlapped',
+      '_posixshmem', '_pydecimal', '_scproxy', '_tkinter', '_uuid', '_winapi', '_wmi', 'antigravity', 'curses', 'dbm',
+      'ensurepip', 'grp', 'idlelib', 'msvcrt', 'nt', 'pwd', 'pydoc_data', 'readline', 'resource', 'syslog', 'tkinter',
+      'turtle', 'turtledemo', 'venv', 'winreg', 'winsound',
+    ]);
   });
 
   it('refuses packages it cannot provide, naming them and what is available', async () => {

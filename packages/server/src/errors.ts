@@ -16,11 +16,18 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   internal: 500,
 };
 
+/**
+ * The body of every failure: `success: false`, the message, the stable `code` and, when the
+ * error has them, its extra facts under `details` (e.g. `{ line, column }` of tool code that
+ * does not parse, `{ limit, max }` of a document over a limit). Members the spec shows at the
+ * top level of a route's failure (`document: null`, the empty lists) are the route's
+ * `failure` members (see `RouteSpec.failure`), never taken from `details`.
+ */
 export interface ErrorBody {
-  [member: string]: unknown;
   success: false;
   message: string;
   code: ErrorCode;
+  details?: Record<string, unknown>;
 }
 
 /** The status and body for anything a handler threw; unknown errors are bugs (500). */
@@ -29,8 +36,7 @@ export function toErrorResponse(error: unknown): { status: number; body: ErrorBo
   const err = known ? error : new PlatformError('internal', 'Internal server error');
   return {
     status: STATUS_BY_CODE[err.code],
-    // `details` add documented members, e.g. `document: null` when a document is not found.
-    body: { ...err.details, success: false, message: err.message, code: err.code },
+    body: { success: false, message: err.message, code: err.code, ...(err.details ? { details: err.details } : {}) },
     bug: !known,
   };
 }

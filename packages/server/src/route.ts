@@ -81,7 +81,11 @@ export interface RouteSpec<
    * with a body, 404 with path ids): each becomes a documented response.
    */
   readonly errors?: readonly ErrorCode[];
-  /** Members every failure body of this route carries too (the spec's empty list on failure). */
+  /**
+   * Members every failure body of this route carries at its top level, where the spec shows
+   * them (its empty list on a failed list call, `document: null`); every other extra fact of an
+   * error goes under `details`.
+   */
   readonly failure?: Readonly<Record<string, unknown>>;
   // A method, not a function property: the erased `ApiRoute` accepts every route's handler.
   handler(platform: AgentPlatform, input: RouteInput<Parsed<P>, Parsed<Q>, Parsed<B>>): Promise<RouteResults[K]>;

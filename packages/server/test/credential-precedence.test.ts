@@ -81,7 +81,7 @@ describe('credential precedence, shown on the project', () => {
     const used = await credential({ name: 'used', baseUrl: other.url });
     const projectId = (await s.call('POST', '/api/projects/create', { body: { name: 'uses', model: 'm', provider: 'openai', credentialId: used } })).body.project.id;
     const refused = await s.call('DELETE', `/api/v1/credentials/${used}`);
-    expect(refused).toMatchObject({ status: 409, body: { code: 'conflict', message: expect.stringContaining(projectId), projects: [projectId] } });
+    expect(refused).toMatchObject({ status: 409, body: { code: 'conflict', message: expect.stringContaining(projectId), details: { projects: [projectId] } } });
     expect((await s.call('GET', `/api/v1/credentials/${used}`)).status).toBe(200);
     // Another user's delete of that id is still a plain 404.
     expect((await s.call('DELETE', `/api/v1/credentials/${used}`, { key: s.keyB })).status).toBe(404);

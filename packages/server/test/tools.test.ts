@@ -104,6 +104,43 @@ describe('tools', () => {
     await check({ ...ADD, code: '' }, 'code');
   });
 
+  it('refuses code that does not parse when it is saved, naming the line and column, and runs none of it', async () => {
+    // The console editor's bracket auto-close made this one: a "}" too many on line 3.
+    const js = await create({ ...ADD, name: 'unparsable', code: 'function main(args) {\n  return args.a + args.b\n}}' });
+    expect(js.status).toBe(400);
+    expect(js.body).toEqual({
+      success: false,
+      code: 'invalid_request',
+      message: "code: line 3, column 2: SyntaxError: unexpected token in expression: '}'",
+      details: { line: 3, column: 2 },
+    });
+    const py = await create({ ...ADD, name: 'unparsable', language: 'python', code: 'def main(args):\n    return (args["a"]\n' });
+    expect(py.status).toBe(400);
+    expect(py.body).toMatchObject({ message: "code: line 2, column 12: SyntaxError: '(' was never closed", details: { line: 2, column: 12 } });
+    // With npm dependencies the bundler parses the code, and says it alike.
+    const bundled = await create({ ...ADD, name: 'unparsable', code: 'const { shout } = require("tiny-case");\nfunction main(args) { return shout( }', dependencies: ['tiny-case@^1'] });
+    expect(bundled.status).toBe(400);
+    expect(bundled.body).toMatchObject({ message: expect.stringMatching(/^code: line 2, column 37: /), details: { line: 2, column: 37 } });
+    expect((await s.call('GET', `/api/tools?projectId=${projectId}`)).body.tools.map((t: { name: string }) => t.name)).not.toContain('unparsable');
+
+    // An update with such code is refused too, and the tool keeps its code.
+    for (const [language, code, broken] of [
+      ['javascript', 'function main(args) { return 1; }', 'function main(args) {\n  return [1, 2\n}'],
+      ['python', 'def main(args):\n    return 1', 'def main(args):\nreturn 1'],
+    ] as const) {
+      const tool = (await create({ ...ADD, name: `parsed_${language}`, language, code })).body.tool;
+      const put = await s.call('PUT', `/api/tools/${tool.id}`, { body: { toolId: tool.id, tool: { code: broken } } });
+      expect(put.status, language).toBe(400);
+      expect(put.body.message).toMatch(/^code: line [23], column 1: /);
+      expect((await s.call('GET', `/api/tools/${tool.id}`)).body.tool.code).toBe(code);
+    }
+
+    // Parsing never runs the code: top-level code that would loop forever (past the 500 ms
+    // limit of this server's runs, and so of its parses) is saved.
+    const endless = await create({ ...ADD, name: 'endless_top', language: 'python', code: 'while True:\n    pass\ndef main(args):\n    return 1' });
+    expect(endless.status, JSON.stringify(endless.body)).toBe(201);
+  });
+
   it('installs and bundles the npm dependencies of JavaScript tools when they are saved', async () => {
     const created = await create({
       ...ADD,

@@ -26,7 +26,7 @@ describe('a caller-supplied URL whose host name does not resolve', () => {
   it('MCP transport detection says the name does not resolve (503)', async () => {
     const res = await s.call('POST', '/api/mcp/detect-transport', { body: { url: `http://${HOST}/mcp` } });
     expect(res.status).toBe(503);
-    expect(res.body).toMatchObject({ success: false, code: 'unavailable', message: unresolved(`MCP server at http://${HOST}/mcp could not be reached: `), host: HOST });
+    expect(res.body).toMatchObject({ success: false, code: 'unavailable', message: unresolved(`MCP server at http://${HOST}/mcp could not be reached: `), details: { host: HOST } });
   });
 
   it('adding an MCP server (http and sse) says so and saves nothing', async () => {

@@ -6,6 +6,10 @@ export const ErrorResponse = z
     success: z.literal(false),
     message: z.string().describe('What went wrong, naming the offending field for invalid input'),
     code: z.string().describe('Stable machine word: invalid_request, unauthorized, not_found, ...'),
+    details: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('Extra facts of some errors, e.g. line and column of tool code that does not parse, limit and max of a document over a limit'),
   });
 
 export const MessageResponse = z.object({ success: z.literal(true), message: z.string() });

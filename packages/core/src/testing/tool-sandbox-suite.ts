@@ -26,6 +26,10 @@ const PROGRAMS: Record<ToolLanguage, Record<string, string>> = {
     bigResult: 'function main(args) { return "x".repeat(args.chars); }',
     deepResult: 'function main(args) { let v = 1; for (let i = 0; i < args.depth; i++) v = [v]; return v; }',
     chatty: 'function main() { console.log("z".repeat(20000)); for (let i = 0; i < 1500; i++) console.log("y".repeat(300)); return 1; }',
+    // An editor's auto-closed bracket: the second "}" of line 3 (characters, not bytes, count).
+    unparsable: 'function main(args) {\n  const s = "héllo";\n}}',
+    // Parses; would never end (or throw) if it were run.
+    endlessIfRun: 'for (;;) {}\nthrow new Error("ran");\nfunction main() {}',
   },
   python: {
     add: 'def main(args):\n    print("adding", args["a"], args["b"])\n    return {"sum": args["a"] + args["b"]}',
@@ -48,7 +52,15 @@ const PROGRAMS: Record<ToolLanguage, Record<string, string>> = {
     bigResult: 'def main(args):\n    return "x" * args["chars"]',
     deepResult: 'def main(args):\n    v = 1\n    for i in range(args["depth"]):\n        v = [v]\n    return v',
     chatty: 'def main(args):\n    print("z" * 20000)\n    for i in range(1500):\n        print("y" * 300)\n    return 1',
+    unparsable: 'def main(args):\n    s = "héllo"\n    return (s',
+    endlessIfRun: 'while True:\n    pass\nraise SystemExit(3)\ndef main(args):\n    pass',
   },
+};
+
+/** Where `unparsable` stops parsing, per language, and what the parser says. */
+const SYNTAX_ERRORS: Record<ToolLanguage, { line: number; column: number; message: RegExp }> = {
+  javascript: { line: 3, column: 2, message: /^SyntaxError: / },
+  python: { line: 3, column: 12, message: /^SyntaxError: '\(' was never closed/ },
 };
 
 export interface ToolSandboxSuiteOptions {
@@ -86,6 +98,18 @@ export function describeToolSandbox(name: string, options: ToolSandboxSuiteOptio
       expect(outcome).toMatchObject({ ok: true, result: { sum: 42 }, logs: ['adding 2 40'] });
       expect(await run('sync', { x: 7 })).toMatchObject({ ok: true, result: [7, 'ok'] });
       expect(await run('undefinedResult')).toMatchObject({ ok: true, result: null });
+    });
+
+    it('checkSyntax names the line and column where code stops parsing, and never runs code', async (ctx) => {
+      if (!sandbox.checkSyntax) return ctx.skip();
+      const check = (program: keyof typeof programs, owner = 'checker') =>
+        sandbox.checkSyntax?.({ code: programs[program] as string, dependencies: [], timeoutMs, memoryBytes, owner });
+      const expected = SYNTAX_ERRORS[options.language];
+      expect(await check('unparsable')).toEqual({ line: expected.line, column: expected.column, message: expect.stringMatching(expected.message) });
+      // Run, this code would never end (the check would fail at the time limit): parsed, it is fine.
+      expect(await check('endlessIfRun')).toBeUndefined();
+      expect(await check('add')).toBeUndefined();
+      expect(failed(await run('unparsable'))?.kind).toMatch(/invalid_code|thrown/);
     });
 
     it('reports thrown errors, bad code, a missing main and results that are not JSON', async () => {

@@ -2,6 +2,7 @@ import type { AgentTool, ToolSource } from '../agent/tools.js';
 import { PlatformError } from '../errors.js';
 import type { Caller } from '../platform.js';
 import type { StorageAdapter, ToolRecord } from '../storage/types.js';
+import { codeSyntaxError } from './code-syntax.js';
 import { FairScheduler, type FairQueueLimits } from './fair-queue.js';
 import type { ToolLanguage, ToolOutcome, ToolSandbox } from './sandbox.js';
 import { SchemaValidator, type SchemaValidatorOptions } from './schema-validator.js';
@@ -33,9 +34,13 @@ export const DEFAULT_TOOL_QUEUE: FairQueueLimits = { maxPerOwner: 64, maxTotal: 
 export class ToolRunner {
   readonly #validator: SchemaValidator;
   readonly #schedulers = new Map<ToolLanguage, FairScheduler>();
+  readonly #timeoutMs: number;
+  readonly #memoryBytes: number;
 
   constructor(private readonly o: ToolsOptions) {
     this.#validator = new SchemaValidator(o.validation);
+    this.#timeoutMs = o.timeoutMs ?? 5000;
+    this.#memoryBytes = o.memoryBytes ?? 64 * 1024 * 1024;
   }
 
   /** Compiles a tool's parameters schema off the event loop, or throws `invalid_request` naming the problem. */
@@ -66,11 +71,23 @@ export class ToolRunner {
   }
 
   /**
-   * Checks, before a tool is saved, that its language has a sandbox and that the sandbox can
-   * provide its dependencies (installing them), or throws `invalid_request` naming the problem.
+   * Checks, before a tool is saved, that its language has a sandbox, that its code parses in
+   * that sandbox (never running it: `invalid_request` naming the line and column, see
+   * `codeSyntaxError`) and that the sandbox can provide its dependencies (installing them), or
+   * throws `invalid_request` naming the problem. The parse waits for a place in the sandbox
+   * like a run of `owner`'s.
    */
-  async prepare(tool: Pick<ToolRecord, 'language' | 'code' | 'dependencies'>, signal?: AbortSignal): Promise<void> {
+  async prepare(owner: string, tool: Pick<ToolRecord, 'language' | 'code' | 'dependencies'>, signal?: AbortSignal): Promise<void> {
     const sandbox = this.sandbox(tool.language);
+    if (sandbox.checkSyntax) {
+      const check = sandbox.checkSyntax.bind(sandbox);
+      const problem = await this.#scheduler(tool.language, sandbox).run(
+        owner,
+        () => check({ code: tool.code, dependencies: tool.dependencies, timeoutMs: this.#timeoutMs, memoryBytes: this.#memoryBytes, owner }),
+        signal,
+      );
+      if (problem) throw codeSyntaxError(problem);
+    }
     if (tool.dependencies.length === 0) return;
     if (!sandbox.prepare) throw PlatformError.invalid(`dependencies: ${tool.language} tools cannot have dependencies on this server`);
     await sandbox.prepare({ code: tool.code, dependencies: tool.dependencies, ...(signal ? { signal } : {}) });
@@ -89,8 +106,8 @@ export class ToolRunner {
         sandbox.run({
           code: tool.code,
           args,
-          timeoutMs: this.o.timeoutMs ?? 5000,
-          memoryBytes: this.o.memoryBytes ?? 64 * 1024 * 1024,
+          timeoutMs: this.#timeoutMs,
+          memoryBytes: this.#memoryBytes,
           dependencies: tool.dependencies,
           owner: tool.userId,
         }),

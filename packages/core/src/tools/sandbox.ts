@@ -41,6 +41,29 @@ export interface ToolDefinitionToPrepare {
   readonly signal?: AbortSignal;
 }
 
+/** Where tool code stops parsing: what `checkSyntax` finds. */
+export interface CodeSyntaxError {
+  /** From 1. */
+  readonly line: number;
+  /** From 1, in characters (Unicode code points) of the line. */
+  readonly column: number;
+  /** The parser's own words, e.g. `SyntaxError: unexpected token in expression: '}'`. */
+  readonly message: string;
+}
+
+/** What `checkSyntax` parses, under the limits of a run. */
+export interface ToolCodeCheck {
+  readonly code: string;
+  /** As saved with the tool: code with dependencies may be parsed by what readies them (`prepare`) instead. */
+  readonly dependencies: readonly string[];
+  /** Wall-clock limit of the parse in ms. */
+  readonly timeoutMs: number;
+  /** Memory limit of the parse in bytes. */
+  readonly memoryBytes: number;
+  /** Whose code this is (as `ToolRun.owner`). */
+  readonly owner?: string;
+}
+
 export interface ToolSandbox {
   readonly language: ToolLanguage;
   /**
@@ -56,6 +79,14 @@ export interface ToolSandbox {
    * Optional: a sandbox without it accepts no dependencies.
    */
   prepare?(tool: ToolDefinitionToPrepare): Promise<void>;
+  /**
+   * Called when a tool is saved, before `prepare`: parses the code as a run would, without
+   * running any of it, and resolves to the first syntax error (line, column and the parser's
+   * message), or undefined when the code parses. Rejects with a `PlatformError` when the parse
+   * itself could not be done (the time or memory limit, a sandbox that cannot start).
+   * Optional: without it, code that does not parse fails at its first run (`invalid_code`).
+   */
+  checkSyntax?(check: ToolCodeCheck): Promise<CodeSyntaxError | undefined>;
   /**
    * Never throws for anything the code does: failures are outcomes. A result larger than
    * `TOOL_LIMITS.maxResultChars` as JSON or nested deeper than `TOOL_LIMITS.maxDepth` is an

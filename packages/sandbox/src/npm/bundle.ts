@@ -1,7 +1,7 @@
 import { realpath } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { join, sep } from 'node:path';
-import { PlatformError } from '@agent-platform/core';
+import { codeSyntaxError, PlatformError } from '@agent-platform/core';
 import { build, type Message, type Plugin } from 'esbuild';
 import { type NpmSpec, packageOf } from './specs.js';
 
@@ -15,7 +15,7 @@ const PLUGIN = 'sandbox-imports';
 /**
  * Bundles tool code with the packages installed in `installDir` into one classic script
  * (an IIFE that leaves `main` on `globalThis`), as the QuickJS worker evaluates it. Refuses,
- * with `invalid_request`: code that does not parse (`code: ...`), imports from the code of
+ * with `invalid_request`: code that does not parse (`codeSyntaxError`: line and column), imports from the code of
  * anything but its declared packages, Node built-ins anywhere, any file outside `installDir`,
  * and bundles over {@link MAX_BUNDLE_BYTES}.
  */
@@ -66,6 +66,13 @@ export async function bundleTool(code: string, installDir: string, specs: readon
   } catch (error) {
     const errors = (error as { errors?: Message[] }).errors;
     if (!errors?.[0]) throw error;
+    const at = errors[0].location;
+    // The tool's own code does not parse: said as every sandbox's syntax check says it.
+    if (at?.file === ENTRY && errors[0].detail !== PLUGIN && !/^Could not resolve /.test(errors[0].text)) {
+      // esbuild counts the column in UTF-8 bytes; the sandboxes count characters.
+      const column = [...Buffer.from(at.lineText).subarray(0, at.column).toString()].length + 1;
+      throw codeSyntaxError({ line: at.line, column, message: errors[0].text });
+    }
     throw PlatformError.invalid(describe(errors[0]));
   }
   const bytes = Buffer.byteLength(text);
@@ -94,6 +101,5 @@ function describe(message: Message): string {
     if (isBuiltin(name)) return `${who} imports "${name}", which the sandbox does not provide`;
     return `${who} imports "${name}", which is not among the installed packages`;
   }
-  if (file === ENTRY && at) return `code: line ${at.line}:${at.column + 1}: ${message.text}`;
   return `dependencies: ${owner ?? 'a dependency'}${at ? ` (${file.slice(file.lastIndexOf('node_modules/'))}:${at.line})` : ''}: ${message.text}`;
 }
