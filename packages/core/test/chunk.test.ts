@@ -127,7 +127,7 @@ describe('chunkDocument', () => {
     ]);
   });
 
-  it('records the page where each chunk starts (pdf), also for chunks that run over a page end', async () => {
+  it('records the pages where each chunk starts and ends (pdf), also for chunks that run over a page end', async () => {
     const pdf = await fixture('sample.pdf');
     const small = chunkDocument(pdf, { chunkSize: 20, chunkOverlap: 0 });
     expectValid(pdf, small, 20);
@@ -137,7 +137,7 @@ describe('chunkDocument', () => {
     expect(pageOf('six months')).toBe(3);
     expect(small.find((c) => c.text.includes('E1234'))?.section).toBe('Error codes');
 
-    // Without outline sections a chunk may span pages; it carries the page it starts on.
+    // Without outline sections a chunk may span pages; it carries the pages it starts and ends on.
     const pages = ['First page text. '.repeat(10).trim(), 'Second page text. '.repeat(10).trim(), 'Third page text. '.repeat(10).trim()];
     let text = '';
     const pageList = pages.map((t, i) => {
@@ -149,11 +149,17 @@ describe('chunkDocument', () => {
     const doc: Doc = { text, sections: [], pages: pageList };
     const chunks = chunkDocument(doc, { chunkSize: 64, chunkOverlap: 10 });
     expectValid(doc, chunks, 64);
+    const pageAt = (offset: number) => pageList.filter((p) => p.offset <= offset).at(-1)?.pageNumber;
     for (const c of chunks) {
-      const expected = pageList.filter((p) => p.offset <= c.startOffset).at(-1)?.pageNumber;
-      expect(c.pageNumber).toBe(expected);
+      expect(c.pageNumber).toBe(pageAt(c.startOffset));
+      // And the page it ends on: the one holding its last character.
+      expect(c.pageEnd).toBe(pageAt(c.startOffset + c.text.length - 1));
     }
-    expect(chunks.some((c) => c.text.includes('First') && c.text.includes('Second'))).toBe(true);
+    const spanning = chunks.find((c) => c.text.includes('First') && c.text.includes('Second'));
+    expect(spanning).toMatchObject({ pageNumber: 1, pageEnd: 2 });
+    expect(chunks.filter((c) => c.pageEnd === c.pageNumber).length).toBeGreaterThan(0);
+    // Documents without pages have neither.
+    expect(chunkDocument({ text, sections: [] }, { chunkSize: 64, chunkOverlap: 10 }).every((c) => c.pageNumber === undefined && c.pageEnd === undefined)).toBe(true);
   });
 
   it('chunks a long document without headings, line breaks or punctuation within the limit, cutting between words', () => {

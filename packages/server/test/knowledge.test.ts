@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { textPdf } from '@agent-platform/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers.js';
 
@@ -164,6 +165,77 @@ describe('documents', () => {
     expect(((await none.json()) as { message: string }).message).toMatch(/files/);
     const json = await s.call('POST', '/api/knowledge/upload', { body: { projectId } });
     expect(json.status).toBe(400);
+  });
+});
+
+describe('the fileType of a text document', () => {
+  let typed: string;
+  beforeAll(async () => {
+    typed = (await s.call('POST', '/api/projects/create', { body: { name: 'Typed', model: 'gpt-4o-mini', provider: 'openai' } })).body.project.id;
+  });
+  const post = (fileName: string, fileType: string, content: string, path = '/api/knowledge/documents') =>
+    s.call('POST', path, { body: { projectId: typed, fileName, fileType, sourceType: 'upload', content } });
+  /** The text of the document's chunk, as search finds it. */
+  const chunkText = async (documentId: string, query: string) => {
+    const hits = (await s.call('POST', '/api/knowledge/search', { body: { projectId: typed, query, searchType: 'hybrid', alpha: 0, topK: 10 } })).body.documents;
+    return hits.find((h: { metadata: { documentId: string } }) => h.metadata.documentId === documentId)?.content as string | undefined;
+  };
+
+  it('decides the parser when the file name has no extension of a supported type', async () => {
+    for (const fileName of ['page', 'page.log']) {
+      const res = await post(fileName, 'html', '<p>The refund <b>window</b> is thirty days.</p>');
+      expect(res.body, fileName).toMatchObject({ status: 'completed' });
+      expect(await chunkText(res.body.documentId, 'refund window')).toBe('The refund window is thirty days.');
+    }
+    // Names of one type agree: an alias or another case is no contradiction.
+    expect((await post('notes.MARKDOWN', 'md', '# Notes\n\nAgreeing names.')).body).toMatchObject({ status: 'completed' });
+    expect((await post('notes.htm', 'text/html', '<p>Agreeing names.</p>')).body).toMatchObject({ status: 'completed' });
+  });
+
+  it('is refused with 400 naming both when the file name says another type, and nothing is stored', async () => {
+    const before = (await s.call('GET', `/api/knowledge/documents?projectId=${typed}`)).body.total;
+    const res = await post('notes.txt', 'md', '# Title\n\nBody.');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      success: false,
+      code: 'invalid_request',
+      message: 'fileType: "md" contradicts the file name notes.txt, whose extension says txt: give a fileType and a file name that agree (or a name without a supported extension, and the fileType decides)',
+      details: { fileName: 'notes.txt', fileType: 'md', fileNameType: 'txt' },
+    });
+    const streamed = await post('report.pdf', 'txt', 'Plain text.', '/api/knowledge/documents/stream');
+    expect(streamed.status).toBe(400);
+    expect(streamed.body.message).toMatch(/^fileType: "txt" contradicts the file name report\.pdf, whose extension says pdf/);
+    expect((await s.call('GET', `/api/knowledge/documents?projectId=${typed}`)).body.total).toBe(before);
+  });
+});
+
+describe('chunks of a PDF', () => {
+  it('say on which page they start and end (pageNumber, pageEnd), also when they span pages', async () => {
+    const paged = (await s.call('POST', '/api/projects/create', { body: { name: 'Paged', model: 'gpt-4o-mini', provider: 'openai' } })).body.project.id;
+    // Small chunks, so that one fits in a page and another runs over a page end.
+    expect((await s.call('PUT', '/api/knowledge/settings', { body: { projectId: paged, settings: { chunkSize: 24, chunkOverlap: 0 } } })).status).toBe(200);
+    const pdf = textPdf([
+      ['Refund policy, part one.', 'Returns within thirty days.', 'Keep the receipt and box.', 'Refunds go to the card.'],
+      ['Refund policy, part two.', 'Opened software: no refund.'],
+      ['Refund policy, part three.', 'Gift cards: never refunded.'],
+    ]);
+    const form = new FormData();
+    form.set('projectId', paged);
+    form.append('files', new Blob([pdf], { type: 'application/pdf' }), 'refunds.pdf');
+    const res = await fetch(`${s.url}/api/knowledge/upload`, { method: 'POST', headers: { authorization: `Bearer ${s.keyA}` }, body: form });
+    const [file] = ((await res.json()) as { files: { documentId: string }[] }).files;
+    expect(await s.indexed((file as { documentId: string }).documentId)).toMatchObject({ status: 'completed', metadata: { pages: 3 } });
+
+    const hits = (await s.call('POST', '/api/knowledge/search', { body: { projectId: paged, query: 'refund policy', searchType: 'hybrid', alpha: 0, topK: 10 } })).body.documents as {
+      content: string;
+      metadata: { chunkIndex: number; pageNumber: number; pageEnd: number };
+    }[];
+    const pages = hits.sort((a, b) => a.metadata.chunkIndex - b.metadata.chunkIndex).map((h) => [h.metadata.pageNumber, h.metadata.pageEnd]);
+    expect(pages).toEqual([
+      [1, 1],
+      [2, 3],
+    ]);
+    expect(hits[1]?.content).toMatch(/^Refund policy, part two\.\nOpened software: no refund\.\n\nRefund policy, part three\./);
   });
 });
 

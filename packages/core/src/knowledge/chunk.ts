@@ -14,6 +14,8 @@ export interface Chunk {
   readonly section?: string;
   /** The page where the chunk starts (pdf). */
   readonly pageNumber?: number;
+  /** The page where the chunk ends (pdf): `pageNumber` itself for a chunk on one page, a later page for one that spans pages. */
+  readonly pageEnd?: number;
   /** Offset of `text` in the document text (the overlap carried from the previous chunk included). */
   readonly startOffset: number;
 }
@@ -420,7 +422,7 @@ function validate(options: ChunkOptions): void {
  * one), then paragraphs, lines, sentences, and a hard cut by tokens only for text without any
  * of them. Pieces are packed greedily; the next chunk of the same section starts with the last
  * ~`chunkOverlap` tokens of the previous one, from a sentence start where possible. Each chunk
- * is a slice of `doc.text`, records its nearest heading and (pdf) the page it starts on.
+ * is a slice of `doc.text`, records its nearest heading and (pdf) the pages it starts and ends on.
  * Deterministic; no chunk is empty; whitespace-only text gives none. A run of more than 512
  * letters (or punctuation, or whitespace) ends a chunk every 512 characters (see RUN_CHARS).
  *
@@ -539,12 +541,13 @@ function packSegment(
     if (chunks.length >= maxChunks) throw limitExceeded('maxChunks', `the document makes more than ${maxChunks} chunks of ${chunkSize} tokens`, maxChunks);
     const end = pieces.end(last);
     const pageNumber = pageAt(doc.pages, begin);
+    const pageEnd = pageAt(doc.pages, end - 1);
     chunks.push({
       text: text.slice(begin, end),
       index: chunks.length,
       tokenCount,
       ...(section !== undefined ? { section } : {}),
-      ...(pageNumber !== undefined ? { pageNumber } : {}),
+      ...(pageNumber !== undefined && pageEnd !== undefined ? { pageNumber, pageEnd } : {}),
       startOffset: begin,
     });
     i = last + 1;

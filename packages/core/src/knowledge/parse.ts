@@ -1,7 +1,7 @@
 import { Parser } from 'htmlparser2';
 import { isPlatformError, PlatformError } from '../errors.js';
 import { ArchiveError, unpackDocx } from './docx-archive.js';
-import { fileTypeOf, SUPPORTED_FILE_TYPES, type SupportedFileType } from './file-types.js';
+import { declaredFileType, fileTypeOf, SUPPORTED_FILE_TYPES, type SupportedFileType } from './file-types.js';
 import { DEFAULT_DOCUMENT_LIMITS, type DocumentLimits, limitExceeded } from './limits.js';
 
 /** A heading of a document. */
@@ -47,10 +47,13 @@ export interface ParseInput {
 
 const LABELS: Record<SupportedFileType, string> = { txt: 'text', md: 'Markdown', html: 'HTML', pdf: 'PDF', docx: 'DOCX' };
 
-/** The type of a file: by a supported extension of its name, else by `fileType`. */
+/**
+ * The type of a file: by a supported extension of its name, else by `fileType`. (A text
+ * document's `fileType` and name were checked to agree when it was posted:
+ * `checkTextDocumentType`.)
+ */
 function detectType(fileName: string, fileType: string | undefined): SupportedFileType | undefined {
-  const declared = fileType?.trim();
-  return fileTypeOf(fileName, declared) ?? (declared ? fileTypeOf(`file.${declared.replace(/^\./, '')}`) : undefined);
+  return fileTypeOf(fileName) ?? (fileType ? declaredFileType(fileType) : undefined);
 }
 
 /** The limits `parseDocument` applies (see `DocumentLimits`; the others bound its worker). */

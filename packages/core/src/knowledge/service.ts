@@ -21,6 +21,7 @@ import type { ChunkRecord, DocumentRecord, StorageAdapter } from '../storage/typ
 import { createPacer } from '../pacer.js';
 import { randomString } from '../ids.js';
 import { DocumentProcesses } from './document-processes.js';
+import { checkTextDocumentType } from './file-types.js';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_POLL_MS, JobQueue, type RunningJob } from './job-queue.js';
 import type { BlobStore, EmbeddingModel, VectorStore } from './interfaces.js';
 import { openSettings, sealSettings } from './settings-secrets.js';
@@ -290,9 +291,11 @@ export class KnowledgeBase {
     listener?: IndexingListener,
   ): Promise<DocumentRecord> {
     const { storage, ids, clock } = this.#o;
+    const upload = input.upload;
+    // A posted text's fileType says how to read it: refused before anything is stored when its name says otherwise.
+    if (!upload) checkTextDocumentType(input.fileName, input.fileType);
     const now = clock.now();
     const id = ids.next('document');
-    const upload = input.upload;
     const text = upload ? undefined : new TextEncoder().encode(input.content ?? '');
     const document: DocumentRecord = {
       id,
@@ -585,7 +588,7 @@ export class KnowledgeBase {
           fileName: doc.fileName,
           fileType: doc.fileType,
           chunkIndex: piece.index,
-          ...(piece.pageNumber !== undefined ? { pageNumber: piece.pageNumber } : {}),
+          ...(piece.pageNumber !== undefined ? { pageNumber: piece.pageNumber, pageEnd: piece.pageEnd ?? piece.pageNumber } : {}),
           ...(piece.section !== undefined ? { section: piece.section } : {}),
         },
       });

@@ -101,7 +101,7 @@ export const KnowledgeChunk = z.object({
   index: z.number().int().describe('Position in its document, from 0'),
   content: z.string(),
   tokenCount: z.number().int(),
-  metadata: z.record(z.string(), z.unknown()).describe('fileName, fileType, chunkIndex, pageNumber, section'),
+  metadata: z.record(z.string(), z.unknown()).describe('fileName, fileType, chunkIndex, pageNumber and pageEnd (pdf: first and last page), section'),
 });
 export const ChunkResponse = z.object({ success: z.literal(true), chunk: KnowledgeChunk });
 export type ChunkResponse = z.output<typeof ChunkResponse>;
@@ -143,7 +143,7 @@ export const SearchHit = z.object({
   id: z.string().describe('chunk id'),
   content: z.string(),
   score: z.number().min(0).max(1),
-  metadata: z.record(z.string(), z.unknown()).describe('documentId, fileName, fileType, chunkIndex, pageNumber, section'),
+  metadata: z.record(z.string(), z.unknown()).describe('documentId, fileName, fileType, chunkIndex, pageNumber and pageEnd (pdf: first and last page), section'),
 });
 export type SearchHit = z.output<typeof SearchHit>;
 

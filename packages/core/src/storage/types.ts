@@ -156,7 +156,7 @@ export interface ChunkRecord {
   readonly index: number;
   readonly text: string;
   readonly tokenCount: number;
-  /** fileName, fileType, chunkIndex, pageNumber, section. */
+  /** fileName, fileType, chunkIndex, pageNumber and pageEnd (pdf: the first and last page of the chunk), section. */
   readonly metadata: Record<string, unknown>;
 }
 
