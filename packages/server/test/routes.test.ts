@@ -172,6 +172,17 @@ async function send(route: ApiRoute, call: Call, key: string | null, rawBody?: s
 /** The failure message in the route's shape (`error` on the local model routes). */
 const messageOf = (route: ApiRoute, body: any): string => (route.kind === 'raw' ? body.error : body.message);
 
+/**
+ * A failure body has only the members of every failure (`success`, `code`, the message, and
+ * `details` for extra facts), those the route's `failure` puts at the top level where the spec
+ * shows them, and OpenAI's `error` object on the OpenAI-compatible routes.
+ */
+function expectErrorMembers(route: ApiRoute, body: Record<string, unknown>) {
+  const allowed = new Set(['success', 'code', 'details', route.kind === 'raw' ? 'error' : 'message', ...(route.kind === 'openai' ? ['error'] : []), ...Object.keys(route.failure ?? {})]);
+  expect(Object.keys(body).filter((member) => !allowed.has(member)), `${name(route)}: members outside details`).toEqual([]);
+  if ('details' in body) expect(typeof body.details).toBe('object');
+}
+
 /** The status is one the document lists for this route. */
 function expectDocumented(route: ApiRoute, status: number) {
   const responses = openapi.paths[route.path]?.[route.method.toLowerCase()]?.responses ?? {};
@@ -220,6 +231,7 @@ describe.each(apiRoutes.map((route) => [name(route), route] as const))('%s', (_n
     const res = await send(route, await valid(route)(s.keyA), null);
     expect(res.status).toBe(401);
     expect(messageOf(route, res.body)).toBe('Unauthorized');
+    expectErrorMembers(route, res.body);
     expectDocumented(route, 401);
   });
 
@@ -233,6 +245,8 @@ describe.each(apiRoutes.map((route) => [name(route), route] as const))('%s', (_n
     const unknown = await send(route, JSON.parse(text) as Call, s.keyA);
     expect(unknown.status, JSON.stringify(unknown.body)).toBe(404);
     expect(unknown.body).toMatchObject({ success: false, code: 'not_found' });
+    expectErrorMembers(route, unknown.body);
+    expectErrorMembers(route, other.body);
     expectDocumented(route, 404);
   });
 
@@ -255,6 +269,7 @@ describe.each(apiRoutes.map((route) => [name(route), route] as const))('%s', (_n
       expect(res.status, `${field}: ${JSON.stringify(res.body)}`).toBe(400);
       expect(res.body).toMatchObject({ success: false, code: 'invalid_request' });
       expect(messageOf(route, res.body)).toMatch(new RegExp(`^${field}: |; ${field}: `));
+      expectErrorMembers(route, res.body);
     }
     expectDocumented(route, 400);
   });
@@ -267,6 +282,7 @@ describe.each(apiRoutes.map((route) => [name(route), route] as const))('%s', (_n
     expect(res.status).toBe(413);
     expect(res.body).toMatchObject({ success: false, code: 'payload_too_large' });
     expect(messageOf(route, res.body)).toContain(String(route.bodyLimit === 'upload' ? UPLOAD_LIMIT : 1024 * 1024));
+    expectErrorMembers(route, res.body);
     expectDocumented(route, 413);
   });
 });
