@@ -750,6 +750,10 @@ export interface components {
         ErrorResponse: {
             /** @description Stable machine word: invalid_request, unauthorized, not_found, ... */
             code: string;
+            /** @description Extra facts of some errors, e.g. line and column of tool code that does not parse, limit and max of a document over a limit */
+            details?: {
+                [key: string]: unknown;
+            };
             /** @description What went wrong, naming the offending field for invalid input */
             message: string;
             /** @constant */
@@ -776,6 +780,10 @@ export interface components {
         OpenAIErrorResponse: {
             /** @description Stable machine word: invalid_request, unauthorized, not_found, ... */
             code: string;
+            /** @description Extra facts of some errors, e.g. line and column of tool code that does not parse, limit and max of a document over a limit */
+            details?: {
+                [key: string]: unknown;
+            };
             /** @description OpenAI's error object, so OpenAI clients show the error */
             error: {
                 code: string;
@@ -1470,7 +1478,7 @@ export interface operations {
                             id: string;
                             /** @description Position in its document, from 0 */
                             index: number;
-                            /** @description fileName, fileType, chunkIndex, pageNumber, section */
+                            /** @description fileName, fileType, chunkIndex, pageNumber and pageEnd (pdf: first and last page), section */
                             metadata: {
                                 [key: string]: unknown;
                             };
@@ -1974,7 +1982,7 @@ export interface operations {
                             content: string;
                             /** @description chunk id */
                             id: string;
-                            /** @description documentId, fileName, fileType, chunkIndex, pageNumber, section */
+                            /** @description documentId, fileName, fileType, chunkIndex, pageNumber and pageEnd (pdf: first and last page), section */
                             metadata: {
                                 [key: string]: unknown;
                             };
