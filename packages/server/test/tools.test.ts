@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeNpmRegistry, startNpmRegistry } from '../../sandbox/test/fixtures/npm-registry.js';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
@@ -139,6 +140,23 @@ describe('tools', () => {
     // limit of this server's runs, and so of its parses) is saved.
     const endless = await create({ ...ADD, name: 'endless_top', language: 'python', code: 'while True:\n    pass\ndef main(args):\n    return 1' });
     expect(endless.status, JSON.stringify(endless.body)).toBe(201);
+  });
+
+  it("the README's tool examples declare every argument their code reads, and save", async () => {
+    const readme = await readFile(new URL('../../../README.md', import.meta.url), 'utf8');
+    // The body of each `curl … /api/tools/create … -d '{…}'`: JSON as the shell passes it.
+    const examples = [...readme.matchAll(/api\/tools\/create[^\n]*\\\n\s+-d '(\{[^']*\})'/g)].map((m) => JSON.parse(m[1] as string));
+    expect(examples.map((e) => e.name)).toEqual(['add', 'stats', 'slug']);
+    for (const example of examples) {
+      const read = [...(example.code as string).matchAll(/args\.(\w+)|args\["(\w+)"\]/g)].map((m) => m[1] ?? m[2]);
+      expect(read.length, example.name).toBeGreaterThan(0);
+      expect(Object.keys(example.parameters?.properties ?? {}), example.name).toEqual(expect.arrayContaining(read));
+      expect(example.parameters.required, example.name).toEqual(expect.arrayContaining(read));
+      // Dependencies come from the npm registry, which the tests replace: those are not saved here.
+      if (example.dependencies) continue;
+      const saved = await create({ ...example, projectId, name: `readme_${example.name}` });
+      expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+    }
   });
 
   it('installs and bundles the npm dependencies of JavaScript tools when they are saved', async () => {
