@@ -206,6 +206,8 @@ describe('npm dependencies of JavaScript tools', () => {
       ['import x from "../../package.json"; function main() {}', 'code: the tool code imports "../../package.json", but a tool is one file: it can import only its dependencies'],
       ['import x from "tiny-case/missing.js"; function main() {}', 'code: the tool code imports "tiny-case/missing.js", which is not among the installed packages'],
       ['function main( { return 1 }', 'code: line 1, column 25: Expected "}" but found "1"'],
+      // Columns count characters, though esbuild counts UTF-8 bytes ("é" is two).
+      ['function main() { const s = "é"; return s + }', 'code: line 1, column 45: Unexpected "}"'],
     ];
     for (const [code, message] of cases) {
       expect(await rejection(deps.prepare(code, dependencies)), code).toMatchObject({ code: 'invalid_request', message });

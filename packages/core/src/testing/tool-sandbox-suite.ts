@@ -26,8 +26,8 @@ const PROGRAMS: Record<ToolLanguage, Record<string, string>> = {
     bigResult: 'function main(args) { return "x".repeat(args.chars); }',
     deepResult: 'function main(args) { let v = 1; for (let i = 0; i < args.depth; i++) v = [v]; return v; }',
     chatty: 'function main() { console.log("z".repeat(20000)); for (let i = 0; i < 1500; i++) console.log("y".repeat(300)); return 1; }',
-    // An editor's auto-closed bracket: the second "}" of line 3 (characters, not bytes, count).
-    unparsable: 'function main(args) {\n  const s = "héllo";\n}}',
+    // The column counts characters, not bytes ("é" is two in UTF-8).
+    unparsable: 'function main(args) {\n  return "héllo" + ;\n}',
     // Parses; would never end (or throw) if it were run.
     endlessIfRun: 'for (;;) {}\nthrow new Error("ran");\nfunction main() {}',
   },
@@ -52,15 +52,15 @@ const PROGRAMS: Record<ToolLanguage, Record<string, string>> = {
     bigResult: 'def main(args):\n    return "x" * args["chars"]',
     deepResult: 'def main(args):\n    v = 1\n    for i in range(args["depth"]):\n        v = [v]\n    return v',
     chatty: 'def main(args):\n    print("z" * 20000)\n    for i in range(1500):\n        print("y" * 300)\n    return 1',
-    unparsable: 'def main(args):\n    s = "héllo"\n    return (s',
+    unparsable: 'def main(args):\n    return "héllo" + (\n',
     endlessIfRun: 'while True:\n    pass\nraise SystemExit(3)\ndef main(args):\n    pass',
   },
 };
 
 /** Where `unparsable` stops parsing, per language, and what the parser says. */
 const SYNTAX_ERRORS: Record<ToolLanguage, { line: number; column: number; message: RegExp }> = {
-  javascript: { line: 3, column: 2, message: /^SyntaxError: / },
-  python: { line: 3, column: 12, message: /^SyntaxError: '\(' was never closed/ },
+  javascript: { line: 2, column: 20, message: /^SyntaxError: unexpected token in expression: ';'/ },
+  python: { line: 2, column: 22, message: /^SyntaxError: '\(' was never closed/ },
 };
 
 export interface ToolSandboxSuiteOptions {
