@@ -221,7 +221,7 @@ describe('chunks of a PDF', () => {
     ]);
     const form = new FormData();
     form.set('projectId', paged);
-    form.append('files', new Blob([pdf], { type: 'application/pdf' }), 'refunds.pdf');
+    form.append('files', new Blob([Buffer.from(pdf)], { type: 'application/pdf' }), 'refunds.pdf');
     const res = await fetch(`${s.url}/api/knowledge/upload`, { method: 'POST', headers: { authorization: `Bearer ${s.keyA}` }, body: form });
     const [file] = ((await res.json()) as { files: { documentId: string }[] }).files;
     expect(await s.indexed((file as { documentId: string }).documentId)).toMatchObject({ status: 'completed', metadata: { pages: 3 } });
