@@ -148,7 +148,7 @@ describe('the default credential of a provider', () => {
     const refused = await s.call('DELETE', `/api/v1/credentials/${used}`, { key });
     expect(refused).toMatchObject({
       status: 409,
-      body: { code: 'conflict', projects: [openaiProject], message: expect.stringContaining(`is the default openai credential, used by project ${openaiProject} (they name no credential)`) },
+      body: { code: 'conflict', details: { projects: [openaiProject] }, message: expect.stringContaining(`is the default openai credential, used by project ${openaiProject} (they name no credential)`) },
     });
     expect((await s.call('GET', `/api/v1/projects/${openaiProject}`, { key })).body.project.resolved.credentialId).toBe(used);
     await s.call('PATCH', `/api/v1/credentials/${spare}`, { key, body: { data: { default: true } } });

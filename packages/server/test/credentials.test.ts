@@ -128,7 +128,7 @@ describe("a credential's address and the outbound policy", () => {
       const res = await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'lan', provider: 'openai', apiKey: 'sk-lan-1234', baseUrl } });
       expect(res.status, baseUrl).toBe(400);
       expect(res.body, baseUrl).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(new RegExp(`^baseUrl: Refused to connect to .*${address.replace(/[.[\]]/g, '\\$&')}.*: ${reason}; allow it with --allow-host$`)) });
-      expect(res.body.address, baseUrl).toBe(address);
+      expect(res.body.details?.address, baseUrl).toBe(address);
     }
     expect((await s.call('GET', '/api/v1/credentials', { key: s.keyB })).body.credentials).toEqual(before);
   });

@@ -41,7 +41,7 @@ describe('a caller-supplied URL whose host name does not resolve', () => {
   it("a credential's baseUrl: saving it answers 503 naming the name and stores nothing", async () => {
     const saved = await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'typo', provider: 'openai', apiKey: 'sk-x', baseUrl: `http://${HOST}:8000/v1` } });
     expect(saved.status).toBe(503);
-    expect(saved.body).toMatchObject({ code: 'unavailable', message: unresolved('baseUrl: '), host: HOST });
+    expect(saved.body).toMatchObject({ code: 'unavailable', message: unresolved('baseUrl: '), details: { host: HOST } });
     expect((await s.call('GET', '/api/v1/credentials', { key: s.keyB })).body.credentials).toEqual([]);
   });
 
