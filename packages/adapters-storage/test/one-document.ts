@@ -12,6 +12,6 @@ export const documentRow: DocumentRecord = {
 
 export async function withDocument(storage: StorageAdapter): Promise<void> {
   await storage.users.insert({ id: 'user_1', createdAt: at });
-  await storage.projects.insert({ id: 'proj_1', userId: 'user_1', name: 'p', description: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at, updatedAt: at });
+  await storage.projects.insert({ id: 'proj_1', userId: 'user_1', name: 'p', description: '', instructions: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at, updatedAt: at });
   await storage.documents.insert(documentRow);
 }

@@ -81,7 +81,7 @@ describe('postgres specifics', () => {
     const vector = (index: number) => Float32Array.of(index, -index / 3, 0.5);
     try {
       await storage.users.insert({ id: 'user_1', createdAt: at });
-      await storage.projects.insert({ id: 'proj_1', userId: 'user_1', name: 'p', description: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at, updatedAt: at });
+      await storage.projects.insert({ id: 'proj_1', userId: 'user_1', name: 'p', description: '', instructions: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at, updatedAt: at });
       await storage.documents.insert({
         id: 'doc_1', userId: 'user_1', projectId: 'proj_1', fileId: null, sourceKey: 'doc_1', fileName: 'f.txt', fileType: 'txt', sourceType: 'text',
         status: 'completed', chunkCount: 0, vectorCount: 0, error: null, metadata: {}, createdAt: at, updatedAt: at,
@@ -172,6 +172,33 @@ describe('postgres specifics', () => {
     }
   });
 
+  it('migration 0009 gives every existing project its description as its instructions (it was the system prompt)', async () => {
+    const url = await postgresDatabase();
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) });
+    try {
+      const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo('0008_message_sources');
+      if (error) throw error;
+      await db.insertInto('users').values({ id: 'user_u', created_at: at }).execute();
+      const row = { user_id: 'user_u', model: 'm', provider: 'openai', created_at: at, updated_at: at };
+      await db
+        .insertInto('projects')
+        .values([
+          { ...row, id: 'proj_1', name: 'a', description: 'You answer in French.\nBe brief.' },
+          { ...row, id: 'proj_2', name: 'b', description: '' },
+        ])
+        .execute();
+    } finally {
+      await db.destroy();
+    }
+    const storage = await postgresStorage({ connectionString: url });
+    try {
+      expect(await storage.projects.get('user_u', 'proj_1')).toMatchObject({ description: 'You answer in French.\nBe brief.', instructions: 'You answer in French.\nBe brief.' });
+      expect(await storage.projects.get('user_u', 'proj_2')).toMatchObject({ description: '', instructions: '' });
+    } finally {
+      await storage.close();
+    }
+  });
+
   const corpus = [
     'The pump overheated and the error code E1234 was shown on the panel',
     'Pump maintenance: every pump is checked monthly and each pump seal replaced yearly',
@@ -191,7 +218,7 @@ describe('postgres specifics', () => {
   async function fill(storage: StorageAdapter, churn = false) {
     await storage.users.insert({ id: 'user_a', createdAt: at });
     for (const p of ['proj_a', 'proj_b']) {
-      await storage.projects.insert({ id: p, userId: 'user_a', name: p, description: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at, updatedAt: at });
+      await storage.projects.insert({ id: p, userId: 'user_a', name: p, description: '', instructions: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at, updatedAt: at });
     }
     const documents = churn ? ['doc_4', 'doc_1', 'doc_2', 'doc_3'] : ['doc_1', 'doc_2', 'doc_3'];
     for (const d of documents) {

@@ -60,12 +60,12 @@ describe('sqlite specifics', () => {
     const raw = inspect(path);
     try {
       const applied = raw.prepare('select name from kysely_migration order by name').all();
-      expect(applied).toEqual([{ name: '0001_users_keys_projects' }, { name: '0002_user_project_count' }, { name: '0003_knowledge' }, { name: '0004_credentials_chats' }, { name: '0005_tools' }, { name: '0006_mcp_servers' }, { name: '0007_chunk_embeddings' }, { name: '0008_keyword_terms' }, { name: '0009_document_sources' }, { name: '0010_credential_url_secrets' }, { name: '0011_project_credentials' }, { name: '0012_job_leases' }, { name: '0013_blobs_locks' }, { name: '0014_streams' }, { name: '0015_stream_leases' }, { name: '0016_credential_defaults' }, { name: '0017_message_sources' }]);
+      expect(applied).toEqual([{ name: '0001_users_keys_projects' }, { name: '0002_user_project_count' }, { name: '0003_knowledge' }, { name: '0004_credentials_chats' }, { name: '0005_tools' }, { name: '0006_mcp_servers' }, { name: '0007_chunk_embeddings' }, { name: '0008_keyword_terms' }, { name: '0009_document_sources' }, { name: '0010_credential_url_secrets' }, { name: '0011_project_credentials' }, { name: '0012_job_leases' }, { name: '0013_blobs_locks' }, { name: '0014_streams' }, { name: '0015_stream_leases' }, { name: '0016_credential_defaults' }, { name: '0017_message_sources' }, { name: '0018_project_instructions' }]);
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
       // foreign keys: a project of a missing user is refused; deleting a user removes its rows
       await expect(
         again.projects.insert({
-          id: 'proj_x', userId: 'user_missing', name: 'x', description: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null,
+          id: 'proj_x', userId: 'user_missing', name: 'x', description: '', instructions: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null,
           createdAt: new Date(), updatedAt: new Date(),
         }),
       ).rejects.toThrow(/FOREIGN KEY/);
@@ -124,6 +124,26 @@ describe('sqlite specifics', () => {
       expect((await upgraded.documents.get('user_u', 'doc_d'))?.sourceKey).toBe('doc_d');
     } finally {
       await upgraded.close();
+    }
+  });
+
+  it('migration 0018 gives every existing project its description as its instructions (it was the system prompt)', async () => {
+    const path = join(dir, 'instructions.sqlite');
+    const raw = await legacyFile(path, '0017_message_sources');
+    raw.exec(`insert into users (id, created_at) values ('user_u', 1);
+      insert into projects (id, user_id, name, description, model, provider, created_at, updated_at) values
+        ('proj_1', 'user_u', 'a', 'You answer in French.' || char(10) || 'Be brief.', 'm', 'openai', 1, 1),
+        ('proj_2', 'user_u', 'b', '', 'm', 'openai', 2, 2);`);
+    raw.close();
+    const storage = await openFile(path);
+    try {
+      expect(await storage.projects.get('user_u', 'proj_1')).toMatchObject({ description: 'You answer in French.\nBe brief.', instructions: 'You answer in French.\nBe brief.' });
+      expect(await storage.projects.get('user_u', 'proj_2')).toMatchObject({ description: '', instructions: '' });
+      // New rows start without instructions when none are given.
+      await storage.projects.update('user_u', 'proj_2', { description: 'Only a description', updatedAt: new Date(3) });
+      expect(await storage.projects.get('user_u', 'proj_2')).toMatchObject({ description: 'Only a description', instructions: '' });
+    } finally {
+      await storage.close();
     }
   });
 

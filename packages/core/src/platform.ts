@@ -498,6 +498,7 @@ export class AgentPlatform {
       userId: caller.userId,
       name: body.name,
       description: body.description ?? '',
+      instructions: body.instructions ?? '',
       icon: body.icon ?? '',
       color: body.color ?? '',
       model: body.model,

@@ -7,6 +7,7 @@ export function toProject(record: ProjectRecord): Project {
     id: record.id,
     name: record.name,
     description: record.description,
+    instructions: record.instructions,
     icon: record.icon,
     color: record.color,
     model: record.model,

@@ -21,7 +21,7 @@ beforeAll(async () => {
   });
   client = new OpenAI({ apiKey: s.keyA, baseURL: `${s.url}/api/v1`, maxRetries: 0 });
   const res = await s.call('POST', '/api/projects/create', {
-    body: { name: 'Support', model: 'gpt-test', provider: 'openai', description: 'You are the support agent of ACME.' },
+    body: { name: 'Support', model: 'gpt-test', provider: 'openai', instructions: 'You are the support agent of ACME.' },
   });
   projectId = res.body.project.id;
   const doc = await s.call('POST', '/api/knowledge/documents', {

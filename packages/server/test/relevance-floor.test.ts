@@ -26,7 +26,7 @@ beforeAll(async () => {
   upstream = await startUpstream();
   s = await startTestServer({ env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'sk-upstream' } });
   client = new OpenAI({ apiKey: s.keyA, baseURL: `${s.url}/api/v1`, maxRetries: 0 });
-  projectId = (await s.call('POST', '/api/projects/create', { body: { name: 'Shop', model: 'gpt-test', provider: 'openai', description: 'You are the shop assistant.' } })).body.project.id;
+  projectId = (await s.call('POST', '/api/projects/create', { body: { name: 'Shop', model: 'gpt-test', provider: 'openai', instructions: 'You are the shop assistant.' } })).body.project.id;
   for (const doc of DOCS) {
     const res = await s.call('POST', '/api/knowledge/documents', { body: { projectId, fileType: 'md', sourceType: 'upload', ...doc } });
     expect((await s.indexed(res.body.documentId)).status).toBe('completed');

@@ -179,6 +179,8 @@ export interface Database {
     user_id: string;
     name: string;
     description: string;
+    /** The agent's system prompt (SQLite 0018, PostgreSQL 0009). */
+    instructions: string;
     icon: string;
     color: string;
     model: string;

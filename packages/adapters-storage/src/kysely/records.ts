@@ -40,6 +40,7 @@ export function createRecords(dialect: Pick<StorageDialect, 'readJson'>) {
     userId: row.user_id,
     name: row.name,
     description: row.description,
+    instructions: row.instructions,
     icon: row.icon,
     color: row.color,
     model: row.model,

@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
+import { addProjectInstructions } from '../kysely/project-instructions.js';
 
 /**
  * PostgreSQL's migrations: the same logical tables as SQLite's list (see `Database`), in
@@ -267,6 +268,11 @@ export const migrations: Record<string, Migration> = {
     // The knowledge an answer was given, kept with the assistant message that ends its turn.
     async up(db: Kysely<any>) {
       await db.schema.alterTable('chat_messages').addColumn('sources', 'json').execute();
+    },
+  },
+  '0009_project_instructions': {
+    async up(db: Kysely<any>) {
+      await addProjectInstructions(db);
     },
   },
 };

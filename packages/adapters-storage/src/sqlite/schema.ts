@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import { addCredentialDefaults } from '../kysely/credential-defaults.js';
+import { addProjectInstructions } from '../kysely/project-instructions.js';
 import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
 
 /**
@@ -369,6 +370,11 @@ export const migrations: Record<string, Migration> = {
     // its turn; messages stored before have none.
     async up(db: Kysely<any>) {
       await db.schema.alterTable('chat_messages').addColumn('sources', 'text').execute();
+    },
+  },
+  '0018_project_instructions': {
+    async up(db: Kysely<any>) {
+      await addProjectInstructions(db);
     },
   },
 };

@@ -242,7 +242,7 @@ export class Agents {
       ),
       project ? Promise.all((this.o.toolSources ?? []).map((source) => source.tools(caller, project.id))) : [],
     ]);
-    const { system, sources } = project ? systemContext(project.description, hits) : { system: undefined, sources: [] as Source[] };
+    const { system, sources } = project ? systemContext(project.instructions, hits) : { system: undefined, sources: [] as Source[] };
     const tools = toolLists.flat();
     const settings = turnSettings(request);
     checkTools(

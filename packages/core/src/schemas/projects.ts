@@ -5,7 +5,13 @@ export const Provider = z.enum(['openai', 'ollama', 'local']).describe('Model pr
 
 const name = z.string().trim().min(1).max(200);
 const model = z.string().trim().min(1).max(200);
-const description = z.string().max(2000);
+const description = z.string().max(2000).describe('What the project is for, shown to people; never sent to the model');
+/** Most characters of a project's `instructions` (400 past it). */
+export const MAX_INSTRUCTIONS = 32_000;
+const instructions = z
+  .string()
+  .max(MAX_INSTRUCTIONS, { message: `at most ${MAX_INSTRUCTIONS} characters` })
+  .describe(`The agent's system prompt: sent to the model at the start of every turn (at most ${MAX_INSTRUCTIONS} characters; empty: none)`);
 const icon = z.string().max(200);
 const color = z.string().max(50).describe('Colour code, e.g. #3b82f6');
 const credentialId = z
@@ -21,6 +27,7 @@ export const CreateProjectRequest = z.object({
   model,
   provider: Provider,
   description: description.optional(),
+  instructions: instructions.optional(),
   icon: icon.optional(),
   color: color.optional(),
   credentialId: credentialId.optional(),
@@ -33,6 +40,7 @@ export const UpdateProjectRequest = z
     model: model.optional(),
     provider: Provider.optional(),
     description: description.optional(),
+    instructions: instructions.optional(),
     icon: icon.optional(),
     color: color.optional(),
     credentialId: credentialId.optional().describe('A credential of the caller to use, or null to name none'),
@@ -48,6 +56,7 @@ export const Project = z
     id: z.string(),
     name: z.string(),
     description: z.string(),
+    instructions: z.string().describe("The agent's system prompt (empty: none)"),
     icon: z.string(),
     color: z.string(),
     model: z.string(),

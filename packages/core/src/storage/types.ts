@@ -28,6 +28,8 @@ export interface ProjectRecord {
   readonly userId: string;
   readonly name: string;
   readonly description: string;
+  /** The agent's system prompt ('' for none). */
+  readonly instructions: string;
   readonly icon: string;
   readonly color: string;
   readonly model: string;
@@ -39,7 +41,7 @@ export interface ProjectRecord {
 }
 
 export type ProjectPatch = Partial<
-  Pick<ProjectRecord, 'name' | 'description' | 'icon' | 'color' | 'model' | 'provider' | 'credentialId'>
+  Pick<ProjectRecord, 'name' | 'description' | 'instructions' | 'icon' | 'color' | 'model' | 'provider' | 'credentialId'>
 > & { readonly updatedAt: Date };
 
 /** Position of a row in a newest-first listing: (createdAt, id) descending. */

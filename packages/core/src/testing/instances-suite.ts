@@ -23,7 +23,7 @@ export function describeSharedWrites(current: () => StorageAdapter, options: Sto
     });
 
     it('gives appends to one chat from two adapters distinct positions in one sequence', async () => {
-      await storage.projects.insert({ id: 'proj_c', userId: 'user_a', name: 'c', description: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at, updatedAt: at });
+      await storage.projects.insert({ id: 'proj_c', userId: 'user_a', name: 'c', description: '', instructions: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at, updatedAt: at });
       await storage.chats.insert({ id: 'chat_1', userId: 'user_a', projectId: 'proj_c', name: 'c', createdAt: at, updatedAt: at });
       const message = (text: string) => ({ role: 'user' as const, content: text, toolCalls: null, toolCallId: null, createdAt: at });
       await Promise.all(

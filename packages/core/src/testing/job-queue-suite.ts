@@ -31,7 +31,7 @@ export function describeJobQueue(current: () => StorageAdapter, options: Storage
     beforeEach(async () => {
       storage = current();
       await storage.projects.insert({
-        id: 'proj_q', userId: 'user_a', name: 'q', description: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at(0), updatedAt: at(0),
+        id: 'proj_q', userId: 'user_a', name: 'q', description: '', instructions: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at(0), updatedAt: at(0),
       });
       other = options.share ? await options.share(storage) : storage;
     });

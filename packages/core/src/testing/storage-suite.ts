@@ -35,6 +35,7 @@ function project(userId: string, n: number, overrides: Partial<ProjectRecord> = 
     userId,
     name: `Project ${n}`,
     description: '',
+    instructions: '',
     icon: '',
     color: '',
     model: 'gpt-4o-mini',
@@ -141,9 +142,20 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
     });
 
     it('round-trips a project with every field', async () => {
-      const p = project('user_a', 1, { description: 'd', icon: '🤖', color: '#ff0000', provider: 'ollama' });
+      const p = project('user_a', 1, { description: 'd', instructions: 'You answer in French.', icon: '🤖', color: '#ff0000', provider: 'ollama' });
       await storage.projects.insert(p);
       expect(await storage.projects.get('user_a', p.id)).toEqual(p);
+    });
+
+    it("keeps a project's instructions apart from its description, long and multi-line, and changes them alone", async () => {
+      const long = `Rules:\n${'Ne réponds qu’en français. 🙂 '.repeat(1100)}`.slice(0, 32_000);
+      const p = project('user_a', 1, { description: 'Support bot', instructions: long });
+      await storage.projects.insert(p);
+      expect((await storage.projects.get('user_a', p.id))?.instructions).toBe(long);
+      expect((await storage.projects.list({ userId: 'user_a', limit: 5 })).items[0]?.instructions).toBe(long);
+      const updated = await storage.projects.update('user_a', p.id, { instructions: 'Be brief.', updatedAt: at(9) });
+      expect(updated).toEqual({ ...p, instructions: 'Be brief.', updatedAt: at(9) });
+      expect(await storage.projects.update('user_a', p.id, { description: 'Mail bot', updatedAt: at(10) })).toMatchObject({ description: 'Mail bot', instructions: 'Be brief.' });
     });
 
     it('never returns another user\'s project', async () => {

@@ -102,6 +102,7 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
             user_id: p.userId,
             name: p.name,
             description: p.description,
+            instructions: p.instructions,
             icon: p.icon,
             color: p.color,
             model: p.model,
@@ -152,7 +153,7 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
       },
       async update(userId, id, patch) {
         const set: Updateable<ProjectRow> = { updated_at: time(patch.updatedAt) };
-        for (const field of ['name', 'description', 'icon', 'color', 'model', 'provider'] as const) {
+        for (const field of ['name', 'description', 'instructions', 'icon', 'color', 'model', 'provider'] as const) {
           const value = patch[field];
           if (value !== undefined) set[field] = value;
         }
