@@ -50,6 +50,9 @@ import {
   GetSettingsQuery,
   type KnowledgeSettingsResponse,
   PutSettingsRequest,
+  type PutSettingsResponse,
+  ReindexRequest,
+  type ReindexResponse,
   SearchRequest,
   type SearchResponse,
   UploadRequest,
@@ -77,7 +80,7 @@ import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.j
 import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from './schemas/local-models.js';
 import type { ChatRecord, ProjectRecord, StorageAdapter, ToolRecord } from './storage/types.js';
 import { parseInput } from './validation.js';
-import { redactSettings, restoreRedacted } from './knowledge/settings-secrets.js';
+import { applySettingsChange, chunkingChanged, effectiveSettings } from './knowledge/settings.js';
 import { MCP_DELETED_CHANNEL, MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView, toToolView } from './mcp/service.js';
 import type { McpServerConfig } from './mcp/types.js';
 import {
@@ -1234,24 +1237,48 @@ export class AgentPlatform {
     return (await kb.vectorsFor(settings)).count(vectorNamespace(projectId, model));
   }
 
-  /** `GET /api/knowledge/settings?projectId=`: the project's RAG settings, secrets redacted. */
-  async getKnowledgeSettings(caller: Caller, query: GetSettingsQuery): Promise<KnowledgeSettingsResponse> {
-    const { projectId } = parseInput(GetSettingsQuery, query);
-    await this.#project(caller, projectId);
-    return { success: true, settings: redactSettings(await this.#kb().settings(projectId)) };
+  /**
+   * `POST /api/knowledge/reindex`: indexes the project's documents (or those named) again from
+   * their stored sources with the project's current settings, through the job queue; each
+   * document goes `pending` → `processing` → `completed` and search answers its earlier chunks
+   * until its new ones are written (`KnowledgeBase#reindex`).
+   */
+  async reindexKnowledge(caller: Caller, input: ReindexRequest): Promise<ReindexResponse> {
+    const body = parseInput(ReindexRequest, input);
+    await this.#project(caller, body.projectId);
+    const queued = await this.#kb().reindex(caller, body.projectId, body.documentIds);
+    const n = queued.length;
+    return {
+      success: true,
+      message: n === 0 ? 'The project has no documents to re-index' : `Re-indexing ${n} document${n === 1 ? '' : 's'}`,
+      queued: n,
+      documentIds: queued.map((d) => d.id),
+    };
   }
 
   /**
-   * `PUT /api/knowledge/settings`: the project's RAG settings (replaced as a whole). Secrets of
-   * the vector store configuration are sealed at rest; one sent back redacted as GET answered
-   * it keeps the stored secret.
+   * `GET /api/knowledge/settings?projectId=`: every RAG setting's value in effect (the project's,
+   * else the default), secrets redacted, and which are defaults.
    */
-  async putKnowledgeSettings(caller: Caller, input: PutSettingsRequest): Promise<{ success: true; message: string }> {
+  async getKnowledgeSettings(caller: Caller, query: GetSettingsQuery): Promise<KnowledgeSettingsResponse> {
+    const { projectId } = parseInput(GetSettingsQuery, query);
+    await this.#project(caller, projectId);
+    return { success: true, ...effectiveSettings(await this.#kb().settings(projectId)) };
+  }
+
+  /**
+   * `PUT /api/knowledge/settings`: changes the members given (null takes one back to its
+   * default; members left out keep their value). Secrets of the vector store configuration are
+   * sealed at rest; one sent back redacted as GET answered it keeps the stored secret. A new
+   * embedding model or vector store re-indexes the project; new chunking is applied by
+   * `reindexKnowledge` (the answer's `reindex` says which).
+   */
+  async putKnowledgeSettings(caller: Caller, input: PutSettingsRequest): Promise<PutSettingsResponse> {
     const parsed = parseInput(PutSettingsRequest, input);
     await this.#project(caller, parsed.projectId);
     const kb = this.#kb();
     const previous = await kb.settings(parsed.projectId);
-    const body = { ...parsed, settings: restoreRedacted(parsed.settings, previous) };
+    const body = { projectId: parsed.projectId, settings: applySettingsChange(previous, parsed.settings) };
     const before = kb.embedderFor(previous, caller);
     const after = kb.embedderFor(body.settings, caller); // an unknown model is refused here
     const oldStore = await kb.vectorsFor(previous).catch(() => undefined);
@@ -1276,8 +1303,18 @@ export class AgentPlatform {
       const provider = body.settings.vectorstoreProvider;
       // No provider (or `builtin`) is the server's default store: the built-in one on one machine, the shared one with --vector-store.
       const what = before.id !== after.id ? `with ${after.id}` : `into ${provider && provider !== 'builtin' ? `the ${provider}` : 'the default'} store`;
-      return { success: true, message: `Knowledge settings updated; re-indexing ${queued} document${queued === 1 ? '' : 's'} ${what}` };
+      return { success: true, message: `Knowledge settings updated; re-indexing ${queued} document${queued === 1 ? '' : 's'} ${what}`, reindex: 'started' };
     }
-    return { success: true, message: 'Knowledge settings updated' };
+    // Documents already indexed keep the chunks they were cut into: offered, not forced (a
+    // large knowledge base may be worth re-indexing only once the chunking is right).
+    const hasDocuments = async () => (await this.storage.documents.list({ userId: caller.userId, projectId: body.projectId, limit: 1, offset: 0 })).total > 0;
+    if (chunkingChanged(previous, body.settings) && (await hasDocuments())) {
+      return {
+        success: true,
+        message: 'Knowledge settings updated; documents indexed before keep their chunks until re-indexed (POST /api/knowledge/reindex)',
+        reindex: 'suggested',
+      };
+    }
+    return { success: true, message: 'Knowledge settings updated', reindex: 'none' };
   }
 }

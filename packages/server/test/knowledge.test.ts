@@ -290,9 +290,11 @@ describe('search', () => {
 describe('settings', () => {
   it('validates settings and refuses a vector store that is not available', async () => {
     const put = (settings: Record<string, unknown>) => s.call('PUT', '/api/knowledge/settings', { body: { projectId, settings } });
-    expect((await put({ chunkSize: 256, chunkOverlap: 32, searchType: 'hybrid', topK: 4, minScore: 0.1 })).body).toEqual({
+    expect((await put({ searchType: 'hybrid', topK: 4, minScore: 0.1 })).body).toEqual({ success: true, message: 'Knowledge settings updated', reindex: 'none' });
+    expect((await put({ chunkSize: 256, chunkOverlap: 32 })).body).toEqual({
       success: true,
-      message: 'Knowledge settings updated',
+      message: 'Knowledge settings updated; documents indexed before keep their chunks until re-indexed (POST /api/knowledge/reindex)',
+      reindex: 'suggested',
     });
     const overlap = await put({ chunkSize: 256, chunkOverlap: 300 });
     expect(overlap.status).toBe(400);

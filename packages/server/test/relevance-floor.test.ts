@@ -70,7 +70,7 @@ describe('the relevance floor of the agent', () => {
       expect(sources(completion).length).toBeGreaterThan(0);
       expect((upstream.requests[0] as Sent).messages[0]?.content).toContain('excerpts');
     } finally {
-      await s.call('PUT', '/api/knowledge/settings', { body: { projectId, settings: {} } });
+      await s.call('PUT', '/api/knowledge/settings', { body: { projectId, settings: { minScore: null } } });
     }
   });
 });

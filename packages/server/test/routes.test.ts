@@ -151,6 +151,11 @@ const VALID: Record<string, (key: string) => Promise<Call>> = {
   'POST /api/knowledge/search': async (key) => ({ body: { projectId: await make.project(key), query: 'pump' } }),
   'PUT /api/knowledge/settings': async (key) => ({ body: { projectId: await make.project(key), settings: { topK: 3 } } }),
   'GET /api/knowledge/settings': async (key) => ({ query: { projectId: await make.project(key) } }),
+  'POST /api/knowledge/reindex': async (key) => {
+    const id = await make.document(key);
+    const { document } = await create(key, 'GET', `/api/knowledge/documents/${id}`, undefined);
+    return { body: { projectId: document.projectId, documentIds: [id] } };
+  },
 };
 
 const name = (route: ApiRoute) => `${route.method} ${route.path}`;

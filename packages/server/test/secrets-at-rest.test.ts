@@ -35,11 +35,12 @@ describe('vector store secrets', () => {
     const put = await s.call('PUT', '/api/knowledge/settings', { body: { projectId, settings: { vectorstoreProvider: 'qdrant', vectorStoreConfig: config, topK: 4 } } });
     expect(put.body).toMatchObject({ success: true });
     const read = await s.call('GET', `/api/knowledge/settings?projectId=${projectId}`);
-    expect(read.body).toEqual({ success: true, settings: { vectorstoreProvider: 'qdrant', vectorStoreConfig: { ...config, apiKey: '****wxyz' }, topK: 4 } });
+    expect(read.body).toMatchObject({ success: true, settings: { vectorstoreProvider: 'qdrant', vectorStoreConfig: { ...config, apiKey: '****wxyz' }, topK: 4 } });
+    expect(read.body.defaults).not.toContain('vectorStoreConfig');
     await expectNowhere('STORE-SECRET', [put, read]);
 
     // Sent back as read: the stored key stays, and the store keeps working with it.
-    const again = await s.call('PUT', '/api/knowledge/settings', { body: { projectId, settings: { ...read.body.settings, topK: 6 } } });
+    const again = await s.call('PUT', '/api/knowledge/settings', { body: { projectId, settings: { vectorStoreConfig: read.body.settings.vectorStoreConfig, topK: 6 } } });
     expect(again.body).toMatchObject({ success: true, message: 'Knowledge settings updated' });
     const seen = qdrant.requests.length;
     const added = await s.call('POST', '/api/knowledge/documents', { body: { projectId, fileName: 'a.md', fileType: 'md', sourceType: 'upload', content: 'Sealed keys open doors.' } });
@@ -59,7 +60,7 @@ describe('vector store secrets', () => {
 
   it("answers another user's settings as not found", async () => {
     const projectId = await newProject('mine');
-    expect((await s.call('GET', `/api/knowledge/settings?projectId=${projectId}`)).body).toEqual({ success: true, settings: {} });
+    expect((await s.call('GET', `/api/knowledge/settings?projectId=${projectId}`)).body).toMatchObject({ success: true, settings: { vectorStoreConfig: null } });
     expect((await s.call('GET', `/api/knowledge/settings?projectId=${projectId}`, { key: s.keyB })).status).toBe(404);
     expect((await s.call('GET', '/api/knowledge/settings')).status).toBe(400);
   });

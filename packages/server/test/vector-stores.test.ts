@@ -119,7 +119,9 @@ describe('choosing a vector store in the knowledge settings', () => {
     const res = await settings(projectId, { ...store, embeddingModel: 'local:tiny' });
     expect(res.status, JSON.stringify(res.body)).toBe(400);
     expect(res.body.message).toMatch(/^Invalid vectorstore configuration: index "fixed-dimension" has dimension 512, the embedding model gives 8/);
-    expect((await s.call('GET', `/api/knowledge/settings?projectId=${projectId}`)).body.settings.embeddingModel).toBeUndefined();
+    const kept = (await s.call('GET', `/api/knowledge/settings?projectId=${projectId}`)).body;
+    expect(kept.settings.embeddingModel).toBe('builtin');
+    expect(kept.defaults).toContain('embeddingModel');
     const hits = await s.call('POST', '/api/knowledge/search', { body: { projectId, query: 'When does the shop open?', searchType: 'semantic' } });
     expect(hits.body.documents[0]?.content).toContain('opens at nine');
   });
@@ -133,7 +135,7 @@ describe('choosing a vector store in the knowledge settings', () => {
     await waitCompleted(projectId, 1);
     const hits = await s.call('POST', '/api/knowledge/search', { body: { projectId, query: 'When does the shop open?', searchType: 'semantic' } });
     expect(hits.body.documents[0]?.content).toContain('opens at nine');
-    const home = await settings(projectId, {});
+    const home = await settings(projectId, { vectorstoreProvider: null, vectorStoreConfig: null });
     expect(home.body.message).toMatch(/re-indexing 1 document into the default store/);
     await waitCompleted(projectId, 1);
     expect((await s.call('POST', '/api/knowledge/search', { body: { projectId, query: 'When does the shop open?' } })).body.documents[0]?.content).toContain('opens at nine');

@@ -216,6 +216,19 @@ export async function builtinVectorStore(options: BuiltinVectorStoreOptions = {}
       return log.length;
     },
 
+    async pruneDocument(name, documentId, keep) {
+      const ns = namespaces.get(name);
+      if (!ns) return 0;
+      const kept = new Set(keep);
+      const log = await write(ns, () =>
+        ns.matrix
+          .idsOfDocument(documentId)
+          .filter((id) => !kept.has(id))
+          .map((id): LogRecord => ({ op: 'delete', id })),
+      );
+      return log.length;
+    },
+
     async dropNamespace(name) {
       namespaces.get(name)?.hnsw?.stop();
       namespaces.delete(name);

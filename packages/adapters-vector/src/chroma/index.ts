@@ -250,6 +250,16 @@ export function createChromaVectorStore(config: unknown, options: ChromaVectorSt
       });
     },
 
+    pruneDocument(namespace: string, documentId: string, keep: readonly string[]) {
+      return withCollection(false, 0, async (collection) => {
+        // Chroma refuses an empty `$nin`: keeping nothing is deleting the document's vectors.
+        const where: Where = { $and: [{ namespace }, { documentId }, ...(keep.length > 0 ? [{ chunkId: { $nin: [...keep] } }] : [])] };
+        const count = await countWhere(collection, where);
+        if (count > 0) await collection.delete({ where });
+        return count;
+      });
+    },
+
     async dropNamespace(namespace: string) {
       await withCollection(false, undefined, async (collection) => {
         await collection.delete({ where: { namespace } });

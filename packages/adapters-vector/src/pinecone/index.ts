@@ -156,6 +156,27 @@ export function createPineconeVectorStore(config: unknown, options: PineconeVect
     return target;
   }
 
+  /** Deletes the document's vectors but those whose record ids are in `keep`; answers how many went. */
+  function deleteOfDocument(namespace: string, documentId: string, keep: ReadonlySet<string>): Promise<number> {
+    return call(async (context, pc) => {
+      const found = await open(context, pc);
+      if (!found) return 0;
+      const ns = found.index.namespace(pineconeNamespace(namespace));
+      const ids: string[] = [];
+      let token: string | undefined;
+      do {
+        const prefix = documentPrefix(documentId);
+        const page = await unlessNotFound(context, () => ns.listPaginated({ prefix, limit: LIST_PAGE, ...(token ? { paginationToken: token } : {}) }));
+        for (const item of page?.vectors ?? []) if (item.id && !keep.has(item.id)) ids.push(item.id);
+        token = page?.pagination?.next;
+      } while (token);
+      for (let start = 0; start < ids.length; start += DELETE_MAX_IDS) {
+        await unlessNotFound(context, () => ns.deleteMany({ ids: ids.slice(start, start + DELETE_MAX_IDS) }));
+      }
+      return ids.length;
+    });
+  }
+
   async function unlessConflict(context: CallContext, request: () => Promise<unknown>): Promise<void> {
     try {
       await request();
@@ -214,23 +235,11 @@ export function createPineconeVectorStore(config: unknown, options: PineconeVect
     },
 
     deleteDocument(namespace: string, documentId: string) {
-      return call(async (context, pc) => {
-        const found = await open(context, pc);
-        if (!found) return 0;
-        const ns = found.index.namespace(pineconeNamespace(namespace));
-        const ids: string[] = [];
-        let token: string | undefined;
-        do {
-          const prefix = documentPrefix(documentId);
-          const page = await unlessNotFound(context, () => ns.listPaginated({ prefix, limit: LIST_PAGE, ...(token ? { paginationToken: token } : {}) }));
-          for (const item of page?.vectors ?? []) if (item.id) ids.push(item.id);
-          token = page?.pagination?.next;
-        } while (token);
-        for (let start = 0; start < ids.length; start += DELETE_MAX_IDS) {
-          await unlessNotFound(context, () => ns.deleteMany({ ids: ids.slice(start, start + DELETE_MAX_IDS) }));
-        }
-        return ids.length;
-      });
+      return deleteOfDocument(namespace, documentId, new Set());
+    },
+
+    pruneDocument(namespace: string, documentId: string, keep: readonly string[]) {
+      return deleteOfDocument(namespace, documentId, new Set(keep.map((id) => recordId(documentId, id))));
     },
 
     dropNamespace(namespace: string) {

@@ -286,6 +286,19 @@ export function createQdrantVectorStore(config: unknown, options: QdrantVectorSt
       );
     },
 
+    async pruneDocument(namespace, documentId, keep) {
+      const must = [inNamespace(namespace), { key: DOCUMENT, match: { value: documentId } }, ...(keep.length > 0 ? [{ key: CHUNK, match: { except: [...keep] } }] : [])];
+      const filter = { must };
+      return run(
+        async () => {
+          const { count } = await client.count(indexName, { filter, exact: true });
+          if (count > 0) await client.delete(indexName, { wait: true, filter });
+          return count;
+        },
+        () => 0,
+      );
+    },
+
     async dropNamespace(namespace) {
       await run(
         () => client.delete(indexName, { wait: true, filter: { must: [inNamespace(namespace)] } }),

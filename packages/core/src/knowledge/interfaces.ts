@@ -65,6 +65,15 @@ export interface VectorStore {
   query(namespace: string, query: VectorQuery): Promise<VectorHit[]>;
   /** Removes a document's vectors; answers how many were removed. */
   deleteDocument(namespace: string, documentId: string): Promise<number>;
+  /**
+   * Removes the document's vectors whose ids are not in `keep` (the ids of its chunks now in
+   * storage); answers how many were removed. With it, indexing writes a document's new vectors
+   * before its old ones go, so search answers the old chunks until the new ones are in, and a
+   * run that ended with the process leaves nothing behind once the document is indexed again.
+   * Optional: a store without it has the document's vectors removed (`deleteDocument`) before
+   * the new ones are written.
+   */
+  pruneDocument?(namespace: string, documentId: string, keep: readonly string[]): Promise<number>;
   /** Removes the namespace and all its vectors. */
   dropNamespace(namespace: string): Promise<void>;
   /** Vectors in the namespace. */

@@ -494,45 +494,73 @@ export class KnowledgeBase {
   }
 
   /**
-   * Queues every document of a project for indexing again (after its embedding model or its
-   * vector store changed), and drops the vectors of the old model in the old store. Chunk texts
-   * the project's model has embedded before are not embedded again (`#index`).
+   * Queues documents of a project for indexing again from their stored sources (`sourceKey`),
+   * with the project's settings at the time each runs: every document of the project, or those
+   * of `documentIds` (each must be a document of the caller in that project, else `not_found`
+   * naming it, before anything is queued). Each goes `pending` → `processing` → `completed` (or
+   * `failed`), with the indexing events of ingestion. A run of the document in progress, here or
+   * on another instance, is stopped: its job is replaced by the new one in one transaction, so a
+   * document is never indexed by two runs at once. Until a run writes, search answers the
+   * document's earlier chunks; a run that fails leaves them in place. Answers the documents queued.
+   */
+  async reindex(caller: Caller, projectId: string, documentIds?: readonly string[]): Promise<DocumentRecord[]> {
+    const { storage } = this.#o;
+    const documents: DocumentRecord[] = [];
+    if (documentIds) {
+      for (const id of new Set(documentIds)) {
+        const doc = await storage.documents.get(caller.userId, id);
+        if (!doc || doc.projectId !== projectId) {
+          throw new PlatformError('not_found', `documentIds: document ${id} not found in project ${projectId}`, { details: { documentId: id } });
+        }
+        documents.push(doc);
+      }
+    } else {
+      for (let offset = 0; ; ) {
+        const page = await storage.documents.list({ userId: caller.userId, projectId, limit: 100, offset });
+        documents.push(...page.items);
+        offset += page.items.length;
+        if (page.items.length === 0 || offset >= page.total) break;
+      }
+    }
+    for (const doc of documents) await this.#requeue(doc);
+    return documents;
+  }
+
+  /**
+   * Queues every document of a project for indexing again after its embedding model or its
+   * vector store changed, and drops the project's vectors of the old model in the old store.
+   * Chunk texts the project's model has embedded before are not embedded again (`#index`).
    */
   async reindexProject(caller: Caller, projectId: string, previous: EmbeddingModel, previousStore: VectorStore): Promise<number> {
-    const { storage, ids, clock } = this.#o;
-    let offset = 0;
-    let queued = 0;
-    for (;;) {
-      const page = await storage.documents.list({ userId: caller.userId, projectId, limit: 100, offset });
-      for (const doc of page.items) {
-        // A run of the document, here or on another instance, is cancelled: its job goes, so its
-        // next heartbeat or fenced write stops it if the cancel message does not reach it first.
-        this.#queue.abort(doc.id);
-        const jobId = ids.next('job');
-        await storage.transaction(async (tx) => {
-          await tx.jobs.cancel(doc.id);
-          await tx.documents.update(doc.id, { status: 'pending', error: null, updatedAt: clock.now() });
-          await tx.jobs.insert({
-            id: jobId,
-            kind: 'index_document',
-            documentId: doc.id,
-            // The run reads the document's recorded source (`sourceKey`).
-            payload: {},
-            size: sizeOf(doc),
-            createdAt: clock.now(),
-          });
-        });
-        this.#cancelEverywhere(doc.id, jobId);
-        this.#queue.wake();
-        queued++;
-      }
-      offset += page.items.length;
-      if (page.items.length === 0 || offset >= page.total) break;
-    }
+    const queued = await this.reindex(caller, projectId);
     await previousStore.dropNamespace(vectorNamespace(projectId, previous)).catch(() => {
       // The old store may be gone (down, or its key revoked): its vectors are no longer used.
     });
-    return queued;
+    return queued.length;
+  }
+
+  /** Replaces the document's job (waiting or running, on any instance) by a new one, and wakes the queue. */
+  async #requeue(doc: DocumentRecord): Promise<void> {
+    const { storage, ids, clock } = this.#o;
+    // A run of the document, here or on another instance, is cancelled: its job goes, so its
+    // next heartbeat or fenced write stops it if the cancel message does not reach it first.
+    this.#queue.abort(doc.id);
+    const jobId = ids.next('job');
+    await storage.transaction(async (tx) => {
+      await tx.jobs.cancel(doc.id);
+      await tx.documents.update(doc.id, { status: 'pending', error: null, updatedAt: clock.now() });
+      await tx.jobs.insert({
+        id: jobId,
+        kind: 'index_document',
+        documentId: doc.id,
+        // The run reads the document's recorded source (`sourceKey`).
+        payload: {},
+        size: sizeOf(doc),
+        createdAt: clock.now(),
+      });
+    });
+    this.#cancelEverywhere(doc.id, jobId);
+    this.#queue.wake();
   }
 
   /** Per document, the write step of its latest indexing run: one run writes at a time. */
@@ -624,13 +652,7 @@ export class KnowledgeBase {
       signal.throwIfAborted();
       await job.heartbeat();
       signal.throwIfAborted();
-      // Order matters for crash safety: old vectors go first, then chunk rows, then new vectors,
-      // so a vector never exists without its chunk row.
-      await vectors.deleteDocument(namespace, doc.id);
-      // The chunk rows land only if the job is still this run's, checked in their transaction.
-      await job.fenced((tx) => tx.chunks.replaceForDocument(doc.id, chunks, { model: model.id, vectors: embedded }));
-      signal.throwIfAborted();
-      try {
+      const upsertAll = async () => {
         for (let i = 0; i < chunks.length; i += 1000) {
           const slice = chunks.slice(i, i + 1000);
           await vectors.upsert(
@@ -640,6 +662,23 @@ export class KnowledgeBase {
           await pace();
           signal.throwIfAborted();
         }
+      };
+      // Order matters for crash safety and for search meanwhile. With `pruneDocument`: the new
+      // vectors first (search skips a vector without its chunk row), then the chunk rows in one
+      // transaction, then every other vector of the document goes (the old ones, and any an
+      // interrupted run left): search answers the old chunks until the new ones are in, and a
+      // crash anywhere leaves the old chunks or the new ones, never a mix. Without it: old
+      // vectors first, then chunk rows, then new vectors, so a vector never exists without its
+      // chunk row.
+      const prune = vectors.pruneDocument?.bind(vectors);
+      try {
+        if (prune) await upsertAll();
+        else await vectors.deleteDocument(namespace, doc.id);
+        // The chunk rows land only if the job is still this run's, checked in their transaction.
+        await job.fenced((tx) => tx.chunks.replaceForDocument(doc.id, chunks, { model: model.id, vectors: embedded }));
+        signal.throwIfAborted();
+        if (prune) await prune(namespace, doc.id, chunks.map((c) => c.id));
+        else await upsertAll();
       } finally {
         if ((signal.aborted && !this.#closed) || !(await storage.documents.get(doc.userId, doc.id))) {
           // Deleted, or moved to another model or store, while its vectors were being written:

@@ -150,38 +150,120 @@ export type SearchHit = z.output<typeof SearchHit>;
 export const SearchResponse = z.object({ success: z.literal(true), documents: z.array(SearchHit), message: z.string() });
 export type SearchResponse = z.output<typeof SearchResponse>;
 
+const settingMembers = {
+  vectorstoreProvider: VectorStoreProvider,
+  vectorStoreConfig: z.record(z.string(), z.unknown()),
+  embeddingModel: z.string().trim().min(1).max(200),
+  chunkSize: z.number().int().min(16).max(8192),
+  chunkOverlap: z.number().int().min(0).max(4096),
+  searchType: SearchType,
+  topK: z.number().int().min(1).max(100),
+  minScore: z.number().min(0).max(1),
+  alpha: z.number().min(0).max(1),
+};
+
+/** The names of the knowledge (RAG) settings, in the order answers list them. */
+export const SETTING_NAMES = Object.keys(settingMembers) as (keyof typeof settingMembers)[];
+export type SettingName = keyof typeof settingMembers;
+export const SettingName = z.enum(SETTING_NAMES as [SettingName, ...SettingName[]]);
+
+/** A project's settings as stored: the members it has set (absent: the default). */
 export const KnowledgeSettings = z
   .object({
-    vectorstoreProvider: VectorStoreProvider.optional(),
-    vectorStoreConfig: z.record(z.string(), z.unknown()).optional(),
-    embeddingModel: z.string().trim().min(1).max(200).optional(),
-    chunkSize: z.number().int().min(16).max(8192).optional(),
-    chunkOverlap: z.number().int().min(0).max(4096).optional(),
-    searchType: SearchType.optional(),
-    topK: z.number().int().min(1).max(100).optional(),
-    minScore: z.number().min(0).max(1).optional(),
-    alpha: z.number().min(0).max(1).optional(),
+    vectorstoreProvider: settingMembers.vectorstoreProvider.optional(),
+    vectorStoreConfig: settingMembers.vectorStoreConfig.optional(),
+    embeddingModel: settingMembers.embeddingModel.optional(),
+    chunkSize: settingMembers.chunkSize.optional(),
+    chunkOverlap: settingMembers.chunkOverlap.optional(),
+    searchType: settingMembers.searchType.optional(),
+    topK: settingMembers.topK.optional(),
+    minScore: settingMembers.minScore.optional(),
+    alpha: settingMembers.alpha.optional(),
   })
-  .strict()
-  .refine((s) => s.chunkOverlap === undefined || s.chunkOverlap < (s.chunkSize ?? DEFAULT_CHUNK_SIZE), {
-    message: 'chunkOverlap must be smaller than chunkSize',
-    path: ['chunkOverlap'],
-  });
+  .strict();
 export type KnowledgeSettings = z.output<typeof KnowledgeSettings>;
 
-export const PutSettingsRequest = z.object({ projectId, settings: KnowledgeSettings });
+/**
+ * A change of settings: members left out keep their value, `null` resets one to its default,
+ * any other value sets it. `vectorStoreConfig` is one value (sent, it replaces the stored one).
+ */
+export const KnowledgeSettingsChange = z
+  .object({
+    vectorstoreProvider: settingMembers.vectorstoreProvider.nullable().optional(),
+    vectorStoreConfig: settingMembers.vectorStoreConfig.nullable().optional(),
+    embeddingModel: settingMembers.embeddingModel.nullable().optional(),
+    chunkSize: settingMembers.chunkSize.nullable().optional(),
+    chunkOverlap: settingMembers.chunkOverlap.nullable().optional(),
+    searchType: settingMembers.searchType.nullable().optional(),
+    topK: settingMembers.topK.nullable().optional(),
+    minScore: settingMembers.minScore.nullable().optional(),
+    alpha: settingMembers.alpha.nullable().optional(),
+  })
+  .strict()
+  .describe('Members left out keep their value; null resets a member to its default; vectorStoreConfig is replaced as a whole');
+export type KnowledgeSettingsChange = z.output<typeof KnowledgeSettingsChange>;
+
+export const PutSettingsRequest = z.object({ projectId, settings: KnowledgeSettingsChange });
 export type PutSettingsRequest = z.input<typeof PutSettingsRequest>;
+
+export const PutSettingsResponse = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  reindex: z
+    .enum(['none', 'started', 'suggested'])
+    .describe(
+      "started: the embedding model or the vector store changed, every document of the project is being indexed again; suggested: chunkSize or chunkOverlap changed, documents indexed before keep their chunks until re-indexed (POST /api/knowledge/reindex); none: nothing to re-index",
+    ),
+});
+export type PutSettingsResponse = z.output<typeof PutSettingsResponse>;
 
 export const GetSettingsQuery = z.object({ projectId });
 export type GetSettingsQuery = z.input<typeof GetSettingsQuery>;
 
+/** Every setting's value in effect: the project's, else the default. */
+export const EffectiveKnowledgeSettings = z.object({
+  vectorstoreProvider: VectorStoreProvider.describe("builtin: the server's default store (the built-in one, or the store the operator set with --vector-store)"),
+  vectorStoreConfig: settingMembers.vectorStoreConfig
+    .nullable()
+    .describe('null: none. Secrets (apiKey) are redacted: "****" and at most their last four characters; send one back unchanged to keep it'),
+  embeddingModel: z.string().describe('builtin: the built-in model'),
+  chunkSize: z.number().int(),
+  chunkOverlap: z.number().int(),
+  searchType: SearchType,
+  topK: z.number().int(),
+  minScore: z.number().nullable().describe("null: not set; search keeps every hit and the agent drops hits below its relevance floor"),
+  alpha: z.number(),
+});
+export type EffectiveKnowledgeSettings = z.output<typeof EffectiveKnowledgeSettings>;
+
 export const KnowledgeSettingsResponse = z.object({
   success: z.literal(true),
-  settings: z
-    .record(z.string(), z.unknown())
-    .describe('The stored settings (absent members: defaults). Secrets of vectorStoreConfig (apiKey) are redacted: "****" and at most their last four characters; send one back unchanged to keep it'),
+  settings: EffectiveKnowledgeSettings,
+  defaults: z.array(SettingName).describe('The settings the project has not set, whose value above is the default'),
 });
 export type KnowledgeSettingsResponse = z.output<typeof KnowledgeSettingsResponse>;
+
+/** Most documents one re-index request names. */
+export const MAX_REINDEX_DOCUMENTS = 1000;
+
+export const ReindexRequest = z.object({
+  projectId,
+  documentIds: z
+    .array(z.string().min(1).max(200))
+    .min(1)
+    .max(MAX_REINDEX_DOCUMENTS)
+    .optional()
+    .describe(`Documents of the project to re-index (at most ${MAX_REINDEX_DOCUMENTS}); absent: every document of the project`),
+});
+export type ReindexRequest = z.input<typeof ReindexRequest>;
+
+export const ReindexResponse = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  queued: z.number().int().describe('Documents queued for indexing again'),
+  documentIds: z.array(z.string()).describe('The documents queued, each now pending; follow each with GET /api/knowledge/documents/{id}/events'),
+});
+export type ReindexResponse = z.output<typeof ReindexResponse>;
 
 /** An uploaded file as the server hands it over (from a multipart form). */
 export const UploadedFile = z.object({

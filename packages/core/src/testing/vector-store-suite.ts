@@ -96,6 +96,28 @@ export function describeVectorStore(name: string, options: VectorStoreSuiteOptio
       expect(await store.count('other')).toBe(1);
     });
 
+    it("prunes a document's vectors to the ids it keeps, in its namespace only (stores with pruneDocument)", async (context) => {
+      const pruneDocument = store.pruneDocument?.bind(store);
+      if (!pruneDocument) return context.skip();
+      const prune = (namespace: string, documentId: string, keep: readonly string[]) => pruneDocument(namespace, documentId, keep);
+      await seed();
+      // A document's new vectors written beside its old ones, as a re-index does before pruning.
+      await store.upsert('ns', [
+        { id: 'a2', documentId: 'd1', vector: unit(1, 0, 1) },
+        { id: 'b2', documentId: 'd1', vector: unit(0, 0, 1) },
+      ]);
+      await store.upsert('other', [{ id: 'a', documentId: 'd1', vector: unit(1, 0, 0) }]);
+      expect(await prune('ns', 'd1', ['a2', 'b2', 'c'])).toBe(2);
+      expect(await prune('ns', 'd1', ['a2', 'b2'])).toBe(0);
+      const all = await store.query('ns', { vector: unit(1, 0, 1), topK: 10 });
+      expect(all.map((h) => h.id).sort()).toEqual(['a2', 'b2', 'c', 'd']);
+      expect(await store.count('other')).toBe(1);
+      // Keeping nothing removes the document's vectors; unknown names remove nothing.
+      expect(await prune('ns', 'd1', [])).toBe(2);
+      expect(await store.count('ns')).toBe(2);
+      expect(await prune('missing', 'd1', ['x'])).toBe(0);
+    });
+
     it('knows nothing of unknown namespaces and accepts empty writes', async () => {
       expect(await store.query('missing', { vector: unit(1, 0, 0), topK: 3 })).toEqual([]);
       expect(await store.count('missing')).toBe(0);
