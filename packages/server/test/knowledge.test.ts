@@ -308,6 +308,90 @@ describe('settings', () => {
   });
 });
 
+describe('settings change as a user expects', () => {
+  const ALL = ['vectorstoreProvider', 'vectorStoreConfig', 'embeddingModel', 'chunkSize', 'chunkOverlap', 'searchType', 'topK', 'minScore', 'alpha'];
+  const fresh = async () => (await s.call('POST', '/api/projects/create', { body: { name: 'Settings', model: 'gpt-4o-mini', provider: 'openai' } })).body.project.id as string;
+  const get = async (id: string) => (await s.call('GET', `/api/knowledge/settings?projectId=${id}`)).body;
+  const put = (id: string, settings: unknown) => s.call('PUT', '/api/knowledge/settings', { body: { projectId: id, settings } });
+
+  it('GET answers every setting in effect and which are defaults', async () => {
+    const id = await fresh();
+    expect(await get(id)).toEqual({
+      success: true,
+      settings: { vectorstoreProvider: 'builtin', vectorStoreConfig: null, embeddingModel: 'builtin', chunkSize: 512, chunkOverlap: 64, searchType: 'hybrid', topK: 5, minScore: null, alpha: 0.2 },
+      defaults: ALL,
+    });
+  });
+
+  it('a PUT with one member changes that member alone; null resets one to its default', async () => {
+    const id = await fresh();
+    expect((await put(id, { chunkSize: 256, chunkOverlap: 32, topK: 8, minScore: 0.3 })).status).toBe(200);
+    expect((await put(id, { topK: 3 })).body).toMatchObject({ success: true, reindex: 'none' });
+    let read = await get(id);
+    expect(read.settings).toMatchObject({ chunkSize: 256, chunkOverlap: 32, topK: 3, minScore: 0.3, searchType: 'hybrid' });
+    expect(read.defaults).toEqual(ALL.filter((n) => !['chunkSize', 'chunkOverlap', 'topK', 'minScore'].includes(n)));
+
+    expect((await put(id, { minScore: null, searchType: 'semantic' })).status).toBe(200);
+    read = await get(id);
+    expect(read.settings).toMatchObject({ chunkSize: 256, chunkOverlap: 32, topK: 3, minScore: null, searchType: 'semantic' });
+    expect(read.defaults).toContain('minScore');
+    expect(read.defaults).not.toContain('searchType');
+    // The search defaults follow: topK 3 is what a search without topK gets.
+    await s.call('POST', '/api/knowledge/documents', { body: { projectId: id, fileName: 'many.md', fileType: 'md', sourceType: 'upload', content: Array.from({ length: 6 }, (_, i) => `# Pump ${i}\n\nPump ${i} needs oil.`).join('\n\n') } });
+    expect((await s.call('POST', '/api/knowledge/search', { body: { projectId: id, query: 'pump oil' } })).body.documents).toHaveLength(3);
+
+    // An empty change changes nothing; all members null is back to every default.
+    expect((await put(id, {})).status).toBe(200);
+    expect((await get(id)).settings.topK).toBe(3);
+    expect((await put(id, Object.fromEntries(ALL.map((n) => [n, null])))).status).toBe(200);
+    expect((await get(id)).defaults).toEqual(ALL);
+  });
+
+  it('checks chunkOverlap against the chunk size in effect, naming both, and changes nothing when refused', async () => {
+    const id = await fresh();
+    expect((await put(id, { chunkOverlap: 100 })).status).toBe(200); // under the default 512
+    const smaller = await put(id, { chunkSize: 100 });
+    expect(smaller.status).toBe(400);
+    expect(smaller.body.message).toBe('settings.chunkOverlap: must be smaller than chunkSize (100), is 100');
+    const overDefault = await put(id, { chunkSize: null, chunkOverlap: 600 });
+    expect(overDefault.status).toBe(400);
+    expect(overDefault.body.message).toBe('settings.chunkOverlap: must be smaller than chunkSize (512, the default), is 600');
+    expect((await get(id)).settings).toMatchObject({ chunkSize: 512, chunkOverlap: 100 });
+    expect((await put(id, { chunkSize: 100, chunkOverlap: 10 })).status).toBe(200);
+    expect((await get(id)).settings).toMatchObject({ chunkSize: 100, chunkOverlap: 10 });
+  });
+
+  it('refuses bad members with a 400 naming them, whatever was stored', async () => {
+    const id = await fresh();
+    await put(id, { topK: 4 });
+    for (const [settings, field] of [
+      [{ topK: '4' }, 'settings.topK'],
+      [{ chunkSize: 1.5 }, 'settings.chunkSize'],
+      [{ searchType: 'fuzzy' }, 'settings.searchType'],
+      [{ constructor: 1 }, 'settings'],
+      [null, 'settings'],
+      [[], 'settings'],
+    ] as const) {
+      const res = await put(id, settings);
+      expect(res.status, JSON.stringify(settings)).toBe(400);
+      expect(res.body.message).toMatch(new RegExp(`^${field.replace('.', '\\.')}`));
+    }
+    const proto = await s.call('PUT', '/api/knowledge/settings', { raw: `{"projectId":"${id}","settings":{"__proto__":{"topK":1}}}` });
+    expect(proto.status).toBe(400);
+    expect((await get(id)).settings.topK).toBe(4);
+  });
+
+  it('a chunking change on a project with documents suggests re-indexing; one without documents does not', async () => {
+    const id = await fresh();
+    expect((await put(id, { chunkSize: 300 })).body.reindex).toBe('none');
+    await s.call('POST', '/api/knowledge/documents', { body: { projectId: id, fileName: 'a.md', fileType: 'md', sourceType: 'upload', content: 'Pumps need oil.' } });
+    expect((await put(id, { chunkSize: 200 })).body).toMatchObject({ reindex: 'suggested', message: expect.stringContaining('POST /api/knowledge/reindex') });
+    expect((await put(id, { chunkSize: 200, topK: 2 })).body.reindex).toBe('none');
+    expect((await put(id, { chunkOverlap: 20 })).body.reindex).toBe('suggested');
+    expect((await put(id, { chunkOverlap: null })).body.reindex).toBe('suggested');
+  });
+});
+
 describe('isolation and deletion', () => {
   it("refuses another user's project everywhere with 404", async () => {
     expect((await addDocument({ content: 'x' }, s.keyB)).status).toBe(404);

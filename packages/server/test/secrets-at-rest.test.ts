@@ -51,6 +51,14 @@ describe('vector store secrets', () => {
     expect(qdrant.requests.slice(seen).every((r) => r.apiKey === STORE_KEY)).toBe(true);
     expect((await s.call('GET', `/api/knowledge/settings?projectId=${projectId}`)).body.settings).toMatchObject({ topK: 6, vectorStoreConfig: { apiKey: '****wxyz' } });
 
+    // A change that leaves the configuration out keeps it, sealed key and all, and the store keeps working.
+    expect((await s.call('PUT', '/api/knowledge/settings', { body: { projectId, settings: { topK: 7 } } })).body).toMatchObject({ success: true, reindex: 'none' });
+    expect((await s.call('GET', `/api/knowledge/settings?projectId=${projectId}`)).body.settings).toMatchObject({ topK: 7, vectorstoreProvider: 'qdrant', vectorStoreConfig: { ...config, apiKey: '****wxyz' } });
+    const later = qdrant.requests.length;
+    expect((await s.call('POST', '/api/knowledge/search', { body: { projectId, query: 'Sealed keys', searchType: 'semantic' } })).body.documents[0]?.content).toBe('Sealed keys open doors.');
+    expect(qdrant.requests.length).toBeGreaterThan(later);
+    expect(qdrant.requests.slice(later).every((r) => r.apiKey === STORE_KEY)).toBe(true);
+
     // A redaction that is not the stored key's is refused, never stored as a key.
     const wrong = await s.call('PUT', '/api/knowledge/settings', { body: { projectId, settings: { vectorstoreProvider: 'qdrant', vectorStoreConfig: { ...config, apiKey: '****abcd' } } } });
     expect(wrong.status).toBe(400);

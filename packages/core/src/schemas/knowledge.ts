@@ -246,15 +246,17 @@ export type KnowledgeSettingsResponse = z.output<typeof KnowledgeSettingsRespons
 /** Most documents one re-index request names. */
 export const MAX_REINDEX_DOCUMENTS = 1000;
 
-export const ReindexRequest = z.object({
-  projectId,
-  documentIds: z
-    .array(z.string().min(1).max(200))
-    .min(1)
-    .max(MAX_REINDEX_DOCUMENTS)
-    .optional()
-    .describe(`Documents of the project to re-index (at most ${MAX_REINDEX_DOCUMENTS}); absent: every document of the project`),
-});
+export const ReindexRequest = z
+  .object({
+    projectId,
+    documentIds: z
+      .array(z.string().min(1).max(200))
+      .min(1)
+      .max(MAX_REINDEX_DOCUMENTS)
+      .optional()
+      .describe(`Documents of the project to re-index (at most ${MAX_REINDEX_DOCUMENTS}); absent: every document of the project`),
+  })
+  .strict();
 export type ReindexRequest = z.input<typeof ReindexRequest>;
 
 export const ReindexResponse = z.object({
