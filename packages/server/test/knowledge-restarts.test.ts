@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
 import { afterAll, expect, it } from 'vitest';
 
 // Indexing jobs across restarts of the built server (real processes, SQLite, the reader
@@ -136,5 +137,67 @@ it('fails a document whose reader was killed at the time limit (set by env) once
     const exited = new Promise((r) => server.child.on('exit', r));
     server.child.kill('SIGTERM');
     await exited;
+  }
+}, 240_000);
+
+it('a re-index killed mid-way is resumed by the restarted server: search answers the old chunks or the new ones, never a mix, and no vector is left behind', async () => {
+  const { dir, key } = await dataFolder();
+  let server = await serve(dir);
+  let api = client(server.url, key);
+  let chunkCount = -1;
+  const stop = async () => {
+    const exited = new Promise((r) => server.child.on('exit', r));
+    server.child.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    const projectId = (await api.call('POST', '/api/projects/create', { name: 'p', model: 'm', provider: 'openai' })).project.id;
+    await api.call('PUT', '/api/knowledge/settings', { projectId, settings: { chunkSize: 512, chunkOverlap: 0 } });
+    const content = Array.from({ length: 200 }, (_, i) => `Sentence ${i} says how gravel pumps ${i} are serviced.`).join(' ');
+    const { documentId } = await api.call('POST', '/api/knowledge/documents', { projectId, fileName: 'pumps.txt', fileType: 'txt', sourceType: 'upload', content });
+    const before = await api.until(documentId, (d) => d.status === 'completed');
+    const search = async () => (await api.call('POST', '/api/knowledge/search', { projectId, query: 'gravel pumps serviced', topK: 20 })).documents as { content: string }[];
+    const oldTexts = new Set((await search()).map((h) => h.content));
+    expect(oldTexts.size).toBe(before.chunkCount);
+
+    expect((await api.call('PUT', '/api/knowledge/settings', { projectId, settings: { chunkSize: 16 } })).reindex).toBe('suggested');
+    expect(await api.call('POST', '/api/knowledge/reindex', { projectId })).toMatchObject({ success: true, queued: 1 });
+    await api.until(documentId, (d) => d.status === 'processing');
+    await new Promise((r) => setTimeout(r, 500));
+    const exited = new Promise((r) => server.child.on('exit', r));
+    server.child.kill('SIGKILL');
+    await exited;
+
+    server = await serve(dir);
+    api = client(server.url, key);
+    // Until the resumed run writes, the old chunks answer; after, the new ones; never both.
+    for (let doc = await api.document(documentId); doc.status !== 'completed'; doc = await api.document(documentId)) {
+      expect(doc.status).not.toBe('failed');
+      const hits = await search();
+      expect(hits.length).toBeGreaterThan(0);
+      const old = hits.filter((h) => oldTexts.has(h.content)).length;
+      expect([0, hits.length]).toContain(old);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const after = await api.document(documentId);
+    chunkCount = after.chunkCount;
+    expect(after).toMatchObject({ status: 'completed', error: null });
+    expect(after.chunkCount).toBeGreaterThan(before.chunkCount * 5);
+    expect(after.vectorCount).toBe(after.chunkCount);
+    const hits = await search();
+    expect(hits.some((h) => oldTexts.has(h.content))).toBe(false);
+    expect(hits[0]?.content.length).toBeLessThan(100);
+  } finally {
+    await stop();
+  }
+  // The store holds exactly the document's current vectors: nothing from the killed run or the old chunks.
+  const store = await builtinVectorStore({ dir: join(dir, 'vectors') });
+  try {
+    const namespaces = readdirSync(join(dir, 'vectors')).filter((f) => f.endsWith('.json'));
+    expect(namespaces).toHaveLength(1);
+    const { namespace } = JSON.parse(readFileSync(join(dir, 'vectors', namespaces[0] as string), 'utf8')) as { namespace: string };
+    expect(await store.count(namespace)).toBe(chunkCount);
+  } finally {
+    await store.close();
   }
 }, 240_000);
