@@ -71,6 +71,7 @@ import { type ChatCompletionChunk, ChatCompletionRequest, type ChatCompletionRes
 import type { ListModelsResponse, ModelObject } from './schemas/models.js';
 import type { CreateCredentialRequest, CredentialResponse, CredentialTestResponse, ListCredentialsResponse, UpdateCredentialRequest } from './schemas/credentials.js';
 import { CredentialService } from './credentials/service.js';
+import type { DefaultModelsQuery, ProviderModelsResponse } from './schemas/provider-models.js';
 import type { SecretBox } from './security/secrets.js';
 import { ollamaRuntime } from './local-models/ollama.js';
 import type { LocalModelRuntime } from './local-models/runtime.js';
@@ -1046,6 +1047,16 @@ export class AgentPlatform {
     if (!this.#secrets) return undefined;
     const { record } = await chooseCredential(this.storage, caller.userId, provider, credentialId);
     return record ? unseal(record, this.#secrets) : undefined;
+  }
+
+  /** `GET /api/v1/credentials/{id}/models`: the models the credential's upstream offers. */
+  listCredentialModels(caller: Caller, id: string, signal?: AbortSignal): Promise<ProviderModelsResponse> {
+    return this.#credentials.models(caller, id, signal);
+  }
+
+  /** `GET /api/v1/credentials/default/models?provider=`: the models of the upstream a project naming no credential calls. */
+  listDefaultModels(caller: Caller, query: DefaultModelsQuery, signal?: AbortSignal): Promise<ProviderModelsResponse> {
+    return this.#credentials.defaultModels(caller, query, signal);
   }
 
   // ---- knowledge ------------------------------------------------------------------------

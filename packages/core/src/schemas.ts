@@ -9,3 +9,4 @@ export * from './schemas/local-models.js';
 export * from './schemas/tools.js';
 export * from './schemas/mcp.js';
 export * from './schemas/models.js';
+export * from './schemas/provider-models.js';

@@ -63,6 +63,8 @@ import {
   ChatCompletionChunk,
   ListModelsResponse,
   ModelObject,
+  DefaultModelsQuery,
+  ProviderModelsResponse,
   type ErrorCode,
   UploadQuery,
   UploadRequest,
@@ -82,6 +84,8 @@ const ChatIdParam = z.object({ chatId: z.string().min(1).max(200) });
 
 /** A completion may name an unknown chat or project, and calls a model provider. */
 const COMPLETION_ERRORS: readonly ErrorCode[] = ['not_found', 'conflict', 'rate_limited', 'upstream_error', 'unavailable', 'timeout'];
+/** A model list asks an upstream, which may refuse the key, be down or slow. */
+const PROVIDER_MODELS_ERRORS: readonly ErrorCode[] = ['not_found', 'upstream_error', 'unavailable', 'timeout', 'unsupported'];
 /** The local model runtime may be down, slow or broken. */
 const LOCAL_MODEL_ERRORS: readonly ErrorCode[] = ['upstream_error', 'unavailable', 'timeout'];
 
@@ -464,6 +468,26 @@ export const apiRoutes: readonly ApiRoute[] = [
       handler: (p, i) => p.updateCredential(i.caller, i.params.id, i.body),
     }),
   ),
+  route({
+    method: 'GET',
+    path: '/api/v1/credentials/{id}/models',
+    summary: "List the models the credential's upstream offers, asked with its key at its address (10 s at most; an upstream failure answers its reason)",
+    tag: 'Credentials',
+    params: IdParam,
+    errors: PROVIDER_MODELS_ERRORS,
+    response: ProviderModelsResponse,
+    handler: (p, i) => p.listCredentialModels(i.caller, i.params.id, i.signal),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/credentials/default/models',
+    summary: 'List the models of the upstream a project of the provider that names no credential calls (your credential chosen for it, else the server environment)',
+    tag: 'Credentials',
+    query: DefaultModelsQuery,
+    errors: PROVIDER_MODELS_ERRORS,
+    response: ProviderModelsResponse,
+    handler: (p, i) => p.listDefaultModels(i.caller, i.query, i.signal),
+  }),
   route({
     method: 'DELETE',
     path: '/api/v1/credentials/{id}',

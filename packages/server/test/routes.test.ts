@@ -140,6 +140,8 @@ const VALID: Record<string, (key: string) => Promise<Call>> = {
   'PATCH /api/credentials/{id}': async (key) => ({ params: { id: await make.credential(key) }, body: { data: { name: 'renamed' } } }),
   'DELETE /api/v1/credentials/{id}': async (key) => ({ params: { id: await make.credential(key) } }),
   'POST /api/v1/credentials/{id}/test': async (key) => ({ params: { id: await make.credential(key) } }),
+  'GET /api/v1/credentials/{id}/models': async (key) => ({ params: { id: await make.credential(key) } }),
+  'GET /api/v1/credentials/default/models': async () => ({ query: { provider: 'openai' } }),
   'POST /api/knowledge/documents': async (key) => ({ body: doc(await make.project(key)) }),
   'POST /api/knowledge/documents/stream': async (key) => ({ body: doc(await make.project(key)) }),
   'GET /api/knowledge/documents': async (key) => ({ query: { projectId: await make.project(key) } }),

@@ -68,11 +68,12 @@ export function unseal(record: CredentialRecord, box: SecretBox): UsableCredenti
 
 /** What a project's answer shows of the choice: the credential's id and the address, masked; never the key. */
 export function describeChoice(project: ProjectRecord, choice: CredentialChoice, defaultBaseUrl: DefaultBaseUrl | undefined): ResolvedProvider {
-  const own = choice.record?.baseUrl;
-  const fallback = project.provider === 'local' ? undefined : defaultBaseUrl?.(project.provider);
-  return {
-    credentialId: choice.record?.id ?? null,
-    baseUrl: own ? maskUrl(own).masked : fallback ? displayUrl(fallback) : null,
-    source: choice.source,
-  };
+  return { credentialId: choice.record?.id ?? null, baseUrl: shownBaseUrl(project.provider, choice.record, defaultBaseUrl), source: choice.source };
+}
+
+/** Where a provider's calls with `record` (or without a credential) go, as answers show it: masked, or null when not known. */
+export function shownBaseUrl(provider: string, record: CredentialRecord | undefined, defaultBaseUrl: DefaultBaseUrl | undefined): string | null {
+  const own = record?.baseUrl;
+  const fallback = provider === 'local' ? undefined : defaultBaseUrl?.(provider);
+  return own ? maskUrl(own).masked : fallback ? displayUrl(fallback) : null;
 }

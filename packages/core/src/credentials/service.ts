@@ -1,5 +1,5 @@
 import type { ChatModelResolver } from '../agent/completions.js';
-import { type DefaultBaseUrl, unseal } from '../agent/provider-credentials.js';
+import { chooseCredential, type DefaultBaseUrl, shownBaseUrl, unseal } from '../agent/provider-credentials.js';
 import type { Clock } from '../clock.js';
 import { isPlatformError, PlatformError } from '../errors.js';
 import type { IdGenerator } from '../ids.js';
@@ -17,9 +17,10 @@ import {
 } from '../schemas/credentials.js';
 import type { SecretBox } from '../security/secrets.js';
 import type { CredentialPatch, CredentialRecord, StorageAdapter } from '../storage/types.js';
+import { DefaultModelsQuery, type ProviderModelsResponse } from '../schemas/provider-models.js';
 import { parseInput } from '../validation.js';
 
-/** How long a credential's test call may take, answer included. */
+/** How long a credential's test call, or a provider's model list, may take, answer included. */
 export const CREDENTIAL_TEST_TIMEOUT_MS = 10_000;
 
 export interface CredentialServiceOptions {
@@ -203,28 +204,79 @@ export class CredentialService {
     const box = this.#box();
     const record = await this.#o.storage.credentials.get(caller.userId, id);
     if (!record) throw notFound();
-    const resolve = this.#o.models;
-    if (!resolve) throw new PlatformError('unsupported', 'Testing a credential needs model providers: construct AgentPlatform with `agent: { models }`');
     const usable = unseal(record, box);
-    const model = resolve({ provider: record.provider, apiKey: usable.apiKey, proxy: usable.proxy, ...(usable.baseUrl ? { baseUrl: usable.baseUrl } : {}) });
-    if (!model.listModels) throw new PlatformError('unsupported', `Provider ${record.provider} has no call to test a credential with`);
-    const address = usable.baseUrl ?? this.#o.defaultBaseUrl?.(record.provider);
-    const limitMs = this.#o.testTimeoutMs ?? CREDENTIAL_TEST_TIMEOUT_MS;
-    const limit = AbortSignal.timeout(limitMs);
     const started = performance.now();
     let outcome: Omit<TestOutcome, 'durationMs'>;
     try {
-      const names = await model.listModels({ signal: signal ? AbortSignal.any([signal, limit]) : limit });
+      const names = await this.#listModels(record.provider, record, signal);
       outcome = { ok: true, code: null, status: null, message: `The provider answered: ${names.length} model${names.length === 1 ? '' : 's'} listed` };
     } catch (error) {
       if (signal?.aborted) throw new PlatformError('aborted', 'The credential test was aborted', { cause: signal.reason });
-      outcome = failure(error, limit.aborted, `Model provider ${record.provider}${address ? ` (${displayUrl(address)})` : ''} did not answer within ${limitMs} ms`);
+      outcome = failure(error);
     }
     const durationMs = Math.round(performance.now() - started);
     // Never the key, whatever an upstream echoed (adapters scrub it too).
     const message = outcome.message.split(usable.apiKey).join(MASK);
     const stored = await this.#record(caller.userId, record, outcome.ok);
     return { success: true, ...outcome, message, durationMs, credential: toCredential(stored) };
+  }
+
+  /**
+   * `GET /api/v1/credentials/{id}/models`: the models the credential's upstream offers (what a
+   * project's model picker suggests), asked as the test asks, within the same time limit.
+   * Failures are the provider's reason as errors (`upstream_error` with its status, `unavailable`,
+   * `timeout`, the outbound policy's refusal).
+   */
+  async models(caller: Caller, id: string, signal?: AbortSignal): Promise<ProviderModelsResponse> {
+    const record = await this.#o.storage.credentials.get(caller.userId, id);
+    if (!record) throw notFound();
+    return this.#modelsOf(record.provider, record, signal);
+  }
+
+  /**
+   * `GET /api/v1/credentials/default/models?provider=`: the models of the upstream a project of
+   * that provider naming no credential calls: the caller's default credential of it, else the
+   * server's environment (OPENAI_BASE_URL, OLLAMA_HOST).
+   */
+  async defaultModels(caller: Caller, query: DefaultModelsQuery, signal?: AbortSignal): Promise<ProviderModelsResponse> {
+    const { provider } = parseInput(DefaultModelsQuery, query);
+    const { record } = this.#o.secrets ? await chooseCredential(this.#o.storage, caller.userId, provider, null) : { record: undefined };
+    return this.#modelsOf(provider, record, signal);
+  }
+
+  async #modelsOf(provider: string, record: CredentialRecord | undefined, signal: AbortSignal | undefined): Promise<ProviderModelsResponse> {
+    const names = await this.#listModels(provider, record, signal);
+    return {
+      success: true,
+      provider: provider as ProviderModelsResponse['provider'],
+      credentialId: record?.id ?? null,
+      baseUrl: shownBaseUrl(provider, record, this.#o.defaultBaseUrl),
+      models: [...new Set(names)].sort().map((name) => ({ id: name })),
+    };
+  }
+
+  /**
+   * The provider's models route, asked where the calls of `record` go (without one, where the
+   * server's environment sends them), within the time limit: past it, `timeout` naming the
+   * provider, its address and the limit.
+   */
+  async #listModels(provider: string, record: CredentialRecord | undefined, signal: AbortSignal | undefined): Promise<string[]> {
+    const resolve = this.#o.models;
+    if (!resolve) throw new PlatformError('unsupported', 'Asking a provider needs model providers: construct AgentPlatform with `agent: { models }`');
+    const usable = record ? unseal(record, this.#box()) : undefined;
+    const model = resolve({ provider, ...(usable ? { apiKey: usable.apiKey, proxy: usable.proxy, ...(usable.baseUrl ? { baseUrl: usable.baseUrl } : {}) } : {}) });
+    if (!model.listModels) throw new PlatformError('unsupported', `Provider ${provider} has no models route`);
+    const address = usable?.baseUrl ?? this.#o.defaultBaseUrl?.(provider);
+    const limitMs = this.#o.testTimeoutMs ?? CREDENTIAL_TEST_TIMEOUT_MS;
+    const limit = AbortSignal.timeout(limitMs);
+    try {
+      return await model.listModels({ signal: signal ? AbortSignal.any([signal, limit]) : limit });
+    } catch (error) {
+      if (limit.aborted && !signal?.aborted) {
+        throw new PlatformError('timeout', `Model provider ${provider}${address ? ` (${displayUrl(address)})` : ''} did not answer within ${limitMs} ms`, { retryable: true, cause: error });
+      }
+      throw error;
+    }
   }
 
   /** Writes the outcome, unless the key, address or proxy changed while the test ran (it was not about those). */
@@ -242,8 +294,7 @@ export class CredentialService {
 const TEST_FAILURES = new Set<string>(['invalid_request', 'upstream_error', 'unavailable', 'timeout']);
 
 /** What a failed test call says: the platform's error as it is (code, message, the upstream's status). */
-function failure(error: unknown, timedOut: boolean, timeoutMessage: string): Omit<TestOutcome, 'durationMs'> {
-  if (timedOut) return { ok: false, code: 'timeout', status: null, message: timeoutMessage };
+function failure(error: unknown): Omit<TestOutcome, 'durationMs'> {
   if (!isPlatformError(error) || !TEST_FAILURES.has(error.code)) throw error;
   const status = error.details?.status;
   return { ok: false, code: error.code as NonNullable<TestOutcome['code']>, status: typeof status === 'number' ? status : null, message: error.message };
