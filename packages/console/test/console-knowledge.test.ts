@@ -155,7 +155,59 @@ describe('console: knowledge', () => {
       await page.getByRole('region', { name: 'RAG settings' }).getByLabel('Top K').fill('4');
       await page.getByRole('button', { name: 'Save settings' }).click();
       await page.getByRole('status').filter({ hasText: 'Knowledge settings updated' }).waitFor();
-      expect((await server.call('GET', `/api/knowledge/settings?projectId=${projectId}`)).body.settings).toEqual({ topK: 4 });
+      const stored = (await server.call('GET', `/api/knowledge/settings?projectId=${projectId}`)).body;
+      expect(stored.settings).toMatchObject({ topK: 4, vectorstoreProvider: 'builtin', vectorStoreConfig: null });
+      expect(stored.defaults).toEqual(['vectorstoreProvider', 'vectorStoreConfig', 'embeddingModel', 'chunkSize', 'chunkOverlap', 'searchType', 'minScore', 'alpha']);
+      expectCleanConsole(problems);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
+  it('sends only what changed (an emptied field goes back to its default), and offers re-indexing after a chunking change, following it to the end', async () => {
+    const id = (await server.call('POST', '/api/projects/create', { body: { name: 'Re-chunked', model: 'gpt-4o-mini', provider: 'openai' } })).body.project.id;
+    await server.call('PUT', '/api/knowledge/settings', { body: { projectId: id, settings: { topK: 7, minScore: 0.4 } } });
+    const content = Array.from({ length: 40 }, (_, i) => `Sentence ${i} explains how refunds of order ${i} are paid.`).join(' ');
+    const added = await server.call('POST', '/api/knowledge/documents', { body: { projectId: id, fileName: 'refunds.txt', fileType: 'txt', sourceType: 'upload', content } });
+    const before = await server.indexed(added.body.documentId);
+    const { context, page, problems } = await openPage(browser);
+    try {
+      await signIn(page, server);
+      await page.goto(`${server.url}/console/#/projects/${id}/knowledge`);
+      const settings = page.getByRole('region', { name: 'RAG settings' });
+      await settings.getByLabel('Top K').waitFor();
+      // Stored values fill the fields; defaults are the placeholders.
+      expect(await settings.getByLabel('Top K').inputValue()).toBe('7');
+      expect(await settings.getByLabel('Chunk size (tokens)').inputValue()).toBe('');
+      expect(await settings.getByLabel('Chunk size (tokens)').getAttribute('placeholder')).toBe('default (512)');
+      expect(await page.getByRole('button', { name: 'Re-index documents' }).count()).toBe(0);
+
+      const sent: unknown[] = [];
+      page.on('request', (r) => {
+        if (r.method() === 'PUT' && r.url().endsWith('/api/knowledge/settings')) sent.push(r.postDataJSON());
+      });
+      await settings.getByLabel('Minimum score').fill('');
+      await settings.getByLabel('Chunk size (tokens)').fill('16');
+      await settings.getByLabel('Chunk overlap (tokens)').fill('0');
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      await page.getByRole('status').filter({ hasText: 'documents indexed before keep their chunks' }).waitFor();
+      expect(sent).toEqual([{ projectId: id, settings: { chunkSize: 16, chunkOverlap: 0, minScore: null } }]);
+      const read = (await server.call('GET', `/api/knowledge/settings?projectId=${id}`)).body;
+      expect(read.settings).toMatchObject({ topK: 7, chunkSize: 16, chunkOverlap: 0, minScore: null });
+      expect(read.defaults).toContain('minScore');
+      expect((await server.call('GET', `/api/knowledge/documents/${before.id}`)).body.document.chunkCount).toBe(before.chunkCount);
+
+      const offer = page.getByRole('button', { name: 'Re-index documents' });
+      await expectAccessible(page, 're-index offered');
+      await offer.click();
+      await page.getByRole('status').filter({ hasText: 'Re-indexed 1 document.' }).waitFor({ timeout: 90_000 });
+      const after = (await server.call('GET', `/api/knowledge/documents/${before.id}`)).body.document;
+      expect(after).toMatchObject({ status: 'completed' });
+      expect(after.chunkCount).toBeGreaterThan(before.chunkCount);
+      // The documents table shows the new count.
+      await page.getByRole('cell', { name: String(after.chunkCount), exact: true }).first().waitFor();
+      await page.locator('#settings-title').scrollIntoViewIfNeeded();
+      await screenshot(page, 'settings-reindexed');
       expectCleanConsole(problems);
     } finally {
       await context.close();

@@ -162,6 +162,71 @@ describe('console: projects', () => {
     }
   });
 
+  it("sets instructions apart from the description, picks a credential of the provider and a model its upstream lists, and keeps free text", async () => {
+    const credential = (await server.call('POST', '/api/v1/credentials', { body: { name: 'Team key', provider: 'openai', apiKey: 'sk-team-key-4321', baseUrl: server.upstream.url } })).body.credential;
+    const ollamaKey = (await server.call('POST', '/api/v1/credentials', { body: { name: 'Ollama box', provider: 'ollama', apiKey: 'none-1234', baseUrl: 'http://127.0.0.1:9' } })).body.credential;
+    const { context, page, problems } = await openPage(browser);
+    try {
+      const asked: string[] = [];
+      page.on('request', (r) => {
+        if (r.url().includes('/models')) asked.push(new URL(r.url()).pathname + new URL(r.url()).search);
+      });
+      await signIn(page, server);
+      await page.getByRole('button', { name: 'New project' }).click();
+      await page.getByLabel('Name', { exact: true }).fill('Instructed');
+      // The default credential's upstream (the server's OPENAI_BASE_URL here) lists its models.
+      const options = () => page.locator('#project-model-options option').evaluateAll((els) => els.map((e) => (e as HTMLOptionElement).value));
+      await expect.poll(options).toEqual(['gpt-test', 'gpt-test-mini']);
+      await page.getByText(`2 models offered by ${server.upstream.url}`).waitFor();
+      const credentials = () => page.locator('#project-credentialId option').evaluateAll((els) => els.map((e) => e.textContent));
+      expect(await credentials()).toEqual(['Default', 'Team key (…4321)']);
+      await page.getByLabel('Credential').selectOption(credential.id);
+      await expect.poll(() => asked.at(-1)).toBe(`/api/v1/credentials/${credential.id}/models`);
+      await expect.poll(options).toEqual(['gpt-test', 'gpt-test-mini']);
+      await expectAccessible(page, 'project form');
+
+      // Another provider: its credentials only; an upstream that is down says so, typing stays possible.
+      await page.getByLabel('Provider').selectOption('ollama');
+      expect(await credentials()).toEqual(['Default', 'Ollama box (…1234)']);
+      await page.getByLabel('Credential').selectOption(ollamaKey.id);
+      await page.getByText(/^Could not list the provider's models: .*unreachable.*Type the model name\.$/).waitFor();
+      await page.getByLabel('Provider').selectOption('openai');
+      expect(await page.getByLabel('Credential').inputValue()).toBe('');
+      await page.getByLabel('Credential').selectOption(credential.id);
+      await page.getByLabel('Model', { exact: true }).fill('my-fine-tune');
+      await page.getByLabel('Description').fill('Answers refund mail (for the team)');
+      await page.getByLabel('Instructions').fill('You are the refunds agent.\nAnswer in two sentences.');
+      await page.getByText('(51 of 32,000 characters)', { exact: false }).waitFor();
+      await page.locator('#project-form-title').scrollIntoViewIfNeeded();
+      await screenshot(page, 'project-form');
+      await page.getByRole('button', { name: 'Create project' }).click();
+      await page.getByRole('link', { name: 'Instructed' }).waitFor();
+      const created = (await server.call('GET', '/api/v1/projects?searchWord=Instructed')).body.projects[0];
+      expect(created).toMatchObject({
+        model: 'my-fine-tune',
+        provider: 'openai',
+        credentialId: credential.id,
+        description: 'Answers refund mail (for the team)',
+        instructions: 'You are the refunds agent.\nAnswer in two sentences.',
+      });
+
+      // Editing shows them back; a 400 on instructions lands next to the field.
+      await page.getByRole('button', { name: 'Edit Instructed' }).click();
+      expect(await page.getByLabel('Instructions').inputValue()).toBe('You are the refunds agent.\nAnswer in two sentences.');
+      expect(await page.getByLabel('Credential').inputValue()).toBe(credential.id);
+      await page.getByLabel('Instructions').fill('x'.repeat(32_001));
+      await page.getByRole('button', { name: 'Save' }).click();
+      await expect.poll(() => page.locator('#project-instructions-error').textContent()).toMatch(/^instructions: .*32000/);
+      await page.getByLabel('Instructions').fill('Be brief.');
+      await page.getByLabel('Credential').selectOption('');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await expect.poll(async () => (await server.call('GET', `/api/v1/projects/${created.id}`)).body.project).toMatchObject({ instructions: 'Be brief.', credentialId: null });
+      expectCleanConsole(problems);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
   it('works with the keyboard alone and in the dark theme', async () => {
     const { context, page, problems } = await openPage(browser);
     try {

@@ -3,64 +3,132 @@ import { ApiError, messageOf } from '../api/client';
 import { useApi } from '../app';
 import { fieldErrors } from '../components/field-errors';
 import { describedBy, ErrorNote, Field, Options } from '../components/ui';
+import { modelsHint, useCredentials, useModels } from './project-pickers';
 import type { Project } from './projects';
 
 const PROVIDERS = ['openai', 'ollama', 'local'] as const;
 type Provider = (typeof PROVIDERS)[number];
-const FIELDS = ['name', 'description', 'icon', 'color', 'model', 'provider'] as const;
+const FIELDS = ['name', 'description', 'instructions', 'icon', 'color', 'model', 'provider', 'credentialId'] as const;
+/** The service's limit on instructions (characters). */
+const MAX_INSTRUCTIONS = 32_000;
 
-/** Create (project null) or edit a project; the service's messages land next to their fields. */
+/**
+ * Create (project null) or edit a project; the service's messages land next to their fields.
+ * The credential picker offers the caller's credentials of the chosen provider, or none named
+ * ("Default"); the model field suggests the models that upstream lists, and takes any name.
+ */
 export function ProjectForm({ project, onDone }: { project: Project | null; onDone: (saved: boolean) => void }) {
   const api = useApi();
   const [values, setValues] = useState({
     name: project?.name ?? '',
     description: project?.description ?? '',
+    instructions: project?.instructions ?? '',
     icon: project?.icon ?? '',
     color: project?.color ?? '',
     model: project?.model ?? 'gpt-4o-mini',
     provider: (project?.provider ?? 'openai') as Provider,
+    credentialId: project?.credentialId ?? '',
   });
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
+  const { credentials, error: credentialsError } = useCredentials(api);
+  const models = useModels(api, values.provider, values.credentialId);
+  const ofProvider = credentials.filter((c) => c.provider === values.provider);
   const set = (name: keyof typeof values) => (e: Event) => setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).value });
+  // Another provider's credential cannot be the project's: the choice goes back to the default.
+  const setProvider = (e: Event) => setValues({ ...values, provider: (e.currentTarget as HTMLSelectElement).value as Provider, credentialId: '' });
 
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setErrors({});
+    const body = { ...values, credentialId: values.credentialId || null };
     try {
-      if (project) await api.call('patch', '/api/v1/projects/{id}', { params: { id: project.id }, body: values });
-      else await api.call('post', '/api/projects/create', { body: values });
+      if (project) await api.call('patch', '/api/v1/projects/{id}', { params: { id: project.id }, body });
+      else await api.call('post', '/api/projects/create', { body });
       onDone(true);
     } catch (err) {
-      setErrors(err instanceof ApiError && err.status === 400 ? fieldErrors(err.message, FIELDS) : { form: messageOf(err) });
+      setErrors(err instanceof ApiError && (err.status === 400 || err.status === 404) ? fieldErrors(err.message, FIELDS) : { form: messageOf(err) });
     } finally {
       setBusy(false);
     }
   };
 
-  const input = (name: (typeof FIELDS)[number], label: string, extra: Record<string, unknown> = {}) => (
+  const input = (name: 'name' | 'icon' | 'color', label: string, extra: Record<string, unknown> = {}) => (
     <Field id={`project-${name}`} label={label} error={errors[name]}>
       <input id={`project-${name}`} value={values[name]} onInput={set(name)} {...describedBy(`project-${name}`, errors[name])} {...extra} />
     </Field>
   );
+  const suggestions = models.state === 'loaded' ? models.ids : [];
 
   return (
     <form class="card form" onSubmit={submit} aria-labelledby="project-form-title">
       <h2 id="project-form-title">{project ? `Edit ${project.name}` : 'New project'}</h2>
       <div class="grid">
         {input('name', 'Name', { required: true, maxLength: 200 })}
-        {input('model', 'Model', { required: true })}
         <Field id="project-provider" label="Provider" error={errors.provider}>
-          <select id="project-provider" value={values.provider} onChange={set('provider')} {...describedBy('project-provider', errors.provider)}>
+          <select id="project-provider" value={values.provider} onChange={setProvider} {...describedBy('project-provider', errors.provider)}>
             <Options values={PROVIDERS} />
           </select>
+        </Field>
+        <Field
+          id="project-credentialId"
+          label="Credential"
+          error={errors.credentialId ?? credentialsError ?? undefined}
+          hint={values.provider === 'local' ? 'The local provider takes no credential.' : 'Default: your credential chosen for the provider, else the server’s own.'}
+        >
+          <select
+            id="project-credentialId"
+            value={values.credentialId}
+            onChange={set('credentialId')}
+            disabled={values.provider === 'local'}
+            {...describedBy('project-credentialId', errors.credentialId ?? credentialsError ?? undefined, true)}
+          >
+            <option value="">Default</option>
+            {ofProvider.map((c) => (
+              <option key={c.id} value={c.id}>
+                {`${c.name} (…${c.apiKeyLast4})`}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field id="project-model" label="Model" error={errors.model} hint={modelsHint(models)}>
+          <input
+            id="project-model"
+            value={values.model}
+            onInput={set('model')}
+            required
+            list="project-model-options"
+            autocomplete="off"
+            aria-busy={models.state === 'loading' ? true : undefined}
+            {...describedBy('project-model', errors.model, true)}
+          />
+          <datalist id="project-model-options">
+            {suggestions.map((id) => (
+              <option key={id} value={id} />
+            ))}
+          </datalist>
         </Field>
         {input('icon', 'Icon', { placeholder: 'e.g. 📚' })}
         {input('color', 'Colour', { placeholder: '#3b82f6' })}
       </div>
-      <Field id="project-description" label="Description" error={errors.description}>
-        <textarea id="project-description" rows={2} value={values.description} onInput={set('description')} {...describedBy('project-description', errors.description)} />
+      <Field id="project-description" label="Description" error={errors.description} hint="What the project is for, shown to people. The model never sees it.">
+        <textarea id="project-description" rows={2} value={values.description} onInput={set('description')} {...describedBy('project-description', errors.description, true)} />
+      </Field>
+      <Field
+        id="project-instructions"
+        label="Instructions"
+        error={errors.instructions}
+        hint={`The agent's system prompt: sent to the model at the start of every conversation (${values.instructions.length.toLocaleString('en')} of ${MAX_INSTRUCTIONS.toLocaleString('en')} characters).`}
+      >
+        <textarea
+          id="project-instructions"
+          rows={8}
+          value={values.instructions}
+          onInput={set('instructions')}
+          placeholder="e.g. You are the support agent of ACME. Answer in two sentences at most."
+          {...describedBy('project-instructions', errors.instructions, true)}
+        />
       </Field>
       <ErrorNote message={errors.form} />
       <div class="actions">

@@ -13,7 +13,7 @@ export function KnowledgeScreen({ projectId }: { projectId: string }) {
       <AddDocuments projectId={projectId} onIndexed={() => setVersion((n) => n + 1)} />
       <DocumentsTable projectId={projectId} version={version} />
       <SearchPlayground projectId={projectId} />
-      <SettingsForm projectId={projectId} />
+      <SettingsForm projectId={projectId} onDocumentsChanged={() => setVersion((n) => n + 1)} />
     </div>
   );
 }

@@ -1,67 +1,93 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, type BodyOf, messageOf } from '../../api/client';
+import { ApiError, type BodyOf, messageOf, type ResultOf } from '../../api/client';
 import { useApi } from '../../app';
 import { fieldErrors } from '../../components/field-errors';
 import { describedBy, ErrorNote, Field, Options } from '../../components/ui';
+import { ReindexOffer } from './reindex';
 
-type Settings = BodyOf<'/api/knowledge/settings', 'put'>['settings'];
+type Change = BodyOf<'/api/knowledge/settings', 'put'>['settings'];
+type Loaded = ResultOf<'/api/knowledge/settings', 'get'>;
+type Effective = Loaded['settings'];
 const STORES = ['builtin', 'qdrant', 'chroma', 'pinecone', 'weaviate'] as const;
 const TYPES = ['hybrid', 'semantic', 'mrr'] as const;
 const NUMBERS = ['chunkSize', 'chunkOverlap', 'topK', 'minScore', 'alpha'] as const;
 const FIELDS = ['vectorstoreProvider', 'vectorStoreConfig', 'embeddingModel', 'searchType', ...NUMBERS] as const;
+type Name = (typeof FIELDS)[number];
 /** Checks that name their field only inside the sentence. */
 const ALIASES = { 'vectorstore configuration': 'vectorStoreConfig', 'vector store': 'vectorStoreConfig' };
 
-type Form = Record<(typeof FIELDS)[number], string>;
+/** The form's text of each setting: the project's own value, or empty for a default (shown as the placeholder). */
+type Form = Record<Name, string>;
 
-const toForm = (s: Settings): Form => ({
-  ...(Object.fromEntries(NUMBERS.map((n) => [n, s[n] === undefined ? '' : String(s[n])])) as Record<(typeof NUMBERS)[number], string>),
-  vectorstoreProvider: s.vectorstoreProvider ?? '',
-  vectorStoreConfig: s.vectorStoreConfig ? JSON.stringify(s.vectorStoreConfig, null, 2) : '',
-  embeddingModel: s.embeddingModel ?? '',
-  searchType: s.searchType ?? '',
-});
+const text = (name: Name, value: Effective[Name]): string =>
+  value === null || value === undefined ? '' : name === 'vectorStoreConfig' ? JSON.stringify(value, null, 2) : String(value);
+
+const toForm = ({ settings, defaults }: Loaded): Form =>
+  Object.fromEntries(FIELDS.map((name) => [name, defaults.includes(name) ? '' : text(name, settings[name])])) as Form;
+
+/** What an empty field means: the default in effect, as GET answered it. */
+function placeholder(name: Name, loaded: Loaded): string {
+  const value = loaded.defaults.includes(name) ? loaded.settings[name] : undefined;
+  if (name === 'minScore') return 'default (none)';
+  if (name === 'embeddingModel') return 'default (built-in)';
+  return value === undefined || value === null ? 'default' : `default (${text(name, value)})`;
+}
 
 /**
- * The project's RAG settings (vector store included). The service validates them (and tries a
- * vector store before accepting it); its message for a field is shown next to that field.
- * Secrets of the vector store come back masked and are kept when sent back unchanged.
+ * The project's RAG settings (vector store included). Only what was changed is sent: a field
+ * emptied goes back to its default (`null`), the others keep their stored value. The service
+ * validates them (and tries a vector store before accepting it); its message for a field is
+ * shown next to that field. Secrets of the vector store come back masked and are kept unless
+ * the configuration is changed. A change of chunking offers re-indexing the documents.
  */
-export function SettingsForm({ projectId }: { projectId: string }) {
+export function SettingsForm({ projectId, onDocumentsChanged }: { projectId: string; onDocumentsChanged?: () => void }) {
   const api = useApi();
+  const [loaded, setLoaded] = useState<Loaded | null>(null);
   const [form, setForm] = useState<Form | null>(null);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [saved, setSaved] = useState<string | null>(null);
+  const [offerReindex, setOfferReindex] = useState(false);
   const [busy, setBusy] = useState(false);
 
-  useEffect(() => {
+  const load = () =>
     api
       .call('get', '/api/knowledge/settings', { query: { projectId } })
-      .then((r) => setForm(toForm(r.settings as Settings)))
+      .then((r) => {
+        setLoaded(r);
+        setForm(toForm(r));
+      })
       .catch((e) => setErrors({ form: messageOf(e) }));
+  useEffect(() => {
+    void load();
   }, [projectId]);
-  if (!form) return <ErrorNote message={errors.form} />;
-  const set = (name: keyof Form) => (e: Event) => setForm({ ...form, [name]: (e.currentTarget as HTMLInputElement).value });
+  if (!form || !loaded) return <ErrorNote message={errors.form} />;
+  const set = (name: Name) => (e: Event) => setForm({ ...form, [name]: (e.currentTarget as HTMLInputElement).value });
 
   const submit = async (e: Event) => {
     e.preventDefault();
     setErrors({});
     setSaved(null);
-    const settings: Settings = {};
-    if (form.vectorstoreProvider) settings.vectorstoreProvider = form.vectorstoreProvider as Settings['vectorstoreProvider'];
-    if (form.embeddingModel.trim()) settings.embeddingModel = form.embeddingModel.trim();
-    if (form.searchType) settings.searchType = form.searchType as Settings['searchType'];
-    for (const n of NUMBERS) if (form[n].trim()) settings[n] = Number(form[n]);
-    if (form.vectorStoreConfig.trim()) {
-      try {
-        settings.vectorStoreConfig = JSON.parse(form.vectorStoreConfig) as Record<string, unknown>;
-      } catch {
-        return setErrors({ vectorStoreConfig: 'Not valid JSON: write an object such as {"endpoint": "http://127.0.0.1:6333", "indexName": "docs"}' });
-      }
+    const before = toForm(loaded);
+    const change: Record<string, unknown> = {};
+    for (const name of FIELDS) {
+      const now = form[name].trim();
+      if (now === before[name].trim()) continue;
+      if (now === '') change[name] = null;
+      else if (name === 'vectorStoreConfig') {
+        try {
+          change[name] = JSON.parse(now) as Record<string, unknown>;
+        } catch {
+          return setErrors({ vectorStoreConfig: 'Not valid JSON: write an object such as {"endpoint": "http://127.0.0.1:6333", "indexName": "docs"}' });
+        }
+      } else change[name] = (NUMBERS as readonly string[]).includes(name) ? Number(now) : now;
     }
     setBusy(true);
     try {
-      setSaved((await api.call('put', '/api/knowledge/settings', { body: { projectId, settings } })).message);
+      const answer = await api.call('put', '/api/knowledge/settings', { body: { projectId, settings: change as Change } });
+      setSaved(answer.message);
+      if (answer.reindex === 'suggested') setOfferReindex(true);
+      if (answer.reindex === 'started') onDocumentsChanged?.();
+      await load();
     } catch (err) {
       setErrors(err instanceof ApiError && err.status === 400 ? fieldErrors(err.message, FIELDS, ALIASES) : { form: messageOf(err) });
     } finally {
@@ -72,14 +98,14 @@ export function SettingsForm({ projectId }: { projectId: string }) {
   const choice = (name: 'vectorstoreProvider' | 'searchType', label: string, options: readonly string[]) => (
     <Field id={`settings-${name}`} label={label} error={errors[name]}>
       <select id={`settings-${name}`} value={form[name]} onChange={set(name)} {...describedBy(`settings-${name}`, errors[name])}>
-        <option value="">default</option>
+        <option value="">{placeholder(name, loaded)}</option>
         <Options values={options} />
       </select>
     </Field>
   );
   const number = (name: (typeof NUMBERS)[number], label: string, step: number | 'any') => (
     <Field id={`settings-${name}`} label={label} error={errors[name]}>
-      <input id={`settings-${name}`} type="number" step={step} value={form[name]} onInput={set(name)} placeholder="default" {...describedBy(`settings-${name}`, errors[name])} />
+      <input id={`settings-${name}`} type="number" step={step} value={form[name]} onInput={set(name)} placeholder={placeholder(name, loaded)} {...describedBy(`settings-${name}`, errors[name])} />
     </Field>
   );
 
@@ -87,10 +113,11 @@ export function SettingsForm({ projectId }: { projectId: string }) {
     <section aria-labelledby="settings-title" class="card">
       <h2 id="settings-title">RAG settings</h2>
       <form onSubmit={submit}>
+        <p class="hint">Empty fields use the default shown in them. Changing the chunking applies to documents added from now on; documents already indexed can be re-indexed.</p>
         <div class="grid">
           {choice('vectorstoreProvider', 'Vector store', STORES)}
           <Field id="settings-embeddingModel" label="Embedding model" error={errors.embeddingModel}>
-            <input id="settings-embeddingModel" value={form.embeddingModel} onInput={set('embeddingModel')} placeholder="default (built-in)" {...describedBy('settings-embeddingModel', errors.embeddingModel)} />
+            <input id="settings-embeddingModel" value={form.embeddingModel} onInput={set('embeddingModel')} placeholder={placeholder('embeddingModel', loaded)} {...describedBy('settings-embeddingModel', errors.embeddingModel)} />
           </Field>
           {choice('searchType', 'Search type', TYPES)}
           {number('chunkSize', 'Chunk size (tokens)', 1)}
@@ -115,10 +142,13 @@ export function SettingsForm({ projectId }: { projectId: string }) {
             {saved}
           </p>
         ) : null}
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? 'Checking…' : 'Save settings'}
-        </button>
+        <div class="actions">
+          <button type="submit" class="primary" disabled={busy}>
+            {busy ? 'Checking…' : 'Save settings'}
+          </button>
+        </div>
       </form>
+      {offerReindex ? <ReindexOffer projectId={projectId} onProgress={() => onDocumentsChanged?.()} /> : null}
     </section>
   );
 }
