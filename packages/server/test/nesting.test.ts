@@ -139,6 +139,7 @@ function validBody(route: ApiRoute): unknown {
     'POST /api/knowledge/documents/stream': document,
     'POST /api/knowledge/search': { projectId, query: 'deep' },
     'PUT /api/knowledge/settings': { projectId, settings: { topK: 5 } },
+    'POST /api/knowledge/reindex': { projectId },
   };
   const body = bodies[`${route.method} ${route.path}`];
   // A new route with a body must be added above: the fuzz test covers every one.
