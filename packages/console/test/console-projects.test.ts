@@ -174,12 +174,12 @@ describe('console: projects', () => {
       await signIn(page, server);
       await page.getByRole('button', { name: 'New project' }).click();
       await page.getByLabel('Name', { exact: true }).fill('Instructed');
-      // The default credential's upstream (the server's OPENAI_BASE_URL here) lists its models.
+      // The default credential's upstream (the first openai credential: the default) lists its models.
       const options = () => page.locator('#project-model-options option').evaluateAll((els) => els.map((e) => (e as HTMLOptionElement).value));
       await expect.poll(options).toEqual(['gpt-test', 'gpt-test-mini']);
       await page.getByText(`2 models offered by ${server.upstream.url}`).waitFor();
       const credentials = () => page.locator('#project-credentialId option').evaluateAll((els) => els.map((e) => e.textContent));
-      expect(await credentials()).toEqual(['Default', 'Team key (…4321)']);
+      expect(await credentials()).toEqual(['Default (Team key)', 'Team key (…4321)']);
       await page.getByLabel('Credential').selectOption(credential.id);
       await expect.poll(() => asked.at(-1)).toBe(`/api/v1/credentials/${credential.id}/models`);
       await expect.poll(options).toEqual(['gpt-test', 'gpt-test-mini']);
@@ -187,7 +187,7 @@ describe('console: projects', () => {
 
       // Another provider: its credentials only; an upstream that is down says so, typing stays possible.
       await page.getByLabel('Provider').selectOption('ollama');
-      expect(await credentials()).toEqual(['Default', 'Ollama box (…1234)']);
+      expect(await credentials()).toEqual(['Default (Ollama box)', 'Ollama box (…1234)']);
       await page.getByLabel('Credential').selectOption(ollamaKey.id);
       await page.getByText(/^Could not list the provider's models: .*unreachable.*Type the model name\.$/).waitFor();
       await page.getByLabel('Provider').selectOption('openai');

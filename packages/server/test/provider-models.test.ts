@@ -2,15 +2,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeChatServer, startFakeChatServer } from '../../adapters-models/test/openai-chat-server.js';
+import { type OllamaTestServer, ollamaTag, startOllamaServer } from '../../core/test/ollama-server.js';
 import { startTestServer, type TestServer } from './helpers.js';
 
 // The models an upstream offers, for a project's model picker: asked with a credential's key at
 // its address, or with what a project naming no credential uses. Real loopback upstreams that
-// speak OpenAI's `GET /v1/models` (Ollama answers the same route with its installed models).
+// speak OpenAI's `GET /v1/models` and Ollama's `GET /api/tags` (its installed models).
 
 let withKey: FakeChatServer;
 let environment: FakeChatServer;
-let ollama: FakeChatServer;
+let ollama: OllamaTestServer;
 let silent: Server;
 let silentUrl: string;
 let s: TestServer;
@@ -19,13 +20,13 @@ beforeAll(async () => {
   [withKey, environment, ollama] = await Promise.all([
     startFakeChatServer({ apiKey: 'sk-right-key', models: ['gpt-4o-mini', 'gpt-4o', 'o3-mini'] }),
     startFakeChatServer({ models: ['env-model'] }),
-    startFakeChatServer({ models: ['llama3.2:3b', 'qwen2.5:0.5b'] }),
+    startOllamaServer([ollamaTag('qwen2.5:0.5b', 400_000_000), ollamaTag('llama3.2:3b', 2_000_000_000)]),
   ]);
   // Accepts connections and never answers.
   silent = createServer(() => {});
   await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
   silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`;
-  s = await startTestServer({ env: { OPENAI_BASE_URL: environment.url, OPENAI_API_KEY: 'sk-env', OLLAMA_HOST: ollama.origin, AGENT_PLATFORM_MODEL_TIMEOUT_MS: '1500' } });
+  s = await startTestServer({ env: { OPENAI_BASE_URL: environment.url, OPENAI_API_KEY: 'sk-env', OLLAMA_HOST: ollama.url, AGENT_PLATFORM_MODEL_TIMEOUT_MS: '1500' } });
 }, 60_000);
 afterAll(async () => {
   await s.stop();
@@ -50,11 +51,7 @@ describe('GET /api/v1/credentials/{id}/models', () => {
       provider: 'openai',
       credentialId: id,
       baseUrl: withKey.url,
-      models: [
-        { id: 'gpt-4o', ownedBy: expect.any(String) },
-        { id: 'gpt-4o-mini', ownedBy: expect.any(String) },
-        { id: 'o3-mini', ownedBy: expect.any(String) },
-      ],
+      models: [{ id: 'gpt-4o' }, { id: 'gpt-4o-mini' }, { id: 'o3-mini' }],
     });
   });
 
@@ -67,13 +64,13 @@ describe('GET /api/v1/credentials/{id}/models', () => {
     expect(JSON.stringify(res.body)).not.toContain('sk-wrong-key-9876');
   });
 
-  it('gives up after the time limit (504) and says an upstream that is not there is unreachable (503)', async () => {
+  it('gives up within the time limit (504) and says an upstream that is not there is unreachable (503)', async () => {
     const slow = await credential({ provider: 'openai', apiKey: 'sk-x', baseUrl: silentUrl });
     const started = Date.now();
     const res = await s.call('GET', `/api/v1/credentials/${slow}/models`);
     expect(res.status).toBe(504);
-    expect(res.body).toMatchObject({ code: 'timeout', message: expect.stringContaining('did not answer the model list within 1500 ms') });
-    expect(Date.now() - started).toBeLessThan(5000);
+    expect(res.body).toMatchObject({ code: 'timeout', message: expect.stringMatching(/^Model provider openai \(http:\/\/127\.0\.0\.1:\d+\/v1\) did not answer within /) });
+    expect(Date.now() - started).toBeLessThan(10_500);
 
     const closed = createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
@@ -86,7 +83,7 @@ describe('GET /api/v1/credentials/{id}/models', () => {
   });
 
   it("lists an Ollama credential's installed models", async () => {
-    const id = await credential({ provider: 'ollama', apiKey: 'none', baseUrl: ollama.origin });
+    const id = await credential({ provider: 'ollama', apiKey: 'none', baseUrl: ollama.url });
     const res = await s.call('GET', `/api/v1/credentials/${id}/models`);
     expect(res.body).toMatchObject({ provider: 'ollama', models: [{ id: 'llama3.2:3b' }, { id: 'qwen2.5:0.5b' }] });
   });
@@ -102,7 +99,7 @@ describe('GET /api/v1/credentials/default/models', () => {
   it('asks where a project naming no credential calls: the environment without a credential, the chosen credential with one', async () => {
     const fresh = (await s.platform.createUserWithKey({ name: 'fresh' })).key;
     const env = await s.call('GET', '/api/v1/credentials/default/models?provider=openai', { key: fresh });
-    expect(env.body).toEqual({ success: true, provider: 'openai', credentialId: null, baseUrl: environment.url, models: [{ id: 'env-model', ownedBy: expect.any(String) }] });
+    expect(env.body).toEqual({ success: true, provider: 'openai', credentialId: null, baseUrl: environment.url, models: [{ id: 'env-model' }] });
     expect((await s.call('GET', '/api/v1/credentials/default/models?provider=ollama', { key: fresh })).body).toMatchObject({
       credentialId: null,
       models: [{ id: 'llama3.2:3b' }, { id: 'qwen2.5:0.5b' }],

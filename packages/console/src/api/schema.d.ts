@@ -241,6 +241,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/knowledge/reindex": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Index a project's documents (or some of them) again from their stored sources with the current settings; each goes pending, processing, then completed (follow it with GET /api/knowledge/documents/{id}/events), and search answers its earlier chunks until the new ones are in */
+        post: operations["postApiKnowledgeReindex"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/knowledge/search": {
         parameters: {
             query?: never;
@@ -265,9 +282,9 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A project's knowledge (RAG) settings, secrets redacted */
+        /** A project's knowledge (RAG) settings in effect (secrets redacted) and which of them are defaults */
         get: operations["getApiKnowledgeSettings"];
-        /** Replace a project's knowledge (RAG) settings */
+        /** Change a project's knowledge (RAG) settings: members left out keep their value, null resets one to its default */
         put: operations["putApiKnowledgeSettings"];
         post?: never;
         delete?: never;
@@ -554,6 +571,23 @@ export interface paths {
         patch: operations["patchApiV1CredentialsId"];
         trace?: never;
     };
+    "/api/v1/credentials/{id}/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the models the credential's upstream offers, asked with its key at its address (10 s at most; an upstream failure answers its reason) */
+        get: operations["getApiV1CredentialsIdModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/credentials/{id}/test": {
         parameters: {
             query?: never;
@@ -565,6 +599,23 @@ export interface paths {
         put?: never;
         /** Test a credential with one cheap call to its provider's models route; answers ok or the provider's reason and records it in isValid */
         post: operations["postApiV1CredentialsIdTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/credentials/default/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the models of the upstream a project of the provider that names no credential calls (your credential chosen for it, else the server environment) */
+        get: operations["getApiV1CredentialsDefaultModels"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1943,6 +1994,78 @@ export interface operations {
             };
         };
     };
+    postApiKnowledgeReindex: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Documents of the project to re-index (at most 1000); absent: every document of the project */
+                    documentIds?: string[];
+                    projectId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The documents queued, each now pending; follow each with GET /api/knowledge/documents/{id}/events */
+                        documentIds: string[];
+                        message: string;
+                        /** @description Documents queued for indexing again */
+                        queued: number;
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body or a field over its size limit; the message names the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     postApiKnowledgeSearch: {
         parameters: {
             query?: never;
@@ -2077,9 +2200,31 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The stored settings (absent members: defaults). Secrets of vectorStoreConfig (apiKey) are redacted: "****" and at most their last four characters; send one back unchanged to keep it */
+                        /** @description The settings the project has not set, whose value above is the default */
+                        defaults: ("vectorstoreProvider" | "vectorStoreConfig" | "embeddingModel" | "chunkSize" | "chunkOverlap" | "searchType" | "topK" | "minScore" | "alpha")[];
                         settings: {
-                            [key: string]: unknown;
+                            alpha: number;
+                            chunkOverlap: number;
+                            chunkSize: number;
+                            /** @description builtin: the built-in model */
+                            embeddingModel: string;
+                            /** @description null: not set; search keeps every hit and the agent drops hits below its relevance floor */
+                            minScore: number | null;
+                            /**
+                             * @description semantic: vector similarity; mrr: maximal marginal relevance (diverse); hybrid: BM25 keyword + vector
+                             * @enum {string}
+                             */
+                            searchType: "semantic" | "mrr" | "hybrid";
+                            topK: number;
+                            /** @description null: none. Secrets (apiKey) are redacted: "****" and at most their last four characters; send one back unchanged to keep it */
+                            vectorStoreConfig: {
+                                [key: string]: unknown;
+                            } | null;
+                            /**
+                             * @description builtin: the server's default store (the built-in one, or the store the operator set with --vector-store)
+                             * @enum {string}
+                             */
+                            vectorstoreProvider: "builtin" | "pinecone" | "weaviate" | "qdrant" | "chroma";
                         };
                         /** @constant */
                         success: true;
@@ -2126,23 +2271,19 @@ export interface operations {
             content: {
                 "application/json": {
                     projectId: string;
+                    /** @description Members left out keep their value; null resets a member to its default; vectorStoreConfig is replaced as a whole */
                     settings: {
-                        alpha?: number;
-                        chunkOverlap?: number;
-                        chunkSize?: number;
-                        embeddingModel?: string;
-                        minScore?: number;
-                        /**
-                         * @description semantic: vector similarity; mrr: maximal marginal relevance (diverse); hybrid: BM25 keyword + vector
-                         * @enum {string}
-                         */
-                        searchType?: "semantic" | "mrr" | "hybrid";
-                        topK?: number;
+                        alpha?: number | null;
+                        chunkOverlap?: number | null;
+                        chunkSize?: number | null;
+                        embeddingModel?: string | null;
+                        minScore?: number | null;
+                        searchType?: ("semantic" | "mrr" | "hybrid") | null;
+                        topK?: number | null;
                         vectorStoreConfig?: {
                             [key: string]: unknown;
-                        };
-                        /** @enum {string} */
-                        vectorstoreProvider?: "builtin" | "pinecone" | "weaviate" | "qdrant" | "chroma";
+                        } | null;
+                        vectorstoreProvider?: ("builtin" | "pinecone" | "weaviate" | "qdrant" | "chroma") | null;
                     };
                 };
             };
@@ -2156,6 +2297,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         message: string;
+                        /**
+                         * @description started: the embedding model or the vector store changed, every document of the project is being indexed again; suggested: chunkSize or chunkOverlap changed, documents indexed before keep their chunks until re-indexed (POST /api/knowledge/reindex); none: nothing to re-index
+                         * @enum {string}
+                         */
+                        reindex: "none" | "started" | "suggested";
                         /** @constant */
                         success: true;
                     };
@@ -2837,8 +2983,11 @@ export interface operations {
                     color?: string;
                     /** @description One of the caller's credentials, of the project's provider, that the agent's model calls use (null: none named) */
                     credentialId?: string | null;
+                    /** @description What the project is for, shown to people; never sent to the model */
                     description?: string;
                     icon?: string;
+                    /** @description The agent's system prompt: sent to the model at the start of every turn (at most 32000 characters; empty: none) */
+                    instructions?: string;
                     model: string;
                     name: string;
                     /**
@@ -2866,6 +3015,8 @@ export interface operations {
                             description: string;
                             icon: string;
                             id: string;
+                            /** @description The agent's system prompt (empty: none) */
+                            instructions: string;
                             model: string;
                             name: string;
                             /**
@@ -4724,6 +4875,105 @@ export interface operations {
             };
         };
     };
+    getApiV1CredentialsIdModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Where the list was asked, without user:password or query values */
+                        baseUrl: string | null;
+                        /** @description The credential the list was asked with, or null (the server environment) */
+                        credentialId: string | null;
+                        /** @description Sorted by id (for Ollama: its installed models) */
+                        models: {
+                            /** @description The name a project gives as model */
+                            id: string;
+                        }[];
+                        /** @enum {string} */
+                        provider: "openai" | "ollama";
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not configured on this server */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream (model provider, MCP server, local runtime, vector store) answered an error */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream is down or unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     postApiV1CredentialsIdTest: {
         parameters: {
             query?: never;
@@ -4805,6 +5055,106 @@ export interface operations {
             };
             /** @description Not configured on this server */
             501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getApiV1CredentialsDefaultModels: {
+        parameters: {
+            query: {
+                /** @description The provider whose models to list */
+                provider: "openai" | "ollama";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Where the list was asked, without user:password or query values */
+                        baseUrl: string | null;
+                        /** @description The credential the list was asked with, or null (the server environment) */
+                        credentialId: string | null;
+                        /** @description Sorted by id (for Ollama: its installed models) */
+                        models: {
+                            /** @description The name a project gives as model */
+                            id: string;
+                        }[];
+                        /** @enum {string} */
+                        provider: "openai" | "ollama";
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not configured on this server */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream (model provider, MCP server, local runtime, vector store) answered an error */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream is down or unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5172,6 +5522,8 @@ export interface operations {
                             description: string;
                             icon: string;
                             id: string;
+                            /** @description The agent's system prompt (empty: none) */
+                            instructions: string;
                             model: string;
                             name: string;
                             /**
@@ -5236,6 +5588,8 @@ export interface operations {
                             description: string;
                             icon: string;
                             id: string;
+                            /** @description The agent's system prompt (empty: none) */
+                            instructions: string;
                             model: string;
                             name: string;
                             /**
@@ -5361,8 +5715,11 @@ export interface operations {
                     color?: string;
                     /** @description A credential of the caller to use, or null to name none */
                     credentialId?: string | null;
+                    /** @description What the project is for, shown to people; never sent to the model */
                     description?: string;
                     icon?: string;
+                    /** @description The agent's system prompt: sent to the model at the start of every turn (at most 32000 characters; empty: none) */
+                    instructions?: string;
                     model?: string;
                     name?: string;
                     /**
@@ -5390,6 +5747,8 @@ export interface operations {
                             description: string;
                             icon: string;
                             id: string;
+                            /** @description The agent's system prompt (empty: none) */
+                            instructions: string;
                             model: string;
                             name: string;
                             /**

@@ -15,7 +15,8 @@ const MAX_INSTRUCTIONS = 32_000;
 /**
  * Create (project null) or edit a project; the service's messages land next to their fields.
  * The credential picker offers the caller's credentials of the chosen provider, or none named
- * ("Default"); the model field suggests the models that upstream lists, and takes any name.
+ * ("Default": the provider's default credential, else the server's); the model field suggests
+ * the models that upstream lists, and takes any name.
  */
 export function ProjectForm({ project, onDone }: { project: Project | null; onDone: (saved: boolean) => void }) {
   const api = useApi();
@@ -34,6 +35,8 @@ export function ProjectForm({ project, onDone }: { project: Project | null; onDo
   const { credentials, error: credentialsError } = useCredentials(api);
   const models = useModels(api, values.provider, values.credentialId);
   const ofProvider = credentials.filter((c) => c.provider === values.provider);
+  // What "Default" means for this provider: your default credential of it, else the server's own.
+  const fallback = ofProvider.find((c) => c.default);
   const set = (name: keyof typeof values) => (e: Event) => setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).value });
   // Another provider's credential cannot be the project's: the choice goes back to the default.
   const setProvider = (e: Event) => setValues({ ...values, provider: (e.currentTarget as HTMLSelectElement).value as Provider, credentialId: '' });
@@ -75,7 +78,7 @@ export function ProjectForm({ project, onDone }: { project: Project | null; onDo
           id="project-credentialId"
           label="Credential"
           error={errors.credentialId ?? credentialsError ?? undefined}
-          hint={values.provider === 'local' ? 'The local provider takes no credential.' : 'Default: your credential chosen for the provider, else the server’s own.'}
+          hint={values.provider === 'local' ? 'The local provider takes no credential.' : 'Default follows your default credential of the provider (the server’s own when you have none).'}
         >
           <select
             id="project-credentialId"
@@ -84,7 +87,7 @@ export function ProjectForm({ project, onDone }: { project: Project | null; onDo
             disabled={values.provider === 'local'}
             {...describedBy('project-credentialId', errors.credentialId ?? credentialsError ?? undefined, true)}
           >
-            <option value="">Default</option>
+            <option value="">{fallback ? `Default (${fallback.name})` : 'Default (the server’s)'}</option>
             {ofProvider.map((c) => (
               <option key={c.id} value={c.id}>
                 {`${c.name} (…${c.apiKeyLast4})`}

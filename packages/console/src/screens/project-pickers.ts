@@ -34,8 +34,8 @@ export type Models =
 /**
  * The models the project's upstream offers, for the model picker: with the credential chosen
  * (`credentialId`), or with what a project naming none uses (`/api/v1/credentials/default/models`:
- * the caller's credential chosen for the provider, else the server's OPENAI_BASE_URL or
- * OLLAMA_HOST, so for Ollama the runtime the project will call lists its installed models).
+ * the caller's default credential of the provider, else the server's OPENAI_BASE_URL or
+ * OLLAMA_HOST; for Ollama, the installed models of the runtime the project will call).
  * Asked again when the provider or the credential changes; the answer of an older choice is dropped.
  */
 export function useModels(api: Api, provider: string, credentialId: string): Models {
