@@ -1239,6 +1239,14 @@ export class AgentPlatform {
     };
   }
 
+  /**
+   * Searches a project's knowledge base: the same call as {@link searchKnowledge} (named after
+   * its route), under the name library users look for first.
+   */
+  search(caller: Caller, input: SearchRequest): Promise<SearchResponse> {
+    return this.searchKnowledge(caller, input);
+  }
+
   /** Vectors stored for a project under its current embedding model (for checks and operators). */
   async countVectors(caller: Caller, projectId: string): Promise<number> {
     const kb = this.#kb();

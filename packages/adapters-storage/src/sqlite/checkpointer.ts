@@ -62,10 +62,10 @@ function start(): Worker {
     eval: true,
     workerData: { betterSqlite3: createRequire(import.meta.url).resolve('better-sqlite3'), intervalMs: CHECKPOINT_INTERVAL_MS },
   });
-  w.unref(); // an open database does not keep the process alive; its owner closes it
   w.on('message', (m: { op: string; id: number; message?: string }) => {
     const waiter = pending.get(m.id);
     pending.delete(m.id);
+    if (pending.size === 0) w.unref();
     if (m.op === 'failed') waiter?.reject(new Error(m.message));
     else waiter?.resolve();
   });
@@ -80,6 +80,10 @@ function start(): Worker {
   };
   w.on('error', gone);
   w.on('exit', (code) => gone(new Error(`the checkpoint worker exited with code ${code}`)));
+  // An open database does not keep the process alive (its owner closes it); a request does,
+  // until answered (see send). After the 'message' listener: adding the first one refs the
+  // worker's port again.
+  w.unref();
   return w;
 }
 
@@ -88,6 +92,7 @@ function send(op: 'open' | 'close', id: number, path?: string): Promise<void> {
   const w = worker;
   return new Promise<void>((resolve, reject) => {
     pending.set(id, { resolve, reject });
+    w.ref();
     w.postMessage({ op, id, path });
   });
 }

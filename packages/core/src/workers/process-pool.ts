@@ -151,7 +151,12 @@ export class ProcessPool {
     const closed = new PlatformError('aborted', `${this.#o.label} was closed`);
     for (const job of this.#queue.splice(0)) this.#settle(job, { error: closed });
     const exits = this.#slots.map((s) => new Promise((resolve) => (s.child.exitCode !== null || s.child.signalCode !== null ? resolve(undefined) : s.child.once('close', resolve))));
-    for (const slot of [...this.#slots]) this.#kill(slot, closed);
+    for (const slot of [...this.#slots]) {
+      // Idle processes are unref'd: without this, a caller awaiting close() with nothing else
+      // to do lets the event loop empty before the exits are heard, and close() never settles.
+      this.#hold(slot, true);
+      this.#kill(slot, closed);
+    }
     await Promise.all(exits);
   }
 
@@ -222,12 +227,14 @@ export class ProcessPool {
       this.#start();
     }
     // A process keeps this one alive only while it starts or has a request.
-    for (const slot of this.#slots) {
-      const busy = !slot.ready || slot.job !== undefined;
-      for (const handle of [slot.child, slot.child.channel, slot.child.stderr] as ({ ref?: () => void; unref?: () => void } | null | undefined)[]) {
-        if (busy) handle?.ref?.();
-        else handle?.unref?.();
-      }
+    for (const slot of this.#slots) this.#hold(slot, !slot.ready || slot.job !== undefined);
+  }
+
+  /** Whether the process (its handle, IPC channel and stderr pipe) keeps this process's event loop alive. */
+  #hold(slot: Slot, alive: boolean): void {
+    for (const handle of [slot.child, slot.child.channel, slot.child.stderr] as ({ ref?: () => void; unref?: () => void } | null | undefined)[]) {
+      if (alive) handle?.ref?.();
+      else handle?.unref?.();
     }
   }
 
