@@ -1,5 +1,5 @@
 import { keywordTerms } from '@agent-platform/core';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, type SqliteDatabase, SqliteDialect } from 'kysely';
 import type { Database } from '../kysely/database.js';
 import { type DatabaseStorage, kyselyStorage } from '../kysely/storage.js';
@@ -42,7 +42,10 @@ function withStatementCache(database: BetterSqlite3.Database, size = 256): Sqlit
  * Opening runs pending migrations; the file uses WAL and enforces foreign keys.
  */
 export async function sqliteStorage(options: SqliteStorageOptions): Promise<DatabaseStorage> {
-  const database = new BetterSqlite3(options.path);
+  // Loaded here, so that importing this package needs better-sqlite3 (an optional peer
+  // dependency) only when SQLite is used.
+  const { default: Database } = await import('better-sqlite3');
+  const database = new Database(options.path);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');

@@ -1,0 +1,73 @@
+/**
+ * What Agent Platform's chat completions (`POST /api/v1/chat/completions`, and the chat-scoped
+ * `POST /api/v1/ai/chat/completions`) add to OpenAI's request and answers. Plain types, for any
+ * client; `@agent-platform/client/openai` adds them to the `openai` package's own types.
+ * The server's schemas are the source: a test checks these types against them.
+ */
+
+/** A knowledge excerpt the agent was given, cited in the answer as `[index]`. */
+export interface CompletionSource {
+  /** The number the answer cites it by, from 1. */
+  index: number;
+  chunkId: string;
+  documentId: string;
+  fileName: string;
+  /** Relevance, 0 to 1. */
+  score: number;
+}
+
+/**
+ * The agent started one of its own tools (a project tool, or an MCP server's tool named
+ * `mcp__<server>__<tool>`): told on a streamed chunk whose `delta` is empty. The agent runs it
+ * itself; it is not one of the `tool_calls` a client is asked to run.
+ */
+export interface ToolStepCall {
+  /** The call's id, as the model gave it; the result carries the same. */
+  id: string;
+  /** The function name the model called. */
+  name: string;
+  /** The arguments as the model wrote them (JSON text). */
+  arguments: string;
+}
+
+/** What one of the agent's own tools answered: told on a streamed chunk whose `delta` is empty. */
+export interface ToolStepResult {
+  /** The id of the call this answers. */
+  id: string;
+  name: string;
+  /** What the model was given: the tool's result (JSON text for project tools), or `Error: ...`. */
+  content: string;
+  /** Whether the tool failed (threw, timed out, was refused its arguments, or does not exist). */
+  isError: boolean;
+}
+
+/** Request members beside OpenAI's. */
+export interface CompletionRequestFields {
+  /** Keeps the conversation: the chat's earlier messages are sent, the new ones stored. */
+  chatId?: string;
+  /** Also write the events to this stream of the chat, which a client can replay (needs `chatId`). */
+  streamId?: string;
+  /** The provider of `model` when `model` is a model name, not a project id. */
+  provider?: 'openai' | 'ollama' | 'local';
+}
+
+/** Members of a whole (non-streamed) answer beside OpenAI's. */
+export interface CompletionFields {
+  /** Always `true`, on the chat-scoped route only. */
+  success?: true;
+  /** The knowledge excerpts the agent was given; empty when none was relevant. */
+  sources: CompletionSource[];
+  /** The chat the turn was stored in, when the request named one. */
+  chatId?: string;
+}
+
+/** Members of a streamed chunk beside OpenAI's. */
+export interface CompletionChunkFields {
+  /** On the first chunk: the knowledge excerpts the agent was given. */
+  sources?: CompletionSource[];
+  chatId?: string;
+  /** The agent is running one of its tools. */
+  toolCall?: ToolStepCall;
+  /** What a tool the agent ran answered. */
+  toolResult?: ToolStepResult;
+}
