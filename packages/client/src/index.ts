@@ -14,6 +14,8 @@ export interface CompletionSource {
   fileName: string;
   /** Relevance, 0 to 1. */
   score: number;
+  /** The excerpt's first words (at most 160 characters, `…` when cut). */
+  excerpt: string;
 }
 
 /**
