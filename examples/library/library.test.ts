@@ -2,7 +2,7 @@ import { type ExecFileOptions, execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeChatServer, startFakeChatServer } from '../../packages/adapters-models/test/openai-chat-server.js';
@@ -97,8 +97,14 @@ beforeAll(async () => {
   await writeFile(join(app, 'pnpm-workspace.yaml'), `${allowBuilds}\noverrides:\n${overrides}\n`);
 
   registry = await startLockedRegistry(ROOT);
+  // The store the workspace's install used (pnpm adds its layout's folder, v11, to --store-dir).
+  const storeDir = /"storeDir": "([^"]+)"/.exec(await readFile(join(ROOT, 'node_modules', '.modules.yaml'), 'utf8'))?.[1];
+  if (!storeDir) throw new Error('node_modules/.modules.yaml names no storeDir: run pnpm install first');
   const installed = await timed('install', () =>
-    pnpm(['install', '--registry', registry?.url as string, '--config.cache-dir', join(dir, 'pnpm-cache'), '--reporter', 'append-only'], { cwd: app }),
+    pnpm(
+      ['install', '--registry', registry?.url as string, '--store-dir', dirname(storeDir), '--config.cache-dir', join(dir, 'pnpm-cache'), '--reporter', 'append-only'],
+      { cwd: app },
+    ),
   );
   if (installed.code !== 0) throw new Error(`pnpm install from the tarballs failed:\n${installed.stdout}\n${installed.stderr}`);
   expect(registry.tarballRequests).toEqual([]);
