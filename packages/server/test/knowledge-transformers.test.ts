@@ -48,7 +48,7 @@ describe('embeddingModel "local:<folder>"', () => {
   it('answers 400 naming the folder in the data folder when it is missing or not a model folder, never by its absolute path', async () => {
     const missing = await put({ embeddingModel: 'local:nope' });
     expect(missing.status).toBe(400);
-    expect(missing.body).toMatchObject({ message: 'Embedding model folder "models/nope" does not exist', folder: 'models/nope' });
+    expect(missing.body).toMatchObject({ message: 'Embedding model folder "models/nope" does not exist', details: { folder: 'models/nope' } });
     // Weights that do not load: ONNX Runtime's message names the file, relative to the data folder.
     const corrupt = await makeTinyModel(join(s.dataDir, 'models', 'corrupt'));
     await writeFile(join(corrupt, 'onnx', 'model.onnx'), 'not a protobuf at all');
