@@ -42,11 +42,14 @@ import type { DocumentLimitName, DocumentLimits } from './knowledge/limits.js';
 import { extensionOf, fileTypeOf, unsupportedFileMessage } from './knowledge/file-types.js';
 import {
   type ChunkResponse,
+  type KnowledgeChunk,
   CreateDocumentRequest,
   type CreateDocumentResponse,
   type DocumentResponse,
   ListDocumentsQuery,
   type ListDocumentsResponse,
+  ListChunksQuery,
+  type ListChunksResponse,
   GetSettingsQuery,
   type KnowledgeSettingsResponse,
   PutSettingsRequest,
@@ -66,6 +69,7 @@ import {
   CreateChatRequest,
   ListChatsQuery,
   type ListChatsResponse,
+  RenameChatRequest,
 } from './schemas/chats.js';
 import { type ChatCompletionChunk, ChatCompletionRequest, type ChatCompletionResponse } from './schemas/completions.js';
 import type { ListModelsResponse, ModelObject } from './schemas/models.js';
@@ -79,7 +83,7 @@ import { deleteLocalModel, type LocalModelResult, listLocalModels } from './loca
 import { createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
 import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.js';
 import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from './schemas/local-models.js';
-import type { ChatRecord, ProjectRecord, StorageAdapter, ToolRecord } from './storage/types.js';
+import type { ChatRecord, ChunkRecord, ProjectRecord, StorageAdapter, ToolRecord } from './storage/types.js';
 import { parseInput } from './validation.js';
 import { applySettingsChange, chunkingChanged, effectiveSettings } from './knowledge/settings.js';
 import { MCP_DELETED_CHANNEL, MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView, toToolView } from './mcp/service.js';
@@ -183,6 +187,11 @@ export interface AgentPlatformOptions {
 }
 
 /** `total`, `hasMore` and `nextOffset` of an offset-paged list. */
+/** A stored chunk as the API shows it (`content` is its text). */
+function toKnowledgeChunk({ id, documentId, projectId, index, text, tokenCount, metadata }: ChunkRecord): KnowledgeChunk {
+  return { id, documentId, projectId, index, content: text, tokenCount, metadata };
+}
+
 function offsetPageFields(offset: number, page: { items: readonly unknown[]; total: number }) {
   const nextOffset = offset + page.items.length;
   return { total: page.total, hasMore: nextOffset < page.total, nextOffset };
@@ -1000,6 +1009,14 @@ export class AgentPlatform {
     };
   }
 
+  /** `PATCH /api/chats/{chatId}`: renames the chat. */
+  async renameChat(caller: Caller, chatId: string, input: RenameChatRequest): Promise<ChatResponse> {
+    const body = parseInput(RenameChatRequest, input);
+    const chat = await this.storage.chats.update(caller.userId, chatId, { name: body.name, updatedAt: this.clock.now() });
+    if (!chat) throw PlatformError.notFound('Chat not found');
+    return { success: true, chat: toChat(chat) };
+  }
+
   /** `DELETE /api/chats/{chatId}`: the chat and its messages. */
   async deleteChat(caller: Caller, chatId: string): Promise<{ success: true; message: string }> {
     if (!(await this.storage.chats.delete(caller.userId, chatId))) throw PlatformError.notFound('Chat not found');
@@ -1216,8 +1233,18 @@ export class AgentPlatform {
   async getChunk(caller: Caller, id: string): Promise<ChunkResponse> {
     const [chunk] = await this.storage.chunks.getMany([id]);
     if (!chunk || !(await this.storage.projects.get(caller.userId, chunk.projectId))) throw PlatformError.notFound(`Chunk ${id} not found`);
-    const { documentId, projectId, index, text, tokenCount, metadata } = chunk;
-    return { success: true, chunk: { id, documentId, projectId, index, content: text, tokenCount, metadata } };
+    return { success: true, chunk: toKnowledgeChunk(chunk) };
+  }
+
+  /**
+   * `GET /api/knowledge/documents/{id}/chunks`: a page of one of the caller's documents' chunks
+   * in document order, with their text, token counts and metadata (page, section).
+   */
+  async listDocumentChunks(caller: Caller, id: string, query: ListChunksQuery = {}): Promise<ListChunksResponse> {
+    const q = parseInput(ListChunksQuery, query);
+    if (!(await this.storage.documents.get(caller.userId, id))) throw new PlatformError('not_found', `Document ${id} not found`);
+    const page = await this.storage.chunks.pageByDocument({ documentId: id, limit: q.limit, offset: q.offset });
+    return { success: true, chunks: page.items.map(toKnowledgeChunk), ...offsetPageFields(q.offset, page) };
   }
 
   /** `DELETE /api/knowledge/documents/{id}`: the document, its chunks and vectors (also mid-indexing). */

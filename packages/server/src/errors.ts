@@ -30,13 +30,19 @@ export interface ErrorBody {
   details?: Record<string, unknown>;
 }
 
+/** An error's `details`: its own extra facts, and the issues of invalid input (each problem with the path of its field). */
+function detailsOf(err: PlatformError): { details?: Record<string, unknown> } {
+  if (!err.issues) return err.details ? { details: err.details } : {};
+  return { details: { ...err.details, issues: err.issues } };
+}
+
 /** The status and body for anything a handler threw; unknown errors are bugs (500). */
 export function toErrorResponse(error: unknown): { status: number; body: ErrorBody; bug: boolean } {
   const known = isPlatformError(error);
   const err = known ? error : new PlatformError('internal', 'Internal server error');
   return {
     status: STATUS_BY_CODE[err.code],
-    body: { success: false, message: err.message, code: err.code, ...(err.details ? { details: err.details } : {}) },
+    body: { success: false, message: err.message, code: err.code, ...detailsOf(err) },
     bug: !known,
   };
 }

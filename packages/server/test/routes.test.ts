@@ -95,6 +95,7 @@ const VALID: Record<string, (key: string) => Promise<Call>> = {
   'POST /api/chats': async (key) => ({ body: { projectId: await make.project(key), name: 'Support' } }),
   'GET /api/chats': async () => ({ query: { limit: '5', offset: '0' } }),
   'GET /api/chats/{chatId}/messages': async (key) => ({ params: { chatId: await make.chat(key) } }),
+  'PATCH /api/chats/{chatId}': async (key) => ({ params: { chatId: await make.chat(key) }, body: { name: 'Renamed' } }),
   'DELETE /api/chats/{chatId}': async (key) => ({ params: { chatId: await make.chat(key) } }),
   'POST /api/chats/{chatId}/streams': async (key) => {
     const chatId = await make.chat(key);
@@ -147,6 +148,7 @@ const VALID: Record<string, (key: string) => Promise<Call>> = {
   'GET /api/knowledge/documents': async (key) => ({ query: { projectId: await make.project(key) } }),
   'GET /api/knowledge/documents/{id}': async (key) => ({ params: { id: await make.document(key) } }),
   'GET /api/knowledge/documents/{id}/events': async (key) => ({ params: { id: await make.document(key) } }),
+  'GET /api/knowledge/documents/{id}/chunks': async (key) => ({ params: { id: await make.document(key) }, query: { limit: '5' } }),
   'GET /api/knowledge/chunks/{id}': async (key) => ({ params: { id: await make.chunk(key) } }),
   'DELETE /api/knowledge/documents/{id}': async (key) => ({ params: { id: await make.document(key) } }),
   'POST /api/knowledge/upload': async (key) => ({ form: { fields: { projectId: await make.project(key) }, files: [{ name: 'a.txt', text: 'plain text' }] } }),

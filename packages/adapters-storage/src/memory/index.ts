@@ -88,6 +88,11 @@ function patchRow<T extends { readonly userId: string }>(map: Map<string, T>, id
   return clone(updated);
 }
 
+/** The document's chunks in document order (not cloned). */
+function chunksOf(t: Tables, documentId: string): ChunkRecord[] {
+  return [...t.chunks.values()].filter((c) => c.documentId === documentId).sort((a, b) => a.index - b.index);
+}
+
 function deleteChunkRows(t: Tables, documentId: string): void {
   for (const [id, chunk] of t.chunks) {
     if (chunk.documentId !== documentId) continue;
@@ -397,10 +402,11 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         });
       },
       async listByDocument(documentId) {
-        return [...tables().chunks.values()]
-          .filter((c) => c.documentId === documentId)
-          .sort((a, b) => a.index - b.index)
-          .map(clone);
+        return chunksOf(tables(), documentId).map(clone);
+      },
+      async pageByDocument(query) {
+        const all = chunksOf(tables(), query.documentId);
+        return { items: all.slice(query.offset, query.offset + query.limit).map(clone), total: all.length, start: query.offset };
       },
       async keywordSearch(projectId, query, limit) {
         const docs = [...tables().chunks.values()].filter((c) => c.projectId === projectId);
@@ -473,6 +479,9 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
           .filter((c) => c.userId === query.userId && (query.projectId === undefined || c.projectId === query.projectId))
           .sort(compareNewestFirst);
         return { items: matching.slice(query.offset, query.offset + query.limit).map(clone), total: matching.length, start: query.offset };
+      },
+      async update(userId, id, patch) {
+        return patchRow(tables().chats, id, patch, userId);
       },
       async delete(userId, id) {
         const t = tables();

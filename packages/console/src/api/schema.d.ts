@@ -83,7 +83,8 @@ export interface paths {
         delete: operations["deleteApiChatsChatId"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Rename a chat */
+        patch: operations["patchApiChatsChatId"];
         trace?: never;
     };
     "/api/chats/{chatId}/messages": {
@@ -202,6 +203,23 @@ export interface paths {
         post?: never;
         /** Delete a document with its chunks and vectors (also while it is being indexed) */
         delete: operations["deleteApiKnowledgeDocumentsId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge/documents/{id}/chunks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A page of a document's chunks in document order, with their text, token counts and metadata (page, section) */
+        get: operations["getApiKnowledgeDocumentsIdChunks"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -801,8 +819,17 @@ export interface components {
         ErrorResponse: {
             /** @description Stable machine word: invalid_request, unauthorized, not_found, ... */
             code: string;
-            /** @description Extra facts of some errors, e.g. line and column of tool code that does not parse, limit and max of a document over a limit */
+            /** @description Extra facts of some errors, e.g. the issues of invalid input, line and column of tool code that does not parse, limit and max of a document over a limit */
             details?: {
+                /** @description Invalid input (400, 413 past a size limit): each problem with the path of its field, as `message` words them */
+                issues?: {
+                    /** @description zod's issue code: invalid_type, too_small, too_big, invalid_value, unrecognized_keys, custom, ... */
+                    code: string;
+                    message: string;
+                    /** @description Where the problem is: ["name"], ["settings", "topK"]; [] for the whole body */
+                    path: (string | number)[];
+                }[];
+            } & {
                 [key: string]: unknown;
             };
             /** @description What went wrong, naming the offending field for invalid input */
@@ -831,8 +858,17 @@ export interface components {
         OpenAIErrorResponse: {
             /** @description Stable machine word: invalid_request, unauthorized, not_found, ... */
             code: string;
-            /** @description Extra facts of some errors, e.g. line and column of tool code that does not parse, limit and max of a document over a limit */
+            /** @description Extra facts of some errors, e.g. the issues of invalid input, line and column of tool code that does not parse, limit and max of a document over a limit */
             details?: {
+                /** @description Invalid input (400, 413 past a size limit): each problem with the path of its field, as `message` words them */
+                issues?: {
+                    /** @description zod's issue code: invalid_type, too_small, too_big, invalid_value, unrecognized_keys, custom, ... */
+                    code: string;
+                    message: string;
+                    /** @description Where the problem is: ["name"], ["settings", "topK"]; [] for the whole body */
+                    path: (string | number)[];
+                }[];
+            } & {
                 [key: string]: unknown;
             };
             /** @description OpenAI's error object, so OpenAI clients show the error */
@@ -1194,6 +1230,83 @@ export interface operations {
             };
             /** @description Not found (also for ids of other users) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchApiChatsChatId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chatId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The new name (1-200 characters, spaces at the ends dropped) */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chat: {
+                            /** Format: date-time */
+                            createdAt: string;
+                            id: string;
+                            name: string;
+                            projectId: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body or a field over its size limit; the message names the limit */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1822,6 +1935,77 @@ export interface operations {
                         message: string;
                         /** @constant */
                         success: true;
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getApiKnowledgeDocumentsIdChunks: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chunks: {
+                            content: string;
+                            documentId: string;
+                            id: string;
+                            /** @description Position in its document, from 0 */
+                            index: number;
+                            /** @description fileName, fileType, chunkIndex, pageNumber and pageEnd (pdf: first and last page), section */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            projectId: string;
+                            tokenCount: number;
+                        }[];
+                        hasMore: boolean;
+                        nextOffset: number;
+                        /** @constant */
+                        success: true;
+                        total: number;
                     };
                 };
             };

@@ -19,6 +19,13 @@ export const CreateChatRequest = z
   .strict();
 export type CreateChatRequest = z.input<typeof CreateChatRequest>;
 
+export const RenameChatRequest = z
+  .object({
+    name: z.string().trim().min(1).max(200).describe('The new name (1-200 characters, spaces at the ends dropped)'),
+  })
+  .strict();
+export type RenameChatRequest = z.input<typeof RenameChatRequest>;
+
 export const ChatResponse = z.object({ success: z.literal(true), chat: Chat });
 export type ChatResponse = z.output<typeof ChatResponse>;
 

@@ -7,9 +7,21 @@ export const ErrorResponse = z
     message: z.string().describe('What went wrong, naming the offending field for invalid input'),
     code: z.string().describe('Stable machine word: invalid_request, unauthorized, not_found, ...'),
     details: z
-      .record(z.string(), z.unknown())
+      .object({
+        issues: z
+          .array(
+            z.object({
+              path: z.array(z.union([z.string(), z.number()])).describe('Where the problem is: ["name"], ["settings", "topK"]; [] for the whole body'),
+              code: z.string().describe("zod's issue code: invalid_type, too_small, too_big, invalid_value, unrecognized_keys, custom, ..."),
+              message: z.string(),
+            }),
+          )
+          .optional()
+          .describe('Invalid input (400, 413 past a size limit): each problem with the path of its field, as `message` words them'),
+      })
+      .catchall(z.unknown())
       .optional()
-      .describe('Extra facts of some errors, e.g. line and column of tool code that does not parse, limit and max of a document over a limit'),
+      .describe('Extra facts of some errors, e.g. the issues of invalid input, line and column of tool code that does not parse, limit and max of a document over a limit'),
   });
 
 export const MessageResponse = z.object({ success: z.literal(true), message: z.string() });

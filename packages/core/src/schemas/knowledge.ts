@@ -103,7 +103,21 @@ export const KnowledgeChunk = z.object({
   tokenCount: z.number().int(),
   metadata: z.record(z.string(), z.unknown()).describe('fileName, fileType, chunkIndex, pageNumber and pageEnd (pdf: first and last page), section'),
 });
+export type KnowledgeChunk = z.output<typeof KnowledgeChunk>;
 export const ChunkResponse = z.object({ success: z.literal(true), chunk: KnowledgeChunk });
+
+export const ListChunksQuery = z.object({ ...offsetPaging });
+export type ListChunksQuery = z.input<typeof ListChunksQuery>;
+
+/** A page of a document's chunks, in document order (by `index`). */
+export const ListChunksResponse = z.object({
+  success: z.literal(true),
+  chunks: z.array(KnowledgeChunk),
+  total: z.number().int(),
+  hasMore: z.boolean(),
+  nextOffset: z.number().int(),
+});
+export type ListChunksResponse = z.output<typeof ListChunksResponse>;
 export type ChunkResponse = z.output<typeof ChunkResponse>;
 export type DocumentResponse = z.output<typeof DocumentResponse>;
 

@@ -239,6 +239,8 @@ export interface ChunkRepository {
   /** The chunks with these ids, in no particular order; unknown ids are skipped. */
   getMany(ids: readonly string[]): Promise<ChunkRecord[]>;
   listByDocument(documentId: string): Promise<ChunkRecord[]>;
+  /** A page of the document's chunks in document order (by `index`), with their total. */
+  pageByDocument(query: { documentId: string; limit: number; offset: number }): Promise<Page<ChunkRecord>>;
   /**
    * Full-text search over the project's chunk texts, BM25-ranked, best first. `query` is free
    * text: adapters turn it into a safe OR-of-terms query (no query syntax reaches the engine).
@@ -421,6 +423,8 @@ export interface ChatRecord {
   readonly updatedAt: Date;
 }
 
+export type ChatPatch = Partial<Pick<ChatRecord, 'name'>> & { readonly updatedAt: Date };
+
 /** A stored chat message; `toolCalls` and `toolCallId` as in `ChatMessage`. */
 /**
  * A knowledge excerpt an assistant message was given, kept with the message so a stored answer
@@ -460,6 +464,8 @@ export interface ChatRepository {
   /** Newest first (by creation). */
   /** The user's chats, newest first; only those of `projectId` when given. */
   list(query: { userId: string; projectId?: string | undefined; limit: number; offset: number }): Promise<Page<ChatRecord>>;
+  /** Changes the user's chat (its name); undefined when the user has no such chat. */
+  update(userId: string, id: string, patch: ChatPatch): Promise<ChatRecord | undefined>;
   /** Deletes the chat with its messages. */
   delete(userId: string, id: string): Promise<boolean>;
   touch(id: string, at: Date): Promise<void>;

@@ -343,6 +343,23 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         expect(await storage.jobs.list()).toEqual([]);
       });
 
+      it("pages a document's chunks in document order, with their total", async () => {
+        await storage.documents.insert(document('user_a', 'proj_000001', 1));
+        await storage.documents.insert(document('user_a', 'proj_000001', 2));
+        const texts = ['a', 'b', 'c', 'd', 'e'];
+        // Stored out of order: pages follow the chunks' index, not the order of insertion.
+        await storage.chunks.replaceForDocument('doc_000001', [...texts.keys()].reverse().map((i) => chunk('doc_000001', 'proj_000001', i, texts[i] as string)));
+        await storage.chunks.replaceForDocument('doc_000002', [chunk('doc_000002', 'proj_000001', 0, 'other')]);
+        const first = await storage.chunks.pageByDocument({ documentId: 'doc_000001', limit: 2, offset: 0 });
+        expect([first.items.map((c) => c.text), first.total, first.start]).toEqual([['a', 'b'], 5, 0]);
+        expect(first.items[0]).toEqual(chunk('doc_000001', 'proj_000001', 0, 'a'));
+        const last = await storage.chunks.pageByDocument({ documentId: 'doc_000001', limit: 2, offset: 4 });
+        expect([last.items.map((c) => c.text), last.total, last.start]).toEqual([['e'], 5, 4]);
+        const past = await storage.chunks.pageByDocument({ documentId: 'doc_000001', limit: 2, offset: 10 });
+        expect([past.items, past.total]).toEqual([[], 5]);
+        expect(await storage.chunks.pageByDocument({ documentId: 'doc_missing', limit: 2, offset: 0 })).toEqual({ items: [], total: 0, start: 0 });
+      });
+
       it('keeps chunk vectors per embedding model, replaces them with the chunks, and deletes them with the document and the project', async () => {
         const v = (...values: number[]) => Float32Array.from(values);
         const c1 = (index: number, text: string) => chunk('doc_000001', 'proj_000001', index, text);
@@ -613,6 +630,11 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         ]);
         expect(messages[1]?.toolCalls).toEqual([{ id: 'call_1', name: 'lookup', arguments: '{"q":1}' }]);
         expect(messages[2]).toMatchObject({ chatId: 'chat_1', toolCallId: 'call_1', content: '42', createdAt: at(4) });
+        // Renamed by its user only; the other user's call changes nothing.
+        expect(await storage.chats.update('user_b', 'chat_1', { name: 'Stolen', updatedAt: at(5) })).toBeUndefined();
+        expect(await storage.chats.update('user_a', 'chat_1', { name: 'Refunds', updatedAt: at(5) })).toEqual({ ...chat, name: 'Refunds', updatedAt: at(5) });
+        expect(await storage.chats.get('user_a', 'chat_1')).toEqual({ ...chat, name: 'Refunds', updatedAt: at(5) });
+        expect(await storage.chats.update('user_a', 'chat_missing', { name: 'x', updatedAt: at(5) })).toBeUndefined();
         await storage.chats.touch('chat_1', at(10));
         expect((await storage.chats.get('user_a', 'chat_1'))?.updatedAt).toEqual(at(10));
         expect(await storage.chats.delete('user_b', 'chat_1')).toBe(false);

@@ -33,6 +33,12 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
         const { n } = await filter.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
         return { items: rows.map(toChat), total: Number(n), start: query.offset };
       },
+      async update(userId, id, patch) {
+        const set: Updateable<Database['chats']> = { updated_at: time(patch.updatedAt) };
+        if (patch.name !== undefined) set.name = patch.name;
+        const row = await db.updateTable('chats').set(set).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
+        return row && toChat(row);
+      },
       async delete(userId, id) {
         const result = await db.deleteFrom('chats').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
         return result.numDeletedRows > 0n;

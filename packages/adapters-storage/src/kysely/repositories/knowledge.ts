@@ -158,6 +158,15 @@ export function knowledgeRepositories({ db, dialect, records }: RepositoryContex
         const rows = await db.selectFrom('chunks').select(CHUNK_COLUMNS).where('document_id', '=', documentId).orderBy('chunk_index').execute();
         return rows.map(toChunk);
       },
+      async pageByDocument(query) {
+        const filter = db.selectFrom('chunks').where('document_id', '=', query.documentId);
+        // Both from the (document_id, chunk_index) index: a page of a large document reads its page only.
+        const [rows, { n }] = await Promise.all([
+          filter.select(CHUNK_COLUMNS).orderBy('chunk_index').limit(query.limit).offset(query.offset).execute(),
+          filter.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+        ]);
+        return { items: rows.map(toChunk), total: Number(n), start: query.offset };
+      },
       async keywordSearch(projectId, query, limit) {
         // The query goes through the same analyzer as the texts; each distinct term counts once.
         const terms = [...new Set(keywordTerms(query))];
