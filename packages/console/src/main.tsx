@@ -5,4 +5,8 @@ import './styles.css';
 
 applyTheme(storedTheme(), false);
 const root = document.getElementById('app');
-if (root) render(<App />, root);
+if (root) {
+  // The page's "Loading the console…" goes once the app renders in its place.
+  root.replaceChildren();
+  render(<App />, root);
+}

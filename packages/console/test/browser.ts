@@ -48,12 +48,17 @@ export async function startConsoleServer(env: Record<string, string> = {}): Prom
   });
 }
 
+/** The widths the console is checked at: a laptop and a phone. */
+export const DESKTOP = { width: 1280, height: 900 } as const;
+export const PHONE = { width: 390, height: 844 } as const;
+
 /**
  * A page of a new context that fails the test on any Content-Security-Policy violation or
- * uncaught error of the console (recorded, checked by `expectCleanConsole`).
+ * uncaught error of the console (recorded, checked by `expectCleanConsole`). 1280 px wide
+ * unless `viewport` says otherwise (`PHONE`).
  */
-export async function openPage(browser: Browser): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+export async function openPage(browser: Browser, viewport: { width: number; height: number } = DESKTOP): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));

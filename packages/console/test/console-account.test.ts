@@ -53,7 +53,7 @@ describe('console: credentials', () => {
       await page.getByLabel('API key').fill(secret);
       await page.getByLabel('Base URL').fill('ftp://llm.example.com/v1');
       await page.getByRole('button', { name: 'Add credential' }).click();
-      await expect.poll(() => page.locator('#credential-baseUrl-error').textContent()).toMatch(/^baseUrl: must be an http or https URL/);
+      await expect.poll(() => page.locator('#credential-baseUrl-error').textContent()).toMatch(/^Base URL must be an http or https URL/);
       await page.getByLabel('Base URL').fill(server.upstream.url);
       await page.getByRole('button', { name: 'Add credential' }).click();
       const row = page.getByRole('row', { name: /Team OpenAI/ });
@@ -161,7 +161,7 @@ describe('console: testing credentials and the default', () => {
       await page.getByRole('button', { name: 'Save' }).click();
       await expect
         .poll(() => page.locator('#credential-baseUrl-error').textContent())
-        .toBe('data.baseUrl: Refused to connect to 192.168.1.20: private address; allow it with --allow-host');
+        .toBe('Base URL: Refused to connect to 192.168.1.20: private address; allow it with --allow-host');
       await page.getByLabel('Base URL').fill(`${fake.origin}/v1/`);
       await page.getByRole('button', { name: 'Save' }).click();
       await second.getByText(`${fake.origin}/v1/`).waitFor();
@@ -193,7 +193,7 @@ describe('console: API keys', () => {
       // The service's message for a blank name, at the field.
       await page.getByLabel('Name of a new key').fill('   ');
       await page.getByRole('button', { name: 'Create key' }).click();
-      await expect.poll(() => page.locator('#key-name-error').textContent()).toMatch(/^name: /);
+      await expect.poll(() => page.locator('#key-name-error').textContent()).toBe('Name is required');
 
       await page.getByLabel('Name of a new key').fill('CI deploy');
       await page.getByRole('button', { name: 'Create key' }).click();

@@ -129,14 +129,15 @@ describe('console: chat', () => {
     const { context, page, problems } = await openPage(browser);
     try {
       await openChat(page);
-      const aborted: string[] = [];
-      page.on('requestfailed', (request) => aborted.push(`${request.url()} ${request.failure()?.errorText}`));
       server.upstream.script({ text: words(80), chunkDelayMs: 150 });
       await ask(page, 'Tell me a long story about refunds');
       await expect.poll(async () => ((await answer(page).locator('.text').textContent()) ?? '').length, { timeout: 20_000 }).toBeGreaterThan(0);
+      // The browser reports the aborted request on its own schedule, possibly after the page
+      // already shows "Stopped": wait for the event itself (listened for before the click).
+      const aborted = page.waitForEvent('requestfailed', { predicate: (request) => request.url().includes('/api/v1/ai/chat/completions'), timeout: 10_000 });
       await page.getByRole('button', { name: 'Stop' }).click();
+      expect((await aborted).failure()?.errorText).toMatch(/ABORTED/i);
       await expect.poll(() => answer(page).getAttribute('data-state'), { timeout: 10_000 }).toBe('stopped');
-      expect(aborted.some((line) => line.includes('/api/v1/ai/chat/completions') && /ABORTED/i.test(line))).toBe(true);
       const stopped = await answer(page).locator('.text').textContent();
       await new Promise((r) => setTimeout(r, 1000));
       expect(await answer(page).locator('.text').textContent()).toBe(stopped);

@@ -101,9 +101,9 @@ describe('console: tools', () => {
       await expectAccessible(page, 'tool editor and run');
       await screenshot(page, 'tools');
 
-      // Arguments the schema refuses: the service's 400, as it words it.
+      // Arguments the schema refuses: the service's 400 (ajv's `args.city must be string`) said for people.
       await run(page, '{"city": 5}');
-      await expect.poll(() => page.getByRole('alert').allTextContents()).toEqual([expect.stringContaining('args.city must be string')]);
+      await expect.poll(() => page.getByRole('alert').allTextContents()).toEqual(['Invalid arguments for tool weather: city must be text']);
       // Not JSON: said next to the box, nothing sent.
       await run(page, '{city}');
       expect(await page.locator('#run-args-error').textContent()).toContain('Not valid JSON');
@@ -193,7 +193,7 @@ describe('console: tools', () => {
       await parameters.fill('{"type": "object", "properties": {"a": {"type": "nonsense"}}}');
       await page.getByRole('button', { name: 'Create tool' }).click();
       const error = page.locator('#tool-parameters-error');
-      await expect.poll(() => error.textContent()).toMatch(/^parameters: not a valid JSON Schema: /);
+      await expect.poll(() => error.textContent()).toMatch(/^Parameters is not a valid JSON Schema: /);
       expect(await parameters.getAttribute('aria-invalid')).toBe('true');
       expect(await parameters.getAttribute('aria-describedby')).toBe('tool-parameters-error');
       await expectAccessible(page, 'tool form with errors');
@@ -206,7 +206,7 @@ describe('console: tools', () => {
       await parameters.fill('{"type": "object"}');
       await page.getByLabel('Name', { exact: true }).fill('has space');
       await page.getByRole('button', { name: 'Create tool' }).click();
-      await expect.poll(() => page.locator('#tool-name-error').textContent()).toMatch(/^name: /);
+      await expect.poll(() => page.locator('#tool-name-error').textContent()).toBe('Name must be 1-64 letters, digits, _ or -');
       expect((await server.call('GET', `/api/tools?projectId=${projectId}`)).body.tools.map((t: { name: string }) => t.name)).not.toContain('schema_test');
       expectCleanConsole(problems);
     } finally {

@@ -1,3 +1,4 @@
+import { type Issue, issueSentence, issuesOfMessage, partSentence } from '../components/error-text';
 import type { paths } from './schema';
 
 /** HTTP methods of the API, as the generated types name them. */
@@ -43,6 +44,30 @@ export class ApiError extends Error {
   ) {
     super(message);
     this.name = 'ApiError';
+  }
+
+  /**
+   * The problems of invalid input, each with the path of its field, as the error body lists them
+   * (`issues`, also read from `details.issues`); undefined when the body has none.
+   */
+  get issues(): Issue[] | undefined {
+    const details = this.body.details;
+    const list = this.body.issues ?? (details && typeof details === 'object' ? (details as Record<string, unknown>).issues : undefined);
+    if (!Array.isArray(list) || list.length === 0) return undefined;
+    const issues = list.filter(
+      (i): i is Issue => typeof i === 'object' && i !== null && Array.isArray((i as Issue).path) && typeof (i as Issue).message === 'string',
+    );
+    return issues.length === list.length ? issues : undefined;
+  }
+
+  /**
+   * What to show: for invalid input (400, 413), each problem as a sentence naming its field
+   * ("Name is required"); otherwise the service's message as it worded it.
+   */
+  get text(): string {
+    if (this.status !== 400 && this.status !== 413) return this.message;
+    const issues = this.issues;
+    return issues ? issues.map(issueSentence).join('; ') : issuesOfMessage(this.message).map(partSentence).join('; ');
   }
 }
 
@@ -141,7 +166,7 @@ export class Api {
 
 /** The message to show for anything a call threw. */
 export function messageOf(error: unknown): string {
-  if (error instanceof ApiError) return error.message;
+  if (error instanceof ApiError) return error.text;
   if (error instanceof DOMException && error.name === 'AbortError') return 'Stopped';
   if (error instanceof TypeError) return 'The server could not be reached';
   return error instanceof Error ? error.message : String(error);

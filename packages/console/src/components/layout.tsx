@@ -33,6 +33,10 @@ export function Layout({ route, onSignOut, children }: { route: Route; onSignOut
           </ul>
         </nav>
         <div class="top-actions">
+          {/* The API reference (swagger-ui of /openapi.json), served by the same server. */}
+          <a href="/docs" target="_blank" rel="noopener">
+            API reference<span class="visually-hidden"> (opens in a new tab)</span>
+          </a>
           <button type="button" onClick={toggle} aria-label={`Switch to ${theme === 'dark' ? 'light' : 'dark'} theme`}>
             {theme === 'dark' ? 'Light theme' : 'Dark theme'}
           </button>

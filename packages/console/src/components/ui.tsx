@@ -11,6 +11,15 @@ export function ErrorNote({ message }: { message: string | null | undefined }) {
   );
 }
 
+/** Said while something is loaded (a status: screen readers announce it). */
+export function Loading({ what }: { what: string }) {
+  return (
+    <p class="loading" role="status">
+      Loading {what}…
+    </p>
+  );
+}
+
 /** What to do when a list is empty. */
 export function Empty({ title, children }: { title: string; children?: ComponentChildren }) {
   return (

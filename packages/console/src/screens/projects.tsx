@@ -3,7 +3,7 @@ import { messageOf, type ResultOf } from '../api/client';
 import { useApi } from '../app';
 import { formatTime } from '../components/format';
 import { ListTable, RowAction } from '../components/list-table';
-import { ConfirmDialog, Empty, ErrorNote, Pager, useDebounced } from '../components/ui';
+import { ConfirmDialog, Empty, ErrorNote, Loading, Pager, useDebounced } from '../components/ui';
 import { usePage } from '../components/use-page';
 import { projectHref } from '../router';
 import { ProjectForm } from './project-form';
@@ -60,6 +60,7 @@ export function ProjectsScreen() {
         <input id="project-search" type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
       </div>
       <ErrorNote message={error} />
+      {!page && !error ? <Loading what="projects" /> : null}
       {page && page.projects.length === 0 ? (
         query.searchWord ? (
           <Empty title={`No project's name contains "${query.searchWord}"`}>Try another part of the name, or clear the search.</Empty>

@@ -4,7 +4,7 @@ import { useApi, useSignOut } from '../../app';
 import { fieldErrors } from '../../components/field-errors';
 import { formatTime } from '../../components/format';
 import { ListTable, RowAction } from '../../components/list-table';
-import { ConfirmDialog, describedBy, ErrorNote, Field } from '../../components/ui';
+import { ConfirmDialog, describedBy, ErrorNote, Field, Loading } from '../../components/ui';
 import { NewKeyDialog } from './new-key-dialog';
 
 type KeyList = ResultOf<'/api/auth/keys', 'get'>;
@@ -50,7 +50,7 @@ export function ApiKeysScreen() {
       setName('');
       setReload((n) => n + 1);
     } catch (err) {
-      if (err instanceof ApiError && err.status === 400) setNameError(fieldErrors(err.message, ['name']).name ?? err.message);
+      if (err instanceof ApiError && err.status === 400) setNameError(fieldErrors(err, ['name']).name ?? err.text);
       else setError(messageOf(err));
     } finally {
       setBusy(false);
@@ -92,6 +92,7 @@ export function ApiKeysScreen() {
         </button>
       </form>
       <ErrorNote message={error} />
+      {!list && !error ? <Loading what="API keys" /> : null}
       {list ? (
         <ListTable caption="API keys, newest first" columns={['Name', 'Key starts with', 'Created', 'Last used']}>
           {list.keys.map((k) => (

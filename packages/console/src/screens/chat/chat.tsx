@@ -1,14 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { messageOf, type ResultOf } from '../../api/client';
+import { messageOf } from '../../api/client';
 import { useApi } from '../../app';
-import { Empty, ErrorNote } from '../../components/ui';
+import { Empty, ErrorNote, Loading } from '../../components/ui';
 import { pendingAnswer, setPendingAnswer } from '../../session';
 import { type AnswerProgress, askInStream, resumeAnswer, type Source } from './answer-stream';
+import { type Chat, ChatHeader } from './chat-header';
 import { CitationPanel, CitedText } from './citation';
 import { type Turn, turnsOf } from './history';
 import { ToolSteps } from './tool-steps';
-
-type Chat = ResultOf<'/api/chats', 'get'>['chats'][number];
 
 /**
  * The chat playground of a project: its chats listed, the selected chat's history, and a new
@@ -126,11 +125,12 @@ export function ChatScreen({ projectId }: { projectId: string }) {
         <button type="button" class="primary" onClick={() => select(null)}>
           New chat
         </button>
+        {chats === null && !error ? <Loading what="chats" /> : null}
         {chats && chats.length === 0 ? <p class="muted">No chats yet: ask something to start one.</p> : null}
         <ul>
           {chats?.map((c) => (
             <li key={c.id}>
-              <button type="button" class="link" aria-current={c.id === chatId ? 'true' : undefined} onClick={() => select(c.id)}>
+              <button type="button" class="link" title={c.name} aria-current={c.id === chatId ? 'true' : undefined} onClick={() => select(c.id)}>
                 {c.name}
               </button>
             </li>
@@ -138,7 +138,14 @@ export function ChatScreen({ projectId }: { projectId: string }) {
         </ul>
       </nav>
       <section class="card conversation" aria-labelledby="conversation-title">
-        <h2 id="conversation-title">{chats?.find((c) => c.id === chatId)?.name ?? 'New chat'}</h2>
+        <ChatHeader
+          chat={chats?.find((c) => c.id === chatId)}
+          onRenamed={(chat) => setChats((list) => list?.map((c) => (c.id === chat.id ? chat : c)) ?? null)}
+          onDeleted={(id) => {
+            setChats((list) => list?.filter((c) => c.id !== id) ?? null);
+            void select(null);
+          }}
+        />
         <ErrorNote message={error} />
         {turns.length === 0 ? <Empty title="Ask the agent">It answers from this project's knowledge and tools, and cites its sources as [1], [2]…</Empty> : null}
         <ol class="turns" aria-live="polite">

@@ -12,6 +12,7 @@ export function AddDocuments({ projectId, onIndexed }: { projectId: string; onIn
   const [over, setOver] = useState(false);
   const [pasteName, setPasteName] = useState('pasted.md');
   const [pasteText, setPasteText] = useState('');
+  const [pasteError, setPasteError] = useState<string | undefined>();
   const input = useRef<HTMLInputElement>(null);
 
   const start = (name: string, run: (update: Update) => Promise<void>) => {
@@ -64,7 +65,8 @@ export function AddDocuments({ projectId, onIndexed }: { projectId: string; onIn
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            if (!pasteText.trim()) return;
+            // Nothing to index: say so at the box rather than do nothing.
+            if (!pasteText.trim()) return setPasteError(pasteText ? 'The text is only spaces: paste or type the text to index.' : 'The text is empty: paste or type the text to index.');
             const name = pasteName.trim() || 'pasted.txt';
             const text = pasteText;
             start(name, (update) => indexText(api, projectId, name, text, update));
@@ -74,8 +76,17 @@ export function AddDocuments({ projectId, onIndexed }: { projectId: string; onIn
           <Field id="paste-name" label="File name" hint="Its extension (.md, .txt, .html) says how the text is read.">
             <input id="paste-name" value={pasteName} onInput={(e) => setPasteName(e.currentTarget.value)} {...describedBy('paste-name', undefined, true)} />
           </Field>
-          <Field id="paste-text" label="Text">
-            <textarea id="paste-text" rows={5} value={pasteText} onInput={(e) => setPasteText(e.currentTarget.value)} />
+          <Field id="paste-text" label="Text" error={pasteError}>
+            <textarea
+              id="paste-text"
+              rows={5}
+              value={pasteText}
+              onInput={(e) => {
+                setPasteText(e.currentTarget.value);
+                setPasteError(undefined);
+              }}
+              {...describedBy('paste-text', pasteError)}
+            />
           </Field>
           <button type="submit" class="primary">
             Index text

@@ -3,8 +3,9 @@ import { messageOf, type QueryOf, type ResultOf } from '../../api/client';
 import { useApi } from '../../app';
 import { formatTime } from '../../components/format';
 import { ListTable, RowAction } from '../../components/list-table';
-import { ConfirmDialog, Empty, ErrorNote, Options, Pager } from '../../components/ui';
+import { ConfirmDialog, Empty, ErrorNote, Loading, Options, Pager } from '../../components/ui';
 import { usePage } from '../../components/use-page';
+import { ChunkViewer } from './chunks';
 
 type Doc = ResultOf<'/api/knowledge/documents', 'get'>['documents'][number];
 type Status = NonNullable<QueryOf<'/api/knowledge/documents', 'get'>['status']>;
@@ -21,6 +22,7 @@ export function DocumentsTable({ projectId, version }: { projectId: string; vers
   const [offset, setOffset] = useState(0);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [deleting, setDeleting] = useState<Doc | null>(null);
+  const [viewing, setViewing] = useState<Doc | null>(null);
   const { page, error, setError, reload } = usePage(
     (signal) => api.call('get', '/api/knowledge/documents', { query: { projectId, limit: LIMIT, offset, ...(status ? { status } : {}) }, signal }),
     [projectId, status, offset, version],
@@ -38,6 +40,7 @@ export function DocumentsTable({ projectId, version }: { projectId: string; vers
     if (!deleting) return;
     const doc = deleting;
     setDeleting(null);
+    if (viewing?.id === doc.id) setViewing(null);
     try {
       await api.call('delete', '/api/knowledge/documents/{id}', { params: { id: doc.id } });
       reload();
@@ -66,6 +69,7 @@ export function DocumentsTable({ projectId, version }: { projectId: string; vers
         </div>
       </div>
       <ErrorNote message={error} />
+      {!page && !error ? <Loading what="documents" /> : null}
       {page && page.documents.length === 0 ? (
         <Empty title={status ? `No ${status} documents` : 'No documents yet'}>{status ? 'Choose another status, or All.' : 'Add files or paste text above: they are chunked, embedded and searchable here.'}</Empty>
       ) : null}
@@ -91,6 +95,7 @@ export function DocumentsTable({ projectId, version }: { projectId: string; vers
               <td class="number">{d.vectorCount}</td>
               <td>{formatTime(d.createdAt)}</td>
               <td class="actions">
+                {d.chunkCount > 0 ? <RowAction action="Chunks" target={`of ${d.fileName}`} onClick={() => setViewing(d)} /> : null}
                 <RowAction action="Delete" target={d.fileName} danger onClick={() => setDeleting(d)} />
               </td>
             </tr>
@@ -98,6 +103,7 @@ export function DocumentsTable({ projectId, version }: { projectId: string; vers
         </ListTable>
       ) : null}
       {page ? <Pager label="Documents" offset={offset} limit={LIMIT} total={page.total} onOffset={setOffset} /> : null}
+      {viewing ? <ChunkViewer document={viewing} onClose={() => setViewing(null)} /> : null}
       <ConfirmDialog open={deleting !== null} title="Delete document?" confirm="Delete document" onConfirm={remove} onClose={() => setDeleting(null)}>
         <p>
           Delete <strong>{deleting?.fileName}</strong> with its chunks and vectors?

@@ -37,7 +37,7 @@ export function SearchPlayground({ projectId }: { projectId: string }) {
       setHits({ terms: queryTerms(form.query), list: answer.documents, message: answer.message });
     } catch (err) {
       setHits(null);
-      setErrors(err instanceof ApiError && err.status === 400 ? fieldErrors(err.message, FIELDS) : { form: messageOf(err) });
+      setErrors(err instanceof ApiError && err.status === 400 ? fieldErrors(err, FIELDS) : { form: messageOf(err) });
     }
   };
 

@@ -83,7 +83,7 @@ export function AddServerForm({ projectId, onAdded, onCancel }: { projectId: str
     try {
       onAdded(await api.call('post', '/api/mcp/add-server', { body }));
     } catch (err) {
-      setErrors(err instanceof ApiError && err.status === 400 ? fieldErrors(err.message, FIELDS, ALIASES) : { [kind === 'url' ? 'url' : 'form']: messageOf(err) });
+      setErrors(err instanceof ApiError && err.status === 400 ? fieldErrors(err, FIELDS, ALIASES) : { [kind === 'url' ? 'url' : 'form']: messageOf(err) });
     } finally {
       setBusy(null);
     }
@@ -115,7 +115,7 @@ export function AddServerForm({ projectId, onAdded, onCancel }: { projectId: str
       </fieldset>
       {kind === 'url' ? (
         <>
-          <div class="grid">
+          <div class="url-row">
             {input('url', 'URL', 'e.g. http://127.0.0.1:3001/mcp or …/sse', { type: 'url', required: true, placeholder: 'https://' })}
             <Field id="mcp-transport" label="Transport" error={errors.transport}>
               <select id="mcp-transport" value={v.transport} onChange={set('transport')} {...describedBy('mcp-transport', errors.transport)}>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { messageOf, type ResultOf } from '../../api/client';
 import { useApi } from '../../app';
-import { ConfirmDialog, Empty, ErrorNote, Pager } from '../../components/ui';
+import { ConfirmDialog, Empty, ErrorNote, Loading, Pager } from '../../components/ui';
 import { usePage } from '../../components/use-page';
 import { AddServerForm, TRANSPORTS } from './add-server';
 
@@ -61,6 +61,7 @@ export function McpScreen({ projectId }: { projectId: string }) {
         </p>
       ) : null}
       <ErrorNote message={error} />
+      {!page && !error ? <Loading what="MCP servers" /> : null}
       {page && page.servers.length === 0 && !adding ? (
         <Empty title="No MCP servers yet">An MCP server gives the agent its tools. Add one by its URL (the transport is detected) with Add server.</Empty>
       ) : null}

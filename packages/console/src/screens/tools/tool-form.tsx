@@ -108,7 +108,7 @@ export function ToolForm({ projectId, tool, onSaved }: { projectId: string; tool
         onSaved(r.tool.id, 'Tool created');
       }
     } catch (err) {
-      setErrors(err instanceof ApiError && err.status === 400 ? fieldErrors(err.message, FIELDS) : { form: messageOf(err) });
+      setErrors(err instanceof ApiError && err.status === 400 ? fieldErrors(err, FIELDS) : { form: messageOf(err) });
     } finally {
       setBusy(false);
     }

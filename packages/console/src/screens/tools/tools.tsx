@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { messageOf, type ResultOf } from '../../api/client';
 import { useApi } from '../../app';
-import { ConfirmDialog, Empty, ErrorNote, Pager } from '../../components/ui';
+import { ListTable, RowAction } from '../../components/list-table';
+import { ConfirmDialog, Empty, ErrorNote, Loading, Pager } from '../../components/ui';
 import { usePage } from '../../components/use-page';
 import { RunPanel } from './run-panel';
 import { type Tool, ToolForm } from './tool-form';
@@ -89,47 +90,31 @@ function ToolList({ projectId, onOpen }: { projectId: string; onOpen: (id: strin
         </button>
       </div>
       <ErrorNote message={error} />
+      {!page && !error ? <Loading what="tools" /> : null}
       {page && page.tools.length === 0 ? (
         <Empty title="No tools yet">A tool is code the agent can call (JavaScript or Python, run in a sandbox). Create one with New tool, then try it with Run.</Empty>
       ) : null}
       {page && page.tools.length > 0 ? (
-        <table class="list">
-          <caption class="visually-hidden">Tools of the project, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Language</th>
-              <th scope="col">Offered to the agent</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
+        <ListTable caption="Tools of the project, newest first" columns={['Name', 'Language', 'Offered to the agent']}>
+          {page.tools.map((t) => (
+            <tr key={t.id}>
+              <td>
+                <button type="button" class="link" onClick={() => onOpen(t.id)}>
+                  {t.name}
+                </button>
+                {t.description ? <div class="muted">{t.description}</div> : null}
+              </td>
+              <td>{LANGUAGES[t.language]}</td>
+              <td>
+                <EnabledSwitch tool={t} onChanged={(enabled) => changed(t.id, enabled)} />
+              </td>
+              <td class="actions">
+                <RowAction action="Edit and run" target={t.name} onClick={() => onOpen(t.id)} />
+                <RowAction action="Delete" target={t.name} danger onClick={() => setDeleting(t)} />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {page.tools.map((t) => (
-              <tr key={t.id}>
-                <td>
-                  <button type="button" class="link" onClick={() => onOpen(t.id)}>
-                    {t.name}
-                  </button>
-                  {t.description ? <div class="muted">{t.description}</div> : null}
-                </td>
-                <td>{LANGUAGES[t.language]}</td>
-                <td>
-                  <EnabledSwitch tool={t} onChanged={(enabled) => changed(t.id, enabled)} />
-                </td>
-                <td class="actions">
-                  <button type="button" onClick={() => onOpen(t.id)} aria-label={`Edit and run ${t.name}`}>
-                    Edit and run
-                  </button>
-                  <button type="button" class="danger" onClick={() => setDeleting(t)} aria-label={`Delete ${t.name}`}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </ListTable>
       ) : null}
       {page ? <Pager label="Tools" offset={offset} limit={LIMIT} total={page.total} onOffset={setOffset} /> : null}
       <DeleteToolDialog tool={deleting} onConfirm={remove} onClose={() => setDeleting(null)} />
