@@ -1,5 +1,5 @@
-import { type Issue, issueSentence, issuesOfMessage, partSentence } from '../components/error-text';
-import type { paths } from './schema';
+import { type Issue, issueSentence, issuesOfMessage, partSentence } from '../components/error-text.js';
+import type { paths } from './schema.js';
 
 /** HTTP methods of the API, as the generated types name them. */
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';

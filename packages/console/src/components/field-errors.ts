@@ -1,5 +1,5 @@
-import type { ApiError } from '../api/client';
-import { issuesOfMessage, partSentence } from './error-text';
+import type { ApiError } from '../api/client.js';
+import { issuesOfMessage, partSentence } from './error-text.js';
 
 /**
  * The service's 400 split onto form fields, each problem as a sentence naming its field ("Name
