@@ -124,6 +124,7 @@ function validBody(route: ApiRoute): unknown {
     'POST /api/v1/chat/completions': completion,
     'POST /api/v1/ai/chat/completions': { ...completion, chatId: ids.chat },
     'POST /api/chats': { projectId },
+    'PATCH /api/chats/{chatId}': { name: 'renamed' },
     'POST /api/chats/{chatId}/streams': { chatId: ids.chat },
     'POST /api/tools/create': { projectId, name: 'two', language: 'javascript', code: 'function main(a) { return a; }', parameters: { type: 'object' } },
     'PUT /api/tools/{id}': { toolId: ids.tool, tool: { description: 'still one' } },
