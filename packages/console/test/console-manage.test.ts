@@ -40,6 +40,8 @@ describe.each([
 ])('console at %s px', (width, viewport) => {
   it('renames a chat (a blank name is refused with "Name is required") and deletes one after a confirmation that names it', async () => {
     const name = `Refunds ${width}`;
+    const other = `Shipping ${width}`;
+    await server.call('POST', '/api/chats', { body: { projectId, name: other } });
     const chat = (await server.call('POST', '/api/chats', { body: { projectId, name } })).body.chat;
     const { context, page, problems } = await openPage(browser, viewport);
     try {
@@ -48,9 +50,18 @@ describe.each([
       await list.getByRole('button', { name }).click();
       await page.getByRole('heading', { name, level: 2 }).waitFor();
 
-      // Rename: a blank name is the service's 400, worded for people at the field.
+      // A rename left open belongs to its chat: opening another chat drops it.
       await page.getByRole('button', { name: `Rename chat ${name}` }).click();
       const field = page.getByLabel('Chat name');
+      await field.waitFor();
+      await list.getByRole('button', { name: other }).click();
+      await page.getByRole('heading', { name: other, level: 2 }).waitFor();
+      expect(await field.count()).toBe(0);
+      await list.getByRole('button', { name }).click();
+      await page.getByRole('heading', { name, level: 2 }).waitFor();
+
+      // Rename: a blank name is the service's 400, worded for people at the field.
+      await page.getByRole('button', { name: `Rename chat ${name}` }).click();
       expect(await field.inputValue()).toBe(name);
       await field.fill('   ');
       await page.getByRole('button', { name: 'Save name' }).click();

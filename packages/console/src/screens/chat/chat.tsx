@@ -139,6 +139,7 @@ export function ChatScreen({ projectId }: { projectId: string }) {
       </nav>
       <section class="card conversation" aria-labelledby="conversation-title">
         <ChatHeader
+          key={chatId ?? 'new'}
           chat={chats?.find((c) => c.id === chatId)}
           onRenamed={(chat) => setChats((list) => list?.map((c) => (c.id === chat.id ? chat : c)) ?? null)}
           onDeleted={(id) => {
