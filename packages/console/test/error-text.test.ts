@@ -4,9 +4,9 @@ import { issueSentence, labelOf } from '../src/components/error-text.js';
 import { fieldErrors } from '../src/components/field-errors.js';
 
 const issue = (path: (string | number)[], message: string, code = 'custom') => ({ path, code, message });
-/** A 400 as the service answers it: the message, and the same problems as issues. */
+/** A 400 as the service answers it: the message, and the same problems as `details.issues`. */
 const invalid = (issues: { path: (string | number)[]; code: string; message: string }[]) =>
-  new ApiError(400, issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '), 'invalid_request', { issues });
+  new ApiError(400, issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '), 'invalid_request', { details: { issues } });
 
 describe("the console's wording of the service's validation errors", () => {
   it('names the field and says the problem as a sentence, for every zod reason the service answers', () => {
@@ -39,9 +39,9 @@ describe("the console's wording of the service's validation errors", () => {
     const error = invalid([issue(['name'], 'Too small: expected string to have >=1 characters', 'too_small'), issue(['settings', 'topK'], 'Too big: expected number to be <=100', 'too_big'), issue([], 'Unrecognized key: "x"', 'unrecognized_keys')]);
     expect(fieldErrors(error, ['name', 'topK'])).toEqual({ name: 'Name is required', topK: 'Top K must be 100 or less', form: 'The request has a field the service does not know: "x"' });
     expect(messageOf(error)).toBe('Name is required; Top K must be 100 or less; The request has a field the service does not know: "x"');
-    // The issues may come inside `details` too.
-    const detailed = new ApiError(400, 'name: Too small: expected string to have >=1 characters', 'invalid_request', { details: { issues: [issue(['name'], 'Too small: expected string to have >=1 characters')] } });
-    expect(fieldErrors(detailed, ['name'])).toEqual({ name: 'Name is required' });
+    // The issues, not the message, say where: a path the message could not carry (a key with a dot) still finds its field.
+    const dotted = new ApiError(400, 'settings.a.b: Invalid input', 'invalid_request', { details: { issues: [issue(['settings', 'a.b'], 'Invalid input', 'invalid_type')] } });
+    expect(fieldErrors(dotted, ['a.b'])).toEqual({ 'a.b': 'A.b is not valid' });
   });
 
   it('reads the message when the body has no issues: `field: reason` parts, ajv problems of tool arguments, and messages of its own', () => {

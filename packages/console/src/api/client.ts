@@ -48,11 +48,11 @@ export class ApiError extends Error {
 
   /**
    * The problems of invalid input, each with the path of its field, as the error body lists them
-   * (`issues`, also read from `details.issues`); undefined when the body has none.
+   * (`details.issues`); undefined when the body has none.
    */
   get issues(): Issue[] | undefined {
     const details = this.body.details;
-    const list = this.body.issues ?? (details && typeof details === 'object' ? (details as Record<string, unknown>).issues : undefined);
+    const list = details && typeof details === 'object' ? (details as Record<string, unknown>).issues : undefined;
     if (!Array.isArray(list) || list.length === 0) return undefined;
     const issues = list.filter(
       (i): i is Issue => typeof i === 'object' && i !== null && Array.isArray((i as Issue).path) && typeof (i as Issue).message === 'string',
