@@ -200,7 +200,7 @@ describe('the fileType of a text document', () => {
       success: false,
       code: 'invalid_request',
       message: 'fileType: "md" contradicts the file name notes.txt, whose extension says txt: give a fileType and a file name that agree (or a name without a supported extension, and the fileType decides)',
-      details: { fileName: 'notes.txt', fileType: 'md', fileNameType: 'txt' },
+      details: { fileName: 'notes.txt', fileType: 'md', fileNameType: 'txt', issues: [{ path: ['fileType'], code: 'custom', message: 'contradicts the file name notes.txt (txt)' }] },
     });
     const streamed = await post('report.pdf', 'txt', 'Plain text.', '/api/knowledge/documents/stream');
     expect(streamed.status).toBe(400);

@@ -113,7 +113,7 @@ describe('tools', () => {
       success: false,
       code: 'invalid_request',
       message: "code: line 3, column 2: SyntaxError: unexpected token in expression: '}'",
-      details: { line: 3, column: 2 },
+      details: { line: 3, column: 2, issues: [{ path: ['code'], code: 'custom', message: "line 3, column 2: SyntaxError: unexpected token in expression: '}'" }] },
     });
     const py = await create({ ...ADD, name: 'unparsable', language: 'python', code: 'def main(args):\n    return (args["a"]\n' });
     expect(py.status).toBe(400);
