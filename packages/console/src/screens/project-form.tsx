@@ -51,7 +51,7 @@ export function ProjectForm({ project, onDone }: { project: Project | null; onDo
       else await api.call('post', '/api/projects/create', { body });
       onDone(true);
     } catch (err) {
-      setErrors(err instanceof ApiError && (err.status === 400 || err.status === 404) ? fieldErrors(err.message, FIELDS) : { form: messageOf(err) });
+      setErrors(err instanceof ApiError && (err.status === 400 || err.status === 404) ? fieldErrors(err, FIELDS) : { form: messageOf(err) });
     } finally {
       setBusy(false);
     }

@@ -69,7 +69,7 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
       onDone(true);
     } catch (err) {
       // 400: a field is wrong, or the outbound policy refuses the address; 503: its host name does not resolve.
-      setErrors(err instanceof ApiError && (err.status === 400 || err.status === 503) ? fieldErrors(err.message, FIELDS, POLICY_HINT) : { form: messageOf(err) });
+      setErrors(err instanceof ApiError && (err.status === 400 || err.status === 503) ? fieldErrors(err, FIELDS, POLICY_HINT) : { form: messageOf(err) });
     } finally {
       setBusy(false);
     }

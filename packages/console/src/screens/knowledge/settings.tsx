@@ -89,7 +89,7 @@ export function SettingsForm({ projectId, onDocumentsChanged }: { projectId: str
       if (answer.reindex === 'started') onDocumentsChanged?.();
       await load();
     } catch (err) {
-      setErrors(err instanceof ApiError && err.status === 400 ? fieldErrors(err.message, FIELDS, ALIASES) : { form: messageOf(err) });
+      setErrors(err instanceof ApiError && err.status === 400 ? fieldErrors(err, FIELDS, ALIASES) : { form: messageOf(err) });
     } finally {
       setBusy(false);
     }
