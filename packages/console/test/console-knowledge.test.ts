@@ -143,7 +143,7 @@ describe('console: knowledge', () => {
       await page.getByLabel('Vector store configuration (JSON)').fill('{"indexName": "docs"}');
       await page.getByRole('button', { name: 'Save settings' }).click();
       const error = page.locator('#settings-vectorStoreConfig-error');
-      await expect.poll(() => error.textContent()).toMatch(/^Invalid vectorstore configuration: .*endpoint/);
+      await expect.poll(() => error.textContent()).toMatch(/^Vector store configuration: .*endpoint/);
       await expectAccessible(page, 'settings with an error');
       await page.locator('#settings-title').scrollIntoViewIfNeeded();
       await screenshot(page, 'settings-error');

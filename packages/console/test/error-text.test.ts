@@ -28,11 +28,13 @@ describe("the console's wording of the service's validation errors", () => {
       [['content'], 'larger than the limit of 10000 characters', 'Content must have at most 10000 characters'],
       [['baseUrl'], 'must be an http or https URL', 'Base URL must be an http or https URL'],
       [['url'], 'required when transport is http', 'URL is required when transport is http'],
+      [['instructions'], 'at most 32000 characters', 'Instructions must have at most 32000 characters'],
+      [['settings', 'vectorStoreConfig'], 'endpoint: Invalid URL', 'Vector store configuration: endpoint: Invalid URL'],
       [['parameters'], 'not a valid JSON Schema: unknown type', 'Parameters is not a valid JSON Schema: unknown type'],
       [['query'], 'something else entirely', 'Query: something else entirely'],
     ];
     for (const [path, message, sentence] of cases) expect(issueSentence(issue(path, message))).toBe(sentence);
-    expect([labelOf('projectId'), labelOf('vectorStoreConfig'), labelOf('mcp_server')]).toEqual(['Project ID', 'Vector store config', 'MCP server']);
+    expect([labelOf('projectId'), labelOf('vectorStoreConfig'), labelOf('mcp_server')]).toEqual(['Project ID', 'Vector store configuration', 'MCP server']);
   });
 
   it('puts each sentence at its field from the issues of the body, and what names no field of the form above the buttons', () => {

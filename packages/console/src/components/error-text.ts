@@ -57,6 +57,7 @@ const REASONS: readonly [RegExp, (m: RegExpExecArray) => string][] = [
   [/^Invalid input$/, () => 'is not valid'],
   // the service's own reasons that start without a verb
   [/^required\b(.*)$/, (m) => `is required${m[1]}`],
+  [/^at (most|least) (\d+) (\w+)$/, (m) => `must have at ${m[1]} ${m[2]} ${m[3]}`],
   [/^not (used|allowed|a|an)\b(.*)$/, (m) => `is not ${m[1]}${m[2]}`],
   // ajv (a tool's arguments against its parameters schema)
   [/^must be (string|number|integer|boolean|object|array|null|[\w,]+)$/, (m) => `must be ${typeName(m[1] as string)}`],
@@ -69,7 +70,7 @@ const REASONS: readonly [RegExp, (m: RegExpExecArray) => string][] = [
 ];
 
 /** Words of field names as the console's labels write them. */
-const WORDS: Readonly<Record<string, string>> = { url: 'URL', api: 'API', id: 'ID', mcp: 'MCP', json: 'JSON', k: 'K', mmr: 'MMR', rag: 'RAG', min: 'minimum', max: 'maximum', color: 'colour' };
+const WORDS: Readonly<Record<string, string>> = { url: 'URL', api: 'API', id: 'ID', mcp: 'MCP', json: 'JSON', k: 'K', mmr: 'MMR', rag: 'RAG', min: 'minimum', max: 'maximum', color: 'colour', config: 'configuration' };
 
 /** A field's name as a label: `baseUrl` → "Base URL", `topK` → "Top K", `minScore` → "Minimum score". */
 export function labelOf(field: string): string {
