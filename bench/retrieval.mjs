@@ -36,7 +36,7 @@ import { fileBlobStore } from '@agent-platform/adapters-storage/blobs';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import { builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
 import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
-import { AgentPlatform, DEFAULT_ALPHA, fuseHybrid, HYBRID_CANDIDATES, mmrSelect, similarityScore, vectorNamespace } from '@agent-platform/core';
+import { AgentPlatform, DEFAULT_ALPHA, dot, fuseHybrid, HYBRID_CANDIDATES, mmrSelect, vectorNamespace } from '@agent-platform/core';
 import { createApp, databasePath } from '@agent-platform/server';
 import { serve } from 'h3';
 import { compareStorages, renderStorageSection } from './retrieval-storage.mjs';
@@ -223,7 +223,8 @@ const f3 = (x) => (x === undefined ? '' : x.toFixed(3));
  * (the real app on this platform, topK 5, the API's default) for each search type, and, in the
  * same run on the same queries, each part alone as the service runs it: embedding the query,
  * the keyword search (SQLite FTS5, HYBRID_CANDIDATES), the vector query, and the fusion (hybrid:
- * fuseHybrid and sort; mrr: the MMR selection over 20 candidates).
+ * keyword-only candidates' vectors from SQLite, fuseHybrid and sort; mrr: that, then the MMR
+ * selection over 20 candidates).
  */
 async function latency(ctx, queries) {
   const { platform, parts, caller, projectId } = ctx;
@@ -260,16 +261,22 @@ async function latency(ctx, queries) {
           const [kMs, keyword] = await time(() => parts.storage.chunks.keywordSearch(projectId, q, candidates));
           keywordMs = kMs;
           [fusionMs] = await time(async () => {
-            const fused = [...fuseHybrid(new Map(hits.map((h) => [h.id, similarityScore(h.score)])), new Map(keyword.map((k) => [k.id, k.score])), DEFAULT_ALPHA)]
+            // As the service: keyword-only candidates' similarities from the vectors kept in SQLite.
+            const cosines = new Map(hits.map((h) => [h.id, h.score]));
+            const missing = keyword.filter((k) => !cosines.has(k.id)).map((k) => k.id);
+            for (const [id, v] of await parts.storage.chunks.embeddingsById(missing, parts.embedder.id)) cosines.set(id, dot(vector, v));
+            const fused = [...fuseHybrid(cosines, new Map(keyword.map((k) => [k.id, k.score])), DEFAULT_ALPHA, parts.embedder.similarity)]
+              .filter(([, score]) => score > 0)
               .sort((a, b) => b[1] - a[1]);
             if (searchType === 'hybrid') return fused.slice(0, topK);
             // mrr: the best 20 fused, vectors from the hits or from storage, then the MMR selection.
             const pool = fused.slice(0, Math.max(topK * 4, 20));
             const vectors = new Map(hits.map((h) => [h.id, h.vector]));
-            const missing = pool.map(([id]) => id).filter((id) => !vectors.has(id));
-            for (const [id, v] of await parts.storage.chunks.embeddingsById(missing, parts.embedder.id)) vectors.set(id, v);
+            const rest = pool.map(([id]) => id).filter((id) => !vectors.has(id));
+            for (const [id, v] of await parts.storage.chunks.embeddingsById(rest, parts.embedder.id)) vectors.set(id, v);
             const none = new Float32Array(parts.embedder.dimensions);
-            return mmrSelect(pool.map(([id, score]) => ({ id, relevance: score, vector: vectors.get(id) ?? none })), topK, 0.5);
+            const best = pool[0]?.[1] ?? 1;
+            return mmrSelect(pool.map(([id, score]) => ({ id, relevance: score / best, vector: vectors.get(id) ?? none })), topK, 0.5);
           });
         }
         if (!warm) {
@@ -369,7 +376,7 @@ function render(data, rows, ingests, lat) {
           `\`POST /api/knowledge/search\` over loopback HTTP (the real app, \`createApp\`, on the platform above: ${lat.docs} documents, ${lat.chunks} chunks), topK 5, the first ${lat.queries} claims one at a time after 5 warm-up queries; ms.`,
           'The parts are timed alone on the same queries in the same run, as the service runs them: the query embedding (built-in embedder), the keyword search',
           `(SQLite FTS5 over analyzed terms, ${HYBRID_CANDIDATES} candidates), the vector query (built-in store; ${HYBRID_CANDIDATES} candidates, with their vectors for mrr) and the fusion`,
-          '(hybrid: `fuseHybrid` + sort; mrr: that, then vectors of keyword-only candidates from SQLite and the MMR selection among the best 20). In the service the keyword search runs while the query is embedded.',
+          '(hybrid: vectors of keyword-only candidates from SQLite, `fuseHybrid` + sort; mrr: that, then the MMR selection among the best 20). In the service the keyword search runs while the query is embedded.',
           '',
           latencyTable(lat),
         ]

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bm25Rank, keywordTerms, keywordWords } from '../src/knowledge/keywords.js';
-import { dot, fuseHybrid, minMaxScale, mmrSelect } from '../src/knowledge/search.js';
+import { dot, fuseHybrid, mmrSelect, relatedness, similarityScore } from '../src/knowledge/search.js';
 
 const unit = (...xs: number[]) => {
   const n = Math.hypot(...xs);
@@ -19,6 +19,18 @@ describe('keyword analysis', () => {
     // Words with digits stay whole: codes and numbers are matched exactly.
     expect(keywordTerms('p53 cells in 2019s')).toEqual(['p53', 'cell', '2019s']);
     expect(keywordTerms('the and of it')).toEqual([]);
+  });
+
+  it('drops "a" and whole contractions, with straight or typographic apostrophes', () => {
+    // "a" is no stop word in @orama/stopwords; without it every question with "a" matched any text with one.
+    expect(keywordTerms('What is a dog?')).toEqual(['dog']);
+    expect(keywordTerms('Write a poem')).toEqual(['write', 'poem']);
+    expect(keywordTerms('Tell me a joke about cats')).toEqual(['tell', 'joke', 'cat']);
+    // Contractions are one word each (stop words), not "don" + "t" or "it" + "s".
+    expect(keywordWords("Don't, it’s")).toEqual(["don't", "it's"]);
+    expect(keywordTerms("I don't think it’s shipped, we'd say")).toEqual(['think', 'ship', 'say']);
+    // Other words with an apostrophe: the possessive goes, the parts are matched as before.
+    expect(keywordTerms("the children's cells' O'Brien")).toEqual(['children', 'cell', 'o', 'brien']);
   });
 });
 
@@ -40,40 +52,94 @@ describe('bm25Rank', () => {
     expect(bm25Rank(corpus, 'the and of it is', 10)).toEqual([]);
     expect(bm25Rank(corpus, 'run', 1)).toHaveLength(1);
   });
-});
 
-describe('minMaxScale', () => {
-  it('maps the best to 1 and the worst to 0; equal scores all to 1', () => {
-    expect(minMaxScale(new Map([['a', 4], ['b', 2], ['c', 3]]))).toEqual(new Map([['a', 1], ['b', 0], ['c', 0.5]]));
-    expect(minMaxScale(new Map([['a', 0.3]]))).toEqual(new Map([['a', 1]]));
-    expect(minMaxScale(new Map())).toEqual(new Map());
+  it('scores against the best the query could score, not the best hit: a weak match stays weak', () => {
+    const shop = [
+      { id: 'refunds', text: 'Refunds: we refund purchases within 30 days of delivery. Send the item back with the receipt.' },
+      { id: 'shipping', text: 'Shipping: orders leave the warehouse within two working days; express delivery arrives the next day.' },
+    ];
+    // No word of these questions is in the texts ("a" was, before it was a stop word).
+    for (const question of ['Tell me a joke about cats', 'What is a dog?', 'Write a poem']) expect(bm25Rank(shop, question, 10)).toEqual([]);
+    // Each text holds one of the two terms: neither is a good match (min-max scaled the better to 1).
+    const split = bm25Rank(shop, 'receipt express', 10);
+    expect(split.map((h) => h.id).sort()).toEqual(['refunds', 'shipping']);
+    for (const hit of split) expect(hit.score).toBeLessThan(0.3);
+    // Both terms in one text, once each: about half the ceiling (k1 + 1 = 2.2 per term at most).
+    const both = bm25Rank(shop, 'receipt refund', 10);
+    expect(both[0]).toMatchObject({ id: 'refunds' });
+    expect(both[0]?.score).toBeGreaterThan(0.4);
+    expect(both[0]?.score).toBeLessThan(1);
+  });
+
+  it('gives the same match the same score whatever else the list holds; what the question asks beyond it lowers it', () => {
+    const base = [
+      { id: 'a', text: 'The pump overheated and stopped' },
+      { id: 'b', text: 'Garden tools and a watering can' },
+    ];
+    const score = (docs: typeof base, query: string, id: string) => bm25Rank(docs, query, 10).find((h) => h.id === id)?.score as number;
+    // A question also asking for "garden" (which another text holds): the pump text answers half of it.
+    expect(score(base, 'pump garden', 'a')).toBeLessThan(score(base, 'pump', 'a') * 0.6);
+    // A word no text holds cannot be matched by any: it changes nothing (the semantic side judges it).
+    expect(score(base, 'pump zebra', 'a')).toBeCloseTo(score(base, 'pump', 'a'), 10);
+    // A better hit elsewhere in the list does not push it to 0 (min-max did).
+    const more = [...base, { id: 'c', text: 'Pump pump pump: the pump manual' }];
+    expect(score(more, 'pump', 'c')).toBeGreaterThan(score(more, 'pump', 'a'));
+    expect(score(more, 'pump', 'a')).toBeGreaterThan(0.2);
   });
 });
 
-describe('fuseHybrid (relative score fusion)', () => {
-  // Semantic prefers x > y > z; keyword prefers z > y, and has not found x.
-  const semantic = new Map([['x', 0.62], ['y', 0.58], ['z', 0.5]]);
-  const keyword = new Map([['z', 12], ['y', 9], ['w', 3]]);
-  const order = (alpha: number) => [...fuseHybrid(semantic, keyword, alpha)].sort((a, b) => b[1] - a[1]).map(([id]) => id);
+describe('similarityScore and relatedness', () => {
+  const scale = { unrelated: 0.2, related: 0.7 };
 
-  it('at alpha 0 follows the keyword side, at 1 the semantic side', () => {
-    // The worst of a side scales to 0, as does a chunk that side has not found.
-    expect(order(0).slice(0, 2)).toEqual(['z', 'y']);
-    expect(order(1).slice(0, 2)).toEqual(['x', 'y']);
+  it("read a cosine similarity on the model's scale: unrelated and below are 0", () => {
+    expect(similarityScore(0.2, scale)).toBe(0);
+    expect(similarityScore(-0.5, scale)).toBe(0);
+    expect(similarityScore(0.6, scale)).toBeCloseTo(0.5, 10);
+    expect(similarityScore(1, scale)).toBe(1);
+    // Relatedness reaches 1 at `related`: from there a keyword match counts in full.
+    expect(relatedness(0.45, scale)).toBeCloseTo(0.5, 10);
+    expect(relatedness(0.7, scale)).toBe(1);
+    expect(relatedness(0.9, scale)).toBe(1);
+    expect(relatedness(0.1, scale)).toBe(0);
+    // A model without a scale: no similarity is unrelated, a match counts in full from 0.5.
+    expect(similarityScore(0.3)).toBeCloseTo(0.3, 10);
+    expect(relatedness(0.3)).toBeCloseTo(0.6, 10);
+  });
+});
+
+describe('fuseHybrid (calibrated scores)', () => {
+  const scale = { unrelated: 0.2, related: 0.7 };
+  // Cosine similarities to the question, and keyword scores against its ceiling.
+  const cosines = new Map([['x', 0.68], ['y', 0.6], ['z', 0.45], ['w', 0.22]]);
+  const keyword = new Map([['z', 0.6], ['y', 0.45], ['w', 0.9]]);
+  const fused = (alpha: number) => fuseHybrid(cosines, keyword, alpha, scale);
+
+  it('at alpha 0 is the keyword score, at 1 the similarity score', () => {
+    expect(fused(0)).toEqual(new Map([['x', 0], ['y', 0.45], ['z', 0.6], ['w', 0.9]]));
+    for (const [id, cosine] of cosines) expect(fused(1).get(id)).toBeCloseTo(similarityScore(cosine, scale), 10);
   });
 
-  it('in between, a chunk good on both sides beats one that is best on one side only', () => {
-    // scaled: semantic x 1, y 0.67, z 0; keyword z 1, y 0.67, w 0 → at 0.5: y 0.67, x 0.5, z 0.5
-    expect(order(0.5)[0]).toBe('y');
-    const fused = fuseHybrid(semantic, keyword, 0.5);
-    expect(fused.get('y')).toBeCloseTo(2 / 3, 10);
-    expect(fused.get('x')).toBeCloseTo(0.5, 10);
-    expect(fused.get('w')).toBe(0);
+  it('counts a keyword match only as far as the text is on the subject', () => {
+    const at = fused(0.15);
+    // y: related (0.8), its keyword 0.45 counts in full: 0.15 · 0.5 + 0.85 · 0.45
+    expect(at.get('y')).toBeCloseTo(0.15 * 0.5 + 0.85 * 0.45, 10);
+    // z: half related (0.5), its keyword 0.6 counts 0.5
+    expect(at.get('z')).toBeCloseTo(0.15 * 0.3125 + 0.85 * 0.5, 10);
+    // w: the best keyword match (a one-word question's word), but hardly related: low.
+    expect(at.get('w')).toBeCloseTo(0.15 * 0.025 + 0.85 * 0.04, 10);
+    expect([...at].sort((a, b) => b[1] - a[1]).map(([id]) => id)).toEqual(['z', 'y', 'x', 'w']);
   });
 
-  it('keeps every score in 0..1, whatever the raw scales', () => {
+  it('stretches nothing: a lone weak match stays weak, and no list has a 1.0 by construction', () => {
+    // Min-max scaling made the best (here: the only) candidate of each side 1.
+    expect(fuseHybrid(new Map([['only', 0.3]]), new Map([['only', 0.08]]), 0.15, scale).get('only')).toBeCloseTo(0.15 * 0.125 + 0.85 * 0.08, 10);
+    // A similarity unknown (no vector): the keyword score alone, weighted.
+    expect(fuseHybrid(new Map(), new Map([['old', 0.5]]), 0.15, scale).get('old')).toBeCloseTo(0.425, 10);
+  });
+
+  it('keeps every score in 0..1', () => {
     for (const alpha of [0, 0.15, 0.5, 1]) {
-      for (const score of fuseHybrid(new Map([['a', -0.3], ['b', 0.9]]), new Map([['a', 250], ['c', 1e-6]]), alpha).values()) {
+      for (const score of fuseHybrid(new Map([['a', -1], ['b', 1]]), new Map([['a', 1], ['b', 1], ['c', 0.001]]), alpha, scale).values()) {
         expect(score).toBeGreaterThanOrEqual(0);
         expect(score).toBeLessThanOrEqual(1);
       }

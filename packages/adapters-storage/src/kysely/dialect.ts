@@ -1,3 +1,4 @@
+import { bm25Ceiling } from '@agent-platform/core';
 import type { Kysely, Transaction } from 'kysely';
 import type { ChunkWrite } from './chunk-writes.js';
 import type { Database, Flag, Timestamp } from './database.js';
@@ -15,10 +16,18 @@ export type Db = Kysely<Database> | Transaction<Database>;
 export interface KeywordIndex {
   /**
    * Chunk ids of `projectId` matching any of `terms` (distinct, analyzed), best first, at most
-   * `limit`; higher scores are better.
+   * `limit`; scores are BM25 over the query's ceiling (`keywordCeiling`), in 0..1.
    */
   search(db: Db, projectId: string, terms: readonly string[], limit: number): Promise<{ id: string; score: number }[]>;
 }
+
+/**
+ * The most the query of `terms` can score in the keyword index (core's `bm25Ceiling`) with
+ * FTS5's idf, `max(ln((N − n + 0.5) / (n + 0.5)), 1e-6)`: N chunks in the index, n of them
+ * holding the term (`frequencies`). A term no chunk holds adds nothing: no chunk can match it.
+ */
+export const keywordCeiling = (terms: readonly string[], chunks: number, frequencies: Readonly<Record<string, number>>): number =>
+  bm25Ceiling(terms.flatMap((t) => (frequencies[t] ? [Math.max(Math.log((chunks - frequencies[t] + 0.5) / (frequencies[t] + 0.5)), 1e-6)] : [])));
 
 /**
  * What differs between the databases under the shared kysely repositories (as kysely's own

@@ -1,6 +1,6 @@
-import { keywordTerms } from '@agent-platform/core';
+import { bm25Relative, keywordTerms } from '@agent-platform/core';
 import { sql } from 'kysely';
-import type { KeywordIndex } from '../kysely/dialect.js';
+import { type KeywordIndex, keywordCeiling } from '../kysely/dialect.js';
 
 const SLOTS = 16;
 /** Which of keyword_stats' slots a document's chunks count in: a stable hash of its id. */
@@ -41,11 +41,12 @@ export function keywordRows(chunks: readonly { readonly id: string; readonly tex
  * index, N chunks of average length avgdl; a term in n of them has
  * idf = max(ln((N - n + 0.5) / (n + 0.5)), 1e-6); a chunk of length D with the term f times
  * scores idf · f · (k1 + 1) / (f + k1 · (1 - b + b · D / avgdl)), k1 1.2, b 0.75, summed over
- * the query's distinct terms.
+ * the query's distinct terms, and is answered over the query's ceiling (`keywordCeiling`), as
+ * SQLite's adapter does.
  */
 export const postgresKeywordIndex: KeywordIndex = {
   async search(db, projectId, terms, limit) {
-    const rows = await sql<{ id: string; score: number }>`
+    const rows = await sql<{ id: string; score: number; total: number; frequencies: Record<string, number> }>`
       with stats as (
         select coalesce(sum(chunks), 0)::float8 as n, coalesce(sum(terms), 0)::float8 as total from keyword_stats
       ), hits as (
@@ -55,7 +56,9 @@ export const postgresKeywordIndex: KeywordIndex = {
         sum(
           greatest(ln((s.n - h.n + 0.5) / (h.n + 0.5)), 1e-6)
           * (t.frequency * 2.2) / (t.frequency + 1.2 * (0.25 + 0.75 * l.terms / (s.total / s.n)))
-        ) as score
+        ) as score,
+        max(s.n) as total,
+        (select coalesce(jsonb_object_agg(term, n), '{}'::jsonb) from hits) as frequencies
       from chunk_terms t
       join hits h on h.term = t.term
       join chunks c on c.row_id = t.chunk_row_id
@@ -65,6 +68,9 @@ export const postgresKeywordIndex: KeywordIndex = {
       group by c.id
       order by score desc, c.id
       limit ${limit}`.execute(db);
-    return rows.rows.map((r) => ({ id: r.id, score: Number(r.score) }));
+    const first = rows.rows[0];
+    if (!first) return [];
+    const ceiling = keywordCeiling(terms, Number(first.total), first.frequencies);
+    return rows.rows.map((r) => ({ id: r.id, score: bm25Relative(Number(r.score), ceiling) }));
   },
 };

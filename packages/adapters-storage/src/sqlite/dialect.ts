@@ -1,6 +1,14 @@
+import { bm25Relative } from '@agent-platform/core';
 import { sql } from 'kysely';
 import { insertChunksInBatches } from '../kysely/chunk-writes.js';
-import type { StorageDialect } from '../kysely/dialect.js';
+import { keywordCeiling, type StorageDialect } from '../kysely/dialect.js';
+
+/**
+ * The keyword index's vocabulary (FTS5's `fts5vocab`, one row per term with the number of chunks
+ * holding it): created in each connection's `temp` schema when it opens, so it is no part of the
+ * database file.
+ */
+export const KEYWORD_VOCABULARY = 'chunks_fts_vocabulary';
 
 /**
  * SQLite's side of the storage: timestamps as epoch milliseconds, flags as 1/0, JSON as text
@@ -21,13 +29,20 @@ export const sqliteDialect: StorageDialect = {
     async search(db, projectId, terms, limit) {
       // Terms are letters and digits only, quoted: no FTS5 query syntax can get through.
       const match = terms.map((t) => `"${t}"`).join(' OR ');
-      const rows = await sql<{ id: string; rank: number }>`
-        select c.id as id, bm25(chunks_fts) as rank
+      // The statistics bm25() ranks with, read in the same statement (one snapshot): the rows of
+      // the index (one per chunk, of every project) and each term's document frequency.
+      const rows = await sql<{ id: string; rank: number; total: number; frequencies: string }>`
+        select c.id as id, bm25(chunks_fts) as rank,
+          (select count(*) from chunks) as total,
+          (select json_group_object(term, doc) from temp.${sql.id(KEYWORD_VOCABULARY)} where term in (${sql.join(terms)})) as frequencies
         from chunks_fts join chunks c on c.row_id = chunks_fts.rowid
         where chunks_fts match ${match} and c.project_id = ${projectId}
         order by rank limit ${limit}`.execute(db);
+      const first = rows.rows[0];
+      if (!first) return [];
+      const ceiling = keywordCeiling(terms, first.total, JSON.parse(first.frequencies) as Record<string, number>);
       // FTS5's bm25() is lower-is-better (negative); flip it so higher is better.
-      return rows.rows.map((r) => ({ id: r.id, score: -r.rank }));
+      return rows.rows.map((r) => ({ id: r.id, score: bm25Relative(-r.rank, ceiling) }));
     },
   },
   skipLocked: false,

@@ -4,7 +4,7 @@ import { Kysely, Migrator, type SqliteDatabase, SqliteDialect } from 'kysely';
 import type { Database } from '../kysely/database.js';
 import { type DatabaseStorage, kyselyStorage } from '../kysely/storage.js';
 import { type Checkpointing, checkpointInWorker } from './checkpointer.js';
-import { sqliteDialect } from './dialect.js';
+import { KEYWORD_VOCABULARY, sqliteDialect } from './dialect.js';
 import { KEYWORD_TERMS_FUNCTION, migrations } from './schema.js';
 
 export interface SqliteStorageOptions {
@@ -62,6 +62,8 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<Data
     await db.destroy();
     throw error;
   }
+  // What keyword scores are measured against: each term's document frequency (see the dialect).
+  database.exec(`create virtual table if not exists temp.${KEYWORD_VOCABULARY} using fts5vocab(main, chunks_fts, row)`);
 
   // Checkpoints on a worker thread (see checkpointer.ts); SQLite's own at commit if it cannot.
   let checkpoints: Checkpointing | undefined;

@@ -37,7 +37,7 @@ export interface AgentOptions {
   readonly defaultBaseUrl?: DefaultBaseUrl;
   /**
    * Knowledge hits scoring below this are neither given to the model nor returned as sources,
-   * for projects whose settings set no `minScore`. Default `AGENT_MIN_SCORE` (0.25).
+   * for projects whose settings set no `minScore`. Default `AGENT_MIN_SCORE` (0.27).
    */
   readonly minScore?: number;
 }

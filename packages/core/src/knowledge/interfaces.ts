@@ -2,6 +2,7 @@
  * Plug-in interfaces of the knowledge base. Each has a conformance suite in
  * `@agent-platform/core/testing` that every implementation runs.
  */
+import type { SimilarityScale } from './search.js';
 
 /** Turns texts into vectors. Implementations batch internally as they see fit. */
 export interface EmbeddingModel {
@@ -9,6 +10,14 @@ export interface EmbeddingModel {
   readonly id: string;
   /** Length of every vector. */
   readonly dimensions: number;
+  /**
+   * How this model's cosine similarities read as relevance: `unrelated`, what a question and a
+   * text with nothing to do with it typically reach (scored 0); `related`, from where a text is
+   * on the question's subject (hybrid search counts its keyword match in full). Models differ
+   * widely (some put every pair of English texts above 0.5), so scores mean the same whatever the
+   * model only with its own scale. Default `DEFAULT_SIMILARITY`. See docs/KNOWLEDGE.md, "Scores".
+   */
+  readonly similarity?: SimilarityScale;
   /**
    * One unit-length vector per text, in order. Texts longer than the model takes are
    * truncated, not rejected. An empty array gives an empty array.

@@ -7,8 +7,38 @@ export function dot(a: Float32Array, b: Float32Array): number {
   return sum;
 }
 
-/** A cosine similarity as a 0..1 score: negative similarity is no relevance. */
-export const similarityScore = (cosine: number): number => Math.min(1, Math.max(0, cosine));
+/**
+ * How an embedding model's cosine similarities read as relevance (`EmbeddingModel.similarity`):
+ * at or under `unrelated` a question and a text have nothing in common; from `related` on, a
+ * text is on the question's subject.
+ */
+export interface SimilarityScale {
+  readonly unrelated: number;
+  readonly related: number;
+}
+
+/**
+ * The scale of a model that declares none: no similarity is unrelated, and a match counts in
+ * full from 0.5 on (a guess; the default floor is measured for the built-in embedder only).
+ */
+export const DEFAULT_SIMILARITY: SimilarityScale = { unrelated: 0, related: 0.5 };
+
+const clamp01 = (x: number): number => Math.min(1, Math.max(0, x));
+
+/**
+ * A cosine similarity as a 0..1 score on the model's scale: 0 at or under `unrelated`, the rest
+ * of the way to 1 mapped linearly onto 0..1. The score of a semantic search hit; the same number
+ * means the same closeness whatever the query.
+ */
+export const similarityScore = (cosine: number, scale: SimilarityScale = DEFAULT_SIMILARITY): number =>
+  clamp01((cosine - scale.unrelated) / (1 - scale.unrelated));
+
+/**
+ * How far a text is on the question's subject, 0..1: 0 at or under `unrelated`, 1 from `related`
+ * on, linear in between. Hybrid search counts a keyword match only this far.
+ */
+export const relatedness = (cosine: number, scale: SimilarityScale = DEFAULT_SIMILARITY): number =>
+  clamp01((cosine - scale.unrelated) / (scale.related - scale.unrelated));
 
 /**
  * Maximal marginal relevance: picks `k` of the candidates greedily by
@@ -48,36 +78,36 @@ export function mmrSelect<T extends { readonly vector: Float32Array; readonly re
 }
 
 /**
- * Scales scores to 0..1 over one result list (min-max): the best becomes 1, the worst 0; a
- * list whose scores are all equal scores 1.
- */
-export function minMaxScale(scores: ReadonlyMap<string, number>): Map<string, number> {
-  let min = Number.POSITIVE_INFINITY;
-  let max = Number.NEGATIVE_INFINITY;
-  for (const v of scores.values()) {
-    min = Math.min(min, v);
-    max = Math.max(max, v);
-  }
-  const out = new Map<string, number>();
-  for (const [id, v] of scores) out.set(id, max > min ? (v - min) / (max - min) : 1);
-  return out;
-}
-
-/**
- * Hybrid fusion by relative scores: each side (semantic similarities, keyword BM25 scores, each
- * over its own candidate list) is min-max scaled to 0..1, then
- * `alpha · semantic + (1 − alpha) · keyword`; a chunk missing from one side's list scores 0
- * there. The result is in 0..1. Chosen over reciprocal-rank fusion and z-score fusion by
- * measurement on BEIR SciFact (docs/BENCHMARKS.md, "retrieval").
+ * Hybrid fusion of calibrated scores. For each chunk, from its cosine similarity to the question
+ * (`cosines`, on the model's `scale`) and its keyword score (`keyword`: BM25 measured against the
+ * best the question's terms could score, 0..1, see `KeywordHit`):
+ *
+ *   score = alpha · similarityScore + (1 − alpha) · min(keyword, relatedness)
+ *
+ * A keyword match counts only as far as the text is on the question's subject: a text that
+ * shares a word with the question but not its meaning scores low however well the word matches
+ * (a one-word question matches its word perfectly). Nothing is stretched over the candidates, so
+ * the same number means the same relevance whatever the question, and a question that matches
+ * nothing well scores low. A chunk the keyword side did not find scores 0 there; one whose
+ * similarity is unknown (no vector to compare) has its keyword score alone, weighted
+ * `1 − alpha`. At `alpha` 0 the score is the keyword score (pure keyword search: no query
+ * embedding is computed). In 0..1. Chosen by measurement on BEIR SciFact (docs/BENCHMARKS.md,
+ * "retrieval" and "relevance floor").
  */
 export function fuseHybrid(
-  semantic: ReadonlyMap<string, number>,
+  cosines: ReadonlyMap<string, number>,
   keyword: ReadonlyMap<string, number>,
   alpha: number,
+  scale: SimilarityScale = DEFAULT_SIMILARITY,
 ): Map<string, number> {
-  const s = minMaxScale(semantic);
-  const k = minMaxScale(keyword);
   const fused = new Map<string, number>();
-  for (const id of new Set([...s.keys(), ...k.keys()])) fused.set(id, alpha * (s.get(id) ?? 0) + (1 - alpha) * (k.get(id) ?? 0));
+  for (const id of new Set([...cosines.keys(), ...keyword.keys()])) {
+    const k = keyword.get(id) ?? 0;
+    const cosine = cosines.get(id);
+    fused.set(
+      id,
+      alpha === 0 ? k : cosine === undefined ? (1 - alpha) * k : alpha * similarityScore(cosine, scale) + (1 - alpha) * Math.min(k, relatedness(cosine, scale)),
+    );
+  }
   return fused;
 }

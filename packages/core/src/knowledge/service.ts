@@ -38,7 +38,7 @@ export type { IndexingEvent } from './indexing-events.js';
 export const CANCEL_CHANNEL = 'knowledge.cancel';
 import type { DocumentLimitName, DocumentLimits } from './limits.js';
 import type { DocumentReader } from './read-document.js';
-import { fuseHybrid, mmrSelect, similarityScore } from './search.js';
+import { DEFAULT_SIMILARITY, dot, fuseHybrid, mmrSelect, similarityScore } from './search.js';
 
 /** Picks the embedding model of a project from its `embeddingModel` setting (undefined: the default). */
 export type EmbedderResolver = (embeddingModel: string | undefined, caller: Caller) => EmbeddingModel;
@@ -754,20 +754,32 @@ export class KnowledgeBase {
       ? await (await this.vectorsFor(settings)).query(namespace, { vector: queryVector, topK: candidatesK, includeVectors: type === 'mrr' })
       : [];
 
+    // Every score is calibrated (the same number, the same relevance, whatever the query): the
+    // similarity on the model's scale, the keyword side against the query's ceiling (storage).
+    const scale = model.similarity ?? DEFAULT_SIMILARITY;
+    // A hit scoring 0 has nothing to do with the query: never answered, whatever the floor.
+    const kept = (r: { score: number }) => r.score > 0 && r.score >= minScore;
     let ranked: { id: string; score: number }[];
     if (type === 'semantic') {
-      ranked = hits.map((h) => ({ id: h.id, score: similarityScore(h.score) }));
+      ranked = hits.map((h) => ({ id: h.id, score: similarityScore(h.score, scale) })).filter(kept);
     } else {
       const keyword = await keywordPromise;
-      const fused = fuseHybrid(
-        new Map(hits.map((h) => [h.id, similarityScore(h.score)])),
-        new Map(keyword.map((k) => [k.id, k.score])),
-        alpha,
-      );
-      ranked = [...fused].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score);
-      if (type === 'mrr') ranked = await this.#diversify(ranked.slice(0, Math.max(topK * 4, 20)), hits, model, topK, request.mmrLambda ?? DEFAULT_MMR_LAMBDA);
+      const vectors = new Map(hits.flatMap((h) => (h.vector ? [[h.id, h.vector] as const] : [])));
+      const cosines = new Map(hits.map((h) => [h.id, h.score]));
+      // Candidates only the keyword side found get their own similarity too (their vectors are
+      // kept with the chunk rows), so a chunk's score does not depend on which lists it made.
+      const missing = queryVector ? keyword.filter((k) => !cosines.has(k.id)).map((k) => k.id) : [];
+      if (queryVector && missing.length > 0) {
+        for (const [id, vector] of await this.#o.storage.chunks.embeddingsById(missing, model.id)) {
+          vectors.set(id, vector);
+          cosines.set(id, dot(queryVector, vector));
+        }
+      }
+      const fused = fuseHybrid(cosines, new Map(keyword.map((k) => [k.id, k.score])), alpha, scale);
+      ranked = [...fused].map(([id, score]) => ({ id, score })).filter(kept).sort((a, b) => b.score - a.score);
+      if (type === 'mrr') ranked = this.#diversify(ranked.slice(0, Math.max(topK * 4, 20)), vectors, model, topK, request.mmrLambda ?? DEFAULT_MMR_LAMBDA);
     }
-    ranked = ranked.filter((r) => r.score >= minScore).slice(0, topK);
+    ranked = ranked.slice(0, topK);
 
     const rows = new Map((await this.#o.storage.chunks.getMany(ranked.map((r) => r.id))).map((c) => [c.id, c]));
     return ranked.flatMap((r) => {
@@ -778,22 +790,23 @@ export class KnowledgeBase {
   }
 
   /**
-   * MMR over fused candidates: relevance is the fused score, redundancy the cosine similarity of
-   * the chunks' vectors: from the vector query's hits, else the vectors kept with the chunk rows.
-   * A candidate with neither (indexed before vectors were kept) counts as unlike every other.
+   * MMR over the best fused candidates (every one scoring above 0 and the floor). A candidate's
+   * relevance in the selection is its score relative to the best candidate's, as MMR weighs it
+   * against similarity within one query's candidates; redundancy is the cosine similarity of the
+   * chunks' vectors (from the vector query, or kept with the chunk rows; a candidate with neither,
+   * indexed before vectors were kept, counts as unlike every other). Each pick keeps its score.
    */
-  async #diversify(
+  #diversify(
     pool: readonly { id: string; score: number }[],
-    hits: readonly { id: string; vector?: Float32Array | undefined }[],
+    vectors: ReadonlyMap<string, Float32Array>,
     model: EmbeddingModel,
     topK: number,
     lambda: number,
-  ): Promise<{ id: string; score: number }[]> {
-    const vectors = new Map(hits.flatMap((h) => (h.vector ? [[h.id, h.vector] as const] : [])));
-    const missing = pool.filter((c) => !vectors.has(c.id)).map((c) => c.id);
-    if (missing.length > 0) for (const [id, v] of await this.#o.storage.chunks.embeddingsById(missing, model.id)) vectors.set(id, v);
+  ): { id: string; score: number }[] {
+    const best = pool[0]?.score ?? 0;
+    if (best <= 0) return [];
     const none = new Float32Array(model.dimensions);
-    const candidates = pool.map((c) => ({ id: c.id, relevance: c.score, vector: vectors.get(c.id) ?? none }));
-    return mmrSelect(candidates, topK, lambda).map((c) => ({ id: c.id, score: c.relevance }));
+    const candidates = pool.map((c) => ({ id: c.id, score: c.score, relevance: c.score / best, vector: vectors.get(c.id) ?? none }));
+    return mmrSelect(candidates, topK, lambda).map((c) => ({ id: c.id, score: c.score }));
   }
 }

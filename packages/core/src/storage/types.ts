@@ -164,7 +164,14 @@ export interface ChunkRecord {
 
 export interface KeywordHit {
   readonly id: string;
-  /** BM25 relevance, higher is better (not normalised). */
+  /**
+   * BM25 relevance measured against what the query could score at best, 0..1, higher is better:
+   * the chunk's BM25 (k1 1.2, b 0.75) over `Σ idf(t) · (k1 + 1)` for the query's distinct terms
+   * (the limit of a chunk holding every term, each ever more often). A term no chunk holds counts
+   * in that ceiling with the idf of a term in no chunk, so a chunk matching one word of a longer
+   * question scores by that word's share of it. The same number means the same match whatever
+   * the query (see `bm25Rank`).
+   */
   readonly score: number;
 }
 
@@ -242,8 +249,9 @@ export interface ChunkRepository {
   /** A page of the document's chunks in document order (by `index`), with their total. */
   pageByDocument(query: { documentId: string; limit: number; offset: number }): Promise<Page<ChunkRecord>>;
   /**
-   * Full-text search over the project's chunk texts, BM25-ranked, best first. `query` is free
-   * text: adapters turn it into a safe OR-of-terms query (no query syntax reaches the engine).
+   * Full-text search over the project's chunk texts, BM25-ranked, best first, scored in 0..1 as
+   * `KeywordHit` says. `query` is free text: adapters turn it into a safe OR-of-terms query (no
+   * query syntax reaches the engine).
    */
   keywordSearch(projectId: string, query: string, limit: number): Promise<KeywordHit[]>;
   /**

@@ -432,6 +432,29 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         expect(await storage.chunks.keywordSearch('proj_000001', 'pump', 1)).toHaveLength(1);
       });
 
+      it('scores keyword matches in 0..1 against the best the query could score, the same match alike in every query', async () => {
+        await storage.documents.insert(document('user_a', 'proj_000001', 1));
+        await storage.chunks.replaceForDocument('doc_000001', [
+          chunk('doc_000001', 'proj_000001', 0, 'The pump overheated and stopped'),
+          chunk('doc_000001', 'proj_000001', 1, 'Garden tools and a watering can'),
+          chunk('doc_000001', 'proj_000001', 2, 'Opening hours of the shop'),
+        ]);
+        const score = async (query: string) => (await storage.chunks.keywordSearch('proj_000001', query, 10)).find((h) => h.id === 'chunk_doc_000001_0')?.score as number;
+        const pump = await score('pump');
+        expect(pump).toBeGreaterThan(0.2);
+        expect(pump).toBeLessThanOrEqual(1);
+        // "garden" is another chunk's: the pump chunk answers half the question, and scores so.
+        expect(await score('pump garden')).toBeLessThan(pump * 0.6);
+        // A word no chunk holds cannot be matched: it changes nothing.
+        expect(await score('pump zebra')).toBeCloseTo(pump, 9);
+        // "a" is a stop word: it matches nothing, however many texts hold it.
+        expect(await storage.chunks.keywordSearch('proj_000001', 'a', 10)).toEqual([]);
+        for (const hit of await storage.chunks.keywordSearch('proj_000001', 'pump garden shop hours tools', 10)) {
+          expect(hit.score).toBeGreaterThan(0);
+          expect(hit.score).toBeLessThanOrEqual(1);
+        }
+      });
+
       it('matches word forms (stems), ignores stop words and accents in keyword search', async () => {
         await storage.documents.insert(document('user_a', 'proj_000001', 1));
         await storage.chunks.replaceForDocument('doc_000001', [
