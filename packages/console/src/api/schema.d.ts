@@ -2260,7 +2260,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description hybrid weighting: 0 = pure keyword, 1 = pure semantic (default 0.2, measured) */
+                    /** @description hybrid weighting: 0 = pure keyword, 1 = pure semantic (default 0.15, measured) */
                     alpha?: number;
                     minScore?: number;
                     /** @description mrr trade-off: 1 = pure relevance, 0 = maximal diversity (default 0.5) */
