@@ -318,7 +318,7 @@ describe('settings change as a user expects', () => {
     const id = await fresh();
     expect(await get(id)).toEqual({
       success: true,
-      settings: { vectorstoreProvider: 'builtin', vectorStoreConfig: null, embeddingModel: 'builtin', chunkSize: 512, chunkOverlap: 64, searchType: 'hybrid', topK: 5, minScore: null, alpha: 0.2 },
+      settings: { vectorstoreProvider: 'builtin', vectorStoreConfig: null, embeddingModel: 'builtin', chunkSize: 512, chunkOverlap: 64, searchType: 'hybrid', topK: 5, minScore: null, alpha: 0.15 },
       defaults: ALL,
     });
   });
