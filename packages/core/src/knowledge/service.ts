@@ -28,6 +28,9 @@ import { openSettings, sealSettings } from './settings-secrets.js';
 import { completeEvent } from './follow-document.js';
 import { type IndexingEvent, IndexingEvents, type IndexingListener } from './indexing-events.js';
 import { createMemoryNotifier, type Notifier } from '../notify/notifier.js';
+import type { DocumentLimitName, DocumentLimits } from './limits.js';
+import type { DocumentReader } from './read-document.js';
+import { DEFAULT_SIMILARITY, dot, fuseHybrid, mmrSelect, similarityScore } from './search.js';
 
 export type { IndexingEvent } from './indexing-events.js';
 
@@ -36,9 +39,9 @@ export type { IndexingEvent } from './indexing-events.js';
  * again): `{ documentId, except? }`, `except` the id of its new job, whose run goes on.
  */
 export const CANCEL_CHANNEL = 'knowledge.cancel';
-import type { DocumentLimitName, DocumentLimits } from './limits.js';
-import type { DocumentReader } from './read-document.js';
-import { DEFAULT_SIMILARITY, dot, fuseHybrid, mmrSelect, similarityScore } from './search.js';
+
+/** Most vectors a semantic search asks its store for when it replaces hits without a chunk row. */
+const MAX_CANDIDATES = 1000;
 
 /** Picks the embedding model of a project from its `embeddingModel` setting (undefined: the default). */
 export type EmbedderResolver = (embeddingModel: string | undefined, caller: Caller) => EmbeddingModel;
@@ -750,9 +753,10 @@ export class KnowledgeBase {
       type !== 'semantic' && alpha < 1 ? this.#o.storage.chunks.keywordSearch(projectId, request.query, candidatesK) : Promise.resolve([]);
     const needVectors = type !== 'hybrid' || alpha > 0;
     const [queryVector] = needVectors ? await model.embed([request.query], { purpose: 'query' }) : [];
-    const hits = queryVector
-      ? await (await this.vectorsFor(settings)).query(namespace, { vector: queryVector, topK: candidatesK, includeVectors: type === 'mrr' })
-      : [];
+    const store = queryVector ? await this.vectorsFor(settings) : undefined;
+    const queryStore = (k: number) =>
+      store && queryVector ? store.query(namespace, { vector: queryVector, topK: k, includeVectors: type === 'mrr' }) : Promise.resolve([]);
+    const hits = await queryStore(candidatesK);
 
     // Every score is calibrated (the same number, the same relevance, whatever the query): the
     // similarity on the model's scale, the keyword side against the query's ceiling (storage).
@@ -760,8 +764,16 @@ export class KnowledgeBase {
     // A hit scoring 0 has nothing to do with the query: never answered, whatever the floor.
     const kept = (r: { score: number }) => r.score > 0 && r.score >= minScore;
     let ranked: { id: string; score: number }[];
+    let pick = (pool: readonly { id: string; score: number }[]) => pool.slice(0, topK);
     if (type === 'semantic') {
-      ranked = hits.map((h) => ({ id: h.id, score: similarityScore(h.score, scale) })).filter(kept);
+      const rank = (found: readonly { id: string; score: number }[]) => found.map((h) => ({ id: h.id, score: similarityScore(h.score, scale) })).filter(kept);
+      ranked = rank(hits);
+      // A vector without its chunk row (a document's new vectors land just before its rows) must
+      // not take a place of the topK: ask the store for as many more as were dropped.
+      return this.#withRows(ranked, pick, async (dropped) => {
+        if (hits.length < candidatesK) return undefined; // the store has no more
+        return rank(await queryStore(Math.min(candidatesK + dropped, MAX_CANDIDATES)));
+      });
     } else {
       const keyword = await keywordPromise;
       const vectors = new Map(hits.flatMap((h) => (h.vector ? [[h.id, h.vector] as const] : [])));
@@ -777,16 +789,44 @@ export class KnowledgeBase {
       }
       const fused = fuseHybrid(cosines, new Map(keyword.map((k) => [k.id, k.score])), alpha, scale);
       ranked = [...fused].map(([id, score]) => ({ id, score })).filter(kept).sort((a, b) => b.score - a.score);
-      if (type === 'mrr') ranked = this.#diversify(ranked.slice(0, Math.max(topK * 4, 20)), vectors, model, topK, request.mmrLambda ?? DEFAULT_MMR_LAMBDA);
+      if (type === 'mrr') {
+        const lambda = request.mmrLambda ?? DEFAULT_MMR_LAMBDA;
+        pick = (pool) => this.#diversify(pool.slice(0, Math.max(topK * 4, 20)), vectors, model, topK, lambda);
+      }
     }
-    ranked = ranked.slice(0, topK);
+    return this.#withRows(ranked, pick, async () => undefined);
+  }
 
-    const rows = new Map((await this.#o.storage.chunks.getMany(ranked.map((r) => r.id))).map((c) => [c.id, c]));
-    return ranked.flatMap((r) => {
-      const chunk = rows.get(r.id);
-      // A vector whose chunk row is gone (deleted meanwhile) is skipped, never shown without text.
-      return chunk ? [{ id: chunk.id, content: chunk.text, score: r.score, metadata: { documentId: chunk.documentId, ...chunk.metadata } }] : [];
-    });
+  /**
+   * The hits `pick` chooses from the ranked candidates, with their chunk rows. A candidate whose
+   * row is missing (its document deleted meanwhile, or re-indexed: new vectors land just before
+   * their rows) is never shown without text and does not take a place: it leaves the pool and
+   * the pick is made again, and when the pool runs out `more` may give a longer one (the store
+   * asked for more). Costs one read of `topK` rows when every row is there.
+   */
+  async #withRows(
+    ranked: { id: string; score: number }[],
+    pick: (pool: readonly { id: string; score: number }[]) => { id: string; score: number }[],
+    more: (dropped: number) => Promise<{ id: string; score: number }[] | undefined>,
+  ): Promise<SearchHit[]> {
+    const rows = new Map<string, ChunkRecord>();
+    const gone = new Set<string>();
+    let pool = ranked;
+    for (let round = 0; ; round++) {
+      const picked = pick(pool);
+      const unread = picked.filter((r) => !rows.has(r.id)).map((r) => r.id);
+      for (const chunk of unread.length > 0 ? await this.#o.storage.chunks.getMany(unread) : []) rows.set(chunk.id, chunk);
+      for (const id of unread) if (!rows.has(id)) gone.add(id);
+      const shown = picked.filter((r) => rows.has(r.id));
+      if (shown.length === picked.length || round >= 4) {
+        return shown.map((r) => {
+          const chunk = rows.get(r.id) as ChunkRecord;
+          return { id: chunk.id, content: chunk.text, score: r.score, metadata: { documentId: chunk.documentId, ...chunk.metadata } };
+        });
+      }
+      pool = pool.filter((r) => !gone.has(r.id));
+      if (pool.length < picked.length) pool = ((await more(gone.size)) ?? pool).filter((r) => !gone.has(r.id));
+    }
   }
 
   /**
