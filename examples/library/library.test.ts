@@ -152,7 +152,10 @@ describe('the packed packages, installed outside the workspace', () => {
       expect(listed.code).toBe(0);
       expect(listed.stdout, file).not.toContain('workspace:');
     }
-    const refused = await run('npm', ['pack', '--dry-run', '--ignore-scripts=false'], { cwd: join(ROOT, 'packages', 'adapters-storage') });
+    // As a user runs it: not under `pnpm test`, whose npm_config_* variables (its user agent
+    // among them) npm would take as its own configuration.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_')));
+    const refused = await run('npm', ['pack', '--dry-run', '--ignore-scripts=false'], { cwd: join(ROOT, 'packages', 'adapters-storage'), env });
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain("@agent-platform/adapters-storage: Agent Platform's packages are packed with pnpm (`pnpm pack`)");
   });
