@@ -65,17 +65,21 @@ export interface OpenAIChatModelOptions {
 const OPENAI_CAPABILITIES: ChatModelCapabilities = { toolChoice: true, parallelToolCalls: true, strictTools: true };
 
 
+/** A participant's name, where the message has one. */
+const named = (message: { readonly name?: string }) => (message.name ? { name: message.name } : {});
+
 function toOpenAIMessage(message: ChatMessage): OpenAIMessage {
   switch (message.role) {
     case 'system':
-      return { role: 'system', content: message.content };
+      return { role: 'system', content: message.content, ...named(message) };
     case 'user':
-      return { role: 'user', content: message.content };
+      return { role: 'user', content: message.content, ...named(message) };
     case 'assistant': {
       const calls = message.toolCalls ?? [];
-      if (calls.length === 0) return { role: 'assistant', content: message.content ?? '' };
+      if (calls.length === 0) return { role: 'assistant', content: message.content ?? '', ...named(message) };
       return {
         role: 'assistant',
+        ...named(message),
         content: message.content,
         tool_calls: calls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } })),
       };

@@ -415,7 +415,7 @@ describe('what the request may carry', () => {
       [{ messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }] }, 'messages.0.content.1.type: "image_url" content parts are not supported'],
       [{ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }] }, 'messages.0.content.0.type: "input_audio" content parts are not supported'],
       [{ messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-1' } }] }] }, 'messages.0.content.0.type: "file" content parts are not supported'],
-      [{ messages: [{ role: 'user', content: 'hi', name: 'ada' }] }, 'messages.0.name: not supported: participant names'],
+      [{ messages: [{ role: 'user', content: 'hi', name: 'Ada Lovelace' }] }, 'messages.0.name: must be 1 to 64 letters, digits, _ or -'],
       [{ messages: [{ role: 'function', name: 'f', content: 'x' }] }, 'messages.0.role: must be system, developer, user, assistant or tool'],
       [{ logprobs: true }, 'logprobs: not supported'],
       [{ top_logprobs: 3 }, 'top_logprobs: not supported'],
@@ -485,6 +485,25 @@ describe('what the request may carry', () => {
       { role: 'user', content: 'hi again' },
     ]);
     for (const member of ['n', 'response_format', 'logprobs', 'store', 'user', 'metadata']) expect(sent).not.toHaveProperty(member);
+  });
+
+  it("passes a message's name (the spec's optional member) to the model", async () => {
+    await client.chat.completions.create({
+      model: projectId,
+      messages: [
+        { role: 'system', content: 'Two people write.', name: 'moderator' },
+        { role: 'user', content: 'I prefer tea.', name: 'ada' },
+        { role: 'assistant', content: 'Noted.', name: 'bot' },
+        { role: 'user', content: 'And I coffee.', name: 'grace' },
+      ],
+    });
+    const sent = upstream.requests[0] as { messages: { role: string; content: string; name?: string }[] };
+    expect(sent.messages.slice(-4)).toEqual([
+      { role: 'system', content: 'Two people write.', name: 'moderator' },
+      { role: 'user', content: 'I prefer tea.', name: 'ada' },
+      { role: 'assistant', content: 'Noted.', name: 'bot' },
+      { role: 'user', content: 'And I coffee.', name: 'grace' },
+    ]);
   });
 
   it('forwards the sampling members to the model', async () => {

@@ -3875,8 +3875,8 @@ export interface operations {
                             /** @enum {string} */
                             type: "image_url" | "input_audio" | "file";
                         })[];
-                        /** @description Not supported (400 unless left out or null): participant names are not passed to the model */
-                        name?: null;
+                        /** @description The participant's name, given to the model to tell participants of one role apart (not stored with a chat's messages) */
+                        name?: string;
                         /** @constant */
                         role: "system";
                     } | {
@@ -3892,8 +3892,8 @@ export interface operations {
                             /** @enum {string} */
                             type: "image_url" | "input_audio" | "file";
                         })[];
-                        /** @description Not supported (400 unless left out or null): participant names are not passed to the model */
-                        name?: null;
+                        /** @description The participant's name, given to the model to tell participants of one role apart (not stored with a chat's messages) */
+                        name?: string;
                         /** @constant */
                         role: "developer";
                     } | {
@@ -3909,8 +3909,8 @@ export interface operations {
                             /** @enum {string} */
                             type: "image_url" | "input_audio" | "file";
                         })[];
-                        /** @description Not supported (400 unless left out or null): participant names are not passed to the model */
-                        name?: null;
+                        /** @description The participant's name, given to the model to tell participants of one role apart (not stored with a chat's messages) */
+                        name?: string;
                         /** @constant */
                         role: "user";
                     } | {
@@ -3934,8 +3934,8 @@ export interface operations {
                         })[]) | null;
                         /** @description Not supported (400 unless left out or null): the deprecated form of tool calls: use tool_calls */
                         function_call?: null;
-                        /** @description Not supported (400 unless left out or null): participant names are not passed to the model */
-                        name?: null;
+                        /** @description The participant's name, given to the model to tell participants of one role apart (not stored with a chat's messages) */
+                        name?: string;
                         /** @description A refusal the model gave; used as the text when there is no content */
                         refusal?: string | null;
                         /** @constant */
@@ -4301,8 +4301,8 @@ export interface operations {
                             /** @enum {string} */
                             type: "image_url" | "input_audio" | "file";
                         })[];
-                        /** @description Not supported (400 unless left out or null): participant names are not passed to the model */
-                        name?: null;
+                        /** @description The participant's name, given to the model to tell participants of one role apart (not stored with a chat's messages) */
+                        name?: string;
                         /** @constant */
                         role: "system";
                     } | {
@@ -4318,8 +4318,8 @@ export interface operations {
                             /** @enum {string} */
                             type: "image_url" | "input_audio" | "file";
                         })[];
-                        /** @description Not supported (400 unless left out or null): participant names are not passed to the model */
-                        name?: null;
+                        /** @description The participant's name, given to the model to tell participants of one role apart (not stored with a chat's messages) */
+                        name?: string;
                         /** @constant */
                         role: "developer";
                     } | {
@@ -4335,8 +4335,8 @@ export interface operations {
                             /** @enum {string} */
                             type: "image_url" | "input_audio" | "file";
                         })[];
-                        /** @description Not supported (400 unless left out or null): participant names are not passed to the model */
-                        name?: null;
+                        /** @description The participant's name, given to the model to tell participants of one role apart (not stored with a chat's messages) */
+                        name?: string;
                         /** @constant */
                         role: "user";
                     } | {
@@ -4360,8 +4360,8 @@ export interface operations {
                         })[]) | null;
                         /** @description Not supported (400 unless left out or null): the deprecated form of tool calls: use tool_calls */
                         function_call?: null;
-                        /** @description Not supported (400 unless left out or null): participant names are not passed to the model */
-                        name?: null;
+                        /** @description The participant's name, given to the model to tell participants of one role apart (not stored with a chat's messages) */
+                        name?: string;
                         /** @description A refusal the model gave; used as the text when there is no content */
                         refusal?: string | null;
                         /** @constant */

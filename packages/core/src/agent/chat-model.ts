@@ -16,9 +16,9 @@ export interface ToolCall {
 }
 
 export type ChatMessage =
-  | { readonly role: 'system'; readonly content: string }
-  | { readonly role: 'user'; readonly content: string }
-  | { readonly role: 'assistant'; readonly content: string | null; readonly toolCalls?: readonly ToolCall[] }
+  | { readonly role: 'system'; readonly content: string; readonly name?: string }
+  | { readonly role: 'user'; readonly content: string; readonly name?: string }
+  | { readonly role: 'assistant'; readonly content: string | null; readonly toolCalls?: readonly ToolCall[]; readonly name?: string }
   | { readonly role: 'tool'; readonly toolCallId: string; readonly content: string };
 
 export interface ToolDefinition {

@@ -69,14 +69,15 @@ export function toChatMessages(messages: readonly CompletionMessage[]): ChatMess
     switch (m.role) {
       case 'system':
       case 'developer':
-        return { role: 'system', content: textOf(m.content) };
+        return { role: 'system', content: textOf(m.content), ...(m.name ? { name: m.name } : {}) };
       case 'user':
-        return { role: 'user', content: textOf(m.content) };
+        return { role: 'user', content: textOf(m.content), ...(m.name ? { name: m.name } : {}) };
       case 'assistant':
         return {
           role: 'assistant',
           content: m.content === null || m.content === undefined ? (m.refusal ?? null) : textOf(m.content) || (m.refusal ?? ''),
           ...(m.tool_calls ? { toolCalls: m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) } : {}),
+          ...(m.name ? { name: m.name } : {}),
         };
       default:
         return { role: 'tool', toolCallId: m.tool_call_id, content: textOf(m.content) };

@@ -63,21 +63,26 @@ const ToolCallIn = z.strictObject(
   unknownMember('a tool call'),
 );
 
-const noName = unsupported('participant names are not passed to the model');
+/** A participant's name (the spec's optional `name`), passed to the model as OpenAI defines it. */
+const ParticipantName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be 1 to 64 letters, digits, _ or - (as OpenAI takes it)' })
+  .optional()
+  .describe("The participant's name, given to the model to tell participants of one role apart (not stored with a chat's messages)");
 
 export const CompletionMessage = z.discriminatedUnion(
   'role',
   [
-    z.strictObject({ role: z.literal('system'), content: Content, name: noName }, unknownMember('a system message')),
-    z.strictObject({ role: z.literal('developer'), content: Content, name: noName }, unknownMember('a developer message')),
-    z.strictObject({ role: z.literal('user'), content: Content, name: noName }, unknownMember('a user message')),
+    z.strictObject({ role: z.literal('system'), content: Content, name: ParticipantName }, unknownMember('a system message')),
+    z.strictObject({ role: z.literal('developer'), content: Content, name: ParticipantName }, unknownMember('a developer message')),
+    z.strictObject({ role: z.literal('user'), content: Content, name: ParticipantName }, unknownMember('a user message')),
     z.strictObject(
       {
         role: z.literal('assistant'),
         content: AssistantContent.nullable().optional(),
         tool_calls: z.array(ToolCallIn).max(128).optional(),
         refusal: text.nullable().optional().describe('A refusal the model gave; used as the text when there is no content'),
-        name: noName,
+        name: ParticipantName,
         audio: unsupported('answers are text only'),
         function_call: unsupported('the deprecated form of tool calls: use tool_calls'),
       },
