@@ -213,7 +213,8 @@ describe('console: projects', () => {
       // Editing shows them back; a 400 on instructions lands next to the field.
       await page.getByRole('button', { name: 'Edit Instructed' }).click();
       expect(await page.getByLabel('Instructions').inputValue()).toBe('You are the refunds agent.\nAnswer in two sentences.');
-      expect(await page.getByLabel('Credential').inputValue()).toBe(credential.id);
+      // The credential's option arrives with the provider's credentials, after the form opens.
+      await expect.poll(() => page.getByLabel('Credential').inputValue()).toBe(credential.id);
       await page.getByLabel('Instructions').fill('x'.repeat(32_001));
       await page.getByRole('button', { name: 'Save' }).click();
       await expect.poll(() => page.locator('#project-instructions-error').textContent()).toBe('Instructions must have at most 32000 characters');
