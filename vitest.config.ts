@@ -12,7 +12,7 @@ const timeouts = { testTimeout: 30_000, hookTimeout: 60_000 };
 /**
  * The HTTP suites that run a second time with their servers in PostgreSQL mode (the "postgres"
  * project), chosen for what storage does under them: keys and projects (paging, filters),
- * documents, upload and blobs, search of every type, settings, re-indexing and moving stores,
+ * documents, upload and blobs, search of every type, owner-scoped chunk reads, settings, re-indexing and moving stores,
  * chats, completions, client tools continuing a chat and resumable streams, credentials, tools,
  * MCP servers, models, secrets at rest, and every route with a valid call. Left out to keep the
  * run within CI's budget (about +4 minutes on 2 cores): suites whose storage use those cover
@@ -36,6 +36,7 @@ const POSTGRES_SUITES = [
   'knowledge',
   'knowledge-files',
   'vector-stores',
+  'chunk-owner',
   'secrets-at-rest',
   'tools',
   'mcp',

@@ -48,7 +48,7 @@ const namespace = `${marker.projectId}:${embedder.id}`;
 const probe = new Float32Array(embedder.dimensions);
 probe[0] = 1;
 const all = await store.query(namespace, { vector: probe, topK: 1_000_000, includeVectors: true });
-const rows = new Map((await storage.chunks.getMany(all.map((h) => h.id))).map((c) => [c.id, c]));
+const rows = new Map((await storage.chunks.getMany(marker.projectId, all.map((h) => h.id))).map((c) => [c.id, c]));
 const chunks = all.map((h) => {
   const c = rows.get(h.id);
   return { doc: String(c.metadata.fileName).replace(/\.txt$/, ''), index: c.index, text: c.text, vector: h.vector };

@@ -264,7 +264,7 @@ async function latency(ctx, queries) {
             // As the service: keyword-only candidates' similarities from the vectors kept in SQLite.
             const cosines = new Map(hits.map((h) => [h.id, h.score]));
             const missing = keyword.filter((k) => !cosines.has(k.id)).map((k) => k.id);
-            for (const [id, v] of await parts.storage.chunks.embeddingsById(missing, parts.embedder.id)) cosines.set(id, dot(vector, v));
+            for (const [id, v] of await parts.storage.chunks.embeddingsById(projectId, missing, parts.embedder.id)) cosines.set(id, dot(vector, v));
             const fused = [...fuseHybrid(cosines, new Map(keyword.map((k) => [k.id, k.score])), DEFAULT_ALPHA, parts.embedder.similarity)]
               .filter(([, score]) => score > 0)
               .sort((a, b) => b[1] - a[1]);
@@ -273,7 +273,7 @@ async function latency(ctx, queries) {
             const pool = fused.slice(0, Math.max(topK * 4, 20));
             const vectors = new Map(hits.map((h) => [h.id, h.vector]));
             const rest = pool.map(([id]) => id).filter((id) => !vectors.has(id));
-            for (const [id, v] of await parts.storage.chunks.embeddingsById(rest, parts.embedder.id)) vectors.set(id, v);
+            for (const [id, v] of await parts.storage.chunks.embeddingsById(projectId, rest, parts.embedder.id)) vectors.set(id, v);
             const none = new Float32Array(parts.embedder.dimensions);
             const best = pool[0]?.[1] ?? 1;
             return mmrSelect(pool.map(([id, score]) => ({ id, relevance: score / best, vector: vectors.get(id) ?? none })), topK, 0.5);

@@ -1231,8 +1231,8 @@ export class AgentPlatform {
 
   /** `GET /api/knowledge/chunks/{id}`: one chunk of the caller's knowledge, with its text (what a citation points at). */
   async getChunk(caller: Caller, id: string): Promise<ChunkResponse> {
-    const [chunk] = await this.storage.chunks.getMany([id]);
-    if (!chunk || !(await this.storage.projects.get(caller.userId, chunk.projectId))) throw PlatformError.notFound(`Chunk ${id} not found`);
+    const chunk = await this.storage.chunks.get(caller.userId, id);
+    if (!chunk) throw PlatformError.notFound(`Chunk ${id} not found`);
     return { success: true, chunk: toKnowledgeChunk(chunk) };
   }
 

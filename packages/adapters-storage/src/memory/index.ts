@@ -385,21 +385,26 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         }
         return out;
       },
-      async embeddingsById(ids, model) {
+      async embeddingsById(projectId, ids, model) {
         const t = tables();
         const out = new Map<string, Float32Array>();
         for (const id of ids) {
           const stored = t.embeddings.get(id);
-          if (stored?.model === model && t.chunks.has(id)) out.set(id, stored.vector.slice());
+          if (stored?.model === model && t.chunks.get(id)?.projectId === projectId) out.set(id, stored.vector.slice());
         }
         return out;
       },
-      async getMany(ids) {
+      async getMany(projectId, ids) {
         const t = tables();
         return ids.flatMap((id) => {
           const chunk = t.chunks.get(id);
-          return chunk ? [clone(chunk)] : [];
+          return chunk?.projectId === projectId ? [clone(chunk)] : [];
         });
+      },
+      async get(userId, id) {
+        const t = tables();
+        const chunk = t.chunks.get(id);
+        return chunk && t.documents.get(chunk.documentId)?.userId === userId ? clone(chunk) : undefined;
       },
       async listByDocument(documentId) {
         return chunksOf(tables(), documentId).map(clone);

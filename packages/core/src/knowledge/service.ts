@@ -770,7 +770,7 @@ export class KnowledgeBase {
       ranked = rank(hits);
       // A vector without its chunk row (a document's new vectors land just before its rows) must
       // not take a place of the topK: ask the store for as many more as were dropped.
-      return this.#withRows(ranked, pick, async (dropped) => {
+      return this.#withRows(projectId, ranked, pick, async (dropped) => {
         if (hits.length < candidatesK) return undefined; // the store has no more
         return rank(await queryStore(Math.min(candidatesK + dropped, MAX_CANDIDATES)));
       });
@@ -782,7 +782,7 @@ export class KnowledgeBase {
       // kept with the chunk rows), so a chunk's score does not depend on which lists it made.
       const missing = queryVector ? keyword.filter((k) => !cosines.has(k.id)).map((k) => k.id) : [];
       if (queryVector && missing.length > 0) {
-        for (const [id, vector] of await this.#o.storage.chunks.embeddingsById(missing, model.id)) {
+        for (const [id, vector] of await this.#o.storage.chunks.embeddingsById(projectId, missing, model.id)) {
           vectors.set(id, vector);
           cosines.set(id, dot(queryVector, vector));
         }
@@ -794,7 +794,7 @@ export class KnowledgeBase {
         pick = (pool) => this.#diversify(pool.slice(0, Math.max(topK * 4, 20)), vectors, model, topK, lambda);
       }
     }
-    return this.#withRows(ranked, pick, async () => undefined);
+    return this.#withRows(projectId, ranked, pick, async () => undefined);
   }
 
   /**
@@ -802,9 +802,12 @@ export class KnowledgeBase {
    * row is missing (its document deleted meanwhile, or re-indexed: new vectors land just before
    * their rows) is never shown without text and does not take a place: it leaves the pool and
    * the pick is made again, and when the pool runs out `more` may give a longer one (the store
-   * asked for more). Costs one read of `topK` rows when every row is there.
+   * asked for more). Costs one read of `topK` rows when every row is there. Rows are read only
+   * within `projectId`: an id the vector store answers that is another project's chunk (a store
+   * the caller controls can answer any id) counts as missing.
    */
   async #withRows(
+    projectId: string,
     ranked: { id: string; score: number }[],
     pick: (pool: readonly { id: string; score: number }[]) => { id: string; score: number }[],
     more: (dropped: number) => Promise<{ id: string; score: number }[] | undefined>,
@@ -815,7 +818,7 @@ export class KnowledgeBase {
     for (let round = 0; ; round++) {
       const picked = pick(pool);
       const unread = picked.filter((r) => !rows.has(r.id)).map((r) => r.id);
-      for (const chunk of unread.length > 0 ? await this.#o.storage.chunks.getMany(unread) : []) rows.set(chunk.id, chunk);
+      for (const chunk of unread.length > 0 ? await this.#o.storage.chunks.getMany(projectId, unread) : []) rows.set(chunk.id, chunk);
       for (const id of unread) if (!rows.has(id)) gone.add(id);
       const shown = picked.filter((r) => rows.has(r.id));
       if (shown.length === picked.length || round >= 4) {

@@ -234,17 +234,24 @@ export interface ChunkRepository {
   replaceForDocument(documentId: string, chunks: readonly ChunkRecord[], embeddings?: ChunkEmbeddings): Promise<void>;
   /**
    * The stored vectors of the document's chunks made by `model`, keyed by chunk text (empty for
-   * another model). Only re-indexing reads them: `getMany`, `listByDocument` and searches do not.
+   * another model). Only re-indexing reads them: `getMany`, `get`, `listByDocument` and searches do not.
    */
   embeddingsByText(documentId: string, model: string): Promise<Map<string, Float32Array>>;
   /**
-   * The stored vectors made by `model` of the chunks with these ids, keyed by chunk id; chunks
-   * without one (another model, or indexed before vectors were kept) are left out. MMR search
-   * reads them for candidates that only the keyword side found.
+   * The stored vectors made by `model` of the project's chunks with these ids, keyed by chunk id;
+   * chunks without one (another model, or indexed before vectors were kept) and ids that are not
+   * chunks of `projectId` are left out. MMR search reads them for candidates that only the
+   * keyword side found.
    */
-  embeddingsById(ids: readonly string[], model: string): Promise<Map<string, Float32Array>>;
-  /** The chunks with these ids, in no particular order; unknown ids are skipped. */
-  getMany(ids: readonly string[]): Promise<ChunkRecord[]>;
+  embeddingsById(projectId: string, ids: readonly string[], model: string): Promise<Map<string, Float32Array>>;
+  /**
+   * The project's chunks with these ids, in no particular order. Ids that are not chunks of
+   * `projectId` (unknown, or another project's) are skipped: the ids come from a vector store,
+   * which may be one the caller controls, so the project is the only owner check there is.
+   */
+  getMany(projectId: string, ids: readonly string[]): Promise<ChunkRecord[]>;
+  /** The chunk with this id when it belongs to a document of `userId`; undefined otherwise. */
+  get(userId: string, id: string): Promise<ChunkRecord | undefined>;
   listByDocument(documentId: string): Promise<ChunkRecord[]>;
   /** A page of the document's chunks in document order (by `index`), with their total. */
   pageByDocument(query: { documentId: string; limit: number; offset: number }): Promise<Page<ChunkRecord>>;

@@ -334,13 +334,35 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         await storage.chunks.replaceForDocument('doc_000001', [chunk('doc_000001', 'proj_000001', 0, 'only')]);
         const listed = await storage.chunks.listByDocument('doc_000001');
         expect(listed).toEqual([chunk('doc_000001', 'proj_000001', 0, 'only')]);
-        expect(await storage.chunks.getMany(['chunk_doc_000001_0', 'missing'])).toEqual(listed);
+        expect(await storage.chunks.getMany('proj_000001', ['chunk_doc_000001_0', 'missing'])).toEqual(listed);
         await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: { content: 'x' }, createdAt: at(1) });
         expect(await storage.documents.delete('user_b', 'doc_000001')).toBe(false);
         expect(await storage.documents.delete('user_a', 'doc_000001')).toBe(true);
         expect(await storage.chunks.listByDocument('doc_000001')).toEqual([]);
-        expect(await storage.chunks.getMany(['chunk_doc_000001_0'])).toEqual([]);
+        expect(await storage.chunks.getMany('proj_000001', ['chunk_doc_000001_0'])).toEqual([]);
+        expect(await storage.chunks.get('user_a', 'chunk_doc_000001_0')).toBeUndefined();
         expect(await storage.jobs.list()).toEqual([]);
+      });
+
+      it("reads chunks and their vectors by id only within the project, and one chunk only for its owner", async () => {
+        const v = (...values: number[]) => Float32Array.from(values);
+        await storage.documents.insert(document('user_a', 'proj_000001', 1));
+        await storage.documents.insert(document('user_b', 'proj_000002', 2));
+        const mine = chunk('doc_000001', 'proj_000001', 0, 'mine');
+        const theirs = chunk('doc_000002', 'proj_000002', 0, 'theirs');
+        await storage.chunks.replaceForDocument('doc_000001', [mine], { model: 'test:m1', vectors: [v(1, 0)] });
+        await storage.chunks.replaceForDocument('doc_000002', [theirs], { model: 'test:m1', vectors: [v(0, 1)] });
+        // The ids a vector store answers may name another project's chunks: they are skipped.
+        expect(await storage.chunks.getMany('proj_000001', [theirs.id, mine.id])).toEqual([mine]);
+        expect(await storage.chunks.getMany('proj_000002', [mine.id])).toEqual([]);
+        expect(await storage.chunks.getMany('proj_000404', [mine.id, theirs.id])).toEqual([]);
+        expect(await storage.chunks.embeddingsById('proj_000001', [theirs.id, mine.id], 'test:m1')).toEqual(new Map([[mine.id, v(1, 0)]]));
+        expect(await storage.chunks.embeddingsById('proj_000002', [mine.id], 'test:m1')).toEqual(new Map());
+        // One chunk by id (what a citation points at): its owner's only.
+        expect(await storage.chunks.get('user_a', mine.id)).toEqual(mine);
+        expect(await storage.chunks.get('user_a', theirs.id)).toBeUndefined();
+        expect(await storage.chunks.get('user_b', mine.id)).toBeUndefined();
+        expect(await storage.chunks.get('user_a', 'chunk_missing')).toBeUndefined();
       });
 
       it("pages a document's chunks in document order, with their total", async () => {
@@ -375,13 +397,14 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         expect((await storage.chunks.embeddingsByText('doc_000001', 'test:m1')).get('a')).toEqual(v(1, 0, 0.5));
         expect(await storage.chunks.embeddingsByText('doc_000001', 'test:m2')).toEqual(new Map());
         // By chunk id (MMR's keyword-only candidates): only that model's, unknown ids skipped.
-        const byId = await storage.chunks.embeddingsById([c1(1, 'b').id, 'chunk_missing', chunk('doc_000002', 'proj_000001', 0, 'a').id], 'test:m1');
+        const byId = await storage.chunks.embeddingsById('proj_000001', [c1(1, 'b').id, 'chunk_missing', chunk('doc_000002', 'proj_000001', 0, 'a').id], 'test:m1');
         expect(byId).toEqual(new Map([[c1(1, 'b').id, v(0, 1, -0.25)], ['chunk_doc_000002_0', v(9, 9, 9)]]));
-        expect(await storage.chunks.embeddingsById([c1(1, 'b').id], 'test:m2')).toEqual(new Map());
-        expect(await storage.chunks.embeddingsById([], 'test:m1')).toEqual(new Map());
+        expect(await storage.chunks.embeddingsById('proj_000001', [c1(1, 'b').id], 'test:m2')).toEqual(new Map());
+        expect(await storage.chunks.embeddingsById('proj_000001', [], 'test:m1')).toEqual(new Map());
         // Chunk reads carry no vectors.
         expect(await storage.chunks.listByDocument('doc_000001')).toEqual([c1(0, 'a'), c1(1, 'b')]);
-        expect(await storage.chunks.getMany([c1(0, 'a').id])).toEqual([c1(0, 'a')]);
+        expect(await storage.chunks.getMany('proj_000001', [c1(0, 'a').id])).toEqual([c1(0, 'a')]);
+        expect(await storage.chunks.get('user_a', c1(0, 'a').id)).toEqual(c1(0, 'a'));
 
         await expect(storage.chunks.replaceForDocument('doc_000001', [c1(0, 'x')], { model: 'test:m1', vectors: [] })).rejects.toThrow();
         expect((await storage.chunks.embeddingsByText('doc_000001', 'test:m1')).size).toBe(2);
@@ -500,7 +523,8 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: {}, createdAt: at(1) });
         expect(await storage.projects.delete('user_a', 'proj_000001')).toBe(true);
         expect(await storage.documents.get('user_a', 'doc_000001')).toBeUndefined();
-        expect(await storage.chunks.getMany(['chunk_doc_000001_0'])).toEqual([]);
+        expect(await storage.chunks.getMany('proj_000001', ['chunk_doc_000001_0'])).toEqual([]);
+        expect(await storage.chunks.get('user_a', 'chunk_doc_000001_0')).toBeUndefined();
         expect(await storage.chunks.keywordSearch('proj_000001', 'text', 5)).toEqual([]);
         expect(await storage.knowledgeSettings.get('proj_000001')).toBeUndefined();
         expect(await storage.jobs.list()).toEqual([]);

@@ -132,7 +132,7 @@ export function knowledgeRepositories({ db, dialect, records }: RepositoryContex
           .execute();
         return new Map(rows.map((r) => [r.text, toVector(r.embedding)]));
       },
-      async embeddingsById(ids, model) {
+      async embeddingsById(projectId, ids, model) {
         const out = new Map<string, Float32Array>();
         for (let i = 0; i < ids.length; i += 500) {
           const rows = await db
@@ -140,19 +140,31 @@ export function knowledgeRepositories({ db, dialect, records }: RepositoryContex
             .innerJoin('chunk_embeddings', 'chunk_embeddings.chunk_row_id', 'chunks.row_id')
             .select(['chunks.id as id', 'chunk_embeddings.embedding as embedding'])
             .where('chunks.id', 'in', ids.slice(i, i + 500))
+            .where('chunks.project_id', '=', projectId)
             .where('chunk_embeddings.model', '=', model)
             .execute();
           for (const r of rows) out.set(r.id, toVector(r.embedding));
         }
         return out;
       },
-      async getMany(ids) {
+      async getMany(projectId, ids) {
         const out: ChunkRecord[] = [];
         for (let i = 0; i < ids.length; i += 500) {
-          const rows = await db.selectFrom('chunks').select(CHUNK_COLUMNS).where('id', 'in', ids.slice(i, i + 500)).execute();
+          // Found by the unique id index; the project condition filters the rows it finds.
+          const rows = await db.selectFrom('chunks').select(CHUNK_COLUMNS).where('id', 'in', ids.slice(i, i + 500)).where('project_id', '=', projectId).execute();
           out.push(...rows.map(toChunk));
         }
         return out;
+      },
+      async get(userId, id) {
+        const row = await db
+          .selectFrom('chunks')
+          .innerJoin('documents', 'documents.id', 'chunks.document_id')
+          .select(CHUNK_COLUMNS.map((c) => `chunks.${c}` as const))
+          .where('chunks.id', '=', id)
+          .where('documents.user_id', '=', userId)
+          .executeTakeFirst();
+        return row && toChunk(row);
       },
       async listByDocument(documentId) {
         const rows = await db.selectFrom('chunks').select(CHUNK_COLUMNS).where('document_id', '=', documentId).orderBy('chunk_index').execute();
