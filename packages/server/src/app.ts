@@ -4,7 +4,7 @@ import { type H3Event, H3, handleCors, getRouterParams } from 'h3';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { DEFAULT_BODY_LIMIT, DEFAULT_UPLOAD_LIMIT } from './body.js';
-import { CONSOLE_ASSET_CACHE, CONSOLE_PAGE_HEADERS, type ConsoleFiles, consoleRouteDocs, readConsole } from './console.js';
+import { CONSOLE_ASSET_CACHE, CONSOLE_PAGE_HEADERS, type ConsoleFiles, consoleRouteDocs, DOCS_CSP, pageSecurityHeaders, readConsole } from './console.js';
 import { DOCS_HTML, docsAsset } from './docs.js';
 import { STATUS_BY_CODE, toErrorResponse } from './errors.js';
 import { createRouteHandler, json } from './handle-route.js';
@@ -123,13 +123,17 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
     openapi ??= JSON.stringify(buildOpenApi(apiRoutes, documented, OPENAPI_INFO));
     return new Response(openapi, { headers: { 'content-type': 'application/json; charset=utf-8' } });
   });
-  app.get('/docs', () => new Response(DOCS_HTML, { headers: { 'content-type': 'text/html; charset=utf-8' } }));
+  // /docs is a page of this origin where an API key is typed in, as the console is: the same headers.
+  const docsHeaders = pageSecurityHeaders(DOCS_CSP);
+  app.get('/docs', () => new Response(DOCS_HTML, { headers: { 'content-type': 'text/html; charset=utf-8', ...docsHeaders } }));
   app.get('/docs/:file', async (event) => {
     const asset = await docsAsset(getRouterParams(event).file ?? '');
     if (!asset) return fail(PlatformError.notFound('No such file'));
     // Cast: with lib.dom in the program (a dependency's types reference it), a
     // Uint8Array<ArrayBufferLike> is not one, though Node accepts it.
-    return new Response(asset.body as ConstructorParameters<typeof Response>[0], { headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=3600' } });
+    return new Response(asset.body as ConstructorParameters<typeof Response>[0], {
+      headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=3600', ...docsHeaders },
+    });
   });
 
   // ---- API routes ---------------------------------------------------------------------------

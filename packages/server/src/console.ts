@@ -5,30 +5,50 @@ import { z } from 'zod';
 import type { PublicRouteDoc } from './openapi.js';
 
 /**
- * The console's pages run under this policy: scripts, styles, images, fonts and API calls from
- * this server only; no inline script or style, no eval (no 'unsafe-inline', no 'unsafe-eval');
- * no plugins, no <base> rewriting, no framing (clickjacking), forms post here only.
+ * The policy of the pages this server renders, with their image sources: scripts, styles,
+ * fonts and API calls from this server only; no inline script or style, no eval (no
+ * 'unsafe-inline', no 'unsafe-eval'); no plugins, no <base> rewriting, no framing by any site
+ * (clickjacking), forms post here only.
  */
-export const CONSOLE_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-  "form-action 'self'",
-].join('; ');
+const pagePolicy = (imageSources: string) =>
+  [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src ${imageSources}`,
+    "font-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+    "form-action 'self'",
+  ].join('; ');
+
+/** The console's pages run under this policy: images from this server only. */
+export const CONSOLE_CSP = pagePolicy("'self'");
+
+/**
+ * /docs (swagger-ui) runs under the console's policy, except that its stylesheet draws its icons
+ * from `data:` URLs (images only: an image runs no script).
+ */
+export const DOCS_CSP = pagePolicy("'self' data:");
+
+/**
+ * The security headers of a page this server renders and of its files (the console and /docs,
+ * both on this origin, where an API key is typed in): under `csp` (which no other site may
+ * frame), never sniffed as another type, no referrer sent.
+ */
+export const pageSecurityHeaders = (csp: string): Readonly<Record<string, string>> => ({
+  'content-security-policy': csp,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+});
 
 /** Headers of the console's page: never cached (it names the current hashed assets), under the CSP. */
 export const CONSOLE_PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/html; charset=utf-8',
   'cache-control': 'no-cache',
-  'content-security-policy': CONSOLE_CSP,
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  ...pageSecurityHeaders(CONSOLE_CSP),
 };
 
 /** Asset names carry a content hash (Vite's `name-HASH.ext`): a changed file gets a new name, so they are cached for good. */

@@ -13,8 +13,15 @@ const ASSETS: ReadonlyMap<string, string> = new Map([
   ['favicon-32x32.png', 'image/png'],
 ]);
 
-const INIT_SCRIPT = `window.addEventListener('load', () => {
-  window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', persistAuthorization: true });
+/**
+ * Starts swagger-ui. The API key given to "Authorize" stays in the page's memory only:
+ * `persistAuthorization` (swagger-ui's one use of Web Storage) would keep it in localStorage on
+ * this origin, the console's, readable by any script that ever runs there and kept after the tab
+ * closes. What an earlier version of this page kept there (`authorized`) is removed.
+ */
+const INIT_SCRIPT = `try { localStorage.removeItem('authorized'); } catch {}
+window.addEventListener('load', () => {
+  window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', persistAuthorization: false });
 });
 `;
 

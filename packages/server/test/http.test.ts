@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONSOLE_CSP, DOCS_CSP } from '../src/console.js';
 import { apiRoutes } from '../src/routes.js';
 import { startTestServer, type TestServer } from './helpers.js';
 
@@ -40,6 +41,27 @@ describe('authentication', () => {
     expect(bundle.status).toBe(200);
     expect((await bundle.text()).length).toBeGreaterThan(100_000);
     expect((await fetch(`${s.url}/docs/..%2fpackage.json`)).status).toBe(404);
+  });
+
+  it("sends the console's security headers on /docs and its files: its CSP (no framing by any site), nosniff, no referrer", async () => {
+    for (const path of ['/docs', '/docs/init.js', '/docs/swagger-ui-bundle.js', '/docs/swagger-ui.css', '/docs/favicon-32x32.png']) {
+      const res = await fetch(`${s.url}${path}`);
+      expect(res.status, path).toBe(200);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      expect(csp, path).toBe(DOCS_CSP);
+      expect(csp, path).toContain("frame-ancestors 'none'");
+      expect(csp, path).toContain("script-src 'self'");
+      // The console's policy but for swagger-ui's icons (data: images); nothing else is loosened.
+      expect(csp.replace("img-src 'self' data:", "img-src 'self'"), path).toBe(CONSOLE_CSP);
+      expect(csp, path).not.toMatch(/unsafe-inline|unsafe-eval|\*|https?:/);
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(res.headers.get('referrer-policy'), path).toBe('no-referrer');
+    }
+    // The page keeps no key: swagger-ui is started without persistAuthorization, and what an
+    // earlier version kept is removed (in real Chromium: packages/console/test/docs-page.test.ts).
+    const init = await (await fetch(`${s.url}/docs/init.js`)).text();
+    expect(init).toContain('persistAuthorization: false');
+    expect(init).toContain("localStorage.removeItem('authorized')");
   });
 
   it('documents every API route in /openapi.json', async () => {
