@@ -29,6 +29,7 @@ const timeouts = { testTimeout: 30_000, hookTimeout: 60_000 };
 const POSTGRES_SUITES = [
   'http',
   'chats',
+  'chat-ids',
   'completions',
   'client-tools',
   'credentials',

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { postgresStorage } from '../src/postgres/index.js';
 import { migrations } from '../src/postgres/schema.js';
 import { sqliteStorage } from '../src/sqlite/index.js';
+import { expectChatsKeyedByUser, source } from './chats-before-ids.js';
 
 // The conformance suite against a real PostgreSQL server (the test run's private cluster): a new
 // database for each test.
@@ -169,6 +170,36 @@ describe('postgres specifics', () => {
       await expect(db.updateTable('credentials').set({ is_default: true }).where('id', '=', 'cred_1').execute()).rejects.toMatchObject({ code: '23505', constraint: 'credentials_default' });
     } finally {
       await db.destroy();
+    }
+  });
+
+  it("migration 0011 keys chats by user and id, keeping every chat and message, and lets another user take an existing chat's id", async () => {
+    const url = await postgresDatabase();
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) });
+    try {
+      const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo('0009_project_instructions');
+      if (error) throw error;
+      await db.insertInto('users').values([{ id: 'user_u', created_at: at }, { id: 'user_v', created_at: at }]).execute();
+      const project = { model: 'm', provider: 'openai', created_at: at, updated_at: at };
+      await db.insertInto('projects').values([{ ...project, id: 'proj_u', user_id: 'user_u', name: 'u' }, { ...project, id: 'proj_v', user_id: 'user_v', name: 'v' }]).execute();
+      await db
+        .insertInto('chats')
+        .values([
+          { id: 'my-chat', user_id: 'user_u', project_id: 'proj_u', name: 'Mine', created_at: new Date(1), updated_at: new Date(2) },
+          { id: 'chat_v', user_id: 'user_v', project_id: 'proj_v', name: 'Theirs', created_at: at, updated_at: at },
+        ])
+        .execute();
+      const message = (chatId: string, position: number, content: string, sources: unknown = null) =>
+        ({ chat_id: chatId, position, role: 'user', content, tool_calls: null, tool_call_id: null, created_at: at, sources: sources === null ? null : JSON.stringify(sources) });
+      await db.insertInto('chat_messages').values([message('my-chat', 0, 'hi'), message('my-chat', 1, 'hello [1]', [source]), message('chat_v', 0, 'yo')]).execute();
+    } finally {
+      await db.destroy();
+    }
+    const storage = await postgresStorage({ connectionString: url });
+    try {
+      await expectChatsKeyedByUser(storage);
+    } finally {
+      await storage.close();
     }
   });
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keywordTerms } from '@agent-platform/core';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { sqliteStorage } from '../src/sqlite/index.js';
+import { expectChatsKeyedByUser, source } from './chats-before-ids.js';
 import { KEYWORD_TERMS_FUNCTION, migrations } from '../src/sqlite/schema.js';
 
 let dir: string;
@@ -60,7 +61,7 @@ describe('sqlite specifics', () => {
     const raw = inspect(path);
     try {
       const applied = raw.prepare('select name from kysely_migration order by name').all();
-      expect(applied).toEqual([{ name: '0001_users_keys_projects' }, { name: '0002_user_project_count' }, { name: '0003_knowledge' }, { name: '0004_credentials_chats' }, { name: '0005_tools' }, { name: '0006_mcp_servers' }, { name: '0007_chunk_embeddings' }, { name: '0008_keyword_terms' }, { name: '0009_document_sources' }, { name: '0010_credential_url_secrets' }, { name: '0011_project_credentials' }, { name: '0012_job_leases' }, { name: '0013_blobs_locks' }, { name: '0014_streams' }, { name: '0015_stream_leases' }, { name: '0016_credential_defaults' }, { name: '0017_message_sources' }, { name: '0018_project_instructions' }]);
+      expect(applied).toEqual([{ name: '0001_users_keys_projects' }, { name: '0002_user_project_count' }, { name: '0003_knowledge' }, { name: '0004_credentials_chats' }, { name: '0005_tools' }, { name: '0006_mcp_servers' }, { name: '0007_chunk_embeddings' }, { name: '0008_keyword_terms' }, { name: '0009_document_sources' }, { name: '0010_credential_url_secrets' }, { name: '0011_project_credentials' }, { name: '0012_job_leases' }, { name: '0013_blobs_locks' }, { name: '0014_streams' }, { name: '0015_stream_leases' }, { name: '0016_credential_defaults' }, { name: '0017_message_sources' }, { name: '0018_project_instructions' }, { name: '0020_chat_ids' }]);
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
       // foreign keys: a project of a missing user is refused; deleting a user removes its rows
       await expect(
@@ -144,6 +145,34 @@ describe('sqlite specifics', () => {
       expect(await storage.projects.get('user_u', 'proj_2')).toMatchObject({ description: 'Only a description', instructions: '' });
     } finally {
       await storage.close();
+    }
+  });
+
+  it("migration 0020 keys chats by user and id, keeping every chat and message, and lets another user take an existing chat's id", async () => {
+    const path = join(dir, 'chat-ids.sqlite');
+    const raw = await legacyFile(path, '0018_project_instructions');
+    raw.exec(`insert into users (id, created_at) values ('user_u', 1), ('user_v', 1);
+      insert into projects (id, user_id, name, model, provider, created_at, updated_at) values ('proj_u', 'user_u', 'u', 'm', 'openai', 1, 1), ('proj_v', 'user_v', 'v', 'm', 'openai', 1, 1);
+      insert into chats (id, user_id, project_id, name, created_at, updated_at) values ('my-chat', 'user_u', 'proj_u', 'Mine', 1, 2), ('chat_v', 'user_v', 'proj_v', 'Theirs', 3, 4);
+      insert into chat_messages (chat_id, position, role, content, tool_calls, tool_call_id, created_at, sources) values
+        ('my-chat', 0, 'user', 'hi', null, null, 5, null),
+        ('my-chat', 1, 'assistant', 'hello [1]', null, null, 6, '${JSON.stringify([source])}'),
+        ('chat_v', 0, 'user', 'yo', null, null, 7, null);`);
+    raw.close();
+    const storage = await openFile(path);
+    try {
+      await expectChatsKeyedByUser(storage);
+    } finally {
+      await storage.close();
+    }
+    const after = inspect(path);
+    try {
+      expect(after.prepare('select count(*) as n from chat_messages').get()).toEqual({ n: 2 });
+      expect(after.pragma('foreign_key_check')).toEqual([]);
+      const plan = (query: string) => (after.prepare(`explain query plan ${query}`).all() as { detail: string }[]).map((r) => r.detail).join(' | ');
+      expect(plan("select * from chats where user_id = 'u' order by created_at desc, id desc limit 20")).toContain('chats_user_created');
+    } finally {
+      after.close();
     }
   });
 

@@ -28,6 +28,19 @@ export function hasIdForm(kind: IdKind, value: string): boolean {
   return value.startsWith(prefix) && /^[0-9a-z]+$/i.test(value.slice(prefix.length));
 }
 
+/**
+ * The one form of a chat id: 1-200 letters, digits, `_` or `-` (URL-safe as a path segment, no
+ * dot that `..` could make a path of). The ids the service makes (`chat_` + 22 letters and
+ * digits) have it, and so must an id a client chooses for a new chat. Chat ids are unique per
+ * user: the same id names a different chat for each user.
+ */
+export const CHAT_ID_RULE = '1-200 letters, digits, _ or -';
+
+/** True when `value` has the form of a chat id (`CHAT_ID_RULE`). */
+export function isChatId(value: string): boolean {
+  return /^[A-Za-z0-9_-]{1,200}$/.test(value);
+}
+
 /** Makes identifiers; injectable for deterministic tests. */
 export interface IdGenerator {
   /** A new unique id of the kind, `<prefix>_<opaque>`. */

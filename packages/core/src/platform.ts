@@ -18,7 +18,7 @@ import {
 import { generateKey, keyLookup, keyMatches, keySummary } from './auth/keys.js';
 import { type Clock, systemClock } from './clock.js';
 import { isPlatformError, PlatformError } from './errors.js';
-import { createIdGenerator, hasIdForm, type IdGenerator } from './ids.js';
+import { CHAT_ID_RULE, createIdGenerator, hasIdForm, type IdGenerator, isChatId } from './ids.js';
 import { decodeCursor, encodeCursor, toProject } from './projects.js';
 import {
   type ApiKeySummary,
@@ -645,15 +645,7 @@ export class AgentPlatform {
       if (!body.chatId) throw PlatformError.invalid('chatId: required on /api/v1/ai/chat/completions', [{ path: ['chatId'], code: 'invalid_type', message: 'required' }]);
       if (!chat) {
         if (!named) throw PlatformError.notFound('Chat not found');
-        // An unknown chat id is created for the caller when `model` names one of their projects.
-        const now = this.clock.now();
-        const record: ChatRecord = { id: body.chatId, userId: caller.userId, projectId: named.id, name: 'New chat', createdAt: now, updatedAt: now };
-        try {
-          await this.storage.chats.insert(record);
-        } catch {
-          throw PlatformError.notFound('Chat not found'); // the id is taken (by another user)
-        }
-        chat = record;
+        chat = await this.#openChat(caller, body.chatId, named.id);
       }
     } else if (body.chatId && !chat) {
       throw PlatformError.notFound('Chat not found');
@@ -986,6 +978,27 @@ export class AgentPlatform {
     };
   }
 
+  /**
+   * The caller's chat of an id the client chose, created (in `projectId`) when the caller has
+   * none. Chat ids are unique per user: another user's chat of the same id is neither found nor
+   * in the way, so every unknown id is answered alike and no id can be taken from anyone. A new
+   * id must have the form of a chat id (`CHAT_ID_RULE`).
+   */
+  async #openChat(caller: Caller, id: string, projectId: string): Promise<ChatRecord> {
+    if (!isChatId(id)) throw PlatformError.invalid(`chatId: ${CHAT_ID_RULE}`, [{ path: ['chatId'], code: 'invalid_format', message: CHAT_ID_RULE }]);
+    const now = this.clock.now();
+    const record: ChatRecord = { id, userId: caller.userId, projectId, name: 'New chat', createdAt: now, updatedAt: now };
+    try {
+      await this.storage.chats.insert(record);
+      return record;
+    } catch (error) {
+      // Created meanwhile by another request of the caller's: that one is the chat.
+      const existing = isPlatformError(error) && error.code === 'conflict' ? await this.storage.chats.get(caller.userId, id) : undefined;
+      if (!existing) throw error;
+      return existing;
+    }
+  }
+
   async #chat(caller: Caller, chatId: string): Promise<ChatRecord> {
     const chat = await this.storage.chats.get(caller.userId, chatId);
     if (!chat) throw PlatformError.notFound('Chat not found');
@@ -995,7 +1008,7 @@ export class AgentPlatform {
   /** `GET /api/chats/{chatId}/messages`: every stored message, in order (tool calls and results included). */
   async chatMessages(caller: Caller, chatId: string): Promise<ChatMessagesResponse> {
     await this.#chat(caller, chatId);
-    const messages = await this.storage.chats.messages(chatId);
+    const messages = await this.storage.chats.messages(caller.userId, chatId);
     return {
       success: true,
       messages: messages.map((m) => ({

@@ -90,6 +90,8 @@ export interface Database {
   locks: { name: string };
   chats: { id: string; user_id: string; project_id: string; name: string; created_at: Timestamp; updated_at: Timestamp };
   chat_messages: {
+    /** The chat's user: chat ids are unique per user (SQLite 0020, PostgreSQL 0011). */
+    user_id: string;
     chat_id: string;
     position: number;
     role: string;

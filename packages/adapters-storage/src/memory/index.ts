@@ -32,7 +32,9 @@ interface Tables {
   settings: Map<string, Record<string, unknown>>;
   jobs: Map<string, JobRecord>;
   credentials: Map<string, CredentialRecord>;
+  /** By `chatKey(userId, id)`: chat ids are unique per user. */
   chats: Map<string, ChatRecord>;
+  /** By `chatKey(userId, chatId)`. */
   messages: Map<string, ChatMessageRecord[]>;
   tools: Map<string, ToolRecord>;
   mcpServers: Map<string, McpServerRecord>;
@@ -127,6 +129,9 @@ function projectPage<T extends ListPosition & { readonly userId: string; readonl
   const matching = [...map.values()].filter((r) => r.userId === query.userId && r.projectId === query.projectId).sort(compareNewestFirst);
   return { items: matching.slice(query.offset, query.offset + query.limit).map(clone), total: matching.length, start: query.offset };
 }
+
+/** The key of a user's chat: ids are unique per user, so the user is part of it. */
+const chatKey = (userId: string, id: string): string => `${userId}\u0000${id}`;
 
 function insertUnique<T>(map: Map<string, T>, id: string, row: T, what: string): void {
   if (map.has(id)) throw new Error(`${what} ${id} already exists`);
@@ -292,8 +297,8 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         for (const file of [...t.files.values()]) if (file.projectId === id) t.files.delete(file.id);
         for (const chat of [...t.chats.values()]) {
           if (chat.projectId === id) {
-            t.chats.delete(chat.id);
-            t.messages.delete(chat.id);
+            t.chats.delete(chatKey(chat.userId, chat.id));
+            t.messages.delete(chatKey(chat.userId, chat.id));
           }
         }
         for (const tool of [...t.tools.values()]) if (tool.projectId === id) t.tools.delete(tool.id);
@@ -472,12 +477,14 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
       async insert(chat) {
         const t = tables();
         if (t.projects.get(chat.projectId)?.userId !== chat.userId) throw new Error(`Project ${chat.projectId} does not exist`);
-        insertUnique(t.chats, chat.id, clone(chat), 'Chat');
-        t.messages.set(chat.id, []);
+        const key = chatKey(chat.userId, chat.id);
+        if (t.chats.has(key)) throw new PlatformError('conflict', `Chat ${chat.id} already exists`);
+        t.chats.set(key, clone(chat));
+        t.messages.set(key, []);
       },
       async get(userId, id) {
-        const chat = tables().chats.get(id);
-        return chat?.userId === userId ? clone(chat) : undefined;
+        const chat = tables().chats.get(chatKey(userId, id));
+        return chat && clone(chat);
       },
       async list(query) {
         const matching = [...tables().chats.values()]
@@ -486,27 +493,26 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         return { items: matching.slice(query.offset, query.offset + query.limit).map(clone), total: matching.length, start: query.offset };
       },
       async update(userId, id, patch) {
-        return patchRow(tables().chats, id, patch, userId);
+        return patchRow(tables().chats, chatKey(userId, id), patch, userId);
       },
       async delete(userId, id) {
         const t = tables();
-        if (t.chats.get(id)?.userId !== userId) return false;
-        t.messages.delete(id);
-        return t.chats.delete(id);
+        t.messages.delete(chatKey(userId, id));
+        return t.chats.delete(chatKey(userId, id));
       },
-      async touch(id, at) {
+      async touch(userId, id, at) {
         const t = tables();
-        const chat = t.chats.get(id);
-        if (chat) t.chats.set(id, { ...chat, updatedAt: new Date(at.getTime()) });
+        const chat = t.chats.get(chatKey(userId, id));
+        if (chat) t.chats.set(chatKey(userId, id), { ...chat, updatedAt: new Date(at.getTime()) });
       },
-      async appendMessages(chatId, messages) {
-        const list = tables().messages.get(chatId);
+      async appendMessages(userId, chatId, messages) {
+        const list = tables().messages.get(chatKey(userId, chatId));
         if (!list) throw new Error(`Chat ${chatId} does not exist`);
         // An empty list of sources is stored as none, as the other stores do.
         for (const { sources, ...m } of messages) list.push(clone({ ...m, ...(sources?.length ? { sources } : {}), chatId, position: list.length }));
       },
-      async messages(chatId) {
-        return (tables().messages.get(chatId) ?? []).map(clone);
+      async messages(userId, chatId) {
+        return (tables().messages.get(chatKey(userId, chatId)) ?? []).map(clone);
       },
     },
     tools: {

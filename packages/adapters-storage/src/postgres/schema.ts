@@ -275,6 +275,25 @@ export const migrations: Record<string, Migration> = {
       await addProjectInstructions(db);
     },
   },
+  // Chat ids are unique per user (SQLite's 0020): chats are keyed by (user_id, id), messages
+  // carry their chat's user and refer to the chat by both.
+  '0011_chat_ids': {
+    async up(db: Kysely<any>) {
+      await sql`alter table chat_messages add column user_id text`.execute(db);
+      await sql`update chat_messages m set user_id = c.user_id from chats c where c.id = m.chat_id`.execute(db);
+      await sql`alter table chat_messages alter column user_id set not null`.execute(db);
+      // The foreign key on chat_id alone (named by PostgreSQL when 0001 made it), then the keys.
+      const { rows } = await sql<{ name: string }>`select conname as name from pg_constraint
+        where conrelid = 'chat_messages'::regclass and contype = 'f'`.execute(db);
+      for (const { name } of rows) await sql`alter table chat_messages drop constraint ${sql.id(name)}`.execute(db);
+      await sql`alter table chat_messages drop constraint chat_messages_pk`.execute(db);
+      await sql`alter table chats drop constraint chats_pkey`.execute(db);
+      await sql`alter table chats add constraint chats_pkey primary key (user_id, id)`.execute(db);
+      await sql`alter table chat_messages add constraint chat_messages_pk primary key (user_id, chat_id, position)`.execute(db);
+      await sql`alter table chat_messages add constraint chat_messages_chat_fkey
+        foreign key (user_id, chat_id) references chats (user_id, id) on delete cascade`.execute(db);
+    },
+  },
 };
 
 /**

@@ -3850,7 +3850,7 @@ export interface operations {
                 "application/json": {
                     /** @description Not supported (400 unless left out or null): answers are text only */
                     audio?: null;
-                    /** @description Keeps the conversation: earlier messages are sent, the new ones stored */
+                    /** @description Keeps the conversation: earlier messages are sent, the new ones stored. Chat ids are the caller's own (another user's chat of the same id is a different chat); on /api/v1/ai/chat/completions an id the caller has no chat of makes a new chat when "model" is one of their projects, and must then be 1-200 letters, digits, _ or - */
                     chatId?: string;
                     /** @description Forwarded to the model */
                     frequency_penalty?: number | null;
@@ -4276,7 +4276,7 @@ export interface operations {
                 "application/json": {
                     /** @description Not supported (400 unless left out or null): answers are text only */
                     audio?: null;
-                    /** @description Keeps the conversation: earlier messages are sent, the new ones stored */
+                    /** @description Keeps the conversation: earlier messages are sent, the new ones stored. Chat ids are the caller's own (another user's chat of the same id is a different chat); on /api/v1/ai/chat/completions an id the caller has no chat of makes a new chat when "model" is one of their projects, and must then be 1-200 letters, digits, _ or - */
                     chatId?: string;
                     /** @description Forwarded to the model */
                     frequency_penalty?: number | null;

@@ -231,7 +231,7 @@ export class Agents {
     // The turn's inputs do not depend on each other: the credential, the chat's history, the
     // knowledge hits and each source's tools are read at once. A request with no question of its
     // own (tool results continuing the chat's last turn) searches with the chat's last question.
-    const history = chat ? this.o.storage.chats.messages(chat.id).then((messages) => messages.map(fromRecord)) : Promise.resolve([]);
+    const history = chat ? this.o.storage.chats.messages(chat.userId, chat.id).then((messages) => messages.map(fromRecord)) : Promise.resolve([]);
     const question = project && this.o.knowledge ? (lastUserText(requested) ?? (chat ? history.then(lastUserText) : undefined)) : undefined;
     const knowledge = this.o.knowledge;
     const [model, earlier, hits, toolLists] = await Promise.all([
@@ -280,10 +280,11 @@ export class Agents {
             const fresh = [...input.filter((m) => m.role !== 'system'), ...event.messages];
             const last = fresh.findLastIndex((m) => m.role === 'assistant');
             await storage.chats.appendMessages(
+              chat.userId,
               chat.id,
               fresh.map((m, i) => toRecord(m, createdAt, i === last ? stored : undefined)),
             );
-            await storage.chats.touch(chat.id, createdAt);
+            await storage.chats.touch(chat.userId, chat.id, createdAt);
           }
           yield event;
         }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CHAT_ID_RULE } from '../ids.js';
 import { sizedText } from './common.js';
 import { ToolName, ToolParameters } from './tools.js';
 
@@ -183,7 +184,14 @@ export const ChatCompletionRequest = z
       prompt_cache_options: unused(anyObject, "a prompt cache hint for OpenAI's servers"),
       metadata: unused(z.record(z.string().max(64), z.string().max(512)), 'tags of stored completions (none are stored)'),
       prediction: unused(anyObject, 'a latency hint: the answer is the same without it'),
-      chatId: z.string().min(1).max(200).optional().describe('Keeps the conversation: earlier messages are sent, the new ones stored'),
+      chatId: z
+        .string()
+        .min(1)
+        .max(200)
+        .optional()
+        .describe(
+          `Keeps the conversation: earlier messages are sent, the new ones stored. Chat ids are the caller's own (another user's chat of the same id is a different chat); on /api/v1/ai/chat/completions an id the caller has no chat of makes a new chat when "model" is one of their projects, and must then be ${CHAT_ID_RULE}`,
+        ),
       streamId: z.string().min(1).max(200).optional().describe('Also write the events to this stream of the chat (resumable)'),
       provider: z.enum(['openai', 'ollama', 'local']).optional().describe('Provider of `model` when it is not a project'),
     },

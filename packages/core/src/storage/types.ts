@@ -430,6 +430,10 @@ export interface CredentialRepository {
 }
 
 export interface ChatRecord {
+  /**
+   * Unique per user, not across users: a chat is always addressed by its user and its id, so
+   * another user's chat of the same id is never found, and no id can be taken from another user.
+   */
   readonly id: string;
   readonly userId: string;
   readonly projectId: string;
@@ -473,21 +477,22 @@ export interface ChatMessageRecord {
   readonly createdAt: Date;
 }
 
+/** Chats are keyed by their user and id together (`ChatRecord.id` is unique per user only). */
 export interface ChatRepository {
+  /** Throws a `conflict` PlatformError when the user already has a chat of that id (another user's of the same id is no conflict). */
   insert(chat: ChatRecord): Promise<void>;
   get(userId: string, id: string): Promise<ChatRecord | undefined>;
-  /** Newest first (by creation). */
-  /** The user's chats, newest first; only those of `projectId` when given. */
+  /** The user's chats, newest first (by creation); only those of `projectId` when given. */
   list(query: { userId: string; projectId?: string | undefined; limit: number; offset: number }): Promise<Page<ChatRecord>>;
   /** Changes the user's chat (its name); undefined when the user has no such chat. */
   update(userId: string, id: string, patch: ChatPatch): Promise<ChatRecord | undefined>;
-  /** Deletes the chat with its messages. */
+  /** Deletes the user's chat with its messages. */
   delete(userId: string, id: string): Promise<boolean>;
-  touch(id: string, at: Date): Promise<void>;
-  /** Appends messages at the end of the chat, atomically; positions are assigned here. */
-  appendMessages(chatId: string, messages: readonly Omit<ChatMessageRecord, 'chatId' | 'position'>[]): Promise<void>;
-  /** All messages of the chat, in order. */
-  messages(chatId: string): Promise<ChatMessageRecord[]>;
+  touch(userId: string, id: string, at: Date): Promise<void>;
+  /** Appends messages at the end of the user's chat, atomically; positions are assigned here. */
+  appendMessages(userId: string, chatId: string, messages: readonly Omit<ChatMessageRecord, 'chatId' | 'position'>[]): Promise<void>;
+  /** All messages of the user's chat, in order (none when the user has no such chat). */
+  messages(userId: string, chatId: string): Promise<ChatMessageRecord[]>;
 }
 
 export interface ToolRecord {

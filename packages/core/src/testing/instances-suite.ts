@@ -27,9 +27,9 @@ export function describeSharedWrites(current: () => StorageAdapter, options: Sto
       await storage.chats.insert({ id: 'chat_1', userId: 'user_a', projectId: 'proj_c', name: 'c', createdAt: at, updatedAt: at });
       const message = (text: string) => ({ role: 'user' as const, content: text, toolCalls: null, toolCallId: null, createdAt: at });
       await Promise.all(
-        Array.from({ length: 30 }, (_, i) => (i % 2 ? storage : other).chats.appendMessages('chat_1', [message(`${i}a`), message(`${i}b`)])),
+        Array.from({ length: 30 }, (_, i) => (i % 2 ? storage : other).chats.appendMessages('user_a', 'chat_1', [message(`${i}a`), message(`${i}b`)])),
       );
-      const stored = await storage.chats.messages('chat_1');
+      const stored = await storage.chats.messages('user_a', 'chat_1');
       expect(stored.map((m) => m.position)).toEqual(Array.from({ length: 60 }, (_, p) => p));
       // Each append's two messages are adjacent: no other append slipped between them.
       for (let p = 0; p < 60; p += 2) expect(String(stored[p + 1]?.content).replace('b', 'a')).toBe(stored[p]?.content);

@@ -664,12 +664,12 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         expect([ofSecond.items.map((c) => c.id), ofSecond.total]).toEqual([['chat_3'], 1]);
         expect((await storage.chats.list({ userId: 'user_b', projectId: 'proj_000002', limit: 10, offset: 0 })).total).toBe(0);
         await storage.chats.delete('user_a', 'chat_3');
-        await storage.chats.appendMessages('chat_1', [
+        await storage.chats.appendMessages('user_a', 'chat_1', [
           { role: 'user', content: 'hi', toolCalls: null, toolCallId: null, createdAt: at(3) },
           { role: 'assistant', content: null, toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{"q":1}' }], toolCallId: null, createdAt: at(3) },
         ]);
-        await storage.chats.appendMessages('chat_1', [{ role: 'tool', content: '42', toolCalls: null, toolCallId: 'call_1', createdAt: at(4) }]);
-        const messages = await storage.chats.messages('chat_1');
+        await storage.chats.appendMessages('user_a', 'chat_1', [{ role: 'tool', content: '42', toolCalls: null, toolCallId: 'call_1', createdAt: at(4) }]);
+        const messages = await storage.chats.messages('user_a', 'chat_1');
         expect(messages.map((m) => [m.position, m.role])).toEqual([
           [0, 'user'],
           [1, 'assistant'],
@@ -682,13 +682,48 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         expect(await storage.chats.update('user_a', 'chat_1', { name: 'Refunds', updatedAt: at(5) })).toEqual({ ...chat, name: 'Refunds', updatedAt: at(5) });
         expect(await storage.chats.get('user_a', 'chat_1')).toEqual({ ...chat, name: 'Refunds', updatedAt: at(5) });
         expect(await storage.chats.update('user_a', 'chat_missing', { name: 'x', updatedAt: at(5) })).toBeUndefined();
-        await storage.chats.touch('chat_1', at(10));
+        await storage.chats.touch('user_a', 'chat_1', at(10));
         expect((await storage.chats.get('user_a', 'chat_1'))?.updatedAt).toEqual(at(10));
         expect(await storage.chats.delete('user_b', 'chat_1')).toBe(false);
         expect(await storage.chats.delete('user_a', 'chat_1')).toBe(true);
-        expect(await storage.chats.messages('chat_1')).toEqual([]);
+        expect(await storage.chats.messages('user_a', 'chat_1')).toEqual([]);
         await storage.projects.delete('user_a', 'proj_000001');
         expect(await storage.chats.get('user_a', 'chat_2')).toBeUndefined();
+      });
+
+      it("keys chats by user and id: another user's chat of the same id is a separate chat, the user's own duplicate a conflict", async () => {
+        await storage.projects.insert(project('user_a', 1));
+        await storage.projects.insert(project('user_b', 2));
+        const mine = { id: 'shared-id', userId: 'user_a', projectId: 'proj_000001', name: 'A', createdAt: at(1), updatedAt: at(1) };
+        const theirs = { ...mine, userId: 'user_b', projectId: 'proj_000002', name: 'B', createdAt: at(2), updatedAt: at(2) };
+        await storage.chats.insert(mine);
+        await storage.chats.insert(theirs);
+        await expect(storage.chats.insert({ ...mine, name: 'again' })).rejects.toMatchObject({ code: 'conflict' });
+        expect(await storage.chats.get('user_a', 'shared-id')).toEqual(mine);
+        expect(await storage.chats.get('user_b', 'shared-id')).toEqual(theirs);
+        const say = (content: string) => ({ role: 'user' as const, content, toolCalls: null, toolCallId: null, createdAt: at(3) });
+        await storage.chats.appendMessages('user_a', 'shared-id', [say('a0'), say('a1')]);
+        await storage.chats.appendMessages('user_b', 'shared-id', [say('b0')]);
+        expect((await storage.chats.messages('user_a', 'shared-id')).map((m) => [m.position, m.content])).toEqual([[0, 'a0'], [1, 'a1']]);
+        expect((await storage.chats.messages('user_b', 'shared-id')).map((m) => [m.position, m.content])).toEqual([[0, 'b0']]);
+        await expect(storage.chats.appendMessages('user_a', 'chat_missing', [say('x')])).rejects.toThrow();
+        // Each call reaches its user's chat only.
+        await storage.chats.touch('user_b', 'shared-id', at(9));
+        expect((await storage.chats.get('user_a', 'shared-id'))?.updatedAt).toEqual(at(1));
+        expect(await storage.chats.update('user_b', 'shared-id', { name: 'B2', updatedAt: at(10) })).toMatchObject({ name: 'B2', userId: 'user_b' });
+        expect((await storage.chats.get('user_a', 'shared-id'))?.name).toBe('A');
+        expect(await storage.chats.delete('user_b', 'shared-id')).toBe(true);
+        expect(await storage.chats.get('user_b', 'shared-id')).toBeUndefined();
+        expect(await storage.chats.messages('user_b', 'shared-id')).toEqual([]);
+        expect(await storage.chats.get('user_a', 'shared-id')).toEqual(mine);
+        expect(await storage.chats.messages('user_a', 'shared-id')).toHaveLength(2);
+        // Made again after its deletion, it starts empty.
+        await storage.chats.insert(theirs);
+        expect(await storage.chats.messages('user_b', 'shared-id')).toEqual([]);
+        // A project's deletion takes its user's chats only.
+        await storage.projects.delete('user_b', 'proj_000002');
+        expect(await storage.chats.get('user_b', 'shared-id')).toBeUndefined();
+        expect(await storage.chats.messages('user_a', 'shared-id')).toHaveLength(2);
       });
 
       it("keeps an answer's sources with its message, in order, and none for messages given none or an empty list", async () => {
@@ -699,17 +734,17 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
           { index: 2, chunkId: 'chunk_a', documentId: 'doc_1', fileName: 'shipping.md', score: 0.25, excerpt: '' },
         ];
         const input = sources.map((s) => ({ ...s }));
-        await storage.chats.appendMessages('chat_s', [
+        await storage.chats.appendMessages('user_a', 'chat_s', [
           { role: 'user', content: 'refunds?', toolCalls: null, toolCallId: null, createdAt: at(2) },
           { role: 'assistant', content: 'Within 30 days [1].', toolCalls: null, toolCallId: null, sources: input, createdAt: at(2) },
           { role: 'assistant', content: 'And nothing else.', toolCalls: null, toolCallId: null, sources: [], createdAt: at(3) },
         ]);
         input[0] = { ...sources[1], index: 9 } as (typeof input)[number];
-        const messages = await storage.chats.messages('chat_s');
+        const messages = await storage.chats.messages('user_a', 'chat_s');
         expect(messages.map((m) => m.sources)).toEqual([undefined, sources, undefined]);
         expect(messages[1]).toEqual({ chatId: 'chat_s', position: 1, role: 'assistant', content: 'Within 30 days [1].', toolCalls: null, toolCallId: null, sources, createdAt: at(2) });
         (messages[1]?.sources as unknown as { index: number }[])[0] = { index: 7 };
-        expect((await storage.chats.messages('chat_s'))[1]?.sources).toEqual(sources);
+        expect((await storage.chats.messages('user_a', 'chat_s'))[1]?.sources).toEqual(sources);
       });
     });
 

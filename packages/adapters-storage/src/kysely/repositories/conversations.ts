@@ -10,7 +10,7 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
   return {
     chats: {
       async insert(chat) {
-        await db
+        const result = await db
           .insertInto('chats')
           .values({
             id: chat.id,
@@ -20,7 +20,10 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
             created_at: time(chat.createdAt),
             updated_at: time(chat.updatedAt),
           })
-          .execute();
+          // The primary key: a chat id is unique per user (another user's of the same id is no conflict).
+          .onConflict((oc) => oc.columns(['user_id', 'id']).doNothing())
+          .executeTakeFirst();
+        if ((result.numInsertedOrUpdatedRows ?? 0n) === 0n) throw new PlatformError('conflict', `Chat ${chat.id} already exists`);
       },
       async get(userId, id) {
         const row = await db.selectFrom('chats').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
@@ -43,25 +46,27 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
         const result = await db.deleteFrom('chats').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
         return result.numDeletedRows > 0n;
       },
-      async touch(id, at) {
-        await db.updateTable('chats').set({ updated_at: time(at) }).where('id', '=', id).execute();
+      async touch(userId, id, at) {
+        await db.updateTable('chats').set({ updated_at: time(at) }).where('user_id', '=', userId).where('id', '=', id).execute();
       },
-      async appendMessages(chatId, messages) {
+      async appendMessages(userId, chatId, messages) {
         if (messages.length === 0) return;
         await atomically(db, async (tx) => {
           // Updating the chat's row first locks it (PostgreSQL's row lock, SQLite's write lock):
           // appends to one chat from several instances queue here, and each reads the position
           // after the previous one committed (no duplicate position, no primary key violation).
-          await tx.updateTable('chats').set((eb) => ({ updated_at: eb.ref('updated_at') })).where('id', '=', chatId).execute();
+          await tx.updateTable('chats').set((eb) => ({ updated_at: eb.ref('updated_at') })).where('user_id', '=', userId).where('id', '=', chatId).execute();
           const { next } = await tx
             .selectFrom('chat_messages')
             .select((eb) => eb.fn.coalesce(eb.fn.max('position'), eb.val(-1)).as('next'))
+            .where('user_id', '=', userId)
             .where('chat_id', '=', chatId)
             .executeTakeFirstOrThrow();
           await tx
             .insertInto('chat_messages')
             .values(
               messages.map((m, i) => ({
+                user_id: userId,
                 chat_id: chatId,
                 position: Number(next) + 1 + i,
                 role: m.role,
@@ -75,8 +80,8 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
             .execute();
         });
       },
-      async messages(chatId) {
-        const rows = await db.selectFrom('chat_messages').selectAll().where('chat_id', '=', chatId).orderBy('position').execute();
+      async messages(userId, chatId) {
+        const rows = await db.selectFrom('chat_messages').selectAll().where('user_id', '=', userId).where('chat_id', '=', chatId).orderBy('position').execute();
         return rows.map(toMessage);
       },
     },
