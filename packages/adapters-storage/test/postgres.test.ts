@@ -230,6 +230,36 @@ describe('postgres specifics', () => {
     }
   });
 
+  it("migration 0012 counts each user's existing keys, credentials, chats, messages, tools, MCP servers and documents, and keeps counting", async () => {
+    const url = await postgresDatabase();
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) });
+    try {
+      const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo('0009_project_instructions');
+      if (error) throw error;
+      const t = { created_at: at, updated_at: at };
+      await db.insertInto('users').values([{ id: 'user_u', created_at: at }, { id: 'user_v', created_at: at }]).execute();
+      await db.insertInto('api_keys').values(['key_1', 'key_2'].map((id) => ({ id, user_id: 'user_u', name: 'k', lookup: `l_${id}`, hash: 'h', created_at: at }))).execute();
+      await db.insertInto('credentials').values({ id: 'cred_1', user_id: 'user_v', name: 'c', provider: 'openai', secret: 's', last4: 'abcd', ...t }).execute();
+      await db.insertInto('projects').values([{ id: 'proj_1', user_id: 'user_u', name: 'p', model: 'm', provider: 'openai', ...t }]).execute();
+      await db.insertInto('chats').values(['chat_1', 'chat_2'].map((id) => ({ id, user_id: 'user_u', project_id: 'proj_1', name: 'c', ...t }))).execute();
+      await db.insertInto('chat_messages').values([0, 1, 2].map((position) => ({ chat_id: 'chat_1', position, role: 'user', content: 'a', created_at: at }))).execute();
+      await db.insertInto('tools').values({ id: 'tool_1', user_id: 'user_u', project_id: 'proj_1', name: 't', description: 'd', language: 'javascript', code: 'x', parameters: '{}', dependencies: '[]', enabled: true, ...t }).execute();
+      await db.insertInto('mcp_servers').values({ id: 'mcp_1', user_id: 'user_u', project_id: 'proj_1', name: 's', transport: 'http', args: '[]', header_names: '[]', env_names: '[]', ...t }).execute();
+      await db.insertInto('documents').values({ id: 'doc_1', user_id: 'user_u', project_id: 'proj_1', source_key: 'doc_1', file_name: 'f', file_type: 'md', source_type: 'upload', status: 'completed', metadata: '{}', ...t }).execute();
+    } finally {
+      await db.destroy();
+    }
+    const storage = await postgresStorage({ connectionString: url });
+    try {
+      expect(await storage.users.lockCounts('user_u')).toEqual({ keys: 2, projects: 1, credentials: 0, chats: 2, tools: 1, mcpServers: 1, documents: 1, messages: 3 });
+      expect(await storage.users.lockCounts('user_v')).toEqual({ keys: 0, projects: 0, credentials: 1, chats: 0, tools: 0, mcpServers: 0, documents: 0, messages: 0 });
+      await storage.projects.delete('user_u', 'proj_1');
+      expect(await storage.users.lockCounts('user_u')).toEqual({ keys: 2, projects: 0, credentials: 0, chats: 0, tools: 0, mcpServers: 0, documents: 0, messages: 0 });
+    } finally {
+      await storage.close();
+    }
+  });
+
   const corpus = [
     'The pump overheated and the error code E1234 was shown on the panel',
     'Pump maintenance: every pump is checked monthly and each pump seal replaced yearly',

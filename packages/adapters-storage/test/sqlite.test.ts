@@ -61,7 +61,7 @@ describe('sqlite specifics', () => {
     const raw = inspect(path);
     try {
       const applied = raw.prepare('select name from kysely_migration order by name').all();
-      expect(applied).toEqual([{ name: '0001_users_keys_projects' }, { name: '0002_user_project_count' }, { name: '0003_knowledge' }, { name: '0004_credentials_chats' }, { name: '0005_tools' }, { name: '0006_mcp_servers' }, { name: '0007_chunk_embeddings' }, { name: '0008_keyword_terms' }, { name: '0009_document_sources' }, { name: '0010_credential_url_secrets' }, { name: '0011_project_credentials' }, { name: '0012_job_leases' }, { name: '0013_blobs_locks' }, { name: '0014_streams' }, { name: '0015_stream_leases' }, { name: '0016_credential_defaults' }, { name: '0017_message_sources' }, { name: '0018_project_instructions' }, { name: '0020_chat_ids' }]);
+      expect(applied).toEqual([{ name: '0001_users_keys_projects' }, { name: '0002_user_project_count' }, { name: '0003_knowledge' }, { name: '0004_credentials_chats' }, { name: '0005_tools' }, { name: '0006_mcp_servers' }, { name: '0007_chunk_embeddings' }, { name: '0008_keyword_terms' }, { name: '0009_document_sources' }, { name: '0010_credential_url_secrets' }, { name: '0011_project_credentials' }, { name: '0012_job_leases' }, { name: '0013_blobs_locks' }, { name: '0014_streams' }, { name: '0015_stream_leases' }, { name: '0016_credential_defaults' }, { name: '0017_message_sources' }, { name: '0018_project_instructions' }, { name: '0020_chat_ids' }, { name: '0021_user_counts' }]);
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
       // foreign keys: a project of a missing user is refused; deleting a user removes its rows
       await expect(
@@ -125,6 +125,33 @@ describe('sqlite specifics', () => {
       expect((await upgraded.documents.get('user_u', 'doc_d'))?.sourceKey).toBe('doc_d');
     } finally {
       await upgraded.close();
+    }
+  });
+
+  it("migration 0021 counts each user's existing keys, credentials, chats, messages, tools, MCP servers and documents, and keeps counting", async () => {
+    const path = join(dir, 'user-counts.sqlite');
+    const raw = await legacyFile(path, '0018_project_instructions');
+    raw.exec(`insert into users (id, created_at) values ('user_u', 1), ('user_v', 1);
+      insert into api_keys (id, user_id, name, lookup, hash, created_at) values ('key_1', 'user_u', 'k', 'l1', 'h', 1), ('key_2', 'user_u', 'k', 'l2', 'h', 1), ('key_3', 'user_v', 'k', 'l3', 'h', 1);
+      insert into credentials (id, user_id, name, provider, secret, last4, created_at, updated_at) values ('cred_1', 'user_u', 'c', 'openai', 's', 'abcd', 1, 1);
+      insert into projects (id, user_id, name, model, provider, created_at, updated_at) values ('proj_1', 'user_u', 'p', 'm', 'openai', 1, 1), ('proj_2', 'user_v', 'p', 'm', 'openai', 1, 1);
+      insert into chats (id, user_id, project_id, name, created_at, updated_at) values ('chat_1', 'user_u', 'proj_1', 'c', 1, 1), ('chat_2', 'user_u', 'proj_1', 'c', 1, 1), ('chat_3', 'user_v', 'proj_2', 'c', 1, 1);
+      insert into chat_messages (chat_id, position, role, content, created_at) values ('chat_1', 0, 'user', 'a', 1), ('chat_1', 1, 'assistant', 'b', 1), ('chat_2', 0, 'user', 'c', 1), ('chat_3', 0, 'user', 'd', 1);
+      insert into tools (id, user_id, project_id, name, description, language, code, parameters, dependencies, enabled, created_at, updated_at)
+        values ('tool_1', 'user_u', 'proj_1', 't', 'd', 'javascript', 'x', '{}', '[]', 1, 1, 1);
+      insert into mcp_servers (id, user_id, project_id, name, transport, args, header_names, env_names, created_at, updated_at)
+        values ('mcp_1', 'user_u', 'proj_1', 's', 'http', '[]', '[]', '[]', 1, 1);
+      insert into documents (id, user_id, project_id, file_name, file_type, source_type, status, created_at, updated_at)
+        values ('doc_1', 'user_u', 'proj_1', 'f', 'md', 'upload', 'completed', 1, 1), ('doc_2', 'user_u', 'proj_1', 'f', 'md', 'upload', 'completed', 1, 1);`);
+    raw.close();
+    const storage = await openFile(path);
+    try {
+      expect(await storage.users.lockCounts('user_u')).toEqual({ keys: 2, projects: 1, credentials: 1, chats: 2, tools: 1, mcpServers: 1, documents: 2, messages: 3 });
+      expect(await storage.users.lockCounts('user_v')).toEqual({ keys: 1, projects: 1, credentials: 0, chats: 1, tools: 0, mcpServers: 0, documents: 0, messages: 1 });
+      await storage.chats.delete('user_u', 'chat_1');
+      expect(await storage.users.lockCounts('user_u')).toMatchObject({ chats: 1, messages: 1 });
+    } finally {
+      await storage.close();
     }
   });
 

@@ -40,7 +40,9 @@ export { DEFAULT_MAX_OPEN_STREAMS, type StreamEvent, type StreamHubOptions } fro
 export { DEFAULT_STREAM_LEASE_MS, STREAM_CHANNEL, type StorageStreamStoreOptions, storageStreamStore } from './agent/storage-stream-store.js';
 export { memoryStreamStore, type StreamInfo, type StreamRecord, type StreamStore, type StreamWriter } from './agent/stream-store.js';
 export { getModel, listModels, MODEL_OWNER } from './agent/models.js';
-export { type AgentOptions, type ChatModelResolver, type ProviderConfig, toChatMessages } from './agent/completions.js';
+export { type AgentOptions, type ChatModelResolver, type OperatorKeyLimits, type ProviderConfig, toChatMessages } from './agent/completions.js';
+export { DEFAULT_HISTORY_TOKENS } from './agent/history.js';
+export { DEFAULT_USER_CAPS, UserCapGuard, type UserCapName, type UserCaps } from './user-caps.js';
 export {
   type AddressClass,
   type AddressKind,

@@ -24,8 +24,10 @@ import {
   type ApiKeySummary,
   CreateKeyRequest,
   type CreateKeyResponse,
+  ListKeysQuery,
   type ListKeysResponse,
 } from './schemas/auth.js';
+import { MAX_LIST_LIMIT } from './schemas/common.js';
 import {
   CreateProjectRequest,
   ListProjectsQuery,
@@ -72,7 +74,7 @@ import {
   RenameChatRequest,
 } from './schemas/chats.js';
 import { type ChatCompletionChunk, ChatCompletionRequest, type ChatCompletionResponse } from './schemas/completions.js';
-import type { ListModelsResponse, ModelObject } from './schemas/models.js';
+import type { ListModelsQuery, ListModelsResponse, ModelObject } from './schemas/models.js';
 import type { CreateCredentialRequest, CredentialResponse, CredentialTestResponse, ListCredentialsResponse, UpdateCredentialRequest } from './schemas/credentials.js';
 import { CredentialService } from './credentials/service.js';
 import type { DefaultModelsQuery, ProviderModelsResponse } from './schemas/provider-models.js';
@@ -85,6 +87,7 @@ import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.j
 import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from './schemas/local-models.js';
 import type { ChatRecord, ChunkRecord, ProjectRecord, StorageAdapter, ToolRecord } from './storage/types.js';
 import { parseInput } from './validation.js';
+import { UserCapGuard, type UserCapName, type UserCaps } from './user-caps.js';
 import { applySettingsChange, chunkingChanged, effectiveSettings } from './knowledge/settings.js';
 import { MCP_DELETED_CHANNEL, MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView, toToolView } from './mcp/service.js';
 import type { McpServerConfig } from './mcp/types.js';
@@ -182,6 +185,15 @@ export interface AgentPlatformOptions {
   readonly streams?: Omit<StreamHubOptions, 'clock'>;
   /** Where resumable chat streams are kept. Default: in this process (`memoryStreamStore` with `streams`). */
   readonly streamStore?: StreamStore;
+  /**
+   * The most keys, projects, credentials, chats, tools, MCP servers, documents and chat messages
+   * one user may have; one more is refused with `rate_limited`, naming the cap (and `userCapHints`'
+   * way to set it). Missing ones: `DEFAULT_USER_CAPS`. Keys an operator makes
+   * (`createUserWithKey`, `createKeyForUser`) are not capped.
+   */
+  readonly userCaps?: Partial<UserCaps>;
+  /** How an operator sets each cap, named in its error (the server's flags). Default `userCaps.<name>`. */
+  readonly userCapHints?: Partial<Record<UserCapName, string>>;
   readonly clock?: Clock;
   readonly ids?: IdGenerator;
 }
@@ -283,9 +295,11 @@ export class AgentPlatform {
   readonly #localModelUrl: string | undefined;
   readonly #defaultBaseUrl: DefaultBaseUrl | undefined;
   readonly #credentials: CredentialService;
+  readonly #caps: UserCapGuard;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
+    this.#caps = new UserCapGuard(options.userCaps, options.userCapHints);
     this.clock = options.clock ?? systemClock;
     this.ids = options.ids ?? createIdGenerator(() => this.clock.now().getTime());
     this.#streams = options.streamStore ?? memoryStreamStore({ ...options.streams, clock: this.clock });
@@ -303,6 +317,7 @@ export class AgentPlatform {
       defaultBaseUrl: this.#defaultBaseUrl,
       clock: this.clock,
       ids: this.ids,
+      caps: this.#caps,
       ...(options.credentialTestTimeoutMs !== undefined ? { testTimeoutMs: options.credentialTestTimeoutMs } : {}),
     });
     const k = options.knowledge;
@@ -317,6 +332,7 @@ export class AgentPlatform {
         embedders: typeof embedder === 'function' ? embedder : () => embedder,
         clock: this.clock,
         ids: this.ids,
+        caps: this.#caps,
         blobs: k.blobs ?? inMemoryBlobs(),
         secrets: options.secrets,
         ...(k.concurrency ? { concurrency: k.concurrency } : {}),
@@ -353,6 +369,7 @@ export class AgentPlatform {
         ],
         storage: this.storage,
         knowledge: this.#knowledge,
+        caps: this.#caps,
         credential: (caller, provider, credentialId) => this.providerCredential(caller, provider, credentialId),
         clock: () => this.clock.now(),
       });
@@ -430,16 +447,20 @@ export class AgentPlatform {
     });
   }
 
-  /** `POST /api/auth/create-key`: another key for the caller's user. */
+  /** `POST /api/auth/create-key`: another key for the caller's user, within the user's cap of keys. */
   async createKey(caller: Caller, input: CreateKeyRequest): Promise<CreateKeyResponse> {
     const { name } = parseInput(CreateKeyRequest, input);
-    return this.#insertKey(this.storage, caller.userId, name);
+    return this.storage.transaction(async (tx) => {
+      await this.#caps.reserve(tx, caller.userId, 'keys');
+      return this.#insertKey(tx, caller.userId, name);
+    });
   }
 
-  /** Creates a key for an existing user (operator: `keys create --user`). */
+  /** Creates a key for an existing user (operator: `keys create --user`; not capped). */
   async createKeyForUser(userId: string, input: CreateKeyRequest): Promise<CreateKeyResponse> {
+    const { name } = parseInput(CreateKeyRequest, input);
     if (!(await this.storage.users.get(userId))) throw PlatformError.notFound(`User ${userId} not found`);
-    return this.createKey({ userId }, input);
+    return this.#insertKey(this.storage, userId, name);
   }
 
   async #insertKey(storage: StorageAdapter, userId: string, name: string): Promise<CreateKeyResponse> {
@@ -450,16 +471,22 @@ export class AgentPlatform {
     return { success: true, key, id, name, userId, createdAt: createdAt.toISOString() };
   }
 
-  /** `GET /api/auth/keys`: the caller's keys, newest first, without secrets. */
-  async listKeys(caller: Caller): Promise<ListKeysResponse> {
-    const keys = await this.storage.apiKeys.list(caller.userId);
-    return { success: true, userId: caller.userId, keys: keys.map(keySummary) };
+  /** `GET /api/auth/keys`: a page of the caller's keys, newest first, without secrets. */
+  async listKeys(caller: Caller, query: ListKeysQuery = {}): Promise<ListKeysResponse> {
+    const q = parseInput(ListKeysQuery, query);
+    const page = await this.storage.apiKeys.list({ userId: caller.userId, limit: q.limit, offset: q.offset });
+    return { success: true, userId: caller.userId, keys: page.items.map(keySummary), ...offsetPageFields(q.offset, page) };
   }
 
-  /** An existing user's keys (operator: `keys list --user`); `not_found` for an unknown user. */
-  async listKeysForUser(userId: string): Promise<ListKeysResponse> {
+  /** Every key of an existing user, newest first (operator: `keys list --user`); `not_found` for an unknown user. */
+  async listKeysForUser(userId: string): Promise<{ userId: string; keys: ApiKeySummary[] }> {
     if (!(await this.storage.users.get(userId))) throw PlatformError.notFound(`User ${userId} not found`);
-    return this.listKeys({ userId });
+    const keys: ApiKeySummary[] = [];
+    for (let offset = 0; ; offset += MAX_LIST_LIMIT) {
+      const page = await this.storage.apiKeys.list({ userId, limit: MAX_LIST_LIMIT, offset });
+      keys.push(...page.items.map(keySummary));
+      if (page.items.length < MAX_LIST_LIMIT) return { userId, keys };
+    }
   }
 
   /**
@@ -522,6 +549,7 @@ export class AgentPlatform {
     };
     // Checked and written in one transaction, so a credential deleted meanwhile is never named.
     await this.storage.transaction(async (tx) => {
+      await this.#caps.reserve(tx, caller.userId, 'projects');
       if (record.credentialId) await checkNamedCredential(tx, caller.userId, record.credentialId, record.provider);
       await tx.projects.insert(record);
     });
@@ -710,13 +738,13 @@ export class AgentPlatform {
   }
 
   /**
-   * `GET /api/v1/models` (no `id`): the caller's projects as OpenAI model objects; with `id`
-   * (`GET /api/v1/models/{id}`) that one project, or `not_found`.
+   * `GET /api/v1/models` (no `id`): a page of the caller's projects as OpenAI model objects
+   * (`limit`, `after`); with `id` (`GET /api/v1/models/{id}`) that one project, or `not_found`.
    */
-  models(caller: Caller): Promise<ListModelsResponse>;
+  models(caller: Caller, query?: ListModelsQuery): Promise<ListModelsResponse>;
   models(caller: Caller, id: string): Promise<ModelObject>;
-  models(caller: Caller, id?: string): Promise<ListModelsResponse | ModelObject> {
-    return id === undefined ? listModels(this.storage, caller.userId) : getModel(this.storage, caller.userId, id);
+  models(caller: Caller, idOrQuery?: string | ListModelsQuery): Promise<ListModelsResponse | ModelObject> {
+    return typeof idOrQuery === 'string' ? getModel(this.storage, caller.userId, idOrQuery) : listModels(this.storage, caller.userId, idOrQuery);
   }
 
   /** `POST /api/chats/{chatId}/streams`: a stream of the chat that completions can write to. */
@@ -764,13 +792,18 @@ export class AgentPlatform {
     const body = parseInput(CreateToolRequest, input);
     const runner = this.#runner();
     await this.#project(caller, body.projectId);
+    // Refused before its packages are installed; decided when it is written.
+    await this.#caps.check(this.storage, caller.userId, 'tools');
     runner.sandbox(body.language);
     checkToolName(body.name);
     await runner.compileParameters(caller.userId, body.parameters);
     await runner.prepare(caller.userId, body);
     const now = this.clock.now();
     const record: ToolRecord = { id: this.ids.next('tool'), userId: caller.userId, ...body, createdAt: now, updatedAt: now };
-    await this.storage.tools.insert(record);
+    await this.storage.transaction(async (tx) => {
+      await this.#caps.reserve(tx, caller.userId, 'tools');
+      await tx.tools.insert(record);
+    });
     return { success: true, tool: toTool(record) };
   }
 
@@ -859,6 +892,8 @@ export class AgentPlatform {
     if ((await this.storage.mcpServers.forProject(body.projectId)).some((s) => s.name === body.name)) {
       throw new PlatformError('conflict', `An MCP server named "${body.name}" already exists in this project`);
     }
+    // Refused before connecting to it; decided when it is written.
+    await this.#caps.check(this.storage, caller.userId, 'mcpServers');
     const config: McpServerConfig =
       body.transport === 'stdio'
         ? { transport: 'stdio', command: body.command ?? '', args: body.args ?? [], ...(body.env ? { env: body.env } : {}) }
@@ -875,7 +910,10 @@ export class AgentPlatform {
       { id: this.ids.next('mcpServer'), userId: caller.userId, projectId, name, transport, url, command, args, headers, env, createdAt: now, updatedAt: now },
       this.#secrets,
     );
-    await this.storage.mcpServers.insert(record);
+    await this.storage.transaction(async (tx) => {
+      await this.#caps.reserve(tx, caller.userId, 'mcpServers');
+      await tx.mcpServers.insert(record);
+    });
     return { success: true, server: toServerView(record), tools: probe.tools.map(toToolView) };
   }
 
@@ -961,7 +999,10 @@ export class AgentPlatform {
     await this.#project(caller, body.projectId);
     const now = this.clock.now();
     const record: ChatRecord = { id: this.ids.next('chat'), userId: caller.userId, projectId: body.projectId, name: body.name ?? 'New chat', createdAt: now, updatedAt: now };
-    await this.storage.chats.insert(record);
+    await this.storage.transaction(async (tx) => {
+      await this.#caps.reserve(tx, caller.userId, 'chats');
+      await tx.chats.insert(record);
+    });
     return { success: true, chat: toChat(record) };
   }
 
@@ -989,7 +1030,10 @@ export class AgentPlatform {
     const now = this.clock.now();
     const record: ChatRecord = { id, userId: caller.userId, projectId, name: 'New chat', createdAt: now, updatedAt: now };
     try {
-      await this.storage.chats.insert(record);
+      await this.storage.transaction(async (tx) => {
+        await this.#caps.reserve(tx, caller.userId, 'chats');
+        await tx.chats.insert(record);
+      });
       return record;
     } catch (error) {
       // Created meanwhile by another request of the caller's: that one is the chat.
@@ -1153,6 +1197,8 @@ export class AgentPlatform {
     const kb = this.#kb();
     const blobs = kb.blobs;
     await this.#project(caller, projectId);
+    // The whole upload is refused, nothing stored, when its documents would pass the user's cap.
+    await this.#caps.check(this.storage, caller.userId, 'documents', files.filter((file) => fileTypeOf(file.name, file.type)).length);
     const started = await Promise.all(
       files.map(async (file) => {
         const fileType = fileTypeOf(file.name, file.type);

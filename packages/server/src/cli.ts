@@ -5,6 +5,7 @@ import { parseStdioEntry } from '@agent-platform/mcp';
 import { readMcpCommandsFile } from './mcp-commands.js';
 import { DOCUMENT_LIMIT_FLAGS, documentLimitsFrom } from './document-limits.js';
 import { LEASE_FLAGS, type Leases, leasesFrom } from './lease-flags.js';
+import { AGENT_LIMIT_FLAGS, agentLimitsFrom, USER_CAP_FLAGS, userCapsFrom } from './user-limits.js';
 import { listenError, StartError, UsageError } from './cli-usage.js';
 import { keysCommand } from './keys-commands.js';
 import { parsePythonIsolation, startServer } from './server.js';
@@ -90,6 +91,26 @@ Options:
                         (env AGENT_PLATFORM_MCP_COMMANDS, a JSON array of such entries)
   --mcp-commands FILE   Allowed command lines, one entry per line as for --allow-mcp-command
                         (# comments); repeatable (env AGENT_PLATFORM_MCP_COMMANDS_FILE)
+  --history-tokens N    Token budget of a model call's messages with a chat: the system context
+                        and the request's messages are always sent, the chat's earlier turns
+                        fill the rest, newest first (env AGENT_PLATFORM_HISTORY_TOKENS, default 32000)
+  --env-key-max-tokens N
+                        Most max_tokens of an openai call on the server's own key (OPENAI_API_KEY:
+                        the user has no credential), sent when a request asks none; more is
+                        refused; 0 for no cap (env AGENT_PLATFORM_ENV_KEY_MAX_TOKENS, default 4096)
+  --env-key-model NAME  The only models openai calls on the server's own key may use; repeatable
+                        (env AGENT_PLATFORM_ENV_KEY_MODELS, comma-separated; default any)
+
+What one user may have at most; one more is refused with 429 naming the flag:
+  --max-keys-per-user N         API keys (env AGENT_PLATFORM_MAX_KEYS_PER_USER, default 1000)
+  --max-projects-per-user N     Projects (env AGENT_PLATFORM_MAX_PROJECTS_PER_USER, default 10000)
+  --max-credentials-per-user N  Credentials (env AGENT_PLATFORM_MAX_CREDENTIALS_PER_USER, default 1000)
+  --max-chats-per-user N        Chats (env AGENT_PLATFORM_MAX_CHATS_PER_USER, default 10000)
+  --max-tools-per-user N        Tools (env AGENT_PLATFORM_MAX_TOOLS_PER_USER, default 10000)
+  --max-mcp-servers-per-user N  MCP servers (env AGENT_PLATFORM_MAX_MCP_SERVERS_PER_USER, default 1000)
+  --max-documents-per-user N    Documents (env AGENT_PLATFORM_MAX_DOCUMENTS_PER_USER, default 100000)
+  --max-messages-per-user N     Chat messages, all chats together
+                                (env AGENT_PLATFORM_MAX_MESSAGES_PER_USER, default 1000000)
 
 How soon work of an instance that stopped passes to the others (holders renew every third):
   --job-lease-ms MS     Lease of a claimed indexing job; after it another instance takes the job
@@ -170,16 +191,21 @@ async function serveCommand(argv: string[]): Promise<void> {
       'allow-stdio-mcp': { type: 'boolean' },
       'allow-mcp-command': { type: 'string', multiple: true },
       'mcp-commands': { type: 'string', multiple: true },
-      ...Object.fromEntries([...DOCUMENT_LIMIT_FLAGS, ...LEASE_FLAGS].map((f) => [f.flag, { type: 'string' as const }])),
+      'env-key-model': { type: 'string', multiple: true },
+      ...Object.fromEntries([...DOCUMENT_LIMIT_FLAGS, ...LEASE_FLAGS, ...USER_CAP_FLAGS, ...AGENT_LIMIT_FLAGS].map((f) => [f.flag, { type: 'string' as const }])),
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) return void process.stdout.write(SERVE_HELP);
   let documentLimits: ReturnType<typeof documentLimitsFrom>;
   let leases: Leases;
+  let userCaps: ReturnType<typeof userCapsFrom>;
+  let agentLimits: ReturnType<typeof agentLimitsFrom>;
   try {
     documentLimits = documentLimitsFrom(values as Record<string, string | undefined>, process.env);
     leases = leasesFrom(values, process.env);
+    userCaps = userCapsFrom(values, process.env);
+    agentLimits = agentLimitsFrom(values, process.env);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -222,6 +248,9 @@ async function serveCommand(argv: string[]): Promise<void> {
     ...(maxSteps ? { maxSteps: integer(maxSteps, '--max-steps', 1, 100) } : {}),
     documentLimits,
     leases,
+    userCaps,
+    ...(agentLimits.historyTokens !== undefined ? { historyTokens: agentLimits.historyTokens } : {}),
+    envKey: agentLimits.envKey,
     outbound: {
       allowedHosts: [...parseAllowedHosts(process.env.AGENT_PLATFORM_ALLOWED_HOSTS), ...(values['allow-host'] ?? [])],
       allowlistOnly: values['allowed-hosts-only'] === true,

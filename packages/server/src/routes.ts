@@ -48,6 +48,7 @@ import {
   UploadForm,
   UploadResponse,
   IdParam,
+  ListKeysQuery,
   ListKeysResponse,
   ListProjectsQuery,
   ListProjectsResponse,
@@ -64,6 +65,7 @@ import {
   McpServerResponse,
   McpToolsResponse,
   ChatCompletionChunk,
+  ListModelsQuery,
   ListModelsResponse,
   ModelObject,
   DefaultModelsQuery,
@@ -109,8 +111,9 @@ export const apiRoutes: readonly ApiRoute[] = [
     path: '/api/auth/keys',
     summary: "List the caller's API keys (no secrets)",
     tag: 'Access keys',
+    query: ListKeysQuery,
     response: ListKeysResponse,
-    handler: (p, i) => p.listKeys(i.caller),
+    handler: (p, i) => p.listKeys(i.caller, i.query),
   }),
   route({
     method: 'DELETE',
@@ -195,11 +198,13 @@ export const apiRoutes: readonly ApiRoute[] = [
   route({
     method: 'GET',
     path: '/api/v1/models',
-    summary: "OpenAI-compatible model list: the caller's projects (agents), newest first; an id is what chat completions take as model",
+    summary:
+      "OpenAI-compatible model list: the caller's projects (agents), newest first, a page at a time (limit, after: the last id of the previous page); an id is what chat completions take as model",
     tag: 'Chat completions',
+    query: ListModelsQuery,
     response: ListModelsResponse,
     kind: 'openai',
-    handler: async (p, i) => ({ stream: false as const, body: await p.models(i.caller) }),
+    handler: async (p, i) => ({ stream: false as const, body: await p.models(i.caller, i.query) }),
   }),
   route({
     method: 'GET',

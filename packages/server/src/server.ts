@@ -11,6 +11,7 @@ import {
   type StreamStore,
   storageStreamStore,
   type ToolSource,
+  type UserCaps,
 } from '@agent-platform/core';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import type { DatabaseStorage } from '@agent-platform/adapters-storage/postgres';
@@ -27,6 +28,7 @@ import { javascriptSandbox, npmDependencies, type PythonIsolation, pythonSandbox
 import { chatModelResolver, providerBaseUrl } from './providers/index.js';
 import { loadSecretBox } from './secrets.js';
 import { heartbeatOf, type Leases } from './lease-flags.js';
+import { agentLimitsFrom, type EnvKeyLimits, operatorKeyLimits, USER_CAP_HINTS, userCapsFrom } from './user-limits.js';
 
 export interface ServerOptions {
   /** Port to listen on; 0 picks a free one. Default 3000. */
@@ -78,6 +80,20 @@ export interface ServerOptions {
   readonly vectorStore?: SharedVectorStore;
   /** Leases of indexing jobs and chat stream writers, and the job poll interval (`--job-lease-ms`, ...). Defaults: `Leases`. */
   readonly leases?: Leases;
+  /**
+   * The most keys, projects, credentials, chats, tools, MCP servers, documents and chat messages
+   * of one user (`--max-projects-per-user`, ...). Missing ones: from AGENT_PLATFORM_MAX_*_PER_USER,
+   * else `DEFAULT_USER_CAPS`.
+   */
+  readonly userCaps?: Partial<UserCaps>;
+  /** Token budget of a model call's messages with a chat's history (`--history-tokens`). Default AGENT_PLATFORM_HISTORY_TOKENS or `DEFAULT_HISTORY_TOKENS`. */
+  readonly historyTokens?: number;
+  /**
+   * What `openai` calls on the server's own key (no credential of the user's) may ask
+   * (`--env-key-max-tokens`, `--env-key-model`). Default from AGENT_PLATFORM_ENV_KEY_MAX_TOKENS
+   * (else 4096) and AGENT_PLATFORM_ENV_KEY_MODELS (else any model).
+   */
+  readonly envKey?: EnvKeyLimits;
   /**
    * Serve the web console at /console/ (and redirect `/` there): true by default; false
    * (`--no-console`, AGENT_PLATFORM_NO_CONSOLE) for an API-only server. Without a built console
@@ -171,12 +187,19 @@ export async function openPlatform(
     databasePool?: number;
     vectorStore?: SharedVectorStore;
     leases?: Leases;
+    userCaps?: Partial<UserCaps>;
+    historyTokens?: number;
+    envKey?: EnvKeyLimits;
   } = {},
 ): Promise<AgentPlatform> {
   const env = options.env ?? process.env;
   // Checked before anything is opened or created: a refused start leaves nothing behind.
   const deployment = resolveDeployment({ database: options.database, databasePool: options.databasePool, vectorStore: options.vectorStore }, env);
   checkDeployment(deployment, env, options.knowledge === true);
+  // The environment's values, under what the options give (the CLI's flags).
+  const userCaps = { ...userCapsFrom({}, env), ...options.userCaps };
+  const agentLimits = agentLimitsFrom({}, env);
+  const historyTokens = options.historyTokens ?? agentLimits.historyTokens;
   await mkdir(resolve(dataDir), { recursive: true });
   const shared = deployment.database ? await openSharedStorage(deployment.database, deployment.databasePool) : undefined;
   const storage = shared ?? (await sqliteStorage({ path: databasePath(dataDir) }));
@@ -197,8 +220,10 @@ export async function openPlatform(
     defaultModel: options.defaultModel ?? env.AGENT_PLATFORM_DEFAULT_MODEL ?? 'openai:gpt-4o-mini',
     ...(options.maxSteps ? { stepLimit: options.maxSteps } : {}),
     ...(options.toolSources ? { toolSources: options.toolSources } : {}),
+    ...(historyTokens !== undefined ? { historyTokens } : {}),
+    operatorKey: operatorKeyLimits({ ...agentLimits.envKey, ...options.envKey }),
   };
-  const common = { storage, secrets, agent, fetch: guarded, localModelUrl: defaultLocalModelBaseUrl(env) };
+  const common = { storage, secrets, agent, fetch: guarded, localModelUrl: defaultLocalModelBaseUrl(env), userCaps, userCapHints: USER_CAP_HINTS };
   if (!options.knowledge) return new AgentPlatform(common);
   // Tool state under the data folder: npm installs and bundles, the Python interpreter snapshot.
   const python = pythonSandbox({
@@ -289,6 +314,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.databasePool ? { databasePool: options.databasePool } : {}),
     ...(options.vectorStore ? { vectorStore: options.vectorStore } : {}),
     ...(options.leases ? { leases: options.leases } : {}),
+    ...(options.userCaps ? { userCaps: options.userCaps } : {}),
+    ...(options.historyTokens !== undefined ? { historyTokens: options.historyTokens } : {}),
+    ...(options.envKey ? { envKey: options.envKey } : {}),
     logger,
   });
   await platform.start();

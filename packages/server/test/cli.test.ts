@@ -304,7 +304,7 @@ describe('agent-platform CLI', () => {
     const flags = [...new Set(help.match(/--[a-z][a-z-]+/g))];
     expect(flags.length).toBeGreaterThan(10);
     for (const flag of flags) expect(readme, flag).toContain(`\`${flag}`);
-    const sources = await Promise.all(['cli.ts', 'server.ts', 'secrets.ts', 'mcp-commands.ts', 'providers/index.ts', 'document-limits.ts', 'knowledge.ts', 'lease-flags.ts'].map((f) => readFile(new URL(`../src/${f}`, import.meta.url), 'utf8')));
+    const sources = await Promise.all(['cli.ts', 'server.ts', 'secrets.ts', 'mcp-commands.ts', 'providers/index.ts', 'document-limits.ts', 'knowledge.ts', 'lease-flags.ts', 'user-limits.ts'].map((f) => readFile(new URL(`../src/${f}`, import.meta.url), 'utf8')));
     const variables = [...new Set(sources.join('\n').match(/AGENT_PLATFORM_[A-Z_]+/g))];
     expect(variables.length).toBeGreaterThan(8);
     for (const variable of variables) expect(readme, variable).toContain(variable);

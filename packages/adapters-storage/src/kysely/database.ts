@@ -19,7 +19,19 @@ export type RowId = number | string;
  * write it: timestamps (`Timestamp`), flags (`Flag`), JSON (`Json`) and 64-bit integers.
  */
 export interface Database {
-  users: { id: string; created_at: Timestamp; project_count: Generated<number> };
+  users: {
+    id: string;
+    created_at: Timestamp;
+    /** What the user has of each kind, kept by triggers (`COUNT_COLUMNS`; SQLite 0002 and 0021, PostgreSQL 0001 and 0012). */
+    project_count: Generated<number>;
+    key_count: Generated<number>;
+    credential_count: Generated<number>;
+    chat_count: Generated<number>;
+    tool_count: Generated<number>;
+    mcp_server_count: Generated<number>;
+    document_count: Generated<number>;
+    message_count: Generated<number>;
+  };
   api_keys: {
     id: string;
     user_id: string;

@@ -231,6 +231,28 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         const user = tables().users.get(id);
         return user && clone(user);
       },
+      // Transactions run one at a time already: the lock is the queue. Counted by scanning.
+      async lockCounts(userId) {
+        const t = tables();
+        if (!t.users.has(userId)) return undefined;
+        const owned = (rows: Map<string, { readonly userId: string }>) => {
+          let n = 0;
+          for (const row of rows.values()) if (row.userId === userId) n++;
+          return n;
+        };
+        let messages = 0;
+        for (const chat of t.chats.values()) if (chat.userId === userId) messages += t.messages.get(chatKey(userId, chat.id))?.length ?? 0;
+        return {
+          keys: owned(t.apiKeys),
+          projects: owned(t.projects),
+          credentials: owned(t.credentials),
+          chats: owned(t.chats),
+          tools: owned(t.tools),
+          mcpServers: owned(t.mcpServers),
+          documents: owned(t.documents),
+          messages,
+        };
+      },
     },
     apiKeys: {
       // Memory transactions run one at a time already: nothing to wait for.
@@ -244,8 +266,9 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
         const key = [...tables().apiKeys.values()].find((k) => k.lookup === lookup);
         return key && clone(key);
       },
-      async list(userId) {
-        return [...tables().apiKeys.values()].filter((k) => k.userId === userId).sort(compareNewestFirst).map(clone);
+      async list({ userId, limit, offset }) {
+        const matching = [...tables().apiKeys.values()].filter((k) => k.userId === userId).sort(compareNewestFirst);
+        return { items: matching.slice(offset, offset + limit).map(clone), total: matching.length, start: offset };
       },
       async listAll() {
         return [...tables().apiKeys.values()].sort(compareNewestFirst).map(clone);
@@ -513,6 +536,11 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
       },
       async messages(userId, chatId) {
         return (tables().messages.get(chatKey(userId, chatId)) ?? []).map(clone);
+      },
+      async recentMessages(userId, chatId, { limit, before }) {
+        const list = tables().messages.get(chatKey(userId, chatId)) ?? [];
+        const end = Math.min(before ?? list.length, list.length);
+        return list.slice(Math.max(0, end - limit), Math.max(0, end)).reverse().map(clone);
       },
     },
     tools: {

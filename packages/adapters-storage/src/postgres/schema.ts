@@ -2,6 +2,7 @@ import { type Kysely, type Migration, sql } from 'kysely';
 import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
 import { addProjectInstructions } from '../kysely/project-instructions.js';
+import { addUserCountsPostgres } from '../kysely/user-counts.js';
 
 /**
  * PostgreSQL's migrations: the same logical tables as SQLite's list (see `Database`), in
@@ -292,6 +293,13 @@ export const migrations: Record<string, Migration> = {
       await sql`alter table chat_messages add constraint chat_messages_pk primary key (user_id, chat_id, position)`.execute(db);
       await sql`alter table chat_messages add constraint chat_messages_chat_fkey
         foreign key (user_id, chat_id) references chats (user_id, id) on delete cascade`.execute(db);
+    },
+  },
+  '0012_user_counts': {
+    // Each user's keys, credentials, chats, tools, MCP servers, documents and chat messages,
+    // counted on the user's row by triggers (SQLite's 0021), for the per-user caps.
+    async up(db: Kysely<any>) {
+      await addUserCountsPostgres(db);
     },
   },
 };

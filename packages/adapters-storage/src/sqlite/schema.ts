@@ -2,6 +2,7 @@ import { type Kysely, type Migration, sql } from 'kysely';
 import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addProjectInstructions } from '../kysely/project-instructions.js';
 import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
+import { addUserCountsSqlite } from '../kysely/user-counts.js';
 
 /**
  * The SQL function (registered on every connection by sqliteStorage) that turns a chunk text into
@@ -422,6 +423,13 @@ export const migrations: Record<string, Migration> = {
         await sql`rollback`.execute(db);
         throw error;
       }
+    },
+  },
+  '0021_user_counts': {
+    // Each user's keys, credentials, chats, tools, MCP servers, documents and chat messages,
+    // counted on the user's row by triggers (as projects are since 0002), for the per-user caps.
+    async up(db: Kysely<any>) {
+      await addUserCountsSqlite(db);
     },
   },
 };

@@ -681,7 +681,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAI-compatible model list: the caller's projects (agents), newest first; an id is what chat completions take as model */
+        /** OpenAI-compatible model list: the caller's projects (agents), newest first, a page at a time (limit, after: the last id of the previous page); an id is what chat completions take as model */
         get: operations["getApiV1Models"];
         put?: never;
         post?: never;
@@ -958,7 +958,10 @@ export interface operations {
     };
     getApiAuthKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -972,6 +975,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Whether keys follow this page */
+                        hasMore: boolean;
+                        /** @description A page of the keys, newest first */
                         keys: {
                             /** Format: date-time */
                             createdAt: string;
@@ -980,11 +986,24 @@ export interface operations {
                             name: string;
                             prefix: string;
                         }[];
+                        /** @description The offset of the next page */
+                        nextOffset: number;
                         /** @constant */
                         success: true;
+                        /** @description The user's keys in all */
+                        total: number;
                         /** @description The user the keys belong to (the caller) */
                         userId: string;
                     };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Missing or unknown API key */
@@ -5538,7 +5557,12 @@ export interface operations {
     };
     getApiV1Models: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The id of the last model of the previous page (its last_id): the page starts after it */
+                after?: string;
+                /** @description Models on the page, 1-1000 (default 1000) */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5564,6 +5588,12 @@ export interface operations {
                             /** @description Always agent-platform */
                             owned_by: string;
                         }[];
+                        /** @description The id of the first model of the page (null when it is empty) */
+                        first_id: string | null;
+                        /** @description Whether models follow this page */
+                        has_more: boolean;
+                        /** @description The id of the last model of the page: pass it as after for the next page */
+                        last_id: string | null;
                         /** @constant */
                         object: "list";
                     };
@@ -5580,9 +5610,24 @@ export interface operations {
                             /** @description Always agent-platform */
                             owned_by: string;
                         }[];
+                        /** @description The id of the first model of the page (null when it is empty) */
+                        first_id: string | null;
+                        /** @description Whether models follow this page */
+                        has_more: boolean;
+                        /** @description The id of the last model of the page: pass it as after for the next page */
+                        last_id: string | null;
                         /** @constant */
                         object: "list";
                     };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorResponse"];
                 };
             };
             /** @description Missing or unknown API key */

@@ -5,6 +5,8 @@ import type { Caller } from '../platform.js';
 import type { ChatCompletionChunk, ChatCompletionRequest, ChatCompletionResponse, CompletionMessage } from '../schemas/completions.js';
 import { AGENT_MIN_SCORE } from '../schemas/knowledge.js';
 import type { ChatMessageRecord, ChatRecord, MessageSource, ProjectRecord, StorageAdapter } from '../storage/types.js';
+import type { UserCapGuard } from '../user-caps.js';
+import { countMessageTokens, DEFAULT_HISTORY_TOKENS, fitHistory, readRecentTurns } from './history.js';
 import type { ChatMessage, ChatModel, ToolCall, ToolDefinition, Usage } from './chat-model.js';
 import { type AgentEvent, type AgentTurn, runAgentTurn, type Source, systemContext } from './loop.js';
 import { checkToolResults, newToChat } from './tool-results.js';
@@ -40,6 +42,28 @@ export interface AgentOptions {
    * for projects whose settings set no `minScore`. Default `AGENT_MIN_SCORE` (0.27).
    */
   readonly minScore?: number;
+  /**
+   * Token budget of a model call's messages with a chat (o200k_base tokens, as chunking counts):
+   * the system context (instructions and knowledge excerpts) and the request's own messages are
+   * always sent; the chat's earlier turns fill what is left, newest first, whole (oldest turns
+   * first out; a tool call is never sent without its results). Default `DEFAULT_HISTORY_TOKENS`.
+   */
+  readonly historyTokens?: number;
+  /**
+   * Limits of provider calls that use no credential of the caller's, by provider: they go out on
+   * the operator's own account (the server's OPENAI_API_KEY for `openai`). Default: none.
+   */
+  readonly operatorKey?: Readonly<Record<string, OperatorKeyLimits>>;
+}
+
+/** What calls on the operator's own key may ask (`AgentOptions.operatorKey`). */
+export interface OperatorKeyLimits {
+  /** Most `max_tokens` a request may ask (more is refused); sent as its `max_tokens` when it asks none. */
+  readonly maxTokens?: number;
+  /** The only model names allowed; absent or empty: any. */
+  readonly models?: readonly string[];
+  /** How the operator sets each, named in the refusals (e.g. the server's flags). Default `agent.operatorKey.<provider>.<member>`. */
+  readonly hints?: { readonly maxTokens?: string; readonly models?: string };
 }
 
 export interface CompletionPlan {
@@ -84,19 +108,6 @@ export function toChatMessages(messages: readonly CompletionMessage[]): ChatMess
     }
   });
 }
-
-const fromRecord = (m: ChatMessageRecord): ChatMessage => {
-  switch (m.role) {
-    case 'system':
-      return { role: 'system', content: m.content ?? '' };
-    case 'user':
-      return { role: 'user', content: m.content ?? '' };
-    case 'assistant':
-      return { role: 'assistant', content: m.content, ...(m.toolCalls ? { toolCalls: m.toolCalls } : {}) };
-    case 'tool':
-      return { role: 'tool', toolCallId: m.toolCallId ?? '', content: m.content ?? '' };
-  }
-};
 
 const toRecord = (m: ChatMessage, createdAt: Date, sources?: readonly MessageSource[]): Omit<ChatMessageRecord, 'chatId' | 'position'> => ({
   role: m.role,
@@ -152,6 +163,30 @@ function turnSettings(request: CompletionSettings): Pick<AgentTurn, 'clientTools
 }
 
 /**
+ * The settings of a call on the operator's own key (`limits`; none: as they are): a model the
+ * operator did not allow, or more `max_tokens` than the operator's most, is refused naming how
+ * the operator sets it; a request asking no `max_tokens` gets that most.
+ */
+function operatorLimited<T extends { readonly maxTokens?: number }>(settings: T, modelName: string, provider: string, limits: OperatorKeyLimits | undefined): T {
+  if (!limits) return settings;
+  const hint = (member: 'maxTokens' | 'models') => limits.hints?.[member] ?? `agent.operatorKey.${provider}.${member}`;
+  if (limits.models?.length && !limits.models.includes(modelName)) {
+    throw PlatformError.invalid(
+      `model: "${modelName}" is not allowed on the server's own ${provider} key (allowed: ${limits.models.join(', ')}; ${hint('models')}); add a credential of your own for other models`,
+      [{ path: ['model'], code: 'custom', message: `not allowed on the server's own ${provider} key` }],
+    );
+  }
+  if (limits.maxTokens === undefined) return settings;
+  if (settings.maxTokens !== undefined && settings.maxTokens > limits.maxTokens) {
+    throw PlatformError.invalid(
+      `max_tokens: at most ${limits.maxTokens} on the server's own ${provider} key (${hint('maxTokens')}); ask fewer, or add a credential of your own`,
+      [{ path: ['max_tokens'], code: 'too_big', message: `at most ${limits.maxTokens} on the server's own key` }],
+    );
+  }
+  return settings.maxTokens === undefined ? { ...settings, maxTokens: limits.maxTokens } : settings;
+}
+
+/**
  * Refuses, before any model call, what the turn could not honour: a client function named like
  * one of the agent's tools, and tool settings the model does not support (`capabilities`).
  */
@@ -192,22 +227,26 @@ export class Agents {
     private readonly o: AgentOptions & {
       readonly storage: StorageAdapter;
       readonly knowledge: KnowledgeBase | undefined;
+      /** The per-user caps (chat messages). */
+      readonly caps: UserCapGuard;
       /** The credential of a call: the project's (`credentialId`), else the caller's default of the provider, else none. */
       readonly credential: (caller: Caller, provider: string, credentialId: string | null) => Promise<UsableCredential | undefined>;
       readonly clock: () => Date;
     },
   ) {}
 
-  async #model(caller: Caller, provider: string, credentialId: string | null): Promise<ChatModel> {
+  /** The model of a call, and the operator's limits when it runs on the operator's key (no credential of the caller's). */
+  async #model(caller: Caller, provider: string, credentialId: string | null): Promise<{ model: ChatModel; operator: OperatorKeyLimits | undefined }> {
     if (provider === 'local') {
       throw new PlatformError('unsupported', 'The local provider has no bundled model in this version; use openai or ollama');
     }
     const credential = await this.o.credential(caller, provider, credentialId);
-    return this.o.models({
+    const model = this.o.models({
       provider,
       ...(credential ? { apiKey: credential.apiKey, proxy: credential.proxy } : {}),
       ...(credential?.baseUrl ? { baseUrl: credential.baseUrl } : {}),
     });
+    return { model, operator: credential ? undefined : this.o.operatorKey?.[provider] };
   }
 
   async plan(
@@ -231,10 +270,14 @@ export class Agents {
     // The turn's inputs do not depend on each other: the credential, the chat's history, the
     // knowledge hits and each source's tools are read at once. A request with no question of its
     // own (tool results continuing the chat's last turn) searches with the chat's last question.
-    const history = chat ? this.o.storage.chats.messages(chat.userId, chat.id).then((messages) => messages.map(fromRecord)) : Promise.resolve([]);
-    const question = project && this.o.knowledge ? (lastUserText(requested) ?? (chat ? history.then(lastUserText) : undefined)) : undefined;
+    // The chat is read from its end only as far as the budget reaches.
+    const budget = this.o.historyTokens ?? DEFAULT_HISTORY_TOKENS;
+    const history = chat ? readRecentTurns(this.o.storage, chat.userId, chat.id, budget) : Promise.resolve(undefined);
+    const question = project && this.o.knowledge ? (lastUserText(requested) ?? (chat ? history.then((h) => h?.question) : undefined)) : undefined;
     const knowledge = this.o.knowledge;
-    const [model, earlier, hits, toolLists] = await Promise.all([
+    // A turn whose messages could not be stored is refused before the model is called.
+    const room = chat ? this.o.caps.check(this.o.storage, caller.userId, 'messages', requested.filter((m) => m.role !== 'system').length + 1) : undefined;
+    const [{ model, operator }, recent, hits, toolLists] = await Promise.all([
       this.#model(caller, provider, project?.credentialId ?? null),
       history,
       // Below the relevance floor a hit is noise: neither context for the model nor a source.
@@ -242,22 +285,27 @@ export class Agents {
         project && knowledge && query?.trim() ? knowledge.search(caller, project.id, { query, defaultMinScore: this.o.minScore ?? AGENT_MIN_SCORE }) : [],
       ),
       project ? Promise.all((this.o.toolSources ?? []).map((source) => source.tools(caller, project.id))) : [],
+      room,
     ]);
     const { system, sources } = project ? systemContext(project.instructions, hits) : { system: undefined, sources: [] as Source[] };
     const tools = toolLists.flat();
-    const settings = turnSettings(request);
+    const settings = operatorLimited(turnSettings(request), modelName, provider, operator);
     checkTools(
       model,
       tools.map((t) => t.definition.name),
       settings,
     );
-    // With a chat, what the client resent of it is not new (see newToChat); every tool call of
-    // the conversation must have its result before the model is asked again.
-    const input = chat ? newToChat(earlier, requested) : requested;
+    // With a chat, what the client resent of it is not new (see newToChat: only a chat waiting
+    // for tool results has any, and its pending calls are always read); every tool call of the
+    // conversation must have its result before the model is asked again. The history is what
+    // the budget leaves after the system context and the request's own messages.
+    const input = recent ? newToChat(recent.pending, requested) : requested;
+    const earlier = recent ? fitHistory(recent, await countMessageTokens([...(system ? [{ role: 'system' as const, content: system }] : []), ...input], budget)) : [];
     checkToolResults(earlier, input, requested);
 
     const createdAt = this.o.clock();
     const storage = this.o.storage;
+    const caps = this.o.caps;
     const stored = sourcesOut(sources);
     const turn = runAgentTurn({
       model,
@@ -279,11 +327,16 @@ export class Agents {
             // message that ends the turn keeps the sources the response gives.
             const fresh = [...input.filter((m) => m.role !== 'system'), ...event.messages];
             const last = fresh.findLastIndex((m) => m.role === 'assistant');
-            await storage.chats.appendMessages(
-              chat.userId,
-              chat.id,
-              fresh.map((m, i) => toRecord(m, createdAt, i === last ? stored : undefined)),
-            );
+            // Within the user's cap of messages, decided under the user's lock: over it the turn
+            // is not stored (and the stream ends with the error).
+            await storage.transaction(async (tx) => {
+              await caps.reserve(tx, caller.userId, 'messages', fresh.length);
+              await tx.chats.appendMessages(
+                chat.userId,
+                chat.id,
+                fresh.map((m, i) => toRecord(m, createdAt, i === last ? stored : undefined)),
+              );
+            });
             await storage.chats.touch(chat.userId, chat.id, createdAt);
           }
           yield event;

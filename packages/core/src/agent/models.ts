@@ -1,12 +1,10 @@
 import { PlatformError } from '../errors.js';
-import type { ListModelsResponse, ModelObject } from '../schemas/models.js';
+import { ListModelsQuery, type ListModelsResponse, type ModelObject } from '../schemas/models.js';
+import { parseInput } from '../validation.js';
 import type { ListPosition, ProjectRecord, StorageAdapter } from '../storage/types.js';
 
 /** `owned_by` of every model object. */
 export const MODEL_OWNER = 'agent-platform';
-
-/** Projects read per storage call while listing. */
-const PAGE = 100;
 
 const toModel = (project: ProjectRecord): ModelObject => ({
   id: project.id,
@@ -17,20 +15,22 @@ const toModel = (project: ProjectRecord): ModelObject => ({
 });
 
 /**
- * `GET /api/v1/models`: every project of the user as an OpenAI model object, newest first, so
+ * `GET /api/v1/models`: a page of the user's projects as OpenAI model objects, newest first, so
  * OpenAI-compatible front ends can pick an agent (its id is what `/api/v1/chat/completions`
- * takes as `model`). OpenAI's list has no paging: all of them, read from storage a page at a time.
+ * takes as `model`). Paged as OpenAI's cursor lists are: `limit`, and `after` the last id of the
+ * previous page; the answer says `has_more`, `first_id` and `last_id`.
  */
-export async function listModels(storage: StorageAdapter, userId: string): Promise<ListModelsResponse> {
-  const data: ModelObject[] = [];
+export async function listModels(storage: StorageAdapter, userId: string, query: ListModelsQuery = {}): Promise<ListModelsResponse> {
+  const q = parseInput(ListModelsQuery, query);
   let after: ListPosition | undefined;
-  for (;;) {
-    const page = await storage.projects.list({ userId, limit: PAGE, ...(after ? { after } : { offset: 0 }) });
-    data.push(...page.items.map(toModel));
-    const last = page.items.at(-1);
-    if (page.items.length < PAGE || !last) return { object: 'list', data };
-    after = { createdAt: last.createdAt, id: last.id };
+  if (q.after !== undefined) {
+    const project = await storage.projects.get(userId, q.after);
+    if (!project) throw PlatformError.invalid(`after: none of your models has the id ${q.after} (give the last_id of a page)`, [{ path: ['after'], code: 'custom', message: 'not one of your models' }]);
+    after = { createdAt: project.createdAt, id: project.id };
   }
+  const page = await storage.projects.list({ userId, limit: q.limit + 1, ...(after ? { after } : { offset: 0 }) });
+  const data = page.items.slice(0, q.limit).map(toModel);
+  return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.items.length > q.limit };
 }
 
 /** `GET /api/v1/models/{id}`: one project of the user as a model object; `not_found` for any other id. */

@@ -18,6 +18,7 @@ import {
 import type { SecretBox } from '../security/secrets.js';
 import type { CredentialPatch, CredentialRecord, StorageAdapter } from '../storage/types.js';
 import { DefaultModelsQuery, type ProviderModelsResponse } from '../schemas/provider-models.js';
+import type { UserCapGuard } from '../user-caps.js';
 import { parseInput } from '../validation.js';
 
 /** How long a credential's test call, or a provider's model list, may take, answer included. */
@@ -34,6 +35,8 @@ export interface CredentialServiceOptions {
   readonly defaultBaseUrl: DefaultBaseUrl | undefined;
   readonly clock: Clock;
   readonly ids: IdGenerator;
+  /** The per-user caps (credentials). */
+  readonly caps: UserCapGuard;
   /** Default `CREDENTIAL_TEST_TIMEOUT_MS`. */
   readonly testTimeoutMs?: number;
 }
@@ -113,19 +116,22 @@ export class CredentialService {
     const box = this.#box();
     if (body.baseUrl) await this.#checkAddress(body.baseUrl, ['baseUrl']);
     const now = this.#o.clock.now();
-    const record = await this.#o.storage.credentials.insert({
-      id: this.#o.ids.next('credential'),
-      userId: caller.userId,
-      name: body.name,
-      provider: body.provider,
-      secret: box.seal(body.apiKey),
-      last4: body.apiKey.slice(-4),
-      ...storedUrl(body.baseUrl ?? null, box),
-      proxy: body.proxy ?? false,
-      isValid: null,
-      isDefault: body.default ?? 'if-none',
-      createdAt: now,
-      updatedAt: now,
+    const record = await this.#o.storage.transaction(async (tx) => {
+      await this.#o.caps.reserve(tx, caller.userId, 'credentials');
+      return tx.credentials.insert({
+        id: this.#o.ids.next('credential'),
+        userId: caller.userId,
+        name: body.name,
+        provider: body.provider,
+        secret: box.seal(body.apiKey),
+        last4: body.apiKey.slice(-4),
+        ...storedUrl(body.baseUrl ?? null, box),
+        proxy: body.proxy ?? false,
+        isValid: null,
+        isDefault: body.default ?? 'if-none',
+        createdAt: now,
+        updatedAt: now,
+      });
     });
     return { success: true, credential: toCredential(record) };
   }

@@ -31,6 +31,7 @@ import { createMemoryNotifier, type Notifier } from '../notify/notifier.js';
 import type { DocumentLimitName, DocumentLimits } from './limits.js';
 import type { DocumentReader } from './read-document.js';
 import { DEFAULT_SIMILARITY, dot, fuseHybrid, mmrSelect, similarityScore } from './search.js';
+import type { UserCapGuard } from '../user-caps.js';
 
 export type { IndexingEvent } from './indexing-events.js';
 
@@ -81,6 +82,8 @@ export interface KnowledgeOptions {
   readonly blobs: BlobStore;
   readonly clock: Clock;
   readonly ids: IdGenerator;
+  /** The per-user caps (documents). */
+  readonly caps: UserCapGuard;
   /**
    * Most documents indexed at the same time. Default 32: documents of one chunk each give the
    * embedder one text each, and an embedder that batches (the built-in pool) needs many waiting
@@ -321,6 +324,7 @@ export class KnowledgeBase {
     if (text) await this.#o.blobs.put(document.sourceKey, text);
     try {
       await storage.transaction(async (tx) => {
+        await this.#o.caps.reserve(tx, caller.userId, 'documents');
         if (upload) {
           await tx.files.insert({ id: upload.id, userId: caller.userId, projectId: input.projectId, fileName: input.fileName, fileType: input.fileType, size: upload.size, createdAt: now });
         } else if (input.fileId && !(await tx.files.get(caller.userId, input.fileId))) {

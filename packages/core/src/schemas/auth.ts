@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Timestamp } from './common.js';
+import { offsetPaging, Timestamp } from './common.js';
 
 export const CreateKeyRequest = z.object({
   name: z.string().trim().min(1).max(100).describe('A label for the key'),
@@ -30,9 +30,16 @@ export const ApiKeySummary = z
   });
 export type ApiKeySummary = z.output<typeof ApiKeySummary>;
 
+/** `GET /api/auth/keys`: `limit` (1-100, default 20) and `offset`, as the other lists. */
+export const ListKeysQuery = z.object({ ...offsetPaging });
+export type ListKeysQuery = z.input<typeof ListKeysQuery>;
+
 export const ListKeysResponse = z.object({
   success: z.literal(true),
   userId: z.string().describe('The user the keys belong to (the caller)'),
-  keys: z.array(ApiKeySummary),
+  keys: z.array(ApiKeySummary).describe('A page of the keys, newest first'),
+  nextOffset: z.number().int().describe('The offset of the next page'),
+  hasMore: z.boolean().describe('Whether keys follow this page'),
+  total: z.number().int().describe("The user's keys in all"),
 });
 export type ListKeysResponse = z.output<typeof ListKeysResponse>;

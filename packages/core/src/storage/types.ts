@@ -72,16 +72,42 @@ export interface Page<T> {
   readonly start: number;
 }
 
+/**
+ * How many rows of each kind a user has now: what the per-user caps are checked against
+ * (`UserRepository.lockCounts`). Storage keeps them as rows come and go, cascades included (a
+ * deleted project takes its documents, chats and their messages, tools and MCP servers with it).
+ */
+export interface UserCounts {
+  readonly keys: number;
+  readonly projects: number;
+  readonly credentials: number;
+  readonly chats: number;
+  readonly tools: number;
+  readonly mcpServers: number;
+  readonly documents: number;
+  /** Messages of all the user's chats. */
+  readonly messages: number;
+}
+
 export interface UserRepository {
   insert(user: UserRecord): Promise<void>;
   get(id: string): Promise<UserRecord | undefined>;
+  /**
+   * The user's counts (undefined for an unknown user). Called inside a transaction it first waits
+   * until no other transaction holds the user's lock, and holds it until this transaction ends:
+   * two transactions that each check a count against a cap and then insert, both under this
+   * lock, never both pass the cap, on any number of instances (PostgreSQL: the user's row,
+   * locked; SQLite and memory run one writing transaction at a time). Outside a transaction it
+   * only reads.
+   */
+  lockCounts(userId: string): Promise<UserCounts | undefined>;
 }
 
 export interface ApiKeyRepository {
   insert(key: ApiKeyRecord): Promise<void>;
   findByLookup(lookup: string): Promise<ApiKeyRecord | undefined>;
-  /** The user's keys, newest first. */
-  list(userId: string): Promise<ApiKeyRecord[]>;
+  /** A page of the user's keys, newest first; `start` is the offset. */
+  list(query: { readonly userId: string; readonly limit: number; readonly offset: number }): Promise<Page<ApiKeyRecord>>;
   /** Every user's keys, newest first (operator: `agent-platform keys list`; never an API caller). */
   listAll(): Promise<ApiKeyRecord[]>;
   /** True when a key of that user was deleted. */
@@ -493,6 +519,12 @@ export interface ChatRepository {
   appendMessages(userId: string, chatId: string, messages: readonly Omit<ChatMessageRecord, 'chatId' | 'position'>[]): Promise<void>;
   /** All messages of the user's chat, in order (none when the user has no such chat). */
   messages(userId: string, chatId: string): Promise<ChatMessageRecord[]>;
+  /**
+   * Up to `limit` messages of the user's chat before position `before` (all when absent), newest first:
+   * the chat read from its end, a page at a time (the history a completion sends is its newest
+   * turns, whatever the chat's length).
+   */
+  recentMessages(userId: string, chatId: string, options: { readonly limit: number; readonly before?: number }): Promise<ChatMessageRecord[]>;
 }
 
 export interface ToolRecord {

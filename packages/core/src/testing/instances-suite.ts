@@ -5,6 +5,24 @@ import type { StorageSuiteOptions } from './storage-suite.js';
 const at = new Date(Date.parse('2026-01-01T00:00:00.000Z'));
 
 /**
+ * In the enclosing `describe`: each test's adapter (`current`) and a second one on the same data,
+ * as another instance opens it (`share`, closed after the test); the same adapter where there is
+ * none, or where its transactions cannot be open together with the first's in one process.
+ */
+export function secondInstance(current: () => StorageAdapter, options: StorageSuiteOptions): () => { storage: StorageAdapter; other: StorageAdapter } {
+  let storage: StorageAdapter;
+  let other: StorageAdapter;
+  beforeEach(async () => {
+    storage = current();
+    other = options.share && options.concurrentTransactions !== false ? await options.share(storage) : storage;
+  });
+  afterEach(async () => {
+    if (other !== storage) await other.close();
+  });
+  return () => ({ storage, other });
+}
+
+/**
  * Writes that several instances make at once (`describeStorageAdapter` calls it): appends to one
  * chat racing from two adapters on the same data (`share`) get distinct, gap-free positions, and
  * "create the first key when none exists" under `lockBootstrap` creates one key however many
@@ -12,14 +30,11 @@ const at = new Date(Date.parse('2026-01-01T00:00:00.000Z'));
  */
 export function describeSharedWrites(current: () => StorageAdapter, options: StorageSuiteOptions): void {
   describe('writes racing from several instances', () => {
+    const adapters = secondInstance(current, options);
     let storage: StorageAdapter;
     let other: StorageAdapter;
-    beforeEach(async () => {
-      storage = current();
-      other = options.share && options.concurrentTransactions !== false ? await options.share(storage) : storage;
-    });
-    afterEach(async () => {
-      if (other !== storage) await other.close();
+    beforeEach(() => {
+      ({ storage, other } = adapters());
     });
 
     it('gives appends to one chat from two adapters distinct positions in one sequence', async () => {

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChunkRecord, DocumentRecord, McpServerRecord, ProjectRecord, StorageAdapter } from '../storage/types.js';
 import { describeSharedWrites } from './instances-suite.js';
 import { describeJobQueue } from './job-queue-suite.js';
+import { describeUserCounts } from './user-counts-suite.js';
 
 export interface StorageSuiteOptions {
   /** A fresh, empty adapter for one test. */
@@ -123,7 +124,13 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
       expect(await storage.apiKeys.count()).toBe(3);
       expect(await storage.apiKeys.findByLookup('lk_key_2')).toEqual(key('key_2', 'user_a', 2));
       expect(await storage.apiKeys.findByLookup('nope')).toBeUndefined();
-      expect((await storage.apiKeys.list('user_a')).map((k) => k.id)).toEqual(['key_2', 'key_1']);
+      const page = await storage.apiKeys.list({ userId: 'user_a', limit: 10, offset: 0 });
+      expect([page.items.map((k) => k.id), page.total, page.start]).toEqual([['key_2', 'key_1'], 2, 0]);
+      // A page at a time, with the user's total.
+      const second = await storage.apiKeys.list({ userId: 'user_a', limit: 1, offset: 1 });
+      expect([second.items.map((k) => k.id), second.total, second.start]).toEqual([['key_1'], 2, 1]);
+      expect(await storage.apiKeys.list({ userId: 'user_a', limit: 1, offset: 2 })).toEqual({ items: [], total: 2, start: 2 });
+      expect(await storage.apiKeys.list({ userId: 'user_missing', limit: 5, offset: 0 })).toEqual({ items: [], total: 0, start: 0 });
       expect((await storage.apiKeys.listAll()).map((k) => [k.id, k.userId])).toEqual([['key_3', 'user_b'], ['key_2', 'user_a'], ['key_1', 'user_a']]);
 
       await storage.apiKeys.touch('key_1', at(10));
@@ -940,6 +947,7 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
 
     describeJobQueue(() => storage, options);
     describeSharedWrites(() => storage, options);
+    describeUserCounts(() => storage, options);
 
     if (options.reopen) {
       const reopen = options.reopen;

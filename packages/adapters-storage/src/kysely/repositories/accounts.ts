@@ -1,8 +1,9 @@
-import type { ListPosition, ProjectListQuery, StorageAdapter } from '@agent-platform/core';
+import type { ListPosition, ProjectListQuery, StorageAdapter, UserCounts } from '@agent-platform/core';
 import { type Expression, type SqlBool, sql, type Updateable } from 'kysely';
 import type { Database } from '../database.js';
 import type { Db, StorageDialect } from '../dialect.js';
-import { atomically, lockUser, type RepositoryContext } from './context.js';
+import { COUNT_COLUMNS } from '../user-counts.js';
+import { atomically, deleteLocked, lockUser, type RepositoryContext } from './context.js';
 
 type ProjectRow = Database['projects'];
 
@@ -50,6 +51,19 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
         const row = await db.selectFrom('users').select(['id', 'created_at']).where('id', '=', id).executeTakeFirst();
         return row && toUser(row);
       },
+      async lockCounts(userId) {
+        // PostgreSQL: the row lock every write of the user's counted rows takes first (see
+        // `lockUser`), read in the same statement. SQLite: the transaction's reads and writes
+        // already run alone (one writing transaction at a time on the one connection).
+        const row = await db
+          .selectFrom('users')
+          .select(Object.values(COUNT_COLUMNS))
+          .where('id', '=', userId)
+          .$if(dialect.skipLocked && db.isTransaction, (q) => q.forUpdate())
+          .executeTakeFirst();
+        if (!row) return undefined;
+        return Object.fromEntries(Object.entries(COUNT_COLUMNS).map(([name, column]) => [name, Number(row[column])])) as unknown as UserCounts;
+      },
     },
     apiKeys: {
       async insert(key) {
@@ -70,15 +84,16 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
         const row = await db.selectFrom('api_keys').selectAll().where('lookup', '=', lookup).executeTakeFirst();
         return row && toKey(row);
       },
-      async list(userId) {
-        return (await newestKeys().where('user_id', '=', userId).execute()).map(toKey);
+      async list({ userId, limit, offset }) {
+        const rows = await newestKeys().where('user_id', '=', userId).limit(limit).offset(offset).execute();
+        const total = await db.selectFrom('users').select('key_count').where('id', '=', userId).executeTakeFirst();
+        return { items: rows.map(toKey), total: Number(total?.key_count ?? 0), start: offset };
       },
       async listAll() {
         return (await newestKeys().execute()).map(toKey);
       },
-      async delete(userId, id) {
-        const result = await db.deleteFrom('api_keys').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-        return result.numDeletedRows > 0n;
+      delete(userId, id) {
+        return deleteLocked(db, dialect, userId, (tx) => tx.deleteFrom('api_keys').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst());
       },
       async touch(id, at) {
         await db.updateTable('api_keys').set({ last_used_at: time(at) }).where('id', '=', id).execute();
@@ -167,9 +182,8 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
           .executeTakeFirst();
         return row && toProject(row);
       },
-      async delete(userId, id) {
-        const result = await db.deleteFrom('projects').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-        return result.numDeletedRows > 0n;
+      delete(userId, id) {
+        return deleteLocked(db, dialect, userId, (tx) => tx.deleteFrom('projects').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst());
       },
       async usingCredential(userId, credentialId) {
         const rows = await db.selectFrom('projects').select('id').where('user_id', '=', userId).where('credential_id', '=', credentialId).orderBy('id').execute();
@@ -258,9 +272,8 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
           return write(tx);
         });
       },
-      async delete(userId, id) {
-        const result = await db.deleteFrom('credentials').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-        return result.numDeletedRows > 0n;
+      delete(userId, id) {
+        return deleteLocked(db, dialect, userId, (tx) => tx.deleteFrom('credentials').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst());
       },
     },
   };

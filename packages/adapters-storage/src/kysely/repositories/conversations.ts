@@ -1,7 +1,7 @@
 import { PlatformError, type StorageAdapter } from '@agent-platform/core';
 import type { Updateable } from 'kysely';
 import type { Database } from '../database.js';
-import { type RepositoryContext, atomically } from './context.js';
+import { type RepositoryContext, atomically, deleteLocked } from './context.js';
 
 /** Chats with their messages, tools and MCP servers. */
 export function conversationRepositories({ db, dialect, records }: RepositoryContext): Pick<StorageAdapter, 'chats' | 'tools' | 'mcpServers'> {
@@ -42,9 +42,8 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
         const row = await db.updateTable('chats').set(set).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
         return row && toChat(row);
       },
-      async delete(userId, id) {
-        const result = await db.deleteFrom('chats').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-        return result.numDeletedRows > 0n;
+      delete(userId, id) {
+        return deleteLocked(db, dialect, userId, (tx) => tx.deleteFrom('chats').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst());
       },
       async touch(userId, id, at) {
         await db.updateTable('chats').set({ updated_at: time(at) }).where('user_id', '=', userId).where('id', '=', id).execute();
@@ -82,6 +81,18 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
       },
       async messages(userId, chatId) {
         const rows = await db.selectFrom('chat_messages').selectAll().where('user_id', '=', userId).where('chat_id', '=', chatId).orderBy('position').execute();
+        return rows.map(toMessage);
+      },
+      async recentMessages(userId, chatId, { limit, before }) {
+        const rows = await db
+          .selectFrom('chat_messages')
+          .selectAll()
+          .where('user_id', '=', userId)
+          .where('chat_id', '=', chatId)
+          .$if(before !== undefined, (q) => q.where('position', '<', before as number))
+          .orderBy('position', 'desc')
+          .limit(limit)
+          .execute();
         return rows.map(toMessage);
       },
     },
@@ -130,9 +141,8 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
         const row = await db.updateTable('tools').set(set).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
         return row && toTool(row);
       },
-      async delete(userId, id) {
-        const result = await db.deleteFrom('tools').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-        return result.numDeletedRows > 0n;
+      delete(userId, id) {
+        return deleteLocked(db, dialect, userId, (tx) => tx.deleteFrom('tools').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst());
       },
     },
     mcpServers: {
@@ -178,9 +188,8 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
         const rows = await db.selectFrom('mcp_servers').selectAll().where('project_id', '=', projectId).orderBy('created_at').orderBy('id').execute();
         return rows.map(toMcpServer);
       },
-      async delete(userId, id) {
-        const result = await db.deleteFrom('mcp_servers').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-        return result.numDeletedRows > 0n;
+      delete(userId, id) {
+        return deleteLocked(db, dialect, userId, (tx) => tx.deleteFrom('mcp_servers').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst());
       },
     },
   };

@@ -1,7 +1,7 @@
 import { type ChunkRecord, keywordTerms, type StorageAdapter } from '@agent-platform/core';
 import { sql, type Updateable } from 'kysely';
 import type { Database } from '../database.js';
-import { type RepositoryContext, atomically } from './context.js';
+import { type RepositoryContext, atomically, deleteLocked } from './context.js';
 
 /**
  * A stored vector blob as a Float32Array of its own: copied byte by byte, since a Float32Array
@@ -71,9 +71,8 @@ export function knowledgeRepositories({ db, dialect, records }: RepositoryContex
         const row = await db.updateTable('documents').set(set).where('id', '=', id).returningAll().executeTakeFirst();
         return row && toDocument(row);
       },
-      async delete(userId, id) {
-        const result = await db.deleteFrom('documents').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-        return result.numDeletedRows > 0n;
+      delete(userId, id) {
+        return deleteLocked(db, dialect, userId, (tx) => tx.deleteFrom('documents').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst());
       },
       async listByStatus(statuses) {
         if (statuses.length === 0) return [];

@@ -1,43 +1,37 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ApiError, messageOf, type ResultOf } from '../../api/client';
 import { useApi, useSignOut } from '../../app';
 import { fieldErrors } from '../../components/field-errors';
 import { formatTime } from '../../components/format';
 import { ListTable, RowAction } from '../../components/list-table';
-import { ConfirmDialog, describedBy, ErrorNote, Field, Loading } from '../../components/ui';
+import { ConfirmDialog, describedBy, ErrorNote, Field, Loading, Pager } from '../../components/ui';
+import { usePage } from '../../components/use-page';
 import { NewKeyDialog } from './new-key-dialog';
 
 type KeyList = ResultOf<'/api/auth/keys', 'get'>;
 type ApiKey = KeyList['keys'][number];
 
+/** Keys per page. */
+const LIMIT = 20;
+
 /** What the sign-in screen says after the console revoked its own key. */
 const REVOKED_OWN_KEY = 'You revoked the key this console was signed in with. Sign in with another key.';
 
 /**
- * The API keys of the signed-in user (names, public starts, times; never a secret): create one
- * (shown once, with a copy button), revoke one after confirmation. The key this console is
- * signed in with is marked; revoking it signs the console out at once, saying why.
+ * The API keys of the signed-in user, a page at a time (names, public starts, times; never a
+ * secret): create one (shown once, with a copy button), revoke one after confirmation. The key
+ * this console is signed in with is marked; revoking it signs the console out at once, saying why.
  */
 export function ApiKeysScreen() {
   const api = useApi();
   const signOut = useSignOut();
-  const [list, setList] = useState<KeyList | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const [offset, setOffset] = useState(0);
+  const { page: list, error, setError, reload } = usePage((signal) => api.call('get', '/api/auth/keys', { query: { limit: LIMIT, offset }, signal }), [offset]);
   const [name, setName] = useState('');
   const [nameError, setNameError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
-  const [reload, setReload] = useState(0);
-
-  useEffect(() => {
-    const abort = new AbortController();
-    api
-      .call('get', '/api/auth/keys', { signal: abort.signal })
-      .then(setList)
-      .catch((e) => abort.signal.aborted || setError(messageOf(e)));
-    return () => abort.abort();
-  }, [reload]);
 
   const create = async (e: Event) => {
     e.preventDefault();
@@ -48,7 +42,9 @@ export function ApiKeysScreen() {
       const r = await api.call('post', '/api/auth/create-key', { body: { name } });
       setCreated({ name: r.name, key: r.key });
       setName('');
-      setReload((n) => n + 1);
+      // The new key is the newest: on the first page.
+      if (offset === 0) reload();
+      else setOffset(0);
     } catch (err) {
       if (err instanceof ApiError && err.status === 400) setNameError(fieldErrors(err, ['name']).name ?? err.text);
       else setError(messageOf(err));
@@ -65,7 +61,9 @@ export function ApiKeysScreen() {
       await api.call('delete', '/api/auth/keys/{id}', { params: { id: target.id } });
       // The console's own key no longer works: sign out now rather than at the next call's 401.
       if (api.hasPrefix(target.prefix)) return signOut(REVOKED_OWN_KEY);
-      setReload((n) => n + 1);
+      // The last key of a later page gone: the page before it.
+      if (list && list.keys.length === 1 && offset > 0) setOffset(Math.max(0, offset - LIMIT));
+      else reload();
     } catch (e) {
       setError(messageOf(e));
     }
@@ -113,6 +111,7 @@ export function ApiKeysScreen() {
           ))}
         </ListTable>
       ) : null}
+      {list ? <Pager label="API keys" offset={offset} limit={LIMIT} total={list.total} onOffset={setOffset} /> : null}
       <p class="hint">"Last used" is updated at most once a minute.</p>
       <NewKeyDialog created={created} onClose={() => setCreated(null)} />
       <ConfirmDialog open={revoking !== null} title="Revoke API key?" confirm="Revoke key" onConfirm={revoke} onClose={() => setRevoking(null)}>

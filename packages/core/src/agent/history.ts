@@ -1,0 +1,225 @@
+import { countTokens } from '../knowledge/chunk.js';
+import type { ChatMessageRecord, StorageAdapter } from '../storage/types.js';
+import type { ChatMessage } from './chat-model.js';
+
+/**
+ * Default token budget of the messages of a model call (`AgentOptions.historyTokens`): a quarter
+ * of the 128,000-token context of today's common models, leaving room for the tools offered, the
+ * turn's own tool rounds and the answer.
+ */
+export const DEFAULT_HISTORY_TOKENS = 32_000;
+
+/** Tokens a message costs beyond its text: its role and framing (OpenAI's chat format adds 3-4). */
+const MESSAGE_OVERHEAD = 4;
+
+/** Messages read from storage per query, from the chat's end. */
+const PAGE = 100;
+
+/**
+ * How far back (messages) the chat's last question is looked for once the budget is spent, for a
+ * request that brings none (tool results continuing a turn of many tool rounds).
+ */
+const QUESTION_SCAN = 1_000;
+
+/** Longest stretch of non-space (or of space) characters tokenized as one piece. */
+const RUN = 64;
+/** Longest piece of ordinary text tokenized at once. */
+const WINDOW = 1024;
+/** Work between two yields to the event loop, in ms. */
+const SLICE_MS = 8;
+
+/**
+ * Pieces of `text` whose token counts add up to (about) the text's: windows of ordinary text cut
+ * after a space, and stretches of more than `RUN` characters without a space (base64, minified
+ * code), or of spaces, cut every `RUN` characters. The tokenizer's cost grows with the square of
+ * a stretch's length, so no piece of a hostile text is ever long; a cut in such a stretch adds at
+ * most a token to the count.
+ */
+function* pieces(text: string): Generator<string> {
+  const longRun = new RegExp(`\\S{${RUN + 1},}|\\s{${RUN + 1},}`, 'g');
+  let at = 0;
+  const plain = function* (to: number): Generator<string> {
+    while (at < to) {
+      let end = Math.min(to, at + WINDOW);
+      if (end < to) {
+        const space = text.lastIndexOf(' ', end);
+        if (space > at + WINDOW / 2) end = space;
+      }
+      yield text.slice(at, end);
+      at = end;
+    }
+  };
+  for (const match of text.matchAll(longRun)) {
+    yield* plain(match.index);
+    const end = match.index + match[0].length;
+    for (; at < end; at += RUN) yield text.slice(at, Math.min(end, at + RUN));
+    at = end;
+  }
+  yield* plain(text.length);
+}
+
+/** Counts tokens (o200k_base, as chunking does), yielding to the event loop now and then, and stops once past a limit. */
+class TokenCounter {
+  #sliceStart = performance.now();
+
+  /** Tokens of `text`, or a number above `limit` as soon as it is known to pass it. */
+  async count(text: string, limit: number): Promise<number> {
+    // No token is longer than 128 characters (see chunk.ts).
+    if (text.length > (limit + 1) * 128) return limit + 1;
+    let n = 0;
+    for (const piece of pieces(text)) {
+      n += countTokens(piece);
+      if (n > limit) return n;
+      if (performance.now() - this.#sliceStart > SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        this.#sliceStart = performance.now();
+      }
+    }
+    return n;
+  }
+
+  /** Tokens of a message: its text, its tool calls' names and arguments, and the framing. */
+  async message(m: ChatMessage, limit: number): Promise<number> {
+    let n = MESSAGE_OVERHEAD + (await this.count(m.content ?? '', limit));
+    if (m.role === 'assistant') {
+      for (const call of m.toolCalls ?? []) {
+        if (n > limit) break;
+        n += MESSAGE_OVERHEAD + (await this.count(call.name, limit - n)) + (await this.count(call.arguments, limit - n));
+      }
+    }
+    return n;
+  }
+
+  /** Tokens of messages together, or a number above `limit` once past it. */
+  async messages(list: readonly ChatMessage[], limit: number): Promise<number> {
+    let n = 0;
+    for (const m of list) {
+      if (n > limit) break;
+      n += await this.message(m, limit - n);
+    }
+    return n;
+  }
+}
+
+/** A stored message as the model is given it. */
+export const fromRecord = (m: ChatMessageRecord): ChatMessage => {
+  switch (m.role) {
+    case 'system':
+      return { role: 'system', content: m.content ?? '' };
+    case 'user':
+      return { role: 'user', content: m.content ?? '' };
+    case 'assistant':
+      return { role: 'assistant', content: m.content, ...(m.toolCalls ? { toolCalls: m.toolCalls } : {}) };
+    case 'tool':
+      return { role: 'tool', toolCallId: m.toolCallId ?? '', content: m.content ?? '' };
+  }
+};
+
+/** A turn of a chat: a user message and what followed it up to the next one, in order. */
+interface Turn {
+  readonly messages: readonly ChatMessage[];
+  readonly tokens: number;
+}
+
+/** The end of a chat as read for a completion (`readRecentTurns`). */
+export interface RecentTurns {
+  /** The budget it was read for. */
+  readonly budget: number;
+  /** The newest whole turns whose tokens together stay within the budget, newest first. */
+  readonly turns: readonly Turn[];
+  /**
+   * The chat's last assistant message with tool calls and the tool messages after it, when some
+   * of its calls have no result yet: the chat waits for the client's results, which the next
+   * request brings, so this is always sent with them (a call is never split from its results).
+   * Empty otherwise.
+   */
+  readonly pending: readonly ChatMessage[];
+  /** The text of the chat's last user message, when one was found. */
+  readonly question: string | undefined;
+}
+
+/** The newest messages from the last assistant message with calls on, when some of its calls are unanswered. */
+function pendingOf(newestFirst: readonly ChatMessage[]): ChatMessage[] {
+  const results = new Set<string>();
+  for (const [i, m] of newestFirst.entries()) {
+    if (m.role === 'tool') {
+      results.add(m.toolCallId);
+      continue;
+    }
+    if (m.role === 'assistant' && m.toolCalls?.some((call) => !results.has(call.id))) return newestFirst.slice(0, i + 1).reverse();
+    return [];
+  }
+  return [];
+}
+
+/**
+ * Reads a chat from its end, a page at a time, until its turns pass `budget` tokens (or the chat
+ * starts): what a completion needs of it, whatever the chat's length. Turns start at a user
+ * message (messages before the chat's first one make a turn of their own), so a tool call and
+ * its results are always in one turn.
+ */
+export async function readRecentTurns(storage: StorageAdapter, userId: string, chatId: string, budget: number): Promise<RecentTurns> {
+  const counter = new TokenCounter();
+  const turns: Turn[] = [];
+  const seen: ChatMessage[] = []; // newest first, while the newest turn is read
+  let current: ChatMessage[] = []; // the turn being read, newest first
+  let currentTokens = 0;
+  let total = 0;
+  let question: string | undefined;
+  let full = false; // the budget is spent: only the question is still looked for
+  let scanned = 0;
+  let before: number | undefined;
+  for (;;) {
+    const page = await storage.chats.recentMessages(userId, chatId, { limit: PAGE, ...(before !== undefined ? { before } : {}) });
+    for (const record of page) {
+      const m = fromRecord(record);
+      if (turns.length === 0) seen.push(m);
+      if (full) {
+        if (m.role === 'user') return { budget, turns, pending: pendingOf(seen), question: m.content };
+        if (++scanned >= QUESTION_SCAN) return { budget, turns, pending: pendingOf(seen), question };
+        continue;
+      }
+      if (m.role === 'user') question ??= m.content;
+      current.push(m);
+      currentTokens += await counter.message(m, budget - total - currentTokens);
+      if (total + currentTokens > budget) {
+        full = true;
+        if (question !== undefined) return { budget, turns, pending: pendingOf(seen), question };
+        continue;
+      }
+      if (m.role === 'user') {
+        turns.push({ messages: current.reverse(), tokens: currentTokens });
+        total += currentTokens;
+        current = [];
+        currentTokens = 0;
+      }
+    }
+    const last = page.at(-1);
+    if (page.length < PAGE || !last) break;
+    before = last.position;
+  }
+  if (!full && current.length > 0) turns.push({ messages: current.reverse(), tokens: currentTokens });
+  return { budget, turns, pending: pendingOf(seen), question };
+}
+
+/**
+ * The history sent with a request whose own messages (and the system context) take `used`
+ * tokens: the newest turns that fit in what is left of the budget, oldest first out, whole; and
+ * when the chat waits for tool results, at least its pending tool calls.
+ */
+export function fitHistory(recent: RecentTurns, used: number): ChatMessage[] {
+  const kept: Turn[] = [];
+  let total = used;
+  for (const turn of recent.turns) {
+    if (total + turn.tokens > recent.budget) break;
+    kept.push(turn);
+    total += turn.tokens;
+  }
+  if (kept.length === 0 && recent.pending.length > 0) return [...recent.pending];
+  return kept.reverse().flatMap((turn) => turn.messages);
+}
+
+/** Tokens of messages (the system context and a request's own), or a number above `limit` once past it. */
+export function countMessageTokens(messages: readonly ChatMessage[], limit: number): Promise<number> {
+  return new TokenCounter().messages(messages, limit);
+}
