@@ -14,7 +14,9 @@ const timeouts = { testTimeout: 30_000, hookTimeout: 60_000 };
  * project), chosen for what storage does under them: keys and projects (paging, filters),
  * documents, upload and blobs, search of every type, owner-scoped chunk reads, settings, re-indexing and moving stores,
  * chats, completions, client tools continuing a chat and resumable streams, credentials, tools,
- * MCP servers, models, secrets at rest, and every route with a valid call. Left out to keep the
+ * MCP servers, models, secrets at rest, every route with a valid call, the per-user caps (their
+ * counts and row locks, creates racing at a cap) and chat history read from a chat's end within a
+ * token budget. Left out to keep the
  * run within CI's budget (about +4 minutes on 2 cores): suites whose storage use those cover
  * (providers, completions' project-model form, relevance floor, prototype names), suites about the embedder, the
  * outbound policy, body limits, OpenAPI, nesting, hostile input and local models. SQLite-only
@@ -43,6 +45,8 @@ const POSTGRES_SUITES = [
   'mcp',
   'models',
   'routes',
+  'user-caps',
+  'chat-history',
 ].map((name) => `packages/server/test/${name}.test.ts`);
 
 export default defineConfig({

@@ -241,6 +241,34 @@ describe('console: API keys', () => {
     }
   });
 
+  it('pages the keys of a user with many: the newest 20 first, then the rest; a new key shows on the first page', async () => {
+    const { key, userId } = await server.platform.createUserWithKey({ name: 'key 0' });
+    for (let n = 1; n < 25; n++) await server.platform.createKeyForUser(userId, { name: `key ${n}` });
+    const { context, page, problems } = await openPage(browser);
+    try {
+      await signIn(page, server, key);
+      await go(page, '#/keys', 'API keys');
+      const pager = page.getByRole('navigation', { name: 'API keys pages' });
+      await pager.getByText('1–20 of 25').waitFor();
+      await page.getByRole('row', { name: /key 24/ }).waitFor();
+      expect(await page.getByRole('row', { name: /key 0\b/ }).count()).toBe(0);
+      await pager.getByRole('button', { name: 'Next' }).click();
+      await pager.getByText('21–25 of 25').waitFor();
+      // The oldest, the one this console is signed in with, is on the second page.
+      await page.getByRole('row', { name: /key 0.*this console is signed in with it/ }).waitFor();
+      expect(await page.getByRole('row', { name: /key 24/ }).count()).toBe(0);
+      await expectAccessible(page, 'API keys, second page');
+      await page.getByLabel('Name of a new key').fill('newest');
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await page.getByRole('dialog', { name: 'New API key: newest' }).getByRole('button', { name: 'Done' }).click();
+      await pager.getByText('1–20 of 26').waitFor();
+      await page.getByRole('row', { name: /newest/ }).waitFor();
+      expectCleanConsole(problems);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('signs out cleanly when the key it is signed in with is revoked', async () => {
     const own = (await server.call('POST', '/api/auth/create-key', { body: { name: 'console key' } })).body.key as string;
     const { context, page, problems } = await openPage(browser);

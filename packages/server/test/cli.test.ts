@@ -261,6 +261,41 @@ describe('agent-platform CLI', () => {
     // over five when other test runs share it).
   }, 150_000);
 
+  it('takes the per-user caps, the history budget and the limits of its own key as flags: one more project than --max-projects-per-user is a 429 naming it', async () => {
+    const { url, output, child } = await serve(['--port', '0', '--data', dir, '--max-projects-per-user', '1', '--env-key-model', 'gpt-a', '--env-key-model', 'gpt-b', '--history-tokens', '0']);
+    try {
+      const key = /shown only once:\n(ap_\w+)\n/.exec(output())?.[1] as string;
+      const create = () =>
+        fetch(`${url}/api/projects/create`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'p', model: 'gpt-c', provider: 'openai' }),
+        });
+      expect((await create()).status).toBe(201);
+      const over = await create();
+      expect(over.status).toBe(429);
+      expect(await over.json()).toMatchObject({ code: 'rate_limited', message: expect.stringContaining('--max-projects-per-user'), details: { max: 1 } });
+      // The allow-list of the server's own key: gpt-c is on neither entry.
+      const refused = await fetch(`${url}/api/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-c', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(refused.status).toBe(400);
+      expect((await refused.json()).message).toContain('allowed: gpt-a, gpt-b; --env-key-model');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    await expect(run(process.execPath, [CLI, 'serve', '--max-chats-per-user', '0'])).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--max-chats-per-user (AGENT_PLATFORM_MAX_CHATS_PER_USER) must be an integer from 1 to 1000000000 (default 10000), got "0"'),
+    });
+    await expect(run(process.execPath, [CLI, 'serve'], { env: { ...process.env, AGENT_PLATFORM_HISTORY_TOKENS: 'lots' } })).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--history-tokens (AGENT_PLATFORM_HISTORY_TOKENS) must be an integer'),
+    });
+  }, 60_000);
+
   it('allows the stdio MCP command lines of --mcp-commands exactly, and refuses node -e', async () => {
     const file = join(dir, 'mcp-commands');
     const line = formatCommandLine(process.execPath, [EVERYTHING, 'stdio']);

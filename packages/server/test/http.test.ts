@@ -96,6 +96,25 @@ describe('authentication', () => {
     expect((await s.call('GET', '/api/auth/keys', { key: newKey })).status).toBe(401);
   });
 
+  it('lists keys a page at a time, newest first, with the total (limit 1-100, default 20)', async () => {
+    const { key, userId } = await s.platform.createUserWithKey({ name: 'k0' });
+    for (let n = 1; n < 25; n++) await s.platform.createKeyForUser(userId, { name: `k${n}` });
+    const first = await s.call('GET', '/api/auth/keys', { key });
+    expect(first.body).toMatchObject({ success: true, userId, total: 25, hasMore: true, nextOffset: 20 });
+    expect(first.body.keys).toHaveLength(20);
+    expect(first.body.keys[0].name).toBe('k24');
+    const rest = await s.call('GET', '/api/auth/keys?limit=10&offset=20', { key });
+    expect(rest.body).toMatchObject({ total: 25, hasMore: false, nextOffset: 25 });
+    expect(rest.body.keys.map((k: { name: string }) => k.name)).toEqual(['k4', 'k3', 'k2', 'k1', 'k0']);
+    const all = [...first.body.keys, ...rest.body.keys].map((k: { id: string }) => k.id);
+    expect(new Set(all).size).toBe(25);
+    for (const bad of ['limit=0', 'limit=101', 'offset=-1', 'limit=x']) {
+      const res = await s.call('GET', `/api/auth/keys?${bad}`, { key });
+      expect(res.status, bad).toBe(400);
+      expect(res.body.message, bad).toMatch(/^(limit|offset):/);
+    }
+  });
+
   it("answers the caller's user id where a key is created and listed, so an operator can add keys to that user", async () => {
     const listedA = await s.call('GET', '/api/auth/keys');
     const listedB = await s.call('GET', '/api/auth/keys', { key: s.keyB });
