@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { type EmbeddingModel, isPlatformError, PlatformError, relativePaths } from '@agent-platform/core';
-import { type TransformersEmbedderOptions, type TransformersEmbeddingModel, transformersEmbedder } from './transformers.js';
+import { type TransformersEmbedderOptions, type TransformersEmbeddingModel, transformersEmbedder } from './transformers-model.js';
 import { type Dtype, insideFolder, modelErrors, onnxFile, transformers, withEnv } from './transformers-runtime.js';
 
 // Models from the Hugging Face hub, downloaded into a cache folder and then used as local folders.

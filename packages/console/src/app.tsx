@@ -1,6 +1,6 @@
-import { createContext } from 'preact';
-import { useContext, useMemo, useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { Api } from './api/client';
+import { ApiContext, SignOutContext } from './api/context';
 import { Layout } from './components/layout';
 import { ApiKeysScreen } from './screens/account/api-keys';
 import { CredentialsScreen } from './screens/account/credentials';
@@ -11,21 +11,8 @@ import { SignIn } from './screens/sign-in';
 import { forgetKey, storedKey, storeKey } from './session';
 import { type Route, useRoute } from './router';
 
-const ApiContext = createContext<Api | null>(null);
-const SignOutContext = createContext<(notice: string | null) => void>(() => {});
-
-/** Signs the console out (the key is forgotten); `notice` is shown on the sign-in screen. */
-export const useSignOut = () => useContext(SignOutContext);
-
 /** What the sign-in screen says after a call was answered 401. */
 const REFUSED = 'The key was refused (revoked or unknown): sign in again.';
-
-/** The API of the signed-in key (every screen below sign-in has one). */
-export function useApi(): Api {
-  const api = useContext(ApiContext);
-  if (!api) throw new Error('useApi outside of a signed-in console');
-  return api;
-}
 
 export function App() {
   const [key, setKey] = useState(storedKey);

@@ -17,6 +17,7 @@ import {
 } from './schemas/tools.js';
 import { generateKey, keyLookup, keyMatches, keySummary } from './auth/keys.js';
 import { type Clock, systemClock } from './clock.js';
+import type { Caller } from './context.js';
 import { isPlatformError, PlatformError } from './errors.js';
 import { CHAT_ID_RULE, createIdGenerator, hasIdForm, type IdGenerator, isChatId } from './ids.js';
 import { decodeCursor, encodeCursor, toProject } from './projects.js';
@@ -37,8 +38,8 @@ import {
   UpdateProjectRequest,
 } from './schemas/projects.js';
 import { checkNamedCredential, chooseCredential, type DefaultBaseUrl, describeChoice, type UsableCredential, unseal } from './agent/provider-credentials.js';
-import type { BlobStore, EmbeddingModel, VectorStore } from './knowledge/interfaces.js';
-import { type EmbedderResolver, type VectorStoreFactory, type VectorStoreProvider, type IndexingEvent, KnowledgeBase, toKnowledgeDocument, vectorNamespace } from './knowledge/service.js';
+import type { BlobStore, EmbeddingModel, VectorStore, VectorStoreProvider } from './knowledge/interfaces.js';
+import { type EmbedderResolver, type VectorStoreFactory, type IndexingEvent, KnowledgeBase, toKnowledgeDocument, vectorNamespace } from './knowledge/service.js';
 import { followDocument } from './knowledge/follow-document.js';
 import type { DocumentLimitName, DocumentLimits } from './knowledge/limits.js';
 import { extensionOf, fileTypeOf, unsupportedFileMessage } from './knowledge/file-types.js';
@@ -101,11 +102,6 @@ import {
   type McpServerResponse,
   type McpToolsResponse,
 } from './schemas/mcp.js';
-
-/** Who is calling: every method acts on this user's resources only. */
-export interface Caller {
-  readonly userId: string;
-}
 
 export interface KnowledgeAdapters {
   /** The built-in (default) vector store. */

@@ -1,7 +1,10 @@
 import { type ErrorCode, isPlatformError, isUnresolvedHost, PlatformError, unreachableAs } from '@agent-platform/core';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, ErrorCode as RpcCode } from '@modelcontextprotocol/sdk/types.js';
+import type { ConnectionEvidence } from './evidence.js';
 import { isSseError } from './sse-transport.js';
+
+export type { ConnectionEvidence } from './evidence.js';
 
 /** What a failure tells about the connection it happened on. */
 export interface MappedError {
@@ -22,16 +25,6 @@ export interface FailureContext {
   readonly signal?: AbortSignal | undefined;
   /** What the connection saw before the failure (stdio stderr, network errors of its fetch). */
   readonly seen?: ConnectionEvidence | undefined;
-}
-
-/** Failures a connection observed on the side: they explain errors the SDK reports vaguely. */
-export interface ConnectionEvidence {
-  /** The last error the transport's fetch threw (network failure or policy refusal). */
-  fetchError?: unknown;
-  /** Something arrived that is not JSON-RPC (stdout garbage, bad JSON). */
-  protocolError?: unknown;
-  /** The last ~2 KB of a stdio server's stderr. */
-  stderr?: () => string;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ConnectionEvidence } from './errors.js';
+import type { ConnectionEvidence } from './evidence.js';
 
 /** The fetch the HTTP transports and detection use (the platform's guarded fetch). */
 export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;

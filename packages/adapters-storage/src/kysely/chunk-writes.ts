@@ -1,14 +1,8 @@
-import { type ChunkEmbeddings, type ChunkRecord, createPacer } from '@agent-platform/core';
+import { type ChunkRecord, createPacer } from '@agent-platform/core';
 import type { RowId } from './database.js';
-import type { Db } from './dialect.js';
+import type { ChunkWrite, Db } from './dialect.js';
 
-/** What `ChunkRepository.replaceForDocument` writes: a document's new chunks and, optionally, their vectors. */
-export interface ChunkWrite {
-  readonly documentId: string;
-  readonly chunks: readonly ChunkRecord[];
-  /** One vector per chunk, in the chunks' order (checked by the caller). */
-  readonly embeddings?: ChunkEmbeddings | undefined;
-}
+export type { ChunkWrite } from './dialect.js';
 
 /** A chunk as its row stores it: the same columns on every dialect. */
 export const chunkRow = (c: ChunkRecord, documentId: string) => ({

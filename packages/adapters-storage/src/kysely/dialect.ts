@@ -1,10 +1,17 @@
-import { bm25Ceiling } from '@agent-platform/core';
+import { bm25Ceiling, type ChunkEmbeddings, type ChunkRecord } from '@agent-platform/core';
 import type { Kysely, Transaction } from 'kysely';
-import type { ChunkWrite } from './chunk-writes.js';
 import type { Database, Flag, Timestamp } from './database.js';
 
 /** The database handle the repositories run on: the whole database or one transaction. */
 export type Db = Kysely<Database> | Transaction<Database>;
+
+/** What `ChunkRepository.replaceForDocument` writes: a document's new chunks and, optionally, their vectors. */
+export interface ChunkWrite {
+  readonly documentId: string;
+  readonly chunks: readonly ChunkRecord[];
+  /** One vector per chunk, in the chunks' order (checked by the caller). */
+  readonly embeddings?: ChunkEmbeddings | undefined;
+}
 
 /**
  * The keyword index: BM25 over `keywordTerms` (core's analyzer) of each chunk's text, with the

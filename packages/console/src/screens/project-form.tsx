@@ -1,10 +1,12 @@
 import { useState } from 'preact/hooks';
-import { ApiError, messageOf } from '../api/client';
-import { useApi } from '../app';
+import { ApiError, messageOf, type ResultOf } from '../api/client';
+import { useApi } from '../api/context';
 import { fieldErrors } from '../components/field-errors';
 import { describedBy, ErrorNote, Field, Options } from '../components/ui';
 import { modelsHint, useCredentials, useModels } from './project-pickers';
-import type { Project } from './projects';
+
+/** A project as the list answers it (what the form edits). */
+export type Project = ResultOf<'/api/v1/projects', 'get'>['projects'][number];
 
 const PROVIDERS = ['openai', 'ollama', 'local'] as const;
 type Provider = (typeof PROVIDERS)[number];

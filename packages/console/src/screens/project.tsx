@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { messageOf, type ResultOf } from '../api/client';
-import { useApi } from '../app';
+import { useApi } from '../api/context';
 import { ErrorNote } from '../components/ui';
 import { PROJECT_TABS, type ProjectTab, projectHref } from '../router';
 import { lazyScreen } from '../components/lazy';

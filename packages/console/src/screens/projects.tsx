@@ -1,14 +1,13 @@
 import { useState } from 'preact/hooks';
-import { messageOf, type ResultOf } from '../api/client';
-import { useApi } from '../app';
+import { messageOf } from '../api/client';
+import { useApi } from '../api/context';
 import { formatTime } from '../components/format';
 import { ListTable, RowAction } from '../components/list-table';
 import { ConfirmDialog, Empty, ErrorNote, Loading, Pager, useDebounced } from '../components/ui';
 import { usePage } from '../components/use-page';
 import { projectHref } from '../router';
-import { ProjectForm } from './project-form';
+import { type Project, ProjectForm } from './project-form';
 
-export type Project = ResultOf<'/api/v1/projects', 'get'>['projects'][number];
 
 const LIMIT = 20;
 

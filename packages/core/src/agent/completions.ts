@@ -1,7 +1,7 @@
 import { randomString } from '../ids.js';
 import { PlatformError } from '../errors.js';
 import type { KnowledgeBase } from '../knowledge/service.js';
-import type { Caller } from '../platform.js';
+import type { Caller } from '../context.js';
 import type { ChatCompletionChunk, ChatCompletionRequest, ChatCompletionResponse, CompletionMessage } from '../schemas/completions.js';
 import { AGENT_MIN_SCORE } from '../schemas/knowledge.js';
 import type { ChatMessageRecord, ChatRecord, MessageSource, ProjectRecord, StorageAdapter } from '../storage/types.js';

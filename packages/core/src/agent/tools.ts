@@ -1,4 +1,4 @@
-import type { Caller } from '../platform.js';
+import type { Caller } from '../context.js';
 import type { ToolDefinition } from './chat-model.js';
 
 /** A function the agent can call: its definition (offered to the model) and how to run it. */

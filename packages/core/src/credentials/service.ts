@@ -6,7 +6,7 @@ import type { IdGenerator } from '../ids.js';
 import { displayUrl, MASK, maskUrl } from '../net/display.js';
 import type { GuardedFetch } from '../net/guarded-fetch.js';
 import { isUnresolvedHost, unreachableAs } from '../net/unresolved-host.js';
-import type { Caller } from '../platform.js';
+import type { Caller } from '../context.js';
 import {
   CreateCredentialRequest,
   type Credential,

@@ -38,6 +38,9 @@ export interface EmbeddingModel {
   close?(): Promise<void>;
 }
 
+/** The third-party vector store kinds of the spec's `vectorstoreProvider`. */
+export type VectorStoreProvider = 'pinecone' | 'weaviate' | 'qdrant' | 'chroma';
+
 export interface VectorRecord {
   /** Chunk id. Upserting an existing id replaces its vector. */
   readonly id: string;

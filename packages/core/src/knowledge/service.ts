@@ -1,4 +1,4 @@
-import type { Caller } from '../platform.js';
+import type { Caller } from '../context.js';
 import type { Clock } from '../clock.js';
 import { isPlatformError, PlatformError } from '../errors.js';
 import type { IdGenerator } from '../ids.js';
@@ -23,7 +23,7 @@ import { randomString } from '../ids.js';
 import { DocumentProcesses } from './document-processes.js';
 import { checkTextDocumentType } from './file-types.js';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_POLL_MS, JobQueue, type RunningJob } from './job-queue.js';
-import type { BlobStore, EmbeddingModel, VectorStore } from './interfaces.js';
+import type { BlobStore, EmbeddingModel, VectorStore, VectorStoreProvider } from './interfaces.js';
 import { openSettings, sealSettings } from './settings-secrets.js';
 import { completeEvent } from './follow-document.js';
 import { type IndexingEvent, IndexingEvents, type IndexingListener } from './indexing-events.js';
@@ -47,8 +47,6 @@ const MAX_CANDIDATES = 1000;
 /** Picks the embedding model of a project from its `embeddingModel` setting (undefined: the default). */
 export type EmbedderResolver = (embeddingModel: string | undefined, caller: Caller) => EmbeddingModel;
 
-/** The third-party vector store kinds of the spec's `vectorstoreProvider`. */
-export type VectorStoreProvider = 'pinecone' | 'weaviate' | 'qdrant' | 'chroma';
 
 /** How a third-party store reaches its server: only through the outbound policy. */
 export interface VectorStoreConnection {

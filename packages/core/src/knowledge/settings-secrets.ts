@@ -2,7 +2,7 @@ import { PlatformError } from '../errors.js';
 import { MASK } from '../net/display.js';
 import type { KnowledgeSettings } from '../schemas/knowledge.js';
 import type { SecretBox } from '../security/secrets.js';
-import type { VectorStoreProvider } from './service.js';
+import type { VectorStoreProvider } from './interfaces.js';
 
 /**
  * The keys of `vectorStoreConfig` that are secrets, per provider (from each adapter's config in

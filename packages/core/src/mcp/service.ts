@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AgentTool, ToolSource } from '../agent/tools.js';
 import { isPlatformError, PlatformError } from '../errors.js';
 import { displayUrl, maskUrl } from '../net/display.js';
-import type { Caller } from '../platform.js';
+import type { Caller } from '../context.js';
 import type { SecretBox } from '../security/secrets.js';
 import type { McpServerRecord, StorageAdapter } from '../storage/types.js';
 import type { McpConnector, McpServerConfig, McpTool } from './types.js';

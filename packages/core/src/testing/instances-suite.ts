@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StorageAdapter } from '../storage/types.js';
-import type { StorageSuiteOptions } from './storage-suite.js';
+import type { StorageSuiteOptions } from './storage-options.js';
 
 const at = new Date(Date.parse('2026-01-01T00:00:00.000Z'));
 

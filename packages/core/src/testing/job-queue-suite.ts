@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JobLease, StorageAdapter } from '../storage/types.js';
-import type { StorageSuiteOptions } from './storage-suite.js';
+import type { StorageSuiteOptions } from './storage-options.js';
 
 const t0 = Date.parse('2026-01-01T00:00:00.000Z');
 const at = (ms: number) => new Date(t0 + ms);

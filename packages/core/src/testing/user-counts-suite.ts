@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ChatMessageRecord, StorageAdapter, UserCounts } from '../storage/types.js';
 import { secondInstance } from './instances-suite.js';
-import type { StorageSuiteOptions } from './storage-suite.js';
+import type { StorageSuiteOptions } from './storage-options.js';
 
 const at = (seconds: number) => new Date(Date.parse('2026-01-01T00:00:00.000Z') + seconds * 1000);
 

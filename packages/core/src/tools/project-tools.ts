@@ -1,6 +1,6 @@
 import type { AgentTool, ToolSource } from '../agent/tools.js';
 import { PlatformError } from '../errors.js';
-import type { Caller } from '../platform.js';
+import type { Caller } from '../context.js';
 import type { StorageAdapter, ToolRecord } from '../storage/types.js';
 import { codeSyntaxError } from './code-syntax.js';
 import { FairScheduler, type FairQueueLimits } from './fair-queue.js';

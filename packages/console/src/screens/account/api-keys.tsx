@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, messageOf, type ResultOf } from '../../api/client';
-import { useApi, useSignOut } from '../../app';
+import { useApi, useSignOut } from '../../api/context';
 import { fieldErrors } from '../../components/field-errors';
 import { formatTime } from '../../components/format';
 import { ListTable, RowAction } from '../../components/list-table';

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type Api, messageOf, type ResultOf } from '../../api/client';
-import { useApi } from '../../app';
+import { useApi } from '../../api/context';
 import { formatTime } from '../../components/format';
 import { ListTable, RowAction } from '../../components/list-table';
 import { ConfirmDialog, Empty, ErrorNote } from '../../components/ui';

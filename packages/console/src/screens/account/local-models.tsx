@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, messageOf, type ResultOf } from '../../api/client';
-import { useApi } from '../../app';
+import { useApi } from '../../api/context';
 import { formatBytes, formatTime, shortDigest } from '../../components/format';
 import { ListTable, RowAction } from '../../components/list-table';
 import { ConfirmDialog, describedBy, Empty, ErrorNote, Field } from '../../components/ui';

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, messageOf, type ResultOf } from '../../api/client';
-import { useApi } from '../../app';
+import { useApi } from '../../api/context';
 import { fieldErrors } from '../../components/field-errors';
 import { ConfirmDialog, describedBy, ErrorNote, Field } from '../../components/ui';
 

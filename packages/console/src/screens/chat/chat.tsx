@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { messageOf } from '../../api/client';
-import { useApi } from '../../app';
+import { useApi } from '../../api/context';
 import { Empty, ErrorNote, Loading } from '../../components/ui';
 import { pendingAnswer, setPendingAnswer } from '../../session';
 import { type AnswerProgress, askInStream, resumeAnswer, type Source } from './answer-stream';

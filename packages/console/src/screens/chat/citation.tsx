@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, messageOf } from '../../api/client';
-import { useApi } from '../../app';
+import { useApi } from '../../api/context';
 import { Marked, queryTerms } from '../../components/marked';
 import { ErrorNote } from '../../components/ui';
 import type { Source } from './answer-stream';

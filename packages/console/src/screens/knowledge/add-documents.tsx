@@ -1,5 +1,5 @@
 import { useRef, useState } from 'preact/hooks';
-import { useApi } from '../../app';
+import { useApi } from '../../api/context';
 import { describedBy, Field } from '../../components/ui';
 import { ACCEPTED, type IndexingItem, indexAny, indexText, type Update } from './indexing';
 

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ResultOf } from '../../api/client';
-import { useApi } from '../../app';
+import { useApi } from '../../api/context';
 import { Empty, ErrorNote, Loading, Pager } from '../../components/ui';
 import { usePage } from '../../components/use-page';
 

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { messageOf, type QueryOf, type ResultOf } from '../../api/client';
-import { useApi } from '../../app';
+import { useApi } from '../../api/context';
 import { formatTime } from '../../components/format';
 import { ListTable, RowAction } from '../../components/list-table';
 import { ConfirmDialog, Empty, ErrorNote, Loading, Options, Pager } from '../../components/ui';

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type Api, messageOf } from '../../api/client';
-import { useApi } from '../../app';
+import { useApi } from '../../api/context';
 import { ErrorNote } from '../../components/ui';
 
 /** How often the documents still being indexed are counted while a re-index runs. */

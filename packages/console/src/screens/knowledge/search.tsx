@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, type BodyOf, messageOf, type ResultOf } from '../../api/client';
-import { useApi } from '../../app';
+import { useApi } from '../../api/context';
 import { fieldErrors } from '../../components/field-errors';
 import { Marked, queryTerms } from '../../components/marked';
 import { describedBy, Empty, ErrorNote, Field, Options } from '../../components/ui';

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { messageOf, type ResultOf } from '../../api/client';
-import { useApi } from '../../app';
+import { useApi } from '../../api/context';
 import { ConfirmDialog, Empty, ErrorNote, Loading, Pager } from '../../components/ui';
 import { usePage } from '../../components/use-page';
 import { AddServerForm, TRANSPORTS } from './add-server';

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { messageOf, type ResultOf } from '../../api/client';
-import { useApi } from '../../app';
+import { useApi } from '../../api/context';
 import { describedBy, ErrorNote, Field } from '../../components/ui';
 
 type Outcome = ResultOf<'/api/tools/{id}/run', 'post'>;

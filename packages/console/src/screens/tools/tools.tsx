@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { messageOf, type ResultOf } from '../../api/client';
-import { useApi } from '../../app';
+import { useApi } from '../../api/context';
 import { ListTable, RowAction } from '../../components/list-table';
 import { ConfirmDialog, Empty, ErrorNote, Loading, Pager } from '../../components/ui';
 import { usePage } from '../../components/use-page';

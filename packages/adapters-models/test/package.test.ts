@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The public surface of @agent-platform/adapters-models: the names each entry exports. A change here is a change of
+ * the package's API: review it, then update the snapshot (`vitest run -u`).
+ */
+describe('@agent-platform/adapters-models exports', () => {
+  it('.', async () => {
+    expect(Object.keys(await import('@agent-platform/adapters-models')).sort()).toMatchInlineSnapshot(`
+      [
+        "DEFAULT_OLLAMA_HOST",
+        "ollamaBaseURL",
+        "ollamaChatModel",
+        "openaiChatModel",
+      ]
+    `);
+  });
+  it('./openai', async () => {
+    expect(Object.keys(await import('@agent-platform/adapters-models/openai')).sort()).toMatchInlineSnapshot(`
+      [
+        "namesOf",
+        "openaiChatModel",
+        "openaiCompatibleModel",
+      ]
+    `);
+  });
+  it('./ollama', async () => {
+    expect(Object.keys(await import('@agent-platform/adapters-models/ollama')).sort()).toMatchInlineSnapshot(`
+      [
+        "DEFAULT_OLLAMA_HOST",
+        "ollamaBaseURL",
+        "ollamaChatModel",
+      ]
+    `);
+  });
+});

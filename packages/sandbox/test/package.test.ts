@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The public surface of @agent-platform/sandbox: the names each entry exports. A change here is a change of
+ * the package's API: review it, then update the snapshot (`vitest run -u`).
+ */
+describe('@agent-platform/sandbox exports', () => {
+  it('.', async () => {
+    expect(Object.keys(await import('@agent-platform/sandbox')).sort()).toMatchInlineSnapshot(`
+      [
+        "javascriptSandbox",
+        "npmDependencies",
+        "pythonSandbox",
+      ]
+    `);
+  });
+});
