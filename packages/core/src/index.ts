@@ -3,7 +3,7 @@ export { type Clock, systemClock } from './clock.js';
 export { type ErrorCode, isPlatformError, PlatformError, type PlatformErrorOptions, type ValidationIssue } from './errors.js';
 export { relativePaths, withRelativePaths } from './fs-paths.js';
 export { createIdGenerator, ID_PREFIXES, type IdGenerator, type IdKind, randomString } from './ids.js';
-export type { Caller } from './context.js';
+export type { Caller, PlatformContext } from './context.js';
 export { AgentPlatform, type AgentPlatformOptions, type KnowledgeAdapters } from './platform.js';
 export { type EmbedderResolver, type IndexingEvent, STEP_MESSAGES, vectorNamespace, type VectorStoreConnection, type VectorStoreFactory } from './knowledge/service.js';
 export type { VectorStoreProvider } from './knowledge/interfaces.js';

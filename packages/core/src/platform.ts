@@ -17,7 +17,7 @@ import {
 } from './schemas/tools.js';
 import { generateKey, keyLookup, keyMatches, keySummary } from './auth/keys.js';
 import { type Clock, systemClock } from './clock.js';
-import type { Caller } from './context.js';
+import { type Caller, callerProject, type PlatformContext } from './context.js';
 import { isPlatformError, PlatformError } from './errors.js';
 import { CHAT_ID_RULE, createIdGenerator, hasIdForm, type IdGenerator, isChatId } from './ids.js';
 import { decodeCursor, encodeCursor, toProject } from './projects.js';
@@ -292,6 +292,8 @@ export class AgentPlatform {
   readonly #defaultBaseUrl: DefaultBaseUrl | undefined;
   readonly #credentials: CredentialService;
   readonly #caps: UserCapGuard;
+  /** What every area service is built from. */
+  readonly #ctx: PlatformContext;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
@@ -305,6 +307,7 @@ export class AgentPlatform {
     this.#localModelUrl = options.localModelUrl;
     this.#defaultBaseUrl = options.agent?.defaultBaseUrl;
     this.#notifier = options.notifier ?? createMemoryNotifier();
+    this.#ctx = { storage: this.storage, clock: this.clock, ids: this.ids, notifier: this.#notifier, fetch: this.fetch, secrets: this.#secrets, caps: this.#caps };
     this.#credentials = new CredentialService({
       storage: this.storage,
       secrets: options.secrets,
@@ -408,10 +411,8 @@ export class AgentPlatform {
     return this.#knowledge;
   }
 
-  async #project(caller: Caller, projectId: string) {
-    const project = await this.storage.projects.get(caller.userId, projectId);
-    if (!project) throw PlatformError.notFound(`Project ${projectId} not found`);
-    return project;
+  #project(caller: Caller, projectId: string) {
+    return callerProject(this.#ctx, caller, projectId);
   }
 
   // ---- users and keys -------------------------------------------------------------------
