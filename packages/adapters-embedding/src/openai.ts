@@ -1,4 +1,16 @@
-import { displayUrl, type EmbeddingModel, isPlatformError, isUnresolvedHost, PlatformError, unreachableAs } from '@agent-platform/core';
+import {
+  answerTooLargeIn,
+  boundedFetch,
+  type ByteLimit,
+  DEFAULT_UPSTREAM_LIMITS,
+  displayUrl,
+  type EmbeddingModel,
+  isPlatformError,
+  isUnresolvedHost,
+  PlatformError,
+  safeReason,
+  unreachableAs,
+} from '@agent-platform/core';
 import OpenAI from 'openai';
 import { tokenCounter } from './token-counter.js';
 
@@ -33,6 +45,13 @@ export interface OpenAIEmbedderOptions {
   readonly maxRetries?: number;
   /** A custom fetch (e.g. one that connects only to addresses the operator allowed). */
   readonly fetch?: typeof fetch;
+  /**
+   * Most bytes of one answer of the server (a batch of vectors), enforced while reading: past it
+   * the server is cut off and the call fails with `upstream_error` naming `setting`. Default
+   * 16 MiB (`DEFAULT_UPSTREAM_LIMITS.embeddingsAnswerBytes`): 64 texts of 3,072 dimensions take
+   * about 4 MB as JSON numbers, 1 MB as base64.
+   */
+  readonly answerLimit?: ByteLimit;
 }
 
 function unit(values: ArrayLike<number>, upstream: string): Float32Array {
@@ -52,6 +71,8 @@ function unit(values: ArrayLike<number>, upstream: string): Float32Array {
 const redact = (message: string): string => message.replace(/\/\/[^/@\s]+@/g, '//');
 
 function upstreamError(error: unknown, upstream: string, hasKey: boolean, timeoutMs: number): PlatformError | undefined {
+  const tooLarge = answerTooLargeIn(error);
+  if (tooLarge) return tooLarge;
   if (!(error instanceof OpenAI.APIError)) return undefined;
   if (error instanceof OpenAI.APIConnectionTimeoutError) {
     return new PlatformError('upstream_error', `Embedding upstream ${upstream} did not answer within ${timeoutMs} ms`, {
@@ -71,13 +92,13 @@ function upstreamError(error: unknown, upstream: string, hasKey: boolean, timeou
       cause: error,
     });
   }
+  // The status and, where the server gave one, its error code: never the body's text.
   const status = error.status;
-  const inner = (error.error as { message?: unknown } | undefined)?.message;
-  const detail = redact(typeof inner === 'string' ? inner : error.message);
+  const reason = safeReason(error.error);
   const message =
     status === 401 || status === 403
-      ? `Embedding upstream ${upstream} refused the credentials (HTTP ${status}): ${detail}${hasKey ? '' : ' (no API key was configured)'}`
-      : `Embedding upstream ${upstream} answered HTTP ${status}: ${detail}`;
+      ? `Embedding upstream ${upstream} refused the credentials (HTTP ${status})${reason}${hasKey ? '' : ' (no API key was configured)'}`
+      : `Embedding upstream ${upstream} answered HTTP ${status}${reason}`;
   return new PlatformError('upstream_error', message, {
     retryable: status === 408 || status === 409 || status === 429 || status >= 500,
     details: { upstream, status },
@@ -110,13 +131,19 @@ export function openaiEmbedder(options: OpenAIEmbedderOptions): EmbeddingModel {
   const maxRequestTokens = limit('maxRequestTokens', options.maxRequestTokens, 300_000);
   if (options.dimensions !== undefined) limit('dimensions', options.dimensions, 0);
   const timeoutMs = options.timeoutMs ?? 60_000;
+  const baseURL = options.baseURL ?? 'https://api.openai.com/v1';
+  const answerLimit = options.answerLimit ?? { bytes: DEFAULT_UPSTREAM_LIMITS.embeddingsAnswerBytes, setting: 'the answerLimit option of the embedder' };
   const client = new OpenAI({
     // The client insists on a key; local servers ignore this placeholder.
     apiKey: options.apiKey ?? 'none',
-    ...(options.baseURL ? { baseURL: options.baseURL } : {}),
+    baseURL,
     timeout: timeoutMs,
     maxRetries: options.maxRetries ?? 2,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    fetch: boundedFetch(options.fetch ?? ((input, init) => globalThis.fetch(input, init)), {
+      maxBytes: answerLimit.bytes,
+      subject: `Embedding upstream ${displayUrl(baseURL)}`,
+      setting: answerLimit.setting,
+    }),
   });
   const upstream = displayUrl(client.baseURL);
   let dimensions = options.dimensions ?? 0;

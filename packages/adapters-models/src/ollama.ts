@@ -1,4 +1,4 @@
-import type { ChatModel } from '@agent-platform/core';
+import type { ByteLimit, ChatModel } from '@agent-platform/core';
 import { namesOf, openaiCompatibleModel } from './openai.js';
 
 export const DEFAULT_OLLAMA_HOST = 'http://127.0.0.1:11434';
@@ -17,6 +17,8 @@ export interface OllamaChatModelOptions {
   /** See `openaiChatModel`. Default 2. */
   readonly maxRetries?: number;
   readonly fetch?: typeof fetch;
+  /** See `openaiChatModel`. Default 4 MiB. */
+  readonly answerLimit?: ByteLimit;
   /** The `provider` the model reports and errors name. Default `ollama`. */
   readonly provider?: string;
 }
@@ -51,5 +53,6 @@ export function ollamaChatModel(options: OllamaChatModelOptions = {}): ChatModel
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.answerLimit ? { answerLimit: options.answerLimit } : {}),
   }, tags);
 }

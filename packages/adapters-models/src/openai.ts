@@ -1,14 +1,21 @@
 import {
+  answerTooLarge,
+  boundedFetch,
+  type ByteLimit,
+  byteBudget,
   type ChatEvent,
   type ChatMessage,
   type ChatModel,
   type ChatModelCapabilities,
   type ChatRequest,
+  DEFAULT_UPSTREAM_LIMITS,
   displayUrl,
   type FinishReason,
+  isEventStream,
   isPlatformError,
   isUnresolvedHost,
   PlatformError,
+  safeReason,
   type ToolCall,
   type ToolChoice,
   type ToolDefinition,
@@ -44,6 +51,14 @@ export interface OpenAIChatModelOptions {
   readonly maxRetries?: number;
   /** A custom fetch (e.g. one that connects only to addresses the operator allowed, or a proxy's). */
   readonly fetch?: typeof fetch;
+  /**
+   * Most bytes of one answer of the server, enforced while reading: a body that is not streamed
+   * (the models list, an error), one event of a streamed answer, and the text and tool calls
+   * (names, ids, arguments) a streamed answer adds up to. Past it the upstream is cut off and
+   * the call fails with `upstream_error` naming `setting`. Default 4 MiB
+   * (`DEFAULT_UPSTREAM_LIMITS.modelAnswerBytes`).
+   */
+  readonly answerLimit?: ByteLimit;
   /** The `provider` the model reports and errors name. Default `openai`. */
   readonly provider?: string;
   /**
@@ -127,6 +142,9 @@ function usageOf(usage: OpenAIChunk['usage']): Usage | undefined {
   return { promptTokens, completionTokens, totalTokens: total || promptTokens + completionTokens };
 }
 
+/** What one tool call counts against the answer's limit beyond its id, name and arguments: its JSON framing. */
+const CALL_FRAMING_BYTES = 64;
+
 interface PartialCall {
   id: string;
   name: string;
@@ -192,10 +210,21 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
   if (!Number.isInteger(maxRetries) || maxRetries < 0) throw PlatformError.invalid('openaiChatModel: maxRetries must be an integer ≥ 0');
   const apiKey = options.apiKey || undefined;
   const maxTokensField = options.maxTokensField ?? 'max_tokens';
+  const answerLimit = options.answerLimit ?? { bytes: DEFAULT_UPSTREAM_LIMITS.modelAnswerBytes, setting: 'the answerLimit option of the chat model' };
+  const baseURL = options.baseURL ?? 'https://api.openai.com/v1';
+  const where = `Model provider ${provider} (${displayUrl(baseURL)})`;
+  // Every answer is read under the limit: a streamed completion (a POST answered with an event
+  // stream) event by event, anything else (a listing, an error, a body that is not a stream) whole.
+  const fetch = boundedFetch(options.fetch ?? ((input, init) => globalThis.fetch(input, init)), (request, response) => ({
+    maxBytes: request.method === 'POST' && isEventStream(response) ? undefined : answerLimit.bytes,
+    maxEventBytes: answerLimit.bytes,
+    subject: where,
+    setting: answerLimit.setting,
+  }));
   const client = new OpenAI({
     // The client insists on a key; without one, the header it would make is removed below.
     apiKey: apiKey ?? 'none',
-    baseURL: options.baseURL ?? 'https://api.openai.com/v1',
+    baseURL,
     // Nothing from the environment: no organization, project or admin key goes to a server a user named.
     organization: null,
     project: null,
@@ -206,10 +235,9 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
     // Problems are reported as errors; the client's console logging (e.g. of a malformed event) is off.
     logLevel: 'off',
     ...(apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {}),
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    fetch,
   });
   const upstream = displayUrl(client.baseURL);
-  const where = `Model provider ${provider} (${upstream})`;
   const details = (extra: Record<string, unknown> = {}) => ({ provider, upstream, ...extra });
   /** Never let the key through, whatever a server or the client wrote. */
   const scrub = (text: string): string => {
@@ -232,19 +260,17 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
       return new PlatformError('unavailable', `${where} is unreachable: ${reason}`, { retryable: true, details: details(), cause: error });
     }
     if (error instanceof OpenAI.APIError) {
-      // OpenAI's `{ error: { message } }`; Ollama's own routes answer `{ error: "..." }`.
-      const body: unknown = error.error;
-      const inner = typeof body === 'string' ? body : (body as { message?: unknown } | undefined)?.message;
-      const detail = scrub(typeof inner === 'string' ? inner : error.message);
+      // The status and, where the server gave one, its error code: never the body's text.
+      const reason = safeReason(error.error);
       const status = error.status;
       if (status === undefined) {
         // An `{ "error": ... }` event inside the stream.
-        return new PlatformError('upstream_error', `${where} reported an error mid-stream: ${detail}`, { retryable: true, details: details(), cause: error });
+        return new PlatformError('upstream_error', `${where} reported an error mid-stream${reason}`, { retryable: true, details: details(), cause: error });
       }
       const message =
         status === 401 || status === 403
-          ? `${where} refused the credentials (HTTP ${status}): ${detail}${apiKey === undefined ? ' (no API key was configured)' : ''}`
-          : `${where} answered HTTP ${status}: ${detail}`;
+          ? `${where} refused the credentials (HTTP ${status})${reason}${apiKey === undefined ? ' (no API key was configured)' : ''}`
+          : `${where} answered HTTP ${status}${reason}`;
       return new PlatformError('upstream_error', message, {
         retryable: status === 408 || status === 409 || status === 429 || status >= 500,
         details: details({ status }),
@@ -252,7 +278,8 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
       });
     }
     if (error instanceof SyntaxError) {
-      return new PlatformError('upstream_error', `${where} sent a malformed event stream: ${scrub(error.message)}`, { details: details(), cause: error });
+      // JSON.parse's message quotes the text it could not read: not repeated.
+      return new PlatformError('upstream_error', `${where} sent a malformed event stream: an event that is not JSON`, { details: details(), cause: error });
     }
     // A body that broke off (the socket closed or was reset while streaming), or anything else the transport threw.
     return new PlatformError('upstream_error', `${where} is unreachable: the connection broke mid-stream: ${scrub(reasonOf(error))}`, {
@@ -317,6 +344,8 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
       }
 
       const calls = new Map<number, PartialCall>();
+      // The answer's text and tool calls, counted as they arrive (the calls are held until they are whole).
+      const answer = byteBudget(answerLimit.bytes, () => answerTooLarge(where, 'an answer', answerLimit.bytes, answerLimit.setting));
       let lastIndex = -1;
       let reason: string | undefined;
       let usage: Usage | undefined;
@@ -356,9 +385,15 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
           // Only one choice is asked for (no `n`); another index is not ours.
           if (!choice || (choice.index ?? 0) !== 0) continue;
           const delta = choice.delta ?? {};
-          if (typeof delta.content === 'string' && delta.content !== '') yield { type: 'text', delta: delta.content };
+          if (typeof delta.content === 'string' && delta.content !== '') {
+            answer.add(delta.content);
+            yield { type: 'text', delta: delta.content };
+          }
           // A refusal is the model's answer to the user, streamed in its own field by OpenAI.
-          if (typeof delta.refusal === 'string' && delta.refusal !== '') yield { type: 'text', delta: delta.refusal };
+          if (typeof delta.refusal === 'string' && delta.refusal !== '') {
+            answer.add(delta.refusal);
+            yield { type: 'text', delta: delta.refusal };
+          }
           for (const fragment of delta.tool_calls ?? []) {
             const fn = fragment.function;
             // Servers that send whole calls without `index` get one: a new id starts a new call.
@@ -367,10 +402,13 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
               typeof fragment.index === 'number' ? fragment.index : known && (!fragment.id || fragment.id === known.id) ? lastIndex : lastIndex + 1;
             let call = calls.get(index);
             if (!call) {
+              // A call costs its framing too, so that a stream of empty calls is bounded as well.
+              answer.addBytes(CALL_FRAMING_BYTES);
               call = { id: '', name: '', arguments: '' };
               calls.set(index, call);
             }
             lastIndex = Math.max(lastIndex, index);
+            answer.add(`${fragment.id ?? ''}${fn?.name ?? ''}${fn?.arguments ?? ''}`);
             if (fragment.id && !call.id) call.id = fragment.id;
             // The name comes whole in the first fragment; a server that repeats it must not double it.
             if (fn?.name && fn.name !== call.name) call.name += fn.name;

@@ -120,7 +120,7 @@ describe('openaiChatModel', () => {
   it('sends max_completion_tokens when asked to (OpenAI reasoning models reject max_tokens)', async () => {
     const error = await failure(model().stream(ask('hi', { model: 'o3-mini', maxTokens: 50 })));
     expect(error).toMatchObject({ code: 'upstream_error', retryable: false, details: { status: 400 } });
-    expect(error.message).toMatch(/HTTP 400: Unsupported parameter: 'max_tokens' is not supported with this model/);
+    expect(error.message).toMatch(/HTTP 400 \(unsupported_parameter\)$/);
     const reasoning = openaiChatModel({ apiKey: 'sk-test', baseURL: fake.url, maxTokensField: 'max_completion_tokens' });
     expect((await collectChat(reasoning.stream(ask('hi', { model: 'o3-mini', maxTokens: 50 })))).content).toBe('You said: hi');
     expect(fake.lastRequest()?.body).toMatchObject({ max_completion_tokens: 50 });
@@ -243,15 +243,17 @@ describe('openaiChatModel', () => {
     expect(counted.usage?.totalTokens).toBe((counted.usage?.promptTokens ?? 0) + (counted.usage?.completionTokens ?? 0));
   });
 
-  it('maps an upstream 500 to a retryable upstream_error naming the server and status', async () => {
+  it('maps an upstream 500 to a retryable upstream_error naming the server, the status and its error type, never its text', async () => {
     fake.script({ status: 500 });
     const error = await failure(model().stream(ask('x')));
     expect(error).toMatchObject({ code: 'upstream_error', retryable: true, details: { provider: 'openai', upstream: fake.url, status: 500 } });
-    expect(error.message).toBe(`Model provider openai (${fake.url}) answered HTTP 500: The server had an error while processing your request. Sorry about that!`);
+    expect(error.message).toBe(`Model provider openai (${fake.url}) answered HTTP 500 (server_error)`);
     fake.script({ status: 503 }, { status: 429 }, { status: 400, errorMessage: 'bad input' });
     await expect(drain(model().stream(ask('x')))).rejects.toMatchObject({ code: 'upstream_error', retryable: true, details: { status: 503 } });
     await expect(drain(model().stream(ask('x')))).rejects.toMatchObject({ code: 'upstream_error', retryable: true, details: { status: 429 } });
-    await expect(drain(model().stream(ask('x')))).rejects.toMatchObject({ code: 'upstream_error', retryable: false, message: expect.stringMatching(/HTTP 400: bad input$/) });
+    const bad = await failure(model().stream(ask('x')));
+    expect(bad).toMatchObject({ code: 'upstream_error', retryable: false, message: expect.stringMatching(/HTTP 400 \(invalid_request_error\)$/) });
+    expect(bad.message).not.toContain('bad input');
   });
 
   it('lets the client retry a failure before the stream starts (maxRetries)', async () => {
@@ -265,12 +267,13 @@ describe('openaiChatModel', () => {
     const wrong = openaiChatModel({ apiKey: 'sk-wrong-secret-key', baseURL: fake.url, maxRetries: 0 });
     const error = await failure(wrong.stream(ask('x')));
     expect(error).toMatchObject({ code: 'upstream_error', retryable: false, details: { status: 401 } });
-    expect(error.message).toMatch(new RegExp(`^Model provider openai \\(${fake.url.replace(/\./g, '\\.')}\\) refused the credentials \\(HTTP 401\\): Incorrect API key provided: sk-\\*\\*\\*\\*-key`));
+    expect(error.message).toBe(`Model provider openai (${fake.url}) refused the credentials (HTTP 401) (invalid_api_key)`);
     expect(error.message).not.toContain('sk-wrong-secret-key');
     // Without a key no Authorization header is sent, and the message says so.
     const none = openaiChatModel({ baseURL: fake.url, maxRetries: 0 });
     const noKey = await failure(none.stream(ask('x')));
-    expect(noKey.message).toMatch(/refused the credentials \(HTTP 401\): You didn't provide an API key.*\(no API key was configured\)$/);
+    expect(noKey.message).toMatch(/refused the credentials \(HTTP 401\).*\(no API key was configured\)$/);
+    expect(noKey.message).not.toContain("You didn't provide");
     expect(fake.lastRequest()?.authorization).toBeUndefined();
   });
 
@@ -278,7 +281,8 @@ describe('openaiChatModel', () => {
     expect(await model().listModels?.()).toEqual(['gpt-4o-mini', 'gpt-4o', 'llama3.2']);
     const wrong = openaiChatModel({ apiKey: 'sk-wrong-secret-key', baseURL: fake.url, maxRetries: 0 });
     const error = await wrong.listModels?.().catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 'upstream_error', details: { status: 401 }, message: expect.stringContaining('refused the credentials (HTTP 401): Incorrect API key provided') });
+    expect(error).toMatchObject({ code: 'upstream_error', details: { status: 401 }, message: expect.stringContaining('refused the credentials (HTTP 401) (invalid_api_key)') });
+    expect((error as Error).message).not.toContain('Incorrect API key');
     expect((error as Error).message).not.toContain('sk-wrong-secret-key');
     await expect(model().listModels?.({ signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'aborted' });
     // A server whose answer is not a model list says so.
@@ -297,7 +301,8 @@ describe('openaiChatModel', () => {
     try {
       const port = (server.address() as AddressInfo).port;
       const error = await failure(openaiChatModel({ apiKey: key, baseURL: `http://user:pass@127.0.0.1:${port}/v1?tenant=1`, maxRetries: 0, fetch: (url, init) => fetch(String(url).replace('user:pass@', ''), init) }).stream(ask('x')));
-      expect(error.message).toBe(`Model provider openai (http://127.0.0.1:${port}/v1) answered HTTP 400: Rejected header: Bearer [redacted]`);
+      // Neither the server's text (which echoes the key) nor the key: the status and the error type.
+      expect(error.message).toBe(`Model provider openai (http://127.0.0.1:${port}/v1) answered HTTP 400 (invalid_request_error)`);
       expect(JSON.stringify({ message: error.message, details: error.details })).not.toMatch(/0123456789abcdef|pass/);
     } finally {
       server.closeAllConnections();
@@ -350,7 +355,7 @@ describe('openaiChatModel', () => {
 
     fake.script({ text: 'a b c d', streamError: 'The model crashed.' });
     const inStream = await failure(model().stream(ask('x')));
-    expect(inStream).toMatchObject({ code: 'upstream_error', message: `Model provider openai (${fake.url}) reported an error mid-stream: The model crashed.` });
+    expect(inStream).toMatchObject({ code: 'upstream_error', message: `Model provider openai (${fake.url}) reported an error mid-stream (server_error)` });
 
     fake.script({ text: 'a b c d', dropAfterChunks: 3 });
     const dropped = await failure(model().stream(ask('x')));

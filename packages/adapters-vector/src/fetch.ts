@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { boundedFetch, type ByteLimit, DEFAULT_UPSTREAM_LIMITS } from '@agent-platform/core';
 
 /**
  * The fetch a store's client makes its requests with. The platform passes its guarded fetch
@@ -8,6 +9,21 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 const scope = new AsyncLocalStorage<FetchFunction>();
+/** The global fetch as this module found it: what a store without a fetch of its own calls (never the replacement below, which would call back here). */
+const globalFetch: FetchFunction = globalThis.fetch.bind(globalThis);
+
+/** A store's answer limit when its options give none: 16 MiB (`DEFAULT_UPSTREAM_LIMITS.vectorAnswerBytes`). */
+export const defaultAnswerLimit = (): ByteLimit => ({ bytes: DEFAULT_UPSTREAM_LIMITS.vectorAnswerBytes, setting: 'the answerLimit option of the store' });
+
+/**
+ * The fetch a store's requests go through: `fetch` (or the global one) with every answer read
+ * under `limit` (`boundedFetch`): past it the store is cut off and the call fails with
+ * `upstream_error` naming the limit's setting. `onExceeded` is told first (for clients that
+ * report a failed read only vaguely).
+ */
+export function storeFetch(fetch: FetchFunction | undefined, limit: ByteLimit, subject: string, onExceeded?: (error: Error) => void): FetchFunction {
+  return boundedFetch(fetch ?? globalFetch, { maxBytes: limit.bytes, subject, setting: limit.setting, onExceeded });
+}
 /** The global fetch this module installed, while it is still the global one. */
 let installed: typeof fetch | undefined;
 

@@ -287,11 +287,11 @@ describe('pinecone at run time', () => {
 
     s.failNext(4, 500, 'Internal error: shard unavailable');
     const broken = await failure(store.count('ns'));
-    expect(broken).toMatchObject({ code: 'upstream_error', message: 'pinecone answered 500: Internal error: shard unavailable', retryable: true });
+    expect(broken).toMatchObject({ code: 'upstream_error', message: expect.stringMatching(/^pinecone at http:\/\/127\.0\.0\.1:\d+ answered 500$/), retryable: true });
     expect(await store.count('ns')).toBe(0);
 
     s.failNext(1, 400, 'Bad request: something');
-    expect(await failure(store.count('ns'))).toMatchObject({ code: 'upstream_error', message: 'pinecone answered 400: Bad request: something', retryable: false });
+    expect(await failure(store.count('ns'))).toMatchObject({ code: 'upstream_error', message: expect.stringMatching(/^pinecone at http:\/\/127\.0\.0\.1:\d+ answered 400$/), retryable: false });
 
     const aborted = await failure(store.check({ dimensions: 16, signal: AbortSignal.abort() }));
     expect(aborted.code).toBe('aborted');

@@ -60,7 +60,17 @@ export { type CheckedTarget, createGuardedFetch, type GuardedFetch, type Guarded
 export { DEFAULT_LOCAL_MODEL_URL, defaultLocalModelBaseUrl, type LocalModelRuntime } from './local-models/runtime.js';
 export { type FetchLike, normaliseDigest, ollamaRuntime, type OllamaRuntimeOptions } from './local-models/ollama.js';
 export { deleteLocalModel, listLocalModels, type LocalModelResult, type LocalModelServiceOptions } from './local-models/service.js';
-export { displayUrl } from './net/display.js';
+export { displayUrl, safeReason } from './net/display.js';
+export { answerTooLarge, answerTooLargeIn, type BodyLimit, type BoundedRequest, boundedFetch, isEventStream, limitBody } from './net/bounded-body.js';
+export {
+  type ByteLimit,
+  byteBudget,
+  DEFAULT_UPSTREAM_LIMITS,
+  resolveUpstreamLimits,
+  type UpstreamLimitName,
+  type UpstreamLimits,
+  utf8Bytes,
+} from './net/upstream-limits.js';
 export { isUnresolvedHost, unreachableAs, unresolvedHostError } from './net/unresolved-host.js';
 export type * from './tools/sandbox.js';
 export { FairQueue, type FairQueueLimits, FairScheduler } from './tools/fair-queue.js';

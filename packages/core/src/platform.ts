@@ -81,6 +81,7 @@ import { CredentialService } from './credentials/service.js';
 import type { DefaultModelsQuery, ProviderModelsResponse } from './schemas/provider-models.js';
 import type { SecretBox } from './security/secrets.js';
 import { ollamaRuntime } from './local-models/ollama.js';
+import type { ByteLimit } from './net/upstream-limits.js';
 import type { LocalModelRuntime } from './local-models/runtime.js';
 import { deleteLocalModel, type LocalModelResult, listLocalModels } from './local-models/service.js';
 import { createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
@@ -168,6 +169,8 @@ export interface AgentPlatformOptions {
   readonly fetch?: GuardedFetch;
   /** The local model runtime; default: Ollama over the guarded fetch. */
   readonly localModels?: LocalModelRuntime;
+  /** Most bytes of one answer of the default local model runtime, and the setting that raises it. Default 1 MiB (`DEFAULT_UPSTREAM_LIMITS.runtimeAnswerBytes`). */
+  readonly localModelAnswerLimit?: ByteLimit;
   /** Runtime address when a call gives none. Default: OLLAMA_HOST or http://127.0.0.1:11434. */
   readonly localModelUrl?: string;
   /**
@@ -303,7 +306,7 @@ export class AgentPlatform {
     this.#streams = options.streamStore ?? memoryStreamStore({ ...options.streams, clock: this.clock });
     this.#secrets = options.secrets;
     this.fetch = options.fetch ?? createGuardedFetch(createOutboundPolicy(options.outbound));
-    this.#localModels = options.localModels ?? ollamaRuntime({ fetch: this.fetch });
+    this.#localModels = options.localModels ?? ollamaRuntime({ fetch: this.fetch, ...(options.localModelAnswerLimit ? { answerLimit: options.localModelAnswerLimit } : {}) });
     this.#localModelUrl = options.localModelUrl;
     this.#defaultBaseUrl = options.agent?.defaultBaseUrl;
     this.#notifier = options.notifier ?? createMemoryNotifier();

@@ -1,4 +1,4 @@
-import { type McpServerConfig, PlatformError } from '@agent-platform/core';
+import { boundedFetch, type ByteLimit, isEventStream, type McpServerConfig, PlatformError } from '@agent-platform/core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -14,6 +14,8 @@ export interface OpenOptions {
   readonly fetch: FetchFunction;
   readonly allowStdio: ResolvedStdioPermission;
   readonly connectTimeoutMs: number;
+  /** Most bytes of one JSON-RPC message of an HTTP or SSE server (see `McpConnectorOptions.messageLimit`). */
+  readonly messageLimit: ByteLimit;
   readonly clientInfo: { readonly name: string; readonly version: string };
   readonly signal?: AbortSignal | undefined;
   /** Receives closes left running after a failed attempt (a stdio process may take seconds to stop). */
@@ -78,6 +80,7 @@ async function createTransport(
   options: OpenOptions,
   evidence: ConnectionEvidence,
   onStreamLost: (error: unknown) => void,
+  onTooLarge: (error: PlatformError) => void,
 ): Promise<Transport> {
   if (config.transport === 'stdio') {
     const command = checkStdio(config, options.allowStdio);
@@ -97,7 +100,22 @@ async function createTransport(
     throw PlatformError.invalid(`Unknown MCP transport ${JSON.stringify(config.transport)}: use stdio, http or sse`);
   }
   const { url, headers } = withUrlCredentials(parseServerUrl(config.url, config.transport), config.headers);
-  const fetch = watchedFetch(options.fetch, evidence, onStreamLost);
+  // Every answer is read under the message limit: an event stream event by event, any other body
+  // whole. Passing it is recorded (the SDK reports a broken event stream only as such) and ends
+  // the connection.
+  const limit = options.messageLimit;
+  const label = serverLabel(config);
+  const bounded = boundedFetch(options.fetch, (_request, response) => ({
+    maxBytes: isEventStream(response) ? undefined : limit.bytes,
+    maxEventBytes: limit.bytes,
+    subject: label,
+    setting: limit.setting,
+    onExceeded: (error) => {
+      evidence.tooLarge ??= error;
+      onTooLarge(error);
+    },
+  }));
+  const fetch = watchedFetch(bounded, evidence, onStreamLost);
   const requestInit: RequestInit | undefined = headers ? { headers } : undefined;
   if (config.transport === 'http') return new StreamableHTTPClientTransport(url, { fetch, requestInit });
   return createSseTransport(url, { fetch, eventSourceInit: { fetch }, requestInit });
@@ -121,8 +139,14 @@ export async function openConnection(config: McpServerConfig, options: OpenOptio
     connection.onBroken = undefined;
     notify?.(error);
   };
-  const transport = await createTransport(config, options, evidence, (error) =>
-    broken(mapError(error, { label, operation: 'a call', timeoutMs: 0, seen: evidence }, true).error),
+  // Created before the transport: an answer past the message limit while connecting fails the attempt at once.
+  const attempt = new AbortController();
+  const transport = await createTransport(
+    config,
+    options,
+    evidence,
+    (error) => broken(mapError(error, { label, operation: 'a call', timeoutMs: 0, seen: evidence }, true).error),
+    (error) => (connected ? broken(error) : attempt.abort(error)),
   );
   const client = new Client({ name: options.clientInfo.name, version: options.clientInfo.version }, { capabilities: {} });
   client.onerror = (error) => {
@@ -153,7 +177,6 @@ export async function openConnection(config: McpServerConfig, options: OpenOptio
     return closing;
   };
 
-  const attempt = new AbortController();
   const timer = setTimeout(() => {
     const stderr = evidence.stderr?.().trim();
     attempt.abort(

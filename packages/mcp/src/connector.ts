@@ -1,5 +1,5 @@
-import type { McpConnector, McpDetection, McpServerConfig, McpTool, McpToolResult } from '@agent-platform/core';
-import { PlatformError } from '@agent-platform/core';
+import type { ByteLimit, McpConnector, McpDetection, McpServerConfig, McpTool, McpToolResult } from '@agent-platform/core';
+import { answerTooLarge, DEFAULT_UPSTREAM_LIMITS, PlatformError, utf8Bytes } from '@agent-platform/core';
 import { configKey, serverLabel } from './config.js';
 import { type Connection, type OpenOptions, openConnection, raceSignal } from './connection.js';
 import { detectTransport } from './detect.js';
@@ -29,6 +29,20 @@ export interface McpConnectorOptions {
   readonly callTimeoutMs?: number;
   /** Bound on `detectTransport` as a whole. Default 5 000 ms. */
   readonly detectTimeoutMs?: number;
+  /**
+   * Most bytes of one JSON-RPC message of an HTTP or SSE server (an answer's body, one event of
+   * an event stream), enforced while reading, and of one server's whole tool list (all its
+   * pages, as JSON). Past it the server is cut off, the call fails with `upstream_error` naming
+   * `setting`, and the connection is opened again for the next call. Default 4 MiB
+   * (`DEFAULT_UPSTREAM_LIMITS.mcpMessageBytes`).
+   */
+  readonly messageLimit?: ByteLimit;
+  /**
+   * Most bytes of one tool call's result (its text, as `callTool` answers it); past it the call
+   * fails with `upstream_error` naming `setting` (the connection stays). Default 1 MiB
+   * (`DEFAULT_UPSTREAM_LIMITS.mcpToolResultBytes`), as a project tool's result.
+   */
+  readonly toolResultLimit?: ByteLimit;
   /** What the client says it is in `initialize`. Default `{ name: 'agent-platform', version: '0.1.0' }`. */
   readonly clientInfo?: { readonly name: string; readonly version: string };
 }
@@ -61,13 +75,21 @@ export function backoffMs(failures: number): number {
   return Math.min(BACKOFF_INITIAL_MS * 2 ** Math.max(0, failures - 1), BACKOFF_MAX_MS);
 }
 
-async function listAllTools(connection: Connection, timeoutMs: number, signal: AbortSignal | undefined): Promise<McpTool[]> {
+async function listAllTools(connection: Connection, timeoutMs: number, signal: AbortSignal | undefined, limit: ByteLimit): Promise<McpTool[]> {
   const tools: McpTool[] = [];
   const seen = new Set<string>();
   let cursor: string | undefined;
+  // Each page is one message (bounded as it is read); the pages together are bounded here, as the
+  // list goes to the model with every request.
+  let bytes = 0;
   for (let page = 0; page < MAX_TOOL_PAGES; page++) {
     const result = await connection.client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: timeoutMs, ...(signal ? { signal } : {}) });
-    for (const tool of result.tools) tools.push(toMcpTool(tool));
+    for (const tool of result.tools) {
+      const listed = toMcpTool(tool);
+      bytes += utf8Bytes(JSON.stringify(listed));
+      if (bytes > limit.bytes) throw answerTooLarge(connection.label, 'a tool list', limit.bytes, limit.setting);
+      tools.push(listed);
+    }
     cursor = result.nextCursor;
     if (!cursor || seen.has(cursor)) break; // a server repeating a cursor would loop forever
     seen.add(cursor);
@@ -90,9 +112,12 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
   const fetch: FetchFunction = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   const callTimeoutMs = options.callTimeoutMs ?? 30_000;
   const detectTimeoutMs = options.detectTimeoutMs ?? 5_000;
+  const messageLimit = options.messageLimit ?? { bytes: DEFAULT_UPSTREAM_LIMITS.mcpMessageBytes, setting: 'the messageLimit option of the MCP connector' };
+  const toolResultLimit = options.toolResultLimit ?? { bytes: DEFAULT_UPSTREAM_LIMITS.mcpToolResultBytes, setting: 'the toolResultLimit option of the MCP connector' };
   const base: Omit<OpenOptions, 'signal'> = {
     background: (closing) => track(closing),
     fetch,
+    messageLimit,
     allowStdio: resolveStdioPermission(options.allowStdio ?? false),
     connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
     clientInfo: options.clientInfo ?? { name: 'agent-platform', version: '0.1.0' },
@@ -244,7 +269,7 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
       const connection = await openConnection(config, { ...base, signal });
       probes.add(connection);
       try {
-        const tools = await listAllTools(connection, callTimeoutMs, signal);
+        const tools = await listAllTools(connection, callTimeoutMs, signal, messageLimit);
         const info = connection.client.getServerVersion();
         return { serverInfo: { name: info?.name ?? '', version: info?.version ?? '' }, tools };
       } catch (error) {
@@ -262,7 +287,7 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
         if (cached?.connection !== connection) {
           // Shared by the callers that come while it runs, so no one caller's signal stops it;
           // each caller still stops waiting at its own signal. A failed listing is not kept.
-          const list = listAllTools(connection, remaining, undefined);
+          const list = listAllTools(connection, remaining, undefined, messageLimit);
           cached = { connection, list };
           slot.tools = cached;
           const entry = cached;
@@ -281,13 +306,18 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
       }
       const timeoutMs = call.timeoutMs ?? callTimeoutMs;
       const signal = call.signal;
-      return request(serverId, config, `tool "${call.name}"`, timeoutMs, signal, async (connection, remaining) => {
-        const result = await connection.client.callTool({ name: call.name, arguments: args as Record<string, unknown> }, undefined, {
+      const result = await request(serverId, config, `tool "${call.name}"`, timeoutMs, signal, async (connection, remaining) => {
+        const answer = await connection.client.callTool({ name: call.name, arguments: args as Record<string, unknown> }, undefined, {
           timeout: remaining,
           ...(signal ? { signal } : {}),
         });
-        return toToolResult(result as { content?: unknown; structuredContent?: unknown; isError?: unknown });
+        return toToolResult(answer as { content?: unknown; structuredContent?: unknown; isError?: unknown });
       });
+      // Checked outside the request: a large result is the tool's failure, not the connection's.
+      if (utf8Bytes(result.text) > toolResultLimit.bytes) {
+        throw answerTooLarge(`MCP tool "${call.name}" on ${serverLabel(config).replace(/^MCP /, '')}`, 'a result', toolResultLimit.bytes, toolResultLimit.setting);
+      }
+      return result;
     },
 
     async disconnect(serverId) {

@@ -1,4 +1,4 @@
-import { displayUrl, isPlatformError, isUnresolvedHost, type McpDetection, type McpTransport, PlatformError, unreachableAs } from '@agent-platform/core';
+import { displayUrl, isPlatformError, isUnresolvedHost, limitBody, type McpDetection, type McpTransport, PlatformError, unreachableAs } from '@agent-platform/core';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { parseServerUrl, withUrlCredentials } from './config.js';
 import type { FetchFunction } from './fetch.js';
@@ -103,7 +103,13 @@ async function checkStreamableHttp(url: URL, extra: Record<string, string> | und
   const type = response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
   let ok = false;
   if (response.ok && response.body) {
-    if (type === 'application/json') ok = jsonRpcKind(parseJson(await response.text())) === 'response';
+    if (type === 'application/json') {
+      // An answer to `initialize` is small: one past the scan bound is not one (and is not read on).
+      const text = await limitBody(response, { maxBytes: MAX_SCAN_BYTES, setting: 'the detection bound' }, url.href)
+        .text()
+        .catch(() => '');
+      ok = jsonRpcKind(parseJson(text)) === 'response';
+    }
     else if (type === 'text/event-stream') ok = await scanEvents(response.body, initializeAnswer);
   }
   await response.body?.cancel().catch(() => undefined);

@@ -1,4 +1,4 @@
-import { type ErrorCode, isPlatformError, isUnresolvedHost, PlatformError, unreachableAs } from '@agent-platform/core';
+import { answerTooLargeIn, type ErrorCode, isPlatformError, isUnresolvedHost, PlatformError, unreachableAs } from '@agent-platform/core';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, ErrorCode as RpcCode } from '@modelcontextprotocol/sdk/types.js';
 import type { ConnectionEvidence } from './evidence.js';
@@ -135,6 +135,10 @@ export function mapError(error: unknown, ctx: FailureContext, connected: boolean
   if (ctx.signal?.aborted) {
     return { error: platform('aborted', `${subject(ctx)} was aborted`, error), breaks: false };
   }
+  // An answer past the message limit was cut off: whatever the SDK made of that (a closed
+  // connection, a broken stream), it is that limit.
+  const tooLarge = answerTooLargeIn(error) ?? seen?.tooLarge;
+  if (tooLarge) return { error: tooLarge, breaks: true };
   // A policy refusal (or another PlatformError of ours) goes through unchanged, also when the
   // transport only reported it vaguely (the SSE EventSource flattens errors into text).
   // A host name that does not resolve is said so, naming the server (the guarded fetch's error).
@@ -153,7 +157,7 @@ export function mapError(error: unknown, ctx: FailureContext, connected: boolean
       const what = connected ? `closed the connection during ${ctx.operation}` : 'closed the connection before it was initialised';
       return { error: platform('unavailable', `${ctx.label} ${what}.${stderrSuffix(seen)}`, error), breaks: true };
     }
-    const rpc = error.message.replace(/^(MCP error -?\d+: )+/, ''); // the SDK prefixes on both sides
+    const rpc = shortened(error.message.replace(/^(MCP error -?\d+: )+/, '')); // the SDK prefixes on both sides
     return {
       error: platform('upstream_error', `${ctx.label} answered ${ctx.operation} with an error: ${rpc}`, error, { details: { rpcCode: error.code } }),
       breaks: false,
@@ -161,7 +165,7 @@ export function mapError(error: unknown, ctx: FailureContext, connected: boolean
   }
   if (error instanceof StreamableHTTPError) {
     if (typeof error.code === 'number' && error.code >= 100) return httpStatusError(error.code, ctx, error, connected);
-    const detail = error.message.replace(/^Streamable HTTP error: /, '');
+    const detail = shortened(error.message.replace(/^Streamable HTTP error: /, ''));
     return { error: platform('upstream_error', `${ctx.label} is not an MCP server (${detail})`, error), breaks: true };
   }
   if (isSseError(error)) {
@@ -182,10 +186,19 @@ export function mapError(error: unknown, ctx: FailureContext, connected: boolean
     return { error: platform('unavailable', `${ctx.label} is not connected (the connection closed)`, error), breaks: true };
   }
   const message = error instanceof Error ? error.message : String(error);
+  // The legacy SSE transport's failed POST carries the answer's body in its message: the status only.
+  const posted = /^Error POSTing to endpoint \(HTTP (\d{3})\)/.exec(message);
+  if (posted) return httpStatusError(Number(posted[1]), ctx, error, connected);
   if (/protocol version is not supported/i.test(message)) {
     return { error: platform('upstream_error', `${ctx.label} speaks an MCP version this client does not: ${message}`, error), breaks: true };
   }
-  return { error: platform('upstream_error', `${ctx.label} failed during ${ctx.operation}: ${message}`, error), breaks: !connected };
+  return { error: platform('upstream_error', `${ctx.label} failed during ${ctx.operation}: ${shortened(message)}`, error), breaks: !connected };
+}
+
+/** A server's own words (a JSON-RPC error's message), as messages quote them: one line, at most 200 characters. */
+function shortened(text: string): string {
+  const line = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }
 
 function unreachable(error: unknown, ctx: FailureContext, connected: boolean): MappedError {
@@ -195,7 +208,8 @@ function unreachable(error: unknown, ctx: FailureContext, connected: boolean): M
 }
 
 function garbage(error: unknown, ctx: FailureContext): MappedError {
-  const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
+  // JSON.parse's and zod's messages quote what they could not read: what it was, not what it said.
+  const detail = error instanceof SyntaxError ? 'a message that is not JSON' : 'a message that is not a JSON-RPC message of MCP';
   return {
     error: platform('upstream_error', `${ctx.label} did not answer with MCP (JSON-RPC): ${detail}.${stderrSuffix(ctx.seen)}`.replace(/\.\.$/, '.'), error),
     breaks: true,

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { isPlatformError, parseAllowedHosts } from '@agent-platform/core';
+import { isPlatformError, parseAllowedHosts, type UpstreamLimits } from '@agent-platform/core';
 import { parseStdioEntry } from '@agent-platform/mcp';
 import { readMcpCommandsFile } from './mcp-commands.js';
 import { DOCUMENT_LIMIT_FLAGS, documentLimitsFrom } from './document-limits.js';
 import { LEASE_FLAGS, type Leases, leasesFrom } from './lease-flags.js';
 import { AGENT_LIMIT_FLAGS, agentLimitsFrom, USER_CAP_FLAGS, userCapsFrom } from './user-limits.js';
+import { UPSTREAM_LIMIT_FLAGS, upstreamLimitsFrom } from './upstream-limit-flags.js';
 import { listenError, StartError, UsageError } from './cli-usage.js';
 import { keysCommand } from './keys-commands.js';
 import { parsePythonIsolation, startServer } from './server.js';
@@ -139,6 +140,30 @@ Documents are parsed and chunked in child processes; one over a limit fails nami
                         (env AGENT_PLATFORM_MAX_DOCUMENT_CHARS, default 33554432)
   --max-document-chunks N
                         Most chunks of one document (env AGENT_PLATFORM_MAX_DOCUMENT_CHUNKS, default 20000)
+
+What upstreams (model, MCP and embedding servers, the local runtime, vector stores) send back is
+read under these bounds; past one the upstream is cut off and the call fails naming the flag:
+  --max-model-answer BYTES
+                        One answer of a model server: a body that is not streamed, one event of
+                        a streamed answer, and the text and tool calls it adds up to
+                        (env AGENT_PLATFORM_MAX_MODEL_ANSWER, default 4194304)
+  --max-message BYTES   One message an agent turn stores: the model's text and tool calls of one
+                        step, one tool's result (env AGENT_PLATFORM_MAX_MESSAGE, default 1048576)
+  --max-mcp-message BYTES
+                        One JSON-RPC message of an MCP server (a body, one event), and one
+                        server's whole tool list (env AGENT_PLATFORM_MAX_MCP_MESSAGE, default 4194304)
+  --max-mcp-tool-result BYTES
+                        The result of one MCP tool call
+                        (env AGENT_PLATFORM_MAX_MCP_TOOL_RESULT, default 1048576)
+  --max-runtime-answer BYTES
+                        One answer of the local model runtime (its model list)
+                        (env AGENT_PLATFORM_MAX_RUNTIME_ANSWER, default 1048576)
+  --max-vector-answer BYTES
+                        One answer of a third-party vector store
+                        (env AGENT_PLATFORM_MAX_VECTOR_ANSWER, default 16777216)
+  --max-embeddings-answer BYTES
+                        One answer of an embedding server (a batch of vectors)
+                        (env AGENT_PLATFORM_MAX_EMBEDDINGS_ANSWER, default 16777216)
   -h, --help            Show this help
 
 Env LOG_LEVEL sets the request log level (default info; "silent" for none).
@@ -192,7 +217,7 @@ async function serveCommand(argv: string[]): Promise<void> {
       'allow-mcp-command': { type: 'string', multiple: true },
       'mcp-commands': { type: 'string', multiple: true },
       'env-key-model': { type: 'string', multiple: true },
-      ...Object.fromEntries([...DOCUMENT_LIMIT_FLAGS, ...LEASE_FLAGS, ...USER_CAP_FLAGS, ...AGENT_LIMIT_FLAGS].map((f) => [f.flag, { type: 'string' as const }])),
+      ...Object.fromEntries([...DOCUMENT_LIMIT_FLAGS, ...LEASE_FLAGS, ...USER_CAP_FLAGS, ...AGENT_LIMIT_FLAGS, ...UPSTREAM_LIMIT_FLAGS].map((f) => [f.flag, { type: 'string' as const }])),
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -201,11 +226,13 @@ async function serveCommand(argv: string[]): Promise<void> {
   let leases: Leases;
   let userCaps: ReturnType<typeof userCapsFrom>;
   let agentLimits: ReturnType<typeof agentLimitsFrom>;
+  let upstreamLimits: UpstreamLimits;
   try {
     documentLimits = documentLimitsFrom(values as Record<string, string | undefined>, process.env);
     leases = leasesFrom(values, process.env);
     userCaps = userCapsFrom(values, process.env);
     agentLimits = agentLimitsFrom(values, process.env);
+    upstreamLimits = upstreamLimitsFrom(values, process.env);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -251,6 +278,7 @@ async function serveCommand(argv: string[]): Promise<void> {
     userCaps,
     ...(agentLimits.historyTokens !== undefined ? { historyTokens: agentLimits.historyTokens } : {}),
     envKey: agentLimits.envKey,
+    upstreamLimits,
     outbound: {
       allowedHosts: [...parseAllowedHosts(process.env.AGENT_PLATFORM_ALLOWED_HOSTS), ...(values['allow-host'] ?? [])],
       allowlistOnly: values['allowed-hosts-only'] === true,

@@ -16,10 +16,12 @@ import {
   type VectorStore,
   type VectorStoreFactory,
   type BlobStore,
+  type ByteLimit,
 } from '@agent-platform/core';
 import { DOCUMENT_LIMIT_HINTS } from './document-limits.js';
 import { hubUrl } from './outbound.js';
 import { instanceIdOf } from './deployment.js';
+import type { ServerUpstreamLimits } from './upstream-limit-flags.js';
 
 /**
  * The third-party stores of `vectorstoreProvider`, each loaded (its official client with it)
@@ -27,18 +29,22 @@ import { instanceIdOf } from './deployment.js';
  * platform's guarded fetch): their clients' requests, and Weaviate's gRPC address, obey the
  * outbound policy.
  */
-export const vectorStoreFactory: VectorStoreFactory = async (provider, config, { fetch }): Promise<VectorStore> => {
-  switch (provider) {
-    case 'qdrant':
-      return (await import('@agent-platform/adapters-vector/qdrant')).createQdrantVectorStore(config, { fetch });
-    case 'chroma':
-      return (await import('@agent-platform/adapters-vector/chroma')).createChromaVectorStore(config, { fetch });
-    case 'pinecone':
-      return (await import('@agent-platform/adapters-vector/pinecone')).createPineconeVectorStore(config, { fetch });
-    case 'weaviate':
-      return (await import('@agent-platform/adapters-vector/weaviate')).createWeaviateVectorStore(config, { fetch });
-  }
-};
+export function vectorStoreFactory(answerLimit?: ByteLimit): VectorStoreFactory {
+  return async (provider, config, { fetch }): Promise<VectorStore> => {
+    // Each answer of the store is read under `answerLimit` (`--max-vector-answer`).
+    const options = { fetch, ...(answerLimit ? { answerLimit } : {}) };
+    switch (provider) {
+      case 'qdrant':
+        return (await import('@agent-platform/adapters-vector/qdrant')).createQdrantVectorStore(config, options);
+      case 'chroma':
+        return (await import('@agent-platform/adapters-vector/chroma')).createChromaVectorStore(config, options);
+      case 'pinecone':
+        return (await import('@agent-platform/adapters-vector/pinecone')).createPineconeVectorStore(config, options);
+      case 'weaviate':
+        return (await import('@agent-platform/adapters-vector/weaviate')).createWeaviateVectorStore(config, options);
+    }
+  };
+}
 
 export interface EmbedderResolverOptions {
   /**
@@ -60,6 +66,8 @@ export interface EmbedderResolverOptions {
    * is refused (400) naming the flag.
    */
   readonly allowDownloads?: boolean;
+  /** Most bytes of one answer of an embedding server (`openai:` models), and the flag that raises it (`--max-embeddings-answer`). Default 16 MiB. */
+  readonly answerLimit?: ByteLimit;
 }
 
 /** The answer to an `hf:` model that is not in the cache while downloads are off. */
@@ -128,6 +136,7 @@ export function embedderResolver(
       openaiEmbedder({
         model: value,
         fetch: fetch as unknown as typeof globalThis.fetch,
+        ...(options.answerLimit ? { answerLimit: options.answerLimit } : {}),
         ...(env.OPENAI_API_KEY ? { apiKey: env.OPENAI_API_KEY } : {}),
         ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
       }),
@@ -159,16 +168,26 @@ export interface SharedKnowledge {
  */
 export async function openKnowledge(
   dataDir: string,
-  options: Omit<EmbedderResolverOptions, 'dataDir'> & { readonly env?: NodeJS.ProcessEnv; readonly limits?: DocumentLimits; readonly shared?: SharedKnowledge } = {},
+  options: Omit<EmbedderResolverOptions, 'dataDir' | 'answerLimit'> & {
+    readonly env?: NodeJS.ProcessEnv;
+    readonly limits?: DocumentLimits;
+    readonly shared?: SharedKnowledge;
+    /** Bounds on the answers of embedding servers and third-party vector stores (`--max-embeddings-answer`, `--max-vector-answer`). */
+    readonly upstreamLimits?: Pick<ServerUpstreamLimits, 'embeddingsAnswerBytes' | 'vectorAnswerBytes'>;
+  } = {},
 ): Promise<KnowledgeAdapters & { close(): Promise<void> }> {
   const root = resolve(dataDir);
-  const { env = process.env, limits, shared = {}, ...resolverOptions } = options;
-  const embedder = embedderResolver(env, { ...resolverOptions, dataDir: root });
+  const { env = process.env, limits, shared = {}, upstreamLimits, ...resolverOptions } = options;
+  const embedder = embedderResolver(env, {
+    ...resolverOptions,
+    dataDir: root,
+    ...(upstreamLimits ? { answerLimit: upstreamLimits.embeddingsAnswerBytes } : {}),
+  });
   const vectors = shared.vectors ?? (await builtinVectorStore({ dir: join(root, 'vectors'), label: 'vectors' }));
   const processes = Number(env.AGENT_PLATFORM_DOCUMENT_PROCESSES);
   return {
     vectors,
-    vectorStores: vectorStoreFactory,
+    vectorStores: vectorStoreFactory(upstreamLimits?.vectorAnswerBytes),
     embedder,
     blobs: shared.blobs ?? fileBlobStore({ dir: join(root, 'files'), label: 'files' }),
     limitHints: DOCUMENT_LIMIT_HINTS,

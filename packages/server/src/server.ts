@@ -5,6 +5,7 @@ import {
   createSecretBox,
   DEFAULT_TOOL_QUEUE,
   type DocumentLimits,
+  type UpstreamLimits,
   defaultLocalModelBaseUrl,
   type Notifier,
   type OutboundPolicyOptions,
@@ -29,6 +30,7 @@ import { chatModelResolver, providerBaseUrl } from './providers/index.js';
 import { loadSecretBox } from './secrets.js';
 import { heartbeatOf, type Leases } from './lease-flags.js';
 import { agentLimitsFrom, type EnvKeyLimits, operatorKeyLimits, USER_CAP_HINTS, userCapsFrom } from './user-limits.js';
+import { serverUpstreamLimits, upstreamLimitsFrom } from './upstream-limit-flags.js';
 
 export interface ServerOptions {
   /** Port to listen on; 0 picks a free one. Default 3000. */
@@ -62,6 +64,12 @@ export interface ServerOptions {
   readonly mcp?: McpConfig;
   /** Limits on parsing and chunking each document (`--document-timeout`, `--max-document-pages`, ...). Defaults: `DEFAULT_DOCUMENT_LIMITS`. */
   readonly documentLimits?: DocumentLimits;
+  /**
+   * Bounds on what model servers, MCP servers, the local runtime, vector stores and embedding
+   * servers send back (`--max-model-answer`, `--max-message`, ...). Default: the flags' env
+   * variables, else `DEFAULT_UPSTREAM_LIMITS`.
+   */
+  readonly upstreamLimits?: UpstreamLimits;
   /** Default: pino JSON lines on stdout at `info`. */
   readonly logger?: Logger;
   /**
@@ -182,6 +190,7 @@ export async function openPlatform(
     tools?: ToolsConfig;
     mcp?: McpConfig;
     documentLimits?: DocumentLimits;
+    upstreamLimits?: UpstreamLimits;
     logger?: Logger;
     database?: string;
     databasePool?: number;
@@ -214,8 +223,11 @@ export async function openPlatform(
     operatorUrls: deployment.vectorStore ? configUrls(deployment.vectorStore.config) : [],
   });
   const guarded = fetches.callers;
+  // What every upstream may send back, each bound naming its flag (its env variable, else its default).
+  const limits = serverUpstreamLimits(options.upstreamLimits ?? upstreamLimitsFrom({}, env));
   const agent = {
-    models: chatModelResolver(env, fetches),
+    models: chatModelResolver(env, fetches, limits.modelAnswerBytes),
+    messageLimit: limits.messageBytes,
     defaultBaseUrl: (provider: string) => providerBaseUrl(env, provider),
     defaultModel: options.defaultModel ?? env.AGENT_PLATFORM_DEFAULT_MODEL ?? 'openai:gpt-4o-mini',
     ...(options.maxSteps ? { stepLimit: options.maxSteps } : {}),
@@ -223,7 +235,7 @@ export async function openPlatform(
     ...(historyTokens !== undefined ? { historyTokens } : {}),
     operatorKey: operatorKeyLimits({ ...agentLimits.envKey, ...options.envKey }),
   };
-  const common = { storage, secrets, agent, fetch: guarded, localModelUrl: defaultLocalModelBaseUrl(env), userCaps, userCapHints: USER_CAP_HINTS };
+  const common = { storage, secrets, agent, fetch: guarded, localModelUrl: defaultLocalModelBaseUrl(env), localModelAnswerLimit: limits.runtimeAnswerBytes, userCaps, userCapHints: USER_CAP_HINTS };
   if (!options.knowledge) return new AgentPlatform(common);
   // Tool state under the data folder: npm installs and bundles, the Python interpreter snapshot.
   const python = pythonSandbox({
@@ -243,12 +255,14 @@ export async function openPlatform(
   const connector = createMcpConnector({
     fetch: guarded,
     allowStdio: options.mcp?.allowStdio ?? stdioFromEnv(env),
+    messageLimit: limits.mcpMessageBytes,
+    toolResultLimit: limits.mcpToolResultBytes,
     ...(mcpTimeout > 0 ? { callTimeoutMs: mcpTimeout } : {}),
   });
   const vectorStore = deployment.vectorStore;
   const knowledgeShared: SharedKnowledge = {
     // Made (and its config checked) now, so a wrong config stops the start naming the problem.
-    ...(vectorStore ? { vectors: await vectorStoreFactory(vectorStore.provider, vectorStore.config, { fetch: fetches.operator }) } : {}),
+    ...(vectorStore ? { vectors: await vectorStoreFactory(limits.vectorAnswerBytes)(vectorStore.provider, vectorStore.config, { fetch: fetches.operator }) } : {}),
     ...(shared ? { blobs: shared.blobs, instanceId: instanceIdOf(deployment, resolve(dataDir)) } : {}),
   };
   // PostgreSQL mode: indexing events, cancels, MCP deletions and chat streams cross instances.
@@ -264,6 +278,7 @@ export async function openPlatform(
         fetch: fetches.operator,
         allowDownloads: allowModelDownloads,
         shared: knowledgeShared,
+        upstreamLimits: limits,
         ...(options.documentLimits ? { limits: options.documentLimits } : {}),
       })),
       ...(jobLeaseMs ? { leaseMs: jobLeaseMs, heartbeatMs: heartbeatOf(jobLeaseMs) } : {}),
@@ -310,6 +325,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.tools ? { tools: options.tools } : {}),
     ...(options.mcp ? { mcp: options.mcp } : {}),
     ...(options.documentLimits ? { documentLimits: options.documentLimits } : {}),
+    ...(options.upstreamLimits ? { upstreamLimits: options.upstreamLimits } : {}),
     ...(options.database ? { database: options.database } : {}),
     ...(options.databasePool ? { databasePool: options.databasePool } : {}),
     ...(options.vectorStore ? { vectorStore: options.vectorStore } : {}),

@@ -1,4 +1,4 @@
-import { isPlatformError, PlatformError } from '@agent-platform/core';
+import { answerTooLargeIn, boundedFetch, type ByteLimit, isPlatformError, limitBody, PlatformError } from '@agent-platform/core';
 import type { FetchFunction } from '../fetch.js';
 
 /** What error messages need to know of the store (never the API key). */
@@ -9,6 +9,8 @@ export interface ErrorContext {
   readonly database: string;
   readonly hasApiKey: boolean;
   readonly timeoutMs: number;
+  /** Most bytes of one answer of Chroma, read under it (`upstream_error` naming the setting past it). */
+  readonly answerLimit: ByteLimit;
 }
 
 const invalid = (what: string) => PlatformError.invalid(`Invalid vectorstore configuration: ${what}`);
@@ -29,7 +31,12 @@ function describeCause(cause: unknown): string {
   return typeof error?.message === 'string' ? error.message : '';
 }
 
-/** The PlatformError for a Chroma answer that is not 2xx, from its status and `{ error, message }` body. */
+/**
+ * The PlatformError for a Chroma answer that is not 2xx, from its status and what its
+ * `{ error, message }` body says: the body is read for the cases the store knows (a dimension
+ * mismatch, a missing database), which are said in our words; otherwise only the status is
+ * given, never the body's text (an address a caller chose could answer anything).
+ */
 export function answerError(ctx: ErrorContext, status: number, message: string): PlatformError {
   if (status === 401 || status === 403) {
     return invalid(ctx.hasApiKey ? `chroma refused the API key (${status})` : `chroma at ${ctx.endpoint} requires an API key (${status})`);
@@ -40,21 +47,27 @@ export function answerError(ctx: ErrorContext, status: number, message: string):
     return invalid(`chroma at ${ctx.endpoint} has no database "${ctx.database}" in tenant "${ctx.tenant}"`);
   }
   // The collection went away (deleted by someone else): the store forgets it and opens it again.
-  if (status === 404) return new PlatformError('not_found', `chroma answered 404: ${message}`);
-  if (status === 429) return new PlatformError('rate_limited', `chroma answered 429: ${message}`, { retryable: true });
-  return new PlatformError('upstream_error', `chroma answered ${status}: ${message}`, { retryable: status >= 500 });
+  if (status === 404) return new PlatformError('not_found', `chroma at ${ctx.endpoint} answered 404`, { details: { status } });
+  if (status === 429) return new PlatformError('rate_limited', `chroma at ${ctx.endpoint} answered 429`, { retryable: true, details: { status } });
+  return new PlatformError('upstream_error', `chroma at ${ctx.endpoint} answered ${status}`, { retryable: status >= 500, details: { status } });
 }
 
+/** Bytes of an error answer read to recognise it (Chroma's are a short JSON object). */
+const ERROR_BODY_BYTES = 64 * 1024;
+
+/** The `message` (or `error`) of a Chroma error body, read up to `ERROR_BODY_BYTES`; empty when there is none. */
 async function readMessage(response: Response): Promise<string> {
-  const body = await response.text().catch(() => '');
+  const body = await limitBody(response, { maxBytes: ERROR_BODY_BYTES, setting: 'the error body bound' }, response.url)
+    .text()
+    .catch(() => '');
   try {
     const json = JSON.parse(body) as { message?: unknown; error?: unknown };
     const message = json.message ?? json.error;
-    if (typeof message === 'string' && message) return message;
+    if (typeof message === 'string') return message;
   } catch {
-    // not JSON: the text itself, if short
+    // not JSON: nothing the store recognises
   }
-  return body && body.length <= 500 ? body : response.statusText;
+  return '';
 }
 
 /**
@@ -63,11 +76,12 @@ async function readMessage(response: Response): Promise<string> {
  * guarded fetch), gets `timeoutMs`, and failures become PlatformErrors.
  */
 export function createFetch(ctx: ErrorContext, base: FetchFunction = (input, init) => fetch(input, init)): FetchFunction {
+  const bounded = boundedFetch(base, { maxBytes: ctx.answerLimit.bytes, subject: `chroma at ${ctx.endpoint}`, setting: ctx.answerLimit.setting });
   return async (input, init) => {
     const signal = AbortSignal.timeout(ctx.timeoutMs);
     let response: Response;
     try {
-      response = await base(input, { ...init, signal });
+      response = await bounded(input, { ...init, signal });
     } catch (error) {
       // A refusal by the outbound policy (or an invalid URL) is the caller's to see as it is.
       if (isPlatformError(error)) throw error;
@@ -85,6 +99,10 @@ export function createFetch(ctx: ErrorContext, base: FetchFunction = (input, ini
  */
 export function toPlatformError(ctx: ErrorContext, error: unknown): PlatformError {
   if (isPlatformError(error)) return error;
+  const tooLarge = answerTooLargeIn(error);
+  if (tooLarge) return tooLarge;
+  // JSON.parse's message quotes the text it could not read: not repeated.
+  if (error instanceof SyntaxError) return new PlatformError('upstream_error', `chroma at ${ctx.endpoint} answered with a body that is not JSON`, { cause: error });
   const { name, message } = error instanceof Error ? error : { name: '', message: String(error) };
   switch (name) {
     case 'TimeoutError':

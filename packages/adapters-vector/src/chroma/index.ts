@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createCoalescer, PlatformError, type VectorHit, type VectorQuery, type VectorRecord, type VectorStore } from '@agent-platform/core';
+import { type ByteLimit, createCoalescer, DEFAULT_UPSTREAM_LIMITS, PlatformError, type VectorHit, type VectorQuery, type VectorRecord, type VectorStore } from '@agent-platform/core';
 import { ChromaClient, type Collection, type Where } from 'chromadb';
 import type { FetchFunction } from '../fetch.js';
 import { type ChromaConfig, parseChromaConfig } from './config.js';
@@ -12,6 +12,12 @@ export interface ChromaVectorStoreOptions {
   readonly timeoutMs?: number;
   /** The fetch of every request to Chroma (the platform's guarded fetch), given to the client's HTTP client. Default: the global fetch. */
   readonly fetch?: FetchFunction;
+  /**
+   * Most bytes of one answer of Chroma, enforced while reading: past it Chroma is cut off and
+   * the call fails with `upstream_error` naming `setting`. Default 16 MiB
+   * (`DEFAULT_UPSTREAM_LIMITS.vectorAnswerBytes`).
+   */
+  readonly answerLimit?: ByteLimit;
 }
 
 /**
@@ -73,6 +79,7 @@ export function createChromaVectorStore(config: unknown, options: ChromaVectorSt
     database,
     hasApiKey: cfg.apiKey !== undefined,
     timeoutMs: options.timeoutMs ?? 10_000,
+    answerLimit: options.answerLimit ?? { bytes: DEFAULT_UPSTREAM_LIMITS.vectorAnswerBytes, setting: 'the answerLimit option of the store' },
   };
   const client = new ChromaClient({
     host: url.hostname,

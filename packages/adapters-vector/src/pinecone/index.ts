@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PlatformError, type VectorHit, type VectorQuery, type VectorRecord, type VectorStore } from '@agent-platform/core';
+import { type ByteLimit, DEFAULT_UPSTREAM_LIMITS, PlatformError, type VectorHit, type VectorQuery, type VectorRecord, type VectorStore } from '@agent-platform/core';
 import { type Index, type IndexModel, Pinecone, type PineconeRecord } from '@pinecone-database/pinecone';
 import type { FetchFunction } from '../fetch.js';
 import { parsePineconeConfig } from './config.js';
@@ -15,6 +15,12 @@ export interface PineconeVectorStoreOptions {
   readonly readyTimeoutMs?: number;
   /** The fetch of every request (the platform's guarded fetch), given to the client as `fetchApi`. Default: the global fetch. */
   readonly fetch?: FetchFunction;
+  /**
+   * Most bytes of one answer of Pinecone, enforced while reading: past it Pinecone is cut off and
+   * the call fails with `upstream_error` naming `setting`. Default 16 MiB
+   * (`DEFAULT_UPSTREAM_LIMITS.vectorAnswerBytes`).
+   */
+  readonly answerLimit?: ByteLimit;
 }
 
 /** Pinecone's limits per upsert request: 1,000 vectors or 2 MB; we stay a little under the bytes. */
@@ -76,7 +82,7 @@ export function createPineconeVectorStore(config: unknown, options: PineconeVect
   const { indexName, apiKey, endpoint } = parsePineconeConfig(config);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const readyTimeoutMs = options.readyTimeoutMs ?? 120_000;
-  let client: Pinecone | undefined = new Pinecone({ apiKey, controllerHostUrl: endpoint, fetchApi: pineconeFetch(timeoutMs, options.fetch), maxRetries: 3 });
+  let client: Pinecone | undefined = new Pinecone({ apiKey, controllerHostUrl: endpoint, fetchApi: pineconeFetch(timeoutMs, options.answerLimit ?? { bytes: DEFAULT_UPSTREAM_LIMITS.vectorAnswerBytes, setting: 'the answerLimit option of the store' }, options.fetch), maxRetries: 3 });
   const closing = new AbortController();
   /** The index once it was found ready; forgotten after a failure, so a later call looks again. */
   let target: Target | undefined;

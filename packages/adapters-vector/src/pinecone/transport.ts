@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { isPlatformError, PlatformError } from '@agent-platform/core';
+import { boundedFetch, type ByteLimit, isPlatformError, PlatformError } from '@agent-platform/core';
 import type { FetchFunction } from '../fetch.js';
 
 /**
@@ -13,8 +13,10 @@ export interface CallContext {
   readonly signal: AbortSignal;
   /** URL of the last request. */
   url?: string;
-  /** The last request's failed answer, when it had one. */
-  failure?: { readonly status: number; readonly message: string };
+  /** The last request's failed answer (its status), when it had one. */
+  failure?: { readonly status: number };
+  /** An answer of the call passed the answer limit (the client may report that only as a failed request). */
+  tooLarge?: PlatformError;
 }
 
 const calls = new AsyncLocalStorage<CallContext>();
@@ -22,26 +24,21 @@ const calls = new AsyncLocalStorage<CallContext>();
 /** Runs `fn` with `context` visible to the fetch of every request it makes. */
 export const withCall = <T>(context: CallContext, fn: () => Promise<T>): Promise<T> => calls.run(context, fn);
 
-/** Pinecone's message in an error body: `{ error: { message } }` (control plane), `{ message }` (data plane) or text. */
-const messageOf = (body: string): string => {
-  try {
-    const json = JSON.parse(body) as { error?: { message?: unknown }; message?: unknown } | string;
-    if (typeof json === 'string') return json;
-    const message = json.error?.message ?? json.message;
-    if (typeof message === 'string') return message;
-  } catch {
-    // Not JSON: the text itself.
-  }
-  return body.trim().slice(0, 500) || '(no message)';
-};
-
 /**
  * The fetch given to the client: each request, made with `base` (the platform's guarded fetch:
  * the control plane's endpoint and the index hosts it names are all checked), gets the
- * per-request timeout and the call's signal, and a failed answer is noted in the call's context
- * (its body read from a clone, so the client still reads it too).
+ * per-request timeout and the call's signal, its answer is read under `limit`, and a failed
+ * answer's status is noted in the call's context (its body is not: it is never quoted).
  */
-export function pineconeFetch(timeoutMs: number, base: FetchFunction = (input, init) => fetch(input, init)): typeof fetch {
+export function pineconeFetch(timeoutMs: number, limit: ByteLimit, base: FetchFunction = (input, init) => fetch(input, init)): typeof fetch {
+  const bounded = boundedFetch(base, () => ({
+    maxBytes: limit.bytes,
+    setting: limit.setting,
+    onExceeded: (error) => {
+      const context = calls.getStore();
+      if (context) context.tooLarge ??= error;
+    },
+  }));
   return async (input, init) => {
     const context = calls.getStore();
     const timeout = AbortSignal.timeout(timeoutMs);
@@ -50,14 +47,8 @@ export function pineconeFetch(timeoutMs: number, base: FetchFunction = (input, i
       context.url = input instanceof Request ? input.url : String(input);
       context.failure = undefined;
     }
-    const response = await base(input, { ...init, signal });
-    if (!response.ok && context) {
-      const body = await response
-        .clone()
-        .text()
-        .catch(() => '');
-      context.failure = { status: response.status, message: messageOf(body) };
-    }
+    const response = await bounded(input, { ...init, signal });
+    if (!response.ok && context) context.failure = { status: response.status };
     return response;
   };
 }
@@ -73,13 +64,13 @@ const messageOfError = (e: unknown) => (e instanceof Error ? e.message : String(
 
 /**
  * Our error for what a Pinecone call threw: 401/403 → the configuration's API key, another HTTP
- * failure → `upstream_error` with Pinecone's status and message, no answer → `unavailable`,
+ * failure → `upstream_error` with Pinecone's status (never its body's text), no answer → `unavailable`,
  * the per-request timeout → `timeout`, the caller's signal or close → `aborted`.
  * The API key never appears in a message.
  */
 export function toPlatformError(error: unknown, context: CallContext, fallbackUrl: string, timeoutMs: number, apiKey: string): PlatformError {
-  // Ours (a refusal by the outbound policy) as it is, even when the client wrapped it.
-  const ours = causes(error).find(isPlatformError);
+  // Ours (a refusal by the outbound policy, an answer past its limit) as it is, even when the client wrapped it.
+  const ours = causes(error).find(isPlatformError) ?? context.tooLarge;
   if (ours) return ours;
   const redact = (text: string) => (apiKey ? text.split(apiKey).join('***') : text);
   let origin = fallbackUrl;
@@ -100,7 +91,7 @@ export function toPlatformError(error: unknown, context: CallContext, fallbackUr
     if (failure.status === 401 || failure.status === 403) {
       return PlatformError.invalid(`Invalid vectorstore configuration: pinecone refused the API key (${failure.status})`);
     }
-    return new PlatformError('upstream_error', redact(`pinecone answered ${failure.status}: ${failure.message}`), {
+    return new PlatformError('upstream_error', `pinecone at ${origin} answered ${failure.status}`, {
       retryable: failure.status >= 500 || failure.status === 429,
       details: { status: failure.status },
       cause: error,
@@ -114,5 +105,7 @@ export function toPlatformError(error: unknown, context: CallContext, fallbackUr
     const reason = redact(typeof code === 'string' && !message.includes(code) ? `${code}${message ? ` (${message})` : ''}` : message);
     return new PlatformError('unavailable', `pinecone at ${origin} could not be reached: ${reason}`, { retryable: true, cause: error });
   }
+  // JSON.parse's message quotes the text it could not read: not repeated.
+  if (chain.some((e) => e instanceof SyntaxError)) return new PlatformError('upstream_error', `pinecone at ${origin} answered with a body that is not JSON`, { cause: error });
   return new PlatformError('internal', redact(`pinecone client failed: ${messageOfError(error)}`), { cause: error });
 }

@@ -1,4 +1,4 @@
-import { isPlatformError, PlatformError } from '@agent-platform/core';
+import { answerTooLargeIn, isPlatformError, PlatformError } from '@agent-platform/core';
 import { QdrantClientResourceExhaustedError, QdrantClientTimeoutError, QdrantClientUnexpectedResponseError } from '@qdrant/js-client-rest';
 
 /** The parts of the client's `ApiError` (a non-2xx answer) that we read. */
@@ -23,7 +23,8 @@ export const isConflict = (error: unknown): boolean =>
 
 /**
  * Qdrant's own words: `status.error` of its JSON error body (`{ status: { error }, time }`), or
- * the text body of its auth layer, shortened.
+ * the text body of its auth layer, shortened. Read to recognise the cases the store knows (a
+ * dimension mismatch, a collection that exists), never quoted into an answer.
  */
 function providerMessage(data: unknown): string {
   let text = '';
@@ -57,11 +58,13 @@ export interface ErrorContext {
 /**
  * Maps what the Qdrant client throws to a `PlatformError`: unreachable → `unavailable`
  * (retryable), timeout → `timeout`, 401/403 → `invalid_request` (the configuration's key),
- * 429 → `rate_limited`, other answers → `upstream_error` with Qdrant's message. Messages never
- * contain the API key.
+ * 429 → `rate_limited`, other answers → `upstream_error` with Qdrant's status (never its body's
+ * text: an address a caller chose could answer anything). Messages never contain the API key.
  */
 export function toPlatformError(error: unknown, ctx: ErrorContext): PlatformError {
   if (isPlatformError(error)) return error;
+  const tooLarge = answerTooLargeIn(error);
+  if (tooLarge) return tooLarge;
   if (isHttpFailure(error)) {
     const { status } = error;
     if (status === 401 || status === 403) {
@@ -74,23 +77,26 @@ export function toPlatformError(error: unknown, ctx: ErrorContext): PlatformErro
     if (dims) {
       return PlatformError.invalid(`Invalid vectorstore configuration: index "${ctx.indexName}" has dimension ${dims[1]}, the embedding model gives ${dims[2]}`);
     }
-    if (status === 429) return new PlatformError('rate_limited', `Qdrant answered 429: ${message}`, { retryable: true, cause: error });
-    return new PlatformError('upstream_error', `Qdrant answered ${status}: ${message}`, { retryable: status >= 500, cause: error });
+    if (status === 429) return new PlatformError('rate_limited', `Qdrant at ${ctx.endpoint} answered 429`, { retryable: true, details: { status }, cause: error });
+    return new PlatformError('upstream_error', `Qdrant at ${ctx.endpoint} answered ${status}`, { retryable: status >= 500, details: { status }, cause: error });
   }
   if (error instanceof QdrantClientTimeoutError) {
     return new PlatformError('timeout', `Qdrant at ${ctx.endpoint} did not answer within ${ctx.timeoutMs} ms`, { retryable: true, cause: error });
   }
   if (error instanceof QdrantClientResourceExhaustedError) {
-    return new PlatformError('rate_limited', `Qdrant answered 429: ${error.message}`, { retryable: true, cause: error });
+    return new PlatformError('rate_limited', `Qdrant at ${ctx.endpoint} answered 429`, { retryable: true, details: { status: 429 }, cause: error });
   }
   if (error instanceof QdrantClientUnexpectedResponseError) {
     // A 2xx other than 200/201 (e.g. 202 Accepted): the client treats it as a failure.
-    return new PlatformError('upstream_error', `Qdrant answered unexpectedly: ${error.message.split('\n')[0]}`, { retryable: true, cause: error });
+    const status = /\b([1-5]\d\d)\b/.exec(error.message)?.[1];
+    return new PlatformError('upstream_error', `Qdrant at ${ctx.endpoint} answered unexpectedly${status ? ` (HTTP ${status})` : ''}`, { retryable: true, cause: error });
   }
   if (error instanceof TypeError && error.cause !== undefined) {
     // fetch() rejects with TypeError('fetch failed', { cause }) for anything below HTTP: refused,
     // reset, DNS, TLS. (A TypeError without a cause is a bug, not the network.)
     return new PlatformError('unavailable', `Qdrant at ${ctx.endpoint} could not be reached: ${networkReason(error)}`, { retryable: true, cause: error });
   }
+  // JSON.parse's message quotes the text it could not read: not repeated.
+  if (error instanceof SyntaxError) return new PlatformError('upstream_error', `Qdrant at ${ctx.endpoint} answered with a body that is not JSON`, { cause: error });
   return new PlatformError('upstream_error', `Qdrant call failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { PlatformError, type VectorHit, type VectorQuery, type VectorRecord, type VectorStore } from '@agent-platform/core';
+import { type ByteLimit, PlatformError, type VectorHit, type VectorQuery, type VectorRecord, type VectorStore } from '@agent-platform/core';
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
-import { type FetchFunction, withGlobalFetch } from '../fetch.js';
+import { defaultAnswerLimit, type FetchFunction, storeFetch, withGlobalFetch } from '../fetch.js';
 import { parseQdrantConfig } from './config.js';
 import { type ErrorContext, isConflict, isNotFound, toPlatformError } from './errors.js';
 
@@ -14,6 +14,12 @@ export interface QdrantVectorStoreOptions {
    * as the global fetch of the call (`withGlobalFetch`). Default: the global fetch.
    */
   readonly fetch?: FetchFunction;
+  /**
+   * Most bytes of one answer of Qdrant, enforced while reading: past it Qdrant is cut off and
+   * the call fails with `upstream_error` naming `setting`. Default 16 MiB
+   * (`DEFAULT_UPSTREAM_LIMITS.vectorAnswerBytes`).
+   */
+  readonly answerLimit?: ByteLimit;
 }
 
 /** A `VectorStore` on one Qdrant collection (`indexName`) shared by every namespace. */
@@ -117,6 +123,7 @@ export function createQdrantVectorStore(config: unknown, options: QdrantVectorSt
     checkCompatibility: false,
   });
   const ctx: ErrorContext = { endpoint: endpoint.replace(/\/+$/, ''), timeoutMs, hasApiKey: apiKey !== undefined, indexName };
+  const fetch = storeFetch(options.fetch, options.answerLimit ?? defaultAnswerLimit(), `Qdrant at ${ctx.endpoint}`);
 
   let closed = false;
   /** Dimension of the collection once it was seen (or made) with cosine distance. */
@@ -183,7 +190,7 @@ export function createQdrantVectorStore(config: unknown, options: QdrantVectorSt
   const run = async <T>(op: () => Promise<T>, onMissing?: () => T): Promise<T> => {
     if (closed) throw new PlatformError('unavailable', 'The Qdrant vector store was closed');
     try {
-      return await withGlobalFetch(options.fetch, op);
+      return await withGlobalFetch(fetch, op);
     } catch (error) {
       if (isNotFound(error)) {
         dimension = undefined;

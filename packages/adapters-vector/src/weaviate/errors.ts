@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { isPlatformError, PlatformError } from '@agent-platform/core';
+import { answerTooLargeIn, isPlatformError, PlatformError } from '@agent-platform/core';
 
 export interface ErrorContext {
   /** The configured REST endpoint, for messages (the config refuses credentials in it). */
@@ -14,24 +14,6 @@ const shorten = (text: string) => {
   const t = text.trim();
   return t.length > 300 ? `${t.slice(0, 300)}…` : t;
 };
-
-/**
- * Weaviate's own words from the client's `WeaviateUnexpectedStatusCodeError` message (`… status
- * code: 422 and message: {"error":[{"message":"…"}]}`).
- */
-function restMessage(message: string): string {
-  const at = message.indexOf('and message: ');
-  const raw = at >= 0 ? message.slice(at + 'and message: '.length) : message;
-  try {
-    const body = JSON.parse(raw) as { error?: { message?: string }[]; message?: string };
-    const list = body.error?.map((e) => e.message).filter(Boolean);
-    if (list?.length) return shorten(list.join('; '));
-    if (body.message) return shorten(body.message);
-  } catch {
-    // not JSON: keep the text
-  }
-  return shorten(raw);
-}
 
 /** The network-level reason of a failed fetch (`connect ECONNREFUSED 127.0.0.1:8080`). */
 function networkReason(error: Error): string {
@@ -70,10 +52,13 @@ export const isAlreadyExists = (error: unknown): boolean =>
  * Maps what the Weaviate client throws to a `PlatformError`: unreachable → `unavailable`
  * (retryable), timeout → `timeout`, 401/403 (REST) or UNAUTHENTICATED/PERMISSION_DENIED (gRPC) →
  * `invalid_request` (the configuration's key), 429 → `rate_limited`, other answers →
- * `upstream_error` with Weaviate's message. Messages never contain the API key.
+ * `upstream_error` with Weaviate's status or gRPC code, never its own text (an address a caller
+ * chose could answer anything). Messages never contain the API key.
  */
 export function toPlatformError(error: unknown, ctx: ErrorContext): PlatformError {
   if (isPlatformError(error)) return error;
+  const tooLarge = answerTooLargeIn(error);
+  if (tooLarge) return tooLarge;
   if (!(error instanceof Error)) return new PlatformError('upstream_error', `Weaviate call failed: ${String(error)}`, { cause: error });
   const { name, message } = error;
   const status = (error as { code?: unknown }).code;
@@ -81,10 +66,9 @@ export function toPlatformError(error: unknown, ctx: ErrorContext): PlatformErro
   if (name === 'WeaviateUnauthenticatedError') return invalidKey(401, ctx);
   if (name === 'WeaviateInsufficientPermissionsError') return invalidKey(403, ctx);
   if (name === 'WeaviateUnexpectedStatusCodeError' && typeof status === 'number') {
-    const said = restMessage(message);
     if (status === 401 || status === 403) return invalidKey(status, ctx);
-    if (status === 429) return new PlatformError('rate_limited', `Weaviate answered 429: ${said}`, { retryable: true, cause: error });
-    return new PlatformError('upstream_error', `Weaviate answered ${status}: ${said}`, { retryable: status >= 500, cause: error });
+    if (status === 429) return new PlatformError('rate_limited', `Weaviate at ${ctx.endpoint} answered 429`, { retryable: true, details: { status }, cause: error });
+    return new PlatformError('upstream_error', `Weaviate at ${ctx.endpoint} answered ${status}`, { retryable: status >= 500, details: { status }, cause: error });
   }
   const grpc = GRPC_FAILURE.exec(message);
   if (grpc) {
@@ -93,15 +77,18 @@ export function toPlatformError(error: unknown, ctx: ErrorContext): PlatformErro
     if (code === 'DEADLINE_EXCEEDED' || code === 'CANCELLED') return timedOut(ctx, error);
     if (code === 'UNAUTHENTICATED') return invalidKey(401, ctx);
     if (code === 'PERMISSION_DENIED') return invalidKey(403, ctx);
-    if (code === 'RESOURCE_EXHAUSTED') return new PlatformError('rate_limited', `Weaviate answered ${code}: ${shorten(details)}`, { retryable: true, cause: error });
-    return new PlatformError('upstream_error', `Weaviate answered ${code}: ${shorten(details)}`, { cause: error });
+    if (code === 'RESOURCE_EXHAUSTED') return new PlatformError('rate_limited', `Weaviate at ${ctx.endpoint} answered gRPC ${code}`, { retryable: true, cause: error });
+    return new PlatformError('upstream_error', `Weaviate at ${ctx.endpoint} answered gRPC ${code}`, { cause: error });
   }
   if (error instanceof TypeError && error.cause !== undefined) {
     // fetch() rejects with TypeError('fetch failed', { cause }) for anything below HTTP: refused,
     // reset, DNS, TLS.
     return unavailable(ctx, networkReason(error), error);
   }
-  return new PlatformError('upstream_error', `Weaviate call failed: ${shorten(message)}`, { cause: error });
+  // JSON.parse's message quotes the text it could not read: not repeated.
+  if (error instanceof SyntaxError) return new PlatformError('upstream_error', `Weaviate at ${ctx.endpoint} answered with a body that is not JSON`, { cause: error });
+  // The client's other errors carry the server's words: their kind only.
+  return new PlatformError('upstream_error', `Weaviate at ${ctx.endpoint}: the call failed (${name})`, { cause: error });
 }
 
 /** How long a gRPC call may run before the gRPC port is probed. */

@@ -1,6 +1,6 @@
-import { PlatformError, type VectorHit, type VectorQuery, type VectorRecord, type VectorStore } from '@agent-platform/core';
+import { type ByteLimit, PlatformError, type VectorHit, type VectorQuery, type VectorRecord, type VectorStore } from '@agent-platform/core';
 import weaviate, { type Collection, type FilterValue, Filters, type WeaviateClient } from 'weaviate-client';
-import { type FetchFunction, withGlobalFetch } from '../fetch.js';
+import { defaultAnswerLimit, type FetchFunction, storeFetch, withGlobalFetch } from '../fetch.js';
 import { parseWeaviateConfig, type WeaviateConfig, weaviateConnection } from './config.js';
 import { type ErrorContext, type GuardOptions, guarded, isAlreadyExists, isNotFound } from './errors.js';
 import { chunkUuid, classDefinition, dimensionMismatch, lengthsInError, verifyClass } from './schema.js';
@@ -20,6 +20,13 @@ export interface WeaviateVectorStoreOptions {
    * that fails, never a request). Default: the global fetch, and gRPC unchecked.
    */
   readonly fetch?: FetchFunction & { check(url: string): Promise<{ readonly addresses: readonly { readonly address: string; readonly family: 4 | 6 }[] }> };
+  /**
+   * Most bytes of one REST answer of Weaviate, enforced while reading: past it Weaviate is cut
+   * off and the call fails with `upstream_error` naming `setting`. Default 16 MiB
+   * (`DEFAULT_UPSTREAM_LIMITS.vectorAnswerBytes`). gRPC answers are bounded by the client
+   * itself (100 MB per message, checked on each message's declared length before it is read).
+   */
+  readonly answerLimit?: ByteLimit;
 }
 
 /** A connected client and the address its gRPC connection goes to. */
@@ -70,6 +77,7 @@ export function createWeaviateVectorStore(config: unknown, options: WeaviateVect
   const { className } = conn;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const ctx: ErrorContext = { endpoint: cfg.endpoint, grpc: conn.grpc, timeoutMs, hasApiKey: cfg.apiKey !== undefined };
+  const restFetch = storeFetch(options.fetch, options.answerLimit ?? defaultAnswerLimit(), `Weaviate at ${cfg.endpoint}`);
   // The client's own deadlines (seconds) sit just past ours, so ours answer first.
   const seconds = Math.ceil(timeoutMs / 1000) + 1;
 
@@ -131,7 +139,7 @@ export function createWeaviateVectorStore(config: unknown, options: WeaviateVect
     const current = client;
     try {
       return await guarded(
-        current.then(({ client: c }) => withGlobalFetch(options.fetch, () => fn(c))),
+        current.then(({ client: c }) => withGlobalFetch(restFetch, () => fn(c))),
         ctx,
         guard,
       );

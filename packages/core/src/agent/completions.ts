@@ -2,6 +2,7 @@ import { randomString } from '../ids.js';
 import { PlatformError } from '../errors.js';
 import type { KnowledgeBase } from '../knowledge/service.js';
 import type { Caller } from '../context.js';
+import type { ByteLimit } from '../net/upstream-limits.js';
 import type { ChatCompletionChunk, ChatCompletionRequest, ChatCompletionResponse, CompletionMessage } from '../schemas/completions.js';
 import { AGENT_MIN_SCORE } from '../schemas/knowledge.js';
 import type { ChatMessageRecord, ChatRecord, MessageSource, ProjectRecord, StorageAdapter } from '../storage/types.js';
@@ -30,6 +31,12 @@ export interface AgentOptions {
   readonly defaultModel?: string;
   /** Model calls per turn at most. Default 8. */
   readonly stepLimit?: number;
+  /**
+   * Most bytes of one message a turn stores in a chat (the model's text and tool calls of one
+   * step, one tool's result), and the setting that raises it, named in the error. Default 1 MiB
+   * (`DEFAULT_UPSTREAM_LIMITS.messageBytes`).
+   */
+  readonly messageLimit?: ByteLimit;
   /** Where agents' tools come from (project tools, MCP servers). */
   readonly toolSources?: readonly ToolSource[];
   /**
@@ -316,6 +323,7 @@ export class Agents {
       tools,
       ...settings,
       ...(this.o.stepLimit ? { stepLimit: this.o.stepLimit } : {}),
+      ...(this.o.messageLimit ? { messageLimit: this.o.messageLimit } : {}),
       ...(signal ? { signal } : {}),
     });
     const events: AsyncIterable<AgentEvent> = {

@@ -1,5 +1,7 @@
 import { PlatformError } from '../errors.js';
 import { jsonExceedsNesting, nestingError } from '../nesting.js';
+import { answerTooLarge } from '../net/bounded-body.js';
+import { type ByteLimit, byteBudget, DEFAULT_UPSTREAM_LIMITS, utf8Bytes } from '../net/upstream-limits.js';
 import type { SearchHit } from '../schemas/knowledge.js';
 import type { ChatMessage, ChatModel, ChatRequest, FinishReason, ToolCall, ToolChoice, ToolDefinition, Usage } from './chat-model.js';
 import type { AgentTool } from './tools.js';
@@ -76,8 +78,17 @@ export interface AgentTurn {
   readonly modelSettings?: Pick<ChatRequest, 'topP' | 'frequencyPenalty' | 'presencePenalty' | 'seed' | 'stop' | 'parallelToolCalls'>;
   /** Model calls at most; the last one is offered no tools, so it answers. Default 8. */
   readonly stepLimit?: number;
+  /**
+   * Most bytes of one message of the turn: the model's text and tool calls of one step (past
+   * it the model is cut off and the turn fails), one tool's result (past it the model gets the
+   * tool's error instead). Default `DEFAULT_UPSTREAM_LIMITS.messageBytes` (1 MiB).
+   */
+  readonly messageLimit?: ByteLimit;
   readonly signal?: AbortSignal;
 }
+
+/** The message limit when a turn names none. */
+const DEFAULT_MESSAGE_LIMIT: ByteLimit = { bytes: DEFAULT_UPSTREAM_LIMITS.messageBytes, setting: 'the agent messageLimit option' };
 
 const addUsage = (a: Usage, b: Usage | undefined): Usage =>
   b
@@ -139,6 +150,7 @@ export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent>
   let usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
   const system = turn.input.filter((m) => m.role === 'system');
   const input = turn.input.filter((m) => m.role !== 'system');
+  const limit = turn.messageLimit ?? DEFAULT_MESSAGE_LIMIT;
 
   for (let step = 1; ; step++) {
     const offerTools = definitions.length > 0 && step < stepLimit && turn.toolChoice !== 'none';
@@ -153,6 +165,9 @@ export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent>
     let text = '';
     const calls: ToolCall[] = [];
     let reason: FinishReason = 'stop';
+    // The step's message, counted as it streams: past the limit the model is cut off (leaving
+    // the loop closes its stream), so no more of it is read, sent on, recorded or stored.
+    const message = byteBudget(limit.bytes, () => answerTooLarge(`The model ${turn.modelName}`, 'an answer', limit.bytes, limit.setting));
     for await (const event of turn.model.stream({
       model: turn.modelName,
       messages,
@@ -165,9 +180,13 @@ export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent>
       ...(turn.signal ? { signal: turn.signal } : {}),
     })) {
       if (event.type === 'text') {
+        message.add(event.delta);
         text += event.delta;
         yield event;
       } else if (event.type === 'tool_call') {
+        message.add(event.call.id);
+        message.add(event.call.name);
+        message.add(event.call.arguments);
         calls.push(event.call);
       } else {
         reason = event.reason;
@@ -194,6 +213,9 @@ export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent>
       try {
         if (!tool) throw new PlatformError('not_found', `There is no tool named ${call.name}`);
         content = await tool.run(parseArguments(call.arguments), turn.signal ? { signal: turn.signal } : {});
+        if (utf8Bytes(content) > limit.bytes) {
+          throw new PlatformError('payload_too_large', `the result of ${call.name} is larger than ${limit.bytes} bytes, the limit set by ${limit.setting}`);
+        }
       } catch (error) {
         turn.signal?.throwIfAborted();
         isError = true;

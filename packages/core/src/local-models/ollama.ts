@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { isPlatformError, PlatformError } from '../errors.js';
+import { boundedFetch } from '../net/bounded-body.js';
 import { displayUrl } from '../net/display.js';
+import { type ByteLimit, DEFAULT_UPSTREAM_LIMITS } from '../net/upstream-limits.js';
 import { isUnresolvedHost, unreachableAs } from '../net/unresolved-host.js';
 import type { LocalModel } from '../schemas/local-models.js';
 import type { LocalModelRuntime } from './runtime.js';
@@ -12,6 +14,12 @@ export interface OllamaRuntimeOptions {
   readonly fetch: FetchLike;
   /** How long one call to the runtime may take, answer included. Default 10 000 ms. */
   readonly timeoutMs?: number;
+  /**
+   * Most bytes of one answer of the runtime (its model list), enforced while reading: past it
+   * the runtime is cut off and the call fails with `upstream_error` naming `setting`. Default
+   * 1 MiB (`DEFAULT_UPSTREAM_LIMITS.runtimeAnswerBytes`).
+   */
+  readonly answerLimit?: ByteLimit;
 }
 
 /** `GET /api/tags` as Ollama documents it (only the members the service uses are required). */
@@ -44,20 +52,14 @@ function isoTime(value: string): string {
   return Number.isNaN(time) ? value : new Date(time).toISOString();
 }
 
-function endpoint(baseUrl: string, path: string): string {
-  return `${baseUrl.replace(/\/+$/, '')}${path}`;
+/** Closes an answer's body unread; resolves to undefined (no cause to keep). */
+async function discard(response: Response): Promise<undefined> {
+  await response.body?.cancel().catch(() => undefined);
+  return undefined;
 }
 
-/** What an Ollama error body says (`{"error": "..."}`), for logs. */
-async function errorText(response: Response): Promise<string> {
-  const text = await response.text().catch(() => '');
-  try {
-    const parsed = JSON.parse(text) as { error?: unknown };
-    if (typeof parsed.error === 'string') return parsed.error;
-  } catch {
-    // not JSON: the text itself
-  }
-  return text.slice(0, 200);
+function endpoint(baseUrl: string, path: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}${path}`;
 }
 
 /**
@@ -67,10 +69,12 @@ async function errorText(response: Response): Promise<string> {
  */
 export function ollamaRuntime(options: OllamaRuntimeOptions): LocalModelRuntime {
   const timeoutMs = options.timeoutMs ?? 10_000;
+  const limit = options.answerLimit ?? { bytes: DEFAULT_UPSTREAM_LIMITS.runtimeAnswerBytes, setting: 'the answerLimit option of the runtime' };
 
   async function call(baseUrl: string, path: string, init: RequestInit): Promise<Response> {
+    const fetch = boundedFetch(options.fetch, { maxBytes: limit.bytes, subject: `Local model runtime at ${displayUrl(baseUrl)}`, setting: limit.setting });
     try {
-      return await options.fetch(endpoint(baseUrl, path), { ...init, signal: AbortSignal.timeout(timeoutMs) });
+      return await fetch(endpoint(baseUrl, path), { ...init, signal: AbortSignal.timeout(timeoutMs) });
     } catch (error) {
       throw failure(baseUrl, error);
     }
@@ -104,11 +108,13 @@ export function ollamaRuntime(options: OllamaRuntimeOptions): LocalModelRuntime 
   return {
     async list(baseUrl: string): Promise<LocalModel[]> {
       const response = await call(baseUrl, '/api/tags', { method: 'GET', headers: { accept: 'application/json' } });
-      if (!response.ok) throw upstream(baseUrl, `GET /api/tags answered ${response.status} ${await errorText(response)}`.trim());
+      // The status, never the body: an address a caller chose may answer anything (another service's data).
+      if (!response.ok) throw upstream(baseUrl, `GET /api/tags answered ${response.status}`, await discard(response));
       let json: unknown;
       try {
         json = await response.json();
       } catch (error) {
+        if (isPlatformError(error)) throw error; // past the answer limit
         if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) throw failure(baseUrl, error);
         throw upstream(baseUrl, 'GET /api/tags did not answer JSON', error);
       }
@@ -132,7 +138,7 @@ export function ollamaRuntime(options: OllamaRuntimeOptions): LocalModelRuntime 
         await response.body?.cancel().catch(() => undefined);
         throw new PlatformError('not_found', `Model ${name} not found`, { details: { baseUrl: displayUrl(baseUrl), model: name } });
       }
-      if (!response.ok) throw upstream(baseUrl, `DELETE /api/delete answered ${response.status} ${await errorText(response)}`.trim());
+      if (!response.ok) throw upstream(baseUrl, `DELETE /api/delete answered ${response.status}`, await discard(response));
       await response.body?.cancel().catch(() => undefined);
     },
   };

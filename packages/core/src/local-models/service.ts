@@ -1,4 +1,5 @@
 import { type ErrorCode, isPlatformError, type PlatformError } from '../errors.js';
+import { answerTooLargeIn } from '../net/bounded-body.js';
 import { displayUrl } from '../net/display.js';
 import { isUnresolvedHost } from '../net/unresolved-host.js';
 import {
@@ -27,7 +28,8 @@ import { defaultLocalModelBaseUrl, type LocalModelRuntime } from './runtime.js';
  * | the host name of `baseUrl` does not resolve (list) | 503 | unavailable | error `Local model runtime at <baseUrl> cannot be reached: host name '<host>' does not resolve` |
  * | the host name of `baseUrl` does not resolve (delete) | 503 | unavailable | error `Failed to delete model: host name '<host>' does not resolve` |
  * | runtime did not answer in time | 504 | timeout | error `Failed to list models` / `Failed to delete model` |
- * | runtime answered an error or garbage | 502 | upstream_error | error `Failed to list models` / `Failed to delete model` |
+ * | runtime answered an error or garbage | 502 | upstream_error | error `Failed to list models` / `Failed to delete model` (never the runtime's own text) |
+ * | runtime's answer past its byte limit | 502 | upstream_error | error `Failed to list models: Local model runtime at <baseUrl> sent an answer larger than <n> bytes, the limit set by <setting>: ...` |
  * | anything else (a bug) | 500 | internal | error `Failed to list models` / `Failed to delete model` |
  *
  * Every list failure also carries `models: []`.
@@ -94,7 +96,9 @@ export async function listLocalModels(
         ? message
         : code === 'unavailable'
           ? `Local model runtime is not running at ${displayUrl(baseUrl)}`
-          : 'Failed to list models';
+          : answerTooLargeIn(error)
+            ? `Failed to list models: ${message}`
+            : 'Failed to list models';
     return { status, body: { success: false, error: text, code, models: [] } };
   }
 }
@@ -127,7 +131,9 @@ export async function deleteLocalModel(
           ? 'Model not found'
           : isUnresolvedHost(error)
             ? `Failed to delete model: ${unresolvedReason(error)}`
-            : 'Failed to delete model';
+            : answerTooLargeIn(error)
+              ? `Failed to delete model: ${message}`
+              : 'Failed to delete model';
     return { status, body: { success: false, error: text, code } };
   }
 }

@@ -37,3 +37,19 @@ export function maskUrl(value: string): { masked: string; secret: boolean } {
   url.hash = '';
   return { masked: url.href, secret };
 }
+
+/**
+ * What an error answer may add to an upstream's status: the short word of its error object
+ * (OpenAI's `{ error: { code, type } }`: `invalid_api_key`, `model_not_found`,
+ * `rate_limit_exceeded`), as ` (word)`, or nothing. Never the upstream's own text: an address a
+ * caller chose could answer anything there (another service's data), and answers must not
+ * become a way to read it.
+ */
+export function safeReason(body: unknown): string {
+  const inner = typeof body === 'object' && body !== null && 'error' in body ? (body as { error: unknown }).error : body;
+  for (const key of ['code', 'type']) {
+    const word = typeof inner === 'object' && inner !== null ? (inner as Record<string, unknown>)[key] : undefined;
+    if (typeof word === 'string' && /^[A-Za-z][\w.-]{0,63}$/.test(word)) return ` (${word})`;
+  }
+  return '';
+}

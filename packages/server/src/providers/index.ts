@@ -1,4 +1,4 @@
-import type { ChatModel, ChatModelResolver } from '@agent-platform/core';
+import type { ByteLimit, ChatModel, ChatModelResolver } from '@agent-platform/core';
 import { ollamaChatModel } from '@agent-platform/adapters-models/ollama';
 import { openaiChatModel } from '@agent-platform/adapters-models/openai';
 import type { OutboundFetches } from '../outbound.js';
@@ -22,9 +22,10 @@ export function providerBaseUrl(env: NodeJS.ProcessEnv, provider: string): strin
  * AGENT_PLATFORM_MODEL_TIMEOUT_MS bounds each provider request (default 120000). A credential
  * with `proxy: true` goes through HTTPS_PROXY / HTTP_PROXY. Every request goes through the
  * guarded fetch: a credential's `baseUrl` (chosen by a caller) through the callers' policy, the
- * environment's addresses through the operator's (their hosts allowed).
+ * environment's addresses through the operator's (their hosts allowed). Each answer is read
+ * under `answerLimit` (`--max-model-answer`).
  */
-export function chatModelResolver(env: NodeJS.ProcessEnv, fetches: OutboundFetches): ChatModelResolver {
+export function chatModelResolver(env: NodeJS.ProcessEnv, fetches: OutboundFetches, answerLimit?: ByteLimit): ChatModelResolver {
   // One client per provider, key and address: clients keep their connections alive.
   const cache = new Map<string, ChatModel>();
   const resolve: ChatModelResolver = (config) => {
@@ -32,7 +33,7 @@ export function chatModelResolver(env: NodeJS.ProcessEnv, fetches: OutboundFetch
     const base = config.baseUrl !== undefined ? fetches.callers : fetches.operator;
     const chosenFetch = (config.proxy ? proxiedFetch(env, base, fetches.operator) : base) as unknown as typeof fetch;
     // One retry of a request that failed before its answer began (5xx, 429, connection errors).
-    const common = { maxRetries: 1, fetch: chosenFetch, ...(timeout > 0 ? { timeoutMs: timeout } : {}) };
+    const common = { maxRetries: 1, fetch: chosenFetch, ...(timeout > 0 ? { timeoutMs: timeout } : {}), ...(answerLimit ? { answerLimit } : {}) };
     if (config.provider === 'ollama') {
       return ollamaChatModel({ ...common, host: config.baseUrl ?? providerBaseUrl(env, 'ollama'), ...(config.apiKey ? { apiKey: config.apiKey } : {}) });
     }
