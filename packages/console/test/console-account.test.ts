@@ -131,13 +131,13 @@ describe('console: testing credentials and the default', () => {
       await page.getByRole('button', { name: 'Test Fake upstream' }).click();
       await first.getByText('Works: 3 models listed').waitFor();
 
-      // A wrong key: the provider's 401 and its message, never the key.
+      // A wrong key: the provider's 401 and its error code, never its text or the key.
       await page.getByRole('button', { name: 'Edit Fake upstream' }).click();
       await page.getByLabel('New API key').fill(wrong);
       await page.getByRole('button', { name: 'Save' }).click();
       await first.getByText('…BBBB').waitFor();
       await page.getByRole('button', { name: 'Test Fake upstream' }).click();
-      await first.getByText(/^Failed: Model provider openai \(.*\) refused the credentials \(HTTP 401\): Incorrect API key provided/).waitFor();
+      await first.getByText(/^Failed: Model provider openai \(.*\) refused the credentials \(HTTP 401\) \(invalid_api_key\)$/).waitFor();
       expect(await everything(page)).not.toContain(wrong);
       expect((await server.call('GET', '/api/v1/credentials')).body.credentials[0]).toMatchObject({ name: 'Fake upstream', isValid: false });
       await expectAccessible(page, 'credentials (tested)');

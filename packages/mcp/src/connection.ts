@@ -146,7 +146,13 @@ export async function openConnection(config: McpServerConfig, options: OpenOptio
     options,
     evidence,
     (error) => broken(mapError(error, { label, operation: 'a call', timeoutMs: 0, seen: evidence }, true).error),
-    (error) => (connected ? broken(error) : attempt.abort(error)),
+    (error) => {
+      if (!connected) return attempt.abort(error);
+      // The SDK would wait for the request's timeout: closing fails every request in flight now
+      // (each reports this error, recorded in `evidence.tooLarge`).
+      broken(error);
+      void connection?.close();
+    },
   );
   const client = new Client({ name: options.clientInfo.name, version: options.clientInfo.version }, { capabilities: {} });
   client.onerror = (error) => {

@@ -211,7 +211,7 @@ describe('POST /api/v1/credentials/{id}/test', () => {
   const add = async (body: Record<string, unknown>) => (await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'tested', ...body } })).body.credential.id as string;
   const isValid = async (id: string) => (await s.call('GET', `/api/v1/credentials/${id}`, { key: s.keyB })).body.credential.isValid;
 
-  it("openai: ok with the right key (the models route); a wrong key answers the provider's 401 and message, never the key; isValid records each", async () => {
+  it("openai: ok with the right key (the models route); a wrong key answers the provider's 401 and error code, never its text or the key; isValid records each", async () => {
     const id = await add({ provider: 'openai', apiKey: RIGHT, baseUrl: openai.url });
     const ok = await test(id);
     expect(ok.status).toBe(200);
@@ -226,21 +226,26 @@ describe('POST /api/v1/credentials/{id}/test', () => {
       ok: false,
       code: 'upstream_error',
       status: 401,
-      message: expect.stringMatching(new RegExp(`^Model provider openai \\(${openai.url}\\) refused the credentials \\(HTTP 401\\): Incorrect API key provided`)),
+      message: `Model provider openai (${openai.url}) refused the credentials (HTTP 401) (invalid_api_key)`,
       credential: { isValid: false },
     });
+    // The status and the error's code: never the provider's own text.
+    expect(refused.body.message).not.toContain('Incorrect API key');
     expect(JSON.stringify(refused.body)).not.toContain('ANOTHER-SECRET');
     expect(JSON.stringify(refused.body)).not.toContain('THE-SECRET');
     expect(await isValid(id)).toBe(false);
   });
 
-  it('ollama: ok from its tags route; an error status there is the reason', async () => {
+  it('ollama: ok from its tags route; an error status there is the reason (the status, never its text)', async () => {
     const id = await add({ provider: 'ollama', apiKey: 'ollama-key-7777', baseUrl: ollama.url });
     expect((await test(id)).body).toMatchObject({ ok: true, message: 'The provider answered: 2 models listed', credential: { isValid: true } });
     expect(ollama.requests.at(-1)).toMatchObject({ method: 'GET', path: '/api/tags' });
     ollama.tagsStatus = 401;
     try {
-      expect((await test(id)).body).toMatchObject({ ok: false, code: 'upstream_error', status: 401, message: expect.stringContaining('(HTTP 401): something went wrong'), credential: { isValid: false } });
+      const refused = (await test(id)).body;
+      expect(refused).toMatchObject({ ok: false, code: 'upstream_error', status: 401, message: expect.stringMatching(/refused the credentials \(HTTP 401\)$/), credential: { isValid: false } });
+      // The status, never the runtime's own text.
+      expect(refused.message).not.toContain('something went wrong');
     } finally {
       ollama.tagsStatus = undefined;
     }

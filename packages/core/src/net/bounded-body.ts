@@ -11,10 +11,12 @@ export interface BodyLimit {
   /** Most bytes of the whole body. Undefined: no bound on the whole (an event stream's events are still bounded by `maxEventBytes`). */
   readonly maxBytes?: number | undefined;
   /**
-   * For a `text/event-stream` answer: most bytes of one event (its lines up to the blank line
-   * that ends it), hence of one line too. The stream is then handed on a whole line at a time,
-   * so that a consumer that searches each chunk for a line end from the line's start (the SSE
-   * parsers of the `openai` client and of the MCP SDK) reads a long line once, not once per chunk.
+   * Most bytes of one event of an event stream (its lines up to the blank line that ends it),
+   * hence of one line too, counted in any answer (an answer that is not `text/event-stream` may
+   * still be read as one: the `openai` client reads every streamed completion so). The body is
+   * then handed on a whole line at a time, so that a consumer that searches each chunk for a
+   * line end from the start of the line it holds (the SSE parsers of the `openai` client and of
+   * the MCP SDK) reads a long line once, not once per chunk.
    */
   readonly maxEventBytes?: number | undefined;
   /** Who sent it, for the message (e.g. `Model provider openai (http://host/v1)`). Default: the request's URL. */
@@ -106,7 +108,7 @@ export function limitBody(response: Response, limit: BodyLimit, url: string): Re
   const source = response.body;
   if (!source) return response;
   const subject = limit.subject ?? displayUrl(url);
-  const events = limit.maxEventBytes !== undefined && isEventStream(response) ? new EventCounter(limit.maxEventBytes) : undefined;
+  const events = limit.maxEventBytes !== undefined ? new EventCounter(limit.maxEventBytes) : undefined;
   const maxBytes = limit.maxBytes;
   const declared = Number(response.headers.get('content-length'));
   const reader = source.getReader();
@@ -124,7 +126,7 @@ export function limitBody(response: Response, limit: BodyLimit, url: string): Re
       async pull(controller) {
         if (maxBytes !== undefined && Number.isFinite(declared) && declared > maxBytes) return fail(controller, answerTooLarge(subject, 'an answer', maxBytes, limit.setting));
         for (;;) {
-          let next: ReadableStreamReadResult<Uint8Array>;
+          let next: Awaited<ReturnType<typeof reader.read>>;
           try {
             next = await reader.read();
           } catch (error) {
