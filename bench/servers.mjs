@@ -1,6 +1,7 @@
 // Child process of bench/run.mjs: starts one server and reports its URL over IPC.
 //   node bench/servers.mjs ours <dataDir>     the real server (SQLite, or PostgreSQL mode from the
-//                                             AGENT_PLATFORM_DATABASE_URL... env; pino logs to /dev/null)
+//                                             AGENT_PLATFORM_DATABASE_URL... env; pino logs to /dev/null;
+//                                             AGENT_PLATFORM_ALLOWED_HOSTS as `serve` reads it)
 //   node bench/servers.mjs bare <bodyFile>    node:http answering the same bytes
 //   node bench/servers.mjs floor <bodyFile>   h3 v2 on srvx (our HTTP stack) answering the same bytes
 //   node bench/servers.mjs proxy-floor <url>  h3 v2 on srvx passing chat completions to <url> as they are
@@ -11,8 +12,11 @@ const [kind, arg] = process.argv.slice(2);
 
 if (kind === 'ours') {
   const { startServer } = await import('@agent-platform/server');
+  const { parseAllowedHosts } = await import('@agent-platform/core');
   const { default: pino } = await import('pino');
-  const server = await startServer({ port: 0, dataDir: arg, logger: pino({ level: 'info' }, pino.destination('/dev/null')) });
+  // As `serve` reads it: hosts users' URLs may reach (AGENT_PLATFORM_ALLOWED_HOSTS).
+  const allowedHosts = parseAllowedHosts(process.env.AGENT_PLATFORM_ALLOWED_HOSTS);
+  const server = await startServer({ port: 0, dataDir: arg, logger: pino({ level: 'info' }, pino.destination('/dev/null')), ...(allowedHosts.length ? { outbound: { allowedHosts } } : {}) });
   process.send({ url: server.url, firstKey: server.firstKey });
   process.on('disconnect', () => server.close().then(() => process.exit(0)));
 } else if (kind === 'bare') {

@@ -205,6 +205,40 @@ describe('limitBody and boundedFetch', () => {
   });
 });
 
+describe('limitBody and the event loop', () => {
+  /** A body of `chunks` chunks of 64 KiB, all already waiting: each read finds data at once. */
+  const waiting = (chunks: number, byte = 0x61) =>
+    new Response(
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let i = 0; i < chunks; i++) controller.enqueue(new Uint8Array(64 * KiB).fill(byte));
+          controller.close();
+        },
+      }),
+    );
+
+  it.each([
+    ['a whole body', { maxBytes: 64 * 1024 * KiB, setting: 's' }],
+    ['an event stream whose line goes on', { maxEventBytes: 64 * 1024 * KiB, setting: 's' }],
+  ])('reads %s that is already waiting with turns of the event loop between, not in one stretch', async (_what, limit) => {
+    // 8 MiB that is there at once: without turns, every read would resolve as a microtask of the
+    // one before, and nothing else would run until the whole body was read.
+    let turns = 0;
+    let counting = true;
+    const tick = () => {
+      if (!counting) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const text = await limitBody(waiting(128), limit, 'http://127.0.0.1/').text();
+    counting = false;
+    expect(text.length).toBe(8 * 1024 * KiB);
+    // One turn at least every 256 KiB read (32 for 8 MiB).
+    expect(turns).toBeGreaterThanOrEqual(30);
+  });
+});
+
 describe('byteBudget', () => {
   it('counts UTF-8 bytes as pieces arrive and throws past the limit', () => {
     const budget = byteBudget(10, () => new Error('too large') as PlatformError);

@@ -72,6 +72,16 @@ class EventCounter {
   /** Feeds `chunk`: `true` when it ends at least one line, `false` when not, `'over'` when an event passed the limit. */
   feed(chunk: Uint8Array): boolean | 'over' {
     let ended = false;
+    // The next \n and \r at or after a position, found natively (indexOf) and kept while still
+    // ahead: a chunk is searched once for each, not byte by byte in JavaScript.
+    let lf = -2;
+    let cr = -2;
+    const nextEnd = (from: number): number => {
+      if (lf !== -1 && lf < from) lf = chunk.indexOf(10, from);
+      if (cr !== -1 && cr < from) cr = chunk.indexOf(13, from);
+      const end = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
+      return end === -1 ? chunk.length : end;
+    };
     for (let i = 0; i < chunk.length; i++) {
       const b = chunk[i] as number;
       if (b === 10 || b === 13) {
@@ -87,8 +97,7 @@ class EventCounter {
       }
       this.#afterCR = false;
       // A run of ordinary bytes up to the next line end is counted at once.
-      let end = i + 1;
-      while (end < chunk.length && chunk[end] !== 10 && chunk[end] !== 13) end++;
+      const end = nextEnd(i + 1);
       this.#lineBytes += end - i;
       this.#eventBytes += end - i;
       if (this.#eventBytes > this.maxEventBytes) return 'over';
@@ -97,6 +106,9 @@ class EventCounter {
     return ended;
   }
 }
+
+/** Bytes of one answer read between two turns of the event loop (see `limitBody`). */
+const TURN_BYTES = 256 * 1024;
 
 /**
  * `response` with its body read under `limit` (see `BodyLimit`): the same status and headers,
@@ -115,6 +127,7 @@ export function limitBody(response: Response, limit: BodyLimit, url: string): Re
   let total = 0;
   let pending: Uint8Array[] = [];
   let pendingBytes = 0;
+  let sinceTurn = 0;
   const fail = (controller: ReadableStreamDefaultController<Uint8Array>, error: PlatformError) => {
     pending = [];
     limit.onExceeded?.(error);
@@ -142,6 +155,14 @@ export function limitBody(response: Response, limit: BodyLimit, url: string): Re
           const chunk = next.value;
           total += chunk.byteLength;
           if (maxBytes !== undefined && total > maxBytes) return fail(controller, answerTooLarge(subject, 'an answer', maxBytes, limit.setting));
+          // Reads that find data waiting resolve one after another as microtasks, never giving
+          // the event loop a turn: a turn every TURN_BYTES, so that a fast upstream's answer,
+          // however long, is not read (and counted, and held) in one stretch of the thread.
+          sinceTurn += chunk.byteLength;
+          if (sinceTurn >= TURN_BYTES) {
+            sinceTurn = 0;
+            await new Promise<void>((resolve) => setImmediate(resolve));
+          }
           if (!events) {
             controller.enqueue(chunk);
             return;
