@@ -1,4 +1,6 @@
-import { type HostileUpstreams, startHostileUpstreams } from '@agent-platform/core/testing';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type HostileUpstreams, startHostileUpstreams, TATTLE_MARKER } from '@agent-platform/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
 import { startTestServer, type TestServer } from './helpers.js';
@@ -226,5 +228,68 @@ describe('other upstreams that answer too much', () => {
       status: 'failed',
       message: expect.stringMatching(/^Failed to index document: Embedding upstream http:\/\/127\.0\.0\.1:\d+\/embed\/0\/v1 sent an answer larger than 16777216 bytes, the limit set by --max-embeddings-answer/),
     });
+  });
+});
+
+describe("error answers never quote an upstream's body", () => {
+  /** Every upstream here answers the status with a body carrying TATTLE_MARKER (another service's data). */
+  const tattler = (status: number, rest = '') => `${hostile.url}/tattle/${status}${rest}`;
+  const quiet = (res: { body: unknown }, status: number) => {
+    expect(JSON.stringify(res.body)).not.toContain(TATTLE_MARKER);
+    expect(JSON.stringify(res.body)).toContain(String(status));
+  };
+
+  it('a model server: completions, the credential test and the models list give the status, never the body', async () => {
+    const model = await project(tattler(500, '/v1'));
+    const res = await complete(model);
+    expect(res.status).toBe(502);
+    expect(messageOf(res.body)).toMatch(/answered HTTP 500/);
+    quiet(res, 500);
+    const credentialId = await credential(tattler(401, '/v1'));
+    const tested = await s.call('POST', `/api/v1/credentials/${credentialId}/test`);
+    expect(tested.body).toMatchObject({ ok: false, status: 401, message: expect.stringMatching(/refused the credentials \(HTTP 401\)/) });
+    quiet(tested, 401);
+    const listed = await s.call('GET', `/api/v1/credentials/${credentialId}/models`);
+    expect(listed.status).toBe(502);
+    quiet(listed, 401);
+  });
+
+  it('the local runtime: the status, never the body', async () => {
+    const res = await s.call('GET', `/api/v1/localmodel/list-models?baseUrl=${encodeURIComponent(tattler(500))}`);
+    expect(res.status).toBe(502);
+    expect(res.body.error).toBe('Failed to list models');
+    expect(JSON.stringify(res.body)).not.toContain(TATTLE_MARKER);
+  });
+
+  it.each([
+    ['qdrant', 'tattle'],
+    ['chroma', 'tattle'],
+    ['weaviate', 'Tattle'],
+  ])('a vector store (%s): the settings are refused with the status, never the body', async (provider, indexName) => {
+    const projectId = await project(upstream.url);
+    // Chroma takes a server's root URL only: the same tattler, answering at its root.
+    const root = createServer((_req, res) => {
+      res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: TATTLE_MARKER, message: TATTLE_MARKER }));
+    });
+    await new Promise<void>((resolve) => root.listen(0, '127.0.0.1', resolve));
+    const endpoint = provider === 'chroma' ? `http://127.0.0.1:${(root.address() as AddressInfo).port}` : tattler(500);
+    const res = await s
+      .call('PUT', '/api/knowledge/settings', { body: { projectId, settings: { vectorstoreProvider: provider, vectorStoreConfig: { endpoint, indexName } } } })
+      .finally(() => {
+        root.closeAllConnections();
+        root.close();
+      });
+    expect(res.status, JSON.stringify(res.body)).toBeGreaterThanOrEqual(400);
+    quiet(res, 500);
+  });
+
+  it.each([
+    ['http', '/mcp'],
+    ['sse', '/sse'],
+  ])('an MCP server (%s): not added, with the status, never the body', async (transport, path) => {
+    const projectId = await project(upstream.url);
+    const res = await s.call('POST', '/api/mcp/add-server', { body: { projectId, name: 'tattler', transport, url: tattler(500, path) } });
+    expect(res.status, JSON.stringify(res.body)).toBeGreaterThanOrEqual(400);
+    quiet(res, 500);
   });
 });

@@ -25,6 +25,10 @@ import type { AddressInfo } from 'node:net';
  *   ends; `result-json`: the answer to `tools/call` is one event of N bytes.
  * - `/vector/N`: a vector store whose every answer is an `application/json` body of N bytes.
  * - `/embed/N/v1`: an OpenAI-compatible embeddings server whose every answer is N bytes of JSON.
+ * - `/tattle/STATUS/...`: any upstream whose every request is answered STATUS with a body that
+ *   carries {@link TATTLE_MARKER} (as an OpenAI error's message, and in a Qdrant, Chroma, Ollama
+ *   or JSON-RPC error's words): what a service a user pointed at would answer, which must never
+ *   reach that user.
  */
 export interface HostileUpstreams {
   /** `http://127.0.0.1:<port>`. */
@@ -44,6 +48,9 @@ export interface HostileUpstreamOptions {
 }
 
 const MiB = 1024 * 1024;
+
+/** What the `/tattle/` upstreams put in every error body: no answer of the platform may contain it. */
+export const TATTLE_MARKER = 'another-service-data-7f3a';
 
 /** Resolves at the response's next `drain` or `close`, leaving no listener behind. */
 function drained(res: ServerResponse): Promise<void> {
@@ -219,6 +226,12 @@ export async function startHostileUpstreams(options: HostileUpstreamOptions = {}
         return legacyMcp(req, res, `/${kind}/${variant}/${size}`, variant, Number(size) || huge, more.join('/'));
       case 'vector':
         return hugeJson(res, '{"result":{"status":"green","points":[{"id":"', Number(variant) || huge, '"}]},"status":"ok","time":0}');
+      case 'tattle': {
+        const words = `${TATTLE_MARKER}: private rows of another service`;
+        res.writeHead(Number(variant) || 500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: words, type: 'server_error', code: 'tattle' }, message: words, status: { error: words }, detail: words }));
+        return;
+      }
       case 'embed':
         return hugeJson(res, '{"object":"list","data":[{"object":"embedding","index":0,"embedding":"', Number(variant) || huge, '"}],"model":"m"}');
       default:

@@ -11,4 +11,4 @@ export { worstTick } from './event-loop.js';
 export { deepDocx, docx, docxBomb, flateBombPdf, type HostileDocument, hostileDocuments, manyPagesPdf, repeated, textPdf, zip } from './bombs.js';
 export { describeNotifier, nextPayloads, type NotifierSuiteOptions } from './notifier-suite.js';
 export { describeStreamStore, streamStoreOnStorage, type StreamStoreSuiteOptions } from './stream-store-suite.js';
-export { type HostileUpstreamOptions, type HostileUpstreams, startHostileUpstreams } from './hostile-upstreams.js';
+export { type HostileUpstreamOptions, type HostileUpstreams, startHostileUpstreams, TATTLE_MARKER } from './hostile-upstreams.js';
