@@ -366,8 +366,10 @@ export async function hostileHealth() {
       for (const name of names) {
         console.log(modes.length > 1 ? `${mode.label}, ${name}:` : `${name}:`);
         const result = await PARTS[name](mode);
-        if (modes.length > 1) (parts[name] ??= {})[mode.label] = result;
-        else parts[name] = result;
+        if (modes.length > 1) {
+          parts[name] ??= {};
+          parts[name][mode.label] = result;
+        } else parts[name] = result;
         ratios.push(result.ratio / result.target);
         if (result.ratio > result.target) console.log(`  ${name} (${mode.label}) MISSED TARGET: ${result.ratio.toFixed(1)} > ${result.target}`);
       }

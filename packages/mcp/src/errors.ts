@@ -197,6 +197,7 @@ export function mapError(error: unknown, ctx: FailureContext, connected: boolean
 
 /** A server's own words (a JSON-RPC error's message), as messages quote them: one line, at most 200 characters. */
 function shortened(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is taken out.
   const line = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
   return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }
