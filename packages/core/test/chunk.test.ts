@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { isPlatformError } from '../src/errors.js';
 import { type Chunk, chunkDocument, countTokens } from '../src/knowledge/chunk.js';
 import { type ParsedDocument, parseDocument } from '../src/knowledge/parse.js';
+import { unbrokenText } from '../src/testing/bombs.js';
 
 type Doc = Pick<ParsedDocument, 'text' | 'sections' | 'pages'>;
 const plain = (text: string): Doc => ({ text, sections: [] });
@@ -278,6 +279,37 @@ describe('chunkDocument on hostile text', () => {
     // Linear is 4; quadratic would be 16. Tolerant of noise and of small sizes' fixed costs.
     expect(largeMs / Math.max(smallMs, 20)).toBeLessThan(8);
   });
+
+  // Six million characters without whitespace (under every documented limit) ended in "Maximum
+  // call stack size exceeded" when one kind of character ran on for more than about 5.6 million:
+  // the long runs were found by a regular expression that keeps one backtracking entry per
+  // character of a run. They are now found in one pass (long-runs.ts).
+  const UNBROKEN = ['word', 'zeros-base64', 'bundle', 'base64', 'minified'] as const;
+  it.each(UNBROKEN)(
+    'chunks 6 million characters of %s text without whitespace, every chunk within the limit',
+    (kind) => {
+      const doc = plain(unbrokenText(kind, 6_000_000));
+      const chunks = chunkDocument(doc, { chunkSize: 512, chunkOverlap: 64 });
+      expectValid(doc, chunks, 512);
+      // At most 512 tokens of text a chunk, and never fewer than ~1 character a token.
+      expect(chunks.length).toBeGreaterThan(6_000_000 / (512 * 128));
+    },
+    240_000,
+  );
+
+  it.each(UNBROKEN)(
+    'takes time linear in the length of %s text without whitespace: 4x the text, well under 16x the time',
+    (kind) => {
+      countTokens('warm up the tokenizer');
+      const small = plain(unbrokenText(kind, 375_000));
+      const large = plain(unbrokenText(kind, 1_500_000));
+      const options = { chunkSize: 512, chunkOverlap: 64 };
+      const smallMs = Math.min(cpuMs(() => chunkDocument(small, options)), cpuMs(() => chunkDocument(small, options)));
+      const largeMs = Math.min(cpuMs(() => chunkDocument(large, options)), cpuMs(() => chunkDocument(large, options)));
+      expect(largeMs / Math.max(smallMs, 20)).toBeLessThan(8);
+    },
+    120_000,
+  );
 
   it('cuts a run of one kind of character every 512 characters, and no chunk joins two such pieces', () => {
     const run = 'z'.repeat(2000);

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { PlatformError } from '../errors.js';
 import { limitExceeded } from './limits.js';
+import { boundedSpans } from './long-runs.js';
 import type { ParsedDocument } from './parse.js';
 
 export interface Chunk {
@@ -44,6 +45,29 @@ function tokenizer(): Encoding {
   return encoding;
 }
 
+/**
+ * Characters tokenized between two emptyings of the tokenizer's merge cache. gpt-tokenizer keeps
+ * the tokens of up to 100,000 pre-tokens in a Map and, once it is full, deletes the oldest entry
+ * for each new one; V8 leaves a deleted entry's slot in place until the Map is rebuilt, and
+ * finding the oldest walks over all of them. On text whose pre-tokens rarely repeat (random
+ * base64) that made tokenizing quadratic: 6 million characters took 28 s of CPU instead of 5.
+ * A pre-token is at least a character, so emptied this often the cache never fills (and
+ * never evicts), while ordinary text still finds its repeated words in it.
+ */
+const MERGE_CACHE_WINDOW = 50_000;
+let tokenizedSinceEmptied = 0;
+
+/** The tokenizer, about to tokenize `chars` characters. */
+function tokenizing(chars: number): Encoding {
+  const encoding = tokenizer();
+  tokenizedSinceEmptied += chars;
+  if (tokenizedSinceEmptied > MERGE_CACHE_WINDOW) {
+    encoding.clearMergeCache();
+    tokenizedSinceEmptied = chars;
+  }
+  return encoding;
+}
+
 /** Text that spells a special token (`<|endoftext|>`) is counted as ordinary text, never refused. */
 const PLAIN = { disallowedSpecial: new Set<string>() };
 
@@ -57,10 +81,10 @@ const SHORT_TEXT = 24;
 /** Tokens of a text by the o200k_base encoding. */
 export function countTokens(text: string): number {
   if (!text) return 0;
-  if (text.length > SHORT_TEXT) return tokenizer().countTokens(text, PLAIN);
+  if (text.length > SHORT_TEXT) return tokenizing(text.length).countTokens(text, PLAIN);
   let count = shortCounts.get(text);
   if (count === undefined) {
-    count = tokenizer().countTokens(text, PLAIN);
+    count = tokenizing(text.length).countTokens(text, PLAIN);
     if (shortCounts.size >= 65_536) shortCounts.clear();
     shortCounts.set(text, count);
   }
@@ -73,112 +97,21 @@ const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 const MAX_TOKEN_CHARS = 128;
 
 /**
- * Longest run of one kind of character that is ever tokenized as a whole. The tokenizer splits
- * text into pre-tokens (a word, a run of punctuation, a run of whitespace, give or take a
- * character) and its byte-pair merging costs the square of a pre-token's length: one run of a
- * million letters or `#` took minutes. So runs longer than this (of letters, of other
- * non-space characters, of whitespace, or of `\r`, `\n` and `/`, which a punctuation pre-token
- * may take as its tail) are cut every RUN_CHARS characters, and no chunk joins the text on
- * either side of such a cut; a long whitespace run is dropped between chunks instead. No
- * pre-token of a text tokenized here is then longer than 2 * RUN_CHARS + 1 characters.
- */
-const RUN_CHARS = 512;
-
-/**
- * Runs longer than RUN_CHARS. Each alternative starts only where its kind of run starts (the
- * lookbehind), so a run is scanned once, not once from each of its characters.
- */
-const LONG_RUN = new RegExp(
-  [
-    `(?<![\\p{L}\\p{M}])[\\p{L}\\p{M}]{${RUN_CHARS + 1},}`,
-    `(?<![^\\s\\p{L}\\p{M}\\p{N}])[^\\s\\p{L}\\p{M}\\p{N}]{${RUN_CHARS + 1},}`,
-    `(?<![\\r\\n/])[\\r\\n/]{${RUN_CHARS + 1},}`,
-    `(?<!\\s)\\s{${RUN_CHARS + 1},}`,
-  ].join('|'),
-  'gu',
-);
-
-/** Kinds of ASCII characters for runs: 1 letter, 2 digit, 3 whitespace, 4 other (`/` too), with bit 8 for `\r`, `\n`, `/`. */
-const ASCII_KIND = Uint8Array.from({ length: 128 }, (_, c) => {
-  const ch = String.fromCharCode(c);
-  const kind = /[A-Za-z]/.test(ch) ? 1 : /\d/.test(ch) ? 2 : /\s/.test(ch) ? 3 : 4;
-  return kind | (ch === '\r' || ch === '\n' || ch === '/' ? 8 : 0);
-});
-
-/** The kind (as ASCII_KIND) of a character of the Basic Multilingual Plane above ASCII, cached. */
-const wideKinds = new Map<number, number>();
-function wideKind(code: number): number {
-  let kind = wideKinds.get(code);
-  if (kind === undefined) {
-    const ch = String.fromCharCode(code);
-    kind = /\s/.test(ch) ? 3 : /[\p{L}\p{M}]/u.test(ch) ? 1 : /\p{N}/u.test(ch) ? 2 : 4;
-    if (wideKinds.size < 65_536) wideKinds.set(code, kind);
-  }
-  return kind;
-}
-
-/**
- * False when `text[from, to)` surely has no run longer than RUN_CHARS, by one pass over its
- * characters' kinds (the regular expression, several times slower, then runs only where there
- * may be one). Surrogate pairs go to the regular expression.
- */
-function mayHaveLongRun(text: string, from: number, to: number): boolean {
-  if (to - from <= RUN_CHARS) return false;
-  let kind = 0;
-  let run = 0;
-  let slashes = 0;
-  for (let at = from; at < to; at++) {
-    const code = text.charCodeAt(at);
-    if (code >= 0xd800 && code <= 0xdfff) return true;
-    const k = code < 128 ? (ASCII_KIND[code] as number) : wideKind(code);
-    run = (k & 7) === kind ? run + 1 : 1;
-    kind = k & 7;
-    slashes = k & 8 ? slashes + 1 : 0;
-    if (run > RUN_CHARS || slashes > RUN_CHARS) return true;
-  }
-  return false;
-}
-
-/**
- * `text[from, to)` as the spans chunks may be made of: cut inside every run longer than
- * RUN_CHARS (every RUN_CHARS characters, never inside a surrogate pair), long whitespace runs
- * left out. Chunks never cross from one span to the next.
- */
-function boundedSpans(text: string, from: number, to: number): [number, number][] {
-  if (!mayHaveLongRun(text, from, to)) return [[from, to]];
-  const spans: [number, number][] = [];
-  let start = from;
-  for (const m of text.slice(from, to).matchAll(LONG_RUN)) {
-    const runStart = from + m.index;
-    const runEnd = runStart + m[0].length;
-    if (!/\S/.test(m[0])) {
-      spans.push([start, runStart]);
-      start = runEnd;
-      continue;
-    }
-    for (let cut = runStart + RUN_CHARS; cut < runEnd; cut += RUN_CHARS) {
-      if (isHighSurrogate(text.charCodeAt(cut - 1))) cut++;
-      spans.push([start, cut]);
-      start = cut;
-    }
-  }
-  spans.push([start, to]);
-  return spans;
-}
-
-/**
  * The end of a long span from `from` (before `to`) with at most `max` tokens, at whitespace
  * when there is some in its second half, never inside a surrogate pair. Past `from`.
  */
 function fittingEnd(text: string, from: number, to: number, max: number): number {
   // Tokenize a window a few times the size a chunk needs, not the whole (maybe huge) rest, and
-  // never more than `max` of the longest tokens could cover.
+  // never more than `max` of the longest tokens could cover. Five characters a token covers
+  // `max` tokens of most text at once (prose has about 4.5; minified code and base64, which
+  // reach here for want of whitespace, 2 to 3): a wider first window made 6 million characters
+  // of base64 take half again as long, all of it tokenizing text that is cut off.
   const cap = Math.min(to, from + max * MAX_TOKEN_CHARS);
-  let windowEnd = Math.min(cap, from + max * 8);
-  let tokens = tokenizer().encode(text.slice(from, windowEnd), PLAIN);
+  let windowEnd = Math.min(cap, from + max * 5);
+  let tokens = tokenizing(windowEnd - from).encode(text.slice(from, windowEnd), PLAIN);
   while (tokens.length <= max && windowEnd < cap) {
     windowEnd = Math.min(cap, from + (windowEnd - from) * 2);
-    tokens = tokenizer().encode(text.slice(from, windowEnd), PLAIN);
+    tokens = tokenizing(windowEnd - from).encode(text.slice(from, windowEnd), PLAIN);
   }
   if (tokens.length <= max && windowEnd === to) return to;
   const fits = (length: number) => countTokens(text.slice(from, from + length)) <= max;
@@ -424,7 +357,7 @@ function validate(options: ChunkOptions): void {
  * ~`chunkOverlap` tokens of the previous one, from a sentence start where possible. Each chunk
  * is a slice of `doc.text`, records its nearest heading and (pdf) the pages it starts and ends on.
  * Deterministic; no chunk is empty; whitespace-only text gives none. A run of more than 512
- * letters (or punctuation, or whitespace) ends a chunk every 512 characters (see RUN_CHARS).
+ * letters (or punctuation, or whitespace) ends a chunk every 512 characters (see RUN_CHARS in long-runs.ts).
  *
  * Time is linear in the length of the text: every character is tokenized a bounded number of
  * times, no pre-token is longer than about 1,000 characters, and recursion is at most one

@@ -8,7 +8,7 @@ export { deepJson, deepValue, type NestingShape } from './deep-values.js';
 export { postgresDatabase } from './postgres-run.js';
 export { type PostgresCluster, createPostgresDatabase, findServerBinaries, processAlive, startPostgresCluster, stopPostgresCluster } from './postgres-cluster.js';
 export { worstTick } from './event-loop.js';
-export { deepDocx, docx, docxBomb, flateBombPdf, type HostileDocument, hostileDocuments, manyPagesPdf, repeated, textPdf, zip } from './bombs.js';
+export { deepDocx, docx, docxBomb, flateBombPdf, type HostileDocument, hostileDocuments, manyPagesPdf, repeated, textPdf, unbrokenText, zip } from './bombs.js';
 export { describeNotifier, nextPayloads, type NotifierSuiteOptions } from './notifier-suite.js';
 export { describeStreamStore, streamStoreOnStorage, type StreamStoreSuiteOptions } from './stream-store-suite.js';
 export { type HostileUpstreamOptions, type HostileUpstreams, startHostileUpstreams, TATTLE_MARKER } from './hostile-upstreams.js';
