@@ -1,4 +1,5 @@
 import { type McpServerConfig, PlatformError } from '@agent-platform/core';
+import { guardedEnvReason } from './stdio-env.js';
 
 /**
  * One command line an operator allows for stdio MCP servers: a caller's configuration must have
@@ -25,12 +26,6 @@ export type StdioPermission = boolean | readonly (string | StdioEntry)[];
 /** The checked form of a permission: `true`/`false`, or entries with their args and env filled in. */
 export type ResolvedStdioPermission = boolean | readonly Required<StdioEntry>[];
 
-/**
- * Environment variables that change what a command runs (PATH picks the program; the others
- * load code into it): never settable by a caller under an allow-list, and never allowed in an
- * entry's `env`.
- */
-const GUARDED_ENV = /^(PATH|NODE_OPTIONS|LD_[A-Z_]*|DYLD_[A-Z_]*)$/i;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const invalidEntry = (text: string, reason: string) => PlatformError.invalid(`Invalid stdio MCP command entry ${JSON.stringify(text)}: ${reason}`);
@@ -82,7 +77,8 @@ export function formatCommandLine(command: string, args: readonly string[]): str
 function checkEnvNames(text: string, names: readonly string[]): void {
   for (const name of names) {
     if (!ENV_NAME.test(name)) throw invalidEntry(text, `env name ${JSON.stringify(name)} is not a variable name`);
-    if (GUARDED_ENV.test(name)) throw invalidEntry(text, `env ${name} cannot be allowed: PATH, NODE_OPTIONS, LD_* and DYLD_* change what the command runs`);
+    const reason = guardedEnvReason(name);
+    if (reason) throw invalidEntry(text, `env ${name} cannot be allowed: it changes what the command loads or runs (${reason})`);
   }
 }
 
@@ -145,7 +141,8 @@ const describeEntry = (e: Required<StdioEntry>) => `"${formatCommandLine(e.comma
 /**
  * Refuses a stdio configuration the operator did not allow (`invalid_request`); answers the
  * command to start. With a list, the configuration's command and args must equal one entry's
- * exactly, and its env keys must all be named by that entry.
+ * exactly, and its env keys must all be named by that entry; env keys that change what a
+ * command loads or runs (see `guardedEnvReason`) are refused with the reason.
  */
 export function checkStdio(config: McpServerConfig, permission: ResolvedStdioPermission): string {
   const command = config.command?.trim();
@@ -165,6 +162,17 @@ export function checkStdio(config: McpServerConfig, permission: ResolvedStdioPer
     const what = permission.some((e) => e.command === config.command) ? `The arguments of "${config.command}" in "${line}" are` : `The command line "${line}" is`;
     throw PlatformError.invalid(
       `${what} not allowed for stdio MCP servers on this server: the command and all its arguments must equal an allowed command line (allowed: ${allowed}); an operator can allow one with --allow-mcp-command`,
+    );
+  }
+  // Checked before the entries' names, so the answer says why: no entry can name these (they
+  // are refused when the entries are read), and a caller learns it is not a matter of asking.
+  const guarded = Object.keys(config.env ?? {}).flatMap((name) => {
+    const reason = guardedEnvReason(name);
+    return reason ? [{ name, reason }] : [];
+  });
+  if (guarded.length > 0) {
+    throw PlatformError.invalid(
+      `env ${guarded.map((g) => g.name).join(', ')} cannot be set for a stdio MCP server on this server, by any allowed command line: it changes what the command loads or runs (${guarded.map((g) => `${g.name}: ${g.reason}`).join('; ')})`,
     );
   }
   const env = new Set(entries.flatMap((e) => e.env));

@@ -29,6 +29,40 @@ function connector(options: Parameters<typeof createMcpConnector>[0] = {}): McpC
   return created;
 }
 
+/**
+ * Variables that change what a command loads or runs, from each family the guard knows, with
+ * words of the reason its refusal gives (names are compared without regard to case).
+ */
+const GUARDED: readonly [string, RegExp][] = [
+  ['PATH', /picks the program/],
+  ['NODE_OPTIONS', /Node\.js reads NODE_\*/],
+  ['NODE_PATH', /Node\.js reads NODE_\*: .*module paths/],
+  ['LD_PRELOAD', /dynamic loader/],
+  ['ld_library_path', /dynamic loader/],
+  ['DYLD_INSERT_LIBRARIES', /dynamic loader/],
+  ['PYTHONPATH', /Python.*module paths/],
+  ['PYTHONHOME', /Python/],
+  ['PYTHONSTARTUP', /Python.*start-up code/],
+  ['PIP_INDEX_URL', /pip/],
+  ['BASH_ENV', /shells read it: start-up files/],
+  ['ENV', /shells read it/],
+  ['npm_config_registry', /npm, npx, pnpm/],
+  ['NPM_CONFIG_NODE_OPTIONS', /npm, npx, pnpm/],
+  ['GCONV_PATH', /C library reads it to load modules/],
+  ['HOSTALIASES', /resolve host names/],
+  ['PERL5LIB', /Perl/],
+  ['PERL5OPT', /Perl.*options/],
+  ['RUBYOPT', /Ruby/],
+  ['JAVA_TOOL_OPTIONS', /Java launcher/],
+  ['CLASSPATH', /class path/],
+  ['DOTNET_STARTUP_HOOKS', /\.NET.*startup hooks/],
+  ['GOFLAGS', /go command/],
+  ['GIT_SSH_COMMAND', /git reads GIT_\*/],
+  ['HOME', /configuration files/],
+  ['EDITOR', /names a program/],
+  ['OPENSSL_CONF', /OpenSSL/],
+];
+
 const stdioConfig: McpServerConfig = { transport: 'stdio', command: process.execPath, args: [TEST_SERVER, 'stdio'] };
 /** The one line allowed in most cases below: `node test-server.mjs stdio`, as an operator writes it. */
 const LINE = formatCommandLine(process.execPath, [TEST_SERVER, 'stdio']);
@@ -83,11 +117,29 @@ describe('stdio permission', () => {
     const strict = connector({ allowStdio: [LINE] });
     await rejection(strict.probe({ ...stdioConfig, env: { API_TOKEN: 'x' } }), 'invalid_request', `env API_TOKEN cannot be set for the stdio MCP server "${LINE}" on this server (allowed: none)`);
     const mcp = connector({ allowStdio: [{ command: process.execPath, args: [TEST_SERVER, 'stdio'], env: ['API_TOKEN'] }] });
-    for (const name of ['OTHER', 'PATH', 'NODE_OPTIONS', 'LD_PRELOAD', 'DYLD_INSERT_LIBRARIES']) {
-      await rejection(mcp.probe({ ...stdioConfig, env: { API_TOKEN: 'x', [name]: '/tmp/x' } }), 'invalid_request', new RegExp(`^env ${name} cannot be set .*\\(allowed: API_TOKEN\\)$`));
-    }
+    await rejection(mcp.probe({ ...stdioConfig, env: { API_TOKEN: 'x', OTHER: '/tmp/x' } }), 'invalid_request', `env OTHER cannot be set for the stdio MCP server "${LINE}" on this server (allowed: API_TOKEN)`);
     const env = JSON.parse((await mcp.callTool('env', { ...stdioConfig, env: { API_TOKEN: 'token-1' } }, { name: 'env', args: {} })).text) as Record<string, string>;
     expect(env.API_TOKEN).toBe('token-1');
+  });
+
+  it('variables that change what a command loads or runs are refused with the reason, whatever the entry names', async () => {
+    // The entries cannot name them (next describe), so no entry lets a caller set them.
+    const mcp = connector({ allowStdio: [{ command: process.execPath, args: [TEST_SERVER, 'stdio'], env: ['API_TOKEN'] }] });
+    for (const [name, reason] of GUARDED) {
+      const error = await rejection(mcp.probe({ ...stdioConfig, env: { API_TOKEN: 'x', [name]: '/tmp/x' } }), 'invalid_request');
+      expect(error.message).toMatch(new RegExp(`^env ${name} cannot be set for a stdio MCP server on this server, by any allowed command line: it changes what the command loads or runs \\(${name}: `));
+      expect(error.message, name).toMatch(reason);
+    }
+    // All of them at once are named together.
+    await rejection(mcp.probe({ ...stdioConfig, env: { PYTHONPATH: '/tmp', BASH_ENV: '/tmp/x', API_TOKEN: 'x' } }), 'invalid_request', /^env PYTHONPATH, BASH_ENV cannot be set .*\(PYTHONPATH: Python.*; BASH_ENV: shells/);
+  });
+
+  it('variables of those families that only tune output stay allowable, and reach the process', async () => {
+    const names = ['NODE_ENV', 'PYTHONUNBUFFERED', 'PYTHONIOENCODING', 'GIT_AUTHOR_NAME', 'API_TOKEN'];
+    const mcp = connector({ allowStdio: [{ command: process.execPath, args: [TEST_SERVER, 'stdio'], env: names }] });
+    const given = Object.fromEntries(names.map((n) => [n, `value of ${n}`]));
+    const env = JSON.parse((await mcp.callTool('env', { ...stdioConfig, env: given }, { name: 'env', args: {} })).text) as Record<string, string>;
+    for (const name of names) expect(env[name]).toBe(`value of ${name}`);
   });
 
   it('a configuration without a command is invalid', async () => {
@@ -125,6 +177,13 @@ describe('allow-list entries', () => {
     bad('{"command":"x","cwd":"/"}', 'unknown key cwd (an entry takes command, args, env)');
     bad('{"command":"x","env":["NODE_OPTIONS"]}', 'env NODE_OPTIONS cannot be allowed');
     bad('{"command":"x","env":["A-B"]}', 'env name "A-B" is not a variable name');
+    for (const [name, reason] of GUARDED) {
+      expect(() => parseStdioEntry(JSON.stringify({ command: 'x', env: ['API_KEY', name] }))).toThrow(
+        `Invalid stdio MCP command entry ${JSON.stringify(JSON.stringify({ command: 'x', env: ['API_KEY', name] }))}: env ${name} cannot be allowed: it changes what the command loads or runs (`,
+      );
+      expect(() => parseStdioEntry({ command: 'x', env: [name] }), name).toThrow(reason);
+    }
+
     // The connector checks its entries when it is made.
     expect(() => createMcpConnector({ allowStdio: ['{"command":"x","env":["PATH"]}'] })).toThrow('env PATH cannot be allowed');
   });
