@@ -23,6 +23,10 @@ import { constants } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
 const [pyodideDir, ...flags] = process.argv.slice(2);
+// Emscripten names the program after argv[1], this script's path on the server: Python would
+// show it as sys.executable and as the environment's `_`. Without it the name is Emscripten's
+// own `./this.program`.
+process.argv.length = 1;
 const makeSnapshot = flags.includes('--make-snapshot');
 const snapshotBytes = flags.includes('--snapshot') ? Number(flags[flags.indexOf('--snapshot') + 1]) : 0;
 const write = process.stdout.write.bind(process.stdout);
@@ -83,13 +87,30 @@ const capture = (line) => {
   logChars += text.length;
 };
 
+/**
+ * A tool's whole environment (os.environ), the same on every server: Emscripten's defaults with
+ * Pyodide's home, plus LD_LIBRARY_PATH as Pyodide sets it (the folders where its packages'
+ * libraries are). Nothing of the server (its environment is not passed to this process, nor
+ * this script's path to Emscripten) and nothing else: not Emscripten's `_` (the program's name)
+ * nor PYTHONINSPECT, which Pyodide sets for its own start-up. Documented in docs/TOOLS.md.
+ */
+const TOOL_ENVIRONMENT = Object.freeze({
+  HOME: '/home/pyodide',
+  USER: 'web_user',
+  LOGNAME: 'web_user',
+  PATH: '/',
+  PWD: '/',
+  LANG: 'C.UTF-8',
+});
+
 // `jsglobals` is what Python's `js` module shows: nothing.
 const pyodide = await loadPyodide({
   indexURL: `${pyodideDir}/`,
   jsglobals: Object.create(null),
   stdout: capture,
   stderr: capture,
-  env: { HOME: '/home/pyodide' },
+  // A copy: Pyodide adds to the object it is given.
+  env: { ...TOOL_ENVIRONMENT },
   ...(makeSnapshot ? { _makeSnapshot: true } : {}),
   ...(snapshotBytes > 0 ? { _loadSnapshot: await snapshot } : {}),
 });
@@ -100,6 +121,18 @@ if (makeSnapshot) {
   await new Promise(() => {});
 }
 
+// Exactly TOOL_ENVIRONMENT, after start-up and after a snapshot's (which holds the environment
+// of the process that made it), whatever Emscripten or Pyodide set on the way.
+// LD_LIBRARY_PATH is Pyodide's (the folders of its version where packages' libraries are).
+pyodide.runPython(`
+import os
+_library_path = os.environ.get("LD_LIBRARY_PATH")
+os.environ.clear()
+os.environ.update(${JSON.stringify(TOOL_ENVIRONMENT)})
+if _library_path is not None:
+    os.environ["LD_LIBRARY_PATH"] = _library_path
+del os, _library_path
+`);
 if (!flags.includes('--no-guards')) await guardNetworkAndProcesses();
 await hideHostFiles();
 

@@ -205,6 +205,33 @@ def main(args):
     ]);
   });
 
+  it('gives a tool exactly the environment docs/TOOLS.md lists, from a snapshot or not, naming nothing of the host', async () => {
+    // Emscripten added `_` (the host script's path on the server, also sys.executable) and
+    // Pyodide PYTHONINSPECT.
+    const code = 'import os, sys\ndef main(args):\n    return {"environ": dict(os.environ), "executable": sys.executable, "argv": sys.argv}';
+    const fresh = pythonSandbox({ workers: 1, snapshots: false });
+    try {
+      for (const each of [sandbox, fresh]) {
+        const outcome = await each.run({ code, args: {}, ...LIMITS, owner: 'environment' });
+        expect(outcome.ok, JSON.stringify(outcome)).toBe(true);
+        const out = (outcome as { result: { environ: Record<string, string>; executable: string; argv: string[] } }).result;
+        expect(out.environ).toEqual({
+          HOME: '/home/pyodide',
+          USER: 'web_user',
+          LOGNAME: 'web_user',
+          PATH: '/',
+          PWD: '/',
+          LANG: 'C.UTF-8',
+          LD_LIBRARY_PATH: '/usr/lib:/lib/python3.14/site-packages',
+        });
+        expect(out.executable).toBe('/home/pyodide/this.program');
+        expect(out.argv).toEqual(['']);
+      }
+    } finally {
+      await fresh.close();
+    }
+  }, 120_000);
+
   it('refuses packages it cannot provide, naming them and what is available', async () => {
     await expect(sandbox.prepare?.({ code: '', dependencies: ['numpy'] })).rejects.toMatchObject({
       code: 'invalid_request',
