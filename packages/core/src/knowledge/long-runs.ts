@@ -61,8 +61,8 @@ const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
 function longRuns(text: string, from: number, to: number): [number, number, boolean][] {
   // Candidates: (start, end, kind index, blank), pushed when each run ends.
   const found: [number, number, number, boolean][] = [];
-  const starts = [0, 0, 0, 0];
-  const lengths = [0, 0, 0, 0];
+  const starts: [number, number, number, number] = [0, 0, 0, 0];
+  const lengths: [number, number, number, number] = [0, 0, 0, 0];
   let slash = false;
   let previous = 0;
   const close = (k: number, end: number) => {
