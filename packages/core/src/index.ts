@@ -23,7 +23,7 @@ export {
   type Notifier,
 } from './notify/notifier.js';
 export { DocumentProcesses, type DocumentProcessesOptions } from './knowledge/document-processes.js';
-export { type DocumentReader, type DocumentReading, type ReadOptions, readDocument } from './knowledge/read-document.js';
+export { type DocumentReader, type DocumentReading, type ReadHooks, type ReadOptions, readDocument } from './knowledge/read-document.js';
 export { SUPPORTED_FILE_TYPES, fileTypeOf } from './knowledge/file-types.js';
 export { decodeCursor, encodeCursor, toProject } from './projects.js';
 export * from './schemas.js';

@@ -121,6 +121,18 @@ export interface KnowledgeAdapters {
   readonly concurrency?: number;
   /** Most bytes of document sources indexed at the same time (a larger one runs alone). Default 64 MiB. */
   readonly concurrentBytes?: number;
+  /**
+   * How long (ms) after it was queued a document that does not fit the room left in
+   * `concurrentBytes` may be passed over by documents that do; then it runs next (alone if it
+   * must). Default 10,000.
+   */
+  readonly overtakeMs?: number;
+  /**
+   * Most documents one user may have waiting or being indexed; one more document, upload or
+   * re-index is refused with `rate_limited` naming the limit, and nothing of it is written.
+   * Default 1,000.
+   */
+  readonly maxQueuedDocuments?: number;
   /** How long `createDocument` waits for indexing before answering `processing`. Default 5000 ms. */
   readonly waitMs?: number;
   /**
@@ -129,8 +141,12 @@ export interface KnowledgeAdapters {
    * one ends `failed` naming it. Defaults: `DEFAULT_DOCUMENT_LIMITS`.
    */
   readonly limits?: DocumentLimits;
-  /** How an operator sets each limit, added to the error of a document over it (e.g. `--max-document-pages`). Default `knowledge.limits.<name>`. */
-  readonly limitHints?: Partial<Record<DocumentLimitName, string>>;
+  /**
+   * How an operator sets each limit, added to the error of a document over it (e.g.
+   * `--max-document-pages`) and to the refusal of a full queue (`maxQueuedDocuments`). Default
+   * `knowledge.limits.<name>`, `knowledge.maxQueuedDocuments`.
+   */
+  readonly limitHints?: Partial<Record<DocumentLimitName | 'maxQueuedDocuments', string>>;
   /** Most child processes reading documents at once. Default 2 (1 on a single core). */
   readonly documentProcesses?: number;
   /** Starts of one indexing job (counted before it runs, so across restarts) before its document fails. Default 3. */
@@ -339,6 +355,8 @@ export class AgentPlatform {
         secrets: options.secrets,
         ...(k.concurrency ? { concurrency: k.concurrency } : {}),
         ...(k.concurrentBytes ? { concurrentBytes: k.concurrentBytes } : {}),
+        ...(k.overtakeMs !== undefined ? { overtakeMs: k.overtakeMs } : {}),
+        ...(k.maxQueuedDocuments ? { maxQueuedDocuments: k.maxQueuedDocuments } : {}),
         ...(k.limits ? { limits: k.limits } : {}),
         ...(k.limitHints ? { limitHints: k.limitHints } : {}),
         ...(k.documentProcesses ? { documentProcesses: k.documentProcesses } : {}),
@@ -1199,23 +1217,26 @@ export class AgentPlatform {
     await this.#project(caller, projectId);
     // The whole upload is refused, nothing stored, when its documents would pass the user's cap.
     await this.#caps.check(this.storage, caller.userId, 'documents', files.filter((file) => fileTypeOf(file.name, file.type)).length);
-    const started = await Promise.all(
-      files.map(async (file) => {
-        const fileType = fileTypeOf(file.name, file.type);
-        if (!fileType) {
-          return { file, fileType: extensionOf(file.name) || file.type || 'unknown', fileId: null, documentId: null, error: unsupportedFileMessage(file.name) };
-        }
-        const fileId = this.ids.next('file');
-        await blobs.put(fileId, file.bytes);
-        try {
-          const doc = await kb.submit(caller, { projectId, fileName: file.name, fileType, sourceType: 'upload', upload: { id: fileId, size: file.bytes.byteLength } });
-          return { file, fileType, fileId, documentId: doc.id, error: null };
-        } catch (error) {
-          await blobs.delete(fileId).catch(() => {}); // no file without its row
-          throw error;
-        }
-      }),
-    );
+    const started = files.map((file) => {
+      const fileType = fileTypeOf(file.name, file.type);
+      if (!fileType) {
+        return { file, fileType: extensionOf(file.name) || file.type || 'unknown', fileId: null, documentId: null as string | null, error: unsupportedFileMessage(file.name) };
+      }
+      return { file, fileType, fileId: this.ids.next('file'), documentId: null as string | null, error: null };
+    });
+    const supported = started.filter((s): s is typeof s & { fileId: string } => s.fileId !== null);
+    await Promise.all(supported.map((s) => blobs.put(s.fileId, s.file.bytes)));
+    try {
+      // One transaction: every supported file becomes a document, or (an error, a full queue) none.
+      const docs = await kb.submitAll(
+        caller,
+        supported.map((s) => ({ projectId, fileName: s.file.name, fileType: s.fileType, sourceType: 'upload' as const, upload: { id: s.fileId, size: s.file.bytes.byteLength } })),
+      );
+      for (const [i, s] of supported.entries()) s.documentId = (docs[i] as { id: string }).id;
+    } catch (error) {
+      await Promise.all(supported.map((s) => blobs.delete(s.fileId).catch(() => {}))); // no file without its row
+      throw error;
+    }
     const wait = options.wait === false ? 0 : (this.#knowledgeAdapters?.waitMs ?? 5000);
     if (wait > 0) await Promise.all(started.map((s) => (s.documentId ? kb.waitFor(s.documentId, wait) : undefined)));
     const results = await Promise.all(
@@ -1402,14 +1423,16 @@ export class AgentPlatform {
         throw invalidStoreConfiguration(error);
       });
     }
-    await kb.putSettings(body.projectId, body.settings, this.clock.now());
+    const at = this.clock.now();
     if (before.id !== after.id || newStore !== oldStore) {
-      const queued = await kb.reindexProject(caller, body.projectId, before, oldStore ?? newStore);
+      // The settings are stored with the documents' new jobs: both, or (a full queue) neither.
+      const queued = await kb.reindexProject(caller, body.projectId, { previous: before, previousStore: oldStore ?? newStore, settings: body.settings, at });
       const provider = body.settings.vectorstoreProvider;
       // No provider (or `builtin`) is the server's default store: the built-in one on one machine, the shared one with --vector-store.
       const what = before.id !== after.id ? `with ${after.id}` : `into ${provider && provider !== 'builtin' ? `the ${provider}` : 'the default'} store`;
       return { success: true, message: `Knowledge settings updated; re-indexing ${queued} document${queued === 1 ? '' : 's'} ${what}`, reindex: 'started' };
     }
+    await kb.putSettings(body.projectId, body.settings, at);
     // Documents already indexed keep the chunks they were cut into: offered, not forced (a
     // large knowledge base may be worth re-indexing only once the chunking is right).
     const hasDocuments = async () => (await this.storage.documents.list({ userId: caller.userId, projectId: body.projectId, limit: 1, offset: 0 })).total > 0;

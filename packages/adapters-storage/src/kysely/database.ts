@@ -163,6 +163,8 @@ export interface Database {
     id: string;
     kind: string;
     document_id: string;
+    /** The owner key fair claims share the queue by (`JobRecord.tenant`); migration 0019 (SQLite), 0010 (PostgreSQL). */
+    tenant: string;
     payload: Json;
     attempts: number;
     created_at: Timestamp;

@@ -92,6 +92,7 @@ export function createRecords(dialect: Pick<StorageDialect, 'readJson'>) {
     id: row.id,
     kind: row.kind as JobRecord['kind'],
     documentId: row.document_id,
+    tenant: row.tenant,
     payload: json(row.payload) as Record<string, unknown>,
     attempts: row.attempts,
     createdAt: readTime(row.created_at),

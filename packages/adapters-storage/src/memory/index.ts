@@ -175,16 +175,35 @@ function memoryJobs(tables: () => Tables): StorageAdapter['jobs'] {
     async delete(id) {
       tables().jobs.delete(id);
     },
-    async claim({ owner, now, leaseMs, maxBytes }) {
+    async claim({ owner, now, leaseMs, maxBytes, overdueAt, idleTenantsOnly }) {
       const t = tables();
-      const free = [...t.jobs.values()]
-        .filter((j) => j.owner === null || (j.leaseExpiresAt !== null && j.leaseExpiresAt.getTime() <= now.getTime()))
-        .sort((a, b) => compareNewestFirst(b, a));
-      const job = free[0];
-      if (!job || (maxBytes !== undefined && job.size > maxBytes)) return undefined;
+      const live = (j: JobRecord) => j.owner !== null && j.leaseExpiresAt !== null && j.leaseExpiresAt.getTime() > now.getTime();
+      const leased = new Map<string, number>();
+      for (const j of t.jobs.values()) if (live(j)) leased.set(j.tenant, (leased.get(j.tenant) ?? 0) + 1);
+      const running = (j: JobRecord) => leased.get(j.tenant) ?? 0;
+      const fits = (j: JobRecord) => maxBytes === undefined || j.size <= maxBytes || (overdueAt !== undefined && j.createdAt.getTime() <= overdueAt.getTime());
+      const job = [...t.jobs.values()]
+        .filter((j) => !live(j) && fits(j) && (!idleTenantsOnly || running(j) === 0))
+        .sort((a, b) => running(a) - running(b) || compareNewestFirst(b, a))[0];
+      if (!job) return undefined;
       const claimed: JobRecord = { ...job, owner, leaseExpiresAt: new Date(now.getTime() + leaseMs), attempts: job.attempts + 1, generation: job.generation + 1 };
       t.jobs.set(job.id, claimed);
-      return { jobId: job.id, documentId: job.documentId, owner, generation: claimed.generation, attempts: claimed.attempts, size: job.size, expiresAt: claimed.leaseExpiresAt as Date };
+      return {
+        jobId: job.id,
+        documentId: job.documentId,
+        tenant: job.tenant,
+        owner,
+        generation: claimed.generation,
+        attempts: claimed.attempts,
+        size: job.size,
+        expiresAt: claimed.leaseExpiresAt as Date,
+      };
+    },
+    async lockTenant(tenant) {
+      // Memory transactions run one at a time: counting is enough.
+      let n = 0;
+      for (const j of tables().jobs.values()) if (j.tenant === tenant) n++;
+      return n;
     },
     async heartbeat(lease, { now, leaseMs }) {
       const job = heldBy(lease);

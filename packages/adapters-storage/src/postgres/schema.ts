@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
+import { addJobTenants } from '../kysely/job-tenants.js';
 import { addProjectInstructions } from '../kysely/project-instructions.js';
 import { addUserCountsPostgres } from '../kysely/user-counts.js';
 
@@ -274,6 +275,12 @@ export const migrations: Record<string, Migration> = {
   '0009_project_instructions': {
     async up(db: Kysely<any>) {
       await addProjectInstructions(db);
+    },
+  },
+  '0010_fair_jobs': {
+    // Each job's tenant, for fair claims between tenants (SQLite's 0019).
+    async up(db: Kysely<any>) {
+      await addJobTenants(db);
     },
   },
   // Chat ids are unique per user (SQLite's 0020): chats are keyed by (user_id, id), messages

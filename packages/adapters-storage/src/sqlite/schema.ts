@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import { addCredentialDefaults } from '../kysely/credential-defaults.js';
+import { addJobTenants } from '../kysely/job-tenants.js';
 import { addProjectInstructions } from '../kysely/project-instructions.js';
 import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
 import { addUserCountsSqlite } from '../kysely/user-counts.js';
@@ -376,6 +377,14 @@ export const migrations: Record<string, Migration> = {
   '0018_project_instructions': {
     async up(db: Kysely<any>) {
       await addProjectInstructions(db);
+    },
+  },
+  '0019_fair_jobs': {
+    // Jobs are claimed fairly between tenants (docs/KNOWLEDGE.md, "The job queue"): each job
+    // names its tenant, the owner key its share counts against (today the document's user),
+    // taken for the jobs left by an older release from their document.
+    async up(db: Kysely<any>) {
+      await addJobTenants(db);
     },
   },
   // Chat ids are unique per user (a client may name its own): chats are keyed by (user_id, id)

@@ -4,7 +4,7 @@ import { ProcessPool } from '../workers/process-pool.js';
 import { type DocumentLimitName, type DocumentLimits, exceededLimit, limitExceeded, resolveDocumentLimits } from './limits.js';
 import type { Chunk } from './chunk.js';
 import type { ParseInput } from './parse.js';
-import type { DocumentReader, DocumentReading, ReadOptions } from './read-document.js';
+import type { DocumentReader, DocumentReading, ReadHooks, ReadOptions } from './read-document.js';
 
 export interface DocumentProcessesOptions {
   /** Limits of each document; time and memory are enforced on the process, the others inside it. Defaults: `DEFAULT_DOCUMENT_LIMITS`. */
@@ -14,11 +14,18 @@ export interface DocumentProcessesOptions {
    * `{ maxPages: '--max-document-pages' }`. Default `knowledge.limits.<name>`.
    */
   readonly limitHints?: Partial<Record<DocumentLimitName, string>>;
-  /** Most reader processes at once, each reading one document at a time. Default 2 (1 on a single core). */
+  /** Most reader processes at once, each reading one document at a time, besides the spare one. Default 2 (1 on a single core). */
   readonly processes?: number;
   /** The reader's entry module. Default: document-process.js next to this module (`.ts` in the sources). */
   readonly entry?: URL;
 }
+
+/**
+ * Reader processes beyond `processes` for an owner with no document being read while every
+ * process reads other owners' documents (see `ProcessPoolOptions.spare`): one user's slow
+ * documents never make another user's wait for them.
+ */
+const SPARE_PROCESSES = 1;
 
 const here = import.meta.url;
 const DEFAULT_ENTRY = new URL(here.endsWith('.ts') ? './document-process.ts' : './document-process.js', here);
@@ -52,7 +59,7 @@ export class DocumentProcesses implements DocumentReader {
     const processes = options.processes ?? Math.min(2, availableParallelism());
     if (!Number.isInteger(processes) || processes < 1) throw PlatformError.invalid(`knowledge.documentProcesses must be a positive integer, got ${processes}`);
     const entry = options.entry ?? DEFAULT_ENTRY;
-    this.#poolOptions = { entry, label: 'the document reader', processes, memoryMb: this.#limits.memoryMb };
+    this.#poolOptions = { entry, label: 'the document reader', processes, spare: SPARE_PROCESSES, memoryMb: this.#limits.memoryMb };
     this.#key = JSON.stringify([entry.href, processes, this.#limits.memoryMb]);
   }
 
@@ -61,7 +68,7 @@ export class DocumentProcesses implements DocumentReader {
     return this.#pool?.pids ?? [];
   }
 
-  async read(input: ParseInput, options: ReadOptions, hooks: { signal?: AbortSignal; onParsed?: () => void } = {}): Promise<DocumentReading> {
+  async read(input: ParseInput, options: ReadOptions, hooks: ReadHooks = {}): Promise<DocumentReading> {
     if (this.#closed) throw new PlatformError('aborted', 'The document readers were closed');
     hooks.signal?.throwIfAborted();
     const controller = new AbortController();
@@ -74,6 +81,7 @@ export class DocumentProcesses implements DocumentReader {
     const more: Chunk[] = [];
     try {
       const { chunkCount, ...rest } = (await this.#acquire().run({
+        ...(hooks.owner !== undefined ? { owner: hooks.owner } : {}),
         message: { input: { fileName: input.fileName, ...(input.fileType ? { fileType: input.fileType } : {}) }, options, limits: this.#limits },
         attachment: input.bytes,
         timeoutMs,

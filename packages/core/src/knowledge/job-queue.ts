@@ -7,6 +7,10 @@ export const DEFAULT_LEASE_MS = 30_000;
 export const DEFAULT_HEARTBEAT_MS = 10_000;
 /** How often an instance with free slots looks for jobs it was not woken for (other instances', expired leases). */
 export const DEFAULT_POLL_MS = 1_000;
+/** Jobs an instance runs beyond its concurrency, each of a tenant with no job running anywhere. */
+export const DEFAULT_SPARE_JOBS = 1;
+/** How long after it was queued a job that does not fit the room left in the byte budget may be overtaken by jobs that do. */
+export const DEFAULT_OVERTAKE_MS = 10_000;
 
 /** A job this instance holds, as its run sees it. */
 export interface RunningJob {
@@ -30,8 +34,19 @@ export interface JobQueueOptions {
   readonly owner: string;
   /** Most jobs running at once on this instance. */
   readonly concurrency: number;
+  /**
+   * Jobs this instance takes beyond `concurrency` when every slot is held, each of a tenant with
+   * no job leased anywhere: a tenant arriving while others fill the slots starts at once.
+   */
+  readonly spare: number;
   /** Most bytes of sources running at once on this instance (a larger job runs alone). */
   readonly concurrentBytes: number;
+  /**
+   * How long (ms) after it was queued a job that does not fit the room left in the byte budget
+   * may be passed over by jobs that do; then this instance takes it and claims nothing else until
+   * its running jobs leave room for it (or none is left: it runs alone). So it is never starved.
+   */
+  readonly overtakeMs: number;
   readonly leaseMs: number;
   readonly heartbeatMs: number;
   readonly pollMs: number;
@@ -39,16 +54,30 @@ export interface JobQueueOptions {
   run(job: RunningJob): Promise<void>;
 }
 
+/** A job this instance holds: running, or waiting for room in the byte budget. */
+interface Held {
+  readonly lease: JobLease;
+  readonly controller: AbortController;
+  /** Extends the lease now; aborts the controller unless it is still `held`. */
+  readonly heartbeat: () => Promise<LeaseState>;
+  readonly timer: ReturnType<typeof setInterval>;
+  running: boolean;
+}
+
 /**
  * Claims jobs from storage and runs them, up to the concurrency and byte limits: at once when
  * woken (this instance queued a job, or a run ended), and every `pollMs` once started (jobs of
- * other instances, leases that ran out). While a job runs its lease is extended every
- * `heartbeatMs`; a heartbeat that finds the lease lost or the job cancelled aborts the run.
+ * other instances, leases that ran out). Storage picks each job fairly between tenants (see
+ * `JobRepository.claim`); a job that does not fit the room left in the byte budget is passed over
+ * for one that does, until it has waited `overtakeMs`. While a job is held its lease is extended
+ * every `heartbeatMs`; a heartbeat that finds the lease lost or the job cancelled aborts the run.
  */
 export class JobQueue {
   readonly #o: JobQueueOptions;
-  /** Running jobs by job id and generation (an instance may claim its own job again once its lease ran out). */
-  readonly #running = new Map<string, { lease: JobLease; controller: AbortController }>();
+  /** Held jobs by job id and generation (an instance may claim its own job again once its lease ran out). */
+  readonly #held = new Map<string, Held>();
+  /** The held job waiting for room in the byte budget (claimed overdue); no other is claimed meanwhile. */
+  #waiting: Held | undefined;
   #activeBytes = 0;
   #claiming = false;
   #again = false;
@@ -91,38 +120,60 @@ export class JobQueue {
 
   /** Aborts this instance's run of the document, if any (its job is being cancelled), but not a run of job `except` (its new job). */
   abort(documentId: string, except?: string): void {
-    for (const r of this.#running.values()) if (r.lease.documentId === documentId && r.lease.jobId !== except) r.controller.abort('cancelled');
+    for (const r of this.#held.values()) if (r.lease.documentId === documentId && r.lease.jobId !== except) r.controller.abort('cancelled');
   }
 
   /** Stops claiming, aborts the running jobs and releases their leases, so any instance can take them at once. */
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#poll);
-    const running = [...this.#running.values()];
-    for (const r of running) r.controller.abort('closed');
-    await Promise.all(running.map((r) => this.#o.storage.jobs.release(r.lease).catch(() => false)));
+    const held = [...this.#held.values()];
+    for (const r of held) r.controller.abort('closed');
+    await Promise.all(held.map((r) => this.#o.storage.jobs.release(r.lease).catch(() => false)));
   }
 
   async #fill(): Promise<void> {
-    const { storage, clock, owner, concurrency, concurrentBytes, leaseMs } = this.#o;
-    while (!this.#closed && this.#running.size < concurrency) {
-      // A job over the budget waits for the running ones, and runs alone when none is left.
-      const maxBytes = this.#running.size > 0 ? Math.max(0, concurrentBytes - this.#activeBytes) : undefined;
-      const lease = await storage.jobs.claim({ owner, now: clock.now(), leaseMs, ...(maxBytes !== undefined ? { maxBytes } : {}) });
+    const { storage, clock, owner, concurrency, spare, concurrentBytes, leaseMs, overtakeMs } = this.#o;
+    while (!this.#closed) {
+      const waiting = this.#waiting;
+      if (waiting) {
+        // An overdue job over the budget: nothing else is claimed until it has room (alone if it must).
+        if (this.#activeBytes + waiting.lease.size > concurrentBytes && this.#held.size > 1) return;
+        this.#waiting = undefined;
+        this.#begin(waiting);
+        continue;
+      }
+      const held = this.#held.size;
+      if (held >= concurrency + spare) return;
+      // Every slot held: only a job of a tenant with nothing running anywhere, in a spare slot.
+      const full = held >= concurrency;
+      const now = clock.now();
+      // With jobs running, a job over the room left is passed over until it is overdue; with
+      // none, any job runs (one larger than the whole budget alone).
+      const room = held > 0 ? Math.max(0, concurrentBytes - this.#activeBytes) : undefined;
+      const lease = await storage.jobs.claim({
+        owner,
+        now,
+        leaseMs,
+        ...(room !== undefined ? { maxBytes: room } : {}),
+        ...(room !== undefined && !full ? { overdueAt: new Date(now.getTime() - overtakeMs) } : {}),
+        ...(full ? { idleTenantsOnly: true } : {}),
+      });
       if (!lease) return;
       if (this.#closed) {
         await storage.jobs.release(lease);
         return;
       }
-      this.#start(lease);
+      const entry = this.#hold(lease);
+      if (room !== undefined && lease.size > room) this.#waiting = entry;
+      else this.#begin(entry);
     }
   }
 
-  #start(lease: JobLease): void {
+  /** Keeps a claimed job's lease alive (heartbeats) until it is dropped. */
+  #hold(lease: JobLease): Held {
     const { storage, clock, leaseMs, heartbeatMs } = this.#o;
     const controller = new AbortController();
-    this.#running.set(`${lease.jobId}:${lease.generation}`, { lease, controller });
-    this.#activeBytes += lease.size;
     const heartbeat = async (): Promise<LeaseState> => {
       const state = await storage.jobs.heartbeat(lease, { now: clock.now(), leaseMs });
       if (state !== 'held') controller.abort(state);
@@ -134,10 +185,33 @@ export class JobQueue {
       heartbeat().catch(() => {});
     }, heartbeatMs);
     timer.unref?.();
+    const entry: Held = { lease, controller, heartbeat, timer, running: false };
+    this.#held.set(`${lease.jobId}:${lease.generation}`, entry);
+    // A job waiting for room that is cancelled, lost or closed meanwhile goes without running.
+    controller.signal.addEventListener('abort', () => {
+      if (this.#waiting !== entry) return;
+      this.#waiting = undefined;
+      this.#drop(entry);
+    });
+    return entry;
+  }
+
+  #drop(entry: Held): void {
+    clearInterval(entry.timer);
+    this.#held.delete(`${entry.lease.jobId}:${entry.lease.generation}`);
+    if (entry.running) this.#activeBytes -= entry.lease.size;
+    this.wake();
+  }
+
+  #begin(entry: Held): void {
+    const { storage, clock, leaseMs } = this.#o;
+    const { lease, controller } = entry;
+    entry.running = true;
+    this.#activeBytes += lease.size;
     const job: RunningJob = {
       lease,
       signal: controller.signal,
-      heartbeat,
+      heartbeat: entry.heartbeat,
       fenced: (fn) =>
         storage.transaction(async (tx) => {
           const state = await tx.jobs.heartbeat(lease, { now: clock.now(), leaseMs });
@@ -149,11 +223,6 @@ export class JobQueue {
           return true;
         }),
     };
-    void this.#o.run(job).finally(() => {
-      clearInterval(timer);
-      this.#running.delete(`${lease.jobId}:${lease.generation}`);
-      this.#activeBytes -= lease.size;
-      this.wake();
-    });
+    void this.#o.run(job).finally(() => this.#drop(entry));
   }
 }

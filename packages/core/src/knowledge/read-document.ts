@@ -39,6 +39,18 @@ export function warmUp(): void {
   countTokens('warm up');
 }
 
+/** What a `DocumentReader` is told besides the document. */
+export interface ReadHooks {
+  readonly signal?: AbortSignal;
+  /** Called when parsing ended, before chunking. */
+  readonly onParsed?: () => void;
+  /**
+   * Whose share of the reader the document counts against (the owner key of its job): a reader
+   * serves owners fairly, so one owner's slow documents do not hold back another's.
+   */
+  readonly owner?: string;
+}
+
 /**
  * Reads documents somewhere the service can stop: the default runs each in a child process
  * under the limits (see `DocumentProcesses`).
@@ -49,7 +61,7 @@ export interface DocumentReader {
    * the limit) for a document over a limit, `invalid_request` for a file that is not what its
    * type claims, `internal` when the reader crashed on it, and the signal's reason when aborted.
    */
-  read(input: ParseInput, options: ReadOptions, hooks?: { readonly signal?: AbortSignal; readonly onParsed?: () => void }): Promise<DocumentReading>;
+  read(input: ParseInput, options: ReadOptions, hooks?: ReadHooks): Promise<DocumentReading>;
   /** Stops the reader; documents being read or waiting are rejected. */
   close(): Promise<void>;
 }

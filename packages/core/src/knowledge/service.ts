@@ -22,7 +22,7 @@ import { createPacer } from '../pacer.js';
 import { randomString } from '../ids.js';
 import { DocumentProcesses } from './document-processes.js';
 import { checkTextDocumentType } from './file-types.js';
-import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_POLL_MS, JobQueue, type RunningJob } from './job-queue.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_OVERTAKE_MS, DEFAULT_POLL_MS, DEFAULT_SPARE_JOBS, JobQueue, type RunningJob } from './job-queue.js';
 import type { BlobStore, EmbeddingModel, VectorStore, VectorStoreProvider } from './interfaces.js';
 import { openSettings, sealSettings } from './settings-secrets.js';
 import { completeEvent } from './follow-document.js';
@@ -96,6 +96,18 @@ export interface KnowledgeOptions {
    * at once. Default {@link DEFAULT_CONCURRENT_BYTES}.
    */
   readonly concurrentBytes?: number;
+  /**
+   * How long (ms) after it was queued a document that does not fit the room left in
+   * `concurrentBytes` may be passed over by documents that do; then this instance starts nothing
+   * else until it fits (it runs alone if it must), so it is never starved. Default 10,000.
+   */
+  readonly overtakeMs?: number;
+  /**
+   * Most documents one user (the owner key of the queue, `JobRecord.tenant`) may have waiting or
+   * being indexed: one more document, upload or re-index answers `rate_limited` naming this
+   * limit, and nothing of it is written. Default {@link DEFAULT_MAX_QUEUED_DOCUMENTS}.
+   */
+  readonly maxQueuedDocuments?: number;
   /** Texts per embedding call. Default 32. */
   readonly embedBatchSize?: number;
   /**
@@ -107,8 +119,11 @@ export interface KnowledgeOptions {
   readonly secrets?: SecretBox | undefined;
   /** Limits on reading (parsing and chunking) each document; see `DocumentLimits` for the defaults. */
   readonly limits?: DocumentLimits;
-  /** How an operator sets each limit, named in the error of a document over it, e.g. `{ maxPages: '--max-document-pages' }`. */
-  readonly limitHints?: Partial<Record<DocumentLimitName, string>>;
+  /**
+   * How an operator sets each limit, named in the error of a document over it, e.g. `{ maxPages:
+   * '--max-document-pages' }`, and in the refusal of a full queue (`maxQueuedDocuments`).
+   */
+  readonly limitHints?: Partial<Record<DocumentLimitName | 'maxQueuedDocuments', string>>;
   /** Most child processes reading documents at once (one document each). Default 2 (1 on a single core). */
   readonly documentProcesses?: number;
   /** Reads documents instead of the default child processes (`DocumentProcesses` with the options above). */
@@ -135,6 +150,13 @@ export interface KnowledgeOptions {
 
 export const DEFAULT_CONCURRENCY = 32;
 export const DEFAULT_CONCURRENT_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_MAX_QUEUED_DOCUMENTS = 1000;
+
+/**
+ * The owner key a document's job counts against in the queue (fair claims, the bound per
+ * owner): today its user; a workspace once there are any.
+ */
+const tenantOf = (doc: Pick<DocumentRecord, 'userId'>): string => doc.userId;
 
 /** Most bytes of submitted text kept in memory for jobs not yet run (see `KnowledgeBase#sources`). */
 export const SOURCES_KEPT_BYTES = 64 * 1024 * 1024;
@@ -163,6 +185,13 @@ export function toKnowledgeDocument(d: DocumentRecord): KnowledgeDocument {
     updatedAt: d.updatedAt.toISOString(),
   };
 }
+
+/** What `KnowledgeBase#submit` takes: a document request with its posted text or its uploaded file. */
+export type SubmitInput = Omit<CreateDocumentRequest, 'content' | 'fileId'> & {
+  content?: string;
+  fileId?: string | undefined;
+  upload?: { readonly id: string; readonly size: number };
+};
 
 /** Bytes of a document's source, as recorded when it was submitted (0 when not recorded). */
 const sizeOf = (doc: DocumentRecord): number => {
@@ -215,7 +244,9 @@ export class KnowledgeBase {
       clock: options.clock,
       owner: this.#instanceId,
       concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+      spare: DEFAULT_SPARE_JOBS,
       concurrentBytes: options.concurrentBytes ?? DEFAULT_CONCURRENT_BYTES,
+      overtakeMs: options.overtakeMs ?? DEFAULT_OVERTAKE_MS,
       leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
       heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
       pollMs: options.pollMs ?? DEFAULT_POLL_MS,
@@ -242,9 +273,9 @@ export class KnowledgeBase {
     return stored ? openSettings(stored, this.#o.secrets) : {};
   }
 
-  /** Stores a project's settings as a whole, the secrets of its vector store configuration sealed. */
-  async putSettings(projectId: string, settings: KnowledgeSettings, at: Date): Promise<void> {
-    await this.#o.storage.knowledgeSettings.put(projectId, sealSettings(settings, this.#o.secrets), at);
+  /** Stores a project's settings as a whole, the secrets of its vector store configuration sealed (in `tx` when given). */
+  async putSettings(projectId: string, settings: KnowledgeSettings, at: Date, tx: StorageAdapter = this.#o.storage): Promise<void> {
+    await tx.knowledgeSettings.put(projectId, sealSettings(settings, this.#o.secrets), at);
   }
 
   embedderFor(settings: KnowledgeSettings, caller: Caller): EmbeddingModel {
@@ -288,59 +319,94 @@ export class KnowledgeBase {
    * caller (`not_found` "File not found" otherwise, as for a missing one): it only links the
    * document to that file, whose bytes are never this document's source. The blob a document's
    * source lives under is recorded with it (`sourceKey`), never derived from what callers set.
+   * Refused with `rate_limited` when the caller's queue is full (`maxQueuedDocuments`).
    */
-  async submit(
-    caller: Caller,
-    input: Omit<CreateDocumentRequest, 'content' | 'fileId'> & { content?: string; fileId?: string | undefined; upload?: { readonly id: string; readonly size: number } },
-    listener?: IndexingListener,
-  ): Promise<DocumentRecord> {
+  async submit(caller: Caller, input: SubmitInput, listener?: IndexingListener): Promise<DocumentRecord> {
+    const [document] = (await this.submitAll(caller, [input], listener && ((doc) => this.subscribe(doc.id, listener)))) as [DocumentRecord];
+    return document;
+  }
+
+  /**
+   * Stores several documents as `submit` does, in one transaction: all of them are queued, or
+   * (an error, the caller's queue too full for all of them) none. `stored` is called with each
+   * document before it can be claimed.
+   */
+  async submitAll(caller: Caller, inputs: readonly SubmitInput[], stored?: (doc: DocumentRecord) => void): Promise<DocumentRecord[]> {
+    if (inputs.length === 0) return [];
     const { storage, ids, clock } = this.#o;
-    const upload = input.upload;
-    // A posted text's fileType says how to read it: refused before anything is stored when its name says otherwise.
-    if (!upload) checkTextDocumentType(input.fileName, input.fileType);
     const now = clock.now();
-    const id = ids.next('document');
-    const text = upload ? undefined : new TextEncoder().encode(input.content ?? '');
-    const document: DocumentRecord = {
-      id,
-      userId: caller.userId,
-      projectId: input.projectId,
-      fileId: upload ? upload.id : (input.fileId ?? null),
-      sourceKey: upload ? upload.id : id,
-      fileName: input.fileName,
-      fileType: input.fileType,
-      sourceType: input.sourceType,
-      status: 'pending',
-      chunkCount: 0,
-      vectorCount: 0,
-      error: null,
-      metadata: { size: upload ? upload.size : (text?.byteLength ?? 0) },
-      createdAt: now,
-      updatedAt: now,
-    };
-    const jobId = ids.next('job');
-    if (text) await this.#o.blobs.put(document.sourceKey, text);
+    const items = inputs.map((input) => {
+      const upload = input.upload;
+      // A posted text's fileType says how to read it: refused before anything is stored when its name says otherwise.
+      if (!upload) checkTextDocumentType(input.fileName, input.fileType);
+      const id = ids.next('document');
+      const text = upload ? undefined : new TextEncoder().encode(input.content ?? '');
+      const document: DocumentRecord = {
+        id,
+        userId: caller.userId,
+        projectId: input.projectId,
+        fileId: upload ? upload.id : (input.fileId ?? null),
+        sourceKey: upload ? upload.id : id,
+        fileName: input.fileName,
+        fileType: input.fileType,
+        sourceType: input.sourceType,
+        status: 'pending',
+        chunkCount: 0,
+        vectorCount: 0,
+        error: null,
+        metadata: { size: upload ? upload.size : (text?.byteLength ?? 0) },
+        createdAt: now,
+        updatedAt: now,
+      };
+      return { input, upload, text, document, jobId: ids.next('job') };
+    });
+    const tenant = tenantOf(caller);
+    for (const { text, document } of items) if (text) await this.#o.blobs.put(document.sourceKey, text);
     try {
       await storage.transaction(async (tx) => {
-        await this.#o.caps.reserve(tx, caller.userId, 'documents');
-        if (upload) {
-          await tx.files.insert({ id: upload.id, userId: caller.userId, projectId: input.projectId, fileName: input.fileName, fileType: input.fileType, size: upload.size, createdAt: now });
-        } else if (input.fileId && !(await tx.files.get(caller.userId, input.fileId))) {
-          throw PlatformError.notFound('File not found');
+        await this.#o.caps.reserve(tx, caller.userId, 'documents', items.length);
+        await this.#admit(tx, tenant, items.length);
+        for (const { input, upload, document, jobId } of items) {
+          if (upload) {
+            await tx.files.insert({ id: upload.id, userId: caller.userId, projectId: input.projectId, fileName: input.fileName, fileType: input.fileType, size: upload.size, createdAt: now });
+          } else if (input.fileId && !(await tx.files.get(caller.userId, input.fileId))) {
+            throw PlatformError.notFound('File not found');
+          }
+          await tx.documents.insert(document);
+          await tx.jobs.insert({ id: jobId, kind: 'index_document', documentId: document.id, tenant, payload: {}, size: sizeOf(document), createdAt: now });
         }
-        await tx.documents.insert(document);
-        await tx.jobs.insert({ id: jobId, kind: 'index_document', documentId: document.id, payload: {}, size: sizeOf(document), createdAt: now });
       });
     } catch (error) {
-      // Nothing half-written: the text stored for a document that was not saved goes again.
-      if (text) await this.#o.blobs.delete(document.sourceKey).catch(() => {});
+      // Nothing half-written: the texts stored for documents that were not saved go again.
+      for (const { text, document } of items) if (text) await this.#o.blobs.delete(document.sourceKey).catch(() => {});
       throw error;
     }
-    if (listener) this.subscribe(document.id, listener);
-    if (text) this.#keepSource(jobId, text);
+    for (const { text, document, jobId } of items) {
+      stored?.(document);
+      if (text) this.#keepSource(jobId, text);
+    }
     // Claimed at once here (no polling delay); any other instance may claim it too.
     this.#queue.wake();
-    return document;
+    return items.map((i) => i.document);
+  }
+
+  /**
+   * First in a transaction that queues `adding` jobs of `tenant`: locks the tenant's queue (so
+   * instances queueing for it at once count one after the other) and refuses with `rate_limited`,
+   * naming the limit, when its jobs would pass `maxQueuedDocuments`. `replaced`: jobs of the
+   * tenant the transaction removes first (a re-index replaces a document's job).
+   */
+  async #admit(tx: StorageAdapter, tenant: string, adding: number, replaced = async () => 0): Promise<void> {
+    const max = this.#o.maxQueuedDocuments ?? DEFAULT_MAX_QUEUED_DOCUMENTS;
+    const queued = (await tx.jobs.lockTenant(tenant)) - (await replaced());
+    if (queued + adding <= max) return;
+    const hint = this.#o.limitHints?.maxQueuedDocuments ?? 'knowledge.maxQueuedDocuments';
+    const more = adding === 1 ? 'one more' : `${adding} more`;
+    throw new PlatformError(
+      'rate_limited',
+      `Too many documents queued for indexing: ${queued} of this user's are waiting or being indexed, and ${more} would pass the limit of ${max} per user (${hint}); try again when some have finished`,
+      { details: { limit: 'maxQueuedDocuments', max, queued } },
+    );
   }
 
   /** Calls `listener` with the indexing events of a document (run by any instance) until it completes or fails. */
@@ -504,11 +570,13 @@ export class KnowledgeBase {
    * of `documentIds` (each must be a document of the caller in that project, else `not_found`
    * naming it, before anything is queued). Each goes `pending` → `processing` → `completed` (or
    * `failed`), with the indexing events of ingestion. A run of the document in progress, here or
-   * on another instance, is stopped: its job is replaced by the new one in one transaction, so a
-   * document is never indexed by two runs at once. Until a run writes, search answers the
-   * document's earlier chunks; a run that fails leaves them in place. Answers the documents queued.
+   * on another instance, is stopped: its job is replaced by the new one, so a document is never
+   * indexed by two runs at once. All documents are queued in one transaction (with `also`'s
+   * writes), or none: `rate_limited` when the caller's queue would pass `maxQueuedDocuments`.
+   * Until a run writes, search answers the document's earlier chunks; a run that fails leaves
+   * them in place. Answers the documents queued.
    */
-  async reindex(caller: Caller, projectId: string, documentIds?: readonly string[]): Promise<DocumentRecord[]> {
+  async reindex(caller: Caller, projectId: string, documentIds?: readonly string[], also?: (tx: StorageAdapter) => Promise<void>): Promise<DocumentRecord[]> {
     const { storage } = this.#o;
     const documents: DocumentRecord[] = [];
     if (documentIds) {
@@ -527,44 +595,61 @@ export class KnowledgeBase {
         if (page.items.length === 0 || offset >= page.total) break;
       }
     }
-    for (const doc of documents) await this.#requeue(doc);
+    await this.#requeue(tenantOf(caller), documents, also);
     return documents;
   }
 
   /**
    * Queues every document of a project for indexing again after its embedding model or its
    * vector store changed, and drops the project's vectors of the old model in the old store.
-   * Chunk texts the project's model has embedded before are not embedded again (`#index`).
+   * The new settings are stored in the transaction that queues the documents: both happen, or
+   * (the caller's queue too full) neither. Chunk texts the project's model has embedded before
+   * are not embedded again (`#index`).
    */
-  async reindexProject(caller: Caller, projectId: string, previous: EmbeddingModel, previousStore: VectorStore): Promise<number> {
-    const queued = await this.reindex(caller, projectId);
-    await previousStore.dropNamespace(vectorNamespace(projectId, previous)).catch(() => {
+  async reindexProject(
+    caller: Caller,
+    projectId: string,
+    change: { readonly previous: EmbeddingModel; readonly previousStore: VectorStore; readonly settings: KnowledgeSettings; readonly at: Date },
+  ): Promise<number> {
+    const queued = await this.reindex(caller, projectId, undefined, (tx) => this.putSettings(projectId, change.settings, change.at, tx));
+    await change.previousStore.dropNamespace(vectorNamespace(projectId, change.previous)).catch(() => {
       // The old store may be gone (down, or its key revoked): its vectors are no longer used.
     });
     return queued.length;
   }
 
-  /** Replaces the document's job (waiting or running, on any instance) by a new one, and wakes the queue. */
-  async #requeue(doc: DocumentRecord): Promise<void> {
+  /**
+   * Replaces the documents' jobs (waiting or running, on any instance) by new ones in one
+   * transaction (with `also`'s writes), under the tenant's bound (a document's old job makes
+   * room for its new one), then stops their old runs and wakes the queue.
+   */
+  async #requeue(tenant: string, documents: readonly DocumentRecord[], also?: (tx: StorageAdapter) => Promise<void>): Promise<void> {
     const { storage, ids, clock } = this.#o;
-    // A run of the document, here or on another instance, is cancelled: its job goes, so its
-    // next heartbeat or fenced write stops it if the cancel message does not reach it first.
-    this.#queue.abort(doc.id);
-    const jobId = ids.next('job');
+    const jobs = documents.map((doc) => ({ doc, jobId: ids.next('job') }));
     await storage.transaction(async (tx) => {
-      await tx.jobs.cancel(doc.id);
-      await tx.documents.update(doc.id, { status: 'pending', error: null, updatedAt: clock.now() });
-      await tx.jobs.insert({
-        id: jobId,
-        kind: 'index_document',
-        documentId: doc.id,
-        // The run reads the document's recorded source (`sourceKey`).
-        payload: {},
-        size: sizeOf(doc),
-        createdAt: clock.now(),
+      // A run of a document, here or on another instance, is cancelled: its job goes, so its
+      // next heartbeat or fenced write stops it if the cancel message does not reach it first.
+      await this.#admit(tx, tenant, jobs.length, async () => {
+        let removed = 0;
+        for (const { doc } of jobs) removed += await tx.jobs.cancel(doc.id);
+        return removed;
       });
+      await also?.(tx);
+      for (const { doc, jobId } of jobs) {
+        await tx.documents.update(doc.id, { status: 'pending', error: null, updatedAt: clock.now() });
+        await tx.jobs.insert({
+          id: jobId,
+          kind: 'index_document',
+          documentId: doc.id,
+          tenant,
+          // The run reads the document's recorded source (`sourceKey`).
+          payload: {},
+          size: sizeOf(doc),
+          createdAt: clock.now(),
+        });
+      }
     });
-    this.#cancelEverywhere(doc.id, jobId);
+    for (const { doc, jobId } of jobs) this.#cancelEverywhere(doc.id, jobId);
     this.#queue.wake();
   }
 
@@ -599,7 +684,7 @@ export class KnowledgeBase {
     const reading = await this.#reader.read(
       { bytes, fileName: doc.fileName, fileType: doc.fileType },
       { chunkSize: settings.chunkSize ?? DEFAULT_CHUNK_SIZE, chunkOverlap: settings.chunkOverlap ?? DEFAULT_CHUNK_OVERLAP },
-      { signal, onParsed: extracted },
+      { signal, onParsed: extracted, owner: job.lease.tenant },
     );
     signal.throwIfAborted();
     extracted();

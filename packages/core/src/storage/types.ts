@@ -300,6 +300,11 @@ export interface JobRecord {
   readonly id: string;
   readonly kind: 'index_document';
   readonly documentId: string;
+  /**
+   * Whose share of the queue the job counts against (fair claims, the bound on what one may
+   * have queued): the owner key, today the document's user (a workspace once there are any).
+   */
+  readonly tenant: string;
   /** What the worker needs, e.g. the text to index or the file id. */
   readonly payload: Record<string, unknown>;
   /** Starts of the job so far (each claim counts one, before the job runs). */
@@ -316,7 +321,7 @@ export interface JobRecord {
 }
 
 /** A job as it is queued: not claimed yet. */
-export type NewJob = Pick<JobRecord, 'id' | 'kind' | 'documentId' | 'payload' | 'createdAt'> & {
+export type NewJob = Pick<JobRecord, 'id' | 'kind' | 'documentId' | 'tenant' | 'payload' | 'createdAt'> & {
   /** Default 0. */
   readonly size?: number;
   /** Default 0. */
@@ -327,6 +332,8 @@ export type NewJob = Pick<JobRecord, 'id' | 'kind' | 'documentId' | 'payload' | 
 export interface JobLease {
   readonly jobId: string;
   readonly documentId: string;
+  /** The job's owner key (`JobRecord.tenant`). */
+  readonly tenant: string;
   /** The claiming instance. */
   readonly owner: string;
   /** The job's generation set by this claim (the fencing token). */
@@ -337,6 +344,21 @@ export interface JobLease {
   readonly size: number;
   /** When the lease runs out unless extended by `heartbeat`. */
   readonly expiresAt: Date;
+}
+
+/** What `JobRepository.claim` takes. */
+export interface ClaimOptions {
+  /** The claiming instance: the owner of the lease. */
+  readonly owner: string;
+  /** The claimer's clock: leases over at it are free. */
+  readonly now: Date;
+  readonly leaseMs: number;
+  /** Most bytes the job may have (the room left in the claimer's byte budget); default no bound. */
+  readonly maxBytes?: number;
+  /** Jobs queued at or before it are taken even over `maxBytes` (see `claim`); default none. */
+  readonly overdueAt?: Date;
+  /** Only jobs of tenants with no job leased now (the claimer's spare slot). Default false. */
+  readonly idleTenantsOnly?: boolean;
 }
 
 /**
@@ -359,13 +381,24 @@ export interface JobRepository {
   get(id: string): Promise<JobRecord | undefined>;
   delete(id: string): Promise<void>;
   /**
-   * Atomically takes the oldest job that no live lease holds (never claimed, released, or its
-   * lease over at `now`), for `owner` until `now + leaseMs`: counts a start (`attempts + 1`) and
-   * bumps the generation. Undefined when there is none, or when the oldest such job has more than
-   * `maxBytes` (it waits for the claimer's running jobs: jobs are taken in order). Two claims,
-   * from any instances, never get the same job while its lease runs.
+   * Atomically takes a job that no live lease holds (never claimed, released, or its lease over
+   * at `now`), for `owner` until `now + leaseMs`: counts a start (`attempts + 1`) and bumps the
+   * generation. Which job, fairly between tenants: of the tenant with the fewest jobs leased now
+   * (live leases held by any instance, counted in storage), between tenants with as many the one
+   * whose job waited longest, and within a tenant its oldest job. A job larger than `maxBytes` is
+   * passed over for the next that fits, unless it was queued at or before `overdueAt` (it has been
+   * passed over long enough: the claimer gets it and holds it until it has room). With
+   * `idleTenantsOnly`, only jobs of tenants with no job leased now. Undefined when there is none.
+   * Two claims, from any instances, never get the same job while its lease runs.
    */
-  claim(options: { readonly owner: string; readonly now: Date; readonly leaseMs: number; readonly maxBytes?: number }): Promise<JobLease | undefined>;
+  claim(options: ClaimOptions): Promise<JobLease | undefined>;
+  /**
+   * Inside a transaction: locks the tenant's queue until the transaction ends (another
+   * transaction's `lockTenant` of the same tenant, on any instance, waits for it) and answers how
+   * many jobs the tenant has, waiting or running. A check against a bound followed by inserts is
+   * thus atomic. Call it first in its transaction (SQLite takes its write lock here).
+   */
+  lockTenant(tenant: string): Promise<number>;
   /**
    * Extends the lease to `now + leaseMs` when the job is still this lease's (same owner and
    * generation), else answers why not. Called first inside a transaction it is the fence of the

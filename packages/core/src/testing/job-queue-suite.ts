@@ -8,25 +8,32 @@ const LEASE = 30_000;
 
 /**
  * The job queue part of the storage suite (`describeStorageAdapter` calls it): leases, takeover
- * after a lease runs out, fencing by generation, cancelling, and claims racing from two adapters
- * on the same data (`share`) that never get the same job.
+ * after a lease runs out, fencing by generation, cancelling, claims racing from two adapters on
+ * the same data (`share`) that never get the same job, fair claims between tenants counted from
+ * every instance's leases, jobs over the byte budget passed over (not waited for) until overdue,
+ * and the per-tenant lock that makes a bound on queued jobs exact.
  */
 export function describeJobQueue(current: () => StorageAdapter, options: StorageSuiteOptions): void {
   describe('job queue', () => {
     let storage: StorageAdapter;
     let other: StorageAdapter;
-    const job = (n: number, size = 0) => ({ id: `job_${String(n).padStart(4, '0')}`, kind: 'index_document' as const, documentId: `doc_${n}`, payload: {}, size, createdAt: at(n) });
+    const job = (n: number, size = 0, tenant = 'tenant_a') => ({
+      id: `job_${String(n).padStart(4, '0')}`, kind: 'index_document' as const, documentId: `doc_${n}`, tenant, payload: {}, size, createdAt: at(n),
+    });
     const claim = (owner: string, now: number, s = storage, maxBytes?: number) =>
       s.jobs.claim({ owner, now: at(now), leaseMs: LEASE, ...(maxBytes !== undefined ? { maxBytes } : {}) });
-    async function queue(count: number, size = (_n: number) => 0) {
-      for (let n = 1; n <= count; n++) {
-        await storage.documents.insert({
-          id: `doc_${n}`, userId: 'user_a', projectId: 'proj_q', fileId: null, sourceKey: `doc_${n}`, fileName: 'f.txt', fileType: 'txt',
-          sourceType: 'text', status: 'pending', chunkCount: 0, vectorCount: 0, error: null, metadata: {}, createdAt: at(n), updatedAt: at(n),
-        });
-        await storage.jobs.insert(job(n, size(n)));
-      }
+    /** Queues job `n` (queued at `n` ms, of document `doc_n`) of `tenant`. */
+    async function add(n: number, tenant = 'tenant_a', size = 0, s = storage) {
+      await s.documents.insert({
+        id: `doc_${n}`, userId: 'user_a', projectId: 'proj_q', fileId: null, sourceKey: `doc_${n}`, fileName: 'f.txt', fileType: 'txt',
+        sourceType: 'text', status: 'pending', chunkCount: 0, vectorCount: 0, error: null, metadata: {}, createdAt: at(n), updatedAt: at(n),
+      });
+      await s.jobs.insert(job(n, size, tenant));
     }
+    async function queue(count: number, size = (_n: number) => 0) {
+      for (let n = 1; n <= count; n++) await add(n, 'tenant_a', size(n));
+    }
+    const ids = (leases: (JobLease | undefined)[]) => leases.map((l) => l?.jobId);
 
     beforeEach(async () => {
       storage = current();
@@ -42,7 +49,7 @@ export function describeJobQueue(current: () => StorageAdapter, options: Storage
     it('claims the oldest unleased job, leasing it, counting a start and bumping its generation', async () => {
       await queue(2, (n) => n * 100);
       const lease = await claim('instance_a', 0);
-      expect(lease).toEqual({ jobId: 'job_0001', documentId: 'doc_1', owner: 'instance_a', generation: 1, attempts: 1, size: 100, expiresAt: at(LEASE) });
+      expect(lease).toEqual({ jobId: 'job_0001', documentId: 'doc_1', tenant: 'tenant_a', owner: 'instance_a', generation: 1, attempts: 1, size: 100, expiresAt: at(LEASE) });
       expect(await storage.jobs.get('job_0001')).toMatchObject({ owner: 'instance_a', leaseExpiresAt: at(LEASE), attempts: 1, generation: 1 });
       expect((await claim('instance_b', 1000))?.jobId).toBe('job_0002');
       expect(await claim('instance_b', 2000)).toBeUndefined();
@@ -110,12 +117,64 @@ export function describeJobQueue(current: () => StorageAdapter, options: Storage
       expect(await claim('instance_c', 1000)).toBeUndefined(); // instance_b's lease runs
     });
 
-    it('keeps the order under a byte budget: the oldest job over it is not passed', async () => {
-      await queue(3, (n) => [0, 600, 5000, 100][n] as number);
+    it('claims fairly between tenants: the fewest jobs leased first (on any instance), between equals the longest waiting, each tenant oldest first', async () => {
+      for (const n of [1, 2, 3]) await add(n, 'tenant_a');
+      for (const n of [4, 5]) await add(n, 'tenant_b');
+      await add(6, 'tenant_c');
+      // Claims alternate between the instances: each counts the other's leases.
+      const order = [];
+      for (let i = 0; i < 7; i++) order.push(await claim(i % 2 ? 'instance_b' : 'instance_a', 0, i % 2 ? other : storage));
+      expect(ids(order)).toEqual(['job_0001', 'job_0004', 'job_0006', 'job_0002', 'job_0005', 'job_0003', undefined]);
+    });
+
+    it("counts only live leases: a tenant whose jobs' leases ran out is idle again, and idleTenantsOnly takes only idle tenants' jobs", async () => {
+      await add(1, 'tenant_a');
+      await add(2, 'tenant_a');
+      await add(3, 'tenant_b');
+      expect((await claim('instance_a', 0))?.jobId).toBe('job_0001');
+      const idle = (now: number, s = storage) => s.jobs.claim({ owner: 'instance_b', now: at(now), leaseMs: LEASE, idleTenantsOnly: true });
+      // tenant_a holds a live lease: only tenant_b's job, then none.
+      expect((await idle(1000, other))?.jobId).toBe('job_0003');
+      expect(await idle(2000)).toBeUndefined();
+      // Once job_0001's lease ran out, tenant_a is idle (tenant_b is not): its oldest job, the one whose lease ran out.
+      expect(await idle(LEASE, other)).toMatchObject({ jobId: 'job_0001', owner: 'instance_b', generation: 2, attempts: 2 });
+    });
+
+    it('passes a job over the byte budget for the next one that fits, and takes it once overdue', async () => {
+      await add(1, 'tenant_a', 600);
+      await add(2, 'tenant_a', 5000);
+      await add(3, 'tenant_b', 100);
+      await add(4, 'tenant_b', 300);
       expect((await claim('instance_a', 0, storage, 1000))?.jobId).toBe('job_0001');
+      expect((await claim('instance_a', 0, storage, 400))?.jobId).toBe('job_0003');
+      // tenant_a's job_0002 comes first (it waited longest) but does not fit: job_0004 does.
+      expect((await claim('instance_a', 0, other, 400))?.jobId).toBe('job_0004');
       expect(await claim('instance_a', 0, storage, 400)).toBeUndefined();
-      expect((await claim('instance_a', 0))?.jobId).toBe('job_0002');
-      expect((await claim('instance_a', 0, storage, 100))?.jobId).toBe('job_0003');
+      const overdue = (overdueAt: number) => other.jobs.claim({ owner: 'instance_a', now: at(10), leaseMs: LEASE, maxBytes: 400, overdueAt: at(overdueAt) });
+      expect(await overdue(1)).toBeUndefined(); // queued at 2: not overdue yet
+      expect(await overdue(2)).toMatchObject({ jobId: 'job_0002', size: 5000 });
+    });
+
+    it("locks a tenant's queue in a transaction and counts its jobs, so a bound checked by instances at once is never passed", async () => {
+      await add(1, 'tenant_a');
+      await add(2, 'tenant_b');
+      await claim('instance_a', 0); // running jobs count too
+      expect(await storage.transaction((tx) => tx.jobs.lockTenant('tenant_a'))).toBe(1);
+      expect(await storage.jobs.lockTenant('tenant_c')).toBe(0);
+      // Twelve transactions, on two adapters where they may race, each queueing one job of
+      // tenant_a when it has fewer than 5: exactly 5 in the end.
+      const racer = options.share && options.concurrentTransactions !== false ? other : storage;
+      const admitted = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          (i % 2 ? racer : storage).transaction(async (tx) => {
+            if ((await tx.jobs.lockTenant('tenant_a')) >= 5) return false;
+            await add(10 + i, 'tenant_a', 0, tx);
+            return true;
+          }),
+        ),
+      );
+      expect(admitted.filter(Boolean)).toHaveLength(4);
+      expect((await storage.jobs.list()).filter((j) => j.tenant === 'tenant_a')).toHaveLength(5);
     });
   });
 }

@@ -322,7 +322,7 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         const listed = await storage.chunks.listByDocument('doc_000001');
         expect(listed).toEqual([chunk('doc_000001', 'proj_000001', 0, 'only')]);
         expect(await storage.chunks.getMany('proj_000001', ['chunk_doc_000001_0', 'missing'])).toEqual(listed);
-        await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: { content: 'x' }, createdAt: at(1) });
+        await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', tenant: 'user_a', payload: { content: 'x' }, createdAt: at(1) });
         expect(await storage.documents.delete('user_b', 'doc_000001')).toBe(false);
         expect(await storage.documents.delete('user_a', 'doc_000001')).toBe(true);
         expect(await storage.chunks.listByDocument('doc_000001')).toEqual([]);
@@ -490,11 +490,11 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
 
       it('keeps jobs oldest first, unclaimed when queued', async () => {
         await storage.documents.insert(document('user_a', 'proj_000001', 1));
-        await storage.jobs.insert({ id: 'job_2', kind: 'index_document', documentId: 'doc_000001', payload: { n: 2 }, createdAt: at(2) });
-        await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: { n: 1 }, size: 123, attempts: 2, createdAt: at(1) });
+        await storage.jobs.insert({ id: 'job_2', kind: 'index_document', documentId: 'doc_000001', tenant: 'user_a', payload: { n: 2 }, createdAt: at(2) });
+        await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', tenant: 'user_a', payload: { n: 1 }, size: 123, attempts: 2, createdAt: at(1) });
         expect((await storage.jobs.list()).map((j) => j.id)).toEqual(['job_1', 'job_2']);
         expect(await storage.jobs.get('job_1')).toEqual({
-          id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: { n: 1 }, attempts: 2, createdAt: at(1),
+          id: 'job_1', kind: 'index_document', documentId: 'doc_000001', tenant: 'user_a', payload: { n: 1 }, attempts: 2, createdAt: at(1),
           size: 123, owner: null, leaseExpiresAt: null, generation: 0,
         });
         expect((await storage.jobs.get('job_2'))?.size).toBe(0);
@@ -507,7 +507,7 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
         await storage.documents.insert(document('user_a', 'proj_000001', 1, { fileId: 'file_1', sourceKey: 'file_1' }));
         await storage.chunks.replaceForDocument('doc_000001', [chunk('doc_000001', 'proj_000001', 0, 'text')]);
         await storage.knowledgeSettings.put('proj_000001', { topK: 3 }, at(1));
-        await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', payload: {}, createdAt: at(1) });
+        await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', tenant: 'user_a', payload: {}, createdAt: at(1) });
         expect(await storage.projects.delete('user_a', 'proj_000001')).toBe(true);
         expect(await storage.documents.get('user_a', 'doc_000001')).toBeUndefined();
         expect(await storage.chunks.getMany('proj_000001', ['chunk_doc_000001_0'])).toEqual([]);

@@ -23,8 +23,16 @@ export interface ProcessPoolOptions {
   readonly entry: URL;
   /** How errors name a process, e.g. `the document reader`. */
   readonly label: string;
-  /** Most processes at once, each with one request at a time. */
+  /** Most processes at once, each with one request at a time (besides `spare`). */
   readonly processes: number;
+  /**
+   * Processes beyond `processes` for requests of an owner with none running, while every process
+   * is busy with other owners' requests: such a request never waits for another owner's requests
+   * to end. One starts at once for such a request, or ahead of need once a request has waited
+   * `spawnAfterMs` while every process is busy (so the next owner finds it warm). Default 0.
+   * Memory: `(processes + spare) × memoryMb` at most.
+   */
+  readonly spare?: number;
   /** Resident memory (Linux) and heap of each process, in MB: a process past it is killed. */
   readonly memoryMb: number;
   /**
@@ -43,6 +51,12 @@ export interface ProcessPoolOptions {
 }
 
 export interface PoolRequest {
+  /**
+   * Whose share of the processes the request counts against (e.g. a user). A free process goes
+   * to the waiting request of the owner with the fewest running, the oldest first between
+   * owners with as many (see `ProcessPoolOptions.spare`). Default `''`: one owner.
+   */
+  readonly owner?: string;
   /** Sent to the process as it is (structured clone), with an `id` added. */
   readonly message: Record<string, unknown>;
   /**
@@ -81,6 +95,8 @@ interface Slot {
   stderr: string;
 }
 
+const ownerOf = (job: Job): string => job.request.owner ?? '';
+
 /** Bytes of an attachment per message (see `PoolRequest.attachment`). */
 const ATTACHMENT_SLICE = 256 * 1024;
 
@@ -106,8 +122,12 @@ async function residentMb(pid: number | undefined): Promise<number | undefined> 
  * - **Crashes.** A process that dies fails only its own request; the others go on, and a new
  *   process starts when work needs one. One that dies before it is ready fails the waiting
  *   requests instead of being restarted in a loop.
+ * - **Fair.** A free process goes to the waiting request of the owner with the fewest requests
+ *   running (`PoolRequest.owner`), the oldest first between owners with as many; an owner with
+ *   none running gets a process at once, a spare one when every process is busy with others'.
  * - **Warm and lazy.** The first request starts one process; another starts only when a
- *   request has waited `spawnAfterMs` while every running one is busy, one at a time. Processes stay for the
+ *   request has waited `spawnAfterMs` while every running one is busy (or at once for an owner
+ *   with none running), one at a time. Processes stay for the
  *   next requests; idle ones are unref'd so they never keep this process alive, and they exit
  *   when it does (their IPC channel closes).
  * - **Least privilege.** A process gets an empty environment (no credentials), none of this
@@ -209,18 +229,26 @@ export class ProcessPool {
   #pump(): void {
     clearTimeout(this.#spawnTimer);
     this.#spawnTimer = undefined;
+    const { processes, spare = 0 } = this.#o;
     while (this.#queue.length > 0 && !this.#closed) {
-      const idle = this.#slots.find((s) => s.ready && !s.job);
-      if (idle) {
-        this.#dispatch(idle, this.#queue.shift() as Job);
+      const running = new Map<string, number>();
+      for (const s of this.#slots) if (s.job) running.set(ownerOf(s.job), (running.get(ownerOf(s.job)) ?? 0) + 1);
+      const busy = this.#slots.filter((s) => s.job).length;
+      const next = this.#next(running, busy);
+      const idle = next && this.#slots.find((s) => s.ready && !s.job);
+      if (next && idle) {
+        this.#queue = this.#queue.filter((j) => j !== next);
+        this.#dispatch(idle, next);
         continue;
       }
       // One process starts at a time: while one loads (seconds, cold), the requests wait for it
       // rather than start more (each loads everything again).
-      if (this.#slots.length >= this.#o.processes || this.#slots.some((s) => !s.ready)) break;
+      if (this.#slots.length >= processes + spare || this.#slots.some((s) => !s.ready)) break;
+      // An owner with nothing running waits while others' requests run: a process starts for it now.
+      const newcomer = busy > 0 && this.#queue.some((j) => !running.has(ownerOf(j)));
       const waited = performance.now() - (this.#queue[0] as Job).since;
       const delay = this.#o.spawnAfterMs ?? 1000;
-      if (this.#slots.length > 0 && waited < delay) {
+      if (this.#slots.length > 0 && !newcomer && waited < delay) {
         this.#spawnTimer = setTimeout(() => this.#pump(), delay - waited);
         break;
       }
@@ -228,6 +256,28 @@ export class ProcessPool {
     }
     // A process keeps this one alive only while it starts or has a request.
     for (const slot of this.#slots) this.#hold(slot, !slot.ready || slot.job !== undefined);
+  }
+
+  /**
+   * The request a free process takes: of the owner with the fewest running, the oldest first
+   * between owners with as many. Once `processes` are busy, only an owner with none running (a
+   * spare process); none once the spares are busy too.
+   */
+  #next(running: ReadonlyMap<string, number>, busy: number): Job | undefined {
+    const { processes, spare = 0 } = this.#o;
+    if (busy >= processes + spare) return undefined;
+    let best: Job | undefined;
+    let fewest = Number.POSITIVE_INFINITY;
+    for (const job of this.#queue) {
+      const count = running.get(ownerOf(job)) ?? 0;
+      if (busy >= processes && count > 0) continue;
+      if (count < fewest) {
+        best = job;
+        fewest = count;
+        if (count === 0) break;
+      }
+    }
+    return best;
   }
 
   /** Whether the process (its handle, IPC channel and stderr pipe) keeps this process's event loop alive. */

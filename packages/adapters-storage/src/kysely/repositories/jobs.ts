@@ -9,6 +9,7 @@ type JobRow = Selectable<Database['jobs']>;
 const toLease = (row: JobRow): JobLease => ({
   jobId: row.id,
   documentId: row.document_id,
+  tenant: row.tenant,
   owner: row.owner as string,
   generation: row.generation,
   attempts: row.attempts,
@@ -33,6 +34,7 @@ export function jobRepository({ db, dialect, records }: RepositoryContext): Pick
           id: job.id,
           kind: job.kind,
           document_id: job.documentId,
+          tenant: job.tenant,
           payload: JSON.stringify(job.payload),
           attempts: job.attempts ?? 0,
           created_at: time(job.createdAt),
@@ -54,11 +56,14 @@ export function jobRepository({ db, dialect, records }: RepositoryContext): Pick
     async delete(id) {
       await db.deleteFrom('jobs').where('id', '=', id).execute();
     },
-    async claim({ owner, now, leaseMs, maxBytes }) {
-      // One statement: the oldest claimable job is picked and leased together. PostgreSQL locks
-      // the picked row and skips rows other claims have locked (each claim gets another job, none
-      // waits; a row leased meanwhile is re-checked and passed over); SQLite runs the statement
-      // under its database-wide write lock (see `StorageDialect.skipLocked`).
+    async claim({ owner, now, leaseMs, maxBytes, overdueAt, idleTenantsOnly }) {
+      const at = time(now);
+      // One statement: the job is picked and leased together. The tenants' running jobs are
+      // counted in it from the jobs' leases (every instance's), so the pick is fair across
+      // instances. PostgreSQL locks the picked row and skips rows other claims have locked (each
+      // claim gets another job, none waits; a row leased meanwhile is re-checked and passed
+      // over); SQLite runs the statement under its database-wide write lock (see
+      // `StorageDialect.skipLocked`), so its counts are exact.
       const row = await db
         .updateTable('jobs')
         .set((eb) => ({
@@ -70,19 +75,44 @@ export function jobRepository({ db, dialect, records }: RepositoryContext): Pick
         .where('id', '=', (eb) =>
           eb
             .selectFrom('jobs as j')
+            .leftJoin(
+              (q) =>
+                q
+                  .selectFrom('jobs as l')
+                  .select((c) => ['l.tenant', c.fn.countAll<number>().as('running')])
+                  .where('l.owner', 'is not', null)
+                  .where('l.lease_expires_at', '>', at)
+                  .groupBy('l.tenant')
+                  .as('r'),
+              (join) => join.onRef('r.tenant', '=', 'j.tenant'),
+            )
             .select('j.id')
-            .where((w) => w.or([w('j.owner', 'is', null), w('j.lease_expires_at', '<=', time(now))]))
+            .where((w) => w.or([w('j.owner', 'is', null), w('j.lease_expires_at', '<=', at)]))
+            // A job that does not fit is passed over for the next that does, until it is overdue.
+            .$if(maxBytes !== undefined, (q) =>
+              q.where((w) =>
+                overdueAt ? w.or([w('j.size', '<=', maxBytes as number), w('j.created_at', '<=', time(overdueAt))]) : w('j.size', '<=', maxBytes as number),
+              ),
+            )
+            .$if(idleTenantsOnly === true, (q) => q.where('r.running', 'is', null))
+            .orderBy((o) => o.fn.coalesce('r.running', o.val(0)))
             .orderBy('j.created_at')
             .orderBy('j.id')
             .limit(1)
-            .$if(dialect.skipLocked, (q) => q.forUpdate().skipLocked()),
+            .$if(dialect.skipLocked, (q) => q.forUpdate(['j']).skipLocked()),
         )
-        // The oldest job over the budget is not passed by younger ones: it waits for the
-        // claimer's running jobs to end (and then runs alone).
-        .$if(maxBytes !== undefined, (q) => q.where('size', '<=', maxBytes as number))
         .returningAll()
         .executeTakeFirst();
       return row && toLease(row);
+    },
+    async lockTenant(tenant) {
+      // An upsert of the tenant's lock row: a second transaction's upsert of it waits for the
+      // first to end (PostgreSQL's row lock; SQLite's write lock), and its count then sees the
+      // first one's jobs.
+      const name = `jobs:${tenant}`;
+      await db.insertInto('locks').values({ name }).onConflict((oc) => oc.column('name').doUpdateSet({ name })).execute();
+      const row = await db.selectFrom('jobs').select((c) => c.fn.countAll<number>().as('n')).where('tenant', '=', tenant).executeTakeFirstOrThrow();
+      return Number(row.n);
     },
     async heartbeat(lease, { now, leaseMs }) {
       const extended = await held(lease)
