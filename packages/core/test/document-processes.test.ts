@@ -163,4 +163,59 @@ describe('ProcessPool', () => {
       await pool.close();
     }
   });
+
+  /** Whether `promise` has settled, after a turn of the event loop. */
+  const settled = async (promise: Promise<unknown>) => {
+    let done = false;
+    promise.then(
+      () => (done = true),
+      () => (done = true),
+    );
+    await new Promise((r) => setTimeout(r, 10));
+    return done;
+  };
+  const long = (owner: string, signal: AbortSignal) => ({ ...request('. '.repeat(4 * 1024 * 1024), 'dots.md'), owner, signal });
+
+  it("gives a free process to the owner with the fewest requests running, not to the oldest request", async () => {
+    const pool = new ProcessPool({ entry: ENTRY, label: 'the document reader', processes: 2, memoryMb: 1024, spawnAfterMs: 0 });
+    try {
+      await Promise.all([pool.run(request('warm one')), pool.run(request('warm two'))]);
+      const stop = new AbortController();
+      // About a second and four seconds of reading.
+      const a1 = pool.run({ ...request('. '.repeat(512 * 1024), 'dots.md'), owner: 'a' });
+      const a2 = pool.run(long('a', stop.signal));
+      a2.catch(() => {});
+      const a3 = pool.run({ ...request('The third of a.'), owner: 'a' });
+      const b1 = pool.run({ ...request('The first of b.'), owner: 'b' });
+      await a1;
+      // b has none running, a has one: b's request takes the freed process although a's third is older.
+      await b1;
+      expect(await settled(a3)).toBe(false);
+      stop.abort(new Error('stopped'));
+      await a3;
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("starts a spare process at once for an owner with none running while another owner's requests fill every process", async () => {
+    const pool = new ProcessPool({ entry: ENTRY, label: 'the document reader', processes: 1, spare: 1, memoryMb: 1024, spawnAfterMs: 60_000 });
+    try {
+      await pool.run(request('warm'));
+      const stop = new AbortController();
+      const a1 = pool.run(long('a', stop.signal));
+      a1.catch(() => {});
+      const a2 = pool.run({ ...request('The second of a.'), owner: 'a' });
+      // Not after spawnAfterMs (a minute): at once, and b's document is read while a's long one is.
+      await pool.run({ ...request('The first of b.'), owner: 'b' });
+      expect(pool.pids).toHaveLength(2);
+      expect(await settled(a1)).toBe(false);
+      // The spare is only for an owner with none running: a's second waits for a's first.
+      expect(await settled(a2)).toBe(false);
+      stop.abort(new Error('stopped'));
+      await a2;
+    } finally {
+      await pool.close();
+    }
+  });
 });
