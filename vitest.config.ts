@@ -12,7 +12,8 @@ const timeouts = { testTimeout: 30_000, hookTimeout: 60_000 };
 /**
  * The HTTP suites that run a second time with their servers in PostgreSQL mode (the "postgres"
  * project), chosen for what storage does under them: keys and projects (paging, filters),
- * documents, upload and blobs, search of every type, owner-scoped chunk reads, settings, re-indexing and moving stores,
+ * documents, upload and blobs, fair indexing between users and the bound on a user's queue,
+ * search of every type, owner-scoped chunk reads, settings, re-indexing and moving stores,
  * chats, completions, client tools continuing a chat and resumable streams, credentials, tools,
  * MCP servers, models, secrets at rest, every route with a valid call, the per-user caps (their
  * counts and row locks, creates racing at a cap) and chat history read from a chat's end within a
@@ -38,6 +39,7 @@ const POSTGRES_SUITES = [
   'credential-precedence',
   'knowledge',
   'knowledge-files',
+  'knowledge-fair',
   'vector-stores',
   'chunk-owner',
   'secrets-at-rest',

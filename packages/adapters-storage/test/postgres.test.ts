@@ -230,6 +230,34 @@ describe('postgres specifics', () => {
     }
   });
 
+  it("migration 0010 gives each queued job its document's user as its tenant, so jobs an older release left are shared fairly", async () => {
+    const url = await postgresDatabase();
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) });
+    try {
+      const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo('0009_project_instructions');
+      if (error) throw error;
+      await db.insertInto('users').values([{ id: 'user_a', created_at: at }, { id: 'user_b', created_at: at }]).execute();
+      const project = { model: 'm', provider: 'openai', created_at: at, updated_at: at };
+      await db.insertInto('projects').values([{ ...project, id: 'proj_a', user_id: 'user_a', name: 'a' }, { ...project, id: 'proj_b', user_id: 'user_b', name: 'b' }]).execute();
+      const doc = (id: string, userId: string, projectId: string, ms: number) =>
+        ({ id, user_id: userId, project_id: projectId, source_key: id, file_name: `${id}.txt`, file_type: 'txt', source_type: 'text', status: 'pending', metadata: '{}', created_at: new Date(ms), updated_at: new Date(ms) });
+      await db.insertInto('documents').values([doc('doc_a1', 'user_a', 'proj_a', 1), doc('doc_a2', 'user_a', 'proj_a', 2), doc('doc_b1', 'user_b', 'proj_b', 3)]).execute();
+      const job = (id: string, documentId: string, ms: number) => ({ id, kind: 'index_document', document_id: documentId, payload: '{}', created_at: new Date(ms) });
+      await db.insertInto('jobs').values([job('job_1', 'doc_a1', 1), job('job_2', 'doc_a2', 2), job('job_3', 'doc_b1', 3)]).execute();
+    } finally {
+      await db.destroy();
+    }
+    const storage = await postgresStorage({ connectionString: url });
+    try {
+      expect((await storage.jobs.list()).map((j) => [j.id, j.tenant])).toEqual([['job_1', 'user_a'], ['job_2', 'user_a'], ['job_3', 'user_b']]);
+      // Fair claims see them: user_a holds a lease, so user_b's younger job comes next.
+      expect((await storage.jobs.claim({ owner: 'i', now: new Date(10), leaseMs: 1000 }))?.jobId).toBe('job_1');
+      expect((await storage.jobs.claim({ owner: 'i', now: new Date(10), leaseMs: 1000 }))?.jobId).toBe('job_3');
+    } finally {
+      await storage.close();
+    }
+  });
+
   it("migration 0012 counts each user's existing keys, credentials, chats, messages, tools, MCP servers and documents, and keeps counting", async () => {
     const url = await postgresDatabase();
     const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) });

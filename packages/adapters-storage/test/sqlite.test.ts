@@ -61,7 +61,7 @@ describe('sqlite specifics', () => {
     const raw = inspect(path);
     try {
       const applied = raw.prepare('select name from kysely_migration order by name').all();
-      expect(applied).toEqual([{ name: '0001_users_keys_projects' }, { name: '0002_user_project_count' }, { name: '0003_knowledge' }, { name: '0004_credentials_chats' }, { name: '0005_tools' }, { name: '0006_mcp_servers' }, { name: '0007_chunk_embeddings' }, { name: '0008_keyword_terms' }, { name: '0009_document_sources' }, { name: '0010_credential_url_secrets' }, { name: '0011_project_credentials' }, { name: '0012_job_leases' }, { name: '0013_blobs_locks' }, { name: '0014_streams' }, { name: '0015_stream_leases' }, { name: '0016_credential_defaults' }, { name: '0017_message_sources' }, { name: '0018_project_instructions' }, { name: '0020_chat_ids' }, { name: '0021_user_counts' }]);
+      expect(applied).toEqual([{ name: '0001_users_keys_projects' }, { name: '0002_user_project_count' }, { name: '0003_knowledge' }, { name: '0004_credentials_chats' }, { name: '0005_tools' }, { name: '0006_mcp_servers' }, { name: '0007_chunk_embeddings' }, { name: '0008_keyword_terms' }, { name: '0009_document_sources' }, { name: '0010_credential_url_secrets' }, { name: '0011_project_credentials' }, { name: '0012_job_leases' }, { name: '0013_blobs_locks' }, { name: '0014_streams' }, { name: '0015_stream_leases' }, { name: '0016_credential_defaults' }, { name: '0017_message_sources' }, { name: '0018_project_instructions' }, { name: '0019_fair_jobs' }, { name: '0020_chat_ids' }, { name: '0021_user_counts' }]);
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
       // foreign keys: a project of a missing user is refused; deleting a user removes its rows
       await expect(
@@ -170,6 +170,29 @@ describe('sqlite specifics', () => {
       // New rows start without instructions when none are given.
       await storage.projects.update('user_u', 'proj_2', { description: 'Only a description', updatedAt: new Date(3) });
       expect(await storage.projects.get('user_u', 'proj_2')).toMatchObject({ description: 'Only a description', instructions: '' });
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it("migration 0019 gives each queued job its document's user as its tenant, so jobs an older release left are shared fairly", async () => {
+    const path = join(dir, 'tenants.sqlite');
+    const raw = await legacyFile(path, '0018_project_instructions');
+    raw.exec(`insert into users (id, created_at) values ('user_a', 1), ('user_b', 1);
+      insert into projects (id, user_id, name, model, provider, created_at, updated_at) values ('proj_a', 'user_a', 'a', 'm', 'openai', 1, 1), ('proj_b', 'user_b', 'b', 'm', 'openai', 1, 1);
+      insert into documents (id, user_id, project_id, file_name, file_type, source_type, status, metadata, created_at, updated_at) values
+        ('doc_a1', 'user_a', 'proj_a', 'a1.txt', 'txt', 'text', 'pending', '{}', 1, 1),
+        ('doc_a2', 'user_a', 'proj_a', 'a2.txt', 'txt', 'text', 'pending', '{}', 2, 2),
+        ('doc_b1', 'user_b', 'proj_b', 'b1.txt', 'txt', 'text', 'pending', '{}', 3, 3);
+      insert into jobs (id, kind, document_id, payload, created_at) values
+        ('job_1', 'index_document', 'doc_a1', '{}', 1), ('job_2', 'index_document', 'doc_a2', '{}', 2), ('job_3', 'index_document', 'doc_b1', '{}', 3);`);
+    raw.close();
+    const storage = await openFile(path);
+    try {
+      expect((await storage.jobs.list()).map((j) => [j.id, j.tenant])).toEqual([['job_1', 'user_a'], ['job_2', 'user_a'], ['job_3', 'user_b']]);
+      // Fair claims see them: user_a holds a lease, so user_b's younger job comes next.
+      expect((await storage.jobs.claim({ owner: 'i', now: new Date(10), leaseMs: 1000 }))?.jobId).toBe('job_1');
+      expect((await storage.jobs.claim({ owner: 'i', now: new Date(10), leaseMs: 1000 }))?.jobId).toBe('job_3');
     } finally {
       await storage.close();
     }

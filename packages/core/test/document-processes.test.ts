@@ -185,14 +185,34 @@ describe('ProcessPool', () => {
       const a1 = pool.run({ ...request('. '.repeat(512 * 1024), 'dots.md'), owner: 'a' });
       const a2 = pool.run(long('a', stop.signal));
       a2.catch(() => {});
-      const a3 = pool.run({ ...request('The third of a.'), owner: 'a' });
-      const b1 = pool.run({ ...request('The first of b.'), owner: 'b' });
+      const order: string[] = [];
+      const a3 = pool.run({ ...request('The third of a.'), owner: 'a' }).then(() => order.push('a3'));
+      const b1 = pool.run({ ...request('The first of b.'), owner: 'b' }).then(() => order.push('b1'));
       await a1;
       // b has none running, a has one: b's request takes the freed process although a's third is older.
-      await b1;
-      expect(await settled(a3)).toBe(false);
+      await Promise.all([a3, b1]);
+      expect(order).toEqual(['b1', 'a3']);
+      expect(await settled(a2)).toBe(false);
       stop.abort(new Error('stopped'));
-      await a3;
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('takes turns between owners with as many running: with every process just killed, the owner served longest ago goes first', async () => {
+    const pool = new ProcessPool({ entry: ENTRY, label: 'the document reader', processes: 1, memoryMb: 1024, spawnAfterMs: 0 });
+    try {
+      await pool.run(request('warm'));
+      const stop = new AbortController();
+      const a1 = pool.run(long('a', stop.signal));
+      a1.catch(() => {});
+      const order: string[] = [];
+      const a2 = pool.run({ ...request('The second of a.'), owner: 'a' }).then(() => order.push('a2'));
+      const b1 = pool.run({ ...request('The first of b.'), owner: 'b' }).then(() => order.push('b1'));
+      // Its process killed, a has none running, as b: b, never served, goes before a's older second.
+      stop.abort(new Error('stopped'));
+      await Promise.all([a2, b1]);
+      expect(order).toEqual(['b1', 'a2']);
     } finally {
       await pool.close();
     }

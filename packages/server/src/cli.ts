@@ -122,6 +122,12 @@ How soon work of an instance that stopped passes to the others (holders renew ev
                         stopped ends with an error event this long after its last write
                         (env AGENT_PLATFORM_STREAM_LEASE_MS, 300 to 3600000, default 30000)
 
+Indexing is shared fairly between users (docs/KNOWLEDGE.md, "The job queue"):
+  --max-queued-documents-per-user N
+                        Documents one user may have waiting or being indexed; one more document,
+                        upload or re-index answers 429 and writes nothing
+                        (env AGENT_PLATFORM_MAX_QUEUED_DOCUMENTS_PER_USER, default 1000)
+
 Documents are parsed and chunked in child processes; one over a limit fails naming it:
   --document-timeout MS Time to parse and chunk one document, then its process is killed
                         (env AGENT_PLATFORM_DOCUMENT_TIMEOUT_MS, default 60000)
@@ -213,6 +219,7 @@ async function serveCommand(argv: string[]): Promise<void> {
       'npm-registry': { type: 'string' },
       'tool-queue-per-user': { type: 'string' },
       'tool-queue': { type: 'string' },
+      'max-queued-documents-per-user': { type: 'string' },
       'allow-stdio-mcp': { type: 'boolean' },
       'allow-mcp-command': { type: 'string', multiple: true },
       'mcp-commands': { type: 'string', multiple: true },
@@ -253,6 +260,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   const bodyLimit = values['body-limit'] ?? env.AGENT_PLATFORM_BODY_LIMIT;
   const queuePerUser = values['tool-queue-per-user'] ?? env.AGENT_PLATFORM_TOOL_QUEUE_PER_USER;
   const queueTotal = values['tool-queue'] ?? env.AGENT_PLATFORM_TOOL_QUEUE;
+  const queuedDocuments = values['max-queued-documents-per-user'] ?? env.AGENT_PLATFORM_MAX_QUEUED_DOCUMENTS_PER_USER;
   // Entries are checked here, so a bad one stops the start with its message.
   const commandLines = [...(values['allow-mcp-command'] ?? []).map(parseStdioEntry), ...(values['mcp-commands'] ?? []).flatMap(readMcpCommandsFile)];
   const vectorStore = parseSharedVectorStore(values['vector-store'] ?? env.AGENT_PLATFORM_VECTOR_STORE, values['vector-store-config'] ?? env.AGENT_PLATFORM_VECTOR_STORE_CONFIG);
@@ -274,6 +282,7 @@ async function serveCommand(argv: string[]): Promise<void> {
     ...(defaultModel ? { defaultModel } : {}),
     ...(maxSteps ? { maxSteps: integer(maxSteps, '--max-steps', 1, 100) } : {}),
     documentLimits,
+    ...(queuedDocuments ? { maxQueuedDocumentsPerUser: integer(queuedDocuments, '--max-queued-documents-per-user', 1, 1_000_000) } : {}),
     leases,
     userCaps,
     ...(agentLimits.historyTokens !== undefined ? { historyTokens: agentLimits.historyTokens } : {}),

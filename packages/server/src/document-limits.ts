@@ -27,6 +27,9 @@ export const DOCUMENT_LIMIT_HINTS: Readonly<Record<DocumentLimitName, string>> =
   DOCUMENT_LIMIT_FLAGS.map((f) => [f.limit, `--${f.flag}`]),
 ) as Record<DocumentLimitName, string>;
 
+/** The flags the knowledge base's errors name: the document limits', and the bound on a user's queue. */
+export const KNOWLEDGE_LIMIT_HINTS = { ...DOCUMENT_LIMIT_HINTS, maxQueuedDocuments: '--max-queued-documents-per-user' } as const;
+
 /**
  * The limits given as flags (`values`, by flag name) or else env variables; throws an `Error`
  * naming the flag for a value that is not an integer from the flag's minimum up.

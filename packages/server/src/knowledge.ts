@@ -18,7 +18,7 @@ import {
   type BlobStore,
   type ByteLimit,
 } from '@agent-platform/core';
-import { DOCUMENT_LIMIT_HINTS } from './document-limits.js';
+import { KNOWLEDGE_LIMIT_HINTS } from './document-limits.js';
 import { hubUrl } from './outbound.js';
 import { instanceIdOf } from './deployment.js';
 import type { ServerUpstreamLimits } from './upstream-limit-flags.js';
@@ -190,7 +190,7 @@ export async function openKnowledge(
     vectorStores: vectorStoreFactory(upstreamLimits?.vectorAnswerBytes),
     embedder,
     blobs: shared.blobs ?? fileBlobStore({ dir: join(root, 'files'), label: 'files' }),
-    limitHints: DOCUMENT_LIMIT_HINTS,
+    limitHints: KNOWLEDGE_LIMIT_HINTS,
     instanceId: shared.instanceId ?? instanceIdOf({}, root),
     ...(limits ? { limits } : {}),
     ...(Number.isInteger(processes) && processes > 0 ? { documentProcesses: processes } : {}),

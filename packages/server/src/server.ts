@@ -70,6 +70,12 @@ export interface ServerOptions {
    * variables, else `DEFAULT_UPSTREAM_LIMITS`.
    */
   readonly upstreamLimits?: UpstreamLimits;
+  /**
+   * Documents one user may have waiting or being indexed (`--max-queued-documents-per-user`);
+   * one more document, upload or re-index answers 429. Default
+   * AGENT_PLATFORM_MAX_QUEUED_DOCUMENTS_PER_USER or 1,000.
+   */
+  readonly maxQueuedDocumentsPerUser?: number;
   /** Default: pino JSON lines on stdout at `info`. */
   readonly logger?: Logger;
   /**
@@ -191,6 +197,7 @@ export async function openPlatform(
     mcp?: McpConfig;
     documentLimits?: DocumentLimits;
     upstreamLimits?: UpstreamLimits;
+    maxQueuedDocumentsPerUser?: number;
     logger?: Logger;
     database?: string;
     databasePool?: number;
@@ -268,6 +275,7 @@ export async function openPlatform(
   // PostgreSQL mode: indexing events, cancels, MCP deletions and chat streams cross instances.
   const crossing = shared ? await openSharedMessaging(deployment.database as string, shared, options.leases?.streamLeaseMs) : {};
   const { jobLeaseMs, jobPollMs } = options.leases ?? {};
+  const maxQueued = options.maxQueuedDocumentsPerUser ?? envInteger(env.AGENT_PLATFORM_MAX_QUEUED_DOCUMENTS_PER_USER);
   return new AgentPlatform({
     ...common,
     ...crossing,
@@ -283,6 +291,7 @@ export async function openPlatform(
       })),
       ...(jobLeaseMs ? { leaseMs: jobLeaseMs, heartbeatMs: heartbeatOf(jobLeaseMs) } : {}),
       ...(jobPollMs ? { pollMs: jobPollMs } : {}),
+      ...(maxQueued ? { maxQueuedDocuments: maxQueued } : {}),
     },
     tools: {
       sandboxes: { javascript: javascriptSandbox({ dependencies: npm }), python },
@@ -326,6 +335,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.mcp ? { mcp: options.mcp } : {}),
     ...(options.documentLimits ? { documentLimits: options.documentLimits } : {}),
     ...(options.upstreamLimits ? { upstreamLimits: options.upstreamLimits } : {}),
+    ...(options.maxQueuedDocumentsPerUser ? { maxQueuedDocumentsPerUser: options.maxQueuedDocumentsPerUser } : {}),
     ...(options.database ? { database: options.database } : {}),
     ...(options.databasePool ? { databasePool: options.databasePool } : {}),
     ...(options.vectorStore ? { vectorStore: options.vectorStore } : {}),

@@ -42,7 +42,7 @@ function gatedEmbedder() {
  * document has a word of its own): it tells which documents are being embedded now.
  */
 function heldEmbedder() {
-  const calls: { texts: string[]; resolve: () => void }[] = [];
+  const calls: { texts: readonly string[]; resolve: () => void }[] = [];
   const model: EmbeddingModel = {
     id: 'test:held',
     dimensions: 64,

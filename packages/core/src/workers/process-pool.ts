@@ -26,11 +26,12 @@ export interface ProcessPoolOptions {
   /** Most processes at once, each with one request at a time (besides `spare`). */
   readonly processes: number;
   /**
-   * Processes beyond `processes` for requests of an owner with none running, while every process
-   * is busy with other owners' requests: such a request never waits for another owner's requests
-   * to end. One starts at once for such a request, or ahead of need once a request has waited
-   * `spawnAfterMs` while every process is busy (so the next owner finds it warm). Default 0.
-   * Memory: `(processes + spare) × memoryMb` at most.
+   * Processes beyond `processes` that take only requests of an owner with none running, so such
+   * a request never waits for other owners' requests to end. One starts at once for such a
+   * request when no other process is free, or ahead of need once a request has waited
+   * `spawnAfterMs` while the others are busy (so the next owner finds it warm); a spare is never
+   * used by an owner with requests running, so it stays warm through their floods (and their
+   * processes' kills). Default 0. Memory: `(processes + spare) × memoryMb` at most.
    */
   readonly spare?: number;
   /** Resident memory (Linux) and heap of each process, in MB: a process past it is killed. */
@@ -86,6 +87,8 @@ interface Job {
 
 interface Slot {
   readonly child: ChildProcess;
+  /** A spare process: it takes only requests of owners with none running (`ProcessPoolOptions.spare`). */
+  readonly spare: boolean;
   ready: boolean;
   job: Job | undefined;
   timers: NodeJS.Timeout[];
@@ -124,7 +127,8 @@ async function residentMb(pid: number | undefined): Promise<number | undefined> 
  *   requests instead of being restarted in a loop.
  * - **Fair.** A free process goes to the waiting request of the owner with the fewest requests
  *   running (`PoolRequest.owner`), the oldest first between owners with as many; an owner with
- *   none running gets a process at once, a spare one when every process is busy with others'.
+ *   none running gets a process at once: a spare one (kept for such owners only) when every
+ *   other process is busy with others'.
  * - **Warm and lazy.** The first request starts one process; another starts only when a
  *   request has waited `spawnAfterMs` while every running one is busy (or at once for an owner
  *   with none running), one at a time. Processes stay for the
@@ -137,6 +141,9 @@ export class ProcessPool {
   readonly #o: ProcessPoolOptions;
   #slots: Slot[] = [];
   #queue: Job[] = [];
+  /** When each owner was last given a process (a turn number), for the rotation between owners with as many running. */
+  readonly #served = new Map<string, number>();
+  #turn = 0;
   #nextId = 0;
   #closed = false;
 
@@ -198,14 +205,14 @@ export class ProcessPool {
     this.#settle(job, { error: reason });
   }
 
-  #start(): void {
+  #start(spare: boolean): void {
     const child = forkModule(this.#o.entry, {
       execArgv: [`--max-old-space-size=${this.#o.memoryMb}`],
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       env: {},
     });
-    const slot: Slot = { child, ready: false, job: undefined, timers: [], crash: undefined, stderr: '' };
+    const slot: Slot = { child, spare, ready: false, job: undefined, timers: [], crash: undefined, stderr: '' };
     this.#slots.push(slot);
     try {
       if (child.pid !== undefined) setPriority(child.pid, this.#o.nice ?? 10);
@@ -233,49 +240,65 @@ export class ProcessPool {
     while (this.#queue.length > 0 && !this.#closed) {
       const running = new Map<string, number>();
       for (const s of this.#slots) if (s.job) running.set(ownerOf(s.job), (running.get(ownerOf(s.job)) ?? 0) + 1);
-      const busy = this.#slots.filter((s) => s.job).length;
-      const next = this.#next(running, busy);
-      const idle = next && this.#slots.find((s) => s.ready && !s.job);
-      if (next && idle) {
-        this.#queue = this.#queue.filter((j) => j !== next);
-        this.#dispatch(idle, next);
+      const job = this.#next(running);
+      const newcomer = !running.has(ownerOf(job));
+      const idle = this.#slots.find((s) => s.ready && !s.job && !s.spare) ?? (newcomer ? this.#slots.find((s) => s.ready && !s.job) : undefined);
+      if (idle) {
+        this.#queue = this.#queue.filter((j) => j !== job);
+        this.#served.set(ownerOf(job), this.#turn++);
+        this.#dispatch(idle, job);
         continue;
       }
       // One process starts at a time: while one loads (seconds, cold), the requests wait for it
       // rather than start more (each loads everything again).
-      if (this.#slots.length >= processes + spare || this.#slots.some((s) => !s.ready)) break;
-      // An owner with nothing running waits while others' requests run: a process starts for it now.
-      const newcomer = busy > 0 && this.#queue.some((j) => !running.has(ownerOf(j)));
+      if (this.#slots.some((s) => !s.ready)) break;
+      const regular = this.#slots.filter((s) => !s.spare).length;
+      const spares = this.#slots.length - regular;
+      const busy = this.#slots.some((s) => s.job);
+      // An owner with nothing running waits while others' requests run: a process starts for it
+      // now (a regular one while there are fewer than `processes`, else a spare one). Otherwise
+      // one starts once the oldest request has waited `spawnAfterMs`: a regular one, else a spare
+      // warmed for the next owner with nothing running.
       const waited = performance.now() - (this.#queue[0] as Job).since;
       const delay = this.#o.spawnAfterMs ?? 1000;
-      if (this.#slots.length > 0 && !newcomer && waited < delay) {
-        this.#spawnTimer = setTimeout(() => this.#pump(), delay - waited);
+      const now = this.#slots.length === 0 || (busy && newcomer) || waited >= delay;
+      if (regular < processes) {
+        if (!now) {
+          this.#spawnTimer = setTimeout(() => this.#pump(), delay - waited);
+          break;
+        }
+        this.#start(false);
+      } else if (spares < spare && busy) {
+        if (!now) {
+          this.#spawnTimer = setTimeout(() => this.#pump(), delay - waited);
+          break;
+        }
+        this.#start(true);
+      } else {
         break;
       }
-      this.#start();
     }
     // A process keeps this one alive only while it starts or has a request.
     for (const slot of this.#slots) this.#hold(slot, !slot.ready || slot.job !== undefined);
   }
 
   /**
-   * The request a free process takes: of the owner with the fewest running, the oldest first
-   * between owners with as many. Once `processes` are busy, only an owner with none running (a
-   * spare process); none once the spares are busy too.
+   * The request a free process takes next: of the owner with the fewest running; between owners
+   * with as many, the one served longest ago (one never served, or not since it last had nothing
+   * waiting or running, first: with one process, or all of them just killed, everyone has none
+   * running and the oldest request would always win); then the oldest request.
    */
-  #next(running: ReadonlyMap<string, number>, busy: number): Job | undefined {
-    const { processes, spare = 0 } = this.#o;
-    if (busy >= processes + spare) return undefined;
-    let best: Job | undefined;
-    let fewest = Number.POSITIVE_INFINITY;
+  #next(running: ReadonlyMap<string, number>): Job {
+    const served = (job: Job) => this.#served.get(ownerOf(job)) ?? -1;
+    let best = this.#queue[0] as Job;
     for (const job of this.#queue) {
-      const count = running.get(ownerOf(job)) ?? 0;
-      if (busy >= processes && count > 0) continue;
-      if (count < fewest) {
-        best = job;
-        fewest = count;
-        if (count === 0) break;
-      }
+      const byRunning = (running.get(ownerOf(job)) ?? 0) - (running.get(ownerOf(best)) ?? 0);
+      if (byRunning < 0 || (byRunning === 0 && served(job) < served(best))) best = job;
+    }
+    // Owners with nothing waiting or running are forgotten: they start afresh when they come back.
+    if (this.#served.size > this.#queue.length + this.#slots.length) {
+      const present = new Set([...this.#queue, ...this.#slots.flatMap((s) => (s.job ? [s.job] : []))].map(ownerOf));
+      for (const owner of this.#served.keys()) if (!present.has(owner)) this.#served.delete(owner);
     }
     return best;
   }
