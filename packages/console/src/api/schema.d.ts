@@ -1849,6 +1849,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests of this kind waiting; try again later */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description An upstream is down or unreachable */
             503: {
                 headers: {
@@ -2186,6 +2195,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests of this kind waiting; try again later */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description An upstream is down or unreachable */
             503: {
                 headers: {
@@ -2260,6 +2278,15 @@ export interface operations {
             };
             /** @description Body or a field over its size limit; the message names the limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests of this kind waiting; try again later */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2546,6 +2573,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too many requests of this kind waiting; try again later */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description An upstream (model provider, MCP server, local runtime, vector store) answered an error */
             502: {
                 headers: {
@@ -2637,6 +2673,15 @@ export interface operations {
             };
             /** @description Body or a field over its size limit; the message names the limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests of this kind waiting; try again later */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
