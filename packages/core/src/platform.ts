@@ -119,7 +119,10 @@ export interface KnowledgeAdapters {
   readonly blobs?: BlobStore;
   /** Most documents indexed at the same time. Default 32. */
   readonly concurrency?: number;
-  /** Most bytes of document sources indexed at the same time (a larger one runs alone). Default 64 MiB. */
+  /**
+   * Most bytes of document sources indexed at the same time (a larger one runs alone); one more
+   * document, of a user with nothing being indexed, may start beyond it. Default 64 MiB.
+   */
   readonly concurrentBytes?: number;
   /**
    * How long (ms) after it was queued a document that does not fit the room left in

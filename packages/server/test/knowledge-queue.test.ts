@@ -165,6 +165,31 @@ describe('the indexing queue', () => {
     }
   });
 
+  it("starts a document of a user with nothing running at once when another user's documents use the whole byte budget", async () => {
+    const held = heldEmbedder();
+    const { platform, add, status } = await twoUsers(held.model, { concurrentBytes: 1000 });
+    const text = (word: string, bytes: number) => `${word} `.repeat(Math.floor(bytes / (word.length + 1)));
+    try {
+      for (const word of ['alpha', 'beta', 'gamma']) await add(0, `${word}.txt`, text(word, 500));
+      expect(await settle(() => held.embedding().length === 2)).toBe(true);
+      // 1,000 bytes running: no room left, yet the second user's document starts beside them.
+      const other = await add(1, 'omega.txt', text('omega', 300));
+      expect(await settle(() => held.embedding().includes('omega'))).toBe(true);
+      expect(held.embedding()).toEqual(['alpha', 'beta', 'omega']);
+      held.release('omega');
+      expect(await settle(async () => (await status(1, other)) === 'completed')).toBe(true);
+      // The first user's third waits for room: the spare slot is not theirs.
+      await new Promise((r) => setTimeout(r, 100));
+      expect(held.embedding()).toEqual(['alpha', 'beta']);
+      for (const word of ['alpha', 'beta', 'gamma']) {
+        expect(await settle(() => held.embedding().includes(word))).toBe(true);
+        held.release(word);
+      }
+    } finally {
+      await platform.close();
+    }
+  });
+
   it('passes a document over the room left in the byte budget for ones that fit, then runs it (alone) once it has waited overtakeMs', async () => {
     const held = heldEmbedder();
     const { platform, add, status } = await twoUsers(held.model, { concurrentBytes: 1000, overtakeMs: 400 });
@@ -187,13 +212,17 @@ describe('the indexing queue', () => {
       expect(await status(1, small)).toBe('pending');
       held.release('alpha');
       held.release('gamma');
-      // It runs alone, then the small one.
-      expect(await settle(() => held.embedding().includes('big'))).toBe(true);
+      // It runs with no other regular document beside it; the second user, with nothing running
+      // once gamma ended, has its small one started at once in the spare slot.
+      expect(await settle(() => held.embedding().includes('big') && held.embedding().includes('delta'))).toBe(true);
+      const more = await add(0, 'epsilon.txt', text('epsilon', 100));
       await new Promise((r) => setTimeout(r, 100));
-      expect(new Set(held.embedding())).toEqual(new Set(['big']));
-      held.release('big');
-      expect(await settle(() => held.embedding().includes('delta'))).toBe(true);
+      expect(held.embedding()).toEqual(['big', 'delta']);
       held.release('delta');
+      held.release('big');
+      expect(await settle(() => held.embedding().includes('epsilon'))).toBe(true);
+      held.release('epsilon');
+      expect(await settle(async () => (await status(0, more)) === 'completed')).toBe(true);
       expect(await settle(async () => (await status(1, small)) === 'completed')).toBe(true);
       expect(await status(0, big)).toBe('completed');
     } finally {

@@ -35,8 +35,10 @@ export interface JobQueueOptions {
   /** Most jobs running at once on this instance. */
   readonly concurrency: number;
   /**
-   * Jobs this instance takes beyond `concurrency` when every slot is held, each of a tenant with
-   * no job leased anywhere: a tenant arriving while others fill the slots starts at once.
+   * Jobs this instance takes beyond `concurrency` and the byte budget, each of a tenant with no
+   * job leased anywhere and no larger than `concurrentBytes`: a tenant arriving while others'
+   * jobs hold every slot, use the budget or wait for room starts at once. Sources being indexed
+   * stay under `concurrentBytes` (or one larger job, alone) plus `spare × concurrentBytes`.
    */
   readonly spare: number;
   /** Most bytes of sources running at once on this instance (a larger job runs alone). */
@@ -61,6 +63,8 @@ interface Held {
   /** Extends the lease now; aborts the controller unless it is still `held`. */
   readonly heartbeat: () => Promise<LeaseState>;
   readonly timer: ReturnType<typeof setInterval>;
+  /** Taken in a spare slot: beyond `concurrency` and the byte budget, for a tenant with nothing leased. */
+  readonly spare: boolean;
   running: boolean;
 }
 
@@ -69,7 +73,8 @@ interface Held {
  * woken (this instance queued a job, or a run ended), and every `pollMs` once started (jobs of
  * other instances, leases that ran out). Storage picks each job fairly between tenants (see
  * `JobRepository.claim`); a job that does not fit the room left in the byte budget is passed over
- * for one that does, until it has waited `overtakeMs`. While a job is held its lease is extended
+ * for one that does, until it has waited `overtakeMs`; a tenant with nothing leased gets a spare
+ * slot when the others' jobs leave no room (`spare`). While a job is held its lease is extended
  * every `heartbeatMs`; a heartbeat that finds the lease lost or the job cancelled aborts the run.
  */
 export class JobQueue {
@@ -79,6 +84,8 @@ export class JobQueue {
   /** The held job waiting for room in the byte budget (claimed overdue); no other is claimed meanwhile. */
   #waiting: Held | undefined;
   #activeBytes = 0;
+  /** Held jobs taken in a spare slot (`JobQueueOptions.spare`). */
+  #spares = 0;
   #claiming = false;
   #again = false;
   #closed = false;
@@ -136,42 +143,45 @@ export class JobQueue {
     const { storage, clock, owner, concurrency, spare, concurrentBytes, leaseMs, overtakeMs } = this.#o;
     while (!this.#closed) {
       const waiting = this.#waiting;
-      if (waiting) {
-        // An overdue job over the budget: nothing else is claimed until it has room (alone if it must).
-        if (this.#activeBytes + waiting.lease.size > concurrentBytes && this.#held.size > 1) return;
+      if (waiting && (this.#activeBytes + waiting.lease.size <= concurrentBytes || this.#held.size === 1)) {
+        // The overdue job over the budget has room now (or runs alone): it goes first.
         this.#waiting = undefined;
         this.#begin(waiting);
         continue;
       }
       const held = this.#held.size;
-      if (held >= concurrency + spare) return;
-      // Every slot held: only a job of a tenant with nothing running anywhere, in a spare slot.
-      const full = held >= concurrency;
       const now = clock.now();
       // With jobs running, a job over the room left is passed over until it is overdue; with
       // none, any job runs (one larger than the whole budget alone).
       const room = held > 0 ? Math.max(0, concurrentBytes - this.#activeBytes) : undefined;
-      const lease = await storage.jobs.claim({
-        owner,
-        now,
-        leaseMs,
-        ...(room !== undefined ? { maxBytes: room } : {}),
-        ...(room !== undefined && !full ? { overdueAt: new Date(now.getTime() - overtakeMs) } : {}),
-        ...(full ? { idleTenantsOnly: true } : {}),
-      });
+      let lease: JobLease | undefined;
+      // A regular slot, unless a job waits for room (nothing is claimed before it).
+      if (!waiting && held - this.#spares < concurrency) {
+        lease = await storage.jobs.claim({
+          owner,
+          now,
+          leaseMs,
+          ...(room !== undefined ? { maxBytes: room, overdueAt: new Date(now.getTime() - overtakeMs) } : {}),
+        });
+      }
+      // Nothing for a regular slot while jobs run (the slots are held, the budget is used, or a
+      // job waits for room): a spare slot takes a job of a tenant with no job leased anywhere,
+      // up to the size of the whole budget, so another tenant's jobs never hold it back.
+      const asSpare = !lease && held > 0 && this.#spares < spare;
+      if (asSpare) lease = await storage.jobs.claim({ owner, now, leaseMs, maxBytes: concurrentBytes, idleTenantsOnly: true });
       if (!lease) return;
       if (this.#closed) {
         await storage.jobs.release(lease);
         return;
       }
-      const entry = this.#hold(lease);
-      if (room !== undefined && lease.size > room) this.#waiting = entry;
+      const entry = this.#hold(lease, asSpare);
+      if (!asSpare && room !== undefined && lease.size > room) this.#waiting = entry;
       else this.#begin(entry);
     }
   }
 
   /** Keeps a claimed job's lease alive (heartbeats) until it is dropped. */
-  #hold(lease: JobLease): Held {
+  #hold(lease: JobLease, spare: boolean): Held {
     const { storage, clock, leaseMs, heartbeatMs } = this.#o;
     const controller = new AbortController();
     const heartbeat = async (): Promise<LeaseState> => {
@@ -185,7 +195,8 @@ export class JobQueue {
       heartbeat().catch(() => {});
     }, heartbeatMs);
     timer.unref?.();
-    const entry: Held = { lease, controller, heartbeat, timer, running: false };
+    const entry: Held = { lease, controller, heartbeat, timer, spare, running: false };
+    if (spare) this.#spares++;
     this.#held.set(`${lease.jobId}:${lease.generation}`, entry);
     // A job waiting for room that is cancelled, lost or closed meanwhile goes without running.
     controller.signal.addEventListener('abort', () => {
@@ -199,6 +210,7 @@ export class JobQueue {
   #drop(entry: Held): void {
     clearInterval(entry.timer);
     this.#held.delete(`${entry.lease.jobId}:${entry.lease.generation}`);
+    if (entry.spare) this.#spares--;
     if (entry.running) this.#activeBytes -= entry.lease.size;
     this.wake();
   }

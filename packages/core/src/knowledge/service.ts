@@ -93,13 +93,16 @@ export interface KnowledgeOptions {
   /**
    * Most bytes of source indexed at the same time: a document that would pass it waits until
    * the running ones finish (and one larger than it runs alone), so big files do not all parse
-   * at once. Default {@link DEFAULT_CONCURRENT_BYTES}.
+   * at once. Besides, one document of a user with nothing being indexed (and no larger than
+   * this) starts at once beyond it, so other users' documents never hold it back. Default
+   * {@link DEFAULT_CONCURRENT_BYTES}.
    */
   readonly concurrentBytes?: number;
   /**
    * How long (ms) after it was queued a document that does not fit the room left in
    * `concurrentBytes` may be passed over by documents that do; then this instance starts nothing
-   * else until it fits (it runs alone if it must), so it is never starved. Default 10,000.
+   * else until it fits (it runs alone if it must; only a user with nothing being indexed may
+   * still start one beside it), so it is never starved. Default 10,000.
    */
   readonly overtakeMs?: number;
   /**
