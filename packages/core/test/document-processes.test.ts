@@ -218,6 +218,29 @@ describe('ProcessPool', () => {
     }
   });
 
+  it('keeps the spare process for owners with none running: an owner whose process was just killed waits for its replacement', async () => {
+    const pool = new ProcessPool({ entry: ENTRY, label: 'the document reader', processes: 1, spare: 1, memoryMb: 1024, spawnAfterMs: 60_000 });
+    try {
+      await pool.run(request('warm'));
+      const stop = new AbortController();
+      const a1 = pool.run(long('a', stop.signal));
+      a1.catch(() => {});
+      // b's first request starts the spare process, and leaves it warm.
+      await pool.run({ ...request('The first of b.'), owner: 'b' });
+      const order: string[] = [];
+      const a2 = pool.run({ ...request('The second of a.'), owner: 'a' }).then(() => order.push('a2'));
+      // a's process is killed (as at its time limit): a has none running, but a process starts
+      // for it at once, and the warm spare stays for b, whose second request is read first.
+      stop.abort(new Error('stopped'));
+      const b2 = pool.run({ ...request('The second of b.'), owner: 'b' }).then(() => order.push('b2'));
+      await Promise.all([a2, b2]);
+      expect(order).toEqual(['b2', 'a2']);
+      expect(pool.pids).toHaveLength(2);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it("starts a spare process at once for an owner with none running while another owner's requests fill every process", async () => {
     const pool = new ProcessPool({ entry: ENTRY, label: 'the document reader', processes: 1, spare: 1, memoryMb: 1024, spawnAfterMs: 60_000 });
     try {

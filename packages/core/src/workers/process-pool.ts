@@ -30,8 +30,9 @@ export interface ProcessPoolOptions {
    * a request never waits for other owners' requests to end. One starts at once for such a
    * request when no other process is free, or ahead of need once a request has waited
    * `spawnAfterMs` while the others are busy (so the next owner finds it warm); a spare is never
-   * used by an owner with requests running, so it stays warm through their floods (and their
-   * processes' kills). Default 0. Memory: `(processes + spare) × memoryMb` at most.
+   * used by an owner with requests running, nor by one whose processes were just killed (their
+   * replacements are started for it), so it stays warm through their floods and their time
+   * limits. Default 0. Memory: `(processes + spare) × memoryMb` at most.
    */
   readonly spare?: number;
   /** Resident memory (Linux) and heap of each process, in MB: a process past it is killed. */
@@ -89,6 +90,12 @@ interface Slot {
   readonly child: ChildProcess;
   /** A spare process: it takes only requests of owners with none running (`ProcessPoolOptions.spare`). */
   readonly spare: boolean;
+  /**
+   * The owner a regular process was started for (whose request ran in the process it replaces,
+   * else whose request waited): while it starts, that owner counts as having one running, so an
+   * owner whose processes were just killed waits for their replacements, not for the spare one.
+   */
+  readonly startedFor: string | undefined;
   ready: boolean;
   job: Job | undefined;
   timers: NodeJS.Timeout[];
@@ -128,10 +135,10 @@ async function residentMb(pid: number | undefined): Promise<number | undefined> 
  * - **Fair.** A free process goes to the waiting request of the owner with the fewest requests
  *   running (`PoolRequest.owner`), the oldest first between owners with as many; an owner with
  *   none running gets a process at once: a spare one (kept for such owners only) when every
- *   other process is busy with others'.
+ *   other process is busy with others' (or starting for them).
  * - **Warm and lazy.** The first request starts one process; another starts only when a
  *   request has waited `spawnAfterMs` while every running one is busy (or at once for an owner
- *   with none running), one at a time. Processes stay for the
+ *   with none running), one at a time (and one spare). Processes stay for the
  *   next requests; idle ones are unref'd so they never keep this process alive, and they exit
  *   when it does (their IPC channel closes).
  * - **Least privilege.** A process gets an empty environment (no credentials), none of this
@@ -205,14 +212,14 @@ export class ProcessPool {
     this.#settle(job, { error: reason });
   }
 
-  #start(spare: boolean): void {
+  #start(spare: boolean, startedFor?: string): void {
     const child = forkModule(this.#o.entry, {
       execArgv: [`--max-old-space-size=${this.#o.memoryMb}`],
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       env: {},
     });
-    const slot: Slot = { child, spare, ready: false, job: undefined, timers: [], crash: undefined, stderr: '' };
+    const slot: Slot = { child, spare, startedFor, ready: false, job: undefined, timers: [], crash: undefined, stderr: '' };
     this.#slots.push(slot);
     try {
       if (child.pid !== undefined) setPriority(child.pid, this.#o.nice ?? 10);
@@ -233,26 +240,34 @@ export class ProcessPool {
   /** Set while requests wait for `spawnAfterMs` to pass before another process starts. */
   #spawnTimer: NodeJS.Timeout | undefined;
 
-  #pump(): void {
+  /** Gives free processes to waiting requests and starts processes; `replacing`: the owner of the request whose regular process just ended. */
+  #pump(replacing?: string): void {
     clearTimeout(this.#spawnTimer);
     this.#spawnTimer = undefined;
     const { processes, spare = 0 } = this.#o;
     while (this.#queue.length > 0 && !this.#closed) {
       const running = new Map<string, number>();
-      for (const s of this.#slots) if (s.job) running.set(ownerOf(s.job), (running.get(ownerOf(s.job)) ?? 0) + 1);
+      for (const s of this.#slots) {
+        const owner = s.job ? ownerOf(s.job) : s.ready ? undefined : s.startedFor;
+        if (owner !== undefined) running.set(owner, (running.get(owner) ?? 0) + 1);
+      }
       const job = this.#next(running);
       const newcomer = !running.has(ownerOf(job));
-      const idle = this.#slots.find((s) => s.ready && !s.job && !s.spare) ?? (newcomer ? this.#slots.find((s) => s.ready && !s.job) : undefined);
+      const regular = this.#slots.filter((s) => !s.spare).length;
+      const loading = (spare: boolean) => this.#slots.some((s) => !s.ready && s.spare === spare);
+      // The spare process takes an owner with nothing running, unless a regular process is
+      // missing and none is starting: then its replacement starts first (for the owner whose
+      // request it ran, below), so that owner is not taken for one with nothing running.
+      const offerSpare = newcomer && (regular >= processes || loading(false));
+      const idle = this.#slots.find((s) => s.ready && !s.job && !s.spare) ?? (offerSpare ? this.#slots.find((s) => s.ready && !s.job) : undefined);
       if (idle) {
         this.#queue = this.#queue.filter((j) => j !== job);
         this.#served.set(ownerOf(job), this.#turn++);
         this.#dispatch(idle, job);
         continue;
       }
-      // One process starts at a time: while one loads (seconds, cold), the requests wait for it
-      // rather than start more (each loads everything again).
-      if (this.#slots.some((s) => !s.ready)) break;
-      const regular = this.#slots.filter((s) => !s.spare).length;
+      // One regular process starts at a time (and one spare): while one loads (seconds, cold),
+      // the requests wait for it rather than start more (each loads everything again).
       const spares = this.#slots.length - regular;
       const busy = this.#slots.some((s) => s.job);
       // An owner with nothing running waits while others' requests run: a process starts for it
@@ -261,14 +276,18 @@ export class ProcessPool {
       // warmed for the next owner with nothing running.
       const waited = performance.now() - (this.#queue[0] as Job).since;
       const delay = this.#o.spawnAfterMs ?? 1000;
-      const now = this.#slots.length === 0 || (busy && newcomer) || waited >= delay;
+      // A killed process's replacement starts at once too: its owner's requests wait for it.
+      const now = this.#slots.length === 0 || (busy && newcomer) || waited >= delay || replacing !== undefined;
       if (regular < processes) {
+        if (loading(false)) break;
         if (!now) {
           this.#spawnTimer = setTimeout(() => this.#pump(), delay - waited);
           break;
         }
-        this.#start(false);
+        this.#start(false, replacing ?? ownerOf(job));
+        replacing = undefined;
       } else if (spares < spare && busy) {
+        if (loading(true)) break;
         if (!now) {
           this.#spawnTimer = setTimeout(() => this.#pump(), delay - waited);
           break;
@@ -347,7 +366,7 @@ export class ProcessPool {
     slot.job = undefined;
     if (job) this.#settle(job, { error });
     slot.child.kill('SIGKILL');
-    this.#pump();
+    this.#pump(job && !slot.spare ? ownerOf(job) : undefined);
   }
 
   #onReply(slot: Slot, reply: Reply): void {
@@ -395,6 +414,6 @@ export class ProcessPool {
       const error = new PlatformError('internal', `${this.#o.label} could not start${reason ? `: ${reason}` : ''} (${how})`);
       for (const waiting of this.#queue.splice(0)) this.#settle(waiting, { error });
     }
-    this.#pump();
+    this.#pump(job && !slot.spare ? ownerOf(job) : undefined);
   }
 }
