@@ -16,6 +16,7 @@ import { chromaAdapter } from './chroma-adapter.mjs';
 import { vectorSearch } from './vectors.mjs';
 import { storageModes } from './storage.mjs';
 import { hostileHealth } from './hostile.mjs';
+import { fairIngestion } from './fair.mjs';
 import { mastraSideBySide } from './mastra.mjs';
 import { withStorageModes } from './modes.mjs';
 
@@ -102,7 +103,7 @@ async function projectsList() {
   });
 }
 
-const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch, search: endToEndSearch, 'search-ingest': searchDuringIngest, completions: completionOverhead, tools: toolRuns, mcp: mcpCalls, chroma: chromaAdapter, embedder: embedderThroughput, 'openai-embedder': openaiEmbedderThroughput, storage: storageModes, hostile: hostileHealth, mastra: mastraSideBySide };
+const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch, search: endToEndSearch, 'search-ingest': searchDuringIngest, completions: completionOverhead, tools: toolRuns, mcp: mcpCalls, chroma: chromaAdapter, embedder: embedderThroughput, 'openai-embedder': openaiEmbedderThroughput, storage: storageModes, hostile: hostileHealth, fair: fairIngestion, mastra: mastraSideBySide };
 // Entries that run only when named: `mastra` installs a peer (about 250 MB from npm) on first use.
 const optIn = new Set(['mastra']);
 const selected = Object.keys(entries).filter((name) => (args.size === 0 ? !optIn.has(name) : args.has(name)));

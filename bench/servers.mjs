@@ -16,7 +16,15 @@ if (kind === 'ours') {
   const { default: pino } = await import('pino');
   // As `serve` reads it: hosts users' URLs may reach (AGENT_PLATFORM_ALLOWED_HOSTS).
   const allowedHosts = parseAllowedHosts(process.env.AGENT_PLATFORM_ALLOWED_HOSTS);
-  const server = await startServer({ port: 0, dataDir: arg, logger: pino({ level: 'info' }, pino.destination('/dev/null')), ...(allowedHosts.length ? { outbound: { allowedHosts } } : {}) });
+  // BENCH_DOCUMENT_TIMEOUT_MS: the server's --document-timeout (flags are the CLI's; this is startServer).
+  const timeoutMs = Number(process.env.BENCH_DOCUMENT_TIMEOUT_MS);
+  const server = await startServer({
+    port: 0,
+    dataDir: arg,
+    logger: pino({ level: 'info' }, pino.destination('/dev/null')),
+    ...(allowedHosts.length ? { outbound: { allowedHosts } } : {}),
+    ...(timeoutMs > 0 ? { documentLimits: { timeoutMs } } : {}),
+  });
   process.send({ url: server.url, firstKey: server.firstKey });
   process.on('disconnect', () => server.close().then(() => process.exit(0)));
 } else if (kind === 'bare') {
