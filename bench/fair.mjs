@@ -28,7 +28,7 @@ const TARGET = 2;
 const stats = (ms) => ({ samples: ms.length, median: median(ms), p90: percentile(ms, 90), max: Math.max(...ms) });
 
 /** The flood and the small documents against the real server of one storage mode. */
-async function fairIn(mode) {
+export async function fairIn(mode) {
   const embedder = await startFakeEmbedder();
   // Two users, made before the server starts.
   const platform = await mode.openPlatform();

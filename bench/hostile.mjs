@@ -1,6 +1,6 @@
 // `pnpm bench hostile`: the real built server (bench/servers.mjs `ours`) in a child process, probed
 // on GET /health every 20 ms from a worker thread while it is fed hostile work, one part at a
-// time (BENCH_HOSTILE_PARTS=documents,upstreams picks some; every part by default):
+// time (BENCH_HOSTILE_PARTS=documents,upstreams,fair picks some; every part by default):
 // - documents: the documents of packages/server/test/knowledge-bombs.test.ts (hostileDocuments of
 //   @agent-platform/core/testing: DOCX bombs, deep nesting, 100,000 PDF pages, 4 MB
 //   repetitions), each posted with an ordinary document beside it, until both are indexed (and
@@ -17,6 +17,8 @@
 //   BENCH_HOSTILE_ROUNDS times (default 2), while the server's resident memory is sampled too.
 //   Targets: /health p99 within 100 ms, and the server's RSS growth within the configured
 //   limits times the users (see upstreamBound).
+// - fair: bench/fair.mjs (`pnpm bench fair` alone): another user's small document while one user
+//   floods the indexing queue, against its time alone. Target: at most 2×.
 // A part is a function of a storage mode (bench/modes.mjs) answering its figures with `ratio`
 // and `target` (lowerIsBetter); a new part is one more entry of PARTS.
 //   node bench/hostile.mjs        (or `pnpm bench hostile`); BENCH_STORAGE=sqlite|postgres|both
@@ -26,6 +28,7 @@ import { DEFAULT_UPSTREAM_LIMITS } from '@agent-platform/core';
 import { hostileDocuments, startHostileUpstreams } from '@agent-platform/core/testing';
 import { startFakeEmbedder } from './fake-embedder.mjs';
 import { percentile } from './load.mjs';
+import { fairIn } from './fair.mjs';
 import { withStorageModes } from './modes.mjs';
 import { startBenchUpstream } from './upstream.mjs';
 
@@ -342,7 +345,7 @@ async function upstreamsIn(mode) {
 }
 
 /** The parts of the benchmark (see the top of this file): name → part of one storage mode. */
-const PARTS = { documents: documentsIn, upstreams: upstreamsIn };
+const PARTS = { documents: documentsIn, upstreams: upstreamsIn, fair: fairIn };
 
 /** The parts BENCH_HOSTILE_PARTS names (comma-separated), every one by default. */
 function selectedParts(value = process.env.BENCH_HOSTILE_PARTS) {
