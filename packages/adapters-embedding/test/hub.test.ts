@@ -27,7 +27,8 @@ let cacheDir: string;
 beforeAll(async () => {
   source = await makeTinyModel(join(await mkdtemp(join(tmpdir(), 'fake-hub-src-')), 'model'), { sentenceTransformers: 'cls' });
   hub = await startFakeHub(REPO, source);
-  guarded = createGuardedFetch(createOutboundPolicy(), {
+  // The fake hub listens on 127.0.0.1: allowed as the server allows the operator's HF_ENDPOINT.
+  guarded = createGuardedFetch(createOutboundPolicy({ allowedHosts: ['127.0.0.1'] }), {
     lookup: async (host) => {
       if (host !== 'hub.test') throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
       return [{ address: '127.0.0.1', family: 4 }];

@@ -94,7 +94,7 @@ describe('chroma settings validation', () => {
   });
 
   it('accepts a full configuration', () => {
-    const config = { endpoint: 'https://chroma.example.com', indexName: 'agent.platform_v1', apiKey: 'k', tenant: 't', database: 'd' };
+    const config = { endpoint: 'https://chroma.example.com', indexName: 'agent.platform_v1', apiKey: 'k', tenant: 'team-a', database: 'docs' };
     expect(parseChromaConfig(config)).toEqual(config);
   });
 

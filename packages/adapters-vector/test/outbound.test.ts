@@ -34,7 +34,8 @@ beforeAll(async () => {
     startWeaviateTestServer(),
     startChromaServer(),
   ]);
-  guarded = createGuardedFetch(createOutboundPolicy(), {
+  // The stores' test servers listen on 127.0.0.1: allowed as `--allow-host 127.0.0.1` does.
+  guarded = createGuardedFetch(createOutboundPolicy({ allowedHosts: ['127.0.0.1'] }), {
     lookup: async (host) => {
       lookups.push(host);
       if (host !== 'stores.test') throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });

@@ -50,13 +50,14 @@ export {
   type AddressKind,
   classifyAddress,
   createOutboundPolicy,
+  hostPortEntry,
   type OutboundPolicy,
   type OutboundPolicyOptions,
   parseAllowedHosts,
   type PolicyDecision,
   refusalError,
 } from './net/policy.js';
-export { type CheckedTarget, createGuardedFetch, type GuardedFetch, type GuardedFetchOptions, type HostResolver, type ProxyRoute, type ResolvedAddress } from './net/guarded-fetch.js';
+export { allowingUrls, type CheckedTarget, createGuardedFetch, type GuardedFetch, type GuardedFetchOptions, type HostResolver, type ProxyRoute, type ResolvedAddress } from './net/guarded-fetch.js';
 export { DEFAULT_LOCAL_MODEL_URL, defaultLocalModelBaseUrl, type LocalModelRuntime } from './local-models/runtime.js';
 export { type FetchLike, normaliseDigest, ollamaRuntime, type OllamaRuntimeOptions } from './local-models/ollama.js';
 export { deleteLocalModel, listLocalModels, type LocalModelResult, type LocalModelServiceOptions } from './local-models/service.js';
@@ -71,6 +72,7 @@ export {
   type UpstreamLimits,
   utf8Bytes,
 } from './net/upstream-limits.js';
+export { baseUrlProblem } from './net/base-url.js';
 export { isUnresolvedHost, unreachableAs, unresolvedHostError } from './net/unresolved-host.js';
 export type * from './tools/sandbox.js';
 export { FairQueue, type FairQueueLimits, FairScheduler } from './tools/fair-queue.js';

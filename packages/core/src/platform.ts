@@ -82,9 +82,9 @@ import type { DefaultModelsQuery, ProviderModelsResponse } from './schemas/provi
 import type { SecretBox } from './security/secrets.js';
 import { ollamaRuntime } from './local-models/ollama.js';
 import type { ByteLimit } from './net/upstream-limits.js';
-import type { LocalModelRuntime } from './local-models/runtime.js';
-import { deleteLocalModel, type LocalModelResult, listLocalModels } from './local-models/service.js';
-import { createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
+import { defaultLocalModelBaseUrl, type LocalModelRuntime } from './local-models/runtime.js';
+import { deleteLocalModel, type LocalModelResult, type LocalModelServiceOptions, listLocalModels } from './local-models/service.js';
+import { allowingUrls, createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
 import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.js';
 import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from './schemas/local-models.js';
 import type { ChatRecord, ChunkRecord, ProjectRecord, StorageAdapter, ToolRecord } from './storage/types.js';
@@ -182,11 +182,18 @@ export interface AgentPlatformOptions {
   readonly secrets?: SecretBox;
   /** How long `testCredential`'s call to the provider may take, answer included. Default 10,000 ms. */
   readonly credentialTestTimeoutMs?: number;
-  /** Which hosts caller-supplied URLs may reach (DESIGN.md, "Outbound URLs"). Default: loopback and public only. */
+  /** Which hosts caller-supplied URLs may reach (DESIGN.md, "Outbound URLs"). Default: public addresses only. */
   readonly outbound?: OutboundPolicyOptions;
   /** The fetch for caller-supplied URLs; default: one enforcing `outbound`. */
   readonly fetch?: GuardedFetch;
-  /** The local model runtime; default: Ollama over the guarded fetch. */
+  /**
+   * The fetch of the operator's own address the platform reaches for callers: the default local
+   * model runtime (`localModelUrl`), which calls that give no `baseUrl` use. Default: `fetch`
+   * with that address (its host and port) allowed as well; a `baseUrl` a caller gives is judged
+   * by `fetch` alone.
+   */
+  readonly operatorFetch?: GuardedFetch;
+  /** The local model runtime; default: Ollama over the guarded fetch (`operatorFetch` for the default address). */
   readonly localModels?: LocalModelRuntime;
   /** Most bytes of one answer of the default local model runtime, and the setting that raises it. Default 1 MiB (`DEFAULT_UPSTREAM_LIMITS.runtimeAnswerBytes`). */
   readonly localModelAnswerLimit?: ByteLimit;
@@ -310,6 +317,8 @@ export class AgentPlatform {
   /** Fetch for every URL a caller supplies: checks the outbound policy before connecting. */
   readonly fetch: GuardedFetch;
   readonly #localModels: LocalModelRuntime;
+  /** The runtime client of the default address (`localModelUrl`): by the operator's fetch. */
+  readonly #defaultLocalModels: LocalModelRuntime;
   readonly #localModelUrl: string | undefined;
   readonly #defaultBaseUrl: DefaultBaseUrl | undefined;
   readonly #credentials: CredentialService;
@@ -325,8 +334,10 @@ export class AgentPlatform {
     this.#streams = options.streamStore ?? memoryStreamStore({ ...options.streams, clock: this.clock });
     this.#secrets = options.secrets;
     this.fetch = options.fetch ?? createGuardedFetch(createOutboundPolicy(options.outbound));
-    this.#localModels = options.localModels ?? ollamaRuntime({ fetch: this.fetch, ...(options.localModelAnswerLimit ? { answerLimit: options.localModelAnswerLimit } : {}) });
+    const answerLimit = options.localModelAnswerLimit ? { answerLimit: options.localModelAnswerLimit } : {};
+    this.#localModels = options.localModels ?? ollamaRuntime({ fetch: this.fetch, ...answerLimit });
     this.#localModelUrl = options.localModelUrl;
+    this.#defaultLocalModels = options.localModels ?? ollamaRuntime({ fetch: options.operatorFetch ?? allowingUrls(this.fetch, [options.localModelUrl ?? defaultLocalModelBaseUrl()]), ...answerLimit });
     this.#defaultBaseUrl = options.agent?.defaultBaseUrl;
     this.#notifier = options.notifier ?? createMemoryNotifier();
     this.#ctx = { storage: this.storage, clock: this.clock, ids: this.ids, notifier: this.#notifier, fetch: this.fetch, secrets: this.#secrets, caps: this.#caps };
@@ -1004,12 +1015,16 @@ export class AgentPlatform {
 
   /** `GET /api/v1/localmodel/list-models`: `{ status, body }` (failures use `error`, with `models: []`). */
   listLocalModels(_caller: Caller, query: ListLocalModelsQuery = {}): Promise<LocalModelResult<ListLocalModelsResponse>> {
-    return listLocalModels(this.#localModels, query, this.#localModelUrl ? { defaultBaseUrl: this.#localModelUrl } : {});
+    return listLocalModels(this.#localModels, query, this.#localModelOptions());
   }
 
   /** `DELETE /api/v1/localmodel/delete-model`: `{ status, body }`. */
   deleteLocalModel(_caller: Caller, input: DeleteLocalModelRequest): Promise<LocalModelResult<DeleteLocalModelResponse>> {
-    return deleteLocalModel(this.#localModels, input, this.#localModelUrl ? { defaultBaseUrl: this.#localModelUrl } : {});
+    return deleteLocalModel(this.#localModels, input, this.#localModelOptions());
+  }
+
+  #localModelOptions(): LocalModelServiceOptions {
+    return { defaultRuntime: this.#defaultLocalModels, ...(this.#localModelUrl ? { defaultBaseUrl: this.#localModelUrl } : {}) };
   }
 
   // ---- chats ----------------------------------------------------------------------------

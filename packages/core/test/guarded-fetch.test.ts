@@ -66,7 +66,8 @@ function stubResolver(table: Record<string, ResolvedAddress[] | (() => ResolvedA
   };
 }
 
-function guarded(lookup: HostResolver, allowedHosts: string[] = [], allowlistOnly = false): GuardedFetch {
+/** A guarded fetch; by default 127.0.0.1 (where the test server listens) is allowed, as `--allow-host 127.0.0.1` does. */
+function guarded(lookup: HostResolver, allowedHosts: string[] = ['127.0.0.1'], allowlistOnly = false): GuardedFetch {
   const f = createGuardedFetch(createOutboundPolicy({ allowedHosts, allowlistOnly }), { lookup });
   fetches.push(f);
   return f;
@@ -121,7 +122,7 @@ describe('createGuardedFetch: allowed targets', () => {
     const refused = await rejection(guarded(stubResolver({}, events), [], true)(`http://127.0.0.1:${port}/`));
     expect(isPlatformError(refused)).toBe(true);
     expect((refused as Error).message).toBe(
-      'Refused to connect to 127.0.0.1: not in the allowed hosts (--allowed-hosts-only); allow it with --allow-host',
+      `Refused to connect to 127.0.0.1: not in the allowed hosts (--allowed-hosts-only); allow it with --allow-host 127.0.0.1:${port}`,
     );
     expect(events).toEqual([]);
     vi.restoreAllMocks();
@@ -150,7 +151,7 @@ describe('createGuardedFetch: refusals happen before any connection', () => {
     expect(isPlatformError(error)).toBe(true);
     expect(error).toMatchObject({
       code: 'invalid_request',
-      message: 'Refused to connect to ollama.internal (10.0.0.5): private address; allow it with --allow-host',
+      message: 'Refused to connect to ollama.internal (10.0.0.5): private address; allow it with --allow-host ollama.internal:11434',
     });
     expect(events).toEqual(['lookup:ollama.internal']);
   });
@@ -160,12 +161,12 @@ describe('createGuardedFetch: refusals happen before any connection', () => {
     forbidConnects(events);
     const f = guarded(stubResolver({}, events));
     const cases: [string, string][] = [
-      ['http://169.254.169.254/latest/meta-data/', 'Refused to connect to 169.254.169.254: cloud metadata address; allow it with --allow-host'],
-      ['http://10.0.0.5:11434/', 'Refused to connect to 10.0.0.5: private address; allow it with --allow-host'],
-      ['http://[::ffff:10.0.0.1]/', 'Refused to connect to ::ffff:a00:1: private address (embeds 10.0.0.1); allow it with --allow-host'],
-      ['http://[fe80::1]/', 'Refused to connect to fe80::1: link-local address; allow it with --allow-host'],
-      ['http://0.0.0.0:11434/', 'Refused to connect to 0.0.0.0: unspecified address; allow it with --allow-host'],
-      ['http://167772165/', 'Refused to connect to 10.0.0.5: private address; allow it with --allow-host'], // 10.0.0.5 as one number
+      ['http://169.254.169.254/latest/meta-data/', 'Refused to connect to 169.254.169.254: cloud metadata address; allow it with --allow-host 169.254.169.254:80'],
+      ['http://10.0.0.5:11434/', 'Refused to connect to 10.0.0.5: private address; allow it with --allow-host 10.0.0.5:11434'],
+      ['http://[::ffff:10.0.0.1]/', 'Refused to connect to ::ffff:a00:1: private address (embeds 10.0.0.1); allow it with --allow-host [::ffff:a00:1]:80'],
+      ['https://[fe80::1]/', 'Refused to connect to fe80::1: link-local address; allow it with --allow-host [fe80::1]:443'],
+      ['http://0.0.0.0:11434/', 'Refused to connect to 0.0.0.0: unspecified address; allow it with --allow-host 0.0.0.0:11434'],
+      ['http://167772165/', 'Refused to connect to 10.0.0.5: private address; allow it with --allow-host 10.0.0.5:80'], // 10.0.0.5 as one number
     ];
     for (const [url, message] of cases) {
       expect(await rejection(f(url)), url).toMatchObject({ code: 'invalid_request', message });
@@ -178,7 +179,7 @@ describe('createGuardedFetch: refusals happen before any connection', () => {
     forbidConnects(events);
     const f = guarded(stubResolver({ 'mixed.test': [...loopback, { address: 'fd00::5', family: 6 }] }, events));
     expect(await rejection(f(`http://mixed.test:${port}/`))).toMatchObject({
-      message: 'Refused to connect to mixed.test (fd00::5): private address; allow it with --allow-host',
+      message: `Refused to connect to mixed.test (fd00::5): private address; allow it with --allow-host mixed.test:${port}`,
     });
     expect(events).toEqual(['lookup:mixed.test']);
   });
@@ -243,7 +244,7 @@ describe('createGuardedFetch: redirects are checked hop by hop', () => {
     const f = guarded(stubResolver({}, events));
     expect(await rejection(f(redirect(302, 'http://169.254.169.254/latest/meta-data/')))).toMatchObject({
       code: 'invalid_request',
-      message: 'Refused to connect to 169.254.169.254: cloud metadata address; allow it with --allow-host',
+      message: 'Refused to connect to 169.254.169.254: cloud metadata address; allow it with --allow-host 169.254.169.254:80',
     });
     expect(events).toEqual([`connect:127.0.0.1:${port}`]);
   });

@@ -52,7 +52,8 @@ afterEach(async () => {
   await Promise.all(fetches.splice(0).map((f) => f.close()));
 });
 
-const guarded = (allowedHosts: string[] = [], lookup?: HostResolver): GuardedFetch => {
+/** A guarded fetch; by default 127.0.0.1 (the test servers and the proxy) is allowed, as `--allow-host 127.0.0.1` does. */
+const guarded = (allowedHosts: string[] = ['127.0.0.1'], lookup?: HostResolver): GuardedFetch => {
   const f = createGuardedFetch(createOutboundPolicy({ allowedHosts }), lookup ? { lookup } : {});
   fetches.push(f);
   return f;
@@ -112,7 +113,7 @@ describe('viaProxy', () => {
     const f = guarded().viaProxy(route());
     const before = trap?.connections;
     const start = `http://127.0.0.1:${port}/redirect?to=${encodeURIComponent(`http://10.0.0.1:${port}/inside`)}`;
-    await expect(f(start)).rejects.toMatchObject({ code: 'invalid_request', message: 'Refused to connect to 10.0.0.1: private address; allow it with --allow-host' });
+    await expect(f(start)).rejects.toMatchObject({ code: 'invalid_request', message: `Refused to connect to 10.0.0.1: private address; allow it with --allow-host 10.0.0.1:${port}` });
     expect(proxy.carried).toEqual([`CONNECT 127.0.0.1:${port}`]);
     expect(trap?.connections).toBe(before);
   });
@@ -123,7 +124,7 @@ describe('viaProxy', () => {
     const f = callers.viaProxy({ ...route(), guard: strictOperator });
     await expect(f(`http://127.0.0.1:${port}/`)).rejects.toMatchObject({
       code: 'invalid_request',
-      message: 'Refused to connect to 127.0.0.1: not in the allowed hosts (--allowed-hosts-only); allow it with --allow-host',
+      message: `Refused to connect to 127.0.0.1: not in the allowed hosts (--allowed-hosts-only); allow it with --allow-host 127.0.0.1:${proxy.port}`,
     });
     expect(proxy.carried).toEqual([]);
   });
@@ -137,7 +138,7 @@ describe('viaProxy', () => {
         const all = typeof options === 'object' && options !== null && (options as { all?: boolean }).all;
         process.nextTick(() => (all ? done(null, [{ address: PRIVATE_TRAP, family: 4 }]) : done(null, PRIVATE_TRAP, 4)));
       }) as typeof dns.lookup);
-      const callers = guarded([], async (host) => (host === 'proxy.test' ? [{ address: '127.0.0.1', family: 4 }] : []));
+      const callers = guarded(['127.0.0.1'], async (host) => (host === 'proxy.test' ? [{ address: '127.0.0.1', family: 4 }] : []));
       const f = callers.viaProxy({ http: `http://proxy.test:${proxy.port}`, https: `http://proxy.test:${proxy.port}` });
       expect(await (await f(`http://127.0.0.1:${port}/pinned`, { signal: AbortSignal.timeout(5000) })).text()).toBe('hello from /pinned');
       expect(proxy.carried).toEqual([`CONNECT 127.0.0.1:${port}`]);

@@ -32,7 +32,8 @@ let guarded: GuardedFetch;
 
 beforeEach(async () => {
   server = await startOllamaServer([ollamaTag('llama3.2:latest', 2_019_393_189), ollamaTag('llama3.2:1b', 1_321_098_329, '2024-09-25T12:30:00Z')]);
-  guarded = createGuardedFetch(createOutboundPolicy(), { lookup: resolver });
+  // The fake runtime listens on 127.0.0.1: allowed as `--allow-host 127.0.0.1` does.
+  guarded = createGuardedFetch(createOutboundPolicy({ allowedHosts: ['127.0.0.1'] }), { lookup: resolver });
   watchConnects(connects);
 });
 
@@ -133,9 +134,9 @@ describe('listLocalModels', () => {
   it('refuses private and metadata base URLs before any connection (400)', async () => {
     forbidConnects(events);
     const cases: [string, string][] = [
-      ['http://10.0.0.5:11434', 'Refused to connect to 10.0.0.5: private address; allow it with --allow-host'],
-      ['http://169.254.169.254', 'Refused to connect to 169.254.169.254: cloud metadata address; allow it with --allow-host'],
-      ['http://ollama.internal:11434', 'Refused to connect to ollama.internal (10.0.0.5): private address; allow it with --allow-host'],
+      ['http://10.0.0.5:11434', 'Refused to connect to 10.0.0.5: private address; allow it with --allow-host 10.0.0.5:11434'],
+      ['http://169.254.169.254', 'Refused to connect to 169.254.169.254: cloud metadata address; allow it with --allow-host 169.254.169.254:80'],
+      ['http://ollama.internal:11434', 'Refused to connect to ollama.internal (10.0.0.5): private address; allow it with --allow-host ollama.internal:11434'],
     ];
     for (const [baseUrl, error] of cases) {
       expect(await listLocalModels(runtime(), { baseUrl }), baseUrl).toEqual({
@@ -211,7 +212,7 @@ describe('deleteLocalModel', () => {
       status: 400,
       body: {
         success: false,
-        error: 'Refused to connect to ollama.internal (10.0.0.5): private address; allow it with --allow-host',
+        error: 'Refused to connect to ollama.internal (10.0.0.5): private address; allow it with --allow-host ollama.internal:11434',
         code: 'invalid_request',
       },
     });

@@ -70,7 +70,8 @@ const UNROUTED_FORMS = (p: number): readonly string[] => [`http://[::10.0.0.1]:$
 
 const fetches: GuardedFetch[] = [];
 const guarded = (lookup?: HostResolver): GuardedFetch => {
-  const f = createGuardedFetch(createOutboundPolicy(), lookup ? { lookup } : {});
+  // 127.0.0.1 (the test's own servers) allowed, as `--allow-host 127.0.0.1` does; the traps stay refused.
+  const f = createGuardedFetch(createOutboundPolicy({ allowedHosts: ['127.0.0.1'] }), lookup ? { lookup } : {});
   fetches.push(f);
   return f;
 };
@@ -207,7 +208,7 @@ describe.skipIf(!trapsAvailable)('guarded fetch: redirects and DNS rebinding, ag
     // The next request resolves again, gets 10.0.0.1, and is refused before connecting.
     expect(await refusal(f(`http://rebind.test:${port}/`))).toMatchObject({
       code: 'invalid_request',
-      message: 'Refused to connect to rebind.test (10.0.0.1): private address; allow it with --allow-host',
+      message: `Refused to connect to rebind.test (10.0.0.1): private address; allow it with --allow-host rebind.test:${port}`,
     });
     expect(trap.connections - before).toBe(1);
   });

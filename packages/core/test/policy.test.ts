@@ -102,12 +102,35 @@ describe('parseIp and formatIp', () => {
   });
 });
 
-describe('createOutboundPolicy (default: loopback and public only)', () => {
-  it('allows loopback and public addresses', () => {
-    for (const address of ['127.0.0.1', '::1', '8.8.8.8', '2606:4700:4700::1111', '::ffff:127.0.0.1']) {
+describe('createOutboundPolicy (default: public addresses only)', () => {
+  it('allows public addresses', () => {
+    for (const address of ['8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8']) {
       expect(decide(address).allowed, address).toBe(true);
     }
-    expect(open.check('localhost', '127.0.0.1')).toEqual({ allowed: true, kind: 'loopback' });
+    expect(open.check('example.com', '93.184.215.14', 443)).toEqual({ allowed: true, kind: 'public' });
+  });
+
+  it('refuses loopback in every form: 127.0.0.0/8, ::1, IPv4-mapped, NAT64, 6to4, and names that resolve there', () => {
+    const cases: [string, string][] = [
+      ['127.0.0.1', "loopback address (this server's own machine)"],
+      ['127.1.2.3', "loopback address (this server's own machine)"],
+      ['127.255.255.254', "loopback address (this server's own machine)"],
+      ['::1', "loopback address (this server's own machine)"],
+      ['::ffff:127.0.0.1', "loopback address (this server's own machine) (embeds 127.0.0.1)"],
+      ['::ffff:7f00:1', "loopback address (this server's own machine) (embeds 127.0.0.1)"],
+      ['64:ff9b::7f00:1', "loopback address (this server's own machine) (embeds 127.0.0.1)"],
+      ['2002:7f00:1::1', "loopback address (this server's own machine) (embeds 127.0.0.1)"],
+    ];
+    for (const [address, reason] of cases) {
+      expect(decide(address), address).toEqual({ allowed: false, kind: 'loopback', reason });
+      expect(open.check(address, address, 1234).allowed, `${address} port 1234`).toBe(false);
+    }
+    // A host name is judged by what it resolves to.
+    expect(open.check('localhost', '127.0.0.1', 11434)).toMatchObject({ allowed: false, kind: 'loopback' });
+    expect(open.check('localtest.me', '::1', 80)).toMatchObject({ allowed: false, kind: 'loopback' });
+    // The bind-all addresses, which connect to this machine too.
+    expect(open.check('0.0.0.0', '0.0.0.0', 5432)).toMatchObject({ allowed: false, kind: 'unspecified' });
+    expect(open.check('::', '::', 5432)).toMatchObject({ allowed: false, kind: 'unspecified' });
   });
 
   it('refuses private, link-local, CGNAT, multicast and reserved addresses with the reason', () => {
@@ -194,6 +217,60 @@ describe('allow-list', () => {
   });
 });
 
+describe('allow-list entries with a port', () => {
+  const policy = createOutboundPolicy({ allowedHosts: ['127.0.0.1:1234', '[::1]:11434', 'localhost:8080', 'models.internal:8443', '*.corp.example:9000', '10.0.0.9'] });
+
+  it('allow exactly that port of the address, and no other', () => {
+    expect(policy.check('127.0.0.1', '127.0.0.1', 1234)).toEqual({ allowed: true, kind: 'loopback', matched: '127.0.0.1:1234' });
+    expect(policy.check('127.0.0.1', '127.0.0.1', 1235)).toMatchObject({ allowed: false, kind: 'loopback' });
+    expect(policy.check('127.0.0.1', '127.0.0.1', 5432).allowed).toBe(false);
+    expect(policy.check('127.0.0.2', '127.0.0.2', 1234).allowed).toBe(false); // another loopback address
+    expect(policy.check('::1', '::1', 11434)).toMatchObject({ allowed: true, matched: '[::1]:11434' });
+    expect(policy.check('::1', '::1', 1234).allowed).toBe(false);
+    // The address is what counts: the mapped form of 127.0.0.1 and a name resolving to it.
+    expect(policy.check('::ffff:7f00:1', '::ffff:7f00:1', 1234)).toMatchObject({ allowed: true, matched: '127.0.0.1:1234' });
+    expect(policy.check('lm.test', '127.0.0.1', 1234)).toMatchObject({ allowed: true, matched: '127.0.0.1:1234' });
+    // Without a port, an entry with one allows nothing.
+    expect(policy.check('127.0.0.1', '127.0.0.1').allowed).toBe(false);
+  });
+
+  it('allow a host name on that port, whatever it resolves to', () => {
+    expect(policy.check('localhost', '127.0.0.1', 8080)).toEqual({ allowed: true, kind: 'loopback', matched: 'localhost:8080' });
+    expect(policy.check('localhost', '::1', 8080).allowed).toBe(true);
+    expect(policy.check('localhost', '127.0.0.1', 8081).allowed).toBe(false);
+    expect(policy.check('127.0.0.1', '127.0.0.1', 8080).allowed).toBe(false); // the name was allowed, not the address
+    expect(policy.check('models.internal', '10.1.1.1', 8443)).toMatchObject({ allowed: true, matched: 'models.internal:8443' });
+    expect(policy.check('models.internal', '10.1.1.1', 443).allowed).toBe(false);
+    expect(policy.check('a.corp.example', '10.1.1.1', 9000)).toMatchObject({ allowed: true, matched: '*.corp.example:9000' });
+    expect(policy.check('a.corp.example', '10.1.1.1', 9001).allowed).toBe(false);
+  });
+
+  it('an entry without a port allows every port of it', () => {
+    const bare = createOutboundPolicy({ allowedHosts: ['127.0.0.1', 'localhost'] });
+    for (const port of [1, 1234, 5432, 65535]) expect(bare.check('127.0.0.1', '127.0.0.1', port)).toMatchObject({ allowed: true, matched: '127.0.0.1' });
+    expect(bare.check('localhost', '::1', 6333)).toMatchObject({ allowed: true, matched: 'localhost' });
+    expect(bare.check('::1', '::1', 6333).allowed).toBe(false); // 127.0.0.1 is not ::1
+    expect(policy.check('10.0.0.9', '10.0.0.9', 5432).allowed).toBe(true);
+  });
+
+  it('are normalised, and refused when the port is not one', () => {
+    const p = createOutboundPolicy({ allowedHosts: ['LocalHost:1234', '[::1]:80', '[0:0:0:0:0:0:0:1]:81', '127.0.0.1:82', '*.Corp.Example:9000'] });
+    expect(p.allowedHosts).toEqual(['localhost:1234', '[::1]:80', '[::1]:81', '127.0.0.1:82', '*.corp.example:9000']);
+    // Entries as normalised read back as the same entries (withPolicy builds policies from them).
+    expect(createOutboundPolicy({ allowedHosts: p.allowedHosts }).allowedHosts).toEqual(p.allowedHosts);
+    for (const entry of ['127.0.0.1:0', '127.0.0.1:65536', '127.0.0.1:', 'localhost:http', '[::1]:', '[::1]:x', '10.0.0.0/8:443', ':80', 'a:b:c']) {
+      let error: unknown;
+      try {
+        createOutboundPolicy({ allowedHosts: [entry] });
+      } catch (e) {
+        error = e;
+      }
+      expect(isPlatformError(error), entry).toBe(true);
+      expect((error as Error).message).toContain(`Invalid allowed host "${entry}"`);
+    }
+  });
+});
+
 describe('allowlistOnly', () => {
   const policy = createOutboundPolicy({ allowlistOnly: true, allowedHosts: ['api.example.com', '127.0.0.1', '10.2.0.0/16'] });
 
@@ -230,5 +307,14 @@ describe('refusalError', () => {
     expect(refusalError('10.0.0.5', '10.0.0.5', 'private address').message).toBe(
       'Refused to connect to 10.0.0.5: private address; allow it with --allow-host',
     );
+  });
+
+  it('names the entry that would allow the host and port, IPv6 in brackets', () => {
+    expect(refusalError('127.0.0.1', '127.0.0.1', 'loopback address', 1234).message).toBe('Refused to connect to 127.0.0.1: loopback address; allow it with --allow-host 127.0.0.1:1234');
+    expect(refusalError('[::1]', '::1', 'loopback address', 11434).message).toBe('Refused to connect to ::1: loopback address; allow it with --allow-host [::1]:11434');
+    expect(refusalError('LocalHost', '127.0.0.1', 'loopback address', 80)).toMatchObject({
+      message: 'Refused to connect to LocalHost (127.0.0.1): loopback address; allow it with --allow-host localhost:80',
+      details: { host: 'LocalHost', address: '127.0.0.1', reason: 'loopback address', port: 80 },
+    });
   });
 });

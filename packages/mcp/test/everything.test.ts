@@ -168,9 +168,9 @@ describe('detectTransport', () => {
   });
 });
 
-describe('through core guarded fetch (loopback allowed by the default policy)', () => {
+describe('through core guarded fetch (the two servers allowed by host and port, as --allow-host 127.0.0.1:PORT does)', () => {
   it('probe, call and detect over streamable HTTP and SSE', async () => {
-    const fetch = createGuardedFetch(createOutboundPolicy({}));
+    const fetch = createGuardedFetch(createOutboundPolicy({ allowedHosts: [`127.0.0.1:${http.port}`, `127.0.0.1:${sse.port}`] }));
     const mcp = connector({ fetch });
     try {
       expect((await mcp.probe(httpConfig())).serverInfo.name).toBe('mcp-servers/everything');

@@ -34,7 +34,8 @@ function setUp(answer: () => string) {
     if (host !== 'mcp.test') throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
     return [{ address: answer(), family: 4 }];
   };
-  const guarded = createGuardedFetch(createOutboundPolicy(), { lookup });
+  // 127.0.0.1 (the test servers) allowed as `--allow-host 127.0.0.1` does; the trap on 10.0.0.1 stays refused.
+  const guarded = createGuardedFetch(createOutboundPolicy({ allowedHosts: ['127.0.0.1'] }), { lookup });
   fetches.push(guarded);
   const mcp = createMcpConnector({
     fetch: (input, init) => {

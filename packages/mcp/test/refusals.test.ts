@@ -75,11 +75,16 @@ describe('outbound policy', () => {
     expect(connections).toBe(before);
   });
 
-  it("core's guarded fetch with an allow-list only refuses even loopback, before connecting", async () => {
-    const fetch = createGuardedFetch(createOutboundPolicy({ allowlistOnly: true }));
+  it.each([
+    ['by default', {}],
+    ['with an allow-list only', { allowlistOnly: true }],
+    ['when another port of it is allowed', { allowedHosts: ['127.0.0.1:1'] }],
+  ])("core's guarded fetch refuses loopback %s, naming the --allow-host entry, before connecting", async (_, options) => {
+    const fetch = createGuardedFetch(createOutboundPolicy(options));
     const mcp = connector({ fetch });
     const before = connections;
-    const refused = /^Refused to connect to 127\.0\.0\.1: .*allow it with --allow-host$/;
+    const port = new URL(base).port;
+    const refused = new RegExp(`^Refused to connect to 127\\.0\\.0\\.1: .*allow it with --allow-host 127\\.0\\.0\\.1:${port}$`);
     await rejection(mcp.probe({ transport: 'http', url: `${base}/mcp` }), 'invalid_request', refused);
     await rejection(mcp.probe({ transport: 'sse', url: `${base}/sse` }), 'invalid_request', refused);
     await rejection(mcp.listTools('g', { transport: 'http', url: `${base}/mcp` }), 'invalid_request', refused);

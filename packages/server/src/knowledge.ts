@@ -19,7 +19,7 @@ import {
   type ByteLimit,
 } from '@agent-platform/core';
 import { KNOWLEDGE_LIMIT_HINTS } from './document-limits.js';
-import { hubUrl } from './outbound.js';
+import { hubUrl, operatorHosts } from './outbound.js';
 import { instanceIdOf } from './deployment.js';
 import type { ServerUpstreamLimits } from './upstream-limit-flags.js';
 
@@ -56,7 +56,7 @@ export interface EmbedderResolverOptions {
    * The fetch of the operator's own URLs the embedders reach: OPENAI_BASE_URL (`openai:`) and
    * the Hugging Face hub (`hf:`, HF_ENDPOINT or huggingface.co, and the hosts it redirects to).
    * The server passes its guarded fetch that allows the operator's hosts. Default: a guarded
-   * fetch of the default policy (loopback and public addresses), closed with the resolver.
+   * fetch of the default policy with those hosts allowed (`operatorHosts`), closed with the resolver.
    */
   readonly fetch?: GuardedFetch;
   /**
@@ -92,7 +92,7 @@ export function embedderResolver(
   env: NodeJS.ProcessEnv = process.env,
   options: EmbedderResolverOptions = {},
 ): EmbedderResolver & { close(): Promise<void> } {
-  const ownFetch = options.fetch ? undefined : createGuardedFetch(createOutboundPolicy());
+  const ownFetch = options.fetch ? undefined : createGuardedFetch(createOutboundPolicy({ allowedHosts: operatorHosts(env, { modelDownloads: options.allowDownloads === true }) }));
   const fetch = options.fetch ?? (ownFetch as GuardedFetch);
   const workers = Number(env.AGENT_PLATFORM_EMBED_WORKERS);
   const builtin = builtinEmbedder(Number.isInteger(workers) && workers > 0 ? { workers } : {});

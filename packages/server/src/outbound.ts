@@ -1,4 +1,4 @@
-import { createGuardedFetch, createOutboundPolicy, defaultLocalModelBaseUrl, type GuardedFetch, type OutboundPolicyOptions } from '@agent-platform/core';
+import { createGuardedFetch, createOutboundPolicy, defaultLocalModelBaseUrl, type GuardedFetch, hostPortEntry, type OutboundPolicyOptions } from '@agent-platform/core';
 
 /** The Hugging Face hub the `hf:` embedders download from: HF_ENDPOINT (as Hugging Face's own tools read it) or huggingface.co. */
 export const hubUrl = (env: NodeJS.ProcessEnv): string => env.HF_ENDPOINT || 'https://huggingface.co/';
@@ -20,13 +20,21 @@ const hostOf = (url: string | undefined): string[] => {
   }
 };
 
+/** The allow-list entry of exactly the URL's host and port (`127.0.0.1:11434`), none when it is not a URL. */
+const hostPort = (url: string | undefined): string[] => {
+  const entry = url ? hostPortEntry(url) : undefined;
+  return entry ? [entry] : [];
+};
+
 /**
- * The hosts of the operator's own URLs, allowed for the operator's requests (never for the
- * callers'): the hosts of OPENAI_BASE_URL, OLLAMA_HOST, the proxies (HTTPS_PROXY, HTTP_PROXY)
- * and, with model downloads on, HF_ENDPOINT, and of `urls` (the server-wide vector store's
- * endpoints), as written (the operator chose them, private ones included). With `allowlistOnly` the defaults are added too (api.openai.com, 127.0.0.1 for
- * Ollama, and the hub and its download hosts `*.huggingface.co` and `*.hf.co`), since nothing
- * else would be reachable; otherwise those are public or loopback addresses the policy allows.
+ * What the operator's own requests may reach besides the policy (never the callers'): exactly
+ * the host and port of OPENAI_BASE_URL, of the local model runtime (OLLAMA_HOST, else
+ * http://127.0.0.1:11434), of the proxies (HTTPS_PROXY, HTTP_PROXY) and, with model downloads
+ * on, of HF_ENDPOINT; and the hosts of `urls` (the server-wide vector store's endpoints) on
+ * every port, as a store's client may derive another port from its endpoint (Weaviate's gRPC).
+ * As written: the operator chose them, private and loopback ones included. With
+ * `allowlistOnly` the public defaults are added too (api.openai.com, and the hub and its
+ * download hosts `*.huggingface.co` and `*.hf.co`), since nothing else would be reachable.
  */
 export function operatorHosts(
   env: NodeJS.ProcessEnv,
@@ -34,15 +42,15 @@ export function operatorHosts(
 ): string[] {
   const proxies = proxyUrls(env);
   const hosts = [
-    ...hostOf(env.OPENAI_BASE_URL),
-    ...hostOf(env.OLLAMA_HOST ? defaultLocalModelBaseUrl(env) : undefined),
-    ...hostOf(proxies?.http),
-    ...hostOf(proxies?.https),
-    ...(options.modelDownloads ? hostOf(env.HF_ENDPOINT) : []),
+    ...hostPort(env.OPENAI_BASE_URL),
+    ...hostPort(defaultLocalModelBaseUrl(env)),
+    ...hostPort(proxies?.http),
+    ...hostPort(proxies?.https),
+    ...(options.modelDownloads ? hostPort(env.HF_ENDPOINT) : []),
     ...(options.urls ?? []).flatMap(hostOf),
   ];
   if (options.allowlistOnly) {
-    hosts.push(...hostOf(env.OPENAI_BASE_URL ? undefined : 'https://api.openai.com/v1'), ...hostOf(defaultLocalModelBaseUrl(env)));
+    hosts.push(...hostOf(env.OPENAI_BASE_URL ? undefined : 'https://api.openai.com/v1'));
     if (options.modelDownloads && !env.HF_ENDPOINT) hosts.push('huggingface.co', '*.huggingface.co', 'hf.co', '*.hf.co');
   }
   return [...new Set(hosts)];
@@ -52,11 +60,11 @@ export function operatorHosts(
 export interface OutboundFetches {
   /**
    * URLs a caller supplies (a local model `baseUrl`, a credential's `baseUrl`, MCP servers,
-   * vector store endpoints): the operator's policy, plus OLLAMA_HOST's host (the local model
-   * routes reach the operator's runtime for callers).
+   * vector store endpoints): the operator's policy alone (`--allow-host`); loopback only where
+   * an entry allows it.
    */
   readonly callers: GuardedFetch;
-  /** The operator's own URLs (the environment): the same fetch and pools, the operator's hosts allowed too (`operatorHosts`). */
+  /** The operator's own URLs (the environment, the server-wide vector store): the same fetch and pools, the operator's hosts allowed too (`operatorHosts`). */
   readonly operator: GuardedFetch;
 }
 
@@ -67,8 +75,7 @@ export function outboundFetches(
   options: { readonly modelDownloads?: boolean; readonly operatorUrls?: readonly string[] } = {},
 ): OutboundFetches {
   const allowed = outbound.allowedHosts ?? [];
-  const ollama = env.OLLAMA_HOST ? hostOf(defaultLocalModelBaseUrl(env)) : [];
-  const callers = createGuardedFetch(createOutboundPolicy({ ...outbound, allowedHosts: [...allowed, ...ollama] }));
+  const callers = createGuardedFetch(createOutboundPolicy({ ...outbound, allowedHosts: allowed }));
   const own = operatorHosts(env, { allowlistOnly: outbound.allowlistOnly === true, modelDownloads: options.modelDownloads === true, urls: options.operatorUrls ?? [] });
   const operator = callers.withPolicy(createOutboundPolicy({ ...outbound, allowedHosts: [...allowed, ...own] }));
   return { callers, operator };

@@ -50,7 +50,7 @@ export interface ServerOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Extra tool sources of agents (project tools and MCP servers plug in here). */
   readonly toolSources?: readonly ToolSource[];
-  /** Hosts caller-supplied URLs may reach besides loopback and public ones (`--allow-host`), or only them. */
+  /** Hosts (and host:port) caller-supplied URLs may reach besides public addresses (`--allow-host`: loopback and private ones only so), or only them. */
   readonly outbound?: OutboundPolicyOptions;
   /**
    * Whether `hf:` embedding models not yet in the data folder's model cache may be downloaded
@@ -222,9 +222,9 @@ export async function openPlatform(
   // PostgreSQL mode: the key every instance was given (checkDeployment made sure there is one).
   const secrets = shared ? createSecretBox(env.AGENT_PLATFORM_SECRET as string) : await loadSecretBox(dataDir, env);
   const allowModelDownloads = options.allowModelDownloads ?? /^(1|true|yes)$/i.test(env.AGENT_PLATFORM_ALLOW_MODEL_DOWNLOADS ?? '');
-  // Every connection goes through one guarded fetch: callers' URLs by the operator's policy (and
-  // OLLAMA_HOST), the operator's own URLs (environment, the shared vector store) by it with the
-  // operator's hosts allowed.
+  // Every connection goes through one guarded fetch: callers' URLs by the operator's policy
+  // alone, the operator's own URLs (environment, the default local model runtime, the shared
+  // vector store) by it with the operator's hosts allowed.
   const fetches = outboundFetches(options.outbound ?? {}, env, {
     modelDownloads: allowModelDownloads,
     operatorUrls: deployment.vectorStore ? configUrls(deployment.vectorStore.config) : [],
@@ -242,7 +242,7 @@ export async function openPlatform(
     ...(historyTokens !== undefined ? { historyTokens } : {}),
     operatorKey: operatorKeyLimits({ ...agentLimits.envKey, ...options.envKey }),
   };
-  const common = { storage, secrets, agent, fetch: guarded, localModelUrl: defaultLocalModelBaseUrl(env), localModelAnswerLimit: limits.runtimeAnswerBytes, userCaps, userCapHints: USER_CAP_HINTS };
+  const common = { storage, secrets, agent, fetch: guarded, operatorFetch: fetches.operator, localModelUrl: defaultLocalModelBaseUrl(env), localModelAnswerLimit: limits.runtimeAnswerBytes, userCaps, userCapHints: USER_CAP_HINTS };
   if (!options.knowledge) return new AgentPlatform(common);
   // Tool state under the data folder: npm installs and bundles, the Python interpreter snapshot.
   const python = pythonSandbox({

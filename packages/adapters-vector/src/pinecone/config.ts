@@ -1,4 +1,4 @@
-import { PlatformError } from '@agent-platform/core';
+import { baseUrlProblem, PlatformError } from '@agent-platform/core';
 import { z } from 'zod';
 
 /** Pinecone's public control plane, used when `endpoint` is not given. */
@@ -20,7 +20,7 @@ const isHttpUrl = (value: string) => {
 const hasNoSecrets = (value: string) => {
   try {
     const url = new URL(value);
-    return !url.username && !url.password && !url.search && !url.hash;
+    return !url.username && !url.password && baseUrlProblem(value) === undefined;
   } catch {
     return true;
   }

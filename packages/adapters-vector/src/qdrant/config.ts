@@ -1,8 +1,11 @@
+import { baseUrlProblem } from '@agent-platform/core';
 import { z } from 'zod';
 import { httpUrl, invalidConfiguration, requiredString } from '../config.js';
 
 /** Characters Qdrant refuses in a collection name (it also limits names to 255 characters). */
 const FORBIDDEN_NAME_CHARS = /[<>:"/\\|?*]/;
+/** Names a URL path cannot carry: the URL parser reads them as "this folder" and "the parent folder", whatever their escaping. */
+const isDotSegment = (name: string) => name === '.' || name === '..';
 const hasControlCharacter = (name: string) => [...name].some((ch) => ch.charCodeAt(0) < 0x20);
 
 /** Why `value` is not a usable endpoint, or undefined. */
@@ -10,7 +13,8 @@ function endpointProblem(value: string): string | undefined {
   const url = httpUrl(value);
   if (!url) return 'endpoint must be an http(s) URL';
   if (url.username || url.password) return 'endpoint must not carry credentials (put the key in apiKey)';
-  if (url.search || url.hash) return 'endpoint must not have a query or fragment';
+  const base = baseUrlProblem(value);
+  if (base) return `endpoint ${base}`;
   return undefined;
 }
 
@@ -24,8 +28,9 @@ const schema = z.strictObject(
     indexName: requiredString('indexName')
       .min(1, 'indexName must not be empty')
       .max(255, 'indexName must be at most 255 characters')
-      .refine((name) => !FORBIDDEN_NAME_CHARS.test(name) && !hasControlCharacter(name), 'indexName must not contain < > : " / \\ | ? * or control characters')
-      .refine((name) => name.trim() === name, 'indexName must not start or end with spaces'),
+      .refine((name) => !FORBIDDEN_NAME_CHARS.test(name) && !hasControlCharacter(name), 'indexName must not contain < > : " / \\ | ? * or control characters (Qdrant\'s rule for collection names)')
+      .refine((name) => name.trim() === name, 'indexName must not start or end with spaces')
+      .refine((name) => !isDotSegment(name), 'indexName must not be "." or ".." (a URL path reads them as folders, not as a collection)'),
     endpoint,
     // Forms send "" or null for an empty field: both mean "no key".
     apiKey: z

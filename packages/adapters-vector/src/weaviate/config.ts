@@ -1,3 +1,4 @@
+import { baseUrlProblem } from '@agent-platform/core';
 import { z } from 'zod';
 import { httpUrl, invalidConfiguration, requiredString } from '../config.js';
 
@@ -13,7 +14,8 @@ function urlProblem(key: string, value: string, allowPath: boolean): string | un
   const url = httpUrl(value);
   if (!url) return `${key} must be an http(s) URL`;
   if (url.username || url.password) return `${key} must not carry credentials (put the key in apiKey)`;
-  if (url.search || url.hash) return `${key} must not have a query or fragment`;
+  const base = baseUrlProblem(value);
+  if (base) return `${key} ${base}`;
   if (!allowPath && url.pathname !== '/' && url.pathname !== '') return `${key} must not have a path (gRPC is served at the root)`;
   return undefined;
 }
@@ -33,7 +35,7 @@ const schema = z.strictObject(
   {
     indexName: requiredString('indexName').refine(
       (name) => CLASS_NAME.test(name),
-      'indexName must be a Weaviate class name: a letter, then letters, digits or _ (at most 255 characters)',
+      'indexName must be a Weaviate class name: a letter, then letters, digits or _ (at most 255 characters; Weaviate\'s rule for class names)',
     ),
     endpoint: url('endpoint', ' for weaviate', true),
     apiKey: optional(requiredString('apiKey')),

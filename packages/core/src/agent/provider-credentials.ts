@@ -1,4 +1,5 @@
 import { PlatformError } from '../errors.js';
+import { baseUrlProblem } from '../net/base-url.js';
 import { displayUrl, maskUrl } from '../net/display.js';
 import type { ResolvedProvider } from '../schemas/projects.js';
 import type { SecretBox } from '../security/secrets.js';
@@ -61,9 +62,20 @@ export async function chooseCredential(storage: StorageAdapter, userId: string, 
   return chosen ? { record: chosen, source: 'default' } : { record: undefined, source: 'environment' };
 }
 
-/** The chosen credential's key and address, unsealed, for the call itself. */
+/**
+ * The chosen credential's key and address, unsealed, for the call itself. A stored `baseUrl`
+ * with a query string or fragment (saved before base URLs were refused those) is refused here,
+ * at the call: 400 naming the credential and how to fix it, nothing sent.
+ */
 export function unseal(record: CredentialRecord, box: SecretBox): UsableCredential {
-  return { apiKey: box.open(record.secret), baseUrl: record.baseUrlSecret ? box.open(record.baseUrlSecret) : record.baseUrl, proxy: record.proxy };
+  const baseUrl = record.baseUrlSecret ? box.open(record.baseUrlSecret) : record.baseUrl;
+  const problem = baseUrl === null ? undefined : baseUrlProblem(baseUrl);
+  if (problem) {
+    throw PlatformError.invalid(`Credential ${record.id} cannot be used: its baseUrl ${problem}; give it a new baseUrl (PATCH /api/v1/credentials/${record.id})`, [
+      { path: ['baseUrl'], code: 'custom', message: problem },
+    ]);
+  }
+  return { apiKey: box.open(record.secret), baseUrl, proxy: record.proxy };
 }
 
 /** What a project's answer shows of the choice: the credential's id and the address, masked; never the key. */

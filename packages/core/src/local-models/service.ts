@@ -42,6 +42,12 @@ export interface LocalModelResult<B> {
 export interface LocalModelServiceOptions {
   /** Used when the call gives no `baseUrl`. Default: `defaultLocalModelBaseUrl()` (OLLAMA_HOST, else http://127.0.0.1:11434). */
   readonly defaultBaseUrl?: string;
+  /**
+   * The runtime client of calls that give no `baseUrl`: the operator's address, reached by the
+   * operator's policy (which allows it), while a `baseUrl` a caller gives goes through `runtime`
+   * and the callers' policy. Default: `runtime`.
+   */
+  readonly defaultRuntime?: LocalModelRuntime;
 }
 
 const STATUS: Partial<Record<ErrorCode, number>> = {
@@ -82,6 +88,7 @@ export async function listLocalModels(
   try {
     const q = parseInput(ListLocalModelsQuery, withoutEmptyBaseUrl(query ?? {}));
     baseUrl = q.baseUrl ?? options.defaultBaseUrl ?? defaultLocalModelBaseUrl();
+    if (q.baseUrl === undefined) runtime = options.defaultRuntime ?? runtime;
   } catch (error) {
     const { code, status, message } = classify(error);
     return { status, body: { success: false, error: message, code, models: [] } };
@@ -115,6 +122,7 @@ export async function deleteLocalModel(
     const body = parseInput(DeleteLocalModelRequest, withoutEmptyBaseUrl(input ?? {}));
     baseUrl = body.baseUrl ?? options.defaultBaseUrl ?? defaultLocalModelBaseUrl();
     modelName = body.modelName;
+    if (body.baseUrl === undefined) runtime = options.defaultRuntime ?? runtime;
   } catch (error) {
     const { code, status, message } = classify(error);
     return { status, body: { success: false, error: message, code } };

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { Dispatcher } from 'undici';
 import { PlatformError } from '../errors.js';
-import { formatIp, type OutboundPolicy, parseIp, refusalError } from './policy.js';
+import { createOutboundPolicy, formatIp, hostPortEntry, type OutboundPolicy, parseIp, portOf, refusalError } from './policy.js';
 import { Pools, type ResolvedAddress } from './pools.js';
 import { dnsFailureCode, unresolvedHostError } from './unresolved-host.js';
 
@@ -176,9 +176,10 @@ function make(policy: OutboundPolicy, route: ProxyRoute | undefined, shared: Sha
       }
       if (addresses.length === 0) throw unresolvedHostError(host, 'ENOTFOUND');
     }
+    const port = portOf(url);
     for (const { address } of addresses) {
-      const decision = policy.check(host, address);
-      if (!decision.allowed) throw refusalError(host, address, decision.reason);
+      const decision = policy.check(host, address, port);
+      if (!decision.allowed) throw refusalError(host, address, decision.reason, port);
     }
     return { url, host, addresses };
   }
@@ -246,4 +247,14 @@ function make(policy: OutboundPolicy, route: ProxyRoute | undefined, shared: Sha
     },
   );
   return guarded;
+}
+
+/**
+ * The same fetch (resolver, pools) deciding by its policy with exactly the host and port of each
+ * of `urls` allowed as well: for addresses the operator configured (a default local model
+ * runtime), reached for callers without opening the rest of that host to them.
+ */
+export function allowingUrls(fetch: GuardedFetch, urls: readonly string[]): GuardedFetch {
+  const entries = urls.map(hostPortEntry).filter((entry): entry is string => entry !== undefined);
+  return fetch.withPolicy(createOutboundPolicy({ allowlistOnly: fetch.policy.allowlistOnly, allowedHosts: [...fetch.policy.allowedHosts, ...entries] }));
 }

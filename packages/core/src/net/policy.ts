@@ -37,12 +37,14 @@ export interface AddressClass {
 
 export interface OutboundPolicyOptions {
   /**
-   * What the operator allows besides loopback and public addresses (or, with `allowlistOnly`,
-   * the only things reachable): host names (`ollama.internal`, `*.corp.example` for any
-   * subdomain), IP addresses and CIDR ranges, IPv4 or IPv6 (`10.0.0.0/8`, `fd00::/8`).
+   * What the operator allows besides public addresses (or, with `allowlistOnly`, the only things
+   * reachable): host names (`ollama.internal`, `*.corp.example` for any subdomain), IP addresses
+   * and CIDR ranges, IPv4 or IPv6 (`10.0.0.0/8`, `fd00::/8`). A host name or IP address may name
+   * one port (`127.0.0.1:1234`, `[::1]:11434`, `models.internal:8080`): then only that port of it
+   * is allowed; without a port every port is.
    */
   readonly allowedHosts?: readonly string[];
-  /** Only allow-listed hosts and ranges are reachable; loopback and public addresses too are refused. */
+  /** Only allow-listed hosts and ranges are reachable; public addresses too are refused. */
   readonly allowlistOnly?: boolean;
 }
 
@@ -52,10 +54,13 @@ export type PolicyDecision =
 
 export interface OutboundPolicy {
   readonly allowlistOnly: boolean;
-  /** The allow-list entries as given (normalised: lower case, CIDRs in canonical form). */
+  /** The allow-list entries as given (normalised: lower case, IPs and CIDRs in canonical form, IPv6 with a port in brackets). */
   readonly allowedHosts: readonly string[];
-  /** May `host` connect to `address` (one of the addresses `host` resolved to, or `host` itself when it is an IP)? */
-  check(host: string, address: string): PolicyDecision;
+  /**
+   * May `host` connect to `address` (one of the addresses `host` resolved to, or `host` itself
+   * when it is an IP) on `port`? Without a port, only entries without one can allow it.
+   */
+  check(host: string, address: string, port?: number): PolicyDecision;
 }
 
 const V4_BITS = 32n;
@@ -232,7 +237,7 @@ export function classifyAddress(address: string): AddressClass | undefined {
 }
 
 const REASONS: Record<AddressKind, string> = {
-  loopback: 'loopback address',
+  loopback: "loopback address (this server's own machine)",
   public: 'public address',
   private: 'private address',
   'link-local': 'link-local address',
@@ -251,11 +256,15 @@ function describe(klass: AddressClass): string {
 
 const HOST_NAME = /^(\*\.)?([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
 
+/** The port an entry allows: one, or every port (undefined). */
+type Port = number | undefined;
+
 interface AllowList {
-  readonly names: ReadonlySet<string>;
+  /** Host name → the ports allowed (`undefined` in the list: every port). */
+  readonly names: ReadonlyMap<string, readonly Port[]>;
   /** `example.com` for an entry `*.example.com`. */
-  readonly suffixes: readonly string[];
-  readonly ranges: readonly (Range & { readonly entry: string })[];
+  readonly suffixes: readonly { readonly suffix: string; readonly port: Port; readonly entry: string }[];
+  readonly ranges: readonly (Range & { readonly entry: string; readonly port: Port })[];
   readonly entries: readonly string[];
 }
 
@@ -275,10 +284,38 @@ function invalidEntry(entry: string, why: string): PlatformError {
   return PlatformError.invalid(`Invalid allowed host "${entry}": ${why}`, [{ path: ['allowedHosts'], code: 'custom', message: why }]);
 }
 
+/**
+ * An entry split into what it names and its port: `[v6]:port`, `host:port` and `a.b.c.d:port`
+ * carry one; a bare IPv6 address (several colons) and a CIDR range never do.
+ */
+function splitPort(entry: string): { readonly target: string; readonly port: Port } {
+  let target = entry;
+  let portText: string | undefined;
+  const bracketed = /^\[([^\]]*)\](?::(.*))?$/.exec(entry);
+  if (bracketed) {
+    target = bracketed[1] as string;
+    portText = bracketed[2];
+  } else if (!entry.includes('/') && entry.indexOf(':') > 0 && entry.indexOf(':') === entry.lastIndexOf(':')) {
+    target = entry.slice(0, entry.indexOf(':'));
+    portText = entry.slice(entry.indexOf(':') + 1);
+  }
+  if (portText === undefined) return { target, port: undefined };
+  if (!/^\d{1,5}$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) {
+    throw invalidEntry(entry, 'the port must be a number from 1 to 65535');
+  }
+  return { target, port: Number(portText) };
+}
+
+/** An entry as written back: `host`, `host:port`, `[v6]:port`. */
+function withPort(target: string, port: Port): string {
+  if (port === undefined) return target;
+  return `${target.includes(':') ? `[${target}]` : target}:${port}`;
+}
+
 function parseAllowList(entries: readonly string[]): AllowList {
-  const names = new Set<string>();
-  const suffixes: string[] = [];
-  const ranges: (Range & { entry: string })[] = [];
+  const names = new Map<string, Port[]>();
+  const suffixes: { suffix: string; port: Port; entry: string }[] = [];
+  const ranges: (Range & { entry: string; port: Port })[] = [];
   const normalised: string[] = [];
   for (const raw of entries) {
     const entry = raw.trim();
@@ -288,6 +325,7 @@ function parseAllowList(entries: readonly string[]): AllowList {
       const ip = parseIp(entry.slice(0, slash));
       const prefixText = entry.slice(slash + 1);
       if (!ip) throw invalidEntry(entry, 'a CIDR range needs an IP address before the "/"');
+      if (prefixText.includes(':')) throw invalidEntry(entry, 'a CIDR range takes no port (name one address with its port instead)');
       const bits = ip.family === 4 ? 32 : 128;
       if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > bits) {
         throw invalidEntry(entry, `the prefix length must be 0 to ${bits}`);
@@ -297,36 +335,63 @@ function parseAllowList(entries: readonly string[]): AllowList {
       const hostBits = BigInt(bits - prefix);
       const network = ip.value & (max ^ ((1n << hostBits) - 1n));
       const canonical = `${formatIp({ family: ip.family, value: network })}/${prefix}`;
-      ranges.push({ ...unmapRange({ family: ip.family, network, prefix }), entry: canonical });
+      ranges.push({ ...unmapRange({ family: ip.family, network, prefix }), entry: canonical, port: undefined });
       normalised.push(canonical);
       continue;
     }
-    const ip = parseIp(entry);
+    const whole = parseIp(entry);
+    const { target, port } = whole ? { target: entry, port: undefined } : splitPort(entry);
+    const ip = whole ?? parseIp(target);
     if (ip) {
-      const canonical = formatIp(ip);
-      ranges.push({ ...unmapRange({ family: ip.family, network: ip.value, prefix: ip.family === 4 ? 32 : 128 }), entry: canonical });
+      const canonical = withPort(formatIp(ip), port);
+      ranges.push({ ...unmapRange({ family: ip.family, network: ip.value, prefix: ip.family === 4 ? 32 : 128 }), entry: canonical, port });
       normalised.push(canonical);
       continue;
     }
-    const host = normaliseHost(entry);
-    if (!HOST_NAME.test(host) || host.length > 253) throw invalidEntry(entry, 'not a host name, IP address or CIDR range');
-    if (host.startsWith('*.')) suffixes.push(host.slice(2));
-    else names.add(host);
-    normalised.push(host);
+    const host = normaliseHost(target);
+    if (!HOST_NAME.test(host) || host.length > 253) throw invalidEntry(entry, 'not a host name, IP address or CIDR range (with an optional :port)');
+    if (host.startsWith('*.')) suffixes.push({ suffix: host.slice(2), port, entry: withPort(host, port) });
+    else names.set(host, [...(names.get(host) ?? []), port]);
+    normalised.push(withPort(host, port));
   }
   return { names, suffixes, ranges, entries: normalised };
 }
 
-function hostMatch(list: AllowList, host: string): string | undefined {
+/** Does an entry's port allow `port`? An entry without one allows every port; one with a port only that port. */
+const portAllows = (allowed: Port, port: number | undefined) => allowed === undefined || allowed === port;
+
+function hostMatch(list: AllowList, host: string, port: number | undefined): string | undefined {
   const name = normaliseHost(host);
-  if (list.names.has(name)) return name;
-  const suffix = list.suffixes.find((s) => name.endsWith(`.${s}`));
-  return suffix === undefined ? undefined : `*.${suffix}`;
+  const ports = list.names.get(name);
+  if (ports?.includes(undefined)) return name;
+  if (port !== undefined && ports?.includes(port)) return withPort(name, port);
+  return list.suffixes.find((s) => name.endsWith(`.${s.suffix}`) && portAllows(s.port, port))?.entry;
 }
 
-function rangeMatch(list: AllowList, ip: IpAddress): string | undefined {
+function rangeMatch(list: AllowList, ip: IpAddress, port: number | undefined): string | undefined {
   const plain = unmap(ip);
-  return list.ranges.find((r) => inRange(plain, r))?.entry;
+  return list.ranges.find((r) => inRange(plain, r) && portAllows(r.port, port))?.entry;
+}
+
+/** The port a URL's connection goes to: the one it names, else its scheme's (443 for https, else 80). */
+export function portOf(url: URL): number {
+  return url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+}
+
+/**
+ * The allow-list entry of exactly a URL's host and port (`127.0.0.1:11434`, `[::1]:1234`,
+ * `models.internal:443`), for allowing one address the operator configured; undefined when the
+ * text is not a URL with a host.
+ */
+export function hostPortEntry(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (!parsed.hostname) return undefined;
+  return withPort(normaliseHost(parsed.hostname), portOf(parsed));
 }
 
 /**
@@ -338,11 +403,15 @@ export function parseAllowedHosts(value: string | undefined): string[] {
 }
 
 /**
- * The policy: loopback and public addresses are allowed; private, link-local (cloud metadata),
- * carrier-grade NAT, multicast, broadcast, unspecified, documentation and other reserved
- * addresses are refused unless an allow-list entry matches the host name or the address. With
+ * The policy: public addresses are allowed; loopback (127.0.0.0/8, ::1, and every form that
+ * carries them: IPv4-mapped, NAT64, 6to4, host names that resolve there), private, link-local
+ * (cloud metadata), carrier-grade NAT, multicast, broadcast, unspecified (0.0.0.0, ::),
+ * documentation and other reserved addresses are refused unless an allow-list entry matches
+ * the host name or the address (and the port, when the entry names one). Loopback is where the
+ * server's own machine keeps its unauthenticated services (a database, a vector store, a model
+ * server): a URL a caller gives reaches it only where the operator said so. With
  * `allowlistOnly`, only allow-listed hosts and ranges are reachable. Throws `invalid_request`
- * for an entry that is neither a host name, an IP address nor a CIDR range.
+ * for an entry that is neither a host name, an IP address nor a CIDR range (with a valid port).
  */
 export function createOutboundPolicy(options: OutboundPolicyOptions = {}): OutboundPolicy {
   const list = parseAllowList(options.allowedHosts ?? []);
@@ -350,24 +419,29 @@ export function createOutboundPolicy(options: OutboundPolicyOptions = {}): Outbo
   return {
     allowlistOnly,
     allowedHosts: list.entries,
-    check(host: string, address: string): PolicyDecision {
+    check(host: string, address: string, port?: number): PolicyDecision {
       const ip = parseIp(address);
       if (!ip) return { allowed: false, kind: 'invalid', reason: 'not an IP address' };
       const klass = classifyIp(ip);
-      const matched = hostMatch(list, host) ?? rangeMatch(list, ip);
+      const matched = hostMatch(list, host, port) ?? rangeMatch(list, ip, port);
       if (matched !== undefined) return { allowed: true, kind: klass.kind, matched };
       if (allowlistOnly) return { allowed: false, kind: klass.kind, reason: 'not in the allowed hosts (--allowed-hosts-only)' };
-      if (klass.kind === 'loopback' || klass.kind === 'public') return { allowed: true, kind: klass.kind };
+      if (klass.kind === 'public') return { allowed: true, kind: klass.kind };
       return { allowed: false, kind: klass.kind, reason: describe(klass) };
     },
   };
 }
 
-/** The refusal for `host` at `address`: `invalid_request`, naming the host, the address and the reason. */
-export function refusalError(host: string, address: string, reason: string): PlatformError {
+/**
+ * The refusal for `host` at `address` (on `port`): `invalid_request`, naming the host, the
+ * address, the reason and the entry that would allow it (`--allow-host 127.0.0.1:1234`, the
+ * host as the URL names it with the port; `--allow-host` alone when the port is not known).
+ */
+export function refusalError(host: string, address: string, reason: string, port?: number): PlatformError {
   const name = stripBrackets(host);
   const where = name.toLowerCase() === address.toLowerCase() ? name : `${name} (${address})`;
-  return new PlatformError('invalid_request', `Refused to connect to ${where}: ${reason}; allow it with --allow-host`, {
-    details: { host: name, address, reason },
+  const entry = port === undefined ? '' : ` ${withPort(normaliseHost(name), port)}`;
+  return new PlatformError('invalid_request', `Refused to connect to ${where}: ${reason}; allow it with --allow-host${entry}`, {
+    details: { host: name, address, reason, ...(port === undefined ? {} : { port }) },
   });
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { baseUrlProblem } from '../net/base-url.js';
 import { Timestamp } from './common.js';
 
 /** Providers a credential can be for (DESIGN.md, "Model providers"). */
@@ -7,7 +8,8 @@ export const CredentialProvider = z.enum(['openai', 'ollama']);
 const baseUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http or https URL' })
   .max(2000)
-  .describe('Base URL of an OpenAI-compatible server or an Ollama host');
+  .refine((url) => baseUrlProblem(url) === undefined, { error: (issue) => baseUrlProblem(String(issue.input)) })
+  .describe('Base URL of an OpenAI-compatible server or an Ollama host (no query string or fragment)');
 
 export const CreateCredentialRequest = z
   .object({

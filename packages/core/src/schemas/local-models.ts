@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import { baseUrlProblem } from '../net/base-url.js';
 
 /** The address of an Ollama-compatible runtime (checked against the outbound URL policy before use). */
 const RuntimeBaseUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http or https URL' })
   .max(2000)
-  .describe('Address of the local model runtime; default OLLAMA_HOST or http://127.0.0.1:11434');
+  .refine((url) => baseUrlProblem(url) === undefined, { error: (issue) => baseUrlProblem(String(issue.input)) })
+  .describe('Address of the local model runtime (no query string or fragment); default OLLAMA_HOST or http://127.0.0.1:11434');
 
 /** One installed model (spec: "Local model (listing item)"). */
 export const LocalModel = z.object({
