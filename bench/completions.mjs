@@ -102,7 +102,8 @@ async function serveMode(mode, { upstream, everything, chunksInKnowledge }) {
   await vectors.close();
   await storage.close();
 
-  const server = await mode.start({ OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'sk-bench', LOG_LEVEL: 'silent' });
+  // The MCP server is a URL a user gives, on loopback: the operator allows its host and port.
+  const server = await mode.start({ OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'sk-bench', LOG_LEVEL: 'silent', AGENT_PLATFORM_ALLOWED_HOSTS: new URL(everything.url).host });
   const headers = { authorization: `Bearer ${key}` };
   const added = await fetch(`${server.url}/api/mcp/add-server`, {
     method: 'POST',

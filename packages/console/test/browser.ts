@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { type FakeUpstream, startUpstream } from '../../server/test/fixtures/openai-upstream.js';
-import { startTestServer, type TestServer } from '../../server/test/helpers.js';
+import { ALLOW_LOOPBACK, startTestServer, type TestServer } from '../../server/test/helpers.js';
 
 // The console's end-to-end tests: Debian's Chromium (installed by .ci/run when missing; the
 // browsers Playwright downloads cannot be fetched here) driven by playwright-core, against a
@@ -32,11 +32,13 @@ export interface ConsoleServer extends TestServer {
 
 /**
  * A real server (built console included) whose `openai` provider is a loopback fake; `env` adds
- * to the server's environment (e.g. `OLLAMA_HOST` of a fake Ollama).
+ * to the server's environment (e.g. `OLLAMA_HOST` of a fake Ollama). Its users may name
+ * 127.0.0.1 (`ALLOW_LOOPBACK`), where the tests' fakes listen.
  */
 export async function startConsoleServer(env: Record<string, string> = {}): Promise<ConsoleServer> {
   const upstream = await startUpstream();
-  const server = await startTestServer({ env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'sk-upstream', ...env } });
+  // Users of these tests add loopback fakes (credentials, MCP servers, runtime addresses): allowed as --allow-host 127.0.0.1 does.
+  const server = await startTestServer({ outbound: ALLOW_LOOPBACK, env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'sk-upstream', ...env } });
   if (!server.consoleUrl) throw new Error('The console is not built: run pnpm run build first');
   const stopServer = server.stop;
   return Object.assign(server, {

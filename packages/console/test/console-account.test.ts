@@ -161,7 +161,7 @@ describe('console: testing credentials and the default', () => {
       await page.getByRole('button', { name: 'Save' }).click();
       await expect
         .poll(() => page.locator('#credential-baseUrl-error').textContent())
-        .toBe('Base URL: Refused to connect to 192.168.1.20: private address; allow it with --allow-host');
+        .toBe('Base URL: Refused to connect to 192.168.1.20: private address; allow it with --allow-host 192.168.1.20:8000');
       await page.getByLabel('Base URL').fill(`${fake.origin}/v1/`);
       await page.getByRole('button', { name: 'Save' }).click();
       await second.getByText(`${fake.origin}/v1/`).waitFor();

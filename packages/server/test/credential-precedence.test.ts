@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
-import { startTestServer, type TestServer } from './helpers.js';
+import { ALLOW_LOOPBACK, startTestServer, type TestServer } from './helpers.js';
 
 // Which credential and address a project's completions use: the project's credential, else the
 // caller's default of the provider, else the operator's environment; and GET says which.
@@ -10,7 +10,7 @@ let s: TestServer;
 
 beforeAll(async () => {
   [operator, other] = await Promise.all([startUpstream(), startUpstream()]);
-  s = await startTestServer({ env: { OPENAI_BASE_URL: operator.url, OPENAI_API_KEY: 'sk-operator' } });
+  s = await startTestServer({ outbound: ALLOW_LOOPBACK, env: { OPENAI_BASE_URL: operator.url, OPENAI_API_KEY: 'sk-operator' } });
 });
 afterAll(async () => {
   await s.stop();

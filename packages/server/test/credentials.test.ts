@@ -10,11 +10,11 @@ import { AgentPlatform, createSecretBox } from '@agent-platform/core';
 import { outboundFetches } from '../src/outbound.js';
 import { chatModelResolver } from '../src/providers/index.js';
 import { loadSecretBox } from '../src/secrets.js';
-import { onPostgres, startTestServer, type TestServer } from './helpers.js';
+import { ALLOW_LOOPBACK, onPostgres, startTestServer, type TestServer } from './helpers.js';
 
 let s: TestServer;
 beforeAll(async () => {
-  s = await startTestServer();
+  s = await startTestServer({ outbound: ALLOW_LOOPBACK });
 });
 afterAll(async () => {
   await s.stop();
@@ -117,17 +117,18 @@ describe('credentials', () => {
 describe("a credential's address and the outbound policy", () => {
   it('refuses a private, link-local or metadata address on create (400 naming the address and --allow-host); nothing is stored', async () => {
     const before = (await s.call('GET', '/api/v1/credentials', { key: s.keyB })).body.credentials;
-    for (const [baseUrl, address, reason] of [
-      ['http://192.168.1.20:8000/v1', '192.168.1.20', 'private address'],
-      ['http://10.0.0.5:11434', '10.0.0.5', 'private address'],
+    for (const [baseUrl, address, reason, entry] of [
+      ['http://192.168.1.20:8000/v1', '192.168.1.20', 'private address', '192.168.1.20:8000'],
+      ['http://10.0.0.5:11434', '10.0.0.5', 'private address', '10.0.0.5:11434'],
       // Any spelling of an address is the address it is.
-      ['http://0xc0a80114:8000/v1', '192.168.1.20', 'private address'],
-      ['http://169.254.169.254/latest', '169.254.169.254', 'cloud metadata address'],
-      ['http://[fd00::1]:8000/v1', 'fd00::1', 'private address'],
+      ['http://0xc0a80114:8000/v1', '192.168.1.20', 'private address', '192.168.1.20:8000'],
+      ['http://169.254.169.254/latest', '169.254.169.254', 'cloud metadata address', '169.254.169.254:80'],
+      ['http://[fd00::1]:8000/v1', 'fd00::1', 'private address', '[fd00::1]:8000'],
     ] as const) {
       const res = await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'lan', provider: 'openai', apiKey: 'sk-lan-1234', baseUrl } });
       expect(res.status, baseUrl).toBe(400);
-      expect(res.body, baseUrl).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(new RegExp(`^baseUrl: Refused to connect to .*${address.replace(/[.[\]]/g, '\\$&')}.*: ${reason}; allow it with --allow-host$`)) });
+      const escape = (text: string) => text.replace(/[.[\]]/g, '\\$&');
+      expect(res.body, baseUrl).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(new RegExp(`^baseUrl: Refused to connect to .*${escape(address)}.*: ${reason}; allow it with --allow-host ${escape(entry)}$`)) });
       expect(res.body.details?.address, baseUrl).toBe(address);
     }
     expect((await s.call('GET', '/api/v1/credentials', { key: s.keyB })).body.credentials).toEqual(before);
@@ -138,7 +139,7 @@ describe("a credential's address and the outbound policy", () => {
     const id = body.credential.id;
     const res = await s.call('PATCH', `/api/v1/credentials/${id}`, { key: s.keyB, body: { data: { baseUrl: 'http://192.168.1.20:11434', name: 'moved' } } });
     expect(res.status).toBe(400);
-    expect(res.body.message).toBe('data.baseUrl: Refused to connect to 192.168.1.20: private address; allow it with --allow-host');
+    expect(res.body.message).toBe('data.baseUrl: Refused to connect to 192.168.1.20: private address; allow it with --allow-host 192.168.1.20:11434');
     expect((await s.call('GET', `/api/v1/credentials/${id}`, { key: s.keyB })).body.credential).toMatchObject({ name: 'fine', baseUrl: 'http://127.0.0.1:11434' });
   });
 
@@ -157,7 +158,7 @@ describe("a credential's address and the outbound policy", () => {
 });
 
 describe('baseUrl by PATCH', () => {
-  it('changes the address, answers it masked, seals one with user:password or a query, and null clears it', async () => {
+  it('changes the address, answers it masked, seals one with user:password, refuses a query or fragment, and null clears it', async () => {
     const { body } = await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'moving', provider: 'openai', apiKey: 'sk-moving-5555' } });
     const id = body.credential.id as string;
     expect(body.credential.baseUrl).toBeNull();
@@ -170,15 +171,23 @@ describe('baseUrl by PATCH', () => {
     expect((await patch({ baseUrl: 'http://127.0.0.1:8001/v1' })).status).toBe(200);
     expect(await read()).toMatchObject({ baseUrl: 'http://127.0.0.1:8001/v1', isValid: null, apiKeyLast4: '5555' });
 
-    const secretUrl = 'http://bob:PATCHED-PASS-SECRET@127.0.0.1:8002/v1?token=PATCHED-QUERY-SECRET';
+    const secretUrl = 'http://bob:PATCHED-PASS-SECRET@127.0.0.1:8002/v1';
     const res = await patch({ baseUrl: secretUrl });
     expect(res.status).toBe(200);
-    expect((await read()).baseUrl).toBe('http://****:****@127.0.0.1:8002/v1?token=****');
-    for (const secret of ['PATCHED-PASS-SECRET', 'PATCHED-QUERY-SECRET']) {
+    expect((await read()).baseUrl).toBe('http://****:****@127.0.0.1:8002/v1');
+    for (const secret of ['PATCHED-PASS-SECRET']) {
       expect(await s.stored.holds(secret)).toBe(false);
       expect(JSON.stringify((await s.call('GET', '/api/v1/credentials', { key: s.keyB })).body)).not.toContain(secret);
     }
     expect((await s.platform.providerCredential({ userId }, 'openai', id))?.baseUrl).toBe(secretUrl);
+
+    // A query string or fragment (even an empty one) would take the paths a client appends: refused, naming the field.
+    for (const baseUrl of ['http://127.0.0.1:8002/v1?token=QUERY-SECRET', 'http://127.0.0.1:8002/v1?', 'http://127.0.0.1:8002/v1#x']) {
+      const refused = await patch({ baseUrl });
+      expect(refused.status, baseUrl).toBe(400);
+      expect(refused.body.message, baseUrl).toBe('data.baseUrl: must not have a query string or fragment (paths are appended to a base URL)');
+    }
+    expect((await read()).baseUrl).toBe('http://****:****@127.0.0.1:8002/v1');
 
     // A plain URL replaces the sealed one: nothing of the old one is left to open.
     await patch({ baseUrl: 'http://127.0.0.1:8003/v1' });
@@ -276,7 +285,7 @@ describe('POST /api/v1/credentials/{id}/test', () => {
       ok: false,
       code: 'invalid_request',
       status: null,
-      message: 'Refused to connect to 10.0.0.5: private address; allow it with --allow-host',
+      message: 'Refused to connect to 10.0.0.5: private address; allow it with --allow-host 10.0.0.5:8000',
       credential: { isValid: false },
     });
   });
@@ -295,7 +304,7 @@ describe('the test call has a time limit', () => {
     const silent = createServer((req) => req.on('close', () => held.closed++));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`;
-    const fetches = outboundFetches({}, {});
+    const fetches = outboundFetches({ allowedHosts: ['127.0.0.1'] }, {});
     const platform = new AgentPlatform({
       storage: memoryStorage(),
       secrets: createSecretBox('a test master key'),

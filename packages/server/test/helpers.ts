@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { hostPortEntry, type OutboundPolicyOptions } from '@agent-platform/core';
 import { postgresDatabase } from '@agent-platform/core/testing';
 import pino from 'pino';
 import { inject } from 'vitest';
@@ -37,6 +38,14 @@ export interface TestServer extends RunningServer {
   stop(): Promise<void>;
 }
 
+/**
+ * The outbound policy of test servers whose users point URLs (a credential's `baseUrl`, MCP
+ * servers, vector store endpoints, local model addresses) at the tests' loopback fakes: every
+ * port of 127.0.0.1 allowed, as an operator's `--allow-host 127.0.0.1` does (loopback is refused
+ * otherwise). Suites about the refusal itself start servers without it.
+ */
+export const ALLOW_LOOPBACK: OutboundPolicyOptions = { allowedHosts: ['127.0.0.1'] };
+
 /** The master key of test servers in PostgreSQL mode (the mode requires one from the environment). */
 const TEST_SECRET = 'the-test-servers-shared-secret';
 
@@ -48,17 +57,21 @@ const TEST_SECRET = 'the-test-servers-shared-secret';
  * one). Nothing is mocked: the server opens the same PostgreSQL storage, blob store, job queue,
  * notifier and stream store that `agent-platform serve --database` does.
  */
-async function postgresMode(options: Pick<ServerOptions, 'env'>): Promise<Pick<ServerOptions, 'database' | 'vectorStore' | 'env'>> {
+async function postgresMode(options: Pick<ServerOptions, 'env' | 'outbound'>): Promise<Pick<ServerOptions, 'database' | 'vectorStore' | 'env' | 'outbound'>> {
   const chromaUrl = inject('chromaUrl');
   if (!chromaUrl) {
     throw new Error(
       'AGENT_PLATFORM_TEST_STORAGE=postgres needs the run\'s Chroma server: the vitest project must list packages/server/test/chroma-global-setup.ts in globalSetup (the "postgres" project does)',
     );
   }
+  // `ownVectorStore()` gives projects collections of that Chroma server: a URL users supply, so
+  // its host and port are allowed as an operator allows them (`--allow-host 127.0.0.1:PORT`).
+  const outbound = options.outbound ?? {};
   return {
     database: await postgresDatabase(),
     vectorStore: { provider: 'chroma', config: { endpoint: chromaUrl, indexName: `t-${randomBytes(8).toString('hex')}` } },
     env: { ...(options.env ?? process.env), AGENT_PLATFORM_SECRET: TEST_SECRET },
+    outbound: { ...outbound, allowedHosts: [...(outbound.allowedHosts ?? []), hostPortEntry(chromaUrl) as string] },
   };
 }
 

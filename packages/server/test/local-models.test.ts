@@ -4,15 +4,18 @@ import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js'
 import { startTestServer, type TestServer } from './helpers.js';
 
 let ollama: OllamaTestServer;
+let upstream: FakeUpstream;
 let s: TestServer;
 beforeAll(async () => {
   ollama = await startOllamaServer();
   ollama.models = [ollamaTag('llama3.2:3b', 2_019_393_189), ollamaTag('nomic-embed-text:latest', 274_302_450)];
-  s = await startTestServer({ env: { OLLAMA_HOST: ollama.url } });
+  upstream = await startUpstream();
+  // Loopback for callers' URLs: port 9 (nothing listens there) and the fake upstream, by host and port.
+  s = await startTestServer({ env: { OLLAMA_HOST: ollama.url }, outbound: { allowedHosts: ['127.0.0.1:9', new URL(upstream.url).host] } });
 });
 afterAll(async () => {
   await s.stop();
-  await ollama.close();
+  await Promise.all([ollama.close(), upstream.close()]);
 });
 
 describe('local model runtime routes', () => {
@@ -22,8 +25,10 @@ describe('local model runtime routes', () => {
     expect(res.body.success).toBe(true);
     expect(res.body.models.map((m: { name: string }) => m.name)).toEqual(['llama3.2:3b', 'nomic-embed-text:latest']);
     expect(res.body.models[0]).toMatchObject({ size: 2_019_393_189, digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), modified_at: expect.any(String) });
+    // The operator's address is reached for calls that give none; a caller naming it is judged by the callers' policy.
     const explicit = await s.call('GET', `/api/v1/localmodel/list-models?baseUrl=${encodeURIComponent(ollama.url)}`);
-    expect(explicit.body.models).toHaveLength(2);
+    expect(explicit.status).toBe(400);
+    expect(explicit.body).toMatchObject({ success: false, models: [], error: expect.stringMatching(new RegExp(`^Refused to connect to 127\\.0\\.0\\.1: loopback address .*; allow it with --allow-host 127\\.0\\.0\\.1:${ollama.port}$`)) });
   });
 
   it('deletes a model by its exact name, and answers the spec texts on failure', async () => {
@@ -61,20 +66,12 @@ describe('local model runtime routes', () => {
 });
 
 describe('outbound policy on credentials', () => {
-  let upstream: FakeUpstream;
-  beforeAll(async () => {
-    upstream = await startUpstream();
-  });
-  afterAll(async () => {
-    await upstream.close();
-  });
-
   it("refuses a credential's private baseUrl when it is saved, and before connecting when one is stored; loopback works", async () => {
     const saved = await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'internal', provider: 'openai', apiKey: 'sk', baseUrl: 'http://10.1.2.3:8000/v1' } });
     expect(saved.status).toBe(400);
-    expect(saved.body.message).toBe('baseUrl: Refused to connect to 10.1.2.3: private address; allow it with --allow-host');
+    expect(saved.body.message).toBe('baseUrl: Refused to connect to 10.1.2.3: private address; allow it with --allow-host 10.1.2.3:8000');
     // One stored anyway (saved under an allow-list since removed): its calls are refused.
-    const { body } = await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'internal', provider: 'openai', apiKey: 'sk', baseUrl: 'http://127.0.0.1:8000/v1' } });
+    const { body } = await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'internal', provider: 'openai', apiKey: 'sk', baseUrl: upstream.url } });
     const userId = (await s.platform.authenticate(s.keyB))?.userId as string;
     await s.platform.storage.credentials.update(userId, body.credential.id, { baseUrl: 'http://10.1.2.3:8000/v1', updatedAt: new Date() });
     const refused = await s.call('POST', '/api/v1/chat/completions', { key: s.keyB, body: { model: 'm', messages: [{ role: 'user', content: 'x' }] } });

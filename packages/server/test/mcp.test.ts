@@ -4,7 +4,7 @@ import { formatCommandLine } from '@agent-platform/mcp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVERYTHING, freePort, type ServerProcess, startEverything, startServer, TEST_SERVER } from '../../mcp/test/helpers.js';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
-import { startTestServer, type TestServer } from './helpers.js';
+import { ALLOW_LOOPBACK, startTestServer, type TestServer } from './helpers.js';
 
 // Real MCP servers on loopback: server-everything over streamable HTTP and SSE, and a server
 // written with the SDK's classes whose tools hang, fail or crash. The whole suite runs in a
@@ -21,7 +21,7 @@ beforeAll(async () => {
   [upstream, http, sse] = await Promise.all([startUpstream(), startEverything('streamableHttp'), startEverything('sse')]);
   const port = await freePort();
   faulty = await startServer([TEST_SERVER, 'http', String(port)], port);
-  s = await startTestServer({ env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'k', AGENT_PLATFORM_MCP_TIMEOUT_MS: '1000' } });
+  s = await startTestServer({ outbound: ALLOW_LOOPBACK, env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'k', AGENT_PLATFORM_MCP_TIMEOUT_MS: '1000' } });
   projectId = (await s.call('POST', '/api/projects/create', { body: { name: 'mcp agent', model: 'gpt-test', provider: 'openai' } })).body.project.id;
 });
 afterAll(async () => {

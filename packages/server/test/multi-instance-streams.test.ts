@@ -31,7 +31,8 @@ let key = '';
 beforeAll(async () => {
   cluster = await startCluster();
   database = await postgresDatabase();
-  const args = ['--stream-lease-ms', String(STREAM_LEASE_MS), '--allow-mcp-command', MCP_LINE];
+  // A credential names the fake upstream (a URL a user gives, on loopback): its host and port allowed.
+  const args = ['--stream-lease-ms', String(STREAM_LEASE_MS), '--allow-mcp-command', MCP_LINE, '--allow-host', new URL(cluster.upstream.url).host];
   const start = (name: string) => cluster.start(name, cluster.env(name, database, 'streams'), args);
   a = await start('a');
   key = firstKeyOf(a) as string;

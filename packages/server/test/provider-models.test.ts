@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeChatServer, startFakeChatServer } from '../../adapters-models/test/openai-chat-server.js';
 import { type OllamaTestServer, ollamaTag, startOllamaServer } from '../../core/test/ollama-server.js';
-import { startTestServer, type TestServer } from './helpers.js';
+import { ALLOW_LOOPBACK, startTestServer, type TestServer } from './helpers.js';
 
 // The models an upstream offers, for a project's model picker: asked with a credential's key at
 // its address, or with what a project naming no credential uses. Real loopback upstreams that
@@ -26,7 +26,7 @@ beforeAll(async () => {
   silent = createServer(() => {});
   await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
   silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`;
-  s = await startTestServer({ env: { OPENAI_BASE_URL: environment.url, OPENAI_API_KEY: 'sk-env', OLLAMA_HOST: ollama.url, AGENT_PLATFORM_MODEL_TIMEOUT_MS: '1500' } });
+  s = await startTestServer({ outbound: ALLOW_LOOPBACK, env: { OPENAI_BASE_URL: environment.url, OPENAI_API_KEY: 'sk-env', OLLAMA_HOST: ollama.url, AGENT_PLATFORM_MODEL_TIMEOUT_MS: '1500' } });
 }, 60_000);
 afterAll(async () => {
   await s.stop();

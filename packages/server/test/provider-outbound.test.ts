@@ -57,7 +57,7 @@ describe.skipIf(!trapsAvailable)('providers and embedders through the outbound p
   const complete = (s: TestServer, key: string) => s.call('POST', '/api/v1/chat/completions', { key, body: { model: 'gpt-x', messages: [{ role: 'user', content: 'hi' }] } });
 
   it("reaches the operator's OPENAI_BASE_URL at a private address, and refuses a caller's credential naming that address", async () => {
-    const s = await startTestServer({ env: { OPENAI_API_KEY: 'sk-env', OPENAI_BASE_URL: `http://10.0.0.1:${privateUpstream.port}/v1` } });
+    const s = await startTestServer({ outbound: { allowedHosts: [new URL(upstream.url).host] }, env: { OPENAI_API_KEY: 'sk-env', OPENAI_BASE_URL: `http://10.0.0.1:${privateUpstream.port}/v1` } });
     try {
       const before = privateUpstream.connections;
       const operator = await complete(s, s.keyA);
@@ -108,7 +108,7 @@ describe.skipIf(!trapsAvailable)('providers and embedders through the outbound p
   });
 
   it("proxy: true: every target and hop is checked before the proxy hears of it; the operator's proxy may sit at a private address", async () => {
-    const s = await startTestServer({ env: { OPENAI_API_KEY: 'sk-env', HTTP_PROXY: `http://10.0.0.1:${privateProxy.port}` } });
+    const s = await startTestServer({ outbound: { allowedHosts: [new URL(upstream.url).host] }, env: { OPENAI_API_KEY: 'sk-env', HTTP_PROXY: `http://10.0.0.1:${privateProxy.port}` } });
     try {
       // Allowed: through the operator's proxy (at 10.0.0.1, allowed as the operator's host) to the loopback upstream.
       await s.call('POST', '/api/v1/credentials', { key: s.keyA, body: { name: 'p', provider: 'openai', apiKey: 'sk-a', baseUrl: upstream.url, proxy: true } });
@@ -129,7 +129,7 @@ describe.skipIf(!trapsAvailable)('providers and embedders through the outbound p
       expect(proxy.carried.length).toBe(carried);
       expect(privateUpstream.connections).toBe(before);
 
-      const redirected = await startTestServer({ env: { OPENAI_API_KEY: 'sk-env', HTTP_PROXY: proxy.url } });
+      const redirected = await startTestServer({ outbound: { allowedHosts: [new URL(redirectorUrl).host] }, env: { OPENAI_API_KEY: 'sk-env', HTTP_PROXY: proxy.url } });
       try {
         await redirected.call('POST', '/api/v1/credentials', { body: { name: 'r', provider: 'openai', apiKey: 'sk-r', baseUrl: `${redirectorUrl}/v1`, proxy: true } });
         const hop = await complete(redirected, redirected.keyA);
@@ -149,16 +149,20 @@ describe.skipIf(!trapsAvailable)('providers and embedders through the outbound p
 describe('operatorHosts', () => {
   const env = { OPENAI_BASE_URL: 'http://vllm.internal:8000/v1', OLLAMA_HOST: '10.0.0.7:11434', HTTPS_PROXY: 'http://proxy.corp:3128', HF_ENDPOINT: 'https://hf-mirror.corp/' };
 
-  it("names the hosts of the operator's URLs as written (downloads: the hub too)", () => {
-    expect(operatorHosts(env)).toEqual(['vllm.internal', '10.0.0.7', 'proxy.corp']);
-    expect(operatorHosts(env, { modelDownloads: true })).toEqual(['vllm.internal', '10.0.0.7', 'proxy.corp', 'hf-mirror.corp']);
-    expect(operatorHosts({})).toEqual([]);
+  it("names exactly the host and port of the operator's URLs as written (downloads: the hub too), and the default local runtime", () => {
+    expect(operatorHosts(env)).toEqual(['vllm.internal:8000', '10.0.0.7:11434', 'proxy.corp:3128']);
+    expect(operatorHosts(env, { modelDownloads: true })).toEqual(['vllm.internal:8000', '10.0.0.7:11434', 'proxy.corp:3128', 'hf-mirror.corp:443']);
+    // Ollama's default address: loopback, which the policy refuses unless allowed.
+    expect(operatorHosts({})).toEqual(['127.0.0.1:11434']);
+    expect(operatorHosts({ OLLAMA_HOST: '[::1]' })).toEqual(['[::1]:11434']);
+    // The server-wide vector store's hosts, on every port (a client may derive another port, as Weaviate's gRPC does).
+    expect(operatorHosts({}, { urls: ['http://127.0.0.1:8000'] })).toEqual(['127.0.0.1:11434', '127.0.0.1']);
   });
 
-  it('adds the defaults with --allowed-hosts-only, where nothing else would be reachable', () => {
-    expect(operatorHosts({}, { allowlistOnly: true })).toEqual(['api.openai.com', '127.0.0.1']);
-    expect(operatorHosts({}, { allowlistOnly: true, modelDownloads: true })).toEqual(['api.openai.com', '127.0.0.1', 'huggingface.co', '*.huggingface.co', 'hf.co', '*.hf.co']);
-    expect(operatorHosts(env, { allowlistOnly: true, modelDownloads: true })).toEqual(['vllm.internal', '10.0.0.7', 'proxy.corp', 'hf-mirror.corp']);
+  it('adds the public defaults with --allowed-hosts-only, where nothing else would be reachable', () => {
+    expect(operatorHosts({}, { allowlistOnly: true })).toEqual(['127.0.0.1:11434', 'api.openai.com']);
+    expect(operatorHosts({}, { allowlistOnly: true, modelDownloads: true })).toEqual(['127.0.0.1:11434', 'api.openai.com', 'huggingface.co', '*.huggingface.co', 'hf.co', '*.hf.co']);
+    expect(operatorHosts(env, { allowlistOnly: true, modelDownloads: true })).toEqual(['vllm.internal:8000', '10.0.0.7:11434', 'proxy.corp:3128', 'hf-mirror.corp:443']);
   });
 
   it("allows them for the operator's requests only", async () => {
@@ -168,6 +172,10 @@ describe('operatorHosts', () => {
       await expect(operator.check('http://10.0.0.9:8000/v1/models')).resolves.toMatchObject({ host: '10.0.0.9' });
       await expect(callers.check('http://10.0.0.9:8000/v1/models')).rejects.toMatchObject({ code: 'invalid_request' });
       await expect(operator.check('http://10.0.0.10/')).rejects.toMatchObject({ code: 'invalid_request' });
+      await expect(operator.check('http://10.0.0.9:5432/')).rejects.toMatchObject({ code: 'invalid_request' }); // another port of it
+      // The default local runtime (no OLLAMA_HOST): the operator's, not the callers'.
+      await expect(operator.check('http://127.0.0.1:11434/api/tags')).resolves.toMatchObject({ host: '127.0.0.1' });
+      await expect(callers.check('http://127.0.0.1:11434/api/tags')).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('--allow-host 127.0.0.1:11434') });
     } finally {
       await callers.close();
     }

@@ -9,7 +9,8 @@ let s: TestServer;
 beforeAll(async () => {
   upstream = await startUpstream();
   proxy = await startForwardProxy();
-  s = await startTestServer({ env: { OPENAI_API_KEY: 'sk-from-env', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', HTTP_PROXY: proxy.url, OLLAMA_HOST: upstream.url.replace(/\/v1$/, '') } });
+  // Credentials name the fake upstream: its host and port allowed, as `--allow-host 127.0.0.1:PORT` does.
+  s = await startTestServer({ outbound: { allowedHosts: [new URL(upstream.url).host] }, env: { OPENAI_API_KEY: 'sk-from-env', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', HTTP_PROXY: proxy.url, OLLAMA_HOST: upstream.url.replace(/\/v1$/, '') } });
 });
 afterAll(async () => {
   await s.stop();
@@ -59,7 +60,7 @@ describe('provider credentials', () => {
 
 describe('proxy without a configured proxy', () => {
   it('answers 400 naming the missing setting', async () => {
-    const bare = await startTestServer({ env: { OPENAI_API_KEY: 'k' } });
+    const bare = await startTestServer({ outbound: { allowedHosts: [new URL(upstream.url).host] }, env: { OPENAI_API_KEY: 'k' } });
     try {
       await bare.call('POST', '/api/v1/credentials', { body: { name: 'p', provider: 'openai', apiKey: 'sk', baseUrl: upstream.url, proxy: true } });
       const res = await bare.call('POST', '/api/v1/chat/completions', { body: { model: 'm', messages: [{ role: 'user', content: 'x' }] } });

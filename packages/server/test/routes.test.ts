@@ -8,7 +8,7 @@ import { createApp } from '../src/app.js';
 import type { ApiRoute } from '../src/route.js';
 import { apiRoutes } from '../src/routes.js';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
-import { startTestServer, type TestServer } from './helpers.js';
+import { ALLOW_LOOPBACK, startTestServer, type TestServer } from './helpers.js';
 
 /**
  * The route suite: walks the route table. For every route a valid call succeeds (and its answer
@@ -29,7 +29,7 @@ let openapi: { paths: Record<string, Record<string, { responses: Record<string, 
 
 beforeAll(async () => {
   [upstream, ollama, everything] = await Promise.all([startUpstream(), startOllamaServer(), startEverything('streamableHttp')]);
-  s = await startTestServer({ uploadLimit: UPLOAD_LIMIT, env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'k', OLLAMA_HOST: ollama.url } });
+  s = await startTestServer({ outbound: ALLOW_LOOPBACK, uploadLimit: UPLOAD_LIMIT, env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'k', OLLAMA_HOST: ollama.url } });
   openapi = (await s.call('GET', '/openapi.json', { key: null })).body;
 }, 120_000);
 afterAll(async () => {

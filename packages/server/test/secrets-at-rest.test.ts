@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type QdrantTestServer, startQdrantTestServer } from '../../adapters-vector/test/fixtures/qdrant-server.js';
 import { type ServerProcess, startEverything } from '../../mcp/test/helpers.js';
-import { startTestServer, type TestServer } from './helpers.js';
+import { ALLOW_LOOPBACK, startTestServer, type TestServer } from './helpers.js';
 
 // Every secret a caller hands over is sealed at rest (AES-256-GCM, like a credential's key) and
-// never answered: a vector store's apiKey, a credential's base URL with user:password or a
-// query, an MCP server URL likewise. Checked on the bytes of the SQLite file and its WAL, and
+// never answered: a vector store's apiKey, a credential's base URL with user:password (a base
+// URL takes no query), an MCP server URL with user:password or a query. Checked on the bytes of the SQLite file and its WAL, and
 // on every GET; the real counterpart (a Qdrant test server, server-everything) still gets them.
 let s: TestServer;
 let qdrant: QdrantTestServer;
@@ -14,7 +14,7 @@ const STORE_KEY = 'qdrant-STORE-SECRET-key-wxyz';
 
 beforeAll(async () => {
   [qdrant, everything] = await Promise.all([startQdrantTestServer({ apiKey: STORE_KEY }), startEverything('streamableHttp')]);
-  s = await startTestServer();
+  s = await startTestServer({ outbound: ALLOW_LOOPBACK });
 });
 afterAll(async () => {
   await s.stop();
@@ -76,12 +76,12 @@ describe('vector store secrets', () => {
 
 describe('URLs with user:password or a query', () => {
   it("seals a credential's base URL and answers it masked; provider calls get it whole", async () => {
-    const baseUrl = 'http://alice:CRED-PASS-SECRET@127.0.0.1:9/v1?key=CRED-QUERY-SECRET&v=2';
+    const baseUrl = 'http://alice:CRED-PASS-SECRET@127.0.0.1:9/v1';
     const created = await s.call('POST', '/api/v1/credentials', { body: { name: 'proxy', provider: 'openai', apiKey: 'sk-1234', baseUrl } });
     expect(created.status).toBe(201);
-    expect(created.body.credential.baseUrl).toBe('http://****:****@127.0.0.1:9/v1?key=****&v=****');
+    expect(created.body.credential.baseUrl).toBe('http://****:****@127.0.0.1:9/v1');
     const responses = [created, await s.call('GET', '/api/v1/credentials'), await s.call('GET', `/api/v1/credentials/${created.body.credential.id}`)];
-    for (const secret of ['CRED-PASS-SECRET', 'CRED-QUERY-SECRET']) await expectNowhere(secret, responses);
+    for (const secret of ['CRED-PASS-SECRET']) await expectNowhere(secret, responses);
     const userId = (await s.platform.authenticate(s.keyA))?.userId as string;
     expect((await s.platform.providerCredential({ userId }, 'openai'))?.baseUrl).toBe(baseUrl);
     // A plain URL is stored and answered as it is.

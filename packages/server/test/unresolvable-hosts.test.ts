@@ -15,7 +15,8 @@ let s: TestServer;
 let projectId: string;
 beforeAll(async () => {
   await expect(lookup(HOST)).rejects.toThrow(); // the premise: the name has no address here
-  s = await startTestServer({ env: { AGENT_PLATFORM_MCP_TIMEOUT_MS: '2000' } });
+  // A credential is first saved at 127.0.0.1:8000 (then its name is changed in storage): that port allowed.
+  s = await startTestServer({ outbound: { allowedHosts: ['127.0.0.1:8000'] }, env: { AGENT_PLATFORM_MCP_TIMEOUT_MS: '2000' } });
   projectId = (await s.call('POST', '/api/projects/create', { body: { name: 'dns', model: 'gpt-test', provider: 'openai' } })).body.project.id;
 });
 afterAll(async () => {

@@ -10,7 +10,7 @@ import { type PineconeTestServer, startPineconeTestServer } from '../../adapters
 import { type QdrantTestServer, startQdrantTestServer } from '../../adapters-vector/test/fixtures/qdrant-server.js';
 import { startWeaviateTestServer, type WeaviateTestServer } from '../../adapters-vector/test/fixtures/weaviate-server.js';
 import { type Forwarder, METADATA_TRAP, startForwarder, trapsAvailable } from '../../core/test/traps.js';
-import { startTestServer, type TestServer } from './helpers.js';
+import { ALLOW_LOOPBACK, startTestServer, type TestServer } from './helpers.js';
 
 /**
  * Vector store endpoints through the outbound policy, over HTTP (PUT /api/knowledge/settings).
@@ -56,7 +56,8 @@ describe.skipIf(!trapsAvailable)('vector store endpoints at refused addresses (t
     });
     await new Promise<void>((resolve) => redirector.listen(0, '127.0.0.1', resolve));
     redirectorUrl = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}`;
-    s = await startTestServer();
+    // The stores' own test servers (and the redirector) listen on 127.0.0.1: allowed, as --allow-host 127.0.0.1 does.
+    s = await startTestServer({ outbound: ALLOW_LOOPBACK });
   });
   afterAll(async () => {
     await s?.stop();

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTinyModel } from '../../adapters-embedding/test/fixtures/make-tiny-model.mjs';
 import { type QdrantTestServer, startQdrantTestServer } from '../../adapters-vector/test/fixtures/qdrant-server.js';
 import { type ChromaServer, freePort, startChromaServer } from '../../adapters-vector/test/fixtures/chroma-server.js';
-import { startTestServer, type TestServer } from './helpers.js';
+import { ALLOW_LOOPBACK, startTestServer, type TestServer } from './helpers.js';
 
 // Knowledge settings that move a project to a third-party vector store, over HTTP: Qdrant through
 // its official client against a test double of its REST API (Qdrant cannot run here), Chroma
@@ -15,7 +15,7 @@ let chroma: ChromaServer;
 
 beforeAll(async () => {
   [qdrant, chroma] = await Promise.all([startQdrantTestServer({ apiKey: 'qdrant-key' }), startChromaServer()]);
-  s = await startTestServer();
+  s = await startTestServer({ outbound: ALLOW_LOOPBACK });
 });
 afterAll(async () => {
   await s.stop();
