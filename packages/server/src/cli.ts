@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { isPlatformError, parseAllowedHosts, type UpstreamLimits } from '@agent-platform/core';
+import { createOutboundPolicy, isPlatformError, parseAllowedHosts, type UpstreamLimits } from '@agent-platform/core';
 import { parseStdioEntry } from '@agent-platform/mcp';
 import { readMcpCommandsFile } from './mcp-commands.js';
 import { DOCUMENT_LIMIT_FLAGS, documentLimitsFrom } from './document-limits.js';
@@ -57,11 +57,15 @@ Options:
   --default-model P:M   Model of completions that name none, as provider:model
                         (env AGENT_PLATFORM_DEFAULT_MODEL, default openai:gpt-4o-mini)
   --max-steps N         Model calls per agent turn at most (env AGENT_PLATFORM_MAX_STEPS, default 8)
-  --allow-host HOST     Let URLs that callers supply (local model baseUrl, a credential's baseUrl,
+  --allow-host HOST[:PORT]
+                        Let URLs that callers supply (local model baseUrl, a credential's baseUrl,
                         MCP servers, vector store endpoints) reach this host name (*.domain for
-                        subdomains), IP or CIDR range besides loopback and public addresses;
-                        repeatable (env AGENT_PLATFORM_ALLOWED_HOSTS, comma- or space-separated)
-  --allowed-hosts-only  Only allow-listed hosts are reachable (loopback and public ones too are refused)
+                        subdomains), IP or CIDR range besides public addresses: loopback and
+                        private ones are refused otherwise. With :PORT only that port of it
+                        (IPv6 as [::1]:PORT), e.g. 127.0.0.1:1234 for LM Studio or
+                        127.0.0.1:11434 for users' own Ollama credentials; without, every port.
+                        Repeatable (env AGENT_PLATFORM_ALLOWED_HOSTS, comma- or space-separated)
+  --allowed-hosts-only  Only allow-listed hosts are reachable (public ones too are refused)
   --allow-model-downloads
                         Let projects name Hugging Face hub models (embeddingModel "hf:<owner>/<name>")
                         that are not in <data>/models/hub yet: the server downloads them (from
@@ -266,6 +270,12 @@ async function serveCommand(argv: string[]): Promise<void> {
   const vectorStore = parseSharedVectorStore(values['vector-store'] ?? env.AGENT_PLATFORM_VECTOR_STORE, values['vector-store-config'] ?? env.AGENT_PLATFORM_VECTOR_STORE_CONFIG);
   const database = values.database ?? env.AGENT_PLATFORM_DATABASE_URL;
   const databasePool = values['database-pool'];
+  const allowedHosts = [...parseAllowedHosts(process.env.AGENT_PLATFORM_ALLOWED_HOSTS), ...(values['allow-host'] ?? [])];
+  try {
+    createOutboundPolicy({ allowedHosts });
+  } catch (error) {
+    throw new UsageError(`--allow-host: ${(error as Error).message}`);
+  }
   const port = integer(values.port ?? env.PORT ?? '3000', '--port', 0, 65535);
   const host = values.host ?? env.HOST ?? '127.0.0.1';
   const server = await startServer({
@@ -288,10 +298,7 @@ async function serveCommand(argv: string[]): Promise<void> {
     ...(agentLimits.historyTokens !== undefined ? { historyTokens: agentLimits.historyTokens } : {}),
     envKey: agentLimits.envKey,
     upstreamLimits,
-    outbound: {
-      allowedHosts: [...parseAllowedHosts(process.env.AGENT_PLATFORM_ALLOWED_HOSTS), ...(values['allow-host'] ?? [])],
-      allowlistOnly: values['allowed-hosts-only'] === true,
-    },
+    outbound: { allowedHosts, allowlistOnly: values['allowed-hosts-only'] === true },
     ...(values['allow-model-downloads'] ? { allowModelDownloads: true } : {}),
     tools: {
       ...(pythonIsolation ? { pythonIsolation } : {}),
@@ -308,7 +315,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   });
   if (server.firstKey) {
     process.stdout.write(
-      `No API key existed ${database ? 'in this database' : 'in this data folder'}, so one was created for a new user, ${server.firstKeyUserId} (more keys for it: keys create --user ${server.firstKeyUserId} --name NAME). It is shown only once:\n${server.firstKey}\n`,
+      `No API key existed ${database ? 'in this database' : 'in this data folder'}, so one was created for a new user, ${server.firstKeyUserId} (more keys for it: keys create --user ${server.firstKeyUserId} --name NAME). It is shown only once:\n${server.firstKey}\n${LOOPBACK_NOTE}`,
     );
   }
   process.stdout.write(`Agent Platform listening on ${server.url}\n`);
@@ -330,6 +337,10 @@ async function serveCommand(argv: string[]): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 }
+
+/** Said on the first start: loopback is refused in users' URLs, and how a local model server is allowed. */
+const LOOPBACK_NOTE =
+  "URLs your users give (a credential's base URL, MCP servers, vector stores, local model addresses) cannot reach this machine's own services (loopback) unless you allow them by port: for a local model server, restart with --allow-host 127.0.0.1:1234 (LM Studio) or --allow-host 127.0.0.1:11434 (Ollama; the server's own OLLAMA_HOST needs nothing).\n";
 
 async function main(argv: string[]): Promise<void> {
   // `pnpm start -- --port 8080` hands the separator through: it carries no meaning here.

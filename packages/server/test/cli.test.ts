@@ -1,4 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -165,6 +166,50 @@ describe('agent-platform CLI', () => {
       again.child.kill('SIGINT');
     }
   });
+
+  it('says on the first start how to allow a local model server; --allow-host HOST:PORT lets users name that port only', async () => {
+    const lm = createServer();
+    await new Promise<void>((resolve) => lm.listen(0, '127.0.0.1', resolve));
+    const lmPort = (lm.address() as AddressInfo).port;
+    const { child, output, url } = await serve(['--port', '0', '--data', dir, '--allow-host', `127.0.0.1:${lmPort}`]);
+    try {
+      expect(output()).toContain(
+        "URLs your users give (a credential's base URL, MCP servers, vector stores, local model addresses) cannot reach this machine's own services (loopback) unless you allow them by port: for a local model server, restart with --allow-host 127.0.0.1:1234 (LM Studio) or --allow-host 127.0.0.1:11434 (Ollama; the server's own OLLAMA_HOST needs nothing).\n",
+      );
+      const key = /shown only once:\n(ap_\w+)\n/.exec(output())?.[1] as string;
+      const credential = (baseUrl: string) =>
+        fetch(`${url}/api/v1/credentials`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'lm studio', provider: 'openai', apiKey: 'lm-studio', baseUrl }),
+        });
+      expect((await credential(`http://127.0.0.1:${lmPort}/v1`)).status).toBe(201);
+      // Another port of the same address (this server's own): refused, naming the entry that would allow it.
+      const own = new URL(url).port;
+      const refused = await credential(`http://127.0.0.1:${own}/api`);
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { message: string }).message).toBe(
+        `baseUrl: Refused to connect to 127.0.0.1: loopback address (this server's own machine); allow it with --allow-host 127.0.0.1:${own}`,
+      );
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => lm.close(resolve));
+    }
+    // An entry that is not one stops the start before anything is opened, naming the flag and why.
+    for (const [args, env] of [
+      [['--allow-host', '127.0.0.1:0'], {}],
+      [[], { AGENT_PLATFORM_ALLOWED_HOSTS: '127.0.0.1:http' }],
+    ] as const) {
+      const failed = await run(process.execPath, [CLI, 'serve', '--port', '0', '--data', join(dir, 'never'), ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env } }).then(
+        () => undefined,
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(failed?.code).toBe(2);
+      expect(failed?.stderr).toContain('--allow-host: Invalid allowed host "127.0.0.1:');
+      expect(failed?.stderr).toContain('the port must be a number from 1 to 65535');
+      expect(existsSync(join(dir, 'never'))).toBe(false);
+    }
+  }, 60_000);
 
   it('on a busy port prints one line naming the port and the flag, exits 1, and makes no key nobody sees', async () => {
     const holder = createServer();
