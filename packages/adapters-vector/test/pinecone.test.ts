@@ -83,6 +83,9 @@ describe('pinecone settings', () => {
     [{ ...valid, endpoint: 443 }, 'endpoint must be a string'],
     [{ ...valid, endpoint: 'https://user:pass@pinecone.example' }, 'endpoint must not carry credentials, a query or a fragment'],
     [{ ...valid, endpoint: 'https://pinecone.example/?key=secret' }, 'endpoint must not carry credentials, a query or a fragment'],
+    // Even an empty query or fragment: the client appends its paths to the endpoint as text.
+    [{ ...valid, endpoint: 'https://pinecone.example/?' }, 'endpoint must not carry credentials, a query or a fragment'],
+    [{ ...valid, endpoint: 'https://pinecone.example#' }, 'endpoint must not carry credentials, a query or a fragment'],
     [{ ...valid, region: 'us-east-1' }, 'unknown key region for pinecone'],
   ])('refuses %j', (config, reason) => {
     const error = thrown(() => createPineconeVectorStore(config));

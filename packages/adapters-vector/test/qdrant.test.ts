@@ -95,6 +95,22 @@ describe('qdrant settings validation', () => {
     for (const bad of [null, 'qdrant', 42, ['x']]) expect(configError(bad).message).toBe('Invalid vectorstore configuration: vectorStoreConfig must be an object');
   });
 
+  it('refuses "." and ".." as indexName (a URL path reads them as folders: /collections/.. is the server root) and a base URL with a query or fragment', () => {
+    for (const name of ['.', '..']) {
+      const error = configError({ indexName: name, endpoint: 'http://q.example.com:6333' });
+      expect(error.message, name).toBe('Invalid vectorstore configuration: indexName must not be "." or ".." (a URL path reads them as folders, not as a collection)');
+      expect(error.issues?.[0]?.path, name).toEqual(['indexName']);
+    }
+    // Names with dots that are not path segments stay Qdrant's to judge.
+    expect(parseQdrantConfig({ indexName: '...', endpoint: 'http://q.example.com:6333' }).indexName).toBe('...');
+    expect(parseQdrantConfig({ indexName: 'kb.v2', endpoint: 'http://q.example.com:6333' }).indexName).toBe('kb.v2');
+    for (const endpoint of ['http://q.example.com:6333/?', 'http://q.example.com:6333/x?a=b', 'http://q.example.com:6333/#', 'http://q.example.com:6333/#frag']) {
+      expect(configError({ indexName: 'kb', endpoint }).message, endpoint).toBe(
+        'Invalid vectorstore configuration: endpoint must not have a query string or fragment (paths are appended to a base URL)',
+      );
+    }
+  });
+
   it('refuses unknown keys, naming them (environment is pinecone only)', () => {
     const error = configError({ indexName: 'kb', endpoint: 'http://127.0.0.1:6333', environment: 'us-east-1', url: 'x' });
     expect(error.message).toBe('Invalid vectorstore configuration: unknown keys "environment", "url" (qdrant takes indexName, endpoint, apiKey)');

@@ -96,6 +96,13 @@ describe('weaviate settings validation', () => {
     expect(invalid({ ...base, indexName: 'agent-platform' })).toMatch(/indexName must be a Weaviate class name/);
     expect(invalid({ ...base, grpcEndpoint: 'http://127.0.0.1:50051/v1' })).toMatch(/grpcEndpoint must not have a path/);
     expect(invalid({ ...base, endpoint: 'http://user:pw@127.0.0.1:8080' })).toMatch(/endpoint must not carry credentials/);
+    // A base URL: no query string or fragment, not even an empty one.
+    for (const endpoint of ['http://127.0.0.1:8080/?', 'http://127.0.0.1:8080/w?x=1', 'http://127.0.0.1:8080/#']) {
+      expect(invalid({ ...base, endpoint }), endpoint).toBe('Invalid vectorstore configuration: endpoint must not have a query string or fragment (paths are appended to a base URL)');
+    }
+    expect(invalid({ ...base, grpcEndpoint: 'http://127.0.0.1:50051?' })).toBe(
+      'Invalid vectorstore configuration: grpcEndpoint must not have a query string or fragment (paths are appended to a base URL)',
+    );
     expect(invalid({ ...base, environment: 'us-east-1', region: 'x' })).toBe(
       'Invalid vectorstore configuration: unknown keys "environment", "region" (weaviate takes indexName, endpoint, apiKey, grpcEndpoint)',
     );
