@@ -16,8 +16,9 @@ const timeouts = { testTimeout: 30_000, hookTimeout: 60_000 };
  * search of every type, owner-scoped chunk reads, settings, re-indexing and moving stores,
  * chats, completions, client tools continuing a chat and resumable streams, credentials, tools,
  * MCP servers, models, secrets at rest, every route with a valid call, the per-user caps (their
- * counts and row locks, creates racing at a cap) and chat history read from a chat's end within a
- * token budget. Left out to keep the
+ * counts and row locks, creates racing at a cap), chat history read from a chat's end within a
+ * token budget, and the loopback policy (its operator URLs differ in that mode: the shared
+ * vector store). Left out to keep the
  * run within CI's budget (about +4 minutes on 2 cores): suites whose storage use those cover
  * (providers, completions' project-model form, relevance floor, prototype names), suites about the embedder, the
  * outbound policy, body limits, OpenAPI, nesting, hostile input and local models. SQLite-only
@@ -49,6 +50,7 @@ const POSTGRES_SUITES = [
   'routes',
   'user-caps',
   'chat-history',
+  'loopback-policy',
 ].map((name) => `packages/server/test/${name}.test.ts`);
 
 export default defineConfig({

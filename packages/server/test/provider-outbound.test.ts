@@ -180,4 +180,16 @@ describe('operatorHosts', () => {
       await callers.close();
     }
   });
+
+  it("the server-wide vector store (PostgreSQL mode's shared Chroma on loopback) is the operator's alone: a user naming it is refused", async () => {
+    const { callers, operator } = outboundFetches({}, {}, { operatorUrls: ['http://127.0.0.1:8000'] });
+    try {
+      await expect(operator.check('http://127.0.0.1:8000/api/v2/heartbeat')).resolves.toMatchObject({ host: '127.0.0.1' });
+      for (const url of ['http://127.0.0.1:8000/api/v2/heartbeat', 'http://localhost:8000/', 'http://127.0.0.1:5432/']) {
+        await expect(callers.check(url), url).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/loopback address .*; allow it with --allow-host \S+:(8000|5432)$/) });
+      }
+    } finally {
+      await callers.close();
+    }
+  });
 });
