@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { memoryStorage } from '@agent-platform/adapters-storage/memory';
+import { AgentPlatform, createSecretBox } from '@agent-platform/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OllamaTestServer, ollamaTag, startOllamaServer } from '../../core/test/ollama-server.js';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
@@ -219,6 +221,26 @@ describe('base URLs take no query string or fragment', () => {
       const res = await s.call('PUT', '/api/knowledge/settings', { body: { projectId, settings: { vectorstoreProvider, vectorStoreConfig } } });
       expect(res.status, JSON.stringify(vectorStoreConfig)).toBe(400);
       expect(res.body.message, JSON.stringify(vectorStoreConfig)).toContain(message);
+    }
+  });
+});
+
+describe('the library (AgentPlatform with its default policy)', () => {
+  it("refuses loopback in a caller's URLs too, and reaches its own default local runtime address", async () => {
+    const platform = new AgentPlatform({ storage: memoryStorage(), secrets: createSecretBox('a test master key'), localModelUrl: ollama.url });
+    try {
+      const { key } = await platform.createUserWithKey({ name: 'u' });
+      const caller = (await platform.authenticate(key)) as { userId: string };
+      const before = connections;
+      await expect(platform.createCredential(caller, { name: 'x', provider: 'openai', apiKey: 'sk', baseUrl: serviceUrl('/v1') })).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringMatching(refusal(servicePort)),
+      });
+      expect(await platform.listLocalModels(caller, { baseUrl: serviceUrl() })).toMatchObject({ status: 400, body: { error: expect.stringMatching(refusal(servicePort)) } });
+      expect(connections).toBe(before);
+      expect(await platform.listLocalModels(caller)).toMatchObject({ status: 200, body: { success: true, models: [{ name: 'llama3.2:3b' }] } });
+    } finally {
+      await platform.close();
     }
   });
 });
