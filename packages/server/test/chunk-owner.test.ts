@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type QdrantTestServer, startQdrantTestServer } from '../../adapters-vector/test/fixtures/qdrant-server.js';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
-import { startTestServer, type TestServer } from './helpers.js';
+import { ALLOW_LOOPBACK, startTestServer, type TestServer } from './helpers.js';
 
 // A vector store only answers ids; the chunk texts come from storage. A user whose project points
 // at a store they control can make it answer any chunk id (another user's, read off an answer's
@@ -29,7 +29,8 @@ const addDoc = async (key: string, projectId: string, fileName: string, content:
 
 beforeAll(async () => {
   [qdrant, upstream] = await Promise.all([startQdrantTestServer({ apiKey: 'b-key' }), startUpstream()]);
-  s = await startTestServer({ env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'sk-upstream' } });
+  // User B points a project at the loopback Qdrant test server: allowed as --allow-host 127.0.0.1 does.
+  s = await startTestServer({ outbound: ALLOW_LOOPBACK, env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'sk-upstream' } });
 
   // User A's knowledge, in the default store.
   const aProject = await project(s.keyA, 'A');

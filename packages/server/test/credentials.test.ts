@@ -127,8 +127,8 @@ describe("a credential's address and the outbound policy", () => {
     ] as const) {
       const res = await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'lan', provider: 'openai', apiKey: 'sk-lan-1234', baseUrl } });
       expect(res.status, baseUrl).toBe(400);
-      const escape = (text: string) => text.replace(/[.[\]]/g, '\\$&');
-      expect(res.body, baseUrl).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(new RegExp(`^baseUrl: Refused to connect to .*${escape(address)}.*: ${reason}; allow it with --allow-host ${escape(entry)}$`)) });
+      const escapeRegex = (text: string) => text.replace(/[.[\]]/g, '\\$&');
+      expect(res.body, baseUrl).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(new RegExp(`^baseUrl: Refused to connect to .*${escapeRegex(address)}.*: ${reason}; allow it with --allow-host ${escapeRegex(entry)}$`)) });
       expect(res.body.details?.address, baseUrl).toBe(address);
     }
     expect((await s.call('GET', '/api/v1/credentials', { key: s.keyB })).body.credentials).toEqual(before);

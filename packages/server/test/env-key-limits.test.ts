@@ -15,6 +15,8 @@ let client: OpenAI;
 beforeAll(async () => {
   fake = await startFakeChatServer();
   s = await startTestServer({
+    // A user's credential names the fake too (a URL a user gives, on loopback): its host and port allowed, as --allow-host does.
+    outbound: { allowedHosts: [new URL(fake.url).host] },
     env: { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-operator', AGENT_PLATFORM_ENV_KEY_MAX_TOKENS: '100', AGENT_PLATFORM_ENV_KEY_MODELS: 'gpt-allowed, gpt-also' },
   });
   client = new OpenAI({ apiKey: s.keyA, baseURL: `${s.url}/api/v1`, maxRetries: 0 });

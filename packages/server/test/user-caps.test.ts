@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, type ServerProcess, startServer, TEST_SERVER } from '../../mcp/test/helpers.js';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
-import { startTestServer, type TestServer } from './helpers.js';
+import { ALLOW_LOOPBACK, startTestServer, type TestServer } from './helpers.js';
 
 // The per-user caps over HTTP, against a real server whose caps are small (set by their
 // environment variables, the flags' twins): one more of a kind than the cap answers 429
@@ -20,6 +20,8 @@ beforeAll(async () => {
   const port = await freePort();
   [upstream, mcp] = await Promise.all([startUpstream(), startServer([TEST_SERVER, 'http', String(port)], port)]);
   s = await startTestServer({
+    // Users add the loopback MCP server: allowed as --allow-host 127.0.0.1 does.
+    outbound: ALLOW_LOOPBACK,
     env: {
       OPENAI_BASE_URL: upstream.url,
       OPENAI_API_KEY: 'sk-upstream',
