@@ -4819,7 +4819,7 @@ export interface operations {
                     apiKey: string;
                     /**
                      * Format: uri
-                     * @description Base URL of an OpenAI-compatible server or an Ollama host
+                     * @description Base URL of an OpenAI-compatible server or an Ollama host (no query string or fragment)
                      */
                     baseUrl?: string;
                     /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
@@ -5424,7 +5424,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: uri
-                     * @description Address of the local model runtime; default OLLAMA_HOST or http://127.0.0.1:11434
+                     * @description Address of the local model runtime (no query string or fragment); default OLLAMA_HOST or http://127.0.0.1:11434
                      */
                     baseUrl?: string;
                     /** @description Exact model name including the tag; each tag is deleted on its own */
@@ -5518,7 +5518,7 @@ export interface operations {
     getApiV1LocalmodelListModels: {
         parameters: {
             query?: {
-                /** @description Address of the local model runtime; default OLLAMA_HOST or http://127.0.0.1:11434 */
+                /** @description Address of the local model runtime (no query string or fragment); default OLLAMA_HOST or http://127.0.0.1:11434 */
                 baseUrl?: string;
             };
             header?: never;
