@@ -38,12 +38,13 @@ export * from './agent/chat-model.js';
 export { createSecretBox, type SecretBox } from './security/secrets.js';
 export { type AgentEvent, type AgentTurn, runAgentTurn, type Source, systemContext } from './agent/loop.js';
 export type { AgentTool, ToolSource } from './agent/tools.js';
-export { DEFAULT_MAX_OPEN_STREAMS, type StreamEvent, type StreamHubOptions } from './agent/streams.js';
-export { DEFAULT_STREAM_LEASE_MS, STREAM_CHANNEL, type StorageStreamStoreOptions, storageStreamStore } from './agent/storage-stream-store.js';
-export { memoryStreamStore, type StreamInfo, type StreamRecord, type StreamStore, type StreamWriter } from './agent/stream-store.js';
-export { getModel, listModels, MODEL_OWNER } from './agent/models.js';
-export { type AgentOptions, type ChatModelResolver, type OperatorKeyLimits, type ProviderConfig, toChatMessages } from './agent/completions.js';
-export { DEFAULT_HISTORY_TOKENS } from './agent/history.js';
+export { DEFAULT_MAX_OPEN_STREAMS, type StreamEvent, type StreamHubOptions } from './completions/streams/hub.js';
+export { DEFAULT_STREAM_LEASE_MS, STREAM_CHANNEL, type StorageStreamStoreOptions, storageStreamStore } from './completions/streams/storage-stream-store.js';
+export { memoryStreamStore, type StreamInfo, type StreamRecord, type StreamStore, type StreamWriter } from './completions/streams/stream-store.js';
+export { getModel, listModels, MODEL_OWNER } from './completions/models.js';
+export type { AgentOptions, OperatorKeyLimits } from './completions/options.js';
+export { toChatMessages } from './completions/request.js';
+export { DEFAULT_HISTORY_TOKENS } from './completions/history.js';
 export { DEFAULT_USER_CAPS, UserCapGuard, type UserCapName, type UserCaps } from './user-caps.js';
 export {
   type AddressClass,

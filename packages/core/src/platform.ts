@@ -1,8 +1,8 @@
-import { type AgentOptions, Agents, collectCompletion, completionChunks, completionResponse } from './agent/completions.js';
-import { getModel, listModels } from './agent/models.js';
+import { type CompletionResult, CompletionsService } from './completions/service.js';
+import type { AgentOptions } from './completions/options.js';
 import { createMemoryNotifier, type Notifier } from './notify/notifier.js';
-import type { StreamEvent, StreamHubOptions } from './agent/streams.js';
-import { memoryStreamStore, type StreamRecord, type StreamStore, type StreamWriter } from './agent/stream-store.js';
+import type { StreamEvent, StreamHubOptions } from './completions/streams/hub.js';
+import { memoryStreamStore, type StreamStore } from './completions/streams/stream-store.js';
 import { ToolRunner, type ToolsOptions } from './tools/project-tools.js';
 import {
   ActivateToolRequest,
@@ -19,7 +19,7 @@ import { generateKey, keyLookup, keyMatches, keySummary } from './auth/keys.js';
 import { type Clock, systemClock } from './clock.js';
 import { type Caller, callerProject, type PlatformContext } from './context.js';
 import { isPlatformError, PlatformError } from './errors.js';
-import { CHAT_ID_RULE, createIdGenerator, hasIdForm, type IdGenerator, isChatId } from './ids.js';
+import { CHAT_ID_RULE, createIdGenerator, type IdGenerator, isChatId } from './ids.js';
 import { decodeCursor, encodeCursor, toProject } from './projects.js';
 import {
   type ApiKeySummary,
@@ -74,8 +74,8 @@ import {
   type ListChatsResponse,
   RenameChatRequest,
 } from './schemas/chats.js';
-import { type ChatCompletionChunk, ChatCompletionRequest, type ChatCompletionResponse } from './schemas/completions.js';
-import type { ListModelsQuery, ListModelsResponse, ModelObject } from './schemas/models.js';
+import { ChatCompletionRequest } from './schemas/completions.js';
+import { ListModelsQuery, type ListModelsResponse, type ModelObject } from './schemas/models.js';
 import type { CreateCredentialRequest, CredentialResponse, CredentialTestResponse, ListCredentialsResponse, UpdateCredentialRequest } from './schemas/credentials.js';
 import { CredentialService } from './credentials/service.js';
 import type { DefaultModelsQuery, ProviderModelsResponse } from './schemas/provider-models.js';
@@ -88,7 +88,7 @@ import { allowingUrls, createGuardedFetch, type GuardedFetch } from './net/guard
 import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.js';
 import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from './schemas/local-models.js';
 import type { ChatRecord, ChunkRecord, ProjectRecord, StorageAdapter, ToolRecord } from './storage/types.js';
-import { parseInput } from './validation.js';
+import { parseInput, samePathId } from './validation.js';
 import { UserCapGuard, type UserCapName, type UserCaps } from './user-caps.js';
 import { applySettingsChange, chunkingChanged, effectiveSettings } from './knowledge/settings.js';
 import { MCP_DELETED_CHANNEL, MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView, toToolView } from './mcp/service.js';
@@ -248,11 +248,6 @@ function checkToolName(name: string): void {
   }
 }
 
-/** The 400 for a body id that differs from the id of the path (`toolId`, `chatId`). */
-function samePathId(field: string, kind: string): PlatformError {
-  return PlatformError.invalid(`${field}: must equal the ${kind} id of the path`, [{ path: [field], code: 'custom', message: 'must equal the path id' }]);
-}
-
 function toTool(t: ToolRecord): ToolFull {
   return {
     id: t.id,
@@ -279,11 +274,6 @@ function toChat(record: ChatRecord): Chat {
   };
 }
 
-/** A stream event as the SSE `data` of the replay route: the chunk, or `{ error: { message, type, code } }` as OpenAI sends failures. */
-function sseData(event: StreamRecord): string {
-  return JSON.stringify(event.type === 'chunk' ? event.chunk : { error: { message: event.message, type: 'api_error', code: event.code } });
-}
-
 /** Blobs in a Map, for platforms built without a blob store. */
 function inMemoryBlobs(): BlobStore {
   const blobs = new Map<string, Uint8Array>();
@@ -308,7 +298,6 @@ export class AgentPlatform {
   readonly #knowledge: KnowledgeBase | undefined;
   readonly #knowledgeAdapters: KnowledgeAdapters | undefined;
   readonly #secrets: SecretBox | undefined;
-  readonly #agents: Agents | undefined;
   readonly #streams: StreamStore;
   readonly #tools: ToolRunner | undefined;
   readonly #mcp: McpOptions | undefined;
@@ -325,6 +314,8 @@ export class AgentPlatform {
   readonly #caps: UserCapGuard;
   /** What every area service is built from. */
   readonly #ctx: PlatformContext;
+  /** Chat completions, the models list and resumable chat streams. */
+  readonly completions: CompletionsService;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
@@ -393,21 +384,18 @@ export class AgentPlatform {
         }),
       );
     }
-    if (options.agent) {
-      this.#agents = new Agents({
-        ...options.agent,
-        toolSources: [
-          ...(this.#tools ? [this.#tools.source(this.storage)] : []),
-          ...(this.#mcp ? [mcpToolSource(this.storage, this.#secrets, this.#mcp)] : []),
-          ...(options.agent.toolSources ?? []),
-        ],
-        storage: this.storage,
-        knowledge: this.#knowledge,
-        caps: this.#caps,
-        credential: (caller, provider, credentialId) => this.providerCredential(caller, provider, credentialId),
-        clock: () => this.clock.now(),
-      });
-    }
+    this.completions = new CompletionsService(this.#ctx, {
+      agent: options.agent,
+      streams: this.#streams,
+      chats: { get: (caller, chatId) => this.#chat(caller, chatId), open: (caller, chatId, projectId) => this.#openChat(caller, chatId, projectId) },
+      credentials: { resolve: (caller, provider, credentialId) => this.providerCredential(caller, provider, credentialId) },
+      knowledge: this.#knowledge,
+      tools: [
+        ...(this.#tools ? [this.#tools.source(this.storage)] : []),
+        ...(this.#mcp ? [mcpToolSource(this.storage, this.#secrets, this.#mcp)] : []),
+        ...(options.agent?.toolSources ?? []),
+      ],
+    });
   }
 
   /** Resumes background work left by an earlier run (unfinished indexing jobs). Call once after constructing. */
@@ -683,90 +671,8 @@ export class AgentPlatform {
    * `POST /api/v1/chat/completions` (`form: 'v1'`) and `POST /api/v1/ai/chat/completions`
    * (`form: 'ai'`). Answers the whole completion, or with `stream: true` the chunks to send.
    */
-  async chatCompletion(
-    caller: Caller,
-    input: ChatCompletionRequest,
-    options: { form: 'v1' | 'ai'; signal?: AbortSignal },
-  ): Promise<{ stream: false; body: ChatCompletionResponse } | { stream: true; chunks: AsyncIterable<ChatCompletionChunk> }> {
-    const body = parseInput(ChatCompletionRequest, input);
-    if (!this.#agents) throw new PlatformError('unsupported', 'Chat completions are not configured: construct AgentPlatform with `agent: { models }`');
-    // Independent reads, at once (each is a round trip on PostgreSQL).
-    const [named, found] = await Promise.all([
-      body.model ? this.storage.projects.get(caller.userId, body.model) : undefined,
-      body.chatId ? this.storage.chats.get(caller.userId, body.chatId) : undefined,
-    ]);
-    if (body.model && !named && hasIdForm('project', body.model)) {
-      // A project id that is not the caller's (or no longer exists) is not a model name: sending
-      // it upstream would answer without the agent (no knowledge, no tools) and hide the mistake.
-      throw PlatformError.notFound(`Project ${body.model} not found: "model" has the form of a project id, but none of your projects has it`);
-    }
-    let chat = found;
-    if (options.form === 'ai') {
-      if (!body.chatId) throw PlatformError.invalid('chatId: required on /api/v1/ai/chat/completions', [{ path: ['chatId'], code: 'invalid_type', message: 'required' }]);
-      if (!chat) {
-        if (!named) throw PlatformError.notFound('Chat not found');
-        chat = await this.#openChat(caller, body.chatId, named.id);
-      }
-    } else if (body.chatId && !chat) {
-      throw PlatformError.notFound('Chat not found');
-    }
-    const project = chat && chat.projectId !== named?.id ? await this.storage.projects.get(caller.userId, chat.projectId) : named;
-    // A recorded completion runs to its end even if this client goes away; readers of the
-    // stream get every chunk.
-    let writer: StreamWriter | undefined;
-    if (body.streamId) {
-      if (!chat) throw PlatformError.invalid('streamId: a stream belongs to a chat; give chatId too', [{ path: ['streamId'], code: 'custom', message: 'needs chatId' }]);
-      writer = await this.#streams.openWriter(caller.userId, chat.id, body.streamId);
-    }
-    let plan: Awaited<ReturnType<Agents['plan']>>;
-    try {
-      plan = await this.#agents.plan(
-        caller,
-        { ...body, maxTokens: body.max_completion_tokens ?? body.max_tokens },
-        { project, chat },
-        writer ? undefined : options.signal,
-      );
-    } catch (error) {
-      await writer?.end();
-      throw error;
-    }
-    const includeUsage = body.stream_options?.include_usage === true;
-    if (!writer) {
-      if (body.stream) return { stream: true, chunks: completionChunks(plan, includeUsage) };
-      const response = await completionResponse(plan);
-      return { stream: false, body: options.form === 'ai' ? { success: true, ...response } : response };
-    }
-
-    const recorder = writer;
-    const chatId = (chat as ChatRecord).id;
-    const streamId = body.streamId as string;
-    const startAfter = await this.#streams.length(streamId);
-    void (async () => {
-      try {
-        for await (const chunk of completionChunks(plan, true)) await recorder.append({ type: 'chunk', chunk });
-      } catch (error) {
-        const e = isPlatformError(error) ? error : new PlatformError('internal', 'Internal server error');
-        await recorder.append({ type: 'error', code: e.code, message: e.message }).catch(() => {});
-      } finally {
-        await recorder.end().catch(() => {});
-      }
-    })();
-    // The recorded chunks (from where this completion started), parsed; a recorded failure throws.
-    const streams = this.#streams;
-    const recorded = async function* (signal?: AbortSignal) {
-      for await (const { data } of streams.read(caller.userId, chatId, streamId, startAfter, signal)) {
-        if (data.type === 'error') throw new PlatformError(data.code, data.message);
-        yield data.chunk;
-      }
-    };
-    if (body.stream) {
-      const chunks = (async function* () {
-        for await (const chunk of recorded(options.signal)) if (!chunk.usage || includeUsage) yield chunk;
-      })();
-      return { stream: true, chunks };
-    }
-    const response = await collectCompletion(recorded());
-    return { stream: false, body: options.form === 'ai' ? { success: true, ...response } : response };
+  chatCompletion(caller: Caller, input: ChatCompletionRequest, options: { form: 'v1' | 'ai'; signal?: AbortSignal }): Promise<CompletionResult> {
+    return this.completions.create(caller, parseInput(ChatCompletionRequest, input), options);
   }
 
   /**
@@ -776,34 +682,20 @@ export class AgentPlatform {
   models(caller: Caller, query?: ListModelsQuery): Promise<ListModelsResponse>;
   models(caller: Caller, id: string): Promise<ModelObject>;
   models(caller: Caller, idOrQuery?: string | ListModelsQuery): Promise<ListModelsResponse | ModelObject> {
-    return typeof idOrQuery === 'string' ? getModel(this.storage, caller.userId, idOrQuery) : listModels(this.storage, caller.userId, idOrQuery);
+    return typeof idOrQuery === 'string' ? this.completions.getModel(caller, idOrQuery) : this.completions.listModels(caller, parseInput(ListModelsQuery, idOrQuery ?? {}));
   }
 
   /** `POST /api/chats/{chatId}/streams`: a stream of the chat that completions can write to. */
-  async createStream(caller: Caller, chatId: string, input: unknown): Promise<{ success: true; message: string; stream: { id: string; chatId: string; createdAt: string } }> {
-    const body = parseInput(CreateStreamRequest, input);
-    if (body.chatId !== chatId) {
-      throw samePathId('chatId', 'chat');
-    }
-    await this.#chat(caller, chatId);
-    const createdAt = this.clock.now();
-    const id = this.ids.next('stream');
-    await this.#streams.create({ id, chatId, userId: caller.userId, createdAt });
-    return { success: true, message: 'Stream created', stream: { id, chatId, createdAt: createdAt.toISOString() } };
+  createStream(caller: Caller, chatId: string, input: CreateStreamRequest): Promise<{ success: true; message: string; stream: { id: string; chatId: string; createdAt: string } }> {
+    return this.completions.createStream(caller, chatId, parseInput(CreateStreamRequest, input));
   }
 
   /**
    * `GET /api/chats/{chatId}/streams/{streamId}`: the stream's events after `lastEventId`
    * (0: from the start), then live ones until it ends.
    */
-  async readStream(caller: Caller, chatId: string, streamId: string, lastEventId: string | undefined, signal?: AbortSignal): Promise<AsyncIterable<StreamEvent>> {
-    await this.#chat(caller, chatId);
-    if (!(await this.#streams.get(caller.userId, chatId, streamId))) throw PlatformError.notFound('Stream not found');
-    const after = lastEventId && /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : 0;
-    const events = this.#streams.read(caller.userId, chatId, streamId, after, signal);
-    return (async function* () {
-      for await (const { id, data } of events) yield { id, data: sseData(data) };
-    })();
+  readStream(caller: Caller, chatId: string, streamId: string, lastEventId: string | undefined, signal?: AbortSignal): Promise<AsyncIterable<StreamEvent>> {
+    return this.completions.readStream(caller, chatId, streamId, lastEventId, signal);
   }
 
   // ---- tools ----------------------------------------------------------------------------

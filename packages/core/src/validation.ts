@@ -80,3 +80,8 @@ function sizeIssues(issues: readonly z.core.$ZodIssue[], base: readonly (string 
   }
   return found;
 }
+
+/** The 400 for a body id that differs from the id of the path (`toolId`, `chatId`). */
+export function samePathId(field: string, kind: string): PlatformError {
+  return PlatformError.invalid(`${field}: must equal the ${kind} id of the path`, [{ path: [field], code: 'custom', message: 'must equal the path id' }]);
+}

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { memoryStreamStore } from '../src/agent/stream-store.js';
-import { StreamHub } from '../src/agent/streams.js';
+import { memoryStreamStore } from '../src/completions/streams/stream-store.js';
+import { StreamHub } from '../src/completions/streams/hub.js';
 import { describeStreamStore } from '../src/testing/stream-store-suite.js';
 import { isPlatformError } from '../src/errors.js';
 

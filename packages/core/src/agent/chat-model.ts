@@ -117,6 +117,17 @@ export interface ChatModel {
   listModels?(options?: { readonly signal?: AbortSignal }): Promise<string[]>;
 }
 
+/** What a provider call needs: the provider and, when the caller has one, their credential. */
+export interface ProviderConfig {
+  readonly provider: string;
+  readonly apiKey?: string;
+  readonly baseUrl?: string;
+  readonly proxy?: boolean;
+}
+
+/** Makes the chat model of a provider (the server applies environment fallbacks and the URL policy). */
+export type ChatModelResolver = (config: ProviderConfig) => ChatModel;
+
 /** Collects a stream into one result (for non-streaming answers). */
 export async function collectChat(events: AsyncIterable<ChatEvent>): Promise<ChatResult> {
   let content = '';

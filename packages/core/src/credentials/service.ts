@@ -1,4 +1,4 @@
-import type { ChatModelResolver } from '../agent/completions.js';
+import type { ChatModelResolver } from '../agent/chat-model.js';
 import { chooseCredential, type DefaultBaseUrl, shownBaseUrl, unseal } from '../agent/provider-credentials.js';
 import type { Clock } from '../clock.js';
 import { isPlatformError, PlatformError } from '../errors.js';

@@ -61,6 +61,7 @@ export const ChatMessagesResponse = z.object({ success: z.literal(true), message
 export type ChatMessagesResponse = z.output<typeof ChatMessagesResponse>;
 
 export const CreateStreamRequest = z.object({ chatId: z.string().min(1).max(200).describe('Must equal the chat id of the path') });
+export type CreateStreamRequest = z.input<typeof CreateStreamRequest>;
 
 export const StreamResponse = z.object({
   success: z.literal(true),

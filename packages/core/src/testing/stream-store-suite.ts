@@ -1,8 +1,8 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { StreamRecord, StreamStore } from '../agent/stream-store.js';
-import type { StreamHubOptions } from '../agent/streams.js';
-import { type StorageStreamStoreOptions, storageStreamStore } from '../agent/storage-stream-store.js';
+import type { StreamRecord, StreamStore } from '../completions/streams/stream-store.js';
+import type { StreamHubOptions } from '../completions/streams/hub.js';
+import { type StorageStreamStoreOptions, storageStreamStore } from '../completions/streams/storage-stream-store.js';
 import { createMemoryNotifier } from '../notify/notifier.js';
 import type { StorageAdapter } from '../storage/types.js';
 import { isPlatformError } from '../errors.js';

@@ -1,6 +1,6 @@
 import { PlatformError } from '../errors.js';
-import { ListModelsQuery, type ListModelsResponse, type ModelObject } from '../schemas/models.js';
-import { parseInput } from '../validation.js';
+import type { z } from 'zod';
+import type { ListModelsQuery, ListModelsResponse, ModelObject } from '../schemas/models.js';
 import type { ListPosition, ProjectRecord, StorageAdapter } from '../storage/types.js';
 
 /** `owned_by` of every model object. */
@@ -20,8 +20,7 @@ const toModel = (project: ProjectRecord): ModelObject => ({
  * takes as `model`). Paged as OpenAI's cursor lists are: `limit`, and `after` the last id of the
  * previous page; the answer says `has_more`, `first_id` and `last_id`.
  */
-export async function listModels(storage: StorageAdapter, userId: string, query: ListModelsQuery = {}): Promise<ListModelsResponse> {
-  const q = parseInput(ListModelsQuery, query);
+export async function listModels(storage: StorageAdapter, userId: string, q: z.output<typeof ListModelsQuery>): Promise<ListModelsResponse> {
   let after: ListPosition | undefined;
   if (q.after !== undefined) {
     const project = await storage.projects.get(userId, q.after);

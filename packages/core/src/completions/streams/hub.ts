@@ -1,5 +1,5 @@
-import { type Clock, systemClock } from '../clock.js';
-import { PlatformError } from '../errors.js';
+import { type Clock, systemClock } from '../../clock.js';
+import { PlatformError } from '../../errors.js';
 
 export interface StreamEvent<T = string> {
   /** 1, 2, 3, ... within the stream (the SSE `id`, for `Last-Event-ID`). */

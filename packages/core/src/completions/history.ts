@@ -1,6 +1,6 @@
 import { countTokens } from '../knowledge/chunk.js';
 import type { ChatMessageRecord, StorageAdapter } from '../storage/types.js';
-import type { ChatMessage } from './chat-model.js';
+import type { ChatMessage } from '../agent/chat-model.js';
 
 /**
  * Default token budget of the messages of a model call (`AgentOptions.historyTokens`): a quarter

@@ -1,10 +1,10 @@
-import { type Clock, systemClock } from '../clock.js';
-import { PlatformError } from '../errors.js';
-import { randomString } from '../ids.js';
-import type { Notifier } from '../notify/notifier.js';
-import type { StreamRepository } from '../storage/types.js';
+import { type Clock, systemClock } from '../../clock.js';
+import { PlatformError } from '../../errors.js';
+import { randomString } from '../../ids.js';
+import type { Notifier } from '../../notify/notifier.js';
+import type { StreamRepository } from '../../storage/types.js';
 import type { StreamRecord, StreamStore } from './stream-store.js';
-import { DEFAULT_MAX_OPEN_STREAMS, type StreamHubOptions } from './streams.js';
+import { DEFAULT_MAX_OPEN_STREAMS, type StreamHubOptions } from './hub.js';
 
 export interface StorageStreamStoreOptions extends StreamHubOptions {
   /** The database's streams (`storage.streams` of the SQLite and PostgreSQL adapters). */

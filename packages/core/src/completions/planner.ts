@@ -1,0 +1,198 @@
+import type { ChatMessage, ChatModel } from '../agent/chat-model.js';
+import { type AgentEvent, runAgentTurn, type Source, systemContext } from '../agent/loop.js';
+import { checkToolResults, newToChat } from '../agent/tool-results.js';
+import type { ToolSource } from '../agent/tools.js';
+import type { Caller, PlatformContext } from '../context.js';
+import { PlatformError } from '../errors.js';
+import { randomString } from '../ids.js';
+import type { CompletionMessage } from '../schemas/completions.js';
+import { AGENT_MIN_SCORE, type SearchHit } from '../schemas/knowledge.js';
+import type { ChatMessageRecord, ChatRecord, MessageSource, ProjectRecord } from '../storage/types.js';
+import { type CompletionPlan, sourcesOut } from './chunks.js';
+import { countMessageTokens, DEFAULT_HISTORY_TOKENS, fitHistory, readRecentTurns } from './history.js';
+import type { AgentOptions, OperatorKeyLimits } from './options.js';
+import { checkTools, type CompletionSettings, operatorLimited, toChatMessages, turnSettings } from './request.js';
+
+/** A credential as a provider call uses it: decrypted. */
+export interface ProviderCredential {
+  readonly apiKey: string;
+  /** Where its calls go; null: the provider's default (the server's environment). */
+  readonly baseUrl: string | null;
+  readonly proxy: boolean;
+}
+
+/** The caller's credential of a provider call (the credentials area implements it). */
+export interface CredentialResolver {
+  /** The credential of a call: the project's (`credentialId`), else the caller's default of the provider, else none. */
+  resolve(caller: Caller, provider: string, credentialId: string | null): Promise<ProviderCredential | undefined>;
+}
+
+/** The knowledge search of an agent's turn (the knowledge area implements it). */
+export interface KnowledgeSearch {
+  /** The project's hits for `query`, with the project's search settings; `defaultMinScore` when the project sets no `minScore`. */
+  search(caller: Caller, projectId: string, request: { query: string; defaultMinScore: number }): Promise<SearchHit[]>;
+}
+
+/** What the planner needs besides the shared context. */
+export interface CompletionPlannerDeps {
+  readonly agent: AgentOptions;
+  /** Where agents' tools come from: project tools, MCP servers and `agent.toolSources`, in that order. */
+  readonly tools: readonly ToolSource[];
+  /** Undefined when the platform has no knowledge base: agents then search nothing. */
+  readonly knowledge: KnowledgeSearch | undefined;
+  readonly credentials: CredentialResolver;
+}
+
+const splitModel = (value: string): { provider: string; model: string } => {
+  const at = value.indexOf(':');
+  return at > 0 && ['openai', 'ollama', 'local'].includes(value.slice(0, at))
+    ? { provider: value.slice(0, at), model: value.slice(at + 1) }
+    : { provider: 'openai', model: value };
+};
+
+const toRecord = (m: ChatMessage, createdAt: Date, sources?: readonly MessageSource[]): Omit<ChatMessageRecord, 'chatId' | 'position'> => ({
+  role: m.role,
+  content: m.content,
+  toolCalls: m.role === 'assistant' && m.toolCalls ? [...m.toolCalls] : null,
+  toolCallId: m.role === 'tool' ? m.toolCallId : null,
+  ...(sources && sources.length > 0 ? { sources } : {}),
+  createdAt,
+});
+
+const lastUserText = (messages: readonly ChatMessage[]): string | undefined => messages.findLast((m) => m.role === 'user')?.content ?? undefined;
+
+/**
+ * Plans and runs a chat completion: picks the agent (a project) or a plain model, loads the
+ * chat's history, searches the knowledge base, gathers the tools, runs the agent turn, and
+ * stores the turn in the chat when it completes (nothing when it fails or is aborted).
+ */
+export class CompletionPlanner {
+  readonly #ctx: PlatformContext;
+  readonly #agent: AgentOptions;
+  readonly #deps: CompletionPlannerDeps;
+
+  constructor(ctx: PlatformContext, deps: CompletionPlannerDeps) {
+    this.#ctx = ctx;
+    this.#agent = deps.agent;
+    this.#deps = deps;
+  }
+
+  /** The model of a call, and the operator's limits when it runs on the operator's key (no credential of the caller's). */
+  async #model(caller: Caller, provider: string, credentialId: string | null): Promise<{ model: ChatModel; operator: OperatorKeyLimits | undefined }> {
+    if (provider === 'local') {
+      throw new PlatformError('unsupported', 'The local provider has no bundled model in this version; use openai or ollama');
+    }
+    const credential = await this.#deps.credentials.resolve(caller, provider, credentialId);
+    const model = this.#agent.models({
+      provider,
+      ...(credential ? { apiKey: credential.apiKey, proxy: credential.proxy } : {}),
+      ...(credential?.baseUrl ? { baseUrl: credential.baseUrl } : {}),
+    });
+    return { model, operator: credential ? undefined : this.#agent.operatorKey?.[provider] };
+  }
+
+  async plan(
+    caller: Caller,
+    request: CompletionSettings & { model?: string | undefined; messages: readonly CompletionMessage[]; provider?: string | undefined },
+    target: { project: ProjectRecord | undefined; chat: ChatRecord | undefined },
+    signal: AbortSignal | undefined,
+  ): Promise<CompletionPlan> {
+    const requested = toChatMessages(request.messages);
+    const { project, chat } = target;
+    let modelName: string;
+    let provider: string;
+    if (project) {
+      modelName = project.model;
+      provider = project.provider;
+    } else {
+      const chosen = request.model ? { provider: request.provider ?? 'openai', model: request.model } : splitModel(this.#agent.defaultModel ?? 'openai:gpt-4o-mini');
+      modelName = chosen.model;
+      provider = chosen.provider;
+    }
+    // The turn's inputs do not depend on each other: the credential, the chat's history, the
+    // knowledge hits and each source's tools are read at once. A request with no question of its
+    // own (tool results continuing the chat's last turn) searches with the chat's last question.
+    // The chat is read from its end only as far as the budget reaches.
+    const budget = this.#agent.historyTokens ?? DEFAULT_HISTORY_TOKENS;
+    const history = chat ? readRecentTurns(this.#ctx.storage, chat.userId, chat.id, budget) : Promise.resolve(undefined);
+    const question = project && this.#deps.knowledge ? (lastUserText(requested) ?? (chat ? history.then((h) => h?.question) : undefined)) : undefined;
+    const knowledge = this.#deps.knowledge;
+    // A turn whose messages could not be stored is refused before the model is called.
+    const room = chat ? this.#ctx.caps.check(this.#ctx.storage, caller.userId, 'messages', requested.filter((m) => m.role !== 'system').length + 1) : undefined;
+    const [{ model, operator }, recent, hits, toolLists] = await Promise.all([
+      this.#model(caller, provider, project?.credentialId ?? null),
+      history,
+      // Below the relevance floor a hit is noise: neither context for the model nor a source.
+      Promise.resolve(question).then((query) =>
+        project && knowledge && query?.trim() ? knowledge.search(caller, project.id, { query, defaultMinScore: this.#agent.minScore ?? AGENT_MIN_SCORE }) : [],
+      ),
+      project ? Promise.all(this.#deps.tools.map((source) => source.tools(caller, project.id))) : [],
+      room,
+    ]);
+    const { system, sources } = project ? systemContext(project.instructions, hits) : { system: undefined, sources: [] as Source[] };
+    const tools = toolLists.flat();
+    const settings = operatorLimited(turnSettings(request), modelName, provider, operator);
+    checkTools(
+      model,
+      tools.map((t) => t.definition.name),
+      settings,
+    );
+    // With a chat, what the client resent of it is not new (see newToChat: only a chat waiting
+    // for tool results has any, and its pending calls are always read); every tool call of the
+    // conversation must have its result before the model is asked again. The history is what
+    // the budget leaves after the system context and the request's own messages.
+    const input = recent ? newToChat(recent.pending, requested) : requested;
+    const earlier = recent ? fitHistory(recent, await countMessageTokens([...(system ? [{ role: 'system' as const, content: system }] : []), ...input], budget)) : [];
+    checkToolResults(earlier, input, requested);
+
+    const createdAt = this.#ctx.clock.now();
+    const storage = this.#ctx.storage;
+    const caps = this.#ctx.caps;
+    const stored = sourcesOut(sources);
+    const turn = runAgentTurn({
+      model,
+      modelName,
+      ...(system ? { system } : {}),
+      history: earlier,
+      input,
+      tools,
+      ...settings,
+      ...(this.#agent.stepLimit ? { stepLimit: this.#agent.stepLimit } : {}),
+      ...(this.#agent.messageLimit ? { messageLimit: this.#agent.messageLimit } : {}),
+      ...(signal ? { signal } : {}),
+    });
+    const events: AsyncIterable<AgentEvent> = {
+      async *[Symbol.asyncIterator]() {
+        for await (const event of turn) {
+          if (event.type === 'finish' && chat) {
+            // The turn is stored only once it has completed: the request's new messages (not
+            // its system prompt), the tool calls and results, and the answer; the assistant
+            // message that ends the turn keeps the sources the response gives.
+            const fresh = [...input.filter((m) => m.role !== 'system'), ...event.messages];
+            const last = fresh.findLastIndex((m) => m.role === 'assistant');
+            // Within the user's cap of messages, decided under the user's lock: over it the turn
+            // is not stored (and the stream ends with the error).
+            await storage.transaction(async (tx) => {
+              await caps.reserve(tx, caller.userId, 'messages', fresh.length);
+              await tx.chats.appendMessages(
+                chat.userId,
+                chat.id,
+                fresh.map((m, i) => toRecord(m, createdAt, i === last ? stored : undefined)),
+              );
+            });
+            await storage.chats.touch(chat.userId, chat.id, createdAt);
+          }
+          yield event;
+        }
+      },
+    };
+    return {
+      id: `chatcmpl-${randomString(24)}`,
+      created: Math.floor(createdAt.getTime() / 1000),
+      responseModel: project ? project.id : modelName,
+      chat,
+      sources,
+      events,
+    };
+  }
+}
