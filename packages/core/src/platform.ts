@@ -2,7 +2,7 @@ import { type CompletionResult, CompletionsService } from './completions/service
 import type { AgentOptions } from './completions/options.js';
 import { createMemoryNotifier, type Notifier } from './notify/notifier.js';
 import type { StreamEvent, StreamHubOptions } from './completions/streams/hub.js';
-import { memoryStreamStore, type StreamStore } from './completions/streams/stream-store.js';
+import { memoryStreamStore, type StreamRecord, type StreamStore } from './completions/streams/stream-store.js';
 import { ToolRunner, type ToolsOptions } from './tools/project-tools.js';
 import {
   ActivateToolRequest,
@@ -691,10 +691,10 @@ export class AgentPlatform {
   }
 
   /**
-   * `GET /api/chats/{chatId}/streams/{streamId}`: the stream's events after `lastEventId`
-   * (0: from the start), then live ones until it ends.
+   * `GET /api/chats/{chatId}/streams/{streamId}`: the stream's records (chunks, or the failure
+   * that ended it) after `lastEventId` (0: from the start), then live ones until it ends.
    */
-  readStream(caller: Caller, chatId: string, streamId: string, lastEventId: string | undefined, signal?: AbortSignal): Promise<AsyncIterable<StreamEvent>> {
+  readStream(caller: Caller, chatId: string, streamId: string, lastEventId: string | undefined, signal?: AbortSignal): Promise<AsyncIterable<StreamEvent<StreamRecord>>> {
     return this.completions.readStream(caller, chatId, streamId, lastEventId, signal);
   }
 

@@ -47,17 +47,19 @@ export function toErrorResponse(error: unknown): { status: number; body: ErrorBo
   };
 }
 
-/** OpenAI's error object, so OpenAI clients show the error (the OpenAI-compatible routes). */
-export function openaiError(code: string, message: string): { message: string; type: string; code: string } {
-  const type =
-    code === 'unauthorized'
-      ? 'authentication_error'
-      : code === 'not_found'
-        ? 'not_found_error'
-        : code === 'rate_limited'
-          ? 'rate_limit_error'
-          : code === 'invalid_request' || code === 'payload_too_large'
-            ? 'invalid_request_error'
-            : 'api_error';
-  return { message, type, code };
+/** OpenAI's error `type` of the core error codes that have one of their own; every other is `api_error`. */
+const OPENAI_TYPE_BY_CODE: Partial<Record<ErrorCode, string>> = {
+  unauthorized: 'authentication_error',
+  not_found: 'not_found_error',
+  rate_limited: 'rate_limit_error',
+  invalid_request: 'invalid_request_error',
+  payload_too_large: 'invalid_request_error',
+};
+
+/**
+ * OpenAI's error object, so OpenAI clients show the error (the OpenAI-compatible routes, and the
+ * failure event of a completion stream, live or replayed).
+ */
+export function openaiError(code: ErrorCode, message: string): { message: string; type: string; code: string } {
+  return { message, type: OPENAI_TYPE_BY_CODE[code] ?? 'api_error', code };
 }

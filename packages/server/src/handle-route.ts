@@ -6,7 +6,7 @@ import { queryObject, readJsonBody } from './body.js';
 import { readMultipartBody } from './multipart.js';
 import { openaiError, toErrorResponse } from './errors.js';
 import type { ApiRoute, RouteInput } from './route.js';
-import { dataFrame, eventStream } from './sse.js';
+import { COMPLETION_END, completionFrame, dataFrame, eventStream } from './sse.js';
 
 export interface RouteHandlerOptions {
   /** Largest JSON body, in bytes. */
@@ -52,9 +52,10 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
     if (bug) log?.error({ reqId: event.context.requestId, err: error }, 'stream failed');
     return body;
   };
-  const openaiErrorFrame = (error: unknown, event: H3Event) => {
+  /** The failure event that ends a chat completion's stream, live or replayed. */
+  const completionFailure = (error: unknown, event: H3Event) => {
     const { code, message } = streamFailure(error, event);
-    return dataFrame({ error: openaiError(code, message) });
+    return completionFrame({ type: 'error', code, message });
   };
   /**
    * What a stream logs when its client goes away before the end (a closed tab, a reload, a
@@ -92,7 +93,13 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
       case 'openai': {
         const completion = await route.handler(platform, input);
         if (!completion.stream) return json(200, completion.body);
-        return eventStream(completion.chunks, { frame: dataFrame, failure: (e) => openaiErrorFrame(e, event), end: 'data: [DONE]\n\n', keepAliveMs, ...clientGone(event) });
+        return eventStream(completion.chunks, {
+          frame: (chunk) => completionFrame({ type: 'chunk', chunk }),
+          failure: (e) => completionFailure(e, event),
+          end: COMPLETION_END,
+          keepAliveMs,
+          ...clientGone(event),
+        });
       }
       case 'sse':
         // Indexing progress: one `data:` JSON event each; a failure is a last `error` event.
@@ -103,11 +110,12 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
           ...clientGone(event),
         });
       case 'replay':
-        // A recorded stream with event ids (so `Last-Event-ID` resumes it), ending `data: [DONE]`.
+        // A recorded stream with event ids (so `Last-Event-ID` resumes it), ending `data: [DONE]`:
+        // framed as the live completion is, its recorded failure too.
         return eventStream(await route.handler(platform, input), {
-          frame: (e) => `id: ${e.id}\ndata: ${e.data}\n\n`,
-          failure: (e) => openaiErrorFrame(e, event),
-          end: 'data: [DONE]\n\n',
+          frame: (e) => completionFrame(e.data, e.id),
+          failure: (e) => completionFailure(e, event),
+          end: COMPLETION_END,
           keepAliveMs,
           ...clientGone(event),
         });

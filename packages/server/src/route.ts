@@ -1,4 +1,4 @@
-import type { AgentPlatform, Caller, ErrorCode } from '@agent-platform/core';
+import type { AgentPlatform, Caller, ChatCompletionChunk, ErrorCode, StreamEvent, StreamRecord } from '@agent-platform/core';
 import type { z } from 'zod';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -11,7 +11,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * | `json` | the body | JSON with the route's `status` |
  * | `sse` | an `AsyncIterable` of events | Server-Sent Events, one `data:` JSON each |
  * | `openai` | `{ stream: false, body }` or `{ stream: true, chunks }` | JSON, or OpenAI's SSE ending `data: [DONE]`; errors also carry OpenAI's `error` object |
- * | `replay` | an `AsyncIterable` of `{ id, data }` | SSE with event ids (resumable with `Last-Event-ID`), ending `data: [DONE]` |
+ * | `replay` | an `AsyncIterable` of `{ id, data }`, `data` a recorded chunk or failure | SSE with event ids (resumable with `Last-Event-ID`), framed as `openai` streams are, ending `data: [DONE]` |
  * | `raw` | `{ status, body }` | as is; errors put their message in `error`, not `message` (the Ollama-style local model routes) |
  */
 export type RouteKind = 'json' | 'sse' | 'openai' | 'replay' | 'raw';
@@ -20,8 +20,8 @@ export type RouteKind = 'json' | 'sse' | 'openai' | 'replay' | 'raw';
 export interface RouteResults {
   json: unknown;
   sse: AsyncIterable<unknown>;
-  openai: { stream: false; body: unknown } | { stream: true; chunks: AsyncIterable<unknown> };
-  replay: AsyncIterable<{ id: number; data: string }>;
+  openai: { stream: false; body: unknown } | { stream: true; chunks: AsyncIterable<ChatCompletionChunk> };
+  replay: AsyncIterable<StreamEvent<StreamRecord>>;
   raw: { status: number; body: unknown };
 }
 

@@ -1,3 +1,6 @@
+import type { StreamRecord } from '@agent-platform/core';
+import { openaiError } from './errors.js';
+
 /** Default interval of the keep-alive comment of every SSE response: 15 s. */
 export const DEFAULT_SSE_KEEP_ALIVE_MS = 15_000;
 
@@ -34,6 +37,20 @@ export interface EventStreamOptions<T> {
 
 /** One `data:` line of JSON. */
 export const dataFrame = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
+
+/**
+ * One event of a chat completion's stream: a chunk, or the failure that ended it as OpenAI's
+ * error object (`openaiError`); with its event id when the stream is recorded (so
+ * `Last-Event-ID` resumes it). Live and replayed streams are framed by this one function, so a
+ * failure reads the same in both.
+ */
+export function completionFrame(record: StreamRecord, id?: number): string {
+  const data = record.type === 'chunk' ? record.chunk : { error: openaiError(record.code, record.message) };
+  return id === undefined ? dataFrame(data) : `id: ${id}\n${dataFrame(data)}`;
+}
+
+/** The last event of a chat completion's stream. */
+export const COMPLETION_END = 'data: [DONE]\n\n';
 
 /**
  * Server-Sent Events from an async iterable, each value written as it is produced (no

@@ -1,5 +1,5 @@
 import { postgresNotifier, postgresStorage } from '@agent-platform/adapters-storage/postgres';
-import { AgentPlatform, type ChatEvent, type ChatModel, storageStreamStore } from '@agent-platform/core';
+import { AgentPlatform, type ChatEvent, type ChatModel, type StreamEvent, type StreamRecord, storageStreamStore } from '@agent-platform/core';
 import { postgresDatabase } from '@agent-platform/core/testing';
 import { describe, expect, it } from 'vitest';
 
@@ -40,8 +40,8 @@ function steppedModel(count: number) {
   };
 }
 
-async function collect(events: AsyncIterable<{ id: number; data: string }>, until?: (seen: number) => void) {
-  const out: { id: number; data: string }[] = [];
+async function collect(events: AsyncIterable<StreamEvent<StreamRecord>>, until?: (seen: number) => void) {
+  const out: StreamEvent<StreamRecord>[] = [];
   for await (const e of events) {
     out.push(e);
     until?.(out.length);
@@ -49,8 +49,7 @@ async function collect(events: AsyncIterable<{ id: number; data: string }>, unti
   return out;
 }
 
-const content = (events: { data: string }[]) =>
-  events.map((e) => (JSON.parse(e.data) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? '').join('');
+const content = (events: StreamEvent<StreamRecord>[]) => events.map((e) => (e.data.type === 'chunk' ? (e.data.chunk.choices[0]?.delta.content ?? '') : '')).join('');
 
 describe('chat streams in one PostgreSQL database across three instances', () => {
   it('a stream written on A is followed on B and resumed on C after an event id: no event lost or repeated', async () => {

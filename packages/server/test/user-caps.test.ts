@@ -168,6 +168,33 @@ describe('per-user caps', () => {
     expect((await s.call('POST', '/api/v1/chat/completions', { key, body: { model: project, chatId: other, messages: [{ role: 'user', content: 'x' }] } })).status).toBe(200);
   });
 
+  it('chat messages: a turn found over the cap only as it is stored ends its recorded stream with the same OpenAI error live and replayed', async () => {
+    const { key } = await s.platform.createUserWithKey({ name: 'replayed failure' });
+    const project = (await s.call('POST', '/api/projects/create', { key, body: { name: 'replay', model: 'gpt-test', provider: 'openai' } })).body.project.id;
+    const chatId = (await s.call('POST', '/api/chats', { key, body: { projectId: project } })).body.chat.id;
+    expect((await s.call('POST', '/api/v1/chat/completions', { key, body: { model: project, chatId, messages: [{ role: 'user', content: 'one' }] } })).status).toBe(200);
+    // 2 of 5 stored. The next turn is let in with room for its question and an answer (4), but
+    // stores 4 more: the question, a call of a tool that is not there, its error, the answer.
+    const streamId = (await s.call('POST', `/api/chats/${chatId}/streams`, { key, body: { chatId } })).body.stream.id;
+    upstream.script({ toolCalls: [{ name: 'missing', arguments: '{}' }] }, { text: 'done' });
+    const weather = { type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: {} } } };
+    const live = await fetch(`${s.url}/api/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: project, chatId, streamId, stream: true, tools: [weather], messages: [{ role: 'user', content: 'two' }] }),
+    });
+    const replay = await fetch(`${s.url}/api/chats/${chatId}/streams/${streamId}`, { headers: { authorization: `Bearer ${key}` } });
+    /** The `error` object of the stream's failure event. */
+    const failureOf = (text: string) => {
+      const failure = text.split('\n\n').find((event) => event.includes('data: {"error":')) ?? '';
+      return JSON.parse(failure.slice(failure.indexOf('data: ') + 6) || 'null')?.error;
+    };
+    const [fromLive, fromReplay] = [failureOf(await live.text()), failureOf(await replay.text())];
+    expect(fromLive).toMatchObject({ type: 'rate_limit_error', code: 'rate_limited', message: expect.stringContaining('--max-messages-per-user') });
+    expect(fromReplay).toEqual(fromLive);
+    expect((await s.call('GET', `/api/chats/${chatId}/messages`, { key })).body.messages).toHaveLength(2);
+  });
+
   it('counts each user apart: the first user is held back by none of the above', async () => {
     expect((await s.call('POST', '/api/chats', { body: { projectId } })).status).toBe(201);
     expect((await s.call('POST', '/api/auth/create-key', { body: { name: 'a2' } })).status).toBe(201);

@@ -42,11 +42,6 @@ export interface CompletionsDeps {
 /** A completion: the whole answer, or with `stream: true` the chunks to send. */
 export type CompletionResult = { stream: false; body: ChatCompletionResponse } | { stream: true; chunks: AsyncIterable<ChatCompletionChunk> };
 
-/** A stream event as the SSE `data` of the replay route: the chunk, or `{ error: { message, type, code } }` as OpenAI sends failures. */
-function sseData(event: StreamRecord): string {
-  return JSON.stringify(event.type === 'chunk' ? event.chunk : { error: { message: event.message, type: 'api_error', code: event.code } });
-}
-
 /**
  * Chat completions (OpenAI's form and the chat-scoped one), the models list (the caller's
  * projects as OpenAI model objects) and resumable streams of chats. Methods take parsed input.
@@ -171,15 +166,20 @@ export class CompletionsService {
 
   /**
    * `GET /api/chats/{chatId}/streams/{streamId}`: the stream's events after `lastEventId`
-   * (0: from the start), then live ones until it ends.
+   * (0: from the start), then live ones until it ends. Each is a record as written: a chunk, or
+   * the failure that ended the completion (`code`, `message`); the server frames them as it
+   * frames a live completion.
    */
-  async readStream(caller: Caller, chatId: string, streamId: string, lastEventId: string | undefined, signal?: AbortSignal): Promise<AsyncIterable<StreamEvent>> {
+  async readStream(
+    caller: Caller,
+    chatId: string,
+    streamId: string,
+    lastEventId: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<AsyncIterable<StreamEvent<StreamRecord>>> {
     await this.#deps.chats.get(caller, chatId);
     if (!(await this.#deps.streams.get(caller.userId, chatId, streamId))) throw PlatformError.notFound('Stream not found');
     const after = lastEventId && /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : 0;
-    const events = this.#deps.streams.read(caller.userId, chatId, streamId, after, signal);
-    return (async function* () {
-      for await (const { id, data } of events) yield { id, data: sseData(data) };
-    })();
+    return this.#deps.streams.read(caller.userId, chatId, streamId, after, signal);
   }
 }
