@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { followDocument } from '../src/knowledge/follow-document.js';
 import type { IndexingEvent, IndexingListener } from '../src/knowledge/indexing-events.js';
 import type { DocumentRecord } from '../src/storage/types.js';
@@ -27,6 +27,9 @@ function source(rows: (DocumentRecord | undefined)[]) {
     },
   };
 }
+
+/** Resolves at the next turn of the event loop, after every promise settled meanwhile. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 async function collect(events: AsyncIterable<IndexingEvent>) {
   const out: IndexingEvent[] = [];
@@ -64,15 +67,23 @@ describe('followDocument', () => {
   });
 
   it('ends at once when its signal aborts, and stops listening', async () => {
-    const doc = source([row('processing')]);
-    const controller = new AbortController();
-    const events = (await followDocument({ documentId: 'doc_1', ...doc, signal: controller.signal, pollMs: 60_000 })) as AsyncIterable<IndexingEvent>;
-    const seen = collect(events);
-    await new Promise((r) => setTimeout(r, 10));
-    const started = Date.now();
-    controller.abort();
-    expect(await seen).toEqual([]);
-    expect(Date.now() - started).toBeLessThan(1000);
-    expect(doc.stopped).toBe(true);
+    // The poll's clock stands still: only the abort can end the iteration, and "at once" is
+    // before the next turn of the event loop (setImmediate stays real).
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const doc = source([row('processing')]);
+      const controller = new AbortController();
+      const events = (await followDocument({ documentId: 'doc_1', ...doc, signal: controller.signal, pollMs: 60_000 })) as AsyncIterable<IndexingEvent>;
+      const seen = collect(events);
+      await nextTurn();
+      expect(doc.stopped).toBe(false); // waiting for its next poll
+      controller.abort();
+      const ended = await Promise.race([seen.then(() => true), nextTurn().then(() => false)]);
+      expect(ended).toBe(true);
+      expect(await seen).toEqual([]);
+      expect(doc.stopped).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

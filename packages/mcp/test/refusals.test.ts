@@ -157,15 +157,25 @@ describe('nothing there, or not MCP', () => {
   });
 
   it('detectTransport: nothing on a closed port, a 404 or HTML server, or a silent one (within detectTimeoutMs)', async () => {
-    const mcp = connector({ detectTimeoutMs: 3000 });
+    const mcp = connector({ detectTimeoutMs: 5_000 });
     const none = { supportedTypes: [], recommended: undefined };
-    let started = Date.now();
-    expect(await mcp.detectTransport(`http://127.0.0.1:${closedPort}/mcp`)).toEqual(none);
-    expect(Date.now() - started).toBeLessThan(1000); // refused at once, not at the deadline
-    expect(await mcp.detectTransport(`${base}/missing`)).toEqual(none);
+    // Refused at once, not at the deadline: as soon as a server's 404 (the baseline, measured
+    // here too), the best of three each.
+    const fastest = async (url: string) => {
+      let best = Number.POSITIVE_INFINITY;
+      for (let round = 0; round < 3; round++) {
+        const began = Date.now();
+        expect(await mcp.detectTransport(url)).toEqual(none);
+        best = Math.min(best, Date.now() - began);
+      }
+      return best;
+    };
+    const refused = await fastest(`http://127.0.0.1:${closedPort}/mcp`);
+    const answered = await fastest(`${base}/missing`);
+    expect(refused / Math.max(answered, 50)).toBeLessThan(10);
     expect(await mcp.detectTransport(`${base}/html`)).toEqual(none);
     expect(await mcp.detectTransport(`${base}/json`)).toEqual(none);
-    started = Date.now();
+    const started = Date.now();
     expect(await connector({ detectTimeoutMs: 400 }).detectTransport(`${base}/hang`)).toEqual(none);
     expect(Date.now() - started).toBeGreaterThanOrEqual(390);
     expect(Date.now() - started).toBeLessThan(1500);
@@ -189,7 +199,7 @@ describe('the connector itself', () => {
   });
 
   it("a call waits for a slow connect only up to its own timeoutMs; the connect goes on for others", async () => {
-    const mcp = connector({ connectTimeoutMs: 1000 });
+    const mcp = connector({ connectTimeoutMs: 2000 });
     const config: McpServerConfig = { transport: 'http', url: `${base}/hang` };
     const started = Date.now();
     const other = mcp.listTools('w', config);
@@ -198,8 +208,12 @@ describe('the connector itself', () => {
       'timeout',
       `MCP tool "echo" on server at ${base}/hang did not answer within 200 ms (still connecting)`,
     );
-    expect(Date.now() - started).toBeLessThan(800);
-    await rejection(other, 'timeout', `MCP server at ${base}/hang did not answer within 1000 ms`);
+    const call = Date.now() - started;
+    await rejection(other, 'timeout', `MCP server at ${base}/hang did not answer within 2000 ms`);
+    const connect = Date.now() - started;
+    // The call gave up at its own 200 ms, a tenth of the connect's 2000: waiting for the connect
+    // would take as long as it (late timers make both later alike).
+    expect(call).toBeLessThan(connect / 2);
   });
 
   it('an already aborted signal rejects with aborted', async () => {

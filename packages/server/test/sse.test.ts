@@ -57,17 +57,27 @@ describe('Server-Sent Events responses', () => {
     try {
       const headers = { authorization: `Bearer ${key}` };
       await fetch(`${app.url}/api/v1/projects`, { headers }); // warm the connection path once
-      const streamId = await newStream();
-      const started = performance.now();
-      const res = await fetch(`${app.url}/api/chats/${chatId}/streams/${streamId}`, { headers, signal: AbortSignal.timeout(5000) });
-      const text = await readUntil(res, (t) => t.length > 0, 5000);
-      const elapsed = performance.now() - started;
-      expect(res.status).toBe(200);
-      expect(res.headers.get('content-type')).toContain('text/event-stream');
-      expect(res.headers.get('x-accel-buffering')).toBe('no');
-      expect(res.headers.get('cache-control')).toBe('no-cache');
-      expect(text).toBe(': ok\n\n');
-      expect(elapsed).toBeLessThan(100);
+      // The best of three each: the replay's first bytes, and (the baseline, on the same server
+      // in the same moment) a whole ordinary answer.
+      let firstBytes = Number.POSITIVE_INFINITY;
+      let plain = Number.POSITIVE_INFINITY;
+      for (let round = 0; round < 3; round++) {
+        const streamId = await newStream();
+        const started = performance.now();
+        const res = await fetch(`${app.url}/api/chats/${chatId}/streams/${streamId}`, { headers, signal: AbortSignal.timeout(5000) });
+        const text = await readUntil(res, (t) => t.length > 0, 5000);
+        firstBytes = Math.min(firstBytes, performance.now() - started);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toContain('text/event-stream');
+        expect(res.headers.get('x-accel-buffering')).toBe('no');
+        expect(res.headers.get('cache-control')).toBe('no-cache');
+        expect(text).toBe(': ok\n\n');
+        const plainStarted = performance.now();
+        await (await fetch(`${app.url}/api/v1/projects`, { headers })).text();
+        plain = Math.min(plain, performance.now() - plainStarted);
+      }
+      // As soon as an ordinary answer, not at the first event or keep-alive (15 s).
+      expect(firstBytes / Math.max(plain, 10)).toBeLessThan(10);
     } finally {
       await app.close();
     }

@@ -73,9 +73,20 @@ describe('argument validation cannot freeze the server', () => {
     expect(res.body.message).toBe('Invalid arguments for tool redos: args.s must match pattern "^(a+)+$"');
     expect(typical).toBeLessThan(100);
     expect(slowest).toBeLessThan(1000);
-    const started = performance.now();
-    await expect(s.platform.runTool(callerA, id, { args: { s: `${'a'.repeat(40)}!` } })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('must match pattern') });
-    expect(performance.now() - started).toBeLessThan(1000);
+    // Through the library, 40 characters (2^40 paths to a backtracking engine) are refused as
+    // soon as 2 are (the baseline, which no engine backtracks on): the best of three each.
+    const refusal = async (text: string) => {
+      let best = Number.POSITIVE_INFINITY;
+      for (let round = 0; round < 3; round++) {
+        const started = performance.now();
+        await expect(s.platform.runTool(callerA, id, { args: { s: text } })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('must match pattern') });
+        best = Math.min(best, performance.now() - started);
+      }
+      return best;
+    };
+    const short = await refusal('a!');
+    const long = await refusal(`${'a'.repeat(40)}!`);
+    expect(long / Math.max(short, 10)).toBeLessThan(10);
     expect((await run(id, { s: 'aaa' })).body).toMatchObject({ success: true, result: 3 });
   });
 
