@@ -7,7 +7,7 @@ export type { Caller, PlatformContext } from './context.js';
 export { AgentPlatform, type AgentPlatformOptions, type KnowledgeAdapters } from './platform.js';
 export { type EmbedderResolver, type IndexingEvent, STEP_MESSAGES, vectorNamespace, type VectorStoreConnection, type VectorStoreFactory } from './knowledge/service.js';
 export type { VectorStoreProvider } from './knowledge/interfaces.js';
-export { type ParsedDocument, type ParseLimits, parseDocument, detectLanguage } from './knowledge/parse.js';
+export { type ParsedDocument, type ParseLimits, parseDocument, detectLanguage } from './knowledge/parse/index.js';
 export { type Chunk, type ChunkOptions, chunkDocument, countTokens } from './knowledge/chunk.js';
 export { DEFAULT_DOCUMENT_LIMITS, type DocumentLimitName, type DocumentLimits } from './knowledge/limits.js';
 export { type Coalescer, createCoalescer } from './coalescer.js';
@@ -33,7 +33,7 @@ export { exceedsNesting, jsonExceedsNesting, MAX_NESTING_DEPTH, nestingError } f
 export type * from './knowledge/interfaces.js';
 export { BM25_B, BM25_K1, bm25Ceiling, bm25Rank, bm25Relative, keywordTerms, keywordWords } from './knowledge/keywords.js';
 export { DEFAULT_SIMILARITY, dot, fuseHybrid, mmrSelect, relatedness, type SimilarityScale, similarityScore } from './knowledge/search.js';
-export type { DocumentPage, DocumentSection, ParseInput } from './knowledge/parse.js';
+export type { DocumentPage, DocumentSection, ParseInput } from './knowledge/parse/index.js';
 export * from './agent/chat-model.js';
 export { createSecretBox, type SecretBox } from './security/secrets.js';
 export { type AgentEvent, type AgentTurn, runAgentTurn, type Source, systemContext } from './agent/loop.js';

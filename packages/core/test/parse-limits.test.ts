@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { xmlDepthOver } from '../src/knowledge/docx-archive.js';
 import { DEFAULT_DOCUMENT_LIMITS } from '../src/knowledge/limits.js';
-import { MAX_HEADING_CHARS, parseDocument } from '../src/knowledge/parse.js';
+import { MAX_HEADING_CHARS, parseDocument } from '../src/knowledge/parse/index.js';
 import { deepDocx, docx, docxBomb, manyPagesPdf, repeated } from '../src/testing/bombs.js';
 
 // The limits parseDocument applies itself (time and memory bound the process it runs in; see

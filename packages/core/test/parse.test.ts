@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { isPlatformError } from '../src/errors.js';
-import { detectLanguage, type ParsedDocument, parseDocument } from '../src/knowledge/parse.js';
+import { detectLanguage, type ParsedDocument, parseDocument } from '../src/knowledge/parse/index.js';
 
 const fixture = async (name: string) => new Uint8Array(await readFile(new URL(`fixtures/${name}`, import.meta.url)));
 const utf8 = (s: string) => new TextEncoder().encode(s);

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { PlatformError } from '../errors.js';
 import { limitExceeded } from './limits.js';
 import { boundedSpans } from './long-runs.js';
-import type { ParsedDocument } from './parse.js';
+import type { ParsedDocument } from './parse/index.js';
 
 export interface Chunk {
   /** A contiguous slice of the document text: `doc.text.slice(startOffset, startOffset + text.length)`. */

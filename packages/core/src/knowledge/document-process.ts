@@ -11,7 +11,7 @@
 // process exits; the pool then starts another one when work needs it.
 import { isPlatformError } from '../errors.js';
 import type { DocumentLimits } from './limits.js';
-import type { ParseInput } from './parse.js';
+import type { ParseInput } from './parse/index.js';
 import { type ReadOptions, readDocument, warmUp } from './read-document.js';
 
 interface Job {

@@ -3,7 +3,7 @@ import { isPlatformError, PlatformError } from '../errors.js';
 import { ProcessPool } from '../workers/process-pool.js';
 import { type DocumentLimitName, type DocumentLimits, exceededLimit, limitExceeded, resolveDocumentLimits } from './limits.js';
 import type { Chunk } from './chunk.js';
-import type { ParseInput } from './parse.js';
+import type { ParseInput } from './parse/index.js';
 import type { DocumentReader, DocumentReading, ReadHooks, ReadOptions } from './read-document.js';
 
 export interface DocumentProcessesOptions {

@@ -1,6 +1,6 @@
 import { type Chunk, chunkDocument, countTokens } from './chunk.js';
 import { DEFAULT_DOCUMENT_LIMITS, type DocumentLimits } from './limits.js';
-import { type ParseInput, parseDocument } from './parse.js';
+import { type ParseInput, parseDocument } from './parse/index.js';
 
 /** How a document is chunked. */
 export interface ReadOptions {
