@@ -8,7 +8,7 @@ export { AgentPlatform, type AgentPlatformOptions, type KnowledgeAdapters } from
 export { type EmbedderResolver, type IndexingEvent, STEP_MESSAGES, vectorNamespace, type VectorStoreConnection, type VectorStoreFactory } from './knowledge/service.js';
 export type { VectorStoreProvider } from './knowledge/interfaces.js';
 export { type ParsedDocument, type ParseLimits, parseDocument, detectLanguage } from './knowledge/parse/index.js';
-export { type Chunk, type ChunkOptions, chunkDocument, countTokens } from './knowledge/chunk.js';
+export { type Chunk, type ChunkOptions, chunkDocument, countTokens } from './knowledge/chunk/index.js';
 export { DEFAULT_DOCUMENT_LIMITS, type DocumentLimitName, type DocumentLimits } from './knowledge/limits.js';
 export { type Coalescer, createCoalescer } from './coalescer.js';
 export { createPacer } from './pacer.js';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { isPlatformError } from '../src/errors.js';
-import { type Chunk, chunkDocument, countTokens } from '../src/knowledge/chunk.js';
+import { type Chunk, chunkDocument, countTokens } from '../src/knowledge/chunk/index.js';
 import { type ParsedDocument, parseDocument } from '../src/knowledge/parse/index.js';
 import { unbrokenText } from '../src/testing/bombs.js';
 

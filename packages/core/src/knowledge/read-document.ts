@@ -1,4 +1,4 @@
-import { type Chunk, chunkDocument, countTokens } from './chunk.js';
+import { type Chunk, chunkDocument, countTokens } from './chunk/index.js';
 import { DEFAULT_DOCUMENT_LIMITS, type DocumentLimits } from './limits.js';
 import { type ParseInput, parseDocument } from './parse/index.js';
 
