@@ -4,8 +4,11 @@ export { type ErrorCode, isPlatformError, PlatformError, type PlatformErrorOptio
 export { relativePaths, withRelativePaths } from './fs-paths.js';
 export { createIdGenerator, ID_PREFIXES, type IdGenerator, type IdKind, randomString } from './ids.js';
 export type { Caller, PlatformContext } from './context.js';
-export { AgentPlatform, type AgentPlatformOptions, type KnowledgeAdapters } from './platform.js';
-export { type EmbedderResolver, type IndexingEvent, STEP_MESSAGES, vectorNamespace, type VectorStoreConnection, type VectorStoreFactory } from './knowledge/service.js';
+export { AgentPlatform, type AgentPlatformOptions } from './platform.js';
+export type { EmbedderResolver, KnowledgeAdapters, VectorStoreConnection, VectorStoreFactory } from './knowledge/options.js';
+export type { IndexingEvent } from './knowledge/indexing-events.js';
+export { STEP_MESSAGES } from './knowledge/ingest/index-document.js';
+export { vectorNamespace } from './knowledge/stores.js';
 export type { VectorStoreProvider } from './knowledge/interfaces.js';
 export { type ParsedDocument, type ParseLimits, parseDocument, detectLanguage } from './knowledge/parse/index.js';
 export { type Chunk, type ChunkOptions, chunkDocument, countTokens } from './knowledge/chunk/index.js';

@@ -29,6 +29,7 @@ import {
   type ListKeysResponse,
 } from './schemas/auth.js';
 import { MAX_LIST_LIMIT } from './schemas/common.js';
+import { offsetPageFields } from './paging.js';
 import {
   CreateProjectRequest,
   ListProjectsQuery,
@@ -38,14 +39,11 @@ import {
   UpdateProjectRequest,
 } from './schemas/projects.js';
 import { checkNamedCredential, chooseCredential, type DefaultBaseUrl, describeChoice, type UsableCredential, unseal } from './agent/provider-credentials.js';
-import type { BlobStore, EmbeddingModel, VectorStore, VectorStoreProvider } from './knowledge/interfaces.js';
-import { type EmbedderResolver, type VectorStoreFactory, type IndexingEvent, KnowledgeBase, toKnowledgeDocument, vectorNamespace } from './knowledge/service.js';
-import { followDocument } from './knowledge/follow-document.js';
-import type { DocumentLimitName, DocumentLimits } from './knowledge/limits.js';
-import { extensionOf, fileTypeOf, unsupportedFileMessage } from './knowledge/file-types.js';
+import type { IndexingEvent } from './knowledge/indexing-events.js';
+import type { KnowledgeAdapters } from './knowledge/options.js';
+import { KnowledgeService } from './knowledge/service.js';
 import {
   type ChunkResponse,
-  type KnowledgeChunk,
   CreateDocumentRequest,
   type CreateDocumentResponse,
   type DocumentResponse,
@@ -87,10 +85,9 @@ import { deleteLocalModel, type LocalModelResult, type LocalModelServiceOptions,
 import { allowingUrls, createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
 import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.js';
 import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from './schemas/local-models.js';
-import type { ChatRecord, ChunkRecord, ProjectRecord, StorageAdapter, ToolRecord } from './storage/types.js';
+import type { ChatRecord, ProjectRecord, StorageAdapter, ToolRecord } from './storage/types.js';
 import { parseInput, samePathId } from './validation.js';
 import { UserCapGuard, type UserCapName, type UserCaps } from './user-caps.js';
-import { applySettingsChange, chunkingChanged, effectiveSettings } from './knowledge/settings.js';
 import { MCP_DELETED_CHANNEL, MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView, toToolView } from './mcp/service.js';
 import type { McpServerConfig } from './mcp/types.js';
 import {
@@ -103,70 +100,6 @@ import {
   type McpServerResponse,
   type McpToolsResponse,
 } from './schemas/mcp.js';
-
-export interface KnowledgeAdapters {
-  /** The built-in (default) vector store. */
-  readonly vectors: VectorStore;
-  /**
-   * The stores of `vectorstoreProvider` (pinecone, weaviate, qdrant, chroma) from their
-   * `vectorStoreConfig`, given the platform's guarded fetch to connect with (every request of
-   * their clients goes through the outbound policy). Without it, third-party stores are refused.
-   */
-  readonly vectorStores?: VectorStoreFactory;
-  /** The embedder, or a function choosing one by the project's `embeddingModel` setting. */
-  readonly embedder: EmbeddingModel | EmbedderResolver;
-  /** Where uploaded files and document texts are kept (for re-indexing). Default: in memory. */
-  readonly blobs?: BlobStore;
-  /** Most documents indexed at the same time. Default 32. */
-  readonly concurrency?: number;
-  /**
-   * Most bytes of document sources indexed at the same time (a larger one runs alone); one more
-   * document, of a user with nothing being indexed, may start beyond it. Default 64 MiB.
-   */
-  readonly concurrentBytes?: number;
-  /**
-   * How long (ms) after it was queued a document that does not fit the room left in
-   * `concurrentBytes` may be passed over by documents that do; then it runs next (alone if it
-   * must). Default 10,000.
-   */
-  readonly overtakeMs?: number;
-  /**
-   * Most documents one user may have waiting or being indexed; one more document, upload or
-   * re-index is refused with `rate_limited` naming the limit, and nothing of it is written.
-   * Default 1,000.
-   */
-  readonly maxQueuedDocuments?: number;
-  /** How long `createDocument` waits for indexing before answering `processing`. Default 5000 ms. */
-  readonly waitMs?: number;
-  /**
-   * Limits on reading (parsing and chunking) each document, which runs in child processes:
-   * time, memory, PDF pages, unpacked DOCX bytes, nesting, text length, chunks. A document over
-   * one ends `failed` naming it. Defaults: `DEFAULT_DOCUMENT_LIMITS`.
-   */
-  readonly limits?: DocumentLimits;
-  /**
-   * How an operator sets each limit, added to the error of a document over it (e.g.
-   * `--max-document-pages`) and to the refusal of a full queue (`maxQueuedDocuments`). Default
-   * `knowledge.limits.<name>`, `knowledge.maxQueuedDocuments`.
-   */
-  readonly limitHints?: Partial<Record<DocumentLimitName | 'maxQueuedDocuments', string>>;
-  /** Most child processes reading documents at once. Default 2 (1 on a single core). */
-  readonly documentProcesses?: number;
-  /** Starts of one indexing job (counted before it runs, so across restarts) before its document fails. Default 3. */
-  readonly maxAttempts?: number;
-  /**
-   * This instance's id, the owner of the indexing jobs it claims (see docs/KNOWLEDGE.md, "The
-   * job queue"). Default: a new random id per process. A stable one lets a restart take its
-   * jobs back at once instead of after their leases; two running processes must never share one.
-   */
-  readonly instanceId?: string;
-  /** Lease of a claimed indexing job; after it, another instance may take the job over. Default 30,000 ms. */
-  readonly leaseMs?: number;
-  /** How often a running job's lease is extended. Default 10,000 ms. */
-  readonly heartbeatMs?: number;
-  /** How often an instance with free slots looks for jobs it was not woken for. Default 1,000 ms. */
-  readonly pollMs?: number;
-}
 
 export interface AgentPlatformOptions {
   readonly storage: StorageAdapter;
@@ -223,24 +156,6 @@ export interface AgentPlatformOptions {
   readonly ids?: IdGenerator;
 }
 
-/** `total`, `hasMore` and `nextOffset` of an offset-paged list. */
-/** A stored chunk as the API shows it (`content` is its text). */
-function toKnowledgeChunk({ id, documentId, projectId, index, text, tokenCount, metadata }: ChunkRecord): KnowledgeChunk {
-  return { id, documentId, projectId, index, content: text, tokenCount, metadata };
-}
-
-function offsetPageFields(offset: number, page: { items: readonly unknown[]; total: number }) {
-  const nextOffset = offset + page.items.length;
-  return { total: page.total, hasMore: nextOffset < page.total, nextOffset };
-}
-
-/** A store that cannot be used, as the settings route answers it: "Invalid vectorstore configuration: <reason>" (400). */
-function invalidStoreConfiguration(error: unknown): PlatformError {
-  const message = error instanceof Error ? error.message : String(error);
-  const reason = message.replace(/^Invalid vectorstore configuration: /, '');
-  return PlatformError.invalid(`Invalid vectorstore configuration: ${reason}`, [{ path: ['settings', 'vectorStoreConfig'], code: 'custom', message: reason }]);
-}
-
 /** Project tools and MCP tools share the model's function names: `mcp__` belongs to MCP servers. */
 function checkToolName(name: string): void {
   if (name.startsWith(MCP_TOOL_PREFIX)) {
@@ -274,16 +189,6 @@ function toChat(record: ChatRecord): Chat {
   };
 }
 
-/** Blobs in a Map, for platforms built without a blob store. */
-function inMemoryBlobs(): BlobStore {
-  const blobs = new Map<string, Uint8Array>();
-  return {
-    put: async (key, bytes) => void blobs.set(key, new Uint8Array(bytes)),
-    get: async (key) => blobs.get(key),
-    delete: async (key) => blobs.delete(key),
-  };
-}
-
 /** How often a key's `lastUsedAt` is written at most (it is a hint, not an audit log). */
 const TOUCH_INTERVAL_MS = 60_000;
 
@@ -295,8 +200,6 @@ export class AgentPlatform {
   readonly storage: StorageAdapter;
   readonly clock: Clock;
   readonly ids: IdGenerator;
-  readonly #knowledge: KnowledgeBase | undefined;
-  readonly #knowledgeAdapters: KnowledgeAdapters | undefined;
   readonly #secrets: SecretBox | undefined;
   readonly #streams: StreamStore;
   readonly #tools: ToolRunner | undefined;
@@ -316,6 +219,8 @@ export class AgentPlatform {
   readonly #ctx: PlatformContext;
   /** Chat completions, the models list and resumable chat streams. */
   readonly completions: CompletionsService;
+  /** Documents, chunks, search and settings of projects' knowledge bases. */
+  readonly knowledge: KnowledgeService;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
@@ -343,35 +248,7 @@ export class AgentPlatform {
       caps: this.#caps,
       ...(options.credentialTestTimeoutMs !== undefined ? { testTimeoutMs: options.credentialTestTimeoutMs } : {}),
     });
-    const k = options.knowledge;
-    this.#knowledgeAdapters = k;
-    if (k) {
-      const embedder = k.embedder;
-      this.#knowledge = new KnowledgeBase({
-        storage: this.storage,
-        notifier: this.#notifier,
-        vectors: k.vectors,
-        ...(k.vectorStores ? { vectorStores: this.#guardedStores(k.vectorStores) } : {}),
-        embedders: typeof embedder === 'function' ? embedder : () => embedder,
-        clock: this.clock,
-        ids: this.ids,
-        caps: this.#caps,
-        blobs: k.blobs ?? inMemoryBlobs(),
-        secrets: options.secrets,
-        ...(k.concurrency ? { concurrency: k.concurrency } : {}),
-        ...(k.concurrentBytes ? { concurrentBytes: k.concurrentBytes } : {}),
-        ...(k.overtakeMs !== undefined ? { overtakeMs: k.overtakeMs } : {}),
-        ...(k.maxQueuedDocuments ? { maxQueuedDocuments: k.maxQueuedDocuments } : {}),
-        ...(k.limits ? { limits: k.limits } : {}),
-        ...(k.limitHints ? { limitHints: k.limitHints } : {}),
-        ...(k.documentProcesses ? { documentProcesses: k.documentProcesses } : {}),
-        ...(k.maxAttempts ? { maxAttempts: k.maxAttempts } : {}),
-        ...(k.instanceId ? { instanceId: k.instanceId } : {}),
-        ...(k.leaseMs ? { leaseMs: k.leaseMs } : {}),
-        ...(k.heartbeatMs ? { heartbeatMs: k.heartbeatMs } : {}),
-        ...(k.pollMs ? { pollMs: k.pollMs } : {}),
-      });
-    }
+    this.knowledge = new KnowledgeService(this.#ctx, { adapters: options.knowledge });
     this.#tools = options.tools ? new ToolRunner(options.tools) : undefined;
     this.#mcp = options.mcp;
     const mcp = this.#mcp;
@@ -389,7 +266,7 @@ export class AgentPlatform {
       streams: this.#streams,
       chats: { get: (caller, chatId) => this.#chat(caller, chatId), open: (caller, chatId, projectId) => this.#openChat(caller, chatId, projectId) },
       credentials: { resolve: (caller, provider, credentialId) => this.providerCredential(caller, provider, credentialId) },
-      knowledge: this.#knowledge,
+      knowledge: this.knowledge.retriever,
       tools: [
         ...(this.#tools ? [this.#tools.source(this.storage)] : []),
         ...(this.#mcp ? [mcpToolSource(this.storage, this.#secrets, this.#mcp)] : []),
@@ -400,38 +277,19 @@ export class AgentPlatform {
 
   /** Resumes background work left by an earlier run (unfinished indexing jobs). Call once after constructing. */
   async start(): Promise<void> {
-    await this.#knowledge?.resume();
+    await this.knowledge.start();
   }
 
   /** Stops background work and closes the adapters (storage last). Idempotent. */
   async close(): Promise<void> {
     for (const stop of this.#unsubscribe.splice(0)) stop();
-    await this.#knowledge?.close();
-    await this.#knowledgeAdapters?.vectors.close();
-    // An embedder, or a resolver that owns embedders, may have something to close.
-    await (this.#knowledgeAdapters?.embedder as { close?: () => Promise<void> } | undefined)?.close?.();
+    await this.knowledge.close();
     await this.#tools?.close();
     await this.#mcp?.connector.close();
     await this.fetch.close();
     await this.#streams.close?.();
     await this.#notifier.close();
     await this.storage.close();
-  }
-
-  /**
-   * Third-party stores connect where the caller's configuration says (`endpoint`, Weaviate's
-   * `grpcEndpoint`, ...): they get the guarded fetch, so the outbound policy decides on every
-   * connection their clients open, as the connection is made.
-   */
-  #guardedStores(factory: VectorStoreFactory) {
-    return (provider: VectorStoreProvider, config: Record<string, unknown>) => factory(provider, config, { fetch: this.fetch });
-  }
-
-  #kb(): KnowledgeBase {
-    if (!this.#knowledge) {
-      throw new PlatformError('unsupported', 'The knowledge base is not configured: construct AgentPlatform with `knowledge: { vectors, embedder }`');
-    }
-    return this.#knowledge;
   }
 
   #project(caller: Caller, projectId: string) {
@@ -640,27 +498,12 @@ export class AgentPlatform {
 
   /** `DELETE /api/v1/projects/{id}`: the project and everything in it (documents, chunks, vectors). */
   async deleteProject(caller: Caller, id: string): Promise<{ success: true; message: string }> {
-    const kb = this.#knowledge;
-    const settings = kb ? await kb.settings(id) : undefined;
-    const model = kb && settings ? kb.embedderFor(settings, caller) : undefined;
-    const servers = this.#mcp ? await this.storage.mcpServers.forProject(id) : [];
     // Read before the delete takes the rows with it. The delete is what checks the owner: the
     // keys of another user's project are read, but nothing is removed unless it succeeds.
-    const blobs = kb?.blobs;
-    const blobKeys = blobs ? await this.storage.documents.blobKeysOfProject(id) : [];
+    const dropKnowledge = await this.knowledge.dropProject(caller, id);
+    const servers = this.#mcp ? await this.storage.mcpServers.forProject(id) : [];
     if (!(await this.storage.projects.delete(caller.userId, id))) throw PlatformError.notFound(`Project ${id} not found`);
-    // The project's texts and uploaded files: nothing refers to them any more (a failure leaves
-    // the blob behind, unread, rather than failing a delete that has happened).
-    for (let i = 0; blobs && i < blobKeys.length; i += 16) {
-      await Promise.all(blobKeys.slice(i, i + 16).map((key) => blobs.delete(key).catch(() => false)));
-    }
-    if (kb && settings && model) {
-      // A third-party store that is down keeps the vectors of a deleted project; nothing reads them.
-      await kb
-        .vectorsFor(settings)
-        .then((store) => store.dropNamespace(vectorNamespace(id, model)))
-        .catch(() => {});
-    }
+    await dropKnowledge();
     await Promise.all(servers.map((server) => this.#disconnectEverywhere(server.id)));
     return { success: true, message: 'Project deleted' };
   }
@@ -1068,19 +911,7 @@ export class AgentPlatform {
    * answers `completed` (or `failed`) when that finished within the wait, else `processing`.
    */
   async createDocument(caller: Caller, input: CreateDocumentRequest): Promise<CreateDocumentResponse> {
-    const body = parseInput(CreateDocumentRequest, input);
-    const kb = this.#kb();
-    await this.#project(caller, body.projectId);
-    const doc = await kb.submit(caller, body);
-    await kb.waitFor(doc.id, this.#knowledgeAdapters?.waitMs ?? 5000);
-    const now = await this.storage.documents.get(caller.userId, doc.id);
-    if (now?.status === 'completed') {
-      return { success: true, status: 'completed', message: 'Document indexed successfully', documentId: doc.id };
-    }
-    if (now?.status === 'failed') {
-      return { success: false, status: 'failed', message: now.error ?? 'Failed to index document', documentId: null };
-    }
-    return { success: true, status: 'processing', message: 'Document is being indexed', documentId: doc.id };
+    return this.knowledge.createDocument(caller, parseInput(CreateDocumentRequest, input));
   }
 
   /**
@@ -1088,30 +919,7 @@ export class AgentPlatform {
    * `complete` or `error`. Invalid input and unknown projects throw before the first event.
    */
   async createDocumentStream(caller: Caller, input: CreateDocumentRequest): Promise<AsyncIterable<IndexingEvent>> {
-    const body = parseInput(CreateDocumentRequest, input);
-    const kb = this.#kb();
-    await this.#project(caller, body.projectId);
-    const events: IndexingEvent[] = [];
-    let wake: (() => void) | undefined;
-    await kb.submit(caller, body, (event) => {
-      events.push(event);
-      wake?.();
-    });
-    return {
-      async *[Symbol.asyncIterator]() {
-        for (;;) {
-          const event = events.shift();
-          if (event) {
-            yield event;
-            if (event.type !== 'progress') return;
-          } else {
-            await new Promise<void>((resolve) => {
-              wake = resolve;
-            });
-          }
-        }
-      },
-    };
+    return this.knowledge.createDocumentStream(caller, parseInput(CreateDocumentRequest, input));
   }
 
   /**
@@ -1121,139 +929,46 @@ export class AgentPlatform {
    * the route): then it answers once the files are stored, and `documentEvents` follows each.
    */
   async uploadFiles(caller: Caller, input: UploadRequest, options: { wait?: boolean } = {}): Promise<UploadResponse> {
-    const { projectId, files } = parseInput(UploadRequest, input);
-    const kb = this.#kb();
-    const blobs = kb.blobs;
-    await this.#project(caller, projectId);
-    // The whole upload is refused, nothing stored, when its documents would pass the user's cap.
-    await this.#caps.check(this.storage, caller.userId, 'documents', files.filter((file) => fileTypeOf(file.name, file.type)).length);
-    const started = files.map((file) => {
-      const fileType = fileTypeOf(file.name, file.type);
-      if (!fileType) {
-        return { file, fileType: extensionOf(file.name) || file.type || 'unknown', fileId: null, documentId: null as string | null, error: unsupportedFileMessage(file.name) };
-      }
-      return { file, fileType, fileId: this.ids.next('file'), documentId: null as string | null, error: null };
-    });
-    const supported = started.filter((s): s is typeof s & { fileId: string } => s.fileId !== null);
-    await Promise.all(supported.map((s) => blobs.put(s.fileId, s.file.bytes)));
-    try {
-      // One transaction: every supported file becomes a document, or (an error, a full queue) none.
-      const docs = await kb.submitAll(
-        caller,
-        supported.map((s) => ({ projectId, fileName: s.file.name, fileType: s.fileType, sourceType: 'upload' as const, upload: { id: s.fileId, size: s.file.bytes.byteLength } })),
-      );
-      for (const [i, s] of supported.entries()) s.documentId = (docs[i] as { id: string }).id;
-    } catch (error) {
-      await Promise.all(supported.map((s) => blobs.delete(s.fileId).catch(() => {}))); // no file without its row
-      throw error;
-    }
-    const wait = options.wait === false ? 0 : (this.#knowledgeAdapters?.waitMs ?? 5000);
-    if (wait > 0) await Promise.all(started.map((s) => (s.documentId ? kb.waitFor(s.documentId, wait) : undefined)));
-    const results = await Promise.all(
-      started.map(async (s) => {
-        const doc = s.documentId ? await this.storage.documents.get(caller.userId, s.documentId) : undefined;
-        const status = doc ? (doc.status === 'pending' ? 'processing' : doc.status) : 'failed';
-        return {
-          fileId: s.fileId,
-          fileName: s.file.name,
-          fileType: s.fileType,
-          size: s.file.bytes.byteLength,
-          documentId: s.documentId,
-          status,
-          error: s.error ?? doc?.error ?? null,
-        };
-      }),
-    );
-    const failed = results.filter((r) => r.status === 'failed').length;
-    return {
-      success: failed < results.length,
-      files: results,
-      message: failed === 0 ? `Uploaded ${results.length} file${results.length === 1 ? '' : 's'}` : `${failed} of ${results.length} files failed`,
-    };
+    return this.knowledge.upload(caller, parseInput(UploadRequest, input), options);
   }
 
   /** `GET /api/knowledge/documents`: a project's documents, newest first. */
   async listDocuments(caller: Caller, query: ListDocumentsQuery): Promise<ListDocumentsResponse> {
-    const q = parseInput(ListDocumentsQuery, query);
-    await this.#project(caller, q.projectId);
-    const page = await this.storage.documents.list({
-      userId: caller.userId,
-      projectId: q.projectId,
-      limit: q.limit,
-      offset: q.offset,
-      ...(q.status ? { status: q.status } : {}),
-    });
-    const documents = page.items.map((d) => {
-      const { id, projectId, fileName, fileType, sourceType, status, chunkCount, vectorCount, createdAt, updatedAt } = toKnowledgeDocument(d);
-      return { id, projectId, fileName, fileType, sourceType, status, chunkCount, vectorCount, createdAt, updatedAt };
-    });
-    return {
-      success: true,
-      documents,
-      ...offsetPageFields(q.offset, page),
-    };
+    return this.knowledge.listDocuments(caller, parseInput(ListDocumentsQuery, query));
   }
 
   /** `GET /api/knowledge/documents/{id}`. */
-  async getDocument(caller: Caller, id: string): Promise<DocumentResponse> {
-    const doc = await this.storage.documents.get(caller.userId, id);
-    if (!doc) throw PlatformError.notFound(`Document ${id} not found`);
-    return { success: true, document: toKnowledgeDocument(doc) };
+  getDocument(caller: Caller, id: string): Promise<DocumentResponse> {
+    return this.knowledge.getDocument(caller, id);
   }
 
   /**
    * `GET /api/knowledge/documents/{id}/events`: a document's indexing from now on, as the stream
    * route reports it (progress 10 to 90, then `complete` or `error`); a document whose indexing
-   * has ended answers its final event alone. Follows uploads (PDF, DOCX) as the stream route
-   * follows texts.
+   * has ended answers its final event alone.
    */
-  async documentEvents(caller: Caller, id: string, signal?: AbortSignal): Promise<AsyncIterable<IndexingEvent>> {
-    const kb = this.#kb();
-    const events = await followDocument({
-      documentId: id,
-      subscribe: (documentId, listener) => kb.subscribe(documentId, listener),
-      read: () => this.storage.documents.get(caller.userId, id),
-      signal,
-    });
-    if (!events) throw PlatformError.notFound(`Document ${id} not found`);
-    return events;
+  documentEvents(caller: Caller, id: string, signal?: AbortSignal): Promise<AsyncIterable<IndexingEvent>> {
+    return this.knowledge.documentEvents(caller, id, signal);
   }
 
   /** `GET /api/knowledge/chunks/{id}`: one chunk of the caller's knowledge, with its text (what a citation points at). */
-  async getChunk(caller: Caller, id: string): Promise<ChunkResponse> {
-    const chunk = await this.storage.chunks.get(caller.userId, id);
-    if (!chunk) throw PlatformError.notFound(`Chunk ${id} not found`);
-    return { success: true, chunk: toKnowledgeChunk(chunk) };
+  getChunk(caller: Caller, id: string): Promise<ChunkResponse> {
+    return this.knowledge.getChunk(caller, id);
   }
 
-  /**
-   * `GET /api/knowledge/documents/{id}/chunks`: a page of one of the caller's documents' chunks
-   * in document order, with their text, token counts and metadata (page, section).
-   */
+  /** `GET /api/knowledge/documents/{id}/chunks`: a page of one of the caller's documents' chunks in document order. */
   async listDocumentChunks(caller: Caller, id: string, query: ListChunksQuery = {}): Promise<ListChunksResponse> {
-    const q = parseInput(ListChunksQuery, query);
-    if (!(await this.storage.documents.get(caller.userId, id))) throw new PlatformError('not_found', `Document ${id} not found`);
-    const page = await this.storage.chunks.pageByDocument({ documentId: id, limit: q.limit, offset: q.offset });
-    return { success: true, chunks: page.items.map(toKnowledgeChunk), ...offsetPageFields(q.offset, page) };
+    return this.knowledge.listChunks(caller, id, parseInput(ListChunksQuery, query));
   }
 
   /** `DELETE /api/knowledge/documents/{id}`: the document, its chunks and vectors (also mid-indexing). */
-  async deleteDocument(caller: Caller, id: string): Promise<{ success: true; message: string }> {
-    if (!(await this.#kb().deleteDocument(caller, id))) throw PlatformError.notFound(`Document ${id} not found`);
-    return { success: true, message: 'Document deleted' };
+  deleteDocument(caller: Caller, id: string): Promise<{ success: true; message: string }> {
+    return this.knowledge.deleteDocument(caller, id);
   }
 
   /** `POST /api/knowledge/search`. */
   async searchKnowledge(caller: Caller, input: SearchRequest): Promise<SearchResponse> {
-    const body = parseInput(SearchRequest, input);
-    const kb = this.#kb();
-    await this.#project(caller, body.projectId);
-    const documents = await kb.search(caller, body.projectId, body);
-    return {
-      success: true,
-      documents,
-      message: documents.length === 0 ? 'No documents matched the query' : `Found ${documents.length} matching chunk${documents.length === 1 ? '' : 's'}`,
-    };
+    return this.knowledge.search(caller, parseInput(SearchRequest, input));
   }
 
   /**
@@ -1265,94 +980,28 @@ export class AgentPlatform {
   }
 
   /** Vectors stored for a project under its current embedding model (for checks and operators). */
-  async countVectors(caller: Caller, projectId: string): Promise<number> {
-    const kb = this.#kb();
-    await this.#project(caller, projectId);
-    const settings = await kb.settings(projectId);
-    const model = kb.embedderFor(settings, caller);
-    return (await kb.vectorsFor(settings)).count(vectorNamespace(projectId, model));
+  countVectors(caller: Caller, projectId: string): Promise<number> {
+    return this.knowledge.countVectors(caller, projectId);
   }
 
   /**
    * `POST /api/knowledge/reindex`: indexes the project's documents (or those named) again from
-   * their stored sources with the project's current settings, through the job queue; each
-   * document goes `pending` → `processing` → `completed` and search answers its earlier chunks
-   * until its new ones are written (`KnowledgeBase#reindex`).
+   * their stored sources with the project's current settings, through the job queue.
    */
   async reindexKnowledge(caller: Caller, input: ReindexRequest): Promise<ReindexResponse> {
-    const body = parseInput(ReindexRequest, input);
-    await this.#project(caller, body.projectId);
-    const queued = await this.#kb().reindex(caller, body.projectId, body.documentIds);
-    const n = queued.length;
-    return {
-      success: true,
-      message: n === 0 ? 'The project has no documents to re-index' : `Re-indexing ${n} document${n === 1 ? '' : 's'}`,
-      queued: n,
-      documentIds: queued.map((d) => d.id),
-    };
+    return this.knowledge.reindex(caller, parseInput(ReindexRequest, input));
   }
 
-  /**
-   * `GET /api/knowledge/settings?projectId=`: every RAG setting's value in effect (the project's,
-   * else the default), secrets redacted, and which are defaults.
-   */
+  /** `GET /api/knowledge/settings?projectId=`: every RAG setting's value in effect, secrets redacted, and which are defaults. */
   async getKnowledgeSettings(caller: Caller, query: GetSettingsQuery): Promise<KnowledgeSettingsResponse> {
-    const { projectId } = parseInput(GetSettingsQuery, query);
-    await this.#project(caller, projectId);
-    return { success: true, ...effectiveSettings(await this.#kb().settings(projectId)) };
+    return this.knowledge.getSettings(caller, parseInput(GetSettingsQuery, query));
   }
 
   /**
    * `PUT /api/knowledge/settings`: changes the members given (null takes one back to its
-   * default; members left out keep their value). Secrets of the vector store configuration are
-   * sealed at rest; one sent back redacted as GET answered it keeps the stored secret. A new
-   * embedding model or vector store re-indexes the project; new chunking is applied by
-   * `reindexKnowledge` (the answer's `reindex` says which).
+   * default); a new embedding model or vector store re-indexes the project.
    */
   async putKnowledgeSettings(caller: Caller, input: PutSettingsRequest): Promise<PutSettingsResponse> {
-    const parsed = parseInput(PutSettingsRequest, input);
-    await this.#project(caller, parsed.projectId);
-    const kb = this.#kb();
-    const previous = await kb.settings(parsed.projectId);
-    const body = { projectId: parsed.projectId, settings: applySettingsChange(previous, parsed.settings) };
-    const before = kb.embedderFor(previous, caller);
-    const after = kb.embedderFor(body.settings, caller); // an unknown model is refused here
-    const oldStore = await kb.vectorsFor(previous).catch(() => undefined);
-    // A new store must be usable before the project moves to it (reachable, the key accepted,
-    // an existing index of the right dimension): the settings are not changed otherwise. The
-    // same store is checked again when the model's dimension changes: an index of a server
-    // (Chroma, Qdrant, Pinecone) has one dimension, so a model of another cannot go there (in
-    // PostgreSQL mode every project's default store is such an index). A model that tells its
-    // dimension only once it has embedded (0) is checked by its first write instead.
-    const newStore = await kb.vectorsFor(body.settings).catch((error: unknown) => {
-      throw invalidStoreConfiguration(error);
-    });
-    const newDimension = after.dimensions > 0 && after.dimensions !== before.dimensions;
-    if ((newStore !== oldStore || newDimension) && newStore.check) {
-      await newStore.check({ dimensions: after.dimensions }).catch((error: unknown) => {
-        throw invalidStoreConfiguration(error);
-      });
-    }
-    const at = this.clock.now();
-    if (before.id !== after.id || newStore !== oldStore) {
-      // The settings are stored with the documents' new jobs: both, or (a full queue) neither.
-      const queued = await kb.reindexProject(caller, body.projectId, { previous: before, previousStore: oldStore ?? newStore, settings: body.settings, at });
-      const provider = body.settings.vectorstoreProvider;
-      // No provider (or `builtin`) is the server's default store: the built-in one on one machine, the shared one with --vector-store.
-      const what = before.id !== after.id ? `with ${after.id}` : `into ${provider && provider !== 'builtin' ? `the ${provider}` : 'the default'} store`;
-      return { success: true, message: `Knowledge settings updated; re-indexing ${queued} document${queued === 1 ? '' : 's'} ${what}`, reindex: 'started' };
-    }
-    await kb.putSettings(body.projectId, body.settings, at);
-    // Documents already indexed keep the chunks they were cut into: offered, not forced (a
-    // large knowledge base may be worth re-indexing only once the chunking is right).
-    const hasDocuments = async () => (await this.storage.documents.list({ userId: caller.userId, projectId: body.projectId, limit: 1, offset: 0 })).total > 0;
-    if (chunkingChanged(previous, body.settings) && (await hasDocuments())) {
-      return {
-        success: true,
-        message: 'Knowledge settings updated; documents indexed before keep their chunks until re-indexed (POST /api/knowledge/reindex)',
-        reindex: 'suggested',
-      };
-    }
-    return { success: true, message: 'Knowledge settings updated', reindex: 'none' };
+    return this.knowledge.updateSettings(caller, parseInput(PutSettingsRequest, input));
   }
 }

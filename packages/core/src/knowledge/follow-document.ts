@@ -14,6 +14,39 @@ export function finalEvent(doc: DocumentRecord): IndexingEvent | undefined {
   return undefined;
 }
 
+/**
+ * Events as a listener hears them, for one reader: the listener calls `push`, the reader takes
+ * the next with `shift` or waits for one with `wait`.
+ */
+export function eventQueue<T>() {
+  const items: T[] = [];
+  let wake: (() => void) | undefined;
+  return {
+    push: (item: T): void => {
+      items.push(item);
+      wake?.();
+    },
+    shift: (): T | undefined => items.shift(),
+    get length(): number {
+      return items.length;
+    },
+    /** Ends a `wait` now. */
+    wake: (): void => wake?.(),
+    /** Resolves at the next `push` or `wake`, or after `ms` when given. */
+    wait: async (ms?: number): Promise<void> => {
+      await new Promise<void>((resolve) => {
+        const timer = ms === undefined ? undefined : setTimeout(resolve, ms);
+        timer?.unref?.();
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = undefined;
+    },
+  };
+}
+
 export interface FollowOptions {
   readonly documentId: string;
   /** Hears the document's indexing events (on any instance); answers the function that stops hearing them. */
@@ -33,12 +66,8 @@ export interface FollowOptions {
  */
 export async function followDocument(options: FollowOptions): Promise<AsyncIterable<IndexingEvent> | undefined> {
   const { documentId, signal } = options;
-  const heard: IndexingEvent[] = [];
-  let wake: (() => void) | undefined;
-  const stop = options.subscribe(documentId, (event) => {
-    heard.push(event);
-    wake?.();
-  });
+  const heard = eventQueue<IndexingEvent>();
+  const stop = options.subscribe(documentId, heard.push);
   const first = await options.read().catch((error: unknown) => {
     stop();
     throw error;
@@ -50,7 +79,7 @@ export async function followDocument(options: FollowOptions): Promise<AsyncItera
   const pollMs = options.pollMs ?? FOLLOW_POLL_MS;
   return {
     async *[Symbol.asyncIterator]() {
-      const onAbort = () => wake?.();
+      const onAbort = () => heard.wake();
       signal?.addEventListener('abort', onAbort);
       try {
         let row: DocumentRecord | undefined = first;
@@ -71,15 +100,7 @@ export async function followDocument(options: FollowOptions): Promise<AsyncItera
             return;
           }
           if (signal?.aborted) return;
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, pollMs);
-            timer.unref?.();
-            wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          wake = undefined;
+          await heard.wait(pollMs);
           if (signal?.aborted) return;
           // An event heard meanwhile goes first; the row is read only when none was.
           if (heard.length === 0) row = await options.read();
