@@ -514,7 +514,7 @@ export class AgentPlatform {
    * `POST /api/v1/chat/completions` (`form: 'v1'`) and `POST /api/v1/ai/chat/completions`
    * (`form: 'ai'`). Answers the whole completion, or with `stream: true` the chunks to send.
    */
-  chatCompletion(caller: Caller, input: ChatCompletionRequest, options: { form: 'v1' | 'ai'; signal?: AbortSignal }): Promise<CompletionResult> {
+  async chatCompletion(caller: Caller, input: ChatCompletionRequest, options: { form: 'v1' | 'ai'; signal?: AbortSignal }): Promise<CompletionResult> {
     return this.completions.create(caller, parseInput(ChatCompletionRequest, input), options);
   }
 
@@ -524,12 +524,12 @@ export class AgentPlatform {
    */
   models(caller: Caller, query?: ListModelsQuery): Promise<ListModelsResponse>;
   models(caller: Caller, id: string): Promise<ModelObject>;
-  models(caller: Caller, idOrQuery?: string | ListModelsQuery): Promise<ListModelsResponse | ModelObject> {
+  async models(caller: Caller, idOrQuery?: string | ListModelsQuery): Promise<ListModelsResponse | ModelObject> {
     return typeof idOrQuery === 'string' ? this.completions.getModel(caller, idOrQuery) : this.completions.listModels(caller, parseInput(ListModelsQuery, idOrQuery ?? {}));
   }
 
   /** `POST /api/chats/{chatId}/streams`: a stream of the chat that completions can write to. */
-  createStream(caller: Caller, chatId: string, input: CreateStreamRequest): Promise<{ success: true; message: string; stream: { id: string; chatId: string; createdAt: string } }> {
+  async createStream(caller: Caller, chatId: string, input: CreateStreamRequest): Promise<{ success: true; message: string; stream: { id: string; chatId: string; createdAt: string } }> {
     return this.completions.createStream(caller, chatId, parseInput(CreateStreamRequest, input));
   }
 
