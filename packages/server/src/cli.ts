@@ -10,7 +10,7 @@ import { UPSTREAM_LIMIT_FLAGS, upstreamLimitsFrom } from './upstream-limit-flags
 import { listenError, StartError, UsageError } from './cli-usage.js';
 import { keysCommand } from './keys-commands.js';
 import { parsePythonIsolation, startServer } from './server.js';
-import { parseSharedVectorStore } from './deployment.js';
+import { parseSharedVectorStore, SHARED_VECTOR_STORES } from './deployment.js';
 
 const MAIN_HELP = `Usage: agent-platform <command> [options]
 
@@ -40,9 +40,9 @@ Options:
   --database-pool N     Most storage connections of this instance to --database, 1 to 1000
                         (env AGENT_PLATFORM_DATABASE_POOL, default 10; the notifier holds 2
                         more): keep the sum over instances under PostgreSQL's max_connections
-  --vector-store NAME   Vector store of projects that name none: qdrant, chroma, pinecone or
-                        weaviate (env AGENT_PLATFORM_VECTOR_STORE; default: the built-in store
-                        in the data folder, refused with --database)
+  --vector-store NAME   Vector store of projects that name none, one of
+                        ${SHARED_VECTOR_STORES.join(', ')} (env AGENT_PLATFORM_VECTOR_STORE;
+                        default: the built-in store in the data folder, refused with --database)
   --vector-store-config JSON
                         Its configuration, the keys of a project's vectorStoreConfig, e.g.
                         '{"endpoint":"http://10.0.0.5:8000","indexName":"agents"}'

@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
-import { randomString, type VectorStoreProvider } from '@agent-platform/core';
+import { randomString, SHARED_VECTOR_STORE_IDS, type VectorStoreProvider } from '@agent-platform/core';
 import { UsageError } from './cli-usage.js';
 
-/** The providers a server-wide vector store may be (`--vector-store`): the four that are servers every instance reaches. */
-export const SHARED_VECTOR_STORES: readonly VectorStoreProvider[] = ['qdrant', 'chroma', 'pinecone', 'weaviate'];
+/** The providers a server-wide vector store may be (`--vector-store`): the stores of core's registry that are servers every instance reaches (`shared`). */
+export const SHARED_VECTOR_STORES: readonly VectorStoreProvider[] = SHARED_VECTOR_STORE_IDS;
 
 /** The vector store of projects that name none (`--vector-store`, `--vector-store-config`). */
 export interface SharedVectorStore {

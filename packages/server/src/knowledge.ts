@@ -8,13 +8,18 @@ import {
   createGuardedFetch,
   createOutboundPolicy,
   type DocumentLimits,
+  EMBEDDER_FORMS,
+  type EmbedderKind,
   type EmbedderResolver,
   type EmbeddingModel,
   type GuardedFetch,
   type KnowledgeAdapters,
   PlatformError,
+  splitEmbedderName,
   type VectorStore,
+  type VectorStoreConnection,
   type VectorStoreFactory,
+  type VectorStoreProvider,
   type BlobStore,
   type ByteLimit,
 } from '@agent-platform/core';
@@ -23,26 +28,35 @@ import { hubUrl, operatorHosts } from './outbound.js';
 import { instanceIdOf } from './deployment.js';
 import type { ServerUpstreamLimits } from './upstream-limit-flags.js';
 
+/** What every store's factory gets: the guarded fetch its client connects through, and the bound on each answer. */
+interface StoreConnection {
+  readonly fetch: VectorStoreConnection['fetch'];
+  readonly answerLimit?: ByteLimit;
+}
+
+/**
+ * One factory per third-party store of the registry (`VECTOR_STORES` in core): a store without
+ * one is a compile error. Each loads its adapter (its official client with it) only when a
+ * project first uses that provider.
+ */
+const VECTOR_STORE_FACTORIES = {
+  pinecone: async (config, options) => (await import('@agent-platform/adapters-vector/pinecone')).createPineconeVectorStore(config, options),
+  weaviate: async (config, options) => (await import('@agent-platform/adapters-vector/weaviate')).createWeaviateVectorStore(config, options),
+  qdrant: async (config, options) => (await import('@agent-platform/adapters-vector/qdrant')).createQdrantVectorStore(config, options),
+  chroma: async (config, options) => (await import('@agent-platform/adapters-vector/chroma')).createChromaVectorStore(config, options),
+} satisfies Record<VectorStoreProvider, (config: Record<string, unknown>, options: StoreConnection) => Promise<VectorStore>>;
+
 /**
  * The third-party stores of `vectorstoreProvider`, each loaded (its official client with it)
  * only when a project first uses that provider. Every store connects through `fetch` (the
  * platform's guarded fetch): their clients' requests, and Weaviate's gRPC address, obey the
- * outbound policy.
+ * outbound policy. A name that is none of them is refused.
  */
 export function vectorStoreFactory(answerLimit?: ByteLimit): VectorStoreFactory {
   return async (provider, config, { fetch }): Promise<VectorStore> => {
+    if (!Object.hasOwn(VECTOR_STORE_FACTORIES, provider)) throw new PlatformError('unsupported', `Unknown vector store provider "${provider}"`);
     // Each answer of the store is read under `answerLimit` (`--max-vector-answer`).
-    const options = { fetch, ...(answerLimit ? { answerLimit } : {}) };
-    switch (provider) {
-      case 'qdrant':
-        return (await import('@agent-platform/adapters-vector/qdrant')).createQdrantVectorStore(config, options);
-      case 'chroma':
-        return (await import('@agent-platform/adapters-vector/chroma')).createChromaVectorStore(config, options);
-      case 'pinecone':
-        return (await import('@agent-platform/adapters-vector/pinecone')).createPineconeVectorStore(config, options);
-      case 'weaviate':
-        return (await import('@agent-platform/adapters-vector/weaviate')).createWeaviateVectorStore(config, options);
-    }
+    return VECTOR_STORE_FACTORIES[provider](config, { fetch, ...(answerLimit ? { answerLimit } : {}) });
   };
 }
 
@@ -98,8 +112,7 @@ export function embedderResolver(
   const builtin = builtinEmbedder(Number.isInteger(workers) && workers > 0 ? { workers } : {});
   const remote = new Map<string, EmbeddingModel>();
   const models = options.dataDir === undefined ? undefined : join(resolve(options.dataDir), 'models');
-  const unknown = (name: string) =>
-    PlatformError.invalid(`settings.embeddingModel: unknown embedding model "${name}"; use "builtin", "openai:<model>", "local:<folder>" or "hf:<owner>/<name>"`);
+  const unknown = (name: string) => PlatformError.invalid(`settings.embeddingModel: unknown embedding model "${name}"; use ${EMBEDDER_FORMS}`);
   const cached = (key: string, make: () => EmbeddingModel): EmbeddingModel => {
     let embedder = remote.get(key);
     if (!embedder) {
@@ -108,11 +121,19 @@ export function embedderResolver(
     }
     return embedder;
   };
-  const resolveModel = (name: string | undefined): EmbeddingModel => {
-    if (!name || name === 'builtin' || name === BUILTIN_EMBEDDING_MODEL) return builtin;
-    const [, kind, value] = /^(openai|local|hf):(.+)$/.exec(name) ?? [];
-    if (!kind || !value) throw unknown(name);
-    if (kind === 'local') {
+  // One factory per kind of `<kind>:<value>` names (`EMBEDDERS` in core): a kind without one is a compile error.
+  const kinds = {
+    openai: (value) =>
+      cached(`openai:${value}`, () =>
+        openaiEmbedder({
+          model: value,
+          fetch: fetch as unknown as typeof globalThis.fetch,
+          ...(options.answerLimit ? { answerLimit: options.answerLimit } : {}),
+          ...(env.OPENAI_API_KEY ? { apiKey: env.OPENAI_API_KEY } : {}),
+          ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
+        }),
+      ),
+    local: (value, name) => {
       // Only folders the operator put in <data>/models: an API caller must not make the server
       // read (or tell apart) arbitrary paths on its disk.
       if (!models) throw PlatformError.invalid(`settings.embeddingModel: "${name}" needs a data folder with a models/ folder`);
@@ -121,8 +142,8 @@ export function embedderResolver(
       // The folder is read and checked here, so a wrong one is a 400 naming it.
       // Messages name the folder by its place in the data folder, never by the server's absolute path.
       return cached(`local:${folder}`, () => transformersEmbedder({ model: folder, label: `models/${value}` }));
-    }
-    if (kind === 'hf') {
+    },
+    hf: (value, name) => {
       if (!models) throw PlatformError.invalid(`settings.embeddingModel: "${name}" needs a data folder to keep the model in`);
       if (!/^[\w.-]+\/[\w.-]+$/.test(value) || value.includes('..')) throw PlatformError.invalid(`settings.embeddingModel: "${name}" must be hf:<owner>/<name>`);
       const cacheDir = join(models, 'hub');
@@ -131,16 +152,13 @@ export function embedderResolver(
       return cached(`hf:${value}`, () =>
         transformersHubEmbedder({ model: value, cacheDir, download: options.allowDownloads === true, remoteHost: hubUrl(env), fetch, label: `models/hub/${value}` }),
       );
-    }
-    return cached(`openai:${value}`, () =>
-      openaiEmbedder({
-        model: value,
-        fetch: fetch as unknown as typeof globalThis.fetch,
-        ...(options.answerLimit ? { answerLimit: options.answerLimit } : {}),
-        ...(env.OPENAI_API_KEY ? { apiKey: env.OPENAI_API_KEY } : {}),
-        ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
-      }),
-    );
+    },
+  } satisfies Record<EmbedderKind, (value: string, name: string) => EmbeddingModel>;
+  const resolveModel = (name: string | undefined): EmbeddingModel => {
+    if (!name || name === 'builtin' || name === BUILTIN_EMBEDDING_MODEL) return builtin;
+    const split = splitEmbedderName(name);
+    if (!split) throw unknown(name);
+    return kinds[split.kind](split.value, name);
   };
   return Object.assign(resolveModel, {
     close: async () => {

@@ -44,7 +44,7 @@ describe('several instances on one PostgreSQL database', () => {
     expect(noStore.code).toBe(2);
     expect(noStore.output).toMatch(/--vector-store qdrant\|chroma\|pinecone\|weaviate/);
     const badStore = await refusal({ AGENT_PLATFORM_SECRET: SECRET, AGENT_PLATFORM_DATABASE_URL: database }, ['--vector-store', 'builtin']);
-    expect(badStore.output).toMatch(/--vector-store must be one of qdrant, chroma, pinecone, weaviate, got "builtin"/);
+    expect(badStore.output).toMatch(/--vector-store must be one of pinecone, weaviate, qdrant, chroma, got "builtin"/);
   }, 60_000);
 
   it('two instances started together on an empty database migrate once and create one first key', async () => {

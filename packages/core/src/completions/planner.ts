@@ -5,6 +5,7 @@ import type { ToolSource } from '../agent/tools.js';
 import type { Caller, PlatformContext } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { randomString } from '../ids.js';
+import { isModelProvider } from '../registries/model-providers.js';
 import type { CompletionMessage } from '../schemas/completions.js';
 import { AGENT_MIN_SCORE, type SearchHit } from '../schemas/knowledge.js';
 import type { ChatMessageRecord, ChatRecord, MessageSource, ProjectRecord } from '../storage/types.js';
@@ -45,7 +46,7 @@ export interface CompletionPlannerDeps {
 
 const splitModel = (value: string): { provider: string; model: string } => {
   const at = value.indexOf(':');
-  return at > 0 && ['openai', 'ollama', 'local'].includes(value.slice(0, at))
+  return at > 0 && isModelProvider(value.slice(0, at))
     ? { provider: value.slice(0, at), model: value.slice(at + 1) }
     : { provider: 'openai', model: value };
 };

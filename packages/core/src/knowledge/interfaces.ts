@@ -2,6 +2,7 @@
  * Plug-in interfaces of the knowledge base. Each has a conformance suite in
  * `@agent-platform/core/testing` that every implementation runs.
  */
+import type { VectorStoreId } from '../registries/vector-stores.js';
 import type { SimilarityScale } from './search.js';
 
 /** Turns texts into vectors. Implementations batch internally as they see fit. */
@@ -38,8 +39,8 @@ export interface EmbeddingModel {
   close?(): Promise<void>;
 }
 
-/** The third-party vector store kinds of the spec's `vectorstoreProvider`. */
-export type VectorStoreProvider = 'pinecone' | 'weaviate' | 'qdrant' | 'chroma';
+/** The third-party vector store kinds of the spec's `vectorstoreProvider` (registries/vector-stores.ts). */
+export type VectorStoreProvider = VectorStoreId;
 
 export interface VectorRecord {
   /** Chunk id. Upserting an existing id replaces its vector. */

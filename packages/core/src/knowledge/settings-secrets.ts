@@ -1,29 +1,24 @@
 import { PlatformError } from '../errors.js';
 import { MASK } from '../net/display.js';
+import { isVectorStore, VECTOR_STORE_IDS, VECTOR_STORES } from '../registries/vector-stores.js';
 import type { KnowledgeSettings } from '../schemas/knowledge.js';
 import type { SecretBox } from '../security/secrets.js';
-import type { VectorStoreProvider } from './interfaces.js';
 
 /**
- * The keys of `vectorStoreConfig` that are secrets, per provider (from each adapter's config in
- * packages/adapters-vector: an API key is the only secret any of them takes; endpoints may not
- * carry credentials or a query). A project on the built-in store, or with no provider yet, seals
- * every key any provider treats as secret.
+ * Every key any provider treats as secret (each provider's `secretKeys` in
+ * registries/vector-stores.ts): a project on the built-in store, or with no provider yet, seals
+ * them all.
  */
-export const VECTOR_STORE_SECRET_KEYS: Readonly<Record<VectorStoreProvider, readonly string[]>> = {
-  pinecone: ['apiKey'],
-  qdrant: ['apiKey'],
-  chroma: ['apiKey'],
-  weaviate: ['apiKey'],
-};
-
-const ALL_SECRET_KEYS = [...new Set(Object.values(VECTOR_STORE_SECRET_KEYS).flat())];
+const ALL_SECRET_KEYS = [...new Set(VECTOR_STORE_IDS.flatMap((id) => VECTOR_STORES[id].secretKeys))];
 
 /** The member of stored settings that holds the sealed secrets (the request schema refuses it, so only the service writes it). */
 const SEALED = 'vectorStoreSecrets';
 
-const secretKeys = (settings: KnowledgeSettings): readonly string[] =>
-  VECTOR_STORE_SECRET_KEYS[settings.vectorstoreProvider as VectorStoreProvider] ?? ALL_SECRET_KEYS;
+/** The keys of `vectorStoreConfig` that are secrets for the settings' provider. */
+const secretKeys = (settings: KnowledgeSettings): readonly string[] => {
+  const provider = settings.vectorstoreProvider;
+  return provider !== undefined && isVectorStore(provider) ? VECTOR_STORES[provider].secretKeys : ALL_SECRET_KEYS;
+};
 
 /** How a secret is answered: `****` and its last four characters (none for a key shorter than 8). */
 export const redactSecret = (value: string): string => `${MASK}${value.length >= 8 ? value.slice(-4) : ''}`;

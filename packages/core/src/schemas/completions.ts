@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CHAT_ID_RULE } from '../ids.js';
+import { MODEL_PROVIDER_IDS } from '../registries/model-providers.js';
 import { sizedText } from './common.js';
 import { ToolName, ToolParameters } from './tools.js';
 
@@ -193,7 +194,7 @@ export const ChatCompletionRequest = z
           `Keeps the conversation: earlier messages are sent, the new ones stored. Chat ids are the caller's own (another user's chat of the same id is a different chat); on /api/v1/ai/chat/completions an id the caller has no chat of makes a new chat when "model" is one of their projects, and must then be ${CHAT_ID_RULE}`,
         ),
       streamId: z.string().min(1).max(200).optional().describe('Also write the events to this stream of the chat (resumable)'),
-      provider: z.enum(['openai', 'ollama', 'local']).optional().describe('Provider of `model` when it is not a project'),
+      provider: z.enum(MODEL_PROVIDER_IDS).optional().describe('Provider of `model` when it is not a project'),
     },
     unknownMember("OpenAI's chat completion request or this service's extensions (chatId, streamId, provider)"),
   )

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { baseUrlProblem } from '../net/base-url.js';
+import { CREDENTIAL_PROVIDER_IDS } from '../registries/model-providers.js';
 import { Timestamp } from './common.js';
 
-/** Providers a credential can be for (DESIGN.md, "Model providers"). */
-export const CredentialProvider = z.enum(['openai', 'ollama']);
+/** Providers a credential can be for (DESIGN.md, "Model providers"): those of registries/model-providers.ts that take one. */
+export const CredentialProvider = z.enum(CREDENTIAL_PROVIDER_IDS);
 
 const baseUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http or https URL' })

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { VECTOR_STORE_IDS } from '../registries/vector-stores.js';
 import { offsetPaging, sizedText, Timestamp } from './common.js';
 
 export const DEFAULT_CHUNK_SIZE = 512;
@@ -31,7 +32,8 @@ export const HYBRID_CANDIDATES = 100;
 export const DocumentStatus = z.enum(['pending', 'processing', 'completed', 'failed']);
 export type DocumentStatus = z.output<typeof DocumentStatus>;
 export const SearchType = z.enum(['semantic', 'mrr', 'hybrid']).describe('semantic: vector similarity; mrr: maximal marginal relevance (diverse); hybrid: BM25 keyword + vector');
-export const VectorStoreProvider = z.enum(['builtin', 'pinecone', 'weaviate', 'qdrant', 'chroma']);
+/** The platform's own store, then the third-party ones (registries/vector-stores.ts). */
+export const VectorStoreProvider = z.enum(['builtin', ...VECTOR_STORE_IDS]);
 
 const projectId = z.string().min(1).max(200);
 

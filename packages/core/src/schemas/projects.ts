@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { MODEL_PROVIDER_IDS } from '../registries/model-providers.js';
 import { offsetPaging, Timestamp } from './common.js';
 
-export const Provider = z.enum(['openai', 'ollama', 'local']).describe('Model provider of the agent');
+/** The model providers (registries/model-providers.ts). */
+export const Provider = z.enum(MODEL_PROVIDER_IDS).describe('Model provider of the agent');
 
 const name = z.string().trim().min(1).max(200);
 const model = z.string().trim().min(1).max(200);

@@ -1,19 +1,38 @@
-import type { ByteLimit, ChatModel, ChatModelResolver } from '@agent-platform/core';
+import { type ByteLimit, type ChatModel, type ChatModelResolver, MODEL_PROVIDERS, type ModelProviderEntry, type ModelProviderId, PlatformError } from '@agent-platform/core';
 import { ollamaChatModel } from '@agent-platform/adapters-models/ollama';
-import { openaiChatModel } from '@agent-platform/adapters-models/openai';
+import { openaiChatModel, type OpenAIChatModelOptions } from '@agent-platform/adapters-models/openai';
 import type { OutboundFetches } from '../outbound.js';
 import { proxiedFetch } from './proxy.js';
 
 /**
  * Where a provider's calls go when the credential names no `baseUrl`, or there is no credential:
- * `openai` → OPENAI_BASE_URL or https://api.openai.com/v1; `ollama` → OLLAMA_HOST or
+ * the provider's `defaultBaseUrl` (registries/model-providers.ts in core): `openai` →
+ * OPENAI_BASE_URL or https://api.openai.com/v1; `ollama` → OLLAMA_HOST or
  * http://127.0.0.1:11434. Projects show it in `resolved.baseUrl`.
  */
 export function providerBaseUrl(env: NodeJS.ProcessEnv, provider: string): string | undefined {
-  if (provider === 'ollama') return env.OLLAMA_HOST || 'http://127.0.0.1:11434';
-  if (provider === 'openai') return env.OPENAI_BASE_URL || 'https://api.openai.com/v1';
-  return undefined;
+  if (!Object.hasOwn(MODEL_PROVIDERS, provider)) return undefined;
+  const entry: ModelProviderEntry = MODEL_PROVIDERS[provider as ModelProviderId];
+  return entry.defaultBaseUrl ? env[entry.defaultBaseUrl.env] || entry.defaultBaseUrl.url : undefined;
 }
+
+/** What every factory gets besides the call's own config: the fetch, retries, time and answer limits, the provider's address and key. */
+type Common = Pick<OpenAIChatModelOptions, 'maxRetries' | 'fetch' | 'timeoutMs' | 'answerLimit'>;
+
+/** Makes a provider's chat model from the call's config, its address (the credential's, else the default) and key (the credential's, else the operator's). */
+type ChatModelFactory = (common: Common, baseUrl: string | undefined, apiKey: string | undefined) => ChatModel;
+
+/**
+ * One factory per provider of the registry: a provider without one is a compile error, and a
+ * name that is none of them is refused (never sent to another provider's address).
+ */
+const CHAT_MODELS = {
+  openai: (common, baseUrl, apiKey) => openaiChatModel({ ...common, ...(apiKey ? { apiKey } : {}), ...(baseUrl !== undefined ? { baseURL: baseUrl } : {}) }),
+  ollama: (common, baseUrl, apiKey) => ollamaChatModel({ ...common, ...(baseUrl !== undefined ? { host: baseUrl } : {}), ...(apiKey ? { apiKey } : {}) }),
+  local: () => {
+    throw new PlatformError('unsupported', 'The local provider has no bundled model in this version; use openai or ollama');
+  },
+} satisfies Record<ModelProviderId, ChatModelFactory>;
 
 /**
  * The chat model of a provider call: the caller's credential when they have one, else the
@@ -34,11 +53,11 @@ export function chatModelResolver(env: NodeJS.ProcessEnv, fetches: OutboundFetch
     const chosenFetch = (config.proxy ? proxiedFetch(env, base, fetches.operator) : base) as unknown as typeof fetch;
     // One retry of a request that failed before its answer began (5xx, 429, connection errors).
     const common = { maxRetries: 1, fetch: chosenFetch, ...(timeout > 0 ? { timeoutMs: timeout } : {}), ...(answerLimit ? { answerLimit } : {}) };
-    if (config.provider === 'ollama') {
-      return ollamaChatModel({ ...common, host: config.baseUrl ?? providerBaseUrl(env, 'ollama'), ...(config.apiKey ? { apiKey: config.apiKey } : {}) });
-    }
-    const apiKey = config.apiKey ?? env.OPENAI_API_KEY;
-    return openaiChatModel({ ...common, ...(apiKey ? { apiKey } : {}), baseURL: config.baseUrl ?? providerBaseUrl(env, 'openai') });
+    if (!Object.hasOwn(CHAT_MODELS, config.provider)) throw new PlatformError('unsupported', `Unknown model provider "${config.provider}"`);
+    const provider = config.provider as ModelProviderId;
+    const entry: ModelProviderEntry = MODEL_PROVIDERS[provider];
+    const apiKey = config.apiKey ?? (entry.apiKeyEnv ? env[entry.apiKeyEnv] : undefined);
+    return CHAT_MODELS[provider](common, config.baseUrl ?? providerBaseUrl(env, provider), apiKey);
   };
   return (config) => {
     const key = JSON.stringify([config.provider, config.apiKey ?? null, config.baseUrl ?? null, config.proxy ?? false]);
