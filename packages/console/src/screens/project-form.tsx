@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, messageOf, type ResultOf } from '../api/client';
 import { useApi } from '../api/context';
+import { MODEL_PROVIDERS } from '../api/enums';
 import { fieldErrors } from '../components/field-errors';
 import { describedBy, ErrorNote, Field, Options } from '../components/ui';
 import { modelsHint, useCredentials, useModels } from './project-pickers';
@@ -8,8 +9,7 @@ import { modelsHint, useCredentials, useModels } from './project-pickers';
 /** A project as the list answers it (what the form edits). */
 export type Project = ResultOf<'/api/v1/projects', 'get'>['projects'][number];
 
-const PROVIDERS = ['openai', 'ollama', 'local'] as const;
-type Provider = (typeof PROVIDERS)[number];
+type Provider = (typeof MODEL_PROVIDERS)[number];
 const FIELDS = ['name', 'description', 'instructions', 'icon', 'color', 'model', 'provider', 'credentialId'] as const;
 /** The service's limit on instructions (characters). */
 const MAX_INSTRUCTIONS = 32_000;
@@ -73,7 +73,7 @@ export function ProjectForm({ project, onDone }: { project: Project | null; onDo
         {input('name', 'Name', { required: true, maxLength: 200 })}
         <Field id="project-provider" label="Provider" error={errors.provider}>
           <select id="project-provider" value={values.provider} onChange={setProvider} {...describedBy('project-provider', errors.provider)}>
-            <Options values={PROVIDERS} />
+            <Options values={MODEL_PROVIDERS} />
           </select>
         </Field>
         <Field

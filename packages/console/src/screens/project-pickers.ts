@@ -1,13 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type Api, messageOf, type ResultOf } from '../api/client';
+import { CREDENTIAL_PROVIDERS } from '../api/enums';
 
 export type CredentialItem = ResultOf<'/api/v1/credentials', 'get'>['credentials'][number];
 type ModelList = ResultOf<'/api/v1/credentials/{id}/models', 'get'>;
 
 /** Providers that have a credential and a model list; `local` has neither. */
-const LISTED = ['openai', 'ollama'] as const;
-type Listed = (typeof LISTED)[number];
-const isListed = (provider: string): provider is Listed => (LISTED as readonly string[]).includes(provider);
+type Listed = (typeof CREDENTIAL_PROVIDERS)[number];
+const isListed = (provider: string): provider is Listed => (CREDENTIAL_PROVIDERS as readonly string[]).includes(provider);
 
 /** The caller's credentials (all providers), or the message of the failed read. */
 export function useCredentials(api: Api): { credentials: CredentialItem[]; error: string | null } {

@@ -1,13 +1,13 @@
 import { useState } from 'preact/hooks';
 import { ApiError, type BodyOf, messageOf, type ResultOf } from '../../api/client';
 import { useApi } from '../../api/context';
+import { CREDENTIAL_PROVIDERS } from '../../api/enums';
 import { fieldErrors } from '../../components/field-errors';
 import { describedBy, ErrorNote, Field, Options } from '../../components/ui';
 
 export type Credential = ResultOf<'/api/v1/credentials', 'get'>['credentials'][number];
 type Provider = BodyOf<'/api/v1/credentials', 'post'>['provider'];
 
-const PROVIDERS: readonly Provider[] = ['openai', 'ollama'];
 const FIELDS = ['name', 'provider', 'apiKey', 'baseUrl', 'proxy', 'default'] as const;
 /** The outbound policy's refusal ends "...; allow it with --allow-host": that part is about the address too. */
 const POLICY_HINT = { 'allow it with --allow-host': 'baseUrl' };
@@ -87,7 +87,7 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
       <div class="grid">
         <Field id="credential-provider" label="Provider" error={errors.provider}>
           <select id="credential-provider" value={values.provider} onChange={set('provider')} disabled={credential !== null} {...describedBy('credential-provider', errors.provider)}>
-            <Options values={PROVIDERS} />
+            <Options values={CREDENTIAL_PROVIDERS} />
           </select>
         </Field>
         {field('name', 'Name', { required: true, maxLength: 100 })}

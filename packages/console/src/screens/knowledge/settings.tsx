@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, type BodyOf, messageOf, type ResultOf } from '../../api/client';
 import { useApi } from '../../api/context';
+import { VECTOR_STORES } from '../../api/enums';
 import { fieldErrors } from '../../components/field-errors';
 import { describedBy, ErrorNote, Field, Options } from '../../components/ui';
 import { ReindexOffer } from './reindex';
@@ -8,7 +9,6 @@ import { ReindexOffer } from './reindex';
 type Change = BodyOf<'/api/knowledge/settings', 'put'>['settings'];
 type Loaded = ResultOf<'/api/knowledge/settings', 'get'>;
 type Effective = Loaded['settings'];
-const STORES = ['builtin', 'qdrant', 'chroma', 'pinecone', 'weaviate'] as const;
 const TYPES = ['hybrid', 'semantic', 'mrr'] as const;
 const NUMBERS = ['chunkSize', 'chunkOverlap', 'topK', 'minScore', 'alpha'] as const;
 const FIELDS = ['vectorstoreProvider', 'vectorStoreConfig', 'embeddingModel', 'searchType', ...NUMBERS] as const;
@@ -115,7 +115,7 @@ export function SettingsForm({ projectId, onDocumentsChanged }: { projectId: str
       <form onSubmit={submit}>
         <p class="hint">Empty fields use the default shown in them. Changing the chunking applies to documents added from now on; documents already indexed can be re-indexed.</p>
         <div class="grid">
-          {choice('vectorstoreProvider', 'Vector store', STORES)}
+          {choice('vectorstoreProvider', 'Vector store', VECTOR_STORES)}
           <Field id="settings-embeddingModel" label="Embedding model" error={errors.embeddingModel}>
             <input id="settings-embeddingModel" value={form.embeddingModel} onInput={set('embeddingModel')} placeholder={placeholder('embeddingModel', loaded)} {...describedBy('settings-embeddingModel', errors.embeddingModel)} />
           </Field>
