@@ -9,7 +9,7 @@ import { DOCS_HTML, docsAsset } from './docs.js';
 import { STATUS_BY_CODE, toErrorResponse } from './errors.js';
 import { createRouteHandler, json } from './handle-route.js';
 import { buildOpenApi, type PublicRouteDoc } from './openapi.js';
-import { apiRoutes, HealthResponse } from './routes.js';
+import { apiRoutes, HealthResponse } from './routes/index.js';
 import { DEFAULT_SSE_KEEP_ALIVE_MS } from './sse.js';
 
 export interface AppOptions {

@@ -1,0 +1,91 @@
+import {
+  ChatMessagesResponse,
+  ChatResponse,
+  CreateChatRequest,
+  CreateStreamRequest,
+  ListChatsQuery,
+  ListChatsResponse,
+  MessageResponse,
+  RenameChatRequest,
+  StreamResponse,
+} from '@agent-platform/core';
+import { z } from 'zod';
+import { type ApiRoute, route } from '../route.js';
+
+const ChatIdParam = z.object({ chatId: z.string().min(1).max(200) });
+
+/** Chats, their messages and their resumable streams: their routes, in the order of the table (routes/index.ts). */
+export const chatsRoutes: readonly ApiRoute[] = [
+  route({
+    method: 'POST',
+    path: '/api/chats',
+    summary: 'Create a chat of a project',
+    tag: 'Chats',
+    errors: ['not_found'],
+    body: CreateChatRequest,
+    response: ChatResponse,
+    status: 201,
+    handler: (p, i) => p.createChat(i.caller, i.body),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/chats',
+    summary: "List the caller's chats, newest first",
+    tag: 'Chats',
+    query: ListChatsQuery,
+    failure: { chats: [], hasMore: false, total: 0 },
+    response: ListChatsResponse,
+    handler: (p, i) => p.listChats(i.caller, i.query),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/chats/{chatId}/messages',
+    summary: 'The messages of a chat, in order (with tool calls and results)',
+    tag: 'Chats',
+    params: ChatIdParam,
+    response: ChatMessagesResponse,
+    handler: (p, i) => p.chatMessages(i.caller, i.params.chatId),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/chats/{chatId}',
+    summary: 'Rename a chat',
+    tag: 'Chats',
+    params: ChatIdParam,
+    body: RenameChatRequest,
+    response: ChatResponse,
+    handler: (p, i) => p.renameChat(i.caller, i.params.chatId, i.body),
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/chats/{chatId}',
+    summary: 'Delete a chat and its messages',
+    tag: 'Chats',
+    params: ChatIdParam,
+    response: MessageResponse,
+    handler: (p, i) => p.deleteChat(i.caller, i.params.chatId),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/chats/{chatId}/streams',
+    summary: 'Create a resumable stream of a chat; completions that name it write their chunks there',
+    tag: 'Chats',
+    errors: ['rate_limited'],
+    params: ChatIdParam,
+    body: CreateStreamRequest,
+    response: StreamResponse,
+    status: 201,
+    handler: (p, i) => p.createStream(i.caller, i.params.chatId, i.body),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/chats/{chatId}/streams/{streamId}',
+    summary: 'Read a stream as SSE: replays from the start (or after Last-Event-ID) and follows it live until it ends',
+    tag: 'Chats',
+    params: ChatIdParam.extend({ streamId: z.string().min(1).max(200) }),
+    response: z.object({ id: z.number().int(), data: z.string() }),
+    kind: 'replay',
+    handler: (p, i) =>
+      p.readStream(i.caller, i.params.chatId, i.params.streamId, i.headers.get('last-event-id') ?? undefined, i.signal),
+  }),
+];

@@ -1,0 +1,61 @@
+import {
+  CreateProjectRequest,
+  IdParam,
+  ListProjectsQuery,
+  ListProjectsResponse,
+  MessageResponse,
+  ProjectResponse,
+  UpdateProjectRequest,
+} from '@agent-platform/core';
+import { type ApiRoute, route } from '../route.js';
+
+/** Projects: their routes, in the order of the table (routes/index.ts). */
+export const projectsRoutes: readonly ApiRoute[] = [
+  route({
+    method: 'POST',
+    path: '/api/projects/create',
+    summary: 'Create a project (an agent)',
+    tag: 'Projects',
+    body: CreateProjectRequest,
+    response: ProjectResponse,
+    status: 201,
+    handler: (p, i) => p.createProject(i.caller, i.body),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/projects',
+    summary: "List the caller's projects, newest first (offset or cursor pagination)",
+    tag: 'Projects',
+    query: ListProjectsQuery,
+    response: ListProjectsResponse,
+    handler: (p, i) => p.listProjects(i.caller, i.query),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/projects/{id}',
+    summary: 'Get a project',
+    tag: 'Projects',
+    params: IdParam,
+    response: ProjectResponse,
+    handler: (p, i) => p.getProject(i.caller, i.params.id),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/v1/projects/{id}',
+    summary: 'Change fields of a project',
+    tag: 'Projects',
+    params: IdParam,
+    body: UpdateProjectRequest,
+    response: ProjectResponse,
+    handler: (p, i) => p.updateProject(i.caller, i.params.id, i.body),
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/v1/projects/{id}',
+    summary: 'Delete a project and everything in it',
+    tag: 'Projects',
+    params: IdParam,
+    response: MessageResponse,
+    handler: (p, i) => p.deleteProject(i.caller, i.params.id),
+  }),
+];
