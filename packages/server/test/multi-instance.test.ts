@@ -42,7 +42,7 @@ describe('several instances on one PostgreSQL database', () => {
     expect(noSecret.output).toMatch(/set AGENT_PLATFORM_SECRET/);
     const noStore = await refusal({ AGENT_PLATFORM_SECRET: SECRET }, ['--database', database]);
     expect(noStore.code).toBe(2);
-    expect(noStore.output).toMatch(/--vector-store qdrant\|chroma\|pinecone\|weaviate/);
+    expect(noStore.output).toMatch(/--vector-store pinecone\|weaviate\|qdrant\|chroma/);
     const badStore = await refusal({ AGENT_PLATFORM_SECRET: SECRET, AGENT_PLATFORM_DATABASE_URL: database }, ['--vector-store', 'builtin']);
     expect(badStore.output).toMatch(/--vector-store must be one of pinecone, weaviate, qdrant, chroma, got "builtin"/);
   }, 60_000);
