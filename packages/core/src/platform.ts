@@ -15,7 +15,7 @@ import {
   type ToolResponse,
   UpdateToolRequest,
 } from './schemas/tools.js';
-import { generateKey, keyLookup, keyMatches, keySummary } from './auth/keys.js';
+import { AuthService } from './auth/service.js';
 import { type Clock, systemClock } from './clock.js';
 import { type Caller, callerProject, type PlatformContext } from './context.js';
 import { isPlatformError, PlatformError } from './errors.js';
@@ -28,7 +28,6 @@ import {
   ListKeysQuery,
   type ListKeysResponse,
 } from './schemas/auth.js';
-import { MAX_LIST_LIMIT } from './schemas/common.js';
 import { offsetPageFields } from './paging.js';
 import {
   CreateProjectRequest,
@@ -189,12 +188,11 @@ function toChat(record: ChatRecord): Chat {
   };
 }
 
-/** How often a key's `lastUsedAt` is written at most (it is a hint, not an audit log). */
-const TOUCH_INTERVAL_MS = 60_000;
-
 /**
  * The engine. One method per API endpoint; each takes the caller and the request as the
- * client sent it (validated here), and answers the response body of the endpoint.
+ * client sent it (validated here), and answers the response body of the endpoint. The work is
+ * done by one service per area (`auth`, `projects`, `chats`, ...), which take parsed input; the
+ * methods that parse are `async`, so refused input rejects the promise rather than throwing.
  */
 export class AgentPlatform {
   readonly storage: StorageAdapter;
@@ -221,6 +219,8 @@ export class AgentPlatform {
   readonly completions: CompletionsService;
   /** Documents, chunks, search and settings of projects' knowledge bases. */
   readonly knowledge: KnowledgeService;
+  /** Users and API keys. */
+  readonly auth: AuthService;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
@@ -237,6 +237,7 @@ export class AgentPlatform {
     this.#defaultBaseUrl = options.agent?.defaultBaseUrl;
     this.#notifier = options.notifier ?? createMemoryNotifier();
     this.#ctx = { storage: this.storage, clock: this.clock, ids: this.ids, notifier: this.#notifier, fetch: this.fetch, secrets: this.#secrets, caps: this.#caps };
+    this.auth = new AuthService(this.#ctx);
     this.#credentials = new CredentialService({
       storage: this.storage,
       secrets: options.secrets,
@@ -296,113 +297,54 @@ export class AgentPlatform {
     return callerProject(this.#ctx, caller, projectId);
   }
 
-  // ---- users and keys -------------------------------------------------------------------
-
   /** Creates a user and its first key (operator bootstrap: `agent-platform keys create`). */
   async createUserWithKey(input: CreateKeyRequest): Promise<CreateKeyResponse> {
-    const { name } = parseInput(CreateKeyRequest, input);
-    const userId = this.ids.next('user');
-    const createdAt = this.clock.now();
-    return this.storage.transaction(async (tx) => {
-      await tx.users.insert({ id: userId, createdAt });
-      return this.#insertKey(tx, userId, name);
-    });
+    return this.auth.createUserWithKey(parseInput(CreateKeyRequest, input));
   }
 
-  /**
-   * The first key of an empty platform: a new user with a key when no key exists yet, else
-   * undefined. Instances starting together on one database create one between them (the check
-   * and the insert run under the storage's bootstrap lock, in one transaction).
-   */
+  /** The first key of an empty platform, or undefined when a key exists (`AuthService.createFirstKey`). */
   async createFirstKey(input: CreateKeyRequest): Promise<CreateKeyResponse | undefined> {
-    const { name } = parseInput(CreateKeyRequest, input);
-    return this.storage.transaction(async (tx) => {
-      await tx.apiKeys.lockBootstrap();
-      if ((await tx.apiKeys.count()) > 0) return undefined;
-      const userId = this.ids.next('user');
-      await tx.users.insert({ id: userId, createdAt: this.clock.now() });
-      return this.#insertKey(tx, userId, name);
-    });
+    return this.auth.createFirstKey(parseInput(CreateKeyRequest, input));
   }
 
   /** `POST /api/auth/create-key`: another key for the caller's user, within the user's cap of keys. */
   async createKey(caller: Caller, input: CreateKeyRequest): Promise<CreateKeyResponse> {
-    const { name } = parseInput(CreateKeyRequest, input);
-    return this.storage.transaction(async (tx) => {
-      await this.#caps.reserve(tx, caller.userId, 'keys');
-      return this.#insertKey(tx, caller.userId, name);
-    });
+    return this.auth.createKey(caller, parseInput(CreateKeyRequest, input));
   }
 
   /** Creates a key for an existing user (operator: `keys create --user`; not capped). */
   async createKeyForUser(userId: string, input: CreateKeyRequest): Promise<CreateKeyResponse> {
-    const { name } = parseInput(CreateKeyRequest, input);
-    if (!(await this.storage.users.get(userId))) throw PlatformError.notFound(`User ${userId} not found`);
-    return this.#insertKey(this.storage, userId, name);
-  }
-
-  async #insertKey(storage: StorageAdapter, userId: string, name: string): Promise<CreateKeyResponse> {
-    const { key, lookup, hash } = generateKey();
-    const id = this.ids.next('key');
-    const createdAt = this.clock.now();
-    await storage.apiKeys.insert({ id, userId, name, lookup, hash, createdAt, lastUsedAt: null });
-    return { success: true, key, id, name, userId, createdAt: createdAt.toISOString() };
+    return this.auth.createKeyForUser(userId, parseInput(CreateKeyRequest, input));
   }
 
   /** `GET /api/auth/keys`: a page of the caller's keys, newest first, without secrets. */
   async listKeys(caller: Caller, query: ListKeysQuery = {}): Promise<ListKeysResponse> {
-    const q = parseInput(ListKeysQuery, query);
-    const page = await this.storage.apiKeys.list({ userId: caller.userId, limit: q.limit, offset: q.offset });
-    return { success: true, userId: caller.userId, keys: page.items.map(keySummary), ...offsetPageFields(q.offset, page) };
+    return this.auth.listKeys(caller, parseInput(ListKeysQuery, query));
   }
 
   /** Every key of an existing user, newest first (operator: `keys list --user`); `not_found` for an unknown user. */
-  async listKeysForUser(userId: string): Promise<{ userId: string; keys: ApiKeySummary[] }> {
-    if (!(await this.storage.users.get(userId))) throw PlatformError.notFound(`User ${userId} not found`);
-    const keys: ApiKeySummary[] = [];
-    for (let offset = 0; ; offset += MAX_LIST_LIMIT) {
-      const page = await this.storage.apiKeys.list({ userId, limit: MAX_LIST_LIMIT, offset });
-      keys.push(...page.items.map(keySummary));
-      if (page.items.length < MAX_LIST_LIMIT) return { userId, keys };
-    }
+  listKeysForUser(userId: string): Promise<{ userId: string; keys: ApiKeySummary[] }> {
+    return this.auth.listKeysForUser(userId);
   }
 
-  /**
-   * Every user's keys, without secrets (operator: `agent-platform keys list`): one entry per
-   * user that has a key, the user with the newest key first, each user's keys newest first.
-   */
-  async listAllKeys(): Promise<{ userId: string; keys: ApiKeySummary[] }[]> {
-    const byUser = new Map<string, ApiKeySummary[]>();
-    for (const record of await this.storage.apiKeys.listAll()) {
-      const keys = byUser.get(record.userId) ?? [];
-      keys.push(keySummary(record));
-      byUser.set(record.userId, keys);
-    }
-    return [...byUser].map(([userId, keys]) => ({ userId, keys }));
+  /** Every user's keys, without secrets (operator: `agent-platform keys list`), the user with the newest key first. */
+  listAllKeys(): Promise<{ userId: string; keys: ApiKeySummary[] }[]> {
+    return this.auth.listAllKeys();
   }
 
   /** `DELETE /api/auth/keys/{id}`: revokes one of the caller's keys (also the one in use). */
-  async deleteKey(caller: Caller, id: string): Promise<{ success: true; message: string }> {
-    if (!(await this.storage.apiKeys.delete(caller.userId, id))) throw PlatformError.notFound(`API key ${id} not found`);
-    return { success: true, message: 'API key revoked' };
+  deleteKey(caller: Caller, id: string): Promise<{ success: true; message: string }> {
+    return this.auth.deleteKey(caller, id);
   }
 
   /** The caller a presented key belongs to, or undefined for an unknown or malformed key. */
-  async authenticate(key: string): Promise<Caller | undefined> {
-    const lookup = keyLookup(key);
-    if (!lookup) return undefined;
-    const record = await this.storage.apiKeys.findByLookup(lookup);
-    if (!record || !keyMatches(key, record.hash)) return undefined;
-    const now = this.clock.now();
-    if (!record.lastUsedAt || now.getTime() - record.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
-      await this.storage.apiKeys.touch(record.id, now);
-    }
-    return { userId: record.userId };
+  authenticate(key: string): Promise<Caller | undefined> {
+    return this.auth.authenticate(key);
   }
 
   /** Number of keys of all users (the server prints a first key when there is none). */
   countKeys(): Promise<number> {
-    return this.storage.apiKeys.count();
+    return this.auth.countKeys();
   }
 
   // ---- projects -------------------------------------------------------------------------
