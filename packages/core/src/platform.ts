@@ -37,7 +37,7 @@ import {
   type ProjectResponse,
   UpdateProjectRequest,
 } from './schemas/projects.js';
-import { checkNamedCredential, chooseCredential, type DefaultBaseUrl, describeChoice, type UsableCredential, unseal } from './agent/provider-credentials.js';
+import { checkNamedCredential, chooseCredential, type DefaultBaseUrl, describeChoice, type UsableCredential } from './credentials/choose.js';
 import type { IndexingEvent } from './knowledge/indexing-events.js';
 import type { KnowledgeAdapters } from './knowledge/options.js';
 import { KnowledgeService } from './knowledge/service.js';
@@ -73,9 +73,9 @@ import {
 } from './schemas/chats.js';
 import { ChatCompletionRequest } from './schemas/completions.js';
 import { ListModelsQuery, type ListModelsResponse, type ModelObject } from './schemas/models.js';
-import type { CreateCredentialRequest, CredentialResponse, CredentialTestResponse, ListCredentialsResponse, UpdateCredentialRequest } from './schemas/credentials.js';
-import { CredentialService } from './credentials/service.js';
-import type { DefaultModelsQuery, ProviderModelsResponse } from './schemas/provider-models.js';
+import { CreateCredentialRequest, type CredentialResponse, type CredentialTestResponse, type ListCredentialsResponse, UpdateCredentialRequest } from './schemas/credentials.js';
+import { CredentialsService } from './credentials/service.js';
+import { DefaultModelsQuery, type ProviderModelsResponse } from './schemas/provider-models.js';
 import type { SecretBox } from './security/secrets.js';
 import { ollamaRuntime } from './local-models/ollama.js';
 import type { ByteLimit } from './net/upstream-limits.js';
@@ -211,7 +211,6 @@ export class AgentPlatform {
   readonly #defaultLocalModels: LocalModelRuntime;
   readonly #localModelUrl: string | undefined;
   readonly #defaultBaseUrl: DefaultBaseUrl | undefined;
-  readonly #credentials: CredentialService;
   readonly #caps: UserCapGuard;
   /** What every area service is built from. */
   readonly #ctx: PlatformContext;
@@ -221,6 +220,8 @@ export class AgentPlatform {
   readonly knowledge: KnowledgeService;
   /** Users and API keys. */
   readonly auth: AuthService;
+  /** Users' provider credentials, and which one a provider call uses. */
+  readonly credentials: CredentialsService;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
@@ -238,15 +239,9 @@ export class AgentPlatform {
     this.#notifier = options.notifier ?? createMemoryNotifier();
     this.#ctx = { storage: this.storage, clock: this.clock, ids: this.ids, notifier: this.#notifier, fetch: this.fetch, secrets: this.#secrets, caps: this.#caps };
     this.auth = new AuthService(this.#ctx);
-    this.#credentials = new CredentialService({
-      storage: this.storage,
-      secrets: options.secrets,
-      fetch: this.fetch,
+    this.credentials = new CredentialsService(this.#ctx, {
       models: options.agent?.models,
       defaultBaseUrl: this.#defaultBaseUrl,
-      clock: this.clock,
-      ids: this.ids,
-      caps: this.#caps,
       ...(options.credentialTestTimeoutMs !== undefined ? { testTimeoutMs: options.credentialTestTimeoutMs } : {}),
     });
     this.knowledge = new KnowledgeService(this.#ctx, { adapters: options.knowledge });
@@ -793,57 +788,53 @@ export class AgentPlatform {
     return { success: true, message: 'Chat deleted' };
   }
 
-  // ---- credentials ----------------------------------------------------------------------
-
   /** `POST /api/v1/credentials`: the address checked against the outbound policy; the key sealed, never returned. */
-  createCredential(caller: Caller, input: CreateCredentialRequest): Promise<CredentialResponse> {
-    return this.#credentials.create(caller, input);
+  async createCredential(caller: Caller, input: CreateCredentialRequest): Promise<CredentialResponse> {
+    return this.credentials.create(caller, parseInput(CreateCredentialRequest, input));
   }
 
   /** `GET /api/v1/credentials`: newest first, without secrets. */
   listCredentials(caller: Caller): Promise<ListCredentialsResponse> {
-    return this.#credentials.list(caller);
+    return this.credentials.list(caller);
   }
 
   /** `GET /api/v1/credentials/{id}`. */
   getCredential(caller: Caller, id: string): Promise<CredentialResponse> {
-    return this.#credentials.get(caller, id);
+    return this.credentials.get(caller, id);
   }
 
   /** `PATCH /api/v1/credentials/{id}`: changes only the members of `data` that are given. */
-  updateCredential(caller: Caller, id: string, input: UpdateCredentialRequest): Promise<{ success: true; message: string }> {
-    return this.#credentials.update(caller, id, input);
+  async updateCredential(caller: Caller, id: string, input: UpdateCredentialRequest): Promise<{ success: true; message: string }> {
+    return this.credentials.update(caller, id, parseInput(UpdateCredentialRequest, input));
   }
 
   /** `DELETE /api/v1/credentials/{id}`: refused (409) while projects use it. */
   deleteCredential(caller: Caller, id: string): Promise<{ success: true; message: string }> {
-    return this.#credentials.delete(caller, id);
+    return this.credentials.delete(caller, id);
   }
 
   /** `POST /api/v1/credentials/{id}/test`: one cheap real call with the credential; the outcome is recorded in `isValid`. */
   testCredential(caller: Caller, id: string, signal?: AbortSignal): Promise<CredentialTestResponse> {
-    return this.#credentials.test(caller, id, signal);
+    return this.credentials.test(caller, id, signal);
   }
 
   /**
    * The caller's credential for a provider call, decrypted: the one `credentialId` names (a
-   * project's), else the caller's default of the provider (`chooseCredential`).
-   * Undefined when there is none (callers fall back to the environment).
+   * project's), else the caller's default of the provider. Undefined when there is none
+   * (callers fall back to the environment).
    */
-  async providerCredential(caller: Caller, provider: string, credentialId?: string | null): Promise<UsableCredential | undefined> {
-    if (!this.#secrets) return undefined;
-    const { record } = await chooseCredential(this.storage, caller.userId, provider, credentialId);
-    return record ? unseal(record, this.#secrets) : undefined;
+  providerCredential(caller: Caller, provider: string, credentialId?: string | null): Promise<UsableCredential | undefined> {
+    return this.credentials.resolve(caller, provider, credentialId);
   }
 
   /** `GET /api/v1/credentials/{id}/models`: the models the credential's upstream offers. */
   listCredentialModels(caller: Caller, id: string, signal?: AbortSignal): Promise<ProviderModelsResponse> {
-    return this.#credentials.models(caller, id, signal);
+    return this.credentials.models(caller, id, signal);
   }
 
   /** `GET /api/v1/credentials/default/models?provider=`: the models of the upstream a project naming no credential calls. */
-  listDefaultModels(caller: Caller, query: DefaultModelsQuery, signal?: AbortSignal): Promise<ProviderModelsResponse> {
-    return this.#credentials.defaultModels(caller, query, signal);
+  async listDefaultModels(caller: Caller, query: DefaultModelsQuery, signal?: AbortSignal): Promise<ProviderModelsResponse> {
+    return this.credentials.defaultModels(caller, parseInput(DefaultModelsQuery, query), signal);
   }
 
   // ---- knowledge ------------------------------------------------------------------------

@@ -1,89 +1,61 @@
+import type { z } from 'zod';
 import type { ChatModelResolver } from '../agent/chat-model.js';
-import { chooseCredential, type DefaultBaseUrl, shownBaseUrl, unseal } from '../agent/provider-credentials.js';
-import type { Clock } from '../clock.js';
+import type { Caller, PlatformContext } from '../context.js';
 import { isPlatformError, PlatformError } from '../errors.js';
-import type { IdGenerator } from '../ids.js';
-import { displayUrl, MASK, maskUrl } from '../net/display.js';
-import type { GuardedFetch } from '../net/guarded-fetch.js';
+import { displayUrl, MASK } from '../net/display.js';
 import { isUnresolvedHost, unreachableAs } from '../net/unresolved-host.js';
-import type { Caller } from '../context.js';
-import {
+import type { ResolvedProvider } from '../schemas/projects.js';
+import type {
   CreateCredentialRequest,
-  type Credential,
-  type CredentialResponse,
-  type CredentialTestResponse,
-  type ListCredentialsResponse,
+  CredentialResponse,
+  CredentialTestResponse,
+  ListCredentialsResponse,
   UpdateCredentialRequest,
 } from '../schemas/credentials.js';
 import type { SecretBox } from '../security/secrets.js';
-import type { CredentialPatch, CredentialRecord, StorageAdapter } from '../storage/types.js';
-import { DefaultModelsQuery, type ProviderModelsResponse } from '../schemas/provider-models.js';
-import type { UserCapGuard } from '../user-caps.js';
-import { parseInput } from '../validation.js';
+import type { CredentialPatch, CredentialRecord, ProjectRecord, StorageAdapter } from '../storage/types.js';
+import type { DefaultModelsQuery, ProviderModelsResponse } from '../schemas/provider-models.js';
+import { storedUrl, toCredential } from './records.js';
+import { checkNamedCredential, chooseCredential, type DefaultBaseUrl, describeChoice, shownBaseUrl, type UsableCredential, unseal } from './choose.js';
 
 /** How long a credential's test call, or a provider's model list, may take, answer included. */
 export const CREDENTIAL_TEST_TIMEOUT_MS = 10_000;
 
-export interface CredentialServiceOptions {
-  readonly storage: StorageAdapter;
-  /** Without it, every credential call answers `unsupported`. */
-  readonly secrets: SecretBox | undefined;
-  /** The fetch of caller-supplied URLs: a credential's `baseUrl` is checked by its policy when saved. */
-  readonly fetch: GuardedFetch;
+/** Besides the context's `secrets` (without it, every call answers `unsupported`) and `fetch` (whose policy checks a `baseUrl` when saved). */
+export interface CredentialsDeps {
   /** The chat models of provider calls (the test call goes where they go); without it, tests answer `unsupported`. */
   readonly models: ChatModelResolver | undefined;
   readonly defaultBaseUrl: DefaultBaseUrl | undefined;
-  readonly clock: Clock;
-  readonly ids: IdGenerator;
-  /** The per-user caps (credentials). */
-  readonly caps: UserCapGuard;
   /** Default `CREDENTIAL_TEST_TIMEOUT_MS`. */
   readonly testTimeoutMs?: number;
 }
 
-type TestOutcome = Omit<CredentialTestResponse, 'success' | 'credential'>;
+type CreateBody = z.output<typeof CreateCredentialRequest>;
+type UpdateBody = z.output<typeof UpdateCredentialRequest>;
+type DefaultModels = z.output<typeof DefaultModelsQuery>;
 
-export function toCredential(record: CredentialRecord): Credential {
-  return {
-    id: record.id,
-    name: record.name,
-    provider: record.provider as Credential['provider'],
-    // Masked again: a row stored before URLs were sealed still holds its URL whole.
-    baseUrl: record.baseUrl === null ? null : maskUrl(record.baseUrl).masked,
-    proxy: record.proxy,
-    isValid: record.isValid,
-    default: record.isDefault,
-    apiKeyLast4: record.last4,
-    createdAt: record.createdAt.toISOString(),
-    updatedAt: record.updatedAt.toISOString(),
-  };
-}
+type TestOutcome = Omit<CredentialTestResponse, 'success' | 'credential'>;
 
 const notFound = () => PlatformError.notFound('Credential not found');
 const plural = (ids: readonly string[]) => `project${ids.length === 1 ? '' : 's'} ${ids.join(', ')}`;
-
-/** The stored form of a base URL: masked, and sealed whole when it carries user:password or a query. */
-function storedUrl(url: string | null, box: SecretBox): Pick<CredentialRecord, 'baseUrl' | 'baseUrlSecret'> {
-  if (url === null) return { baseUrl: null, baseUrlSecret: null };
-  const { masked, secret } = maskUrl(url);
-  return { baseUrl: masked, baseUrlSecret: secret ? box.seal(url) : null };
-}
 
 /**
  * A user's provider credentials (docs/API.md, "Credentials"): keys and addresses sealed at rest,
  * addresses checked against the outbound policy when saved, one explicit default per provider,
  * deletes that never move a project to another upstream, and a test call.
  */
-export class CredentialService {
-  readonly #o: CredentialServiceOptions;
+export class CredentialsService {
+  readonly #ctx: PlatformContext;
+  readonly #deps: CredentialsDeps;
 
-  constructor(options: CredentialServiceOptions) {
-    this.#o = options;
+  constructor(ctx: PlatformContext, deps: CredentialsDeps) {
+    this.#ctx = ctx;
+    this.#deps = deps;
   }
 
   #box(): SecretBox {
-    if (!this.#o.secrets) throw new PlatformError('unsupported', 'Credentials need a master key: construct AgentPlatform with `secrets`');
-    return this.#o.secrets;
+    if (!this.#ctx.secrets) throw new PlatformError('unsupported', 'Credentials need a master key: construct AgentPlatform with `secrets`');
+    return this.#ctx.secrets;
   }
 
   /**
@@ -95,7 +67,7 @@ export class CredentialService {
   async #checkAddress(url: string, path: readonly string[]): Promise<void> {
     const field = path.join('.');
     try {
-      await this.#o.fetch.check(url);
+      await this.#ctx.fetch.check(url);
     } catch (error) {
       if (isUnresolvedHost(error)) throw unreachableAs(field, error);
       if (isPlatformError(error)) {
@@ -111,15 +83,14 @@ export class CredentialService {
   }
 
   /** `POST /api/v1/credentials`: the key is sealed before it is stored and never returned. */
-  async create(caller: Caller, input: CreateCredentialRequest): Promise<CredentialResponse> {
-    const body = parseInput(CreateCredentialRequest, input);
+  async create(caller: Caller, body: CreateBody): Promise<CredentialResponse> {
     const box = this.#box();
     if (body.baseUrl) await this.#checkAddress(body.baseUrl, ['baseUrl']);
-    const now = this.#o.clock.now();
-    const record = await this.#o.storage.transaction(async (tx) => {
-      await this.#o.caps.reserve(tx, caller.userId, 'credentials');
+    const now = this.#ctx.clock.now();
+    const record = await this.#ctx.storage.transaction(async (tx) => {
+      await this.#ctx.caps.reserve(tx, caller.userId, 'credentials');
       return tx.credentials.insert({
-        id: this.#o.ids.next('credential'),
+        id: this.#ctx.ids.next('credential'),
         userId: caller.userId,
         name: body.name,
         provider: body.provider,
@@ -138,12 +109,12 @@ export class CredentialService {
 
   /** `GET /api/v1/credentials`: newest first, without secrets. */
   async list(caller: Caller): Promise<ListCredentialsResponse> {
-    return { success: true, credentials: (await this.#o.storage.credentials.list(caller.userId)).map(toCredential) };
+    return { success: true, credentials: (await this.#ctx.storage.credentials.list(caller.userId)).map(toCredential) };
   }
 
   /** `GET /api/v1/credentials/{id}`. */
   async get(caller: Caller, id: string): Promise<CredentialResponse> {
-    const record = await this.#o.storage.credentials.get(caller.userId, id);
+    const record = await this.#ctx.storage.credentials.get(caller.userId, id);
     if (!record) throw notFound();
     return { success: true, credential: toCredential(record) };
   }
@@ -153,8 +124,7 @@ export class CredentialService {
    * the validity unknown again (unless `isValid` is given too); `default: true` moves the
    * provider's default here.
    */
-  async update(caller: Caller, id: string, input: UpdateCredentialRequest): Promise<{ success: true; message: string }> {
-    const { data } = parseInput(UpdateCredentialRequest, input);
+  async update(caller: Caller, id: string, { data }: UpdateBody): Promise<{ success: true; message: string }> {
     const box = this.#box();
     if (data.baseUrl) await this.#checkAddress(data.baseUrl, ['data', 'baseUrl']);
     const changesWhere = data.apiKey !== undefined || data.baseUrl !== undefined;
@@ -166,9 +136,9 @@ export class CredentialService {
       ...(data.isValid !== undefined ? { isValid: data.isValid } : {}),
       ...(data.proxy !== undefined ? { proxy: data.proxy } : {}),
       ...(data.default !== undefined ? { isDefault: data.default } : {}),
-      updatedAt: this.#o.clock.now(),
+      updatedAt: this.#ctx.clock.now(),
     };
-    if (!(await this.#o.storage.credentials.update(caller.userId, id, patch))) throw notFound();
+    if (!(await this.#ctx.storage.credentials.update(caller.userId, id, patch))) throw notFound();
     return { success: true, message: 'Credential updated' };
   }
 
@@ -178,7 +148,7 @@ export class CredentialService {
    * project names, and the default of its provider while projects of that provider name none.
    */
   async delete(caller: Caller, id: string): Promise<{ success: true; message: string }> {
-    await this.#o.storage.transaction(async (tx) => {
+    await this.#ctx.storage.transaction(async (tx) => {
       const record = await tx.credentials.get(caller.userId, id);
       if (!record) throw notFound();
       const naming = await tx.projects.usingCredential(caller.userId, id);
@@ -208,7 +178,7 @@ export class CredentialService {
    */
   async test(caller: Caller, id: string, signal?: AbortSignal): Promise<CredentialTestResponse> {
     const box = this.#box();
-    const record = await this.#o.storage.credentials.get(caller.userId, id);
+    const record = await this.#ctx.storage.credentials.get(caller.userId, id);
     if (!record) throw notFound();
     // The key only, to keep it out of the message: a stored address a call refuses is an outcome of the test.
     const apiKey = box.open(record.secret);
@@ -235,7 +205,7 @@ export class CredentialService {
    * `timeout`, the outbound policy's refusal).
    */
   async models(caller: Caller, id: string, signal?: AbortSignal): Promise<ProviderModelsResponse> {
-    const record = await this.#o.storage.credentials.get(caller.userId, id);
+    const record = await this.#ctx.storage.credentials.get(caller.userId, id);
     if (!record) throw notFound();
     return this.#modelsOf(record.provider, record, signal);
   }
@@ -245,10 +215,31 @@ export class CredentialService {
    * that provider naming no credential calls: the caller's default credential of it, else the
    * server's environment (OPENAI_BASE_URL, OLLAMA_HOST).
    */
-  async defaultModels(caller: Caller, query: DefaultModelsQuery, signal?: AbortSignal): Promise<ProviderModelsResponse> {
-    const { provider } = parseInput(DefaultModelsQuery, query);
-    const { record } = this.#o.secrets ? await chooseCredential(this.#o.storage, caller.userId, provider, null) : { record: undefined };
+  async defaultModels(caller: Caller, { provider }: DefaultModels, signal?: AbortSignal): Promise<ProviderModelsResponse> {
+    const { record } = this.#ctx.secrets ? await chooseCredential(this.#ctx.storage, caller.userId, provider, null) : { record: undefined };
     return this.#modelsOf(provider, record, signal);
+  }
+
+  /**
+   * The caller's credential for a provider call, decrypted: the one `credentialId` names (a
+   * project's), else the caller's default of the provider (`chooseCredential`).
+   * Undefined when there is none (callers fall back to the environment).
+   */
+  async resolve(caller: Caller, provider: string, credentialId?: string | null): Promise<UsableCredential | undefined> {
+    if (!this.#ctx.secrets) return undefined;
+    const { record } = await chooseCredential(this.#ctx.storage, caller.userId, provider, credentialId);
+    return record ? unseal(record, this.#ctx.secrets) : undefined;
+  }
+
+  /** That `credentialId` names one of the user's credentials of `provider`, read in `storage` (a project's transaction): see `checkNamedCredential`. */
+  checkNamed(storage: StorageAdapter, userId: string, credentialId: string, provider: string): Promise<void> {
+    return checkNamedCredential(storage, userId, credentialId, provider);
+  }
+
+  /** Where a project's model calls go: the precedence of credentials applied (`describeChoice`); throws when the credential it names is gone. */
+  async resolvedFor(caller: Caller, project: ProjectRecord): Promise<ResolvedProvider> {
+    const choice = await chooseCredential(this.#ctx.storage, caller.userId, project.provider, project.credentialId);
+    return describeChoice(project, choice, this.#deps.defaultBaseUrl);
   }
 
   async #modelsOf(provider: string, record: CredentialRecord | undefined, signal: AbortSignal | undefined): Promise<ProviderModelsResponse> {
@@ -257,7 +248,7 @@ export class CredentialService {
       success: true,
       provider: provider as ProviderModelsResponse['provider'],
       credentialId: record?.id ?? null,
-      baseUrl: shownBaseUrl(provider, record, this.#o.defaultBaseUrl),
+      baseUrl: shownBaseUrl(provider, record, this.#deps.defaultBaseUrl),
       models: [...new Set(names)].sort().map((name) => ({ id: name })),
     };
   }
@@ -268,13 +259,13 @@ export class CredentialService {
    * provider, its address and the limit.
    */
   async #listModels(provider: string, record: CredentialRecord | undefined, signal: AbortSignal | undefined): Promise<string[]> {
-    const resolve = this.#o.models;
+    const resolve = this.#deps.models;
     if (!resolve) throw new PlatformError('unsupported', 'Asking a provider needs model providers: construct AgentPlatform with `agent: { models }`');
     const usable = record ? unseal(record, this.#box()) : undefined;
     const model = resolve({ provider, ...(usable ? { apiKey: usable.apiKey, proxy: usable.proxy, ...(usable.baseUrl ? { baseUrl: usable.baseUrl } : {}) } : {}) });
     if (!model.listModels) throw new PlatformError('unsupported', `Provider ${provider} has no models route`);
-    const address = usable?.baseUrl ?? this.#o.defaultBaseUrl?.(provider);
-    const limitMs = this.#o.testTimeoutMs ?? CREDENTIAL_TEST_TIMEOUT_MS;
+    const address = usable?.baseUrl ?? this.#deps.defaultBaseUrl?.(provider);
+    const limitMs = this.#deps.testTimeoutMs ?? CREDENTIAL_TEST_TIMEOUT_MS;
     const limit = AbortSignal.timeout(limitMs);
     try {
       return await model.listModels({ signal: signal ? AbortSignal.any([signal, limit]) : limit });
@@ -288,12 +279,12 @@ export class CredentialService {
 
   /** Writes the outcome, unless the key, address or proxy changed while the test ran (it was not about those). */
   async #record(userId: string, tested: CredentialRecord, ok: boolean): Promise<CredentialRecord> {
-    return this.#o.storage.transaction(async (tx) => {
+    return this.#ctx.storage.transaction(async (tx) => {
       const now = await tx.credentials.get(userId, tested.id);
       if (!now) throw notFound();
       const same = now.secret === tested.secret && now.baseUrl === tested.baseUrl && now.baseUrlSecret === tested.baseUrlSecret && now.proxy === tested.proxy;
       if (!same || now.isValid === ok) return now;
-      return (await tx.credentials.update(userId, tested.id, { isValid: ok, updatedAt: this.#o.clock.now() })) ?? now;
+      return (await tx.credentials.update(userId, tested.id, { isValid: ok, updatedAt: this.#ctx.clock.now() })) ?? now;
     });
   }
 }
