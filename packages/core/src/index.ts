@@ -31,7 +31,8 @@ export {
 export { DocumentProcesses, type DocumentProcessesOptions } from './knowledge/document-processes.js';
 export { type DocumentReader, type DocumentReading, type ReadHooks, type ReadOptions, readDocument } from './knowledge/read-document.js';
 export { SUPPORTED_FILE_TYPES, fileTypeOf } from './knowledge/file-types.js';
-export { decodeCursor, encodeCursor, toProject } from './projects.js';
+export { decodeCursor, encodeCursor } from './projects/cursor.js';
+export { toProject } from './projects/service.js';
 export * from './schemas.js';
 export type * from './storage/types.js';
 export { parseInput } from './validation.js';

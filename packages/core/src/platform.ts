@@ -20,7 +20,7 @@ import { type Clock, systemClock } from './clock.js';
 import { type Caller, callerProject, type PlatformContext } from './context.js';
 import { isPlatformError, PlatformError } from './errors.js';
 import { CHAT_ID_RULE, createIdGenerator, type IdGenerator, isChatId } from './ids.js';
-import { decodeCursor, encodeCursor, toProject } from './projects.js';
+import { type ProjectCleanup, ProjectsService } from './projects/service.js';
 import {
   type ApiKeySummary,
   CreateKeyRequest,
@@ -29,15 +29,8 @@ import {
   type ListKeysResponse,
 } from './schemas/auth.js';
 import { offsetPageFields } from './paging.js';
-import {
-  CreateProjectRequest,
-  ListProjectsQuery,
-  type ListProjectsResponse,
-  type ProjectDetail,
-  type ProjectResponse,
-  UpdateProjectRequest,
-} from './schemas/projects.js';
-import { checkNamedCredential, chooseCredential, type DefaultBaseUrl, describeChoice, type UsableCredential } from './credentials/choose.js';
+import { CreateProjectRequest, ListProjectsQuery, type ListProjectsResponse, type ProjectResponse, UpdateProjectRequest } from './schemas/projects.js';
+import type { DefaultBaseUrl, UsableCredential } from './credentials/choose.js';
 import type { IndexingEvent } from './knowledge/indexing-events.js';
 import type { KnowledgeAdapters } from './knowledge/options.js';
 import { KnowledgeService } from './knowledge/service.js';
@@ -84,7 +77,7 @@ import { deleteLocalModel, type LocalModelResult, type LocalModelServiceOptions,
 import { allowingUrls, createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
 import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.js';
 import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from './schemas/local-models.js';
-import type { ChatRecord, ProjectRecord, StorageAdapter, ToolRecord } from './storage/types.js';
+import type { ChatRecord, StorageAdapter, ToolRecord } from './storage/types.js';
 import { parseInput, samePathId } from './validation.js';
 import { UserCapGuard, type UserCapName, type UserCaps } from './user-caps.js';
 import { MCP_DELETED_CHANNEL, MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView, toToolView } from './mcp/service.js';
@@ -222,6 +215,8 @@ export class AgentPlatform {
   readonly auth: AuthService;
   /** Users' provider credentials, and which one a provider call uses. */
   readonly credentials: CredentialsService;
+  /** Projects (agents) and their settings. */
+  readonly projects: ProjectsService;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
@@ -257,6 +252,9 @@ export class AgentPlatform {
         }),
       );
     }
+    // What deleting a project drops outside its rows: the knowledge's blobs and vectors, then the connections to its MCP servers.
+    const mcpCleanup: ProjectCleanup = { dropProject: (caller, projectId) => this.#dropMcp(caller, projectId) };
+    this.projects = new ProjectsService(this.#ctx, { credentials: this.credentials, cleanups: [this.knowledge, mcpCleanup] });
     this.completions = new CompletionsService(this.#ctx, {
       agent: options.agent,
       streams: this.#streams,
@@ -290,6 +288,14 @@ export class AgentPlatform {
 
   #project(caller: Caller, projectId: string) {
     return callerProject(this.#ctx, caller, projectId);
+  }
+
+  /** The MCP part of deleting a project (`ProjectCleanup`): its servers, read before the delete, are disconnected after. */
+  async #dropMcp(_caller: Caller, id: string): Promise<() => Promise<void>> {
+    const servers = this.#mcp ? await this.storage.mcpServers.forProject(id) : [];
+    return async () => {
+      await Promise.all(servers.map((server) => this.#disconnectEverywhere(server.id)));
+    };
   }
 
   /** Creates a user and its first key (operator bootstrap: `agent-platform keys create`). */
@@ -342,44 +348,9 @@ export class AgentPlatform {
     return this.auth.countKeys();
   }
 
-  // ---- projects -------------------------------------------------------------------------
-
   /** `POST /api/projects/create`. */
   async createProject(caller: Caller, input: CreateProjectRequest): Promise<ProjectResponse> {
-    const body = parseInput(CreateProjectRequest, input);
-    const now = this.clock.now();
-    const record: ProjectRecord = {
-      id: this.ids.next('project'),
-      userId: caller.userId,
-      name: body.name,
-      description: body.description ?? '',
-      instructions: body.instructions ?? '',
-      icon: body.icon ?? '',
-      color: body.color ?? '',
-      model: body.model,
-      provider: body.provider,
-      credentialId: body.credentialId ?? null,
-      createdAt: now,
-      updatedAt: now,
-    };
-    // Checked and written in one transaction, so a credential deleted meanwhile is never named.
-    await this.storage.transaction(async (tx) => {
-      await this.#caps.reserve(tx, caller.userId, 'projects');
-      if (record.credentialId) await checkNamedCredential(tx, caller.userId, record.credentialId, record.provider);
-      await tx.projects.insert(record);
-    });
-    return { success: true, project: await this.#projectDetail(caller, record) };
-  }
-
-  /** A project with where its model calls go (`resolved`): the precedence of credentials applied. */
-  async #projectDetail(caller: Caller, record: ProjectRecord): Promise<ProjectDetail> {
-    try {
-      const choice = await chooseCredential(this.storage, caller.userId, record.provider, record.credentialId);
-      return { ...toProject(record), resolved: describeChoice(record, choice, this.#defaultBaseUrl) };
-    } catch {
-      // The named credential is gone (completions say so): nothing to show but its id.
-      return { ...toProject(record), resolved: { credentialId: record.credentialId, baseUrl: null, source: 'project' } };
-    }
+    return this.projects.create(caller, parseInput(CreateProjectRequest, input));
   }
 
   /**
@@ -387,62 +358,22 @@ export class AgentPlatform {
    * cursor's project (stable while projects are created); otherwise at `offset`.
    */
   async listProjects(caller: Caller, query: ListProjectsQuery = {}): Promise<ListProjectsResponse> {
-    const q = parseInput(ListProjectsQuery, query);
-    const after = q.cursor ? decodeCursor(q.cursor) : undefined;
-    const page = await this.storage.projects.list({
-      userId: caller.userId,
-      limit: q.limit + 1,
-      ...(q.searchWord ? { searchWord: q.searchWord } : {}),
-      ...(after ? { after } : { offset: q.offset }),
-    });
-    const hasMore = page.items.length > q.limit;
-    const items = hasMore ? page.items.slice(0, q.limit) : page.items;
-    const last = items.at(-1);
-    return {
-      success: true,
-      projects: items.map(toProject),
-      nextCursor: hasMore && last ? encodeCursor(last) : '',
-      nextOffset: page.start + items.length,
-      hasMore,
-      total: page.total,
-      message: items.length === 0 ? 'No projects found' : `Found ${page.total} project${page.total === 1 ? '' : 's'}`,
-    };
+    return this.projects.list(caller, parseInput(ListProjectsQuery, query));
   }
 
   /** `GET /api/v1/projects/{id}`. */
-  async getProject(caller: Caller, id: string): Promise<ProjectResponse> {
-    const record = await this.storage.projects.get(caller.userId, id);
-    if (!record) throw PlatformError.notFound(`Project ${id} not found`);
-    return { success: true, project: await this.#projectDetail(caller, record) };
+  getProject(caller: Caller, id: string): Promise<ProjectResponse> {
+    return this.projects.get(caller, id);
   }
 
   /** `PATCH /api/v1/projects/{id}`. */
   async updateProject(caller: Caller, id: string, input: UpdateProjectRequest): Promise<ProjectResponse> {
-    const patch = parseInput(UpdateProjectRequest, input);
-    const record = await this.storage.transaction(async (tx) => {
-      const current = await tx.projects.get(caller.userId, id);
-      if (!current) throw PlatformError.notFound(`Project ${id} not found`);
-      // The credential the project will name must be the caller's and of the provider it will use.
-      const credentialId = patch.credentialId !== undefined ? patch.credentialId : current.credentialId;
-      if (credentialId && (patch.credentialId !== undefined || patch.provider !== undefined)) {
-        await checkNamedCredential(tx, caller.userId, credentialId, patch.provider ?? current.provider);
-      }
-      return tx.projects.update(caller.userId, id, { ...patch, updatedAt: this.clock.now() });
-    });
-    if (!record) throw PlatformError.notFound(`Project ${id} not found`);
-    return { success: true, project: await this.#projectDetail(caller, record) };
+    return this.projects.update(caller, id, parseInput(UpdateProjectRequest, input));
   }
 
   /** `DELETE /api/v1/projects/{id}`: the project and everything in it (documents, chunks, vectors). */
-  async deleteProject(caller: Caller, id: string): Promise<{ success: true; message: string }> {
-    // Read before the delete takes the rows with it. The delete is what checks the owner: the
-    // keys of another user's project are read, but nothing is removed unless it succeeds.
-    const dropKnowledge = await this.knowledge.dropProject(caller, id);
-    const servers = this.#mcp ? await this.storage.mcpServers.forProject(id) : [];
-    if (!(await this.storage.projects.delete(caller.userId, id))) throw PlatformError.notFound(`Project ${id} not found`);
-    await dropKnowledge();
-    await Promise.all(servers.map((server) => this.#disconnectEverywhere(server.id)));
-    return { success: true, message: 'Project deleted' };
+  deleteProject(caller: Caller, id: string): Promise<{ success: true; message: string }> {
+    return this.projects.delete(caller, id);
   }
 
   // ---- chat completions -----------------------------------------------------------------

@@ -1,22 +1,5 @@
-import { PlatformError } from './errors.js';
-import type { Project } from './schemas/projects.js';
-import type { ListPosition, ProjectRecord } from './storage/types.js';
-
-export function toProject(record: ProjectRecord): Project {
-  return {
-    id: record.id,
-    name: record.name,
-    description: record.description,
-    instructions: record.instructions,
-    icon: record.icon,
-    color: record.color,
-    model: record.model,
-    provider: record.provider as Project['provider'],
-    credentialId: record.credentialId,
-    createdAt: record.createdAt.toISOString(),
-    updatedAt: record.updatedAt.toISOString(),
-  };
-}
+import { PlatformError } from '../errors.js';
+import type { ListPosition } from '../storage/types.js';
 
 /** A cursor is the position of the last row of a page: base64url of `createdAt|id`. */
 export function encodeCursor(position: ListPosition): string {
