@@ -16,10 +16,11 @@ import {
   UpdateToolRequest,
 } from './schemas/tools.js';
 import { AuthService } from './auth/service.js';
+import { ChatsService } from './chats/service.js';
 import { type Clock, systemClock } from './clock.js';
 import { type Caller, callerProject, type PlatformContext } from './context.js';
-import { isPlatformError, PlatformError } from './errors.js';
-import { CHAT_ID_RULE, createIdGenerator, type IdGenerator, isChatId } from './ids.js';
+import { PlatformError } from './errors.js';
+import { createIdGenerator, type IdGenerator } from './ids.js';
 import { type ProjectCleanup, ProjectsService } from './projects/service.js';
 import {
   type ApiKeySummary,
@@ -55,7 +56,6 @@ import {
   type UploadResponse,
 } from './schemas/knowledge.js';
 import {
-  type Chat,
   type ChatMessagesResponse,
   CreateStreamRequest,
   type ChatResponse,
@@ -171,16 +171,6 @@ function toTool(t: ToolRecord): ToolFull {
   };
 }
 
-function toChat(record: ChatRecord): Chat {
-  return {
-    id: record.id,
-    name: record.name,
-    projectId: record.projectId,
-    createdAt: record.createdAt.toISOString(),
-    updatedAt: record.updatedAt.toISOString(),
-  };
-}
-
 /**
  * The engine. One method per API endpoint; each takes the caller and the request as the
  * client sent it (validated here), and answers the response body of the endpoint. The work is
@@ -217,6 +207,8 @@ export class AgentPlatform {
   readonly credentials: CredentialsService;
   /** Projects (agents) and their settings. */
   readonly projects: ProjectsService;
+  /** Chats of projects and their messages. */
+  readonly chats: ChatsService;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
@@ -234,6 +226,7 @@ export class AgentPlatform {
     this.#notifier = options.notifier ?? createMemoryNotifier();
     this.#ctx = { storage: this.storage, clock: this.clock, ids: this.ids, notifier: this.#notifier, fetch: this.fetch, secrets: this.#secrets, caps: this.#caps };
     this.auth = new AuthService(this.#ctx);
+    this.chats = new ChatsService(this.#ctx);
     this.credentials = new CredentialsService(this.#ctx, {
       models: options.agent?.models,
       defaultBaseUrl: this.#defaultBaseUrl,
@@ -630,93 +623,38 @@ export class AgentPlatform {
     return { defaultRuntime: this.#defaultLocalModels, ...(this.#localModelUrl ? { defaultBaseUrl: this.#localModelUrl } : {}) };
   }
 
-  // ---- chats ----------------------------------------------------------------------------
-
   /** `POST /api/chats`: a chat of one of the caller's projects. */
   async createChat(caller: Caller, input: CreateChatRequest): Promise<ChatResponse> {
-    const body = parseInput(CreateChatRequest, input);
-    await this.#project(caller, body.projectId);
-    const now = this.clock.now();
-    const record: ChatRecord = { id: this.ids.next('chat'), userId: caller.userId, projectId: body.projectId, name: body.name ?? 'New chat', createdAt: now, updatedAt: now };
-    await this.storage.transaction(async (tx) => {
-      await this.#caps.reserve(tx, caller.userId, 'chats');
-      await tx.chats.insert(record);
-    });
-    return { success: true, chat: toChat(record) };
+    return this.chats.create(caller, parseInput(CreateChatRequest, input));
   }
 
   /** `GET /api/chats`: the caller's chats, newest first. (The route's failures also answer the spec's empty list.) */
   async listChats(caller: Caller, query: ListChatsQuery = {}): Promise<ListChatsResponse> {
-    const q = parseInput(ListChatsQuery, query);
-    if (q.projectId !== undefined) await this.#project(caller, q.projectId);
-    const page = await this.storage.chats.list({ userId: caller.userId, projectId: q.projectId, limit: q.limit, offset: q.offset });
-    return {
-      success: true,
-      chats: page.items.map(toChat),
-      ...offsetPageFields(q.offset, page),
-      message: page.total === 0 ? 'No chats found' : `Found ${page.total} chat${page.total === 1 ? '' : 's'}`,
-    };
+    return this.chats.list(caller, parseInput(ListChatsQuery, query));
   }
 
-  /**
-   * The caller's chat of an id the client chose, created (in `projectId`) when the caller has
-   * none. Chat ids are unique per user: another user's chat of the same id is neither found nor
-   * in the way, so every unknown id is answered alike and no id can be taken from anyone. A new
-   * id must have the form of a chat id (`CHAT_ID_RULE`).
-   */
-  async #openChat(caller: Caller, id: string, projectId: string): Promise<ChatRecord> {
-    if (!isChatId(id)) throw PlatformError.invalid(`chatId: ${CHAT_ID_RULE}`, [{ path: ['chatId'], code: 'invalid_format', message: CHAT_ID_RULE }]);
-    const now = this.clock.now();
-    const record: ChatRecord = { id, userId: caller.userId, projectId, name: 'New chat', createdAt: now, updatedAt: now };
-    try {
-      await this.storage.transaction(async (tx) => {
-        await this.#caps.reserve(tx, caller.userId, 'chats');
-        await tx.chats.insert(record);
-      });
-      return record;
-    } catch (error) {
-      // Created meanwhile by another request of the caller's: that one is the chat.
-      const existing = isPlatformError(error) && error.code === 'conflict' ? await this.storage.chats.get(caller.userId, id) : undefined;
-      if (!existing) throw error;
-      return existing;
-    }
+  /** The caller's chat of an id the client chose, created (in `projectId`) when the caller has none (`ChatsService.open`). */
+  #openChat(caller: Caller, id: string, projectId: string): Promise<ChatRecord> {
+    return this.chats.open(caller, id, projectId);
   }
 
-  async #chat(caller: Caller, chatId: string): Promise<ChatRecord> {
-    const chat = await this.storage.chats.get(caller.userId, chatId);
-    if (!chat) throw PlatformError.notFound('Chat not found');
-    return chat;
+  #chat(caller: Caller, chatId: string): Promise<ChatRecord> {
+    return this.chats.chat(caller, chatId);
   }
 
   /** `GET /api/chats/{chatId}/messages`: every stored message, in order (tool calls and results included). */
-  async chatMessages(caller: Caller, chatId: string): Promise<ChatMessagesResponse> {
-    await this.#chat(caller, chatId);
-    const messages = await this.storage.chats.messages(caller.userId, chatId);
-    return {
-      success: true,
-      messages: messages.map((m) => ({
-        role: m.role,
-        content: m.content,
-        ...(m.toolCalls ? { toolCalls: m.toolCalls.map((c) => ({ ...c })) } : {}),
-        ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}),
-        ...(m.sources?.length ? { sources: m.sources.map((source) => ({ ...source })) } : {}),
-        createdAt: m.createdAt.toISOString(),
-      })),
-    };
+  chatMessages(caller: Caller, chatId: string): Promise<ChatMessagesResponse> {
+    return this.chats.messages(caller, chatId);
   }
 
   /** `PATCH /api/chats/{chatId}`: renames the chat. */
   async renameChat(caller: Caller, chatId: string, input: RenameChatRequest): Promise<ChatResponse> {
-    const body = parseInput(RenameChatRequest, input);
-    const chat = await this.storage.chats.update(caller.userId, chatId, { name: body.name, updatedAt: this.clock.now() });
-    if (!chat) throw PlatformError.notFound('Chat not found');
-    return { success: true, chat: toChat(chat) };
+    return this.chats.rename(caller, chatId, parseInput(RenameChatRequest, input));
   }
 
   /** `DELETE /api/chats/{chatId}`: the chat and its messages. */
-  async deleteChat(caller: Caller, chatId: string): Promise<{ success: true; message: string }> {
-    if (!(await this.storage.chats.delete(caller.userId, chatId))) throw PlatformError.notFound('Chat not found');
-    return { success: true, message: 'Chat deleted' };
+  deleteChat(caller: Caller, chatId: string): Promise<{ success: true; message: string }> {
+    return this.chats.delete(caller, chatId);
   }
 
   /** `POST /api/v1/credentials`: the address checked against the outbound policy; the key sealed, never returned. */

@@ -1,0 +1,120 @@
+import type { z } from 'zod';
+import { type Caller, callerProject, type PlatformContext } from '../context.js';
+import { isPlatformError, PlatformError } from '../errors.js';
+import { CHAT_ID_RULE, isChatId } from '../ids.js';
+import { offsetPageFields } from '../paging.js';
+import type { Chat, ChatMessagesResponse, ChatResponse, CreateChatRequest, ListChatsQuery, ListChatsResponse, RenameChatRequest } from '../schemas/chats.js';
+import type { ChatRecord } from '../storage/types.js';
+
+type CreateBody = z.output<typeof CreateChatRequest>;
+type ListQuery = z.output<typeof ListChatsQuery>;
+type RenameBody = z.output<typeof RenameChatRequest>;
+
+function toChat(record: ChatRecord): Chat {
+  return {
+    id: record.id,
+    name: record.name,
+    projectId: record.projectId,
+    createdAt: record.createdAt.toISOString(),
+    updatedAt: record.updatedAt.toISOString(),
+  };
+}
+
+/**
+ * A user's chats: each belongs to one of the user's projects and holds its messages (the
+ * completions write them). `open` and `chat` serve the completions and their streams.
+ */
+export class ChatsService {
+  readonly #ctx: PlatformContext;
+
+  constructor(ctx: PlatformContext) {
+    this.#ctx = ctx;
+  }
+
+  /** `POST /api/chats`: a chat of one of the caller's projects. */
+  async create(caller: Caller, body: CreateBody): Promise<ChatResponse> {
+    const { storage, clock, ids, caps } = this.#ctx;
+    await callerProject(this.#ctx, caller, body.projectId);
+    const now = clock.now();
+    const record: ChatRecord = { id: ids.next('chat'), userId: caller.userId, projectId: body.projectId, name: body.name ?? 'New chat', createdAt: now, updatedAt: now };
+    await storage.transaction(async (tx) => {
+      await caps.reserve(tx, caller.userId, 'chats');
+      await tx.chats.insert(record);
+    });
+    return { success: true, chat: toChat(record) };
+  }
+
+  /** `GET /api/chats`: the caller's chats, newest first. (The route's failures also answer the spec's empty list.) */
+  async list(caller: Caller, q: ListQuery): Promise<ListChatsResponse> {
+    if (q.projectId !== undefined) await callerProject(this.#ctx, caller, q.projectId);
+    const page = await this.#ctx.storage.chats.list({ userId: caller.userId, projectId: q.projectId, limit: q.limit, offset: q.offset });
+    return {
+      success: true,
+      chats: page.items.map(toChat),
+      ...offsetPageFields(q.offset, page),
+      message: page.total === 0 ? 'No chats found' : `Found ${page.total} chat${page.total === 1 ? '' : 's'}`,
+    };
+  }
+
+  /**
+   * The caller's chat of an id the client chose, created (in `projectId`) when the caller has
+   * none. Chat ids are unique per user: another user's chat of the same id is neither found nor
+   * in the way, so every unknown id is answered alike and no id can be taken from anyone. A new
+   * id must have the form of a chat id (`CHAT_ID_RULE`).
+   */
+  async open(caller: Caller, id: string, projectId: string): Promise<ChatRecord> {
+    if (!isChatId(id)) throw PlatformError.invalid(`chatId: ${CHAT_ID_RULE}`, [{ path: ['chatId'], code: 'invalid_format', message: CHAT_ID_RULE }]);
+    const { storage, clock, caps } = this.#ctx;
+    const now = clock.now();
+    const record: ChatRecord = { id, userId: caller.userId, projectId, name: 'New chat', createdAt: now, updatedAt: now };
+    try {
+      await storage.transaction(async (tx) => {
+        await caps.reserve(tx, caller.userId, 'chats');
+        await tx.chats.insert(record);
+      });
+      return record;
+    } catch (error) {
+      // Created meanwhile by another request of the caller's: that one is the chat.
+      const existing = isPlatformError(error) && error.code === 'conflict' ? await storage.chats.get(caller.userId, id) : undefined;
+      if (!existing) throw error;
+      return existing;
+    }
+  }
+
+  /** The caller's chat of that id; `not_found` when the caller has none. */
+  async chat(caller: Caller, chatId: string): Promise<ChatRecord> {
+    const chat = await this.#ctx.storage.chats.get(caller.userId, chatId);
+    if (!chat) throw PlatformError.notFound('Chat not found');
+    return chat;
+  }
+
+  /** `GET /api/chats/{chatId}/messages`: every stored message, in order (tool calls and results included). */
+  async messages(caller: Caller, chatId: string): Promise<ChatMessagesResponse> {
+    await this.chat(caller, chatId);
+    const messages = await this.#ctx.storage.chats.messages(caller.userId, chatId);
+    return {
+      success: true,
+      messages: messages.map((m) => ({
+        role: m.role,
+        content: m.content,
+        ...(m.toolCalls ? { toolCalls: m.toolCalls.map((c) => ({ ...c })) } : {}),
+        ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}),
+        ...(m.sources?.length ? { sources: m.sources.map((source) => ({ ...source })) } : {}),
+        createdAt: m.createdAt.toISOString(),
+      })),
+    };
+  }
+
+  /** `PATCH /api/chats/{chatId}`: renames the chat. */
+  async rename(caller: Caller, chatId: string, body: RenameBody): Promise<ChatResponse> {
+    const chat = await this.#ctx.storage.chats.update(caller.userId, chatId, { name: body.name, updatedAt: this.#ctx.clock.now() });
+    if (!chat) throw PlatformError.notFound('Chat not found');
+    return { success: true, chat: toChat(chat) };
+  }
+
+  /** `DELETE /api/chats/{chatId}`: the chat and its messages. */
+  async delete(caller: Caller, chatId: string): Promise<{ success: true; message: string }> {
+    if (!(await this.#ctx.storage.chats.delete(caller.userId, chatId))) throw PlatformError.notFound('Chat not found');
+    return { success: true, message: 'Chat deleted' };
+  }
+}
