@@ -11,10 +11,10 @@ import {
   type ListToolsResponse,
   RunToolRequest,
   type RunToolResponse,
-  type ToolFull,
   type ToolResponse,
   UpdateToolRequest,
 } from './schemas/tools.js';
+import { ToolsService } from './tools/service.js';
 import { AuthService } from './auth/service.js';
 import { ChatsService } from './chats/service.js';
 import { type Clock, systemClock } from './clock.js';
@@ -77,8 +77,8 @@ import { deleteLocalModel, type LocalModelResult, type LocalModelServiceOptions,
 import { allowingUrls, createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
 import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.js';
 import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from './schemas/local-models.js';
-import type { ChatRecord, StorageAdapter, ToolRecord } from './storage/types.js';
-import { parseInput, samePathId } from './validation.js';
+import type { ChatRecord, StorageAdapter } from './storage/types.js';
+import { parseInput } from './validation.js';
 import { UserCapGuard, type UserCapName, type UserCaps } from './user-caps.js';
 import { MCP_DELETED_CHANNEL, MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView, toToolView } from './mcp/service.js';
 import type { McpServerConfig } from './mcp/types.js';
@@ -148,29 +148,6 @@ export interface AgentPlatformOptions {
   readonly ids?: IdGenerator;
 }
 
-/** Project tools and MCP tools share the model's function names: `mcp__` belongs to MCP servers. */
-function checkToolName(name: string): void {
-  if (name.startsWith(MCP_TOOL_PREFIX)) {
-    throw PlatformError.invalid(`name: must not start with ${MCP_TOOL_PREFIX} (the names of MCP servers' tools)`, [{ path: ['name'], code: 'custom', message: `must not start with ${MCP_TOOL_PREFIX}` }]);
-  }
-}
-
-function toTool(t: ToolRecord): ToolFull {
-  return {
-    id: t.id,
-    name: t.name,
-    description: t.description,
-    language: t.language,
-    enabled: t.enabled,
-    createdAt: t.createdAt.toISOString(),
-    projectId: t.projectId,
-    code: t.code,
-    parameters: t.parameters,
-    dependencies: [...t.dependencies],
-    updatedAt: t.updatedAt.toISOString(),
-  };
-}
-
 /**
  * The engine. One method per API endpoint; each takes the caller and the request as the
  * client sent it (validated here), and answers the response body of the endpoint. The work is
@@ -183,6 +160,7 @@ export class AgentPlatform {
   readonly ids: IdGenerator;
   readonly #secrets: SecretBox | undefined;
   readonly #streams: StreamStore;
+  /** The sandboxes' runner, shared by `tools` and the completions' tool source. */
   readonly #tools: ToolRunner | undefined;
   readonly #mcp: McpOptions | undefined;
   readonly #notifier: Notifier;
@@ -209,6 +187,8 @@ export class AgentPlatform {
   readonly projects: ProjectsService;
   /** Chats of projects and their messages. */
   readonly chats: ChatsService;
+  /** Projects' tools (sandboxed code). */
+  readonly tools: ToolsService;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
@@ -234,6 +214,7 @@ export class AgentPlatform {
     });
     this.knowledge = new KnowledgeService(this.#ctx, { adapters: options.knowledge });
     this.#tools = options.tools ? new ToolRunner(options.tools) : undefined;
+    this.tools = new ToolsService(this.#ctx, { runner: this.#tools, reservedPrefix: MCP_TOOL_PREFIX });
     this.#mcp = options.mcp;
     const mcp = this.#mcp;
     if (mcp) {
@@ -402,97 +383,39 @@ export class AgentPlatform {
     return this.completions.readStream(caller, chatId, streamId, lastEventId, signal);
   }
 
-  // ---- tools ----------------------------------------------------------------------------
-
-  #runner(): ToolRunner {
-    if (!this.#tools) throw new PlatformError('unsupported', 'Tools are not configured: construct AgentPlatform with `tools: { sandboxes }`');
-    return this.#tools;
-  }
-
-  async #tool(caller: Caller, id: string): Promise<ToolRecord> {
-    const tool = await this.storage.tools.get(caller.userId, id);
-    if (!tool) throw PlatformError.notFound('Tool not found');
-    return tool;
-  }
-
   /** `POST /api/tools/create`. */
   async createTool(caller: Caller, input: CreateToolRequest): Promise<ToolResponse> {
-    const body = parseInput(CreateToolRequest, input);
-    const runner = this.#runner();
-    await this.#project(caller, body.projectId);
-    // Refused before its packages are installed; decided when it is written.
-    await this.#caps.check(this.storage, caller.userId, 'tools');
-    runner.sandbox(body.language);
-    checkToolName(body.name);
-    await runner.compileParameters(caller.userId, body.parameters);
-    await runner.prepare(caller.userId, body);
-    const now = this.clock.now();
-    const record: ToolRecord = { id: this.ids.next('tool'), userId: caller.userId, ...body, createdAt: now, updatedAt: now };
-    await this.storage.transaction(async (tx) => {
-      await this.#caps.reserve(tx, caller.userId, 'tools');
-      await tx.tools.insert(record);
-    });
-    return { success: true, tool: toTool(record) };
+    return this.tools.create(caller, parseInput(CreateToolRequest, input));
   }
 
   /** `GET /api/tools`: a project's tools, newest first. */
   async listTools(caller: Caller, query: ListToolsQuery): Promise<ListToolsResponse> {
-    const q = parseInput(ListToolsQuery, query);
-    await this.#project(caller, q.projectId);
-    const page = await this.storage.tools.list({ userId: caller.userId, projectId: q.projectId, limit: q.limit, offset: q.offset });
-    return {
-      success: true,
-      tools: page.items.map((t) => {
-        const { id, name, description, language, enabled, createdAt } = toTool(t);
-        return { id, name, description, language, enabled, createdAt };
-      }),
-      ...offsetPageFields(q.offset, page),
-      message: page.total === 0 ? 'No tools found' : `Found ${page.total} tool${page.total === 1 ? '' : 's'}`,
-    };
+    return this.tools.list(caller, parseInput(ListToolsQuery, query));
   }
 
   /** `GET /api/tools/{id}`. */
-  async getTool(caller: Caller, id: string): Promise<ToolResponse> {
-    return { success: true, tool: toTool(await this.#tool(caller, id)) };
+  getTool(caller: Caller, id: string): Promise<ToolResponse> {
+    return this.tools.get(caller, id);
   }
 
   /** `PUT /api/tools/{id}`: `toolId` must equal the path id; changes the members of `tool` given. */
   async updateTool(caller: Caller, id: string, input: UpdateToolRequest): Promise<{ success: true; message: string }> {
-    const { toolId, tool } = parseInput(UpdateToolRequest, input);
-    if (toolId !== id) throw samePathId('toolId', 'tool');
-    if (tool.name) checkToolName(tool.name);
-    if (tool.parameters) await this.#runner().compileParameters(caller.userId, tool.parameters);
-    const current = await this.#tool(caller, id);
-    // New code or dependencies are readied (and refused) before anything is written.
-    if (tool.dependencies || tool.code) await this.#runner().prepare(caller.userId, { ...current, ...tool });
-    const updated = await this.storage.tools.update(caller.userId, id, { ...tool, updatedAt: this.clock.now() });
-    if (!updated) throw PlatformError.notFound('Tool not found');
-    return { success: true, message: 'Tool updated' };
+    return this.tools.update(caller, id, parseInput(UpdateToolRequest, input));
   }
 
   /** `POST /api/tools/{id}/activate`: enables (`activeState: true`) or disables the tool. */
   async activateTool(caller: Caller, id: string, input: ActivateToolRequest): Promise<{ success: true; message: string }> {
-    const { toolId, activeState } = parseInput(ActivateToolRequest, input);
-    if (toolId !== id) throw samePathId('toolId', 'tool');
-    const updated = await this.storage.tools.update(caller.userId, id, { enabled: activeState, updatedAt: this.clock.now() });
-    if (!updated) throw PlatformError.notFound('Tool not found');
-    return { success: true, message: activeState ? 'Tool activated' : 'Tool deactivated' };
+    return this.tools.activate(caller, id, parseInput(ActivateToolRequest, input));
   }
 
   /** `DELETE /api/tools/{id}`. */
-  async deleteTool(caller: Caller, id: string): Promise<{ success: true; message: string }> {
-    if (!(await this.storage.tools.delete(caller.userId, id))) throw PlatformError.notFound('Tool not found');
-    return { success: true, message: 'Tool deleted' };
+  deleteTool(caller: Caller, id: string): Promise<{ success: true; message: string }> {
+    return this.tools.delete(caller, id);
   }
 
   /** `POST /api/tools/{id}/run`: runs the tool in its sandbox; a failing tool answers `success: false` with its error. */
   async runTool(caller: Caller, id: string, input: RunToolRequest, signal?: AbortSignal): Promise<RunToolResponse> {
-    const { args } = parseInput(RunToolRequest, input);
-    const tool = await this.#tool(caller, id);
-    const outcome = await this.#runner().run(tool, args, signal);
-    return outcome.ok
-      ? { success: true, result: outcome.result, logs: [...outcome.logs], durationMs: outcome.durationMs }
-      : { success: false, message: outcome.error.message, error: { kind: outcome.error.kind }, logs: [...outcome.logs], durationMs: outcome.durationMs };
+    return this.tools.run(caller, id, parseInput(RunToolRequest, input), signal);
   }
 
   // ---- MCP servers ----------------------------------------------------------------------
