@@ -89,4 +89,4 @@ export { capLogs, jsonWithinDepth, parseToolResult, TOOL_LIMITS } from './tools/
 export { DEFAULT_TOOL_QUEUE, type ToolsOptions } from './tools/project-tools.js';
 export { SchemaValidator, type SchemaValidatorOptions } from './tools/schema-validator.js';
 export type * from './mcp/types.js';
-export { MCP_TOOL_PREFIX, mcpFunctionName, type McpOptions } from './mcp/service.js';
+export { MCP_TOOL_PREFIX, mcpFunctionName } from './mcp/tool-source.js';

@@ -18,10 +18,9 @@ import { ToolsService } from './tools/service.js';
 import { AuthService } from './auth/service.js';
 import { ChatsService } from './chats/service.js';
 import { type Clock, systemClock } from './clock.js';
-import { type Caller, callerProject, type PlatformContext } from './context.js';
-import { PlatformError } from './errors.js';
+import type { Caller, PlatformContext } from './context.js';
 import { createIdGenerator, type IdGenerator } from './ids.js';
-import { type ProjectCleanup, ProjectsService } from './projects/service.js';
+import { ProjectsService } from './projects/service.js';
 import {
   type ApiKeySummary,
   CreateKeyRequest,
@@ -29,7 +28,6 @@ import {
   ListKeysQuery,
   type ListKeysResponse,
 } from './schemas/auth.js';
-import { offsetPageFields } from './paging.js';
 import { CreateProjectRequest, ListProjectsQuery, type ListProjectsResponse, type ProjectResponse, UpdateProjectRequest } from './schemas/projects.js';
 import type { DefaultBaseUrl, UsableCredential } from './credentials/choose.js';
 import type { IndexingEvent } from './knowledge/indexing-events.js';
@@ -80,8 +78,9 @@ import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModels
 import type { ChatRecord, StorageAdapter } from './storage/types.js';
 import { parseInput } from './validation.js';
 import { UserCapGuard, type UserCapName, type UserCaps } from './user-caps.js';
-import { MCP_DELETED_CHANNEL, MCP_TOOL_PREFIX, type McpOptions, mcpToolSource, newServerRecord, probeError, serverConfig, toServerView, toToolView } from './mcp/service.js';
-import type { McpServerConfig } from './mcp/types.js';
+import { McpService } from './mcp/service.js';
+import { MCP_TOOL_PREFIX, mcpToolSource } from './mcp/tool-source.js';
+import type { McpOptions } from './mcp/types.js';
 import {
   AddMcpServerRequest,
   type AddMcpServerResponse,
@@ -164,7 +163,6 @@ export class AgentPlatform {
   readonly #tools: ToolRunner | undefined;
   readonly #mcp: McpOptions | undefined;
   readonly #notifier: Notifier;
-  readonly #unsubscribe: (() => void)[] = [];
   /** Fetch for every URL a caller supplies: checks the outbound policy before connecting. */
   readonly fetch: GuardedFetch;
   readonly #localModels: LocalModelRuntime;
@@ -189,6 +187,8 @@ export class AgentPlatform {
   readonly chats: ChatsService;
   /** Projects' tools (sandboxed code). */
   readonly tools: ToolsService;
+  /** Projects' MCP servers. */
+  readonly mcp: McpService;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
@@ -216,19 +216,9 @@ export class AgentPlatform {
     this.#tools = options.tools ? new ToolRunner(options.tools) : undefined;
     this.tools = new ToolsService(this.#ctx, { runner: this.#tools, reservedPrefix: MCP_TOOL_PREFIX });
     this.#mcp = options.mcp;
-    const mcp = this.#mcp;
-    if (mcp) {
-      // A server deleted through any instance: each instance closes its own connection to it.
-      this.#unsubscribe.push(
-        this.#notifier.subscribe(MCP_DELETED_CHANNEL, (payload) => {
-          const serverId = (payload as { serverId?: unknown } | null)?.serverId;
-          if (typeof serverId === 'string') mcp.connector.disconnect(serverId).catch(() => {});
-        }),
-      );
-    }
+    this.mcp = new McpService(this.#ctx, this.#mcp);
     // What deleting a project drops outside its rows: the knowledge's blobs and vectors, then the connections to its MCP servers.
-    const mcpCleanup: ProjectCleanup = { dropProject: (caller, projectId) => this.#dropMcp(caller, projectId) };
-    this.projects = new ProjectsService(this.#ctx, { credentials: this.credentials, cleanups: [this.knowledge, mcpCleanup] });
+    this.projects = new ProjectsService(this.#ctx, { credentials: this.credentials, cleanups: [this.knowledge, this.mcp] });
     this.completions = new CompletionsService(this.#ctx, {
       agent: options.agent,
       streams: this.#streams,
@@ -250,26 +240,13 @@ export class AgentPlatform {
 
   /** Stops background work and closes the adapters (storage last). Idempotent. */
   async close(): Promise<void> {
-    for (const stop of this.#unsubscribe.splice(0)) stop();
     await this.knowledge.close();
     await this.#tools?.close();
-    await this.#mcp?.connector.close();
+    await this.mcp.close();
     await this.fetch.close();
     await this.#streams.close?.();
     await this.#notifier.close();
     await this.storage.close();
-  }
-
-  #project(caller: Caller, projectId: string) {
-    return callerProject(this.#ctx, caller, projectId);
-  }
-
-  /** The MCP part of deleting a project (`ProjectCleanup`): its servers, read before the delete, are disconnected after. */
-  async #dropMcp(_caller: Caller, id: string): Promise<() => Promise<void>> {
-    const servers = this.#mcp ? await this.storage.mcpServers.forProject(id) : [];
-    return async () => {
-      await Promise.all(servers.map((server) => this.#disconnectEverywhere(server.id)));
-    };
   }
 
   /** Creates a user and its first key (operator bootstrap: `agent-platform keys create`). */
@@ -418,116 +395,38 @@ export class AgentPlatform {
     return this.tools.run(caller, id, parseInput(RunToolRequest, input), signal);
   }
 
-  // ---- MCP servers ----------------------------------------------------------------------
-
-  #mcpOptions(): McpOptions {
-    if (!this.#mcp) throw new PlatformError('unsupported', 'MCP is not configured: construct AgentPlatform with `mcp: { connector }`');
-    return this.#mcp;
-  }
-
-  async #mcpServer(caller: Caller, id: string) {
-    const server = await this.storage.mcpServers.get(caller.userId, id);
-    if (!server) throw PlatformError.notFound('MCP server not found');
-    return server;
-  }
-
   /**
    * `POST /api/mcp/add-server`: connects once (lists the tools) before saving, so a server that
    * cannot be reached, is not an MCP server, is refused by the outbound policy, or is a stdio
    * command the operator did not allow is never saved.
    */
   async addMcpServer(caller: Caller, input: AddMcpServerRequest, signal?: AbortSignal): Promise<AddMcpServerResponse> {
-    const body = parseInput(AddMcpServerRequest, input);
-    const mcp = this.#mcpOptions();
-    await this.#project(caller, body.projectId);
-    if ((await this.storage.mcpServers.forProject(body.projectId)).some((s) => s.name === body.name)) {
-      throw new PlatformError('conflict', `An MCP server named "${body.name}" already exists in this project`);
-    }
-    // Refused before connecting to it; decided when it is written.
-    await this.#caps.check(this.storage, caller.userId, 'mcpServers');
-    const config: McpServerConfig =
-      body.transport === 'stdio'
-        ? { transport: 'stdio', command: body.command ?? '', args: body.args ?? [], ...(body.env ? { env: body.env } : {}) }
-        : { transport: body.transport, url: body.url ?? '', ...(body.headers ? { headers: body.headers } : {}) };
-    let probe: Awaited<ReturnType<typeof mcp.connector.probe>>;
-    try {
-      probe = await mcp.connector.probe(config, signal ? { signal } : {});
-    } catch (error) {
-      throw probeError(error, config);
-    }
-    const now = this.clock.now();
-    const { projectId, name, transport, url, command, args, headers, env } = body;
-    const record = newServerRecord(
-      { id: this.ids.next('mcpServer'), userId: caller.userId, projectId, name, transport, url, command, args, headers, env, createdAt: now, updatedAt: now },
-      this.#secrets,
-    );
-    await this.storage.transaction(async (tx) => {
-      await this.#caps.reserve(tx, caller.userId, 'mcpServers');
-      await tx.mcpServers.insert(record);
-    });
-    return { success: true, server: toServerView(record), tools: probe.tools.map(toToolView) };
+    return this.mcp.add(caller, parseInput(AddMcpServerRequest, input), signal);
   }
 
   /** `GET /api/mcp/servers?projectId=`: a project's servers, newest first. */
   async listMcpServers(caller: Caller, query: ListMcpServersQuery): Promise<ListMcpServersResponse> {
-    const q = parseInput(ListMcpServersQuery, query);
-    await this.#project(caller, q.projectId);
-    const page = await this.storage.mcpServers.list({ userId: caller.userId, projectId: q.projectId, limit: q.limit, offset: q.offset });
-    return {
-      success: true,
-      servers: page.items.map(toServerView),
-      ...offsetPageFields(q.offset, page),
-      message: page.total === 0 ? 'No MCP servers found' : `Found ${page.total} MCP server${page.total === 1 ? '' : 's'}`,
-    };
+    return this.mcp.list(caller, parseInput(ListMcpServersQuery, query));
   }
 
   /** `GET /api/mcp/servers/{id}`. */
-  async getMcpServer(caller: Caller, id: string): Promise<McpServerResponse> {
-    return { success: true, server: toServerView(await this.#mcpServer(caller, id)) };
+  getMcpServer(caller: Caller, id: string): Promise<McpServerResponse> {
+    return this.mcp.get(caller, id);
   }
 
   /** `GET /api/mcp/servers/{id}/tools`: what the server offers now, over its shared connection. */
-  async listMcpTools(caller: Caller, id: string, signal?: AbortSignal): Promise<McpToolsResponse> {
-    const server = await this.#mcpServer(caller, id);
-    const tools = await this.#mcpOptions().connector.listTools(server.id, serverConfig(server, this.#secrets), signal ? { signal } : {});
-    return {
-      success: true,
-      tools: tools.map(toToolView),
-      message: `${tools.length} tool${tools.length === 1 ? '' : 's'}`,
-    };
+  listMcpTools(caller: Caller, id: string, signal?: AbortSignal): Promise<McpToolsResponse> {
+    return this.mcp.tools(caller, id, signal);
   }
 
   /** `DELETE /api/mcp/servers/{id}`: disconnects and deletes the configuration. */
-  async deleteMcpServer(caller: Caller, id: string): Promise<{ success: true; message: string }> {
-    const mcp = this.#mcpOptions();
-    if (!(await this.storage.mcpServers.delete(caller.userId, id))) throw PlatformError.notFound('MCP server not found');
-    await this.#disconnectEverywhere(id, mcp);
-    return { success: true, message: 'MCP server deleted' };
-  }
-
-  /** Closes the connections of every instance to a deleted server: this one's now, the others' when they hear it. */
-  async #disconnectEverywhere(serverId: string, mcp = this.#mcp): Promise<void> {
-    if (!mcp) return;
-    await mcp.connector.disconnect(serverId);
-    await this.#notifier.publish(MCP_DELETED_CHANNEL, { serverId }).catch(() => {
-      // Not heard: another instance's connection stays open until it closes, though the server is
-      // gone from storage, so no call reaches it through that instance any more.
-    });
+  deleteMcpServer(caller: Caller, id: string): Promise<{ success: true; message: string }> {
+    return this.mcp.delete(caller, id);
   }
 
   /** `POST /api/mcp/detect-transport`: which transports answer at the URL. */
-  async detectMcpTransport(_caller: Caller, input: DetectTransportRequest, signal?: AbortSignal): Promise<DetectTransportResponse> {
-    const { url } = parseInput(DetectTransportRequest, input);
-    const found = await this.#mcpOptions().connector.detectTransport(url, signal ? { signal } : {});
-    if (found.supportedTypes.length === 0) {
-      throw new PlatformError('upstream_error', 'Unable to detect transport types');
-    }
-    return {
-      success: true,
-      message: `Detected ${found.supportedTypes.join(' and ')}; recommended: ${found.recommended}`,
-      supportedTypes: [...found.supportedTypes],
-      recommended: found.recommended ?? null,
-    };
+  async detectMcpTransport(caller: Caller, input: DetectTransportRequest, signal?: AbortSignal): Promise<DetectTransportResponse> {
+    return this.mcp.detect(caller, parseInput(DetectTransportRequest, input), signal);
   }
 
   // ---- local model runtime --------------------------------------------------------------

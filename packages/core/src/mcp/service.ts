@@ -1,146 +1,27 @@
-import { createHash } from 'node:crypto';
-import type { AgentTool, ToolSource } from '../agent/tools.js';
+import type { z } from 'zod';
+import { type Caller, callerProject, type PlatformContext } from '../context.js';
 import { isPlatformError, PlatformError } from '../errors.js';
-import { displayUrl, maskUrl } from '../net/display.js';
-import type { Caller } from '../context.js';
-import type { SecretBox } from '../security/secrets.js';
-import type { McpServerRecord, StorageAdapter } from '../storage/types.js';
-import type { McpConnector, McpServerConfig, McpTool } from './types.js';
-import type { McpServerView } from '../schemas/mcp.js';
+import { displayUrl } from '../net/display.js';
+import { offsetPageFields } from '../paging.js';
+import type {
+  AddMcpServerRequest,
+  AddMcpServerResponse,
+  DetectTransportRequest,
+  DetectTransportResponse,
+  ListMcpServersQuery,
+  ListMcpServersResponse,
+  McpServerResponse,
+  McpToolsResponse,
+} from '../schemas/mcp.js';
+import { newServerRecord, serverConfig, toServerView, toToolView } from './records.js';
+import type { McpOptions, McpServerConfig } from './types.js';
 
-export interface McpOptions {
-  readonly connector: McpConnector;
-  /** Time limit of one tool call made by the agent. Default: the connector's. */
-  readonly callTimeoutMs?: number;
-  /** Time limit of listing a server's tools for a completion; a server slower than that is left out. Default 5000 ms. */
-  readonly listTimeoutMs?: number;
-}
+type AddBody = z.output<typeof AddMcpServerRequest>;
+type ListQuery = z.output<typeof ListMcpServersQuery>;
+type DetectBody = z.output<typeof DetectTransportRequest>;
 
 /** The notifier channel of deleted MCP servers, `{ serverId }`: every instance closes its connection to it. */
 export const MCP_DELETED_CHANNEL = 'mcp.server-deleted';
-
-/** Prefix of every MCP function name offered to a model; project tools may not use it. */
-export const MCP_TOOL_PREFIX = 'mcp__';
-const MAX_FUNCTION_NAME = 64;
-
-/** What a server's `secrets` holds, sealed: header and env values, and a URL with user:password or a query. */
-interface SealedServerSecrets {
-  headers?: Record<string, string>;
-  env?: Record<string, string>;
-  url?: string;
-}
-
-/** The configuration a connector needs, with the secrets opened. */
-export function serverConfig(record: McpServerRecord, secrets: SecretBox | undefined): McpServerConfig {
-  const opened = record.secrets && secrets ? (JSON.parse(secrets.open(record.secrets)) as SealedServerSecrets) : {};
-  return record.transport === 'stdio'
-    ? { transport: 'stdio', command: record.command ?? '', args: record.args, ...(opened.env ? { env: opened.env } : {}) }
-    : { transport: record.transport, url: opened.url ?? record.url ?? '', ...(opened.headers ? { headers: opened.headers } : {}) };
-}
-
-export function toServerView(r: McpServerRecord): McpServerView {
-  return {
-    id: r.id,
-    projectId: r.projectId,
-    name: r.name,
-    transport: r.transport,
-    url: r.url === null ? null : displayUrl(r.url),
-    command: r.command,
-    args: [...r.args],
-    headerNames: [...r.headerNames],
-    envNames: [...r.envNames],
-    createdAt: r.createdAt.toISOString(),
-    updatedAt: r.updatedAt.toISOString(),
-  };
-}
-
-/** A server's tool as the routes answer it (the connector's object may carry more). */
-export const toToolView = (t: McpTool) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema });
-
-/**
- * A record for a new server: names in the clear, values sealed. A URL with user:password or a
- * query is sealed whole and stored masked (`****`), like a credential's base URL.
- */
-export function newServerRecord(
-  fields: Omit<McpServerRecord, 'secrets' | 'headerNames' | 'envNames' | 'url' | 'command' | 'args'> & {
-    url?: string | undefined;
-    command?: string | undefined;
-    args?: readonly string[] | undefined;
-    headers?: Readonly<Record<string, string>> | undefined;
-    env?: Readonly<Record<string, string>> | undefined;
-  },
-  secrets: SecretBox | undefined,
-): McpServerRecord {
-  const { headers, env, url, command, args, ...rest } = fields;
-  const shown = url === undefined ? undefined : maskUrl(url);
-  const hidden: SealedServerSecrets = {
-    ...(headers && Object.keys(headers).length ? { headers } : {}),
-    ...(env && Object.keys(env).length ? { env } : {}),
-    ...(shown?.secret ? { url } : {}),
-  };
-  if (Object.keys(hidden).length > 0 && !secrets) throw new PlatformError('unsupported', 'MCP server headers, env and URL credentials need a secret box: construct AgentPlatform with `secrets`');
-  return {
-    ...rest,
-    url: shown?.masked ?? null,
-    command: command ?? null,
-    args: args ?? [],
-    headerNames: Object.keys(headers ?? {}),
-    envNames: Object.keys(env ?? {}),
-    secrets: Object.keys(hidden).length > 0 && secrets ? secrets.seal(JSON.stringify(hidden)) : null,
-  };
-}
-
-/**
- * The function name of a server's tool: `mcp__<server>__<tool>`, the tool's name reduced to the
- * characters models accept and, when that changed it or it is too long, made unique with a
- * short hash of the original.
- */
-export function mcpFunctionName(server: string, tool: string): string {
-  const base = `${MCP_TOOL_PREFIX}${server}__`;
-  const clean = tool.replace(/[^a-zA-Z0-9_-]/g, '_');
-  if (clean === tool && base.length + clean.length <= MAX_FUNCTION_NAME) return base + clean;
-  const hash = createHash('sha256').update(tool).digest('hex').slice(0, 8);
-  return `${base}${clean.slice(0, Math.max(1, MAX_FUNCTION_NAME - base.length - 9))}_${hash}`;
-}
-
-/** The project's MCP servers' tools for the agent; a server that cannot be reached is left out. */
-export function mcpToolSource(storage: StorageAdapter, secrets: SecretBox | undefined, options: McpOptions, onSkip?: (server: McpServerRecord, error: unknown) => void): ToolSource {
-  return {
-    async tools(_caller: Caller, projectId: string): Promise<AgentTool[]> {
-      const servers = await storage.mcpServers.forProject(projectId);
-      const lists = await Promise.all(
-        servers.map(async (server) => {
-          const config = serverConfig(server, secrets);
-          try {
-            const tools = await options.connector.listTools(server.id, config, { signal: AbortSignal.timeout(options.listTimeoutMs ?? 5000) });
-            return tools.map((tool) => agentTool(server, config, tool, options));
-          } catch (error) {
-            onSkip?.(server, error);
-            return [];
-          }
-        }),
-      );
-      return lists.flat();
-    },
-  };
-}
-
-function agentTool(server: McpServerRecord, config: McpServerConfig, tool: McpTool, options: McpOptions): AgentTool {
-  return {
-    definition: { name: mcpFunctionName(server.name, tool.name), description: tool.description || `${tool.name} (MCP server ${server.name})`, parameters: tool.inputSchema },
-    async run(args, context) {
-      const result = await options.connector.callTool(server.id, config, {
-        name: tool.name,
-        args: args ?? {},
-        ...(options.callTimeoutMs ? { timeoutMs: options.callTimeoutMs } : {}),
-        ...(context.signal ? { signal: context.signal } : {}),
-      });
-      // The model sees a failing tool's text as an error, like a project tool's.
-      if (result.isError) throw new Error(result.text || `MCP tool ${tool.name} failed`);
-      return result.text;
-    },
-  };
-}
 
 /** A connector failure as the add route answers it: the policy's refusal and timeouts as they are, the rest named. */
 export function probeError(error: unknown, config: McpServerConfig): PlatformError {
@@ -149,3 +30,147 @@ export function probeError(error: unknown, config: McpServerConfig): PlatformErr
   return new PlatformError('upstream_error', `MCP server (${where}) failed: ${(error as Error).message ?? String(error)}`, { cause: error });
 }
 
+/**
+ * A project's MCP servers: each is connected to once before it is saved, its secrets sealed at
+ * rest, its connection shared and closed on every instance when it (or its project) is deleted.
+ */
+export class McpService {
+  readonly #ctx: PlatformContext;
+  readonly #mcp: McpOptions | undefined;
+  readonly #unsubscribe: (() => void) | undefined;
+
+  /** Without `mcp`, every call answers `unsupported`. */
+  constructor(ctx: PlatformContext, mcp: McpOptions | undefined) {
+    this.#ctx = ctx;
+    this.#mcp = mcp;
+    if (mcp) {
+      // A server deleted through any instance: each instance closes its own connection to it.
+      this.#unsubscribe = ctx.notifier.subscribe(MCP_DELETED_CHANNEL, (payload) => {
+        const serverId = (payload as { serverId?: unknown } | null)?.serverId;
+        if (typeof serverId === 'string') mcp.connector.disconnect(serverId).catch(() => {});
+      });
+    }
+  }
+
+  /** Stops hearing of deletes through other instances and closes every connection. */
+  async close(): Promise<void> {
+    this.#unsubscribe?.();
+    await this.#mcp?.connector.close();
+  }
+
+  #options(): McpOptions {
+    if (!this.#mcp) throw new PlatformError('unsupported', 'MCP is not configured: construct AgentPlatform with `mcp: { connector }`');
+    return this.#mcp;
+  }
+
+  async #server(caller: Caller, id: string) {
+    const server = await this.#ctx.storage.mcpServers.get(caller.userId, id);
+    if (!server) throw PlatformError.notFound('MCP server not found');
+    return server;
+  }
+
+  /**
+   * `POST /api/mcp/add-server`: connects once (lists the tools) before saving, so a server that
+   * cannot be reached, is not an MCP server, is refused by the outbound policy, or is a stdio
+   * command the operator did not allow is never saved.
+   */
+  async add(caller: Caller, body: AddBody, signal?: AbortSignal): Promise<AddMcpServerResponse> {
+    const { storage, caps, clock, ids, secrets } = this.#ctx;
+    const mcp = this.#options();
+    await callerProject(this.#ctx, caller, body.projectId);
+    if ((await storage.mcpServers.forProject(body.projectId)).some((s) => s.name === body.name)) {
+      throw new PlatformError('conflict', `An MCP server named "${body.name}" already exists in this project`);
+    }
+    // Refused before connecting to it; decided when it is written.
+    await caps.check(storage, caller.userId, 'mcpServers');
+    const config: McpServerConfig =
+      body.transport === 'stdio'
+        ? { transport: 'stdio', command: body.command ?? '', args: body.args ?? [], ...(body.env ? { env: body.env } : {}) }
+        : { transport: body.transport, url: body.url ?? '', ...(body.headers ? { headers: body.headers } : {}) };
+    let probe: Awaited<ReturnType<typeof mcp.connector.probe>>;
+    try {
+      probe = await mcp.connector.probe(config, signal ? { signal } : {});
+    } catch (error) {
+      throw probeError(error, config);
+    }
+    const now = clock.now();
+    const { projectId, name, transport, url, command, args, headers, env } = body;
+    const record = newServerRecord(
+      { id: ids.next('mcpServer'), userId: caller.userId, projectId, name, transport, url, command, args, headers, env, createdAt: now, updatedAt: now },
+      secrets,
+    );
+    await storage.transaction(async (tx) => {
+      await caps.reserve(tx, caller.userId, 'mcpServers');
+      await tx.mcpServers.insert(record);
+    });
+    return { success: true, server: toServerView(record), tools: probe.tools.map(toToolView) };
+  }
+
+  /** `GET /api/mcp/servers?projectId=`: a project's servers, newest first. */
+  async list(caller: Caller, q: ListQuery): Promise<ListMcpServersResponse> {
+    await callerProject(this.#ctx, caller, q.projectId);
+    const page = await this.#ctx.storage.mcpServers.list({ userId: caller.userId, projectId: q.projectId, limit: q.limit, offset: q.offset });
+    return {
+      success: true,
+      servers: page.items.map(toServerView),
+      ...offsetPageFields(q.offset, page),
+      message: page.total === 0 ? 'No MCP servers found' : `Found ${page.total} MCP server${page.total === 1 ? '' : 's'}`,
+    };
+  }
+
+  /** `GET /api/mcp/servers/{id}`. */
+  async get(caller: Caller, id: string): Promise<McpServerResponse> {
+    return { success: true, server: toServerView(await this.#server(caller, id)) };
+  }
+
+  /** `GET /api/mcp/servers/{id}/tools`: what the server offers now, over its shared connection. */
+  async tools(caller: Caller, id: string, signal?: AbortSignal): Promise<McpToolsResponse> {
+    const server = await this.#server(caller, id);
+    const tools = await this.#options().connector.listTools(server.id, serverConfig(server, this.#ctx.secrets), signal ? { signal } : {});
+    return {
+      success: true,
+      tools: tools.map(toToolView),
+      message: `${tools.length} tool${tools.length === 1 ? '' : 's'}`,
+    };
+  }
+
+  /** `DELETE /api/mcp/servers/{id}`: disconnects and deletes the configuration. */
+  async delete(caller: Caller, id: string): Promise<{ success: true; message: string }> {
+    const mcp = this.#options();
+    if (!(await this.#ctx.storage.mcpServers.delete(caller.userId, id))) throw PlatformError.notFound('MCP server not found');
+    await this.#disconnectEverywhere(id, mcp);
+    return { success: true, message: 'MCP server deleted' };
+  }
+
+  /** The MCP part of deleting a project (`ProjectCleanup`): its servers, read before the delete, are disconnected after. */
+  async dropProject(_caller: Caller, projectId: string): Promise<() => Promise<void>> {
+    const servers = this.#mcp ? await this.#ctx.storage.mcpServers.forProject(projectId) : [];
+    return async () => {
+      await Promise.all(servers.map((server) => this.#disconnectEverywhere(server.id)));
+    };
+  }
+
+  /** Closes the connections of every instance to a deleted server: this one's now, the others' when they hear it. */
+  async #disconnectEverywhere(serverId: string, mcp = this.#mcp): Promise<void> {
+    if (!mcp) return;
+    await mcp.connector.disconnect(serverId);
+    await this.#ctx.notifier.publish(MCP_DELETED_CHANNEL, { serverId }).catch(() => {
+      // Not heard: another instance's connection stays open until it closes, though the server is
+      // gone from storage, so no call reaches it through that instance any more.
+    });
+  }
+
+  /** `POST /api/mcp/detect-transport`: which transports answer at the URL. */
+  async detect(_caller: Caller, { url }: DetectBody, signal?: AbortSignal): Promise<DetectTransportResponse> {
+    const found = await this.#options().connector.detectTransport(url, signal ? { signal } : {});
+    if (found.supportedTypes.length === 0) {
+      throw new PlatformError('upstream_error', 'Unable to detect transport types');
+    }
+    return {
+      success: true,
+      message: `Detected ${found.supportedTypes.join(' and ')}; recommended: ${found.recommended}`,
+      supportedTypes: [...found.supportedTypes],
+      recommended: found.recommended ?? null,
+    };
+  }
+}

@@ -87,3 +87,11 @@ export interface McpConnector {
   /** Closes every connection (the service stops). */
   close(): Promise<void>;
 }
+
+export interface McpOptions {
+  readonly connector: McpConnector;
+  /** Time limit of one tool call made by the agent. Default: the connector's. */
+  readonly callTimeoutMs?: number;
+  /** Time limit of listing a server's tools for a completion; a server slower than that is left out. Default 5000 ms. */
+  readonly listTimeoutMs?: number;
+}
