@@ -68,7 +68,7 @@ export {
 export { allowingUrls, type CheckedTarget, createGuardedFetch, type GuardedFetch, type GuardedFetchOptions, type HostResolver, type ProxyRoute, type ResolvedAddress } from './net/guarded-fetch.js';
 export { DEFAULT_LOCAL_MODEL_URL, defaultLocalModelBaseUrl, type LocalModelRuntime } from './local-models/runtime.js';
 export { type FetchLike, normaliseDigest, ollamaRuntime, type OllamaRuntimeOptions } from './local-models/ollama.js';
-export { deleteLocalModel, listLocalModels, type LocalModelResult, type LocalModelServiceOptions } from './local-models/service.js';
+export { deleteLocalModel, listLocalModels, type LocalModelServiceOptions } from './local-models/service.js';
 export { displayUrl, safeReason } from './net/display.js';
 export { answerTooLarge, answerTooLargeIn, type BodyLimit, type BoundedRequest, boundedFetch, isEventStream, limitBody } from './net/bounded-body.js';
 export {

@@ -68,13 +68,12 @@ import { CreateCredentialRequest, type CredentialResponse, type CredentialTestRe
 import { CredentialsService } from './credentials/service.js';
 import { DefaultModelsQuery, type ProviderModelsResponse } from './schemas/provider-models.js';
 import type { SecretBox } from './security/secrets.js';
-import { ollamaRuntime } from './local-models/ollama.js';
 import type { ByteLimit } from './net/upstream-limits.js';
-import { defaultLocalModelBaseUrl, type LocalModelRuntime } from './local-models/runtime.js';
-import { deleteLocalModel, type LocalModelResult, type LocalModelServiceOptions, listLocalModels } from './local-models/service.js';
-import { allowingUrls, createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
+import type { LocalModelRuntime } from './local-models/runtime.js';
+import { LocalModelsService, withoutEmptyBaseUrl } from './local-models/service.js';
+import { createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
 import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.js';
-import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from './schemas/local-models.js';
+import { DeleteLocalModelRequest, type DeleteLocalModelResponse, ListLocalModelsQuery, type ListLocalModelsResponse } from './schemas/local-models.js';
 import type { ChatRecord, StorageAdapter } from './storage/types.js';
 import { parseInput } from './validation.js';
 import { UserCapGuard, type UserCapName, type UserCaps } from './user-caps.js';
@@ -165,10 +164,6 @@ export class AgentPlatform {
   readonly #notifier: Notifier;
   /** Fetch for every URL a caller supplies: checks the outbound policy before connecting. */
   readonly fetch: GuardedFetch;
-  readonly #localModels: LocalModelRuntime;
-  /** The runtime client of the default address (`localModelUrl`): by the operator's fetch. */
-  readonly #defaultLocalModels: LocalModelRuntime;
-  readonly #localModelUrl: string | undefined;
   readonly #defaultBaseUrl: DefaultBaseUrl | undefined;
   readonly #caps: UserCapGuard;
   /** What every area service is built from. */
@@ -189,6 +184,8 @@ export class AgentPlatform {
   readonly tools: ToolsService;
   /** Projects' MCP servers. */
   readonly mcp: McpService;
+  /** The local model runtime (Ollama). */
+  readonly localModels: LocalModelsService;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
@@ -198,14 +195,16 @@ export class AgentPlatform {
     this.#streams = options.streamStore ?? memoryStreamStore({ ...options.streams, clock: this.clock });
     this.#secrets = options.secrets;
     this.fetch = options.fetch ?? createGuardedFetch(createOutboundPolicy(options.outbound));
-    const answerLimit = options.localModelAnswerLimit ? { answerLimit: options.localModelAnswerLimit } : {};
-    this.#localModels = options.localModels ?? ollamaRuntime({ fetch: this.fetch, ...answerLimit });
-    this.#localModelUrl = options.localModelUrl;
-    this.#defaultLocalModels = options.localModels ?? ollamaRuntime({ fetch: options.operatorFetch ?? allowingUrls(this.fetch, [options.localModelUrl ?? defaultLocalModelBaseUrl()]), ...answerLimit });
     this.#defaultBaseUrl = options.agent?.defaultBaseUrl;
     this.#notifier = options.notifier ?? createMemoryNotifier();
     this.#ctx = { storage: this.storage, clock: this.clock, ids: this.ids, notifier: this.#notifier, fetch: this.fetch, secrets: this.#secrets, caps: this.#caps };
     this.auth = new AuthService(this.#ctx);
+    this.localModels = new LocalModelsService(this.#ctx, {
+      ...(options.localModels ? { runtime: options.localModels } : {}),
+      ...(options.localModelAnswerLimit ? { answerLimit: options.localModelAnswerLimit } : {}),
+      ...(options.localModelUrl ? { defaultBaseUrl: options.localModelUrl } : {}),
+      ...(options.operatorFetch ? { operatorFetch: options.operatorFetch } : {}),
+    });
     this.chats = new ChatsService(this.#ctx);
     this.credentials = new CredentialsService(this.#ctx, {
       models: options.agent?.models,
@@ -429,20 +428,14 @@ export class AgentPlatform {
     return this.mcp.detect(caller, parseInput(DetectTransportRequest, input), signal);
   }
 
-  // ---- local model runtime --------------------------------------------------------------
-
-  /** `GET /api/v1/localmodel/list-models`: `{ status, body }` (failures use `error`, with `models: []`). */
-  listLocalModels(_caller: Caller, query: ListLocalModelsQuery = {}): Promise<LocalModelResult<ListLocalModelsResponse>> {
-    return listLocalModels(this.#localModels, query, this.#localModelOptions());
+  /** `GET /api/v1/localmodel/list-models`: the installed models; failures name the runtime's state in their message (`LocalModelsService`). */
+  async listLocalModels(caller: Caller, query: ListLocalModelsQuery = {}): Promise<ListLocalModelsResponse> {
+    return this.localModels.list(caller, parseInput(ListLocalModelsQuery, withoutEmptyBaseUrl(query ?? {})));
   }
 
-  /** `DELETE /api/v1/localmodel/delete-model`: `{ status, body }`. */
-  deleteLocalModel(_caller: Caller, input: DeleteLocalModelRequest): Promise<LocalModelResult<DeleteLocalModelResponse>> {
-    return deleteLocalModel(this.#localModels, input, this.#localModelOptions());
-  }
-
-  #localModelOptions(): LocalModelServiceOptions {
-    return { defaultRuntime: this.#defaultLocalModels, ...(this.#localModelUrl ? { defaultBaseUrl: this.#localModelUrl } : {}) };
+  /** `DELETE /api/v1/localmodel/delete-model`. */
+  async deleteLocalModel(caller: Caller, input: DeleteLocalModelRequest): Promise<DeleteLocalModelResponse> {
+    return this.localModels.delete(caller, parseInput(DeleteLocalModelRequest, withoutEmptyBaseUrl(input ?? {})));
   }
 
   /** `POST /api/chats`: a chat of one of the caller's projects. */

@@ -1,10 +1,11 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { isPlatformError } from '../src/errors.js';
+import { isPlatformError, PlatformError } from '../src/errors.js';
 import { normaliseDigest, ollamaRuntime } from '../src/local-models/ollama.js';
 import { DEFAULT_LOCAL_MODEL_URL, defaultLocalModelBaseUrl } from '../src/local-models/runtime.js';
 import { deleteLocalModel, listLocalModels } from '../src/local-models/service.js';
+import { AgentPlatform, type StorageAdapter } from '../src/index.js';
 import { createGuardedFetch, type GuardedFetch, type HostResolver } from '../src/net/guarded-fetch.js';
 import { createOutboundPolicy } from '../src/net/policy.js';
 import { DeleteLocalModelResponse, ListLocalModelsResponse } from '../src/schemas/local-models.js';
@@ -56,20 +57,26 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** How a call failed: its code and message (the text the route answers in `error`), or 'resolved'. */
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'resolved',
+    (e: unknown) => (isPlatformError(e) ? { code: e.code, message: e.message } : e),
+  );
+
 describe('listLocalModels', () => {
   it('lists the installed models with sha256-prefixed digests and ISO times', async () => {
     const result = await listLocalModels(runtime(), { baseUrl: server.url });
-    expect(result.status).toBe(200);
-    expect(ListLocalModelsResponse.parse(result.body)).toEqual(result.body);
+    expect(ListLocalModelsResponse.parse(result)).toEqual(result);
     const [first, second] = server.models;
-    expect(result.body).toEqual({
+    expect(result).toEqual({
       success: true,
       models: [
         { name: 'llama3.2:latest', size: 2_019_393_189, digest: `sha256:${first?.digest}`, modified_at: '2024-05-01T17:00:00.123Z' },
         { name: 'llama3.2:1b', size: 1_321_098_329, digest: `sha256:${second?.digest}`, modified_at: '2024-09-25T12:30:00.000Z' },
       ],
     });
-    for (const model of result.body.models) {
+    for (const model of result.models) {
       expect(Object.keys(model).sort()).toEqual(['digest', 'modified_at', 'name', 'size']);
       expect(model.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     }
@@ -78,71 +85,56 @@ describe('listLocalModels', () => {
 
   it('answers an empty array when no model is installed', async () => {
     server.models = [];
-    expect(await listLocalModels(runtime(), { baseUrl: server.url })).toEqual({ status: 200, body: { success: true, models: [] } });
+    expect(await listLocalModels(runtime(), { baseUrl: server.url })).toEqual({ success: true, models: [] });
   });
 
-  it('uses the default base URL when none (or an empty one) is given', async () => {
-    const options = { defaultBaseUrl: server.url };
-    expect((await listLocalModels(runtime(), {}, options)).body.models).toHaveLength(2);
-    expect((await listLocalModels(runtime(), { baseUrl: '' }, options)).body.models).toHaveLength(2);
-    expect((await listLocalModels(runtime(), undefined, options)).body.models).toHaveLength(2);
-    expect(server.requests).toHaveLength(3);
+  it('uses the default base URL when none is given', async () => {
+    expect((await listLocalModels(runtime(), {}, { defaultBaseUrl: server.url })).models).toHaveLength(2);
+    expect(server.requests).toHaveLength(1);
   });
 
   it('reaches a runtime by host name through the checked address', async () => {
     const result = await listLocalModels(runtime(), { baseUrl: `http://ollama.test:${server.port}/` });
-    expect(result.status).toBe(200);
-    expect(result.body.models).toHaveLength(2);
+    expect(result.models).toHaveLength(2);
     expect(server.requests[0]?.host).toBe(`ollama.test:${server.port}`);
     expect(events).toEqual(['lookup:ollama.test']);
     expect(connects).toEqual([`connect:ollama.test:${server.port}`]);
   });
 
-  it('says the runtime is not running when nothing listens (503)', async () => {
+  it('says the runtime is not running when nothing listens (unavailable)', async () => {
     const baseUrl = `http://127.0.0.1:${await closedPort()}`;
-    expect(await listLocalModels(runtime(), { baseUrl })).toEqual({
-      status: 503,
-      body: { success: false, error: `Local model runtime is not running at ${baseUrl}`, code: 'unavailable', models: [] },
-    });
+    expect(await failure(listLocalModels(runtime(), { baseUrl }))).toEqual({ code: 'unavailable', message: `Local model runtime is not running at ${baseUrl}` });
   });
 
-  it('answers Failed to list models when the runtime fails (502)', async () => {
+  it('answers Failed to list models when the runtime fails (upstream_error)', async () => {
     server.tagsStatus = 500;
-    const result = await listLocalModels(runtime(), { baseUrl: server.url });
-    expect(result).toEqual({ status: 502, body: { success: false, error: 'Failed to list models', code: 'upstream_error', models: [] } });
-    expect(ListLocalModelsResponse.parse(result.body)).toEqual(result.body);
+    expect(await failure(listLocalModels(runtime(), { baseUrl: server.url }))).toEqual({ code: 'upstream_error', message: 'Failed to list models' });
   });
 
-  it('answers Failed to list models when the runtime is too slow (504)', async () => {
+  it('answers Failed to list models when the runtime is too slow (timeout)', async () => {
     server.delayMs = 2_000;
-    expect(await listLocalModels(runtime(100), { baseUrl: server.url })).toEqual({
-      status: 504,
-      body: { success: false, error: 'Failed to list models', code: 'timeout', models: [] },
-    });
+    expect(await failure(listLocalModels(runtime(100), { baseUrl: server.url }))).toEqual({ code: 'timeout', message: 'Failed to list models' });
   });
 
-  it('refuses a base URL that is not an http(s) URL (400)', async () => {
-    for (const baseUrl of ['not a url', 'ftp://127.0.0.1:11434', 42]) {
-      const result = await listLocalModels(runtime(), { baseUrl });
-      expect(result.status, String(baseUrl)).toBe(400);
-      expect(result.body).toMatchObject({ success: false, code: 'invalid_request', models: [] });
-      expect(result.body.error).toMatch(/^baseUrl: /);
-    }
-    expect(server.requests).toEqual([]);
+  it('answers a runtime failure of another code as upstream_error, and a bug as internal', async () => {
+    const failing = (error: unknown) => ({ list: async () => Promise.reject(error), delete: async () => Promise.reject(error) });
+    const odd = failing(new PlatformError('conflict', 'the runtime said something odd'));
+    expect(await failure(listLocalModels(odd, { baseUrl: server.url }))).toEqual({ code: 'upstream_error', message: 'Failed to list models' });
+    expect(await failure(deleteLocalModel(odd, { modelName: 'm', baseUrl: server.url }))).toEqual({ code: 'upstream_error', message: 'Failed to delete model' });
+    const bug = failing(new TypeError('x is undefined'));
+    expect(await failure(listLocalModels(bug, { baseUrl: server.url }))).toEqual({ code: 'internal', message: 'Failed to list models' });
+    expect(await failure(deleteLocalModel(bug, { modelName: 'm', baseUrl: server.url }))).toEqual({ code: 'internal', message: 'Failed to delete model' });
   });
 
-  it('refuses private and metadata base URLs before any connection (400)', async () => {
+  it('refuses private and metadata base URLs before any connection (invalid_request)', async () => {
     forbidConnects(events);
     const cases: [string, string][] = [
       ['http://10.0.0.5:11434', 'Refused to connect to 10.0.0.5: private address; allow it with --allow-host 10.0.0.5:11434'],
       ['http://169.254.169.254', 'Refused to connect to 169.254.169.254: cloud metadata address; allow it with --allow-host 169.254.169.254:80'],
       ['http://ollama.internal:11434', 'Refused to connect to ollama.internal (10.0.0.5): private address; allow it with --allow-host ollama.internal:11434'],
     ];
-    for (const [baseUrl, error] of cases) {
-      expect(await listLocalModels(runtime(), { baseUrl }), baseUrl).toEqual({
-        status: 400,
-        body: { success: false, error, code: 'invalid_request', models: [] },
-      });
+    for (const [baseUrl, message] of cases) {
+      expect(await failure(listLocalModels(runtime(), { baseUrl })), baseUrl).toEqual({ code: 'invalid_request', message });
     }
     // The only thing that happened: the host name was resolved (IP literals are not).
     expect(events).toEqual(['lookup:ollama.internal']);
@@ -152,69 +144,38 @@ describe('listLocalModels', () => {
 describe('deleteLocalModel', () => {
   it('deletes a model named with its tag, sending { model, name }', async () => {
     const result = await deleteLocalModel(runtime(), { modelName: 'llama3.2:1b', baseUrl: server.url });
-    expect(result).toEqual({ status: 200, body: { success: true, message: 'Model llama3.2:1b deleted' } });
-    expect(DeleteLocalModelResponse.parse(result.body)).toEqual(result.body);
+    expect(result).toEqual({ success: true, message: 'Model llama3.2:1b deleted' });
+    expect(DeleteLocalModelResponse.parse(result)).toEqual(result);
     expect(server.requests).toEqual([
       { method: 'DELETE', path: '/api/delete', host: `127.0.0.1:${server.port}`, body: JSON.stringify({ model: 'llama3.2:1b', name: 'llama3.2:1b' }) },
     ]);
     expect(server.models.map((m) => m.name)).toEqual(['llama3.2:latest']);
   });
 
-  it('answers Model not found for a missing model or another tag (404)', async () => {
+  it('answers Model not found for a missing model or another tag (not_found)', async () => {
     for (const modelName of ['mistral:7b', 'llama3.2']) {
-      expect(await deleteLocalModel(runtime(), { modelName, baseUrl: server.url })).toEqual({
-        status: 404,
-        body: { success: false, error: 'Model not found', code: 'not_found' },
-      });
+      expect(await failure(deleteLocalModel(runtime(), { modelName, baseUrl: server.url }))).toEqual({ code: 'not_found', message: 'Model not found' });
     }
     expect(server.models).toHaveLength(2);
   });
 
-  it('answers Failed to delete model when the runtime fails (502) or is not running (503)', async () => {
+  it('answers Failed to delete model when the runtime fails (upstream_error) or is not running (unavailable)', async () => {
     server.deleteStatus = 500;
-    expect(await deleteLocalModel(runtime(), { modelName: 'llama3.2:1b', baseUrl: server.url })).toEqual({
-      status: 502,
-      body: { success: false, error: 'Failed to delete model', code: 'upstream_error' },
-    });
+    expect(await failure(deleteLocalModel(runtime(), { modelName: 'llama3.2:1b', baseUrl: server.url }))).toEqual({ code: 'upstream_error', message: 'Failed to delete model' });
     const baseUrl = `http://127.0.0.1:${await closedPort()}`;
-    expect(await deleteLocalModel(runtime(), { modelName: 'llama3.2:1b', baseUrl })).toEqual({
-      status: 503,
-      body: { success: false, error: 'Failed to delete model', code: 'unavailable' },
-    });
+    expect(await failure(deleteLocalModel(runtime(), { modelName: 'llama3.2:1b', baseUrl }))).toEqual({ code: 'unavailable', message: 'Failed to delete model' });
   });
 
   it('uses the default base URL when none is given', async () => {
-    const result = await deleteLocalModel(runtime(), { modelName: 'llama3.2:latest', baseUrl: '' }, { defaultBaseUrl: server.url });
-    expect(result.status).toBe(200);
+    expect(await deleteLocalModel(runtime(), { modelName: 'llama3.2:latest' }, { defaultBaseUrl: server.url })).toEqual({ success: true, message: 'Model llama3.2:latest deleted' });
     expect(server.models.map((m) => m.name)).toEqual(['llama3.2:1b']);
   });
 
-  it('refuses invalid input (400) naming the field', async () => {
-    const cases: [unknown, RegExp][] = [
-      [{}, /^modelName: /],
-      [{ modelName: '' }, /^modelName: /],
-      [{ modelName: 7 }, /^modelName: /],
-      [{ modelName: 'x', baseUrl: 'not a url' }, /^baseUrl: must be an http or https URL/],
-      [undefined, /^modelName: /],
-    ];
-    for (const [input, error] of cases) {
-      const result = await deleteLocalModel(runtime(), input, { defaultBaseUrl: server.url });
-      expect(result.status, JSON.stringify(input)).toBe(400);
-      expect(result.body).toMatchObject({ success: false, code: 'invalid_request' });
-      expect(result.body.error).toMatch(error);
-    }
-    expect(server.requests).toEqual([]);
-  });
-
-  it('refuses a disallowed base URL before any connection (400)', async () => {
+  it('refuses a disallowed base URL before any connection (invalid_request)', async () => {
     forbidConnects(events);
-    expect(await deleteLocalModel(runtime(), { modelName: 'llama3.2:1b', baseUrl: 'http://ollama.internal:11434' })).toEqual({
-      status: 400,
-      body: {
-        success: false,
-        error: 'Refused to connect to ollama.internal (10.0.0.5): private address; allow it with --allow-host ollama.internal:11434',
-        code: 'invalid_request',
-      },
+    expect(await failure(deleteLocalModel(runtime(), { modelName: 'llama3.2:1b', baseUrl: 'http://ollama.internal:11434' }))).toEqual({
+      code: 'invalid_request',
+      message: 'Refused to connect to ollama.internal (10.0.0.5): private address; allow it with --allow-host ollama.internal:11434',
     });
     expect(events).toEqual(['lookup:ollama.internal']);
   });
@@ -224,11 +185,57 @@ describe('deleteLocalModel', () => {
     const only = createGuardedFetch(createOutboundPolicy({ allowlistOnly: true, allowedHosts: ['ollama.test'] }), { lookup: resolver });
     try {
       const rt = ollamaRuntime({ fetch: only });
-      expect((await listLocalModels(rt, { baseUrl: `http://ollama.test:${server.port}` })).status).toBe(200);
-      expect(await listLocalModels(rt, { baseUrl: server.url })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+      expect((await listLocalModels(rt, { baseUrl: `http://ollama.test:${server.port}` })).models).toHaveLength(2);
+      expect(await failure(listLocalModels(rt, { baseUrl: server.url }))).toMatchObject({ code: 'invalid_request' });
     } finally {
       await only.close();
     }
+  });
+});
+
+describe("AgentPlatform's local model methods", () => {
+  const caller = { userId: 'user_1' };
+  /** A platform with only what the local model methods use (they read no storage). */
+  async function withPlatform(run: (platform: AgentPlatform) => Promise<void>): Promise<void> {
+    const storage = { close: async () => {} } as unknown as StorageAdapter;
+    const fetch = createGuardedFetch(createOutboundPolicy({ allowedHosts: ['127.0.0.1'] }), { lookup: resolver });
+    const platform = new AgentPlatform({ storage, fetch, localModelUrl: server.url });
+    try {
+      await run(platform);
+    } finally {
+      await platform.close();
+    }
+  }
+
+  it('use the default base URL when none, or an empty one, is given', async () => {
+    await withPlatform(async (platform) => {
+      expect((await platform.listLocalModels(caller, {})).models).toHaveLength(2);
+      expect((await platform.listLocalModels(caller, { baseUrl: '' })).models).toHaveLength(2);
+      expect((await platform.listLocalModels(caller)).models).toHaveLength(2);
+      expect(server.requests).toHaveLength(3);
+      expect(await platform.deleteLocalModel(caller, { modelName: 'llama3.2:latest', baseUrl: '' })).toEqual({ success: true, message: 'Model llama3.2:latest deleted' });
+      expect(server.models.map((m) => m.name)).toEqual(['llama3.2:1b']);
+    });
+  });
+
+  it('refuse invalid input naming the field (invalid_request), before any request', async () => {
+    await withPlatform(async (platform) => {
+      for (const baseUrl of ['not a url', 'ftp://127.0.0.1:11434', 42]) {
+        const refused = await failure(platform.listLocalModels(caller, { baseUrl } as never));
+        expect(refused, String(baseUrl)).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/^baseUrl: /) });
+      }
+      const cases: [unknown, RegExp][] = [
+        [{}, /^modelName: /],
+        [{ modelName: '' }, /^modelName: /],
+        [{ modelName: 7 }, /^modelName: /],
+        [{ modelName: 'x', baseUrl: 'not a url' }, /^baseUrl: must be an http or https URL/],
+        [undefined, /^modelName: /],
+      ];
+      for (const [input, message] of cases) {
+        expect(await failure(platform.deleteLocalModel(caller, input as never)), JSON.stringify(input)).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(message) });
+      }
+      expect(server.requests).toEqual([]);
+    });
   });
 });
 

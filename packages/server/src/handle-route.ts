@@ -86,10 +86,6 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
   async function answer(route: ApiRoute, input: RouteInput, event: H3Event): Promise<Response> {
     const keepAliveMs = options.keepAliveMs;
     switch (route.kind) {
-      case 'raw': {
-        const { status, body } = await route.handler(platform, input);
-        return json(status, body);
-      }
       case 'openai': {
         const completion = await route.handler(platform, input);
         if (!completion.stream) return json(200, completion.body);
@@ -120,6 +116,7 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
           ...clientGone(event),
         });
       default:
+        // `json`, and `raw`, whose failures alone differ (see `failure`).
         return json(route.status ?? 200, await route.handler(platform, input));
     }
   }

@@ -12,7 +12,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * | `sse` | an `AsyncIterable` of events | Server-Sent Events, one `data:` JSON each |
  * | `openai` | `{ stream: false, body }` or `{ stream: true, chunks }` | JSON, or OpenAI's SSE ending `data: [DONE]`; errors also carry OpenAI's `error` object |
  * | `replay` | an `AsyncIterable` of `{ id, data }`, `data` a recorded chunk or failure | SSE with event ids (resumable with `Last-Event-ID`), framed as `openai` streams are, ending `data: [DONE]` |
- * | `raw` | `{ status, body }` | as is; errors put their message in `error`, not `message` (the Ollama-style local model routes) |
+ * | `raw` | the body | JSON, 200; errors put their message in `error`, not `message` (the Ollama-style local model routes) |
  */
 export type RouteKind = 'json' | 'sse' | 'openai' | 'replay' | 'raw';
 
@@ -22,7 +22,7 @@ export interface RouteResults {
   sse: AsyncIterable<unknown>;
   openai: { stream: false; body: unknown } | { stream: true; chunks: AsyncIterable<ChatCompletionChunk> };
   replay: AsyncIterable<StreamEvent<StreamRecord>>;
-  raw: { status: number; body: unknown };
+  raw: unknown;
 }
 
 /** The parsed value of an optional schema; `{}` when the route declares none. */

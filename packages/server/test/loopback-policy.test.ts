@@ -236,9 +236,9 @@ describe('the library (AgentPlatform with its default policy)', () => {
         code: 'invalid_request',
         message: expect.stringMatching(refusal(servicePort)),
       });
-      expect(await platform.listLocalModels(caller, { baseUrl: serviceUrl() })).toMatchObject({ status: 400, body: { error: expect.stringMatching(refusal(servicePort)) } });
+      await expect(platform.listLocalModels(caller, { baseUrl: serviceUrl() })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(refusal(servicePort)) });
       expect(connections).toBe(before);
-      expect(await platform.listLocalModels(caller)).toMatchObject({ status: 200, body: { success: true, models: [{ name: 'llama3.2:3b' }] } });
+      expect(await platform.listLocalModels(caller)).toMatchObject({ success: true, models: [{ name: 'llama3.2:3b' }] });
     } finally {
       await platform.close();
     }

@@ -1,43 +1,41 @@
-import { type ErrorCode, isPlatformError, type PlatformError } from '../errors.js';
+import type { z } from 'zod';
+import type { Caller, PlatformContext } from '../context.js';
+import { type ErrorCode, isPlatformError, PlatformError } from '../errors.js';
 import { answerTooLargeIn } from '../net/bounded-body.js';
 import { displayUrl } from '../net/display.js';
+import { allowingUrls, type GuardedFetch } from '../net/guarded-fetch.js';
 import { isUnresolvedHost } from '../net/unresolved-host.js';
-import {
-  DeleteLocalModelRequest,
-  type DeleteLocalModelResponse,
-  ListLocalModelsQuery,
-  type ListLocalModelsResponse,
-} from '../schemas/local-models.js';
-import { parseInput } from '../validation.js';
+import type { ByteLimit } from '../net/upstream-limits.js';
+import type { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from '../schemas/local-models.js';
+import { ollamaRuntime } from './ollama.js';
 import { defaultLocalModelBaseUrl, type LocalModelRuntime } from './runtime.js';
 
-/**
- * The answer of a local model endpoint: the HTTP status and the body to send as is. These
- * endpoints answer their failures themselves (with `error`, not `message`, as the spec says),
- * so the operations return instead of throwing:
+type ListQuery = z.output<typeof ListLocalModelsQuery>;
+type DeleteBody = z.output<typeof DeleteLocalModelRequest>;
+
+/*
+ * The local model endpoints answer their failures with `error`, not `message`, as the spec says
+ * (the server frames them so). A failure is a `PlatformError` whose message is that text and
+ * whose code tells it apart (the server answers the code's status):
  *
- * | outcome | status | code | body text |
- * |---|---|---|---|
- * | listed | 200 | | `models` (empty array when none) |
- * | deleted | 200 | | message `Model <name> deleted` |
- * | invalid input (`baseUrl` not an http(s) URL, `modelName` missing or empty) | 400 | invalid_request | error names the field |
- * | `baseUrl` refused by the outbound URL policy (nothing was sent) | 400 | invalid_request | error `Refused to connect to <host> (<address>): <reason>; allow it with --allow-host` |
- * | model not installed (delete) | 404 | not_found | error `Model not found` |
- * | runtime not running: nothing answers at `baseUrl` (list) | 503 | unavailable | error `Local model runtime is not running at <baseUrl>` |
- * | runtime not running (delete) | 503 | unavailable | error `Failed to delete model` |
- * | the host name of `baseUrl` does not resolve (list) | 503 | unavailable | error `Local model runtime at <baseUrl> cannot be reached: host name '<host>' does not resolve` |
- * | the host name of `baseUrl` does not resolve (delete) | 503 | unavailable | error `Failed to delete model: host name '<host>' does not resolve` |
- * | runtime did not answer in time | 504 | timeout | error `Failed to list models` / `Failed to delete model` |
- * | runtime answered an error or garbage | 502 | upstream_error | error `Failed to list models` / `Failed to delete model` (never the runtime's own text) |
- * | runtime's answer past its byte limit | 502 | upstream_error | error `Failed to list models: Local model runtime at <baseUrl> sent an answer larger than <n> bytes, the limit set by <setting>: ...` |
- * | anything else (a bug) | 500 | internal | error `Failed to list models` / `Failed to delete model` |
+ * | outcome | code | text |
+ * |---|---|---|
+ * | listed | | `models` (empty array when none) |
+ * | deleted | | message `Model <name> deleted` |
+ * | `baseUrl` refused by the outbound URL policy (nothing was sent) | invalid_request | `Refused to connect to <host> (<address>): <reason>; allow it with --allow-host` |
+ * | model not installed (delete) | not_found | `Model not found` |
+ * | runtime not running: nothing answers at `baseUrl` (list) | unavailable | `Local model runtime is not running at <baseUrl>` |
+ * | runtime not running (delete) | unavailable | `Failed to delete model` |
+ * | the host name of `baseUrl` does not resolve (list) | unavailable | `Local model runtime at <baseUrl> cannot be reached: host name '<host>' does not resolve` |
+ * | the host name of `baseUrl` does not resolve (delete) | unavailable | `Failed to delete model: host name '<host>' does not resolve` |
+ * | runtime did not answer in time | timeout | `Failed to list models` / `Failed to delete model` |
+ * | runtime answered an error or garbage (or failed with any other code) | upstream_error | `Failed to list models` / `Failed to delete model` (never the runtime's own text) |
+ * | runtime's answer past its byte limit | upstream_error | `Failed to list models: Local model runtime at <baseUrl> sent an answer larger than <n> bytes, the limit set by <setting>: ...` |
+ * | anything else (a bug) | internal | `Failed to list models` / `Failed to delete model` |
  *
- * Every list failure also carries `models: []`.
+ * Invalid input (`baseUrl` not an http(s) URL, `modelName` missing or empty) is refused by the
+ * parse before these run, `invalid_request` naming the field.
  */
-export interface LocalModelResult<B> {
-  readonly status: number;
-  readonly body: B;
-}
 
 export interface LocalModelServiceOptions {
   /** Used when the call gives no `baseUrl`. Default: `defaultLocalModelBaseUrl()` (OLLAMA_HOST, else http://127.0.0.1:11434). */
@@ -50,16 +48,11 @@ export interface LocalModelServiceOptions {
   readonly defaultRuntime?: LocalModelRuntime;
 }
 
-const STATUS: Partial<Record<ErrorCode, number>> = {
-  invalid_request: 400,
-  not_found: 404,
-  upstream_error: 502,
-  unavailable: 503,
-  timeout: 504,
-};
+/** The codes a runtime's failures have (`LocalModelRuntime`); any other is answered as `upstream_error`. */
+const RUNTIME_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['invalid_request', 'not_found', 'upstream_error', 'unavailable', 'timeout']);
 
-/** A `baseUrl` sent empty (`?baseUrl=`) means "the default", like an absent one. */
-function withoutEmptyBaseUrl(input: unknown): unknown {
+/** A `baseUrl` sent empty (`?baseUrl=`) means "the default", like an absent one (applied before the parse). */
+export function withoutEmptyBaseUrl(input: unknown): unknown {
   if (typeof input === 'object' && input !== null && (input as { baseUrl?: unknown }).baseUrl === '') {
     const { baseUrl: _empty, ...rest } = input as Record<string, unknown>;
     return rest;
@@ -72,32 +65,21 @@ function unresolvedReason(error: PlatformError): string {
   return error.message.slice(error.message.indexOf('host name '));
 }
 
-/** The failure's code and status; anything not a `PlatformError` is a bug (500). */
-function classify(error: unknown): { code: ErrorCode; status: number; message: string } {
-  if (!isPlatformError(error)) return { code: 'internal', status: 500, message: 'Internal error' };
-  return { code: error.code, status: STATUS[error.code] ?? 502, message: error.message };
+/** The failure's code and message; anything not a `PlatformError` is a bug (`internal`). */
+function classify(error: unknown): { code: ErrorCode; message: string } {
+  if (!isPlatformError(error)) return { code: 'internal', message: 'Internal error' };
+  return { code: RUNTIME_CODES.has(error.code) ? error.code : 'upstream_error', message: error.message };
 }
 
-/** `GET /api/v1/localmodel/list-models`. */
-export async function listLocalModels(
-  runtime: LocalModelRuntime,
-  query: unknown,
-  options: LocalModelServiceOptions = {},
-): Promise<LocalModelResult<ListLocalModelsResponse>> {
-  let baseUrl: string;
+/** `GET /api/v1/localmodel/list-models`: the models of the runtime at `baseUrl` (else the default address). */
+export async function listLocalModels(runtime: LocalModelRuntime, query: ListQuery, options: LocalModelServiceOptions = {}): Promise<ListLocalModelsResponse> {
+  const baseUrl = query.baseUrl ?? options.defaultBaseUrl ?? defaultLocalModelBaseUrl();
+  const client = query.baseUrl === undefined ? (options.defaultRuntime ?? runtime) : runtime;
   try {
-    const q = parseInput(ListLocalModelsQuery, withoutEmptyBaseUrl(query ?? {}));
-    baseUrl = q.baseUrl ?? options.defaultBaseUrl ?? defaultLocalModelBaseUrl();
-    if (q.baseUrl === undefined) runtime = options.defaultRuntime ?? runtime;
+    const models = await client.list(baseUrl);
+    return { success: true, models };
   } catch (error) {
-    const { code, status, message } = classify(error);
-    return { status, body: { success: false, error: message, code, models: [] } };
-  }
-  try {
-    const models = await runtime.list(baseUrl);
-    return { status: 200, body: { success: true, models } };
-  } catch (error) {
-    const { code, status, message } = classify(error);
+    const { code, message } = classify(error);
     const text =
       code === 'invalid_request' || isUnresolvedHost(error)
         ? message
@@ -106,32 +88,20 @@ export async function listLocalModels(
           : answerTooLargeIn(error)
             ? `Failed to list models: ${message}`
             : 'Failed to list models';
-    return { status, body: { success: false, error: text, code, models: [] } };
+    throw new PlatformError(code, text, { cause: error });
   }
 }
 
-/** `DELETE /api/v1/localmodel/delete-model`. */
-export async function deleteLocalModel(
-  runtime: LocalModelRuntime,
-  input: unknown,
-  options: LocalModelServiceOptions = {},
-): Promise<LocalModelResult<DeleteLocalModelResponse>> {
-  let baseUrl: string;
-  let modelName: string;
+/** `DELETE /api/v1/localmodel/delete-model`: deletes one model of the runtime at `baseUrl` (else the default address). */
+export async function deleteLocalModel(runtime: LocalModelRuntime, body: DeleteBody, options: LocalModelServiceOptions = {}): Promise<DeleteLocalModelResponse> {
+  const baseUrl = body.baseUrl ?? options.defaultBaseUrl ?? defaultLocalModelBaseUrl();
+  const { modelName } = body;
+  const client = body.baseUrl === undefined ? (options.defaultRuntime ?? runtime) : runtime;
   try {
-    const body = parseInput(DeleteLocalModelRequest, withoutEmptyBaseUrl(input ?? {}));
-    baseUrl = body.baseUrl ?? options.defaultBaseUrl ?? defaultLocalModelBaseUrl();
-    modelName = body.modelName;
-    if (body.baseUrl === undefined) runtime = options.defaultRuntime ?? runtime;
+    await client.delete(baseUrl, modelName);
+    return { success: true, message: `Model ${modelName} deleted` };
   } catch (error) {
-    const { code, status, message } = classify(error);
-    return { status, body: { success: false, error: message, code } };
-  }
-  try {
-    await runtime.delete(baseUrl, modelName);
-    return { status: 200, body: { success: true, message: `Model ${modelName} deleted` } };
-  } catch (error) {
-    const { code, status, message } = classify(error);
+    const { code, message } = classify(error);
     const text =
       code === 'invalid_request'
         ? message
@@ -142,6 +112,41 @@ export async function deleteLocalModel(
             : answerTooLargeIn(error)
               ? `Failed to delete model: ${message}`
               : 'Failed to delete model';
-    return { status, body: { success: false, error: text, code } };
+    throw new PlatformError(code, text, { cause: error });
+  }
+}
+
+/** What the local models service is built with besides the context (whose `fetch` the default runtime uses). */
+export interface LocalModelsDeps {
+  /** The runtime client, for every address. Default: Ollama over `ctx.fetch` (`operatorFetch` for the default address). */
+  readonly runtime?: LocalModelRuntime;
+  /** Most bytes of one answer of the default runtime client, and the setting that raises it. */
+  readonly answerLimit?: ByteLimit;
+  /** The address of calls that give none. Default: `defaultLocalModelBaseUrl()`. */
+  readonly defaultBaseUrl?: string;
+  /** The fetch of the default address. Default: `ctx.fetch` with that address (its host and port) allowed as well. */
+  readonly operatorFetch?: GuardedFetch;
+}
+
+/** The local model runtime (Ollama) at an address a call gives, or the operator's. */
+export class LocalModelsService {
+  readonly #runtime: LocalModelRuntime;
+  readonly #options: LocalModelServiceOptions;
+
+  constructor(ctx: PlatformContext, deps: LocalModelsDeps) {
+    const answerLimit = deps.answerLimit ? { answerLimit: deps.answerLimit } : {};
+    this.#runtime = deps.runtime ?? ollamaRuntime({ fetch: ctx.fetch, ...answerLimit });
+    const defaultRuntime = deps.runtime ?? ollamaRuntime({ fetch: deps.operatorFetch ?? allowingUrls(ctx.fetch, [deps.defaultBaseUrl ?? defaultLocalModelBaseUrl()]), ...answerLimit });
+    this.#options = { defaultRuntime, ...(deps.defaultBaseUrl ? { defaultBaseUrl: deps.defaultBaseUrl } : {}) };
+  }
+
+  /** `GET /api/v1/localmodel/list-models`. */
+  list(_caller: Caller, query: ListQuery): Promise<ListLocalModelsResponse> {
+    return listLocalModels(this.#runtime, query, this.#options);
+  }
+
+  /** `DELETE /api/v1/localmodel/delete-model`. */
+  delete(_caller: Caller, body: DeleteBody): Promise<DeleteLocalModelResponse> {
+    return deleteLocalModel(this.#runtime, body, this.#options);
   }
 }
