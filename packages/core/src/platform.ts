@@ -326,118 +326,6 @@ export class AgentPlatform {
     return this.projects.delete(caller, id);
   }
 
-  // ---- chat completions -----------------------------------------------------------------
-
-  /**
-   * `POST /api/v1/chat/completions` (`form: 'v1'`) and `POST /api/v1/ai/chat/completions`
-   * (`form: 'ai'`). Answers the whole completion, or with `stream: true` the chunks to send.
-   */
-  async chatCompletion(caller: Caller, input: ChatCompletionRequest, options: { form: 'v1' | 'ai'; signal?: AbortSignal }): Promise<CompletionResult> {
-    return this.completions.create(caller, parseInput(ChatCompletionRequest, input), options);
-  }
-
-  /**
-   * `GET /api/v1/models` (no `id`): a page of the caller's projects as OpenAI model objects
-   * (`limit`, `after`); with `id` (`GET /api/v1/models/{id}`) that one project, or `not_found`.
-   */
-  models(caller: Caller, query?: ListModelsQuery): Promise<ListModelsResponse>;
-  models(caller: Caller, id: string): Promise<ModelObject>;
-  async models(caller: Caller, idOrQuery?: string | ListModelsQuery): Promise<ListModelsResponse | ModelObject> {
-    return typeof idOrQuery === 'string' ? this.completions.getModel(caller, idOrQuery) : this.completions.listModels(caller, parseInput(ListModelsQuery, idOrQuery ?? {}));
-  }
-
-  /** `POST /api/chats/{chatId}/streams`: a stream of the chat that completions can write to. */
-  async createStream(caller: Caller, chatId: string, input: CreateStreamRequest): Promise<{ success: true; message: string; stream: { id: string; chatId: string; createdAt: string } }> {
-    return this.completions.createStream(caller, chatId, parseInput(CreateStreamRequest, input));
-  }
-
-  /**
-   * `GET /api/chats/{chatId}/streams/{streamId}`: the stream's records (chunks, or the failure
-   * that ended it) after `lastEventId` (0: from the start), then live ones until it ends.
-   */
-  readStream(caller: Caller, chatId: string, streamId: string, lastEventId: string | undefined, signal?: AbortSignal): Promise<AsyncIterable<StreamEvent<StreamRecord>>> {
-    return this.completions.readStream(caller, chatId, streamId, lastEventId, signal);
-  }
-
-  /** `POST /api/tools/create`. */
-  async createTool(caller: Caller, input: CreateToolRequest): Promise<ToolResponse> {
-    return this.tools.create(caller, parseInput(CreateToolRequest, input));
-  }
-
-  /** `GET /api/tools`: a project's tools, newest first. */
-  async listTools(caller: Caller, query: ListToolsQuery): Promise<ListToolsResponse> {
-    return this.tools.list(caller, parseInput(ListToolsQuery, query));
-  }
-
-  /** `GET /api/tools/{id}`. */
-  getTool(caller: Caller, id: string): Promise<ToolResponse> {
-    return this.tools.get(caller, id);
-  }
-
-  /** `PUT /api/tools/{id}`: `toolId` must equal the path id; changes the members of `tool` given. */
-  async updateTool(caller: Caller, id: string, input: UpdateToolRequest): Promise<{ success: true; message: string }> {
-    return this.tools.update(caller, id, parseInput(UpdateToolRequest, input));
-  }
-
-  /** `POST /api/tools/{id}/activate`: enables (`activeState: true`) or disables the tool. */
-  async activateTool(caller: Caller, id: string, input: ActivateToolRequest): Promise<{ success: true; message: string }> {
-    return this.tools.activate(caller, id, parseInput(ActivateToolRequest, input));
-  }
-
-  /** `DELETE /api/tools/{id}`. */
-  deleteTool(caller: Caller, id: string): Promise<{ success: true; message: string }> {
-    return this.tools.delete(caller, id);
-  }
-
-  /** `POST /api/tools/{id}/run`: runs the tool in its sandbox; a failing tool answers `success: false` with its error. */
-  async runTool(caller: Caller, id: string, input: RunToolRequest, signal?: AbortSignal): Promise<RunToolResponse> {
-    return this.tools.run(caller, id, parseInput(RunToolRequest, input), signal);
-  }
-
-  /**
-   * `POST /api/mcp/add-server`: connects once (lists the tools) before saving, so a server that
-   * cannot be reached, is not an MCP server, is refused by the outbound policy, or is a stdio
-   * command the operator did not allow is never saved.
-   */
-  async addMcpServer(caller: Caller, input: AddMcpServerRequest, signal?: AbortSignal): Promise<AddMcpServerResponse> {
-    return this.mcp.add(caller, parseInput(AddMcpServerRequest, input), signal);
-  }
-
-  /** `GET /api/mcp/servers?projectId=`: a project's servers, newest first. */
-  async listMcpServers(caller: Caller, query: ListMcpServersQuery): Promise<ListMcpServersResponse> {
-    return this.mcp.list(caller, parseInput(ListMcpServersQuery, query));
-  }
-
-  /** `GET /api/mcp/servers/{id}`. */
-  getMcpServer(caller: Caller, id: string): Promise<McpServerResponse> {
-    return this.mcp.get(caller, id);
-  }
-
-  /** `GET /api/mcp/servers/{id}/tools`: what the server offers now, over its shared connection. */
-  listMcpTools(caller: Caller, id: string, signal?: AbortSignal): Promise<McpToolsResponse> {
-    return this.mcp.tools(caller, id, signal);
-  }
-
-  /** `DELETE /api/mcp/servers/{id}`: disconnects and deletes the configuration. */
-  deleteMcpServer(caller: Caller, id: string): Promise<{ success: true; message: string }> {
-    return this.mcp.delete(caller, id);
-  }
-
-  /** `POST /api/mcp/detect-transport`: which transports answer at the URL. */
-  async detectMcpTransport(caller: Caller, input: DetectTransportRequest, signal?: AbortSignal): Promise<DetectTransportResponse> {
-    return this.mcp.detect(caller, parseInput(DetectTransportRequest, input), signal);
-  }
-
-  /** `GET /api/v1/localmodel/list-models`: the installed models; failures name the runtime's state in their message (`LocalModelsService`). */
-  async listLocalModels(caller: Caller, query: ListLocalModelsQuery = {}): Promise<ListLocalModelsResponse> {
-    return this.localModels.list(caller, parseInput(ListLocalModelsQuery, withoutEmptyBaseUrl(query ?? {})));
-  }
-
-  /** `DELETE /api/v1/localmodel/delete-model`. */
-  async deleteLocalModel(caller: Caller, input: DeleteLocalModelRequest): Promise<DeleteLocalModelResponse> {
-    return this.localModels.delete(caller, parseInput(DeleteLocalModelRequest, withoutEmptyBaseUrl(input ?? {})));
-  }
-
   /** `POST /api/chats`: a chat of one of the caller's projects. */
   async createChat(caller: Caller, input: CreateChatRequest): Promise<ChatResponse> {
     return this.chats.create(caller, parseInput(CreateChatRequest, input));
@@ -519,6 +407,118 @@ export class AgentPlatform {
   /** `GET /api/v1/credentials/default/models?provider=`: the models of the upstream a project naming no credential calls. */
   async listDefaultModels(caller: Caller, query: DefaultModelsQuery, signal?: AbortSignal): Promise<ProviderModelsResponse> {
     return this.credentials.defaultModels(caller, parseInput(DefaultModelsQuery, query), signal);
+  }
+
+  /** `POST /api/tools/create`. */
+  async createTool(caller: Caller, input: CreateToolRequest): Promise<ToolResponse> {
+    return this.tools.create(caller, parseInput(CreateToolRequest, input));
+  }
+
+  /** `GET /api/tools`: a project's tools, newest first. */
+  async listTools(caller: Caller, query: ListToolsQuery): Promise<ListToolsResponse> {
+    return this.tools.list(caller, parseInput(ListToolsQuery, query));
+  }
+
+  /** `GET /api/tools/{id}`. */
+  getTool(caller: Caller, id: string): Promise<ToolResponse> {
+    return this.tools.get(caller, id);
+  }
+
+  /** `PUT /api/tools/{id}`: `toolId` must equal the path id; changes the members of `tool` given. */
+  async updateTool(caller: Caller, id: string, input: UpdateToolRequest): Promise<{ success: true; message: string }> {
+    return this.tools.update(caller, id, parseInput(UpdateToolRequest, input));
+  }
+
+  /** `POST /api/tools/{id}/activate`: enables (`activeState: true`) or disables the tool. */
+  async activateTool(caller: Caller, id: string, input: ActivateToolRequest): Promise<{ success: true; message: string }> {
+    return this.tools.activate(caller, id, parseInput(ActivateToolRequest, input));
+  }
+
+  /** `DELETE /api/tools/{id}`. */
+  deleteTool(caller: Caller, id: string): Promise<{ success: true; message: string }> {
+    return this.tools.delete(caller, id);
+  }
+
+  /** `POST /api/tools/{id}/run`: runs the tool in its sandbox; a failing tool answers `success: false` with its error. */
+  async runTool(caller: Caller, id: string, input: RunToolRequest, signal?: AbortSignal): Promise<RunToolResponse> {
+    return this.tools.run(caller, id, parseInput(RunToolRequest, input), signal);
+  }
+
+  /**
+   * `POST /api/mcp/add-server`: connects once (lists the tools) before saving, so a server that
+   * cannot be reached, is not an MCP server, is refused by the outbound policy, or is a stdio
+   * command the operator did not allow is never saved.
+   */
+  async addMcpServer(caller: Caller, input: AddMcpServerRequest, signal?: AbortSignal): Promise<AddMcpServerResponse> {
+    return this.mcp.add(caller, parseInput(AddMcpServerRequest, input), signal);
+  }
+
+  /** `GET /api/mcp/servers?projectId=`: a project's servers, newest first. */
+  async listMcpServers(caller: Caller, query: ListMcpServersQuery): Promise<ListMcpServersResponse> {
+    return this.mcp.list(caller, parseInput(ListMcpServersQuery, query));
+  }
+
+  /** `GET /api/mcp/servers/{id}`. */
+  getMcpServer(caller: Caller, id: string): Promise<McpServerResponse> {
+    return this.mcp.get(caller, id);
+  }
+
+  /** `GET /api/mcp/servers/{id}/tools`: what the server offers now, over its shared connection. */
+  listMcpTools(caller: Caller, id: string, signal?: AbortSignal): Promise<McpToolsResponse> {
+    return this.mcp.tools(caller, id, signal);
+  }
+
+  /** `DELETE /api/mcp/servers/{id}`: disconnects and deletes the configuration. */
+  deleteMcpServer(caller: Caller, id: string): Promise<{ success: true; message: string }> {
+    return this.mcp.delete(caller, id);
+  }
+
+  /** `POST /api/mcp/detect-transport`: which transports answer at the URL. */
+  async detectMcpTransport(caller: Caller, input: DetectTransportRequest, signal?: AbortSignal): Promise<DetectTransportResponse> {
+    return this.mcp.detect(caller, parseInput(DetectTransportRequest, input), signal);
+  }
+
+  /** `GET /api/v1/localmodel/list-models`: the installed models; failures name the runtime's state in their message (`LocalModelsService`). */
+  async listLocalModels(caller: Caller, query: ListLocalModelsQuery = {}): Promise<ListLocalModelsResponse> {
+    return this.localModels.list(caller, parseInput(ListLocalModelsQuery, withoutEmptyBaseUrl(query ?? {})));
+  }
+
+  /** `DELETE /api/v1/localmodel/delete-model`. */
+  async deleteLocalModel(caller: Caller, input: DeleteLocalModelRequest): Promise<DeleteLocalModelResponse> {
+    return this.localModels.delete(caller, parseInput(DeleteLocalModelRequest, withoutEmptyBaseUrl(input ?? {})));
+  }
+
+  // ---- chat completions -----------------------------------------------------------------
+
+  /**
+   * `POST /api/v1/chat/completions` (`form: 'v1'`) and `POST /api/v1/ai/chat/completions`
+   * (`form: 'ai'`). Answers the whole completion, or with `stream: true` the chunks to send.
+   */
+  async chatCompletion(caller: Caller, input: ChatCompletionRequest, options: { form: 'v1' | 'ai'; signal?: AbortSignal }): Promise<CompletionResult> {
+    return this.completions.create(caller, parseInput(ChatCompletionRequest, input), options);
+  }
+
+  /**
+   * `GET /api/v1/models` (no `id`): a page of the caller's projects as OpenAI model objects
+   * (`limit`, `after`); with `id` (`GET /api/v1/models/{id}`) that one project, or `not_found`.
+   */
+  models(caller: Caller, query?: ListModelsQuery): Promise<ListModelsResponse>;
+  models(caller: Caller, id: string): Promise<ModelObject>;
+  async models(caller: Caller, idOrQuery?: string | ListModelsQuery): Promise<ListModelsResponse | ModelObject> {
+    return typeof idOrQuery === 'string' ? this.completions.getModel(caller, idOrQuery) : this.completions.listModels(caller, parseInput(ListModelsQuery, idOrQuery ?? {}));
+  }
+
+  /** `POST /api/chats/{chatId}/streams`: a stream of the chat that completions can write to. */
+  async createStream(caller: Caller, chatId: string, input: CreateStreamRequest): Promise<{ success: true; message: string; stream: { id: string; chatId: string; createdAt: string } }> {
+    return this.completions.createStream(caller, chatId, parseInput(CreateStreamRequest, input));
+  }
+
+  /**
+   * `GET /api/chats/{chatId}/streams/{streamId}`: the stream's records (chunks, or the failure
+   * that ended it) after `lastEventId` (0: from the start), then live ones until it ends.
+   */
+  readStream(caller: Caller, chatId: string, streamId: string, lastEventId: string | undefined, signal?: AbortSignal): Promise<AsyncIterable<StreamEvent<StreamRecord>>> {
+    return this.completions.readStream(caller, chatId, streamId, lastEventId, signal);
   }
 
   // ---- knowledge ------------------------------------------------------------------------
