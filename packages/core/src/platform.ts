@@ -74,7 +74,7 @@ import { LocalModelsService, withoutEmptyBaseUrl } from './local-models/service.
 import { createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
 import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.js';
 import { DeleteLocalModelRequest, type DeleteLocalModelResponse, ListLocalModelsQuery, type ListLocalModelsResponse } from './schemas/local-models.js';
-import type { ChatRecord, StorageAdapter } from './storage/types.js';
+import type { StorageAdapter } from './storage/types.js';
 import { parseInput } from './validation.js';
 import { UserCapGuard, type UserCapName, type UserCaps } from './user-caps.js';
 import { McpService } from './mcp/service.js';
@@ -221,8 +221,8 @@ export class AgentPlatform {
     this.completions = new CompletionsService(this.#ctx, {
       agent: options.agent,
       streams: this.#streams,
-      chats: { get: (caller, chatId) => this.#chat(caller, chatId), open: (caller, chatId, projectId) => this.#openChat(caller, chatId, projectId) },
-      credentials: { resolve: (caller, provider, credentialId) => this.providerCredential(caller, provider, credentialId) },
+      chats: this.chats,
+      credentials: this.credentials,
       knowledge: this.knowledge.retriever,
       tools: [
         ...(this.#tools ? [this.#tools.source(this.storage)] : []),
@@ -334,15 +334,6 @@ export class AgentPlatform {
   /** `GET /api/chats`: the caller's chats, newest first. (The route's failures also answer the spec's empty list.) */
   async listChats(caller: Caller, query: ListChatsQuery = {}): Promise<ListChatsResponse> {
     return this.chats.list(caller, parseInput(ListChatsQuery, query));
-  }
-
-  /** The caller's chat of an id the client chose, created (in `projectId`) when the caller has none (`ChatsService.open`). */
-  #openChat(caller: Caller, id: string, projectId: string): Promise<ChatRecord> {
-    return this.chats.open(caller, id, projectId);
-  }
-
-  #chat(caller: Caller, chatId: string): Promise<ChatRecord> {
-    return this.chats.chat(caller, chatId);
   }
 
   /** `GET /api/chats/{chatId}/messages`: every stored message, in order (tool calls and results included). */

@@ -22,7 +22,7 @@ function toChat(record: ChatRecord): Chat {
 
 /**
  * A user's chats: each belongs to one of the user's projects and holds its messages (the
- * completions write them). `open` and `chat` serve the completions and their streams.
+ * completions write them). `open` and `get` serve the completions and their streams (`ChatOpener`).
  */
 export class ChatsService {
   readonly #ctx: PlatformContext;
@@ -82,7 +82,7 @@ export class ChatsService {
   }
 
   /** The caller's chat of that id; `not_found` when the caller has none. */
-  async chat(caller: Caller, chatId: string): Promise<ChatRecord> {
+  async get(caller: Caller, chatId: string): Promise<ChatRecord> {
     const chat = await this.#ctx.storage.chats.get(caller.userId, chatId);
     if (!chat) throw PlatformError.notFound('Chat not found');
     return chat;
@@ -90,7 +90,7 @@ export class ChatsService {
 
   /** `GET /api/chats/{chatId}/messages`: every stored message, in order (tool calls and results included). */
   async messages(caller: Caller, chatId: string): Promise<ChatMessagesResponse> {
-    await this.chat(caller, chatId);
+    await this.get(caller, chatId);
     const messages = await this.#ctx.storage.chats.messages(caller.userId, chatId);
     return {
       success: true,
