@@ -237,6 +237,11 @@ export class AgentPlatform {
     await this.knowledge.start();
   }
 
+  /** `await using platform = new AgentPlatform(...)`: closes the platform when the scope ends (`close()`). */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
   /** Stops background work and closes the adapters (storage last). Idempotent. */
   async close(): Promise<void> {
     await this.knowledge.close();

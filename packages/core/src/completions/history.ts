@@ -1,4 +1,4 @@
-import { countTokens } from '../knowledge/chunk/tokens.js';
+import { countTokens } from '../tokens.js';
 import type { ChatMessageRecord, StorageAdapter } from '../storage/types.js';
 import type { ChatMessage } from '../agent/chat-model.js';
 
@@ -64,7 +64,7 @@ class TokenCounter {
 
   /** Tokens of `text`, or a number above `limit` as soon as it is known to pass it. */
   async count(text: string, limit: number): Promise<number> {
-    // No token is longer than 128 characters (see knowledge/chunk/tokens.ts).
+    // No token is longer than 128 characters (see tokens.ts).
     if (text.length > (limit + 1) * 128) return limit + 1;
     let n = 0;
     for (const piece of pieces(text)) {

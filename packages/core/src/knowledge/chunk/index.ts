@@ -2,10 +2,10 @@ import { PlatformError } from '../../errors.js';
 import { boundedSpans } from '../long-runs.js';
 import type { ParsedDocument } from '../parse/index.js';
 import { type Chunk, type ChunkOptions, packSegment } from './pack.js';
-import { isSpace } from './tokens.js';
+import { isSpace } from '../../tokens.js';
 
 export type { Chunk, ChunkOptions } from './pack.js';
-export { countTokens } from './tokens.js';
+export { countTokens } from '../../tokens.js';
 
 /** Characters a heading line may have around its text: whitespace and markup. */
 const isHeadingMark = (code: number) => isSpace(code) || code === 35 || code === 61 || code === 45 || code === 42 || code === 95 || code === 96;

@@ -1,4 +1,4 @@
-import { countTokens, fittingEnd, isHighSurrogate, isSpace } from './tokens.js';
+import { countTokens, fittingEnd, isHighSurrogate, isSpace } from '../../tokens.js';
 
 /**
  * Spans of the document text of at most `chunkSize` tokens each, with no whitespace at either
