@@ -34,7 +34,6 @@ const median = (xs) => {
 };
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 
-
 /** The direct side: the client as a user would call it, with the adapter's ids and metadata. */
 async function directIngest(client, name, records) {
   const collection = await client.getOrCreateCollection({ name, embeddingFunction: null, configuration: { hnsw: { space: 'cosine' } } });
@@ -92,10 +91,8 @@ export async function chromaAdapter() {
     const collection = await client.getCollection({ name });
     const sides = {
       adapter: async (q) => (await store.query(NAMESPACE, { vector: q, topK: 10 })).length,
-      direct: async (q) =>
-        (await collection.query({ queryEmbeddings: [Array.from(q)], nResults: 10, where: { namespace: NAMESPACE }, include: ['metadatas', 'distances'] })).ids[0].length,
-      directWithoutFilter: async (q) =>
-        (await collection.query({ queryEmbeddings: [Array.from(q)], nResults: 10, include: ['metadatas', 'distances'] })).ids[0].length,
+      direct: async (q) => (await collection.query({ queryEmbeddings: [Array.from(q)], nResults: 10, where: { namespace: NAMESPACE }, include: ['metadatas', 'distances'] })).ids[0].length,
+      directWithoutFilter: async (q) => (await collection.query({ queryEmbeddings: [Array.from(q)], nResults: 10, include: ['metadatas', 'distances'] })).ids[0].length,
     };
     for (const q of queries.slice(0, 20)) for (const run of Object.values(sides)) await run(q); // warm-up
     const ms = { adapter: [], direct: [], directWithoutFilter: [] };

@@ -94,10 +94,37 @@ async function serveMode(mode, { upstream, everything, chunksInKnowledge }) {
   const now = new Date();
   for (let d = 0; d < chunksInKnowledge / 100; d++) {
     const documentId = `doc_b${d}`;
-    await storage.documents.insert({ id: documentId, userId, projectId: project.id, fileId: null, sourceKey: documentId, fileName: `${d}.txt`, fileType: 'txt', sourceType: 'upload', status: 'completed', chunkCount: 100, vectorCount: 100, error: null, metadata: {}, createdAt: now, updatedAt: now });
-    const chunks = Array.from({ length: 100 }, (_, i) => ({ id: `chunk_b${d}_${i}`, documentId, projectId: project.id, index: i, text: `Paragraph ${i} of document ${d} about topic ${(d * 7 + i) % 50}.`, tokenCount: 12, metadata: { fileName: `${d}.txt`, fileType: 'txt', chunkIndex: i } }));
+    await storage.documents.insert({
+      id: documentId,
+      userId,
+      projectId: project.id,
+      fileId: null,
+      sourceKey: documentId,
+      fileName: `${d}.txt`,
+      fileType: 'txt',
+      sourceType: 'upload',
+      status: 'completed',
+      chunkCount: 100,
+      vectorCount: 100,
+      error: null,
+      metadata: {},
+      createdAt: now,
+      updatedAt: now,
+    });
+    const chunks = Array.from({ length: 100 }, (_, i) => ({
+      id: `chunk_b${d}_${i}`,
+      documentId,
+      projectId: project.id,
+      index: i,
+      text: `Paragraph ${i} of document ${d} about topic ${(d * 7 + i) % 50}.`,
+      tokenCount: 12,
+      metadata: { fileName: `${d}.txt`, fileType: 'txt', chunkIndex: i },
+    }));
     await storage.chunks.replaceForDocument(documentId, chunks);
-    await vectors.upsert(`${project.id}:builtin:use-lite-512`, chunks.map((c, i) => ({ id: c.id, documentId, vector: all[d * 100 + i] })));
+    await vectors.upsert(
+      `${project.id}:builtin:use-lite-512`,
+      chunks.map((c, i) => ({ id: c.id, documentId, vector: all[d * 100 + i] })),
+    );
   }
   await vectors.close();
   await storage.close();

@@ -58,7 +58,11 @@ export async function fairIn(mode) {
     const small = async () => {
       const started = performance.now();
       let { body } = await call(other.key, 'POST', '/api/knowledge/documents', {
-        projectId: smallProject, fileName: `small-${++n}.txt`, fileType: 'txt', sourceType: 'upload', content: `Refunds within ${n} days.`,
+        projectId: smallProject,
+        fileName: `small-${++n}.txt`,
+        fileType: 'txt',
+        sourceType: 'upload',
+        content: `Refunds within ${n} days.`,
       });
       // Answered `processing` when indexing took longer than the server waits (5 s): followed to its end.
       while (body.status === 'processing' || body.document?.status === 'processing' || body.document?.status === 'pending') {
@@ -99,7 +103,16 @@ export async function fairIn(mode) {
 
     const row = {
       name: `another user's small document while one user floods the indexing queue (real server, ${mode.label})`,
-      flood: { documents: FLOOD, bytesEach: SLOW.byteLength, timeoutMs: TIMEOUT_MS, uploadSeconds: uploadedSeconds, waitingBeforeSamples: before, waitingAfterSamples: after, endedSeconds: floodSeconds, failedAtTheLimit: failed },
+      flood: {
+        documents: FLOOD,
+        bytesEach: SLOW.byteLength,
+        timeoutMs: TIMEOUT_MS,
+        uploadSeconds: uploadedSeconds,
+        waitingBeforeSamples: before,
+        waitingAfterSamples: after,
+        endedSeconds: floodSeconds,
+        failedAtTheLimit: failed,
+      },
       alone: stats(alone),
       during: { ...stats(during), each: during.map((ms) => Math.round(ms)) },
       ratio: median(during) / median(alone),

@@ -26,9 +26,9 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_UPSTREAM_LIMITS } from '@agent-platform/core';
 import { hostileDocuments, startHostileUpstreams } from '@agent-platform/core/testing';
+import { fairIn } from './fair.mjs';
 import { startFakeEmbedder } from './fake-embedder.mjs';
 import { percentile } from './load.mjs';
-import { fairIn } from './fair.mjs';
 import { withStorageModes } from './modes.mjs';
 import { startBenchUpstream } from './upstream.mjs';
 
@@ -143,13 +143,33 @@ async function documentsIn(mode) {
         const other = await post('other.md', '# Refunds\n\nCustomers can ask for a refund within 30 days.');
         return { bomb: await indexed(id), other: await indexed(other) };
       });
-      const row = { name: doc.name, status: result.bomb.status, chunks: result.bomb.chunkCount, other: result.other.status, seconds: (performance.now() - t) / 1000, ...stats(latencies), probeErrors: errors.length, firstError: errors[0] };
+      const row = {
+        name: doc.name,
+        status: result.bomb.status,
+        chunks: result.bomb.chunkCount,
+        other: result.other.status,
+        seconds: (performance.now() - t) / 1000,
+        ...stats(latencies),
+        probeErrors: errors.length,
+        firstError: errors[0],
+      };
       rows.push(row);
-      console.log(`  ${doc.name}: ${row.status} (${row.chunks} chunks) in ${row.seconds.toFixed(1)} s; /health p50 ${row.p50.toFixed(1)} ms, p95 ${row.p95.toFixed(1)}, max ${row.max.toFixed(0)} over ${row.probes} probes`);
+      console.log(
+        `  ${doc.name}: ${row.status} (${row.chunks} chunks) in ${row.seconds.toFixed(1)} s; /health p50 ${row.p50.toFixed(1)} ms, p95 ${row.p95.toFixed(1)}, max ${row.max.toFixed(0)} over ${row.probes} probes`,
+      );
     }
     const worstP95 = Math.max(...rows.map((r) => r.p95));
     const worstMax = Math.max(...rows.map((r) => r.max));
-    return { name: `/health every 20 ms while hostile documents are indexed (real server, ${mode.label})`, idle: stats(idle.latencies), documents: rows, worstP95, worstMax, ratio: worstMax, target: 100, lowerIsBetter: true };
+    return {
+      name: `/health every 20 ms while hostile documents are indexed (real server, ${mode.label})`,
+      idle: stats(idle.latencies),
+      documents: rows,
+      worstP95,
+      worstMax,
+      ratio: worstMax,
+      target: 100,
+      lowerIsBetter: true,
+    };
   } finally {
     await server.stop();
     await embedder.close();
@@ -250,7 +270,9 @@ async function upstreamsIn(mode) {
         return (await res.text()).includes(c.expect);
       }
       case 'add-mcp':
-        return text((await api(key, 'POST', '/api/mcp/add-server', { projectId, name: `h${Math.random()}`.replace('.', ''), transport: c.mcp[0], url: `${hostile.url}${c.mcp[1]}` })).body).includes(c.expect);
+        return text((await api(key, 'POST', '/api/mcp/add-server', { projectId, name: `h${Math.random()}`.replace('.', ''), transport: c.mcp[0], url: `${hostile.url}${c.mcp[1]}` })).body).includes(
+          c.expect,
+        );
       case 'mcp-tool': {
         // The tool's error (naming the limit) reaches the model, which answers: a 200.
         const res = await complete(key, projectId);
@@ -260,7 +282,12 @@ async function upstreamsIn(mode) {
         return text((await api(key, 'GET', `/api/v1/localmodel/list-models?baseUrl=${encodeURIComponent(`${hostile.url}/runtime`)}`)).body).includes(c.expect);
       case 'vector':
         return text(
-          (await api(key, 'PUT', '/api/knowledge/settings', { projectId, settings: { vectorstoreProvider: 'qdrant', vectorStoreConfig: { endpoint: `${hostile.url}/vector/0`, indexName: 'hostile' } } })).body,
+          (
+            await api(key, 'PUT', '/api/knowledge/settings', {
+              projectId,
+              settings: { vectorstoreProvider: 'qdrant', vectorStoreConfig: { endpoint: `${hostile.url}/vector/0`, indexName: 'hostile' } },
+            })
+          ).body,
         ).includes(c.expect);
       case 'embed': {
         const posted = await api(key, 'POST', '/api/knowledge/documents', { projectId, fileName: 'a.md', fileType: 'md', sourceType: 'upload', content: '# A\n\nSome text.' });
@@ -350,7 +377,10 @@ const PARTS = { documents: documentsIn, upstreams: upstreamsIn, fair: fairIn };
 /** The parts BENCH_HOSTILE_PARTS names (comma-separated), every one by default. */
 function selectedParts(value = process.env.BENCH_HOSTILE_PARTS) {
   if (!value) return Object.keys(PARTS);
-  const names = value.split(',').map((n) => n.trim()).filter(Boolean);
+  const names = value
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
   for (const name of names) if (!PARTS[name]) throw new Error(`BENCH_HOSTILE_PARTS: no part "${name}" (parts: ${Object.keys(PARTS).join(', ')})`);
   return names;
 }

@@ -99,8 +99,7 @@ export async function ingestion() {
     if (!warm.ok) throw new Error(`warm-up answered ${warm.status}: ${await warm.text()}`);
 
     /** Posts every document (BENCH_INGEST_INFLIGHT requests in flight) and waits until all are completed; seconds. */
-    const completed = async (projectId) =>
-      (await (await fetch(`${server.url}/api/knowledge/documents?projectId=${projectId}&status=completed&limit=1`, { headers })).json()).total;
+    const completed = async (projectId) => (await (await fetch(`${server.url}/api/knowledge/documents?projectId=${projectId}&status=completed&limit=1`, { headers })).json()).total;
     const ingestHttp = async (projectId, docs) => {
       // The project may hold documents already (the warm-up's): wait for these on top of them.
       const before = await completed(projectId);

@@ -177,7 +177,11 @@ async function completionRows({ ours, oursHeaders, agentId, mastra, mastraHeader
   const added = (name) => round(sides[name].ttft.p50 - sides.direct.ttft.p50);
   return {
     sides,
-    addedTtftP50: Object.fromEntries(Object.keys(sides).filter((n) => n !== 'direct').map((n) => [n, added(n)])),
+    addedTtftP50: Object.fromEntries(
+      Object.keys(sides)
+        .filter((n) => n !== 'direct')
+        .map((n) => [n, added(n)]),
+    ),
     // Mastra's added time ÷ ours, agent to agent (above 1: Mastra adds more).
     agentRatio: round(added('mastraAgent') / added('oursAgent')),
     memoryRatio: round(added('mastraAgentMemory') / added('oursAgentMemory')),
@@ -216,15 +220,27 @@ async function ingestRows({ oursCall, ingestIds, mastraCall }) {
     }
     if (r === 0) continue;
     rows.push(row);
-    console.log(`  ingest round ${r}: ours ${row.ours.docsPerSec.toFixed(1)} docs/s (${row.ours.chunksPerDoc.toFixed(2)} chunks/doc), Mastra ${row.mastra.docsPerSec.toFixed(1)} docs/s (${row.mastra.chunksPerDoc.toFixed(2)} chunks/doc)`);
+    console.log(
+      `  ingest round ${r}: ours ${row.ours.docsPerSec.toFixed(1)} docs/s (${row.ours.chunksPerDoc.toFixed(2)} chunks/doc), Mastra ${row.mastra.docsPerSec.toFixed(1)} docs/s (${row.mastra.chunksPerDoc.toFixed(2)} chunks/doc)`,
+    );
   }
   const side = (name) => ({ docsPerSec: median(rows.map((r) => r[name].docsPerSec)), chunksPerDoc: median(rows.map((r) => r[name].chunksPerDoc)) });
-  return { docs: corpus.length, inFlight: INFLIGHT, mastraChunking: CHUNKINGS[CHUNKING], ours: side('ours'), mastra: side('mastra'), ratio: median(rows.map((r) => r.ours.docsPerSec / r.mastra.docsPerSec)) };
+  return {
+    docs: corpus.length,
+    inFlight: INFLIGHT,
+    mastraChunking: CHUNKINGS[CHUNKING],
+    ours: side('ours'),
+    mastra: side('mastra'),
+    ratio: median(rows.map((r) => r.ours.docsPerSec / r.mastra.docsPerSec)),
+  };
 }
 
 /** SciFact queries against the last round's documents, one per side per iteration. */
 async function searchRows({ oursCall, projectId, mastraCall, index }) {
-  const queries = readFileSync(new URL('data/beir-scifact-5k/queries.jsonl', import.meta.url), 'utf8').trim().split('\n').map((l) => JSON.parse(l).text);
+  const queries = readFileSync(new URL('data/beir-scifact-5k/queries.jsonl', import.meta.url), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l).text);
   const next = { ours: 0, mastra: 0 };
   const timed = async (fn) => {
     const t = performance.now();

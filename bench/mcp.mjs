@@ -4,8 +4,8 @@
 // warm-up calls each way, then 300 calls each way, alternating. Needs the built package
 // (`pnpm --filter @agent-platform/mcp build`).
 import { spawn } from 'node:child_process';
-import { connect, createServer } from 'node:net';
 import { createRequire } from 'node:module';
+import { connect, createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMcpConnector } from '@agent-platform/mcp';

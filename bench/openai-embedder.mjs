@@ -12,9 +12,9 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { openaiEmbedder } from '@agent-platform/adapters-embedding/openai';
 import { loopGaps } from './embedder.mjs';
+import { startFakeEmbedder } from './fake-embedder.mjs';
 import { loadCorpus } from './ingest.mjs';
 import { median } from './load.mjs';
-import { startFakeEmbedder } from './fake-embedder.mjs';
 
 const CHUNKS = Number(process.env.BENCH_OPENAI_CHUNKS ?? 640);
 const ROUNDS = Number(process.env.BENCH_OPENAI_ROUNDS ?? 5);
@@ -52,7 +52,12 @@ export async function openaiEmbedderThroughput() {
     };
     const model = openaiEmbedder({ model: 'fake-embed', apiKey: 'sk-bench', baseURL: url, fetch: counting });
     const loads = {
-      chunks: { texts: chunks, run: async () => { for (let i = 0; i < chunks.length; i += 32) await model.embed(chunks.slice(i, i + 32)); } },
+      chunks: {
+        texts: chunks,
+        run: async () => {
+          for (let i = 0; i < chunks.length; i += 32) await model.embed(chunks.slice(i, i + 32));
+        },
+      },
       'one call': { texts: chunks, run: () => model.embed(chunks) },
       long: { texts: long, run: () => model.embed(long) },
     };
@@ -67,7 +72,11 @@ export async function openaiEmbedderThroughput() {
         row[name] = { ...w, requests, rate: load.texts.length / (w.ms / 1000) };
       }
       rows.push(row);
-      console.log(`  round ${round + 1}: ${Object.entries(row).map(([n, r]) => `${n} ${r.rate.toFixed(0)} texts/s, ${r.requests} requests, main thread busy ${(r.busy * 100).toFixed(0)}%, stalled up to ${r.gapMs.toFixed(0)} ms`).join('; ')}`);
+      console.log(
+        `  round ${round + 1}: ${Object.entries(row)
+          .map(([n, r]) => `${n} ${r.rate.toFixed(0)} texts/s, ${r.requests} requests, main thread busy ${(r.busy * 100).toFixed(0)}%, stalled up to ${r.gapMs.toFixed(0)} ms`)
+          .join('; ')}`,
+      );
     }
     await model.close?.();
     const figures = Object.fromEntries(

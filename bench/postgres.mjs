@@ -69,8 +69,6 @@ export const resetStatements = (admin) => admin.query('select pg_stat_statements
 
 /** Client connections to `admin`'s database, other than the admin's own. */
 export async function connections(admin) {
-  const { rows } = await admin.query(
-    "select count(*)::int as n from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and application_name <> 'bench-admin'",
-  );
+  const { rows } = await admin.query("select count(*)::int as n from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and application_name <> 'bench-admin'");
   return rows[0].n;
 }

@@ -43,8 +43,15 @@ const TYPES = ['hybrid', 'mrr', 'semantic'];
 
 /** The defect's case: a project whose documents have nothing to do with most questions. */
 const SHOP_DOCS = [
-  { fileName: 'refunds.md', content: '# Refunds\n\nACME refunds purchases within 30 days of delivery. Send the item back in its original packaging with the receipt; the money is returned to the card used to pay within five working days.' },
-  { fileName: 'shipping.md', content: '# Shipping\n\nOrders leave our warehouse within two working days. Standard delivery takes three to five days; express delivery arrives the next day for a fee of 9 euros.' },
+  {
+    fileName: 'refunds.md',
+    content:
+      '# Refunds\n\nACME refunds purchases within 30 days of delivery. Send the item back in its original packaging with the receipt; the money is returned to the card used to pay within five working days.',
+  },
+  {
+    fileName: 'shipping.md',
+    content: '# Shipping\n\nOrders leave our warehouse within two working days. Standard delivery takes three to five days; express delivery arrives the next day for a fee of 9 euros.',
+  },
   { fileName: 'warranty.md', content: '# Warranty\n\nEvery ACME appliance has a two-year warranty covering manufacturing defects. Damage from misuse, drops or water is not covered.' },
 ];
 const SHOP_RELATED = [
@@ -66,7 +73,10 @@ const f3 = (x) => x.toFixed(3);
 const everydayHalf = (id) => (createHash('sha256').update(`everyday-split-v1:${id}`).digest()[0] % 2 === 0 ? 'tuning' : 'reporting');
 
 async function loadEveryday() {
-  const lines = (await readFile(join(root, 'bench/data/everyday-questions/questions.tsv'), 'utf8')).split('\n').slice(1).filter((l) => l.trim());
+  const lines = (await readFile(join(root, 'bench/data/everyday-questions/questions.tsv'), 'utf8'))
+    .split('\n')
+    .slice(1)
+    .filter((l) => l.trim());
   return lines.map((l) => {
     const [id, kind, text] = l.split('\t');
     return { _id: id, kind, text };
@@ -188,7 +198,9 @@ async function main() {
 function print(results, counts) {
   console.log(`\nRecorded ${new Date().toISOString().slice(0, 10)}; ${counts.claims} claims, ${counts.everyday} everyday questions, ${SHOP_RELATED.length} shop questions.\n`);
   console.log('### What the agent does with the default floor (sources attached, through /api/v1/chat/completions)\n');
-  console.log('| search type | claims with sources (tuning / reporting / all) | everyday questions without sources on SciFact (tuning / reporting / all) | everyday without sources on the shop | shop questions citing their document | nDCG@10 through HTTP (tuning / reporting / all) |');
+  console.log(
+    '| search type | claims with sources (tuning / reporting / all) | everyday questions without sources on SciFact (tuning / reporting / all) | everyday without sources on the shop | shop questions citing their document | nDCG@10 through HTTP (tuning / reporting / all) |',
+  );
   console.log('|---|---|---|---|---|---|');
   for (const [type, r] of Object.entries(results)) {
     const a = r.agent;
@@ -205,13 +217,25 @@ function print(results, counts) {
     const q = (xs, p) => [...xs].sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
     const claimScores = r.claims.map((c) => c.score);
     const dayScores = r.everyday.map((c) => c.score);
-    console.log(`claims' top score p1 / p5 / median: ${f3(q(claimScores, 0.01))} / ${f3(q(claimScores, 0.05))} / ${f3(q(claimScores, 0.5))}; everyday questions' top score median / p95 / max: ${f3(q(dayScores, 0.5))} / ${f3(q(dayScores, 0.95))} / ${f3(Math.max(...dayScores))}; on the shop, unrelated median / p95 / max: ${f3(q(r.shopUnrelated, 0.5))} / ${f3(q(r.shopUnrelated, 0.95))} / ${f3(Math.max(...r.shopUnrelated))}; shop questions' document: ${r.shopRelated.map(f3).join(', ')}\n`);
-    console.log('| floor | claims keeping a hit (tuning / reporting / all) | everyday with no hit on SciFact (tuning / reporting / all) | unrelated with no hit on the shop | shop questions keeping their document |');
+    console.log(
+      `claims' top score p1 / p5 / median: ${f3(q(claimScores, 0.01))} / ${f3(q(claimScores, 0.05))} / ${f3(q(claimScores, 0.5))}; everyday questions' top score median / p95 / max: ${f3(q(dayScores, 0.5))} / ${f3(q(dayScores, 0.95))} / ${f3(Math.max(...dayScores))}; on the shop, unrelated median / p95 / max: ${f3(q(r.shopUnrelated, 0.5))} / ${f3(q(r.shopUnrelated, 0.95))} / ${f3(Math.max(...r.shopUnrelated))}; shop questions' document: ${r.shopRelated.map(f3).join(', ')}\n`,
+    );
+    console.log(
+      '| floor | claims keeping a hit (tuning / reporting / all) | everyday with no hit on SciFact (tuning / reporting / all) | unrelated with no hit on the shop | shop questions keeping their document |',
+    );
     console.log('|---|---|---|---|---|');
     let best;
     for (const floor of FLOORS) {
-      const keep = (half) => share(r.claims.filter((c) => half === 'all' || c.half === half), (c) => c.score >= floor);
-      const none = (half) => share(r.everyday.filter((c) => half === 'all' || c.half === half), (c) => c.score < floor);
+      const keep = (half) =>
+        share(
+          r.claims.filter((c) => half === 'all' || c.half === half),
+          (c) => c.score >= floor,
+        );
+      const none = (half) =>
+        share(
+          r.everyday.filter((c) => half === 'all' || c.half === half),
+          (c) => c.score < floor,
+        );
       const m = Math.min(keep('tuning'), none('tuning'));
       if (!best || m > best.m) best = { floor, m };
       console.log(

@@ -89,14 +89,19 @@ export async function compareStorages(data, sqlite, chunkSize, { database, workD
     const rows = [];
     for (const p of STORAGE_PIPELINES) {
       const row = { name: p.name };
-      for (const [mode, ctx] of [['sqlite', sqlite], ['postgres', postgres]]) {
+      for (const [mode, ctx] of [
+        ['sqlite', sqlite],
+        ['postgres', postgres],
+      ]) {
         for (const q of data.queries.slice(0, 5)) await ctx.platform.searchKnowledge(ctx.caller, { projectId: ctx.projectId, query: q.text, ...p.request });
         const { run, p50, p95 } = await runPipeline(ctx, data.queries, p.request);
         const file = `storage-${mode}-${p.name.replace(/[^a-z0-9.]+/gi, '_')}`;
         row[mode] = { p50, p95, tuning: await score(workDir, file, run, 'tuning', data), reporting: await score(workDir, file, run, 'reporting', data) };
       }
       row.difference = row.postgres.reporting['ndcg@10'] - row.sqlite.reporting['ndcg@10'];
-      log(`${p.name}: reporting nDCG@10 SQLite ${row.sqlite.reporting['ndcg@10'].toFixed(4)}, PostgreSQL ${row.postgres.reporting['ndcg@10'].toFixed(4)} (${row.difference >= 0 ? '+' : ''}${row.difference.toFixed(4)})`);
+      log(
+        `${p.name}: reporting nDCG@10 SQLite ${row.sqlite.reporting['ndcg@10'].toFixed(4)}, PostgreSQL ${row.postgres.reporting['ndcg@10'].toFixed(4)} (${row.difference >= 0 ? '+' : ''}${row.difference.toFixed(4)})`,
+      );
       rows.push(row);
     }
     return { rows, ingest: postgres.marker, embeddings: postgres.embeddings, sqliteIngest: sqlite.marker };
@@ -117,7 +122,7 @@ export function renderStorageSection(result, data, meta) {
     '',
     '`pnpm bench:retrieval --storage sqlite,postgres` ([bench/retrieval-storage.mjs](../bench/retrieval-storage.mjs); rewrites this section).',
     'Same corpus, same claims, same run. SQLite mode: SQLite (FTS5 over analyzed terms), the built-in vector store, the built-in',
-    'embedder. PostgreSQL mode as the server runs it: `postgresStorage` (terms from the same analyzer, BM25 in SQL with FTS5\'s',
+    "embedder. PostgreSQL mode as the server runs it: `postgresStorage` (terms from the same analyzer, BM25 in SQL with FTS5's",
     'formula and statistics), blobs in the database, a real Chroma server (cosine HNSW) as the shared vector store, on a private',
     'PostgreSQL 15 cluster. The chunk vectors SQLite mode stored are reused by text for the PostgreSQL ingest (both index',
     `identical vectors; ${result.embeddings.reused} chunk texts reused, ${result.embeddings.embedded} embedded), so the keyword index and the vector store are what differ.`,
@@ -126,8 +131,10 @@ export function renderStorageSection(result, data, meta) {
     '',
     '| pipeline | SQLite reporting nDCG@10 | PostgreSQL reporting nDCG@10 | difference | SQLite tuning nDCG@10 | PostgreSQL tuning nDCG@10 | query p50 SQLite / PostgreSQL (ms) |',
     '|---|---|---|---|---|---|---|',
-    ...result.rows.map((r) =>
-      `| ${r.name} | ${f3(r.sqlite.reporting['ndcg@10'])} | ${f3(r.postgres.reporting['ndcg@10'])} | **${r.difference >= 0 ? '+' : ''}${r.difference.toFixed(4)}** | ${f3(r.sqlite.tuning['ndcg@10'])} | ${f3(r.postgres.tuning['ndcg@10'])} | ${r.sqlite.p50.toFixed(1)} / ${r.postgres.p50.toFixed(1)} |`),
+    ...result.rows.map(
+      (r) =>
+        `| ${r.name} | ${f3(r.sqlite.reporting['ndcg@10'])} | ${f3(r.postgres.reporting['ndcg@10'])} | **${r.difference >= 0 ? '+' : ''}${r.difference.toFixed(4)}** | ${f3(r.sqlite.tuning['ndcg@10'])} | ${f3(r.postgres.tuning['ndcg@10'])} | ${r.sqlite.p50.toFixed(1)} / ${r.postgres.p50.toFixed(1)} |`,
+    ),
     '',
     `Target: PostgreSQL within 0.01 nDCG@10 of SQLite on the reporting half: **${within ? 'met' : 'not met'}** for every pipeline.`,
     `PostgreSQL ingest (vectors reused, so no model time): ${result.ingest.docs} documents → ${result.ingest.chunks} chunks in ${result.ingest.seconds.toFixed(0)} s (${result.ingest.docsPerSec.toFixed(1)} docs/s).`,

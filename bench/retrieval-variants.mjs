@@ -16,8 +16,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import { builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
+import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
 import { keywordTerms, keywordWords } from '@agent-platform/core';
 import { evaluate, loadQrels } from './data/beir-scifact-5k/score.mjs';
@@ -31,7 +31,11 @@ if (!existsSync(join(folder, 'bench-retrieval.json'))) throw new Error(`${folder
 const stem = createRequire(join(root, 'packages/core/package.json'))('wink-porter2-stemmer');
 const isStopWord = (word) => keywordTerms(word).length === 0;
 
-const readJsonl = (path) => readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+const readJsonl = (path) =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
 const queries = readJsonl(join(dataDir, 'queries.jsonl'));
 const titles = new Map(readJsonl(join(dataDir, 'corpus.jsonl')).map((d) => [d._id, d.title]));
 const qrels = loadQrels(join(dataDir, 'qrels.tsv'));
@@ -48,7 +52,14 @@ const namespace = `${marker.projectId}:${embedder.id}`;
 const probe = new Float32Array(embedder.dimensions);
 probe[0] = 1;
 const all = await store.query(namespace, { vector: probe, topK: 1_000_000, includeVectors: true });
-const rows = new Map((await storage.chunks.getMany(marker.projectId, all.map((h) => h.id))).map((c) => [c.id, c]));
+const rows = new Map(
+  (
+    await storage.chunks.getMany(
+      marker.projectId,
+      all.map((h) => h.id),
+    )
+  ).map((c) => [c.id, c]),
+);
 const chunks = all.map((h) => {
   const c = rows.get(h.id);
   return { doc: String(c.metadata.fileName).replace(/\.txt$/, ''), index: c.index, text: c.text, vector: h.vector };
@@ -215,8 +226,14 @@ console.log(`\nsemantic alone (cosine over all chunks): ${cell(ndcg((_q, qi) => 
 // Besides nDCG@10, the everyday questions of bench/data/everyday-questions (no abstract answers
 // them) are scored the same way: for each method, the floor that best separates the claims' top
 // scores from the everyday questions' on the tuning halves, and the shares it keeps / drops.
-const everyday = readFileSync(join(root, 'bench/data/everyday-questions/questions.tsv'), 'utf8').split('\n').slice(1).filter((l) => l.trim())
-  .map((l) => { const [id, , text] = l.split('\t'); return { id, text }; });
+const everyday = readFileSync(join(root, 'bench/data/everyday-questions/questions.tsv'), 'utf8')
+  .split('\n')
+  .slice(1)
+  .filter((l) => l.trim())
+  .map((l) => {
+    const [id, , text] = l.split('\t');
+    return { id, text };
+  });
 const everydayHalf = (id) => (createHash('sha256').update(`everyday-split-v1:${id}`).digest()[0] % 2 === 0 ? 'tuning' : 'reporting');
 const embedder2 = builtinEmbedder();
 const everydayVectors = await embedder2.embed(everyday.map((q) => q.text));
@@ -286,7 +303,10 @@ for (const [name, fuse] of Object.entries(calibratedMethods)) {
   const cells = CAL_ALPHAS.map((alpha) => {
     const scored = calibrated.map(({ k, cos, ids }) => {
       const K = (i) => ({ all: k.all > 0 ? k.scores[i] / k.all : 0, held: k.held > 0 ? k.scores[i] / k.held : 0 });
-      return ids.map((i) => [i, fuse(K(i), cos[i], alpha)]).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]);
+      return ids
+        .map((i) => [i, fuse(K(i), cos[i], alpha)])
+        .filter(([, v]) => v > 0)
+        .sort((a, b) => b[1] - a[1]);
     });
     const n = ndcg((_q, qi) => scored[qi].map(([i]) => i));
     const top = (qi) => scored[qi][0]?.[1] ?? 0;
@@ -294,7 +314,16 @@ for (const [name, fuse] of Object.entries(calibratedMethods)) {
     const dayTop = everyday.map((e, j) => ({ half: everydayHalf(e.id), score: top(queries.length + j) }));
     let chosen;
     for (const floor of [...new Set([...claimTop, ...dayTop].map((x) => x.score))].sort((a, b) => a - b)) {
-      const m = Math.min(share(claimTop.filter((x) => x.half === 'tuning'), (x) => x.score >= floor), share(dayTop.filter((x) => x.half === 'tuning'), (x) => x.score < floor));
+      const m = Math.min(
+        share(
+          claimTop.filter((x) => x.half === 'tuning'),
+          (x) => x.score >= floor,
+        ),
+        share(
+          dayTop.filter((x) => x.half === 'tuning'),
+          (x) => x.score < floor,
+        ),
+      );
       if (!chosen || m > chosen.m) chosen = { floor, m };
     }
     return `${cell(n)}; ${chosen.floor.toFixed(2)}; ${(share(claimTop, (x) => x.score >= chosen.floor) * 100).toFixed(1)}% / ${(share(dayTop, (x) => x.score < chosen.floor) * 100).toFixed(1)}%`;

@@ -30,11 +30,11 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
 import { fileBlobStore } from '@agent-platform/adapters-storage/blobs';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
-import { builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
 import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
 import { AgentPlatform, DEFAULT_ALPHA, dot, fuseHybrid, HYBRID_CANDIDATES, mmrSelect, vectorNamespace } from '@agent-platform/core';
 import { createApp, databasePath } from '@agent-platform/server';
@@ -51,7 +51,10 @@ const END = '<!-- retrieval:end -->';
 const envInt = (name) => (process.env[name] ? Number(process.env[name]) : undefined);
 const DOC_LIMIT = envInt('BENCH_RETRIEVAL_DOCS');
 const QUERY_LIMIT = envInt('BENCH_RETRIEVAL_QUERIES');
-const CHUNK_SIZES = (process.env.BENCH_RETRIEVAL_CHUNK_SIZES ?? '512,200').split(',').map((s) => Number(s.trim())).filter(Boolean);
+const CHUNK_SIZES = (process.env.BENCH_RETRIEVAL_CHUNK_SIZES ?? '512,200')
+  .split(',')
+  .map((s) => Number(s.trim()))
+  .filter(Boolean);
 const MMR_TOPK = envInt('BENCH_RETRIEVAL_MMR_TOPK') ?? 100;
 const TOPK = 100;
 const ALPHAS = [0, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1];
@@ -62,7 +65,11 @@ const overlapFor = (size) => (size >= 512 ? 64 : 32);
 // Folders of an older pipeline are ingested again: 2 = chunk vectors kept in SQLite (mrr reads them).
 const FORMAT = 2;
 
-const readJsonl = async (path) => (await readFile(path, 'utf8')).split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+const readJsonl = async (path) =>
+  (await readFile(path, 'utf8'))
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 const log = (...a) => console.log(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
 
@@ -76,7 +83,12 @@ export async function loadData() {
   const rows = qrelsLines.slice(1).filter((l) => l.trim());
   const qids = new Set(queries.map((q) => q._id));
   // A cut corpus keeps the judged documents of the chosen queries, then the first others up to N.
-  const judged = new Set(rows.map((r) => r.split('\t')).filter(([qid]) => qids.has(qid)).map(([, docId]) => docId));
+  const judged = new Set(
+    rows
+      .map((r) => r.split('\t'))
+      .filter(([qid]) => qids.has(qid))
+      .map(([, docId]) => docId),
+  );
   const all = await readJsonl(join(dataDir, 'corpus.jsonl'));
   const corpus = DOC_LIMIT ? [...all.filter((d) => judged.has(d._id)), ...all.filter((d) => !judged.has(d._id))].slice(0, Math.max(DOC_LIMIT, judged.size)) : all;
   const halves = { tuning: [], reporting: [] };
@@ -143,7 +155,11 @@ export async function ingestInto(platform, corpus, chunkSize, where) {
     while (next < corpus.length) {
       const d = corpus[next++];
       const res = await platform.createDocument(caller, {
-        projectId: project.id, fileName: `${d._id}.txt`, fileType: 'txt', sourceType: 'upload', content: `${d.title}\n\n${d.text}`,
+        projectId: project.id,
+        fileName: `${d._id}.txt`,
+        fileType: 'txt',
+        sourceType: 'upload',
+        content: `${d.title}\n\n${d.text}`,
       });
       if (!res.success) failed++;
       if (++answered % 500 === 0) log(`  ${answered} answered, ${((performance.now() - started) / 1000).toFixed(0)} s`);
@@ -167,8 +183,18 @@ export async function ingestInto(platform, corpus, chunkSize, where) {
     chunks += page.documents.reduce((s, d) => s + d.chunkCount, 0);
   }
   const marker = {
-    format: FORMAT, userId, projectId: project.id, docs: corpus.length, chunks, chunkSize, chunkOverlap, seconds,
-    docsPerSec: corpus.length / seconds, chunksPerSec: chunks / seconds, ingestedAt: new Date().toISOString(), cores: cpus().length,
+    format: FORMAT,
+    userId,
+    projectId: project.id,
+    docs: corpus.length,
+    chunks,
+    chunkSize,
+    chunkOverlap,
+    seconds,
+    docsPerSec: corpus.length / seconds,
+    chunksPerSec: chunks / seconds,
+    ingestedAt: new Date().toISOString(),
+    cores: cpus().length,
   };
   log(`ingested ${corpus.length} documents, ${chunks} chunks in ${seconds.toFixed(0)} s: ${marker.docsPerSec.toFixed(1)} docs/s`);
   return { caller, projectId: project.id, marker };
@@ -211,7 +237,13 @@ async function runPipeline(ctx, queries, request) {
 async function score(workDir, label, run, half, data) {
   const runPath = join(workDir, `${label}.${half}.jsonl`);
   const ids = new Set(data.halves[half]);
-  await writeFile(runPath, `${[...run].filter(([qid]) => ids.has(qid)).map(([qid, r]) => JSON.stringify({ query_id: qid, ranked_ids: r })).join('\n')}\n`);
+  await writeFile(
+    runPath,
+    `${[...run]
+      .filter(([qid]) => ids.has(qid))
+      .map(([qid, r]) => JSON.stringify({ query_id: qid, ranked_ids: r }))
+      .join('\n')}\n`,
+  );
   const out = execFileSync(process.execPath, [join(dataDir, 'score.mjs'), runPath, '--qrels', join(workDir, `qrels.${half}.tsv`), '--json'], { encoding: 'utf8' });
   return JSON.parse(out).mean;
 }
@@ -265,9 +297,7 @@ async function latency(ctx, queries) {
             const cosines = new Map(hits.map((h) => [h.id, h.score]));
             const missing = keyword.filter((k) => !cosines.has(k.id)).map((k) => k.id);
             for (const [id, v] of await parts.storage.chunks.embeddingsById(projectId, missing, parts.embedder.id)) cosines.set(id, dot(vector, v));
-            const fused = [...fuseHybrid(cosines, new Map(keyword.map((k) => [k.id, k.score])), DEFAULT_ALPHA, parts.embedder.similarity)]
-              .filter(([, score]) => score > 0)
-              .sort((a, b) => b[1] - a[1]);
+            const fused = [...fuseHybrid(cosines, new Map(keyword.map((k) => [k.id, k.score])), DEFAULT_ALPHA, parts.embedder.similarity)].filter(([, score]) => score > 0).sort((a, b) => b[1] - a[1]);
             if (searchType === 'hybrid') return fused.slice(0, topK);
             // mrr: the best 20 fused, vectors from the hits or from storage, then the MMR selection.
             const pool = fused.slice(0, Math.max(topK * 4, 20));
@@ -276,7 +306,11 @@ async function latency(ctx, queries) {
             for (const [id, v] of await parts.storage.chunks.embeddingsById(projectId, rest, parts.embedder.id)) vectors.set(id, v);
             const none = new Float32Array(parts.embedder.dimensions);
             const best = pool[0]?.[1] ?? 1;
-            return mmrSelect(pool.map(([id, score]) => ({ id, relevance: score / best, vector: vectors.get(id) ?? none })), topK, 0.5);
+            return mmrSelect(
+              pool.map(([id, score]) => ({ id, relevance: score / best, vector: vectors.get(id) ?? none })),
+              topK,
+              0.5,
+            );
           });
         }
         if (!warm) {
@@ -300,7 +334,10 @@ function latencyTable(lat) {
   return [
     `| search type (topK 5) | HTTP p50 | HTTP p95 | query embedding p50 | keyword search p50 | vector search p50 | fusion p50 | rest of the request (p50 − parts) |`,
     '|---|---|---|---|---|---|---|---|',
-    ...lat.rows.map((r) => `| ${r.searchType} | **${r.p50.toFixed(1)}** | ${r.p95.toFixed(1)} | ${f1(r.embed)} | ${f1(r.keyword)} | ${f1(r.vector)} | ${f1(r.fusion)} | ${(r.p50 - r.embed - r.keyword - r.vector - r.fusion).toFixed(1)} |`),
+    ...lat.rows.map(
+      (r) =>
+        `| ${r.searchType} | **${r.p50.toFixed(1)}** | ${r.p95.toFixed(1)} | ${f1(r.embed)} | ${f1(r.keyword)} | ${f1(r.vector)} | ${f1(r.fusion)} | ${(r.p50 - r.embed - r.keyword - r.vector - r.fusion).toFixed(1)} |`,
+    ),
   ].join('\n');
 }
 
@@ -317,7 +354,9 @@ function table(rows) {
     const t = r.tuning;
     const p = r.reporting;
     const lat = r.p50 === undefined ? '' : `${r.p50.toFixed(1)} / ${r.p95.toFixed(1)}`;
-    lines.push(`| ${r.chunk} | ${r.name} | ${f3(t['ndcg@10'])} | ${f3(t['recall@10'])} | ${f3(t['mrr@10'])} | **${f3(p['ndcg@10'])}** | ${f3(p['recall@10'])} | ${f3(p['mrr@10'])} | ${f3(p['recall@100'])} | ${lat} |`);
+    lines.push(
+      `| ${r.chunk} | ${r.name} | ${f3(t['ndcg@10'])} | ${f3(t['recall@10'])} | ${f3(t['mrr@10'])} | **${f3(p['ndcg@10'])}** | ${f3(p['recall@10'])} | ${f3(p['mrr@10'])} | ${f3(p['recall@100'])} | ${lat} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -334,9 +373,11 @@ function render(data, rows, ingests, lat) {
   const measured = rows.filter((r) => r.chunk !== 'whole doc');
   const best = measured.reduce((a, b) => (b.tuning['ndcg@10'] > a.tuning['ndcg@10'] ? b : a), measured[0]);
   const full = !DOC_LIMIT && !QUERY_LIMIT;
-  const ingestLines = ingests.map(({ marker, reused }) =>
-    `- chunk size ${marker.chunkSize} (overlap ${marker.chunkOverlap}): ${marker.docs} documents → ${marker.chunks} chunks in ${marker.seconds.toFixed(0)} s, ` +
-    `**${marker.docsPerSec.toFixed(1)} docs/s** (${marker.chunksPerSec.toFixed(1)} chunks/s), ingested ${marker.ingestedAt.slice(0, 16).replace('T', ' ')} UTC${reused ? ' (data folder reused by this run)' : ''}`);
+  const ingestLines = ingests.map(
+    ({ marker, reused }) =>
+      `- chunk size ${marker.chunkSize} (overlap ${marker.chunkOverlap}): ${marker.docs} documents → ${marker.chunks} chunks in ${marker.seconds.toFixed(0)} s, ` +
+      `**${marker.docsPerSec.toFixed(1)} docs/s** (${marker.chunksPerSec.toFixed(1)} chunks/s), ingested ${marker.ingestedAt.slice(0, 16).replace('T', ' ')} UTC${reused ? ' (data folder reused by this run)' : ''}`,
+  );
   return [
     START,
     '## retrieval: quality of every search type on BEIR SciFact',
@@ -418,8 +459,10 @@ async function main() {
   execFileSync(process.execPath, [join(dataDir, 'bm25-baseline.mjs'), '--out', bm25Path], { encoding: 'utf8' });
   const bm25 = new Map((await readJsonl(bm25Path)).filter((r) => data.qids.has(r.query_id)).map((r) => [r.query_id, r.ranked_ids]));
   rows.push({
-    chunk: 'whole doc', name: 'BM25 baseline (bm25-baseline.mjs, full 5k corpus)',
-    tuning: await score(workDir, 'bm25', bm25, 'tuning', data), reporting: await score(workDir, 'bm25', bm25, 'reporting', data),
+    chunk: 'whole doc',
+    name: 'BM25 baseline (bm25-baseline.mjs, full 5k corpus)',
+    tuning: await score(workDir, 'bm25', bm25, 'tuning', data),
+    reporting: await score(workDir, 'bm25', bm25, 'reporting', data),
   });
 
   const ingests = [];
@@ -434,10 +477,11 @@ async function main() {
         const started = performance.now();
         const { run, p50, p95 } = await runPipeline(ctx, data.queries, p.request);
         const file = `c${chunkSize}-${p.name.replace(/[^a-z0-9.]+/gi, '_')}`;
-        const row = { chunk: chunkSize, name: p.label, p50, p95,
-          tuning: await score(workDir, file, run, 'tuning', data), reporting: await score(workDir, file, run, 'reporting', data) };
+        const row = { chunk: chunkSize, name: p.label, p50, p95, tuning: await score(workDir, file, run, 'tuning', data), reporting: await score(workDir, file, run, 'reporting', data) };
         rows.push(row);
-        log(`${chunkSize} ${p.label}: tuning nDCG@10 ${f3(row.tuning['ndcg@10'])}, reporting ${f3(row.reporting['ndcg@10'])}, p50 ${p50.toFixed(1)} ms (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+        log(
+          `${chunkSize} ${p.label}: tuning nDCG@10 ${f3(row.tuning['ndcg@10'])}, reporting ${f3(row.reporting['ndcg@10'])}, p50 ${p50.toFixed(1)} ms (${((performance.now() - started) / 1000).toFixed(0)} s)`,
+        );
         await record(render(data, rows, ingests, lat));
       }
       if (chunkSize === 512) {

@@ -3,22 +3,22 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startChild } from './child.mjs';
-import { CONNECTIONS, load, median } from './load.mjs';
-import { ingestion } from './ingest.mjs';
-import { embedderThroughput } from './embedder.mjs';
-import { openaiEmbedderThroughput } from './openai-embedder.mjs';
+import { chromaAdapter } from './chroma-adapter.mjs';
 import { completionOverhead } from './completions.mjs';
+import { embedderThroughput } from './embedder.mjs';
+import { fairIngestion } from './fair.mjs';
+import { hostileHealth } from './hostile.mjs';
+import { ingestion } from './ingest.mjs';
+import { CONNECTIONS, load, median } from './load.mjs';
+import { mastraSideBySide } from './mastra.mjs';
+import { mcpCalls } from './mcp.mjs';
+import { withStorageModes } from './modes.mjs';
+import { openaiEmbedderThroughput } from './openai-embedder.mjs';
 import { endToEndSearch } from './search.mjs';
 import { searchDuringIngest } from './search-ingest.mjs';
-import { toolRuns } from './tools.mjs';
-import { mcpCalls } from './mcp.mjs';
-import { chromaAdapter } from './chroma-adapter.mjs';
-import { vectorSearch } from './vectors.mjs';
 import { storageModes } from './storage.mjs';
-import { hostileHealth } from './hostile.mjs';
-import { fairIngestion } from './fair.mjs';
-import { mastraSideBySide } from './mastra.mjs';
-import { withStorageModes } from './modes.mjs';
+import { toolRuns } from './tools.mjs';
+import { vectorSearch } from './vectors.mjs';
 
 const args = new Set(process.argv.slice(2));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -70,19 +70,25 @@ async function projectsList() {
         const row = { bare: await load(bare.url + path, servers[0].headers, bare.pid), floor: await load(floor.url + path, servers[0].headers, floor.pid) };
         for (const s of servers) if (s.mode) row[s.mode.kind] = await load(s.child.url + path, s.headers, s.child.pid, s.mode.databasePid);
         rows.push(row);
-        const ours = servers.filter((s) => s.mode).map((s) => {
-          const o = row[s.mode.kind];
-          const db = o.databaseCpuUs === undefined ? '' : ` + database ${o.databaseCpuUs.toFixed(0)}`;
-          return `ours on ${s.mode.label} ${o.rps.toFixed(0)} (${(o.rps / row.bare.rps).toFixed(2)}, CPU µs/request ${o.cpuUs.toFixed(0)}${db})`;
-        });
-        console.log(`  round ${round + 1}: bare ${row.bare.rps.toFixed(0)} req/s (CPU µs/request ${row.bare.cpuUs.toFixed(0)}), h3 floor ${row.floor.rps.toFixed(0)} (${(row.floor.rps / row.bare.rps).toFixed(2)}, ${row.floor.cpuUs.toFixed(0)}), ${ours.join(', ')}`);
+        const ours = servers
+          .filter((s) => s.mode)
+          .map((s) => {
+            const o = row[s.mode.kind];
+            const db = o.databaseCpuUs === undefined ? '' : ` + database ${o.databaseCpuUs.toFixed(0)}`;
+            return `ours on ${s.mode.label} ${o.rps.toFixed(0)} (${(o.rps / row.bare.rps).toFixed(2)}, CPU µs/request ${o.cpuUs.toFixed(0)}${db})`;
+          });
+        console.log(
+          `  round ${round + 1}: bare ${row.bare.rps.toFixed(0)} req/s (CPU µs/request ${row.bare.cpuUs.toFixed(0)}), h3 floor ${row.floor.rps.toFixed(0)} (${(row.floor.rps / row.bare.rps).toFixed(2)}, ${row.floor.cpuUs.toFixed(0)}), ${ours.join(', ')}`,
+        );
       }
       const perMode = Object.fromEntries(
-        servers.filter((s) => s.mode).map((s) => {
-          const f = serverFigures(rows, s.mode.kind);
-          const database = s.mode.databasePid ? { databaseCpuUs: median(rows.map((r) => r[s.mode.kind].databaseCpuUs)) } : {};
-          return [s.mode.label, { insertPerSec: PROJECTS / (s.insertMs / 1000), oursRps: f.rps, oursP99: f.p99, ratio: f.ratio, cpuRatio: f.cpuRatio, oursCpuUs: f.cpuUs, ...database }];
-        }),
+        servers
+          .filter((s) => s.mode)
+          .map((s) => {
+            const f = serverFigures(rows, s.mode.kind);
+            const database = s.mode.databasePid ? { databaseCpuUs: median(rows.map((r) => r[s.mode.kind].databaseCpuUs)) } : {};
+            return [s.mode.label, { insertPerSec: PROJECTS / (s.insertMs / 1000), oursRps: f.rps, oursP99: f.p99, ratio: f.ratio, cpuRatio: f.cpuRatio, oursCpuUs: f.cpuUs, ...database }];
+          }),
       );
       const figures = Object.values(perMode);
       const floorFigures = serverFigures(rows, 'floor');
@@ -103,7 +109,23 @@ async function projectsList() {
   });
 }
 
-const entries = { projects: projectsList, ingest: ingestion, vectors: vectorSearch, search: endToEndSearch, 'search-ingest': searchDuringIngest, completions: completionOverhead, tools: toolRuns, mcp: mcpCalls, chroma: chromaAdapter, embedder: embedderThroughput, 'openai-embedder': openaiEmbedderThroughput, storage: storageModes, hostile: hostileHealth, fair: fairIngestion, mastra: mastraSideBySide };
+const entries = {
+  projects: projectsList,
+  ingest: ingestion,
+  vectors: vectorSearch,
+  search: endToEndSearch,
+  'search-ingest': searchDuringIngest,
+  completions: completionOverhead,
+  tools: toolRuns,
+  mcp: mcpCalls,
+  chroma: chromaAdapter,
+  embedder: embedderThroughput,
+  'openai-embedder': openaiEmbedderThroughput,
+  storage: storageModes,
+  hostile: hostileHealth,
+  fair: fairIngestion,
+  mastra: mastraSideBySide,
+};
 // Entries that run only when named: `mastra` installs a peer (about 250 MB from npm) on first use.
 const optIn = new Set(['mastra']);
 const selected = Object.keys(entries).filter((name) => (args.size === 0 ? !optIn.has(name) : args.has(name)));

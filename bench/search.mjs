@@ -9,8 +9,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fileBlobStore } from '@agent-platform/adapters-storage/blobs';
 import { builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
+import { fileBlobStore } from '@agent-platform/adapters-storage/blobs';
 import { DEFAULT_APPROXIMATE_THRESHOLD } from '@agent-platform/adapters-vector/builtin';
 import { AgentPlatform } from '@agent-platform/core';
 import { createApp } from '@agent-platform/server';
@@ -41,15 +41,39 @@ async function serveMode(mode, total, perDocument, sentences) {
   for (let d = 0; d < total / perDocument; d++) {
     const documentId = `doc_bench${String(d).padStart(5, '0')}`;
     await storage.documents.insert({
-      id: documentId, userId, projectId: project.id, fileId: null, sourceKey: documentId, fileName: `${d}.txt`, fileType: 'txt', sourceType: 'upload',
-      status: 'completed', chunkCount: perDocument, vectorCount: perDocument, error: null, metadata: {}, createdAt: now, updatedAt: now,
+      id: documentId,
+      userId,
+      projectId: project.id,
+      fileId: null,
+      sourceKey: documentId,
+      fileName: `${d}.txt`,
+      fileType: 'txt',
+      sourceType: 'upload',
+      status: 'completed',
+      chunkCount: perDocument,
+      vectorCount: perDocument,
+      error: null,
+      metadata: {},
+      createdAt: now,
+      updatedAt: now,
     });
     const chunks = Array.from({ length: perDocument }, (_, i) => {
       const n = d * perDocument + i;
-      return { id: `chunk_b${n}`, documentId, projectId: project.id, index: i, text: sentences[n % sentences.length], tokenCount: 30, metadata: { fileName: `${d}.txt`, fileType: 'txt', chunkIndex: i } };
+      return {
+        id: `chunk_b${n}`,
+        documentId,
+        projectId: project.id,
+        index: i,
+        text: sentences[n % sentences.length],
+        tokenCount: 30,
+        metadata: { fileName: `${d}.txt`, fileType: 'txt', chunkIndex: i },
+      };
     });
     await storage.chunks.replaceForDocument(documentId, chunks);
-    await vectors.upsert(namespace, chunks.map((c, i) => ({ id: c.id, documentId, vector: all[d * perDocument + i] })));
+    await vectors.upsert(
+      namespace,
+      chunks.map((c, i) => ({ id: c.id, documentId, vector: all[d * perDocument + i] })),
+    );
   }
   // The built-in store builds its HNSW graph in the background from DEFAULT_APPROXIMATE_THRESHOLD vectors.
   while (total >= DEFAULT_APPROXIMATE_THRESHOLD && vectors.isApproximate && !vectors.isApproximate(namespace)) await new Promise((r) => setTimeout(r, 100));
@@ -74,9 +98,16 @@ async function serveMode(mode, total, perDocument, sentences) {
 export async function endToEndSearch() {
   const total = Number(process.env.BENCH_SEARCH_CHUNKS ?? 100_000);
   const perDocument = Number(process.env.BENCH_SEARCH_CHUNKS_PER_DOCUMENT ?? 100);
-  const corpus = (await readFile(join(here, 'data/beir-scifact-5k/corpus.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+  const corpus = (await readFile(join(here, 'data/beir-scifact-5k/corpus.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   const sentences = corpus.flatMap((d) => d.text.split(/(?<=\.)\s+/)).filter((s) => s.length > 30);
-  const queries = (await readFile(join(here, 'data/beir-scifact-5k/queries.jsonl'), 'utf8')).trim().split('\n').slice(0, 100).map((l) => JSON.parse(l).text);
+  const queries = (await readFile(join(here, 'data/beir-scifact-5k/queries.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .slice(0, 100)
+    .map((l) => JSON.parse(l).text);
   return withStorageModes('search', async (modes) => {
     const served = [];
     try {

@@ -5,8 +5,9 @@
 //   node bench/servers.mjs bare <bodyFile>    node:http answering the same bytes
 //   node bench/servers.mjs floor <bodyFile>   h3 v2 on srvx (our HTTP stack) answering the same bytes
 //   node bench/servers.mjs proxy-floor <url>  h3 v2 on srvx passing chat completions to <url> as they are
-import { createServer } from 'node:http';
+
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 
 const [kind, arg] = process.argv.slice(2);
 

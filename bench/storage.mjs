@@ -67,7 +67,10 @@ async function startModes(embedder, services) {
     // SQLite with PostgreSQL mode's vector store: what of PostgreSQL mode's figures is Chroma's.
     const chroma = { AGENT_PLATFORM_VECTOR_STORE: 'chroma', AGENT_PLATFORM_VECTOR_STORE_CONFIG: JSON.stringify({ endpoint: services.chroma.endpoint, indexName: 'bench-sqlite' }) };
     modes.push({ name: 'SQLite, Chroma', instances: [await instance('sqlitechroma', chroma)] });
-    for (const [name, count] of [['PostgreSQL, 1 instance', 1], ['PostgreSQL, 2 instances', 2]]) {
+    for (const [name, count] of [
+      ['PostgreSQL, 1 instance', 1],
+      ['PostgreSQL, 2 instances', 2],
+    ]) {
       const db = await services.database(`bench_${count}`);
       const env = db.env(`bench-${count}`, { AGENT_PLATFORM_DATABASE_POOL: String(POOL) });
       // The first creates the schema and the first key; the second starts on it.
@@ -88,7 +91,11 @@ async function startModes(embedder, services) {
 
 /** PROJECTS projects, the last one with the fake embedder: the one documents go into. */
 async function seed(mode) {
-  const ids = await pool(PROJECTS, 8, async (i) => (await mode.call('POST', '/api/projects/create', { name: `Project ${i}`, model: 'gpt-4o-mini', provider: 'openai', description: `Bench project number ${i}` })).json.project.id);
+  const ids = await pool(
+    PROJECTS,
+    8,
+    async (i) => (await mode.call('POST', '/api/projects/create', { name: `Project ${i}`, model: 'gpt-4o-mini', provider: 'openai', description: `Bench project number ${i}` })).json.project.id,
+  );
   mode.projectId = ids.at(-1);
   await mode.call('PUT', '/api/knowledge/settings', { projectId: mode.projectId, settings: { embeddingModel: 'openai:fake-embed' } });
 }
@@ -98,7 +105,9 @@ async function ingestRound(mode, docs) {
   const before = await completed();
   if (mode.db) await resetStatements(mode.db.admin);
   const t = performance.now();
-  await pool(docs.length, 16, (i) => mode.call('POST', '/api/knowledge/documents', { projectId: mode.projectId, fileName: `${docs[i].id}.txt`, fileType: 'txt', sourceType: 'text', content: docs[i].text }));
+  await pool(docs.length, 16, (i) =>
+    mode.call('POST', '/api/knowledge/documents', { projectId: mode.projectId, fileName: `${docs[i].id}.txt`, fileType: 'txt', sourceType: 'text', content: docs[i].text }),
+  );
   while ((await completed()) < before + docs.length) await new Promise((r) => setTimeout(r, 50));
   const seconds = (performance.now() - t) / 1000;
   mode.ingest.push(docs.length / seconds);
@@ -116,7 +125,18 @@ async function requestRound(mode, queries) {
   for (const [op, fn] of Object.entries(OPS)) {
     if (mode.db) await resetStatements(mode.db.admin);
     let peak = 0;
-    const sampler = mode.db && setInterval(() => connections(mode.db.admin).then((n) => { peak = Math.max(peak, n); }, () => {}), 100);
+    const sampler =
+      mode.db &&
+      setInterval(
+        () =>
+          connections(mode.db.admin).then(
+            (n) => {
+              peak = Math.max(peak, n);
+            },
+            () => {},
+          ),
+        100,
+      );
     const ms = await pool(REQUESTS, CONCURRENCY, async (i) => (await fn(mode, queries[i % queries.length])).ms);
     if (sampler) clearInterval(sampler);
     push(mode.lat, op, ...ms);
@@ -158,15 +178,29 @@ export async function storageModes() {
       console.log(`  round ${round + 1} (${order.map((m) => m.name).join(' → ')}): ${modes.map((m) => `${m.name} ingest ${m.ingest.at(-1).toFixed(1)} docs/s`).join(', ')}`);
     }
     const sqlite = modes[0];
-    const result = { name: `storage modes: SQLite (built-in store, and Chroma) vs PostgreSQL (1 and 2 instances), ${PROJECTS} projects, ${INGEST_DOCS * ROUNDS} documents`, concurrency: CONCURRENCY, requestsPerOpPerRound: REQUESTS, rounds: ROUNDS, modes: {} };
+    const result = {
+      name: `storage modes: SQLite (built-in store, and Chroma) vs PostgreSQL (1 and 2 instances), ${PROJECTS} projects, ${INGEST_DOCS * ROUNDS} documents`,
+      concurrency: CONCURRENCY,
+      requestsPerOpPerRound: REQUESTS,
+      rounds: ROUNDS,
+      modes: {},
+    };
     for (const mode of modes) {
       const ops = {};
       for (const op of Object.keys(OPS)) {
         const p50 = percentile(mode.lat[op], 50);
         const db = mode.dbMs[op];
         ops[op] = {
-          p50, p95: percentile(mode.lat[op], 95), ratioToSqlite: p50 / percentile(sqlite.lat[op], 50),
-          ...(db ? { dbMsPerRequest: db.reduce((s, d) => s + d.ms, 0) / db.reduce((s, d) => s + d.requests, 0), statementsPerRequest: db.reduce((s, d) => s + d.calls, 0) / db.reduce((s, d) => s + d.requests, 0), queueMsPerRequest: db.reduce((s, d) => s + d.queueMs, 0) / db.reduce((s, d) => s + d.requests, 0) } : {}),
+          p50,
+          p95: percentile(mode.lat[op], 95),
+          ratioToSqlite: p50 / percentile(sqlite.lat[op], 50),
+          ...(db
+            ? {
+                dbMsPerRequest: db.reduce((s, d) => s + d.ms, 0) / db.reduce((s, d) => s + d.requests, 0),
+                statementsPerRequest: db.reduce((s, d) => s + d.calls, 0) / db.reduce((s, d) => s + d.requests, 0),
+                queueMsPerRequest: db.reduce((s, d) => s + d.queueMs, 0) / db.reduce((s, d) => s + d.requests, 0),
+              }
+            : {}),
         };
       }
       const ingestDb = mode.dbMs.ingest;

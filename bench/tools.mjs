@@ -80,7 +80,11 @@ async function python() {
 async function validation() {
   // ajv as the core package has it (the bench's own folder does not depend on it).
   const { Ajv } = createRequire(import.meta.resolve('@agent-platform/core'))('ajv');
-  const schema = { type: 'object', properties: { city: { type: 'string', pattern: '^[A-Za-z ]+$' }, days: { type: 'integer', minimum: 1, maximum: 14 }, units: { enum: ['metric', 'imperial'] } }, required: ['city'] };
+  const schema = {
+    type: 'object',
+    properties: { city: { type: 'string', pattern: '^[A-Za-z ]+$' }, days: { type: 'integer', minimum: 1, maximum: 14 }, units: { enum: ['metric', 'imperial'] } },
+    required: ['city'],
+  };
   const args = { city: 'Oslo', days: 3, units: 'metric' };
   const validator = new SchemaValidator();
   for (let i = 0; i < 200; i++) await validator.check('bench', schema, args, 'args');

@@ -44,7 +44,5 @@ export function startBenchUpstream({ words = 20, delayMs = 0, toolSuffix } = {})
       res.end('data: [DONE]\n\n');
     });
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((r) => server.close(r)) })),
-  );
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((r) => server.close(r)) })));
 }

@@ -96,7 +96,14 @@ export async function startChroma(dir) {
     } catch {}
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { port, stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) };
+  return {
+    port,
+    stop: () =>
+      new Promise((r) => {
+        child.once('exit', r);
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 async function measureSize(count) {

@@ -65,9 +65,7 @@ beforeAll(async () => {
   const packages = (await readdir(join(ROOT, 'packages'))).map((name) => join(ROOT, 'packages', name));
   for (const pkg of packages) {
     const manifest = await manifestOf(pkg);
-    const built = Object.values((manifest.exports ?? {}) as Record<string, { import?: string } | string>).flatMap((target) =>
-      typeof target === 'object' && target.import ? [target.import] : [],
-    );
+    const built = Object.values((manifest.exports ?? {}) as Record<string, { import?: string } | string>).flatMap((target) => (typeof target === 'object' && target.import ? [target.import] : []));
     for (const file of built) if (!existsSync(join(pkg, file))) throw new Error(`${manifest.name} is not built (${file} is missing): run pnpm build first`);
   }
 
@@ -101,10 +99,7 @@ beforeAll(async () => {
   const storeDir = /"storeDir": "([^"]+)"/.exec(await readFile(join(ROOT, 'node_modules', '.modules.yaml'), 'utf8'))?.[1];
   if (!storeDir) throw new Error('node_modules/.modules.yaml names no storeDir: run pnpm install first');
   const installed = await timed('install', () =>
-    pnpm(
-      ['install', '--registry', registry?.url as string, '--store-dir', dirname(storeDir), '--config.cache-dir', join(dir, 'pnpm-cache'), '--reporter', 'append-only'],
-      { cwd: app },
-    ),
+    pnpm(['install', '--registry', registry?.url as string, '--store-dir', dirname(storeDir), '--config.cache-dir', join(dir, 'pnpm-cache'), '--reporter', 'append-only'], { cwd: app }),
   );
   if (installed.code !== 0) throw new Error(`pnpm install from the tarballs failed:\n${installed.stdout}\n${installed.stderr}`);
   expect(registry.tarballRequests).toEqual([]);
@@ -123,7 +118,10 @@ beforeAll(async () => {
     await writeFile(join(folder, snippetFileName(snippet)), snippet.code);
   }
   await mkdir(join(app, 'plain'), { recursive: true });
-  await writeFile(join(app, 'plain', 'probe.ts'), "import OpenAI from 'openai';\nconst client = new OpenAI({ apiKey: 'k' });\nawait client.chat.completions.create({ model: 'm', messages: [], chatId: 'chat_1' });\n");
+  await writeFile(
+    join(app, 'plain', 'probe.ts'),
+    "import OpenAI from 'openai';\nconst client = new OpenAI({ apiKey: 'k' });\nawait client.chat.completions.create({ model: 'm', messages: [], chatId: 'chat_1' });\n",
+  );
   const { compilerOptions } = JSON.parse(await readFile(join(EXAMPLE, 'tsconfig.json'), 'utf8')) as { compilerOptions: Record<string, unknown> };
   const program = (include: string[], more: Record<string, unknown>) => JSON.stringify({ compilerOptions: { ...compilerOptions, allowJs: true, checkJs: true, ...more }, include });
   await writeFile(join(app, 'tsconfig.plain.json'), program(['main.ts', 'plain/*.ts', 'plain/*.mjs'], { rootDir: '.' }));
@@ -139,7 +137,11 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  console.log(`library example: ${Object.entries(took).map(([step, ms]) => `${step} ${ms} ms`).join(', ')}`);
+  console.log(
+    `library example: ${Object.entries(took)
+      .map(([step, ms]) => `${step} ${ms} ms`)
+      .join(', ')}`,
+  );
   await registry?.close();
   await chat?.close();
   if (dir) await rm(dir, { recursive: true, force: true });

@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
+import { openaiChatModel } from '@agent-platform/adapters-models/openai';
 import { fileBlobStore } from '@agent-platform/adapters-storage/blobs';
 import { memoryStorage } from '@agent-platform/adapters-storage/memory';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
-import { builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
-import { openaiChatModel } from '@agent-platform/adapters-models/openai';
 import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
 import { AgentPlatform } from '@agent-platform/core';
 
@@ -61,11 +61,7 @@ try {
   for (const hit of found.documents) console.log(`search: ${hit.metadata.fileName} ${hit.score.toFixed(2)} ${JSON.stringify(hit.content.slice(0, 40))}`);
 
   // A completion: the agent searches its knowledge, gives the model what is relevant and cites it.
-  const answer = await platform.chatCompletion(
-    me,
-    { model: project.id, messages: [{ role: 'user', content: 'How long do refunds take?' }] },
-    { form: 'v1' },
-  );
+  const answer = await platform.chatCompletion(me, { model: project.id, messages: [{ role: 'user', content: 'How long do refunds take?' }] }, { form: 'v1' });
   if (answer.stream) throw new Error('asked without stream: true');
   console.log(`answer: ${answer.body.choices[0]?.message.content}`);
   console.log(`sources: ${answer.body.sources.map((s) => `[${s.index}] ${s.fileName}`).join(', ')}`);

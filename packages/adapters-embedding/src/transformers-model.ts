@@ -305,4 +305,3 @@ export function transformersEmbedder(options: TransformersEmbedderOptions): Tran
     },
   };
 }
-

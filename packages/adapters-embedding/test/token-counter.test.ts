@@ -244,11 +244,11 @@ describe('the token counter (cl100k_base on a worker thread)', () => {
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
 const built = existsSync(new URL('../dist/openai.js', import.meta.url)) && existsSync(new URL('../dist/token-worker.js', import.meta.url));
 const child = (script: string, preload?: string) =>
-  promisify(execFile)(
-    process.execPath,
-    [...(preload ? ['--import', `data:text/javascript,${encodeURIComponent(preload)}`] : []), '--input-type=module', '-e', script],
-    { cwd: packageDir, timeout: 20_000, env: { ...process.env, BASE_URL: fake.url } },
-  );
+  promisify(execFile)(process.execPath, [...(preload ? ['--import', `data:text/javascript,${encodeURIComponent(preload)}`] : []), '--input-type=module', '-e', script], {
+    cwd: packageDir,
+    timeout: 20_000,
+    env: { ...process.env, BASE_URL: fake.url },
+  });
 const embedLong = `
   import { openaiEmbedder } from '@agent-platform/adapters-embedding/openai';
   const model = openaiEmbedder({ model: 'text-embedding-3-small', apiKey: 'sk-test', baseURL: process.env.BASE_URL, maxRetries: 0 });

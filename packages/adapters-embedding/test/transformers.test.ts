@@ -295,11 +295,10 @@ describe.skipIf(!built || !canUnshare)('the built package (dist) in a namespace 
       const vectors = await model.embed(['hello world', 'the cat sat on the mat']);
       console.log(JSON.stringify({ resolved: import.meta.resolve('@agent-platform/adapters-embedding/transformers'), id: model.id, vectors: vectors.map((v) => [...v]) }));
       await model.close();`;
-    const { stdout, stderr } = await promisify(execFile)(
-      'unshare',
-      ['-rn', process.execPath, '--import', `data:text/javascript,${encodeURIComponent(preload)}`, '--input-type=module', '-e', script],
-      { cwd: packageDir, timeout: 60_000 },
-    );
+    const { stdout, stderr } = await promisify(execFile)('unshare', ['-rn', process.execPath, '--import', `data:text/javascript,${encodeURIComponent(preload)}`, '--input-type=module', '-e', script], {
+      cwd: packageDir,
+      timeout: 60_000,
+    });
     expect(stderr).not.toMatch(/NETWORK/);
     const result = JSON.parse(stdout) as { resolved: string; id: string; vectors: number[][] };
     expect(result.resolved).toMatch(/\/dist\/transformers\.js$/);

@@ -25,9 +25,21 @@ describe('WorkerClient', () => {
     expect(rows(await busy)).toEqual([[1, 1, 4]]);
     const [first, second, third] = await Promise.all(queued);
     // The first two calls (5 texts) share request 2; the third would pass 8 texts, so it is request 3.
-    expect(rows(first ?? [])).toEqual([[5, 2, 1], [5, 2, 2]]);
-    expect(rows(second ?? [])).toEqual([[5, 2, 3], [5, 2, 4], [5, 2, 5]]);
-    expect(rows(third ?? [])).toEqual([[4, 3, 1], [4, 3, 1], [4, 3, 1], [4, 3, 1]]);
+    expect(rows(first ?? [])).toEqual([
+      [5, 2, 1],
+      [5, 2, 2],
+    ]);
+    expect(rows(second ?? [])).toEqual([
+      [5, 2, 3],
+      [5, 2, 4],
+      [5, 2, 5],
+    ]);
+    expect(rows(third ?? [])).toEqual([
+      [4, 3, 1],
+      [4, 3, 1],
+      [4, 3, 1],
+      [4, 3, 1],
+    ]);
   });
 
   it('splits a long call into the fewest batches of even sizes', async () => {
@@ -183,10 +195,7 @@ describe('WorkerClient pool', () => {
     await held;
     // Bulk holds its one worker; the lane's worker was started beside it.
     expect(c.workers).toBe(2);
-    const query = await Promise.race([
-      c.run(['query'], undefined, 'query'),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the query waited for the bulk batch')), 3000)),
-    ]);
+    const query = await Promise.race([c.run(['query'], undefined, 'query'), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the query waited for the bulk batch')), 3000))]);
     // The lane's second request: its first was the warm-up that loads its model.
     expect(rows(query)[0]?.slice(1, 3)).toEqual([2, 5]);
     // Bulk work never takes the lane: its second batch waits for its own worker.

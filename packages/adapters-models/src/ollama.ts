@@ -45,14 +45,17 @@ export function ollamaBaseURL(host: string = DEFAULT_OLLAMA_HOST): string {
  */
 export function ollamaChatModel(options: OllamaChatModelOptions = {}): ChatModel {
   const tags = { path: `${ollamaRoot(options.host ?? DEFAULT_OLLAMA_HOST)}/api/tags`, names: (body: unknown) => namesOf(body, 'models', 'name') };
-  return openaiCompatibleModel({
-    baseURL: ollamaBaseURL(options.host),
-    apiKey: options.apiKey ?? 'ollama',
-    provider: options.provider ?? 'ollama',
-    capabilities: {},
-    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-    ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
-    ...(options.fetch ? { fetch: options.fetch } : {}),
-    ...(options.answerLimit ? { answerLimit: options.answerLimit } : {}),
-  }, tags);
+  return openaiCompatibleModel(
+    {
+      baseURL: ollamaBaseURL(options.host),
+      apiKey: options.apiKey ?? 'ollama',
+      provider: options.provider ?? 'ollama',
+      capabilities: {},
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.answerLimit ? { answerLimit: options.answerLimit } : {}),
+    },
+    tags,
+  );
 }

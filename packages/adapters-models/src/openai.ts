@@ -1,7 +1,7 @@
 import {
   answerTooLarge,
-  boundedFetch,
   type ByteLimit,
+  boundedFetch,
   byteBudget,
   type ChatEvent,
   type ChatMessage,
@@ -78,7 +78,6 @@ export interface OpenAIChatModelOptions {
 
 /** OpenAI's API honours every tool setting. */
 const OPENAI_CAPABILITIES: ChatModelCapabilities = { toolChoice: true, parallelToolCalls: true, strictTools: true };
-
 
 /** A participant's name, where the message has one. */
 const named = (message: { readonly name?: string }) => (message.name ? { name: message.name } : {});
@@ -327,11 +326,7 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
     };
     const stopWaiting = () => clearTimeout(timer);
     const interrupted = (): PlatformError | undefined =>
-      signal?.aborted
-        ? aborted()
-        : stalled
-          ? new PlatformError('timeout', `${where} stopped streaming: no data for ${timeoutMs} ms`, { retryable: true, details: details() })
-          : undefined;
+      signal?.aborted ? aborted() : stalled ? new PlatformError('timeout', `${where} stopped streaming: no data for ${timeoutMs} ms`, { retryable: true, details: details() }) : undefined;
 
     let iterator: AsyncIterator<OpenAIChunk> | undefined;
     let finished = false;
@@ -398,8 +393,7 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
             const fn = fragment.function;
             // Servers that send whole calls without `index` get one: a new id starts a new call.
             const known = calls.get(lastIndex);
-            const index =
-              typeof fragment.index === 'number' ? fragment.index : known && (!fragment.id || fragment.id === known.id) ? lastIndex : lastIndex + 1;
+            const index = typeof fragment.index === 'number' ? fragment.index : known && (!fragment.id || fragment.id === known.id) ? lastIndex : lastIndex + 1;
             let call = calls.get(index);
             if (!call) {
               // A call costs its framing too, so that a stream of empty calls is bounded as well.

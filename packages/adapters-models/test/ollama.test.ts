@@ -1,8 +1,8 @@
 import { collectChat } from '@agent-platform/core';
 import { describeChatModel } from '@agent-platform/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_OLLAMA_HOST, ollamaBaseURL, ollamaChatModel } from '../src/ollama.js';
 import { type OllamaTestServer, ollamaTag, startOllamaServer } from '../../core/test/ollama-server.js';
+import { DEFAULT_OLLAMA_HOST, ollamaBaseURL, ollamaChatModel } from '../src/ollama.js';
 import { type FakeChatServer, startFakeChatServer } from './openai-chat-server.js';
 
 // Ollama's OpenAI-compatible endpoint: the same paths under /v1, no key check, its own model names.

@@ -88,7 +88,9 @@ describe('the loopback chat server', () => {
 
   it('sends no usage chunk (and no usage fields) without include_usage', async () => {
     const res = await post({ model: 'gpt-4o-mini', messages: user('x'), stream: true });
-    const chunks = dataOf(await res.text()).slice(0, -1).map((d) => JSON.parse(d) as Record<string, unknown>);
+    const chunks = dataOf(await res.text())
+      .slice(0, -1)
+      .map((d) => JSON.parse(d) as Record<string, unknown>);
     expect(chunks.every((c) => Array.isArray(c.choices) && c.choices.length === 1 && !('usage' in c))).toBe(true);
   });
 

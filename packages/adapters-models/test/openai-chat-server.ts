@@ -215,11 +215,7 @@ function validateMessages(messages: unknown): ApiError | undefined {
     if (!isObject(m)) return invalid(`Invalid type for '${at}': expected an object, but got ${typeName(m)} instead.`, at, 'invalid_type');
     if (m.role === undefined) return invalid(`Missing required parameter: '${at}.role'.`, `${at}.role`, 'missing_required_parameter');
     if (typeof m.role !== 'string' || !ROLES.includes(m.role)) {
-      return invalid(
-        `Invalid value: '${String(m.role)}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`,
-        `${at}.role`,
-        'invalid_value',
-      );
+      return invalid(`Invalid value: '${String(m.role)}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`, `${at}.role`, 'invalid_value');
     }
     if (open && m.role !== 'tool') {
       return invalid(
@@ -253,11 +249,7 @@ function validateMessages(messages: unknown): ApiError | undefined {
             if (!isObject(c.function)) return invalid(`Missing required parameter: '${cat}.function'.`, `${cat}.function`, 'missing_required_parameter');
             if (typeof c.function.name !== 'string') return invalid(`Missing required parameter: '${cat}.function.name'.`, `${cat}.function.name`, 'missing_required_parameter');
             if (typeof c.function.arguments !== 'string') {
-              return invalid(
-                `Invalid type for '${cat}.function.arguments': expected a string, but got ${typeName(c.function.arguments)} instead.`,
-                `${cat}.function.arguments`,
-                'invalid_type',
-              );
+              return invalid(`Invalid type for '${cat}.function.arguments': expected a string, but got ${typeName(c.function.arguments)} instead.`, `${cat}.function.arguments`, 'invalid_type');
             }
             ids.add(c.id);
           }
@@ -314,7 +306,11 @@ function validateTools(body: Record<string, unknown>): ApiError | undefined {
         return invalid(`Invalid '${at}.function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`, `${at}.function.name`, 'invalid_value');
       }
       if (name.length > 64) {
-        return invalid(`Invalid '${at}.function.name': string too long. Expected a string with maximum length 64, but got a string with length ${name.length} instead.`, `${at}.function.name`, 'string_above_max_length');
+        return invalid(
+          `Invalid '${at}.function.name': string too long. Expected a string with maximum length 64, but got a string with length ${name.length} instead.`,
+          `${at}.function.name`,
+          'string_above_max_length',
+        );
       }
       if (t.function.description !== undefined && typeof t.function.description !== 'string') {
         return invalid(`Invalid type for '${at}.function.description': expected a string, but got ${typeName(t.function.description)} instead.`, `${at}.function.description`, 'invalid_type');
@@ -509,7 +505,11 @@ export async function startFakeChatServer(options: FakeChatServerOptions = {}): 
             }
           : { prompt_tokens: promptTokens, completion_tokens: completionTokens * n, total_tokens: promptTokens + completionTokens * n };
     const usageBody = usage
-      ? { ...usage, prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 } }
+      ? {
+          ...usage,
+          prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+          completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+        }
       : undefined;
 
     if (body.stream !== true) {

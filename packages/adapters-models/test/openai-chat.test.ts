@@ -159,8 +159,22 @@ describe('openaiChatModel', () => {
 
   it('assembles tool calls streamed in fragments (arguments split across chunks)', async () => {
     const args = { city: 'Zürich', days: 3, units: 'metric', note: 'a "quoted" text, with commas' };
-    fake.script({ toolCalls: [{ name: 'forecast', arguments: args, id: 'call_A' }, { name: 'alerts', arguments: '{"region":"CH"}' }] });
-    const events = await drain(model().stream(ask('weather?', { tools: [{ name: 'forecast', description: '', parameters: {} }, { name: 'alerts', description: '', parameters: {} }] })));
+    fake.script({
+      toolCalls: [
+        { name: 'forecast', arguments: args, id: 'call_A' },
+        { name: 'alerts', arguments: '{"region":"CH"}' },
+      ],
+    });
+    const events = await drain(
+      model().stream(
+        ask('weather?', {
+          tools: [
+            { name: 'forecast', description: '', parameters: {} },
+            { name: 'alerts', description: '', parameters: {} },
+          ],
+        }),
+      ),
+    );
     const calls = events.flatMap((e) => (e.type === 'tool_call' ? [e.call] : []));
     expect(calls).toHaveLength(2);
     expect(calls[0]).toEqual({ id: 'call_A', name: 'forecast', arguments: JSON.stringify(args) });
@@ -300,7 +314,11 @@ describe('openaiChatModel', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const port = (server.address() as AddressInfo).port;
-      const error = await failure(openaiChatModel({ apiKey: key, baseURL: `http://user:pass@127.0.0.1:${port}/v1?tenant=1`, maxRetries: 0, fetch: (url, init) => fetch(String(url).replace('user:pass@', ''), init) }).stream(ask('x')));
+      const error = await failure(
+        openaiChatModel({ apiKey: key, baseURL: `http://user:pass@127.0.0.1:${port}/v1?tenant=1`, maxRetries: 0, fetch: (url, init) => fetch(String(url).replace('user:pass@', ''), init) }).stream(
+          ask('x'),
+        ),
+      );
       // Neither the server's text (which echoes the key) nor the key: the status and the error type.
       expect(error.message).toBe(`Model provider openai (http://127.0.0.1:${port}/v1) answered HTTP 400 (invalid_request_error)`);
       expect(JSON.stringify({ message: error.message, details: error.details })).not.toMatch(/0123456789abcdef|pass/);

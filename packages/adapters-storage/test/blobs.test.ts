@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeBlobStore, postgresDatabase } from '@agent-platform/core/testing';
 import { describe, expect, it } from 'vitest';
+import { fileBlobStore, memoryBlobStore } from '../src/blobs/index.js';
 import type { DatabaseStorage } from '../src/kysely/storage.js';
 import { postgresStorage } from '../src/postgres/index.js';
 import { sqliteStorage } from '../src/sqlite/index.js';
-import { fileBlobStore, memoryBlobStore } from '../src/blobs/index.js';
 
 describeBlobStore('memory', { create: () => memoryBlobStore() });
 

@@ -13,7 +13,10 @@ export async function expectChatsKeyedByUser(storage: StorageAdapter): Promise<v
   const texts = async (userId: string, chatId: string) => (await storage.chats.messages(userId, chatId)).map((m) => m.content);
   expect(await storage.chats.get('user_u', 'my-chat')).toEqual({ id: 'my-chat', userId: 'user_u', projectId: 'proj_u', name: 'Mine', createdAt: new Date(1), updatedAt: new Date(2) });
   const messages = await storage.chats.messages('user_u', 'my-chat');
-  expect(messages.map((m) => [m.position, m.content])).toEqual([[0, 'hi'], [1, 'hello [1]']]);
+  expect(messages.map((m) => [m.position, m.content])).toEqual([
+    [0, 'hi'],
+    [1, 'hello [1]'],
+  ]);
   expect(messages[1]?.sources).toEqual([source]);
   expect(await texts('user_v', 'chat_v')).toEqual(['yo']);
   // Another user's chat of the same id is a chat of their own.

@@ -1,5 +1,5 @@
+import { connect, createServer, type Server } from 'node:net';
 import { describeNotifier, nextPayloads, postgresDatabase } from '@agent-platform/core/testing';
-import { createServer, connect, type Server } from 'node:net';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { NOTIFIER_APPLICATION_NAME, postgresNotifier } from '../src/postgres/index.js';
@@ -84,9 +84,7 @@ describe('postgres notifier', () => {
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     try {
-      const killed = await admin.query('SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()', [
-        NOTIFIER_APPLICATION_NAME,
-      ]);
+      const killed = await admin.query('SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()', [NOTIFIER_APPLICATION_NAME]);
       expect(killed.rows.length).toBe(2);
       // Both listeners come back; until then messages may be lost (at most once), so publish until heard.
       for (const listener of [a, b]) {

@@ -78,14 +78,48 @@ describe('postgres specifics', () => {
   it("writes a document's chunks, keyword index entries and vectors in one statement per 500 chunks, replacing its old ones", async () => {
     const { pool, counting, counts } = countingPool(await postgresDatabase(), 2);
     const storage = await postgresStorage({ pool: counting });
-    const chunk = (index: number, text: string) => ({ id: `chunk_${index}`, documentId: 'doc_1', projectId: 'proj_1', index, text, tokenCount: 3, metadata: { chunkIndex: index, note: 'a "quoted" \\ value' } });
+    const chunk = (index: number, text: string) => ({
+      id: `chunk_${index}`,
+      documentId: 'doc_1',
+      projectId: 'proj_1',
+      index,
+      text,
+      tokenCount: 3,
+      metadata: { chunkIndex: index, note: 'a "quoted" \\ value' },
+    });
     const vector = (index: number) => Float32Array.of(index, -index / 3, 0.5);
     try {
       await storage.users.insert({ id: 'user_1', createdAt: at });
-      await storage.projects.insert({ id: 'proj_1', userId: 'user_1', name: 'p', description: '', instructions: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at, updatedAt: at });
+      await storage.projects.insert({
+        id: 'proj_1',
+        userId: 'user_1',
+        name: 'p',
+        description: '',
+        instructions: '',
+        icon: '',
+        color: '',
+        model: 'm',
+        provider: 'openai',
+        credentialId: null,
+        createdAt: at,
+        updatedAt: at,
+      });
       await storage.documents.insert({
-        id: 'doc_1', userId: 'user_1', projectId: 'proj_1', fileId: null, sourceKey: 'doc_1', fileName: 'f.txt', fileType: 'txt', sourceType: 'text',
-        status: 'completed', chunkCount: 0, vectorCount: 0, error: null, metadata: {}, createdAt: at, updatedAt: at,
+        id: 'doc_1',
+        userId: 'user_1',
+        projectId: 'proj_1',
+        fileId: null,
+        sourceKey: 'doc_1',
+        fileName: 'f.txt',
+        fileType: 'txt',
+        sourceType: 'text',
+        status: 'completed',
+        chunkCount: 0,
+        vectorCount: 0,
+        error: null,
+        metadata: {},
+        createdAt: at,
+        updatedAt: at,
       });
       const first = [chunk(0, 'pumps overheat in summer'), chunk(1, 'valves leak')];
       await storage.chunks.replaceForDocument('doc_1', first, { model: 'test:m', vectors: first.map((c) => vector(c.index)) });
@@ -145,9 +179,25 @@ describe('postgres specifics', () => {
     try {
       const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo('0006_stream_leases');
       if (error) throw error;
-      await db.insertInto('users').values([{ id: 'user_u', created_at: new Date(1) }, { id: 'user_v', created_at: new Date(1) }]).execute();
-      const row = (id: string, userId: string, provider: string, isValid: boolean | null, ms: number) =>
-        ({ id, user_id: userId, name: id, provider, secret: 's', last4: 'abcd', proxy: false, is_valid: isValid, created_at: new Date(ms), updated_at: new Date(ms) });
+      await db
+        .insertInto('users')
+        .values([
+          { id: 'user_u', created_at: new Date(1) },
+          { id: 'user_v', created_at: new Date(1) },
+        ])
+        .execute();
+      const row = (id: string, userId: string, provider: string, isValid: boolean | null, ms: number) => ({
+        id,
+        user_id: userId,
+        name: id,
+        provider,
+        secret: 's',
+        last4: 'abcd',
+        proxy: false,
+        is_valid: isValid,
+        created_at: new Date(ms),
+        updated_at: new Date(ms),
+      });
       await db
         .insertInto('credentials')
         .values([
@@ -179,9 +229,21 @@ describe('postgres specifics', () => {
     try {
       const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo('0009_project_instructions');
       if (error) throw error;
-      await db.insertInto('users').values([{ id: 'user_u', created_at: at }, { id: 'user_v', created_at: at }]).execute();
+      await db
+        .insertInto('users')
+        .values([
+          { id: 'user_u', created_at: at },
+          { id: 'user_v', created_at: at },
+        ])
+        .execute();
       const project = { model: 'm', provider: 'openai', created_at: at, updated_at: at };
-      await db.insertInto('projects').values([{ ...project, id: 'proj_u', user_id: 'user_u', name: 'u' }, { ...project, id: 'proj_v', user_id: 'user_v', name: 'v' }]).execute();
+      await db
+        .insertInto('projects')
+        .values([
+          { ...project, id: 'proj_u', user_id: 'user_u', name: 'u' },
+          { ...project, id: 'proj_v', user_id: 'user_v', name: 'v' },
+        ])
+        .execute();
       await db
         .insertInto('chats')
         .values([
@@ -189,9 +251,20 @@ describe('postgres specifics', () => {
           { id: 'chat_v', user_id: 'user_v', project_id: 'proj_v', name: 'Theirs', created_at: at, updated_at: at },
         ])
         .execute();
-      const message = (chatId: string, position: number, content: string, sources: unknown = null) =>
-        ({ chat_id: chatId, position, role: 'user', content, tool_calls: null, tool_call_id: null, created_at: at, sources: sources === null ? null : JSON.stringify(sources) });
-      await db.insertInto('chat_messages').values([message('my-chat', 0, 'hi'), message('my-chat', 1, 'hello [1]', [source]), message('chat_v', 0, 'yo')]).execute();
+      const message = (chatId: string, position: number, content: string, sources: unknown = null) => ({
+        chat_id: chatId,
+        position,
+        role: 'user',
+        content,
+        tool_calls: null,
+        tool_call_id: null,
+        created_at: at,
+        sources: sources === null ? null : JSON.stringify(sources),
+      });
+      await db
+        .insertInto('chat_messages')
+        .values([message('my-chat', 0, 'hi'), message('my-chat', 1, 'hello [1]', [source]), message('chat_v', 0, 'yo')])
+        .execute();
     } finally {
       await db.destroy();
     }
@@ -236,20 +309,53 @@ describe('postgres specifics', () => {
     try {
       const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo('0009_project_instructions');
       if (error) throw error;
-      await db.insertInto('users').values([{ id: 'user_a', created_at: at }, { id: 'user_b', created_at: at }]).execute();
+      await db
+        .insertInto('users')
+        .values([
+          { id: 'user_a', created_at: at },
+          { id: 'user_b', created_at: at },
+        ])
+        .execute();
       const project = { model: 'm', provider: 'openai', created_at: at, updated_at: at };
-      await db.insertInto('projects').values([{ ...project, id: 'proj_a', user_id: 'user_a', name: 'a' }, { ...project, id: 'proj_b', user_id: 'user_b', name: 'b' }]).execute();
-      const doc = (id: string, userId: string, projectId: string, ms: number) =>
-        ({ id, user_id: userId, project_id: projectId, source_key: id, file_name: `${id}.txt`, file_type: 'txt', source_type: 'text', status: 'pending', metadata: '{}', created_at: new Date(ms), updated_at: new Date(ms) });
-      await db.insertInto('documents').values([doc('doc_a1', 'user_a', 'proj_a', 1), doc('doc_a2', 'user_a', 'proj_a', 2), doc('doc_b1', 'user_b', 'proj_b', 3)]).execute();
+      await db
+        .insertInto('projects')
+        .values([
+          { ...project, id: 'proj_a', user_id: 'user_a', name: 'a' },
+          { ...project, id: 'proj_b', user_id: 'user_b', name: 'b' },
+        ])
+        .execute();
+      const doc = (id: string, userId: string, projectId: string, ms: number) => ({
+        id,
+        user_id: userId,
+        project_id: projectId,
+        source_key: id,
+        file_name: `${id}.txt`,
+        file_type: 'txt',
+        source_type: 'text',
+        status: 'pending',
+        metadata: '{}',
+        created_at: new Date(ms),
+        updated_at: new Date(ms),
+      });
+      await db
+        .insertInto('documents')
+        .values([doc('doc_a1', 'user_a', 'proj_a', 1), doc('doc_a2', 'user_a', 'proj_a', 2), doc('doc_b1', 'user_b', 'proj_b', 3)])
+        .execute();
       const job = (id: string, documentId: string, ms: number) => ({ id, kind: 'index_document', document_id: documentId, payload: '{}', created_at: new Date(ms) });
-      await db.insertInto('jobs').values([job('job_1', 'doc_a1', 1), job('job_2', 'doc_a2', 2), job('job_3', 'doc_b1', 3)]).execute();
+      await db
+        .insertInto('jobs')
+        .values([job('job_1', 'doc_a1', 1), job('job_2', 'doc_a2', 2), job('job_3', 'doc_b1', 3)])
+        .execute();
     } finally {
       await db.destroy();
     }
     const storage = await postgresStorage({ connectionString: url });
     try {
-      expect((await storage.jobs.list()).map((j) => [j.id, j.tenant])).toEqual([['job_1', 'user_a'], ['job_2', 'user_a'], ['job_3', 'user_b']]);
+      expect((await storage.jobs.list()).map((j) => [j.id, j.tenant])).toEqual([
+        ['job_1', 'user_a'],
+        ['job_2', 'user_a'],
+        ['job_3', 'user_b'],
+      ]);
       // Fair claims see them: user_a holds a lease, so user_b's younger job comes next.
       expect((await storage.jobs.claim({ owner: 'i', now: new Date(10), leaseMs: 1000 }))?.jobId).toBe('job_1');
       expect((await storage.jobs.claim({ owner: 'i', now: new Date(10), leaseMs: 1000 }))?.jobId).toBe('job_3');
@@ -265,15 +371,45 @@ describe('postgres specifics', () => {
       const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo('0009_project_instructions');
       if (error) throw error;
       const t = { created_at: at, updated_at: at };
-      await db.insertInto('users').values([{ id: 'user_u', created_at: at }, { id: 'user_v', created_at: at }]).execute();
-      await db.insertInto('api_keys').values(['key_1', 'key_2'].map((id) => ({ id, user_id: 'user_u', name: 'k', lookup: `l_${id}`, hash: 'h', created_at: at }))).execute();
-      await db.insertInto('credentials').values({ id: 'cred_1', user_id: 'user_v', name: 'c', provider: 'openai', secret: 's', last4: 'abcd', ...t }).execute();
-      await db.insertInto('projects').values([{ id: 'proj_1', user_id: 'user_u', name: 'p', model: 'm', provider: 'openai', ...t }]).execute();
-      await db.insertInto('chats').values(['chat_1', 'chat_2'].map((id) => ({ id, user_id: 'user_u', project_id: 'proj_1', name: 'c', ...t }))).execute();
-      await db.insertInto('chat_messages').values([0, 1, 2].map((position) => ({ chat_id: 'chat_1', position, role: 'user', content: 'a', created_at: at }))).execute();
-      await db.insertInto('tools').values({ id: 'tool_1', user_id: 'user_u', project_id: 'proj_1', name: 't', description: 'd', language: 'javascript', code: 'x', parameters: '{}', dependencies: '[]', enabled: true, ...t }).execute();
-      await db.insertInto('mcp_servers').values({ id: 'mcp_1', user_id: 'user_u', project_id: 'proj_1', name: 's', transport: 'http', args: '[]', header_names: '[]', env_names: '[]', ...t }).execute();
-      await db.insertInto('documents').values({ id: 'doc_1', user_id: 'user_u', project_id: 'proj_1', source_key: 'doc_1', file_name: 'f', file_type: 'md', source_type: 'upload', status: 'completed', metadata: '{}', ...t }).execute();
+      await db
+        .insertInto('users')
+        .values([
+          { id: 'user_u', created_at: at },
+          { id: 'user_v', created_at: at },
+        ])
+        .execute();
+      await db
+        .insertInto('api_keys')
+        .values(['key_1', 'key_2'].map((id) => ({ id, user_id: 'user_u', name: 'k', lookup: `l_${id}`, hash: 'h', created_at: at })))
+        .execute();
+      await db
+        .insertInto('credentials')
+        .values({ id: 'cred_1', user_id: 'user_v', name: 'c', provider: 'openai', secret: 's', last4: 'abcd', ...t })
+        .execute();
+      await db
+        .insertInto('projects')
+        .values([{ id: 'proj_1', user_id: 'user_u', name: 'p', model: 'm', provider: 'openai', ...t }])
+        .execute();
+      await db
+        .insertInto('chats')
+        .values(['chat_1', 'chat_2'].map((id) => ({ id, user_id: 'user_u', project_id: 'proj_1', name: 'c', ...t })))
+        .execute();
+      await db
+        .insertInto('chat_messages')
+        .values([0, 1, 2].map((position) => ({ chat_id: 'chat_1', position, role: 'user', content: 'a', created_at: at })))
+        .execute();
+      await db
+        .insertInto('tools')
+        .values({ id: 'tool_1', user_id: 'user_u', project_id: 'proj_1', name: 't', description: 'd', language: 'javascript', code: 'x', parameters: '{}', dependencies: '[]', enabled: true, ...t })
+        .execute();
+      await db
+        .insertInto('mcp_servers')
+        .values({ id: 'mcp_1', user_id: 'user_u', project_id: 'proj_1', name: 's', transport: 'http', args: '[]', header_names: '[]', env_names: '[]', ...t })
+        .execute();
+      await db
+        .insertInto('documents')
+        .values({ id: 'doc_1', user_id: 'user_u', project_id: 'proj_1', source_key: 'doc_1', file_name: 'f', file_type: 'md', source_type: 'upload', status: 'completed', metadata: '{}', ...t })
+        .execute();
     } finally {
       await db.destroy();
     }
@@ -301,20 +437,45 @@ describe('postgres specifics', () => {
     'Monthly checks of the panel found no error codes',
   ];
   const queries = ['pump', 'pump maintenance seal', 'kinase inhibitor study', 'coffee', 'error code panel', 'growth cell', 'the and'];
-  const chunks = (d: string, projectId: string, texts: readonly string[]) =>
-    texts.map((text, index) => ({ id: `${d}_${index}`, documentId: d, projectId, index, text, tokenCount: 1, metadata: {} }));
+  const chunks = (d: string, projectId: string, texts: readonly string[]) => texts.map((text, index) => ({ id: `${d}_${index}`, documentId: d, projectId, index, text, tokenCount: 1, metadata: {} }));
   /** Documents doc_1 (proj_a), doc_2 (proj_a) and doc_3 (proj_b); `churn` first indexes and deletes more. */
   async function fill(storage: StorageAdapter, churn = false) {
     await storage.users.insert({ id: 'user_a', createdAt: at });
     for (const p of ['proj_a', 'proj_b']) {
-      await storage.projects.insert({ id: p, userId: 'user_a', name: p, description: '', instructions: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at, updatedAt: at });
+      await storage.projects.insert({
+        id: p,
+        userId: 'user_a',
+        name: p,
+        description: '',
+        instructions: '',
+        icon: '',
+        color: '',
+        model: 'm',
+        provider: 'openai',
+        credentialId: null,
+        createdAt: at,
+        updatedAt: at,
+      });
     }
     const documents = churn ? ['doc_4', 'doc_1', 'doc_2', 'doc_3'] : ['doc_1', 'doc_2', 'doc_3'];
     for (const d of documents) {
       const projectId = d === 'doc_3' ? 'proj_b' : 'proj_a';
       await storage.documents.insert({
-        id: d, userId: 'user_a', projectId, fileId: null, sourceKey: d, fileName: 'f.txt', fileType: 'txt', sourceType: 'text',
-        status: 'completed', chunkCount: 0, vectorCount: 0, error: null, metadata: {}, createdAt: at, updatedAt: at,
+        id: d,
+        userId: 'user_a',
+        projectId,
+        fileId: null,
+        sourceKey: d,
+        fileName: 'f.txt',
+        fileType: 'txt',
+        sourceType: 'text',
+        status: 'completed',
+        chunkCount: 0,
+        vectorCount: 0,
+        error: null,
+        metadata: {},
+        createdAt: at,
+        updatedAt: at,
       });
     }
     if (churn) {
@@ -331,7 +492,10 @@ describe('postgres specifics', () => {
       for (const project of ['proj_a', 'proj_b']) {
         const want = await expected.chunks.keywordSearch(project, query, 5);
         const got = await actual.chunks.keywordSearch(project, query, 5);
-        expect(got.map((h) => h.id), `${query} in ${project}`).toEqual(want.map((h) => h.id));
+        expect(
+          got.map((h) => h.id),
+          `${query} in ${project}`,
+        ).toEqual(want.map((h) => h.id));
         for (const [i, h] of got.entries()) expect(h.score, `${query} in ${project}`).toBeCloseTo(want[i]?.score as number, 9);
       }
     }

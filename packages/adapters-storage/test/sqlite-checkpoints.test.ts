@@ -100,4 +100,3 @@ describe('sqlite checkpoints', () => {
     await handle.stop();
   });
 });
-

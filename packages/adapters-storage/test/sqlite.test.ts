@@ -1,14 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { keywordTerms } from '@agent-platform/core';
 import { describeStorageAdapter, describeStreamStore, streamStoreOnStorage } from '@agent-platform/core/testing';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keywordTerms } from '@agent-platform/core';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteStorage } from '../src/sqlite/index.js';
-import { expectChatsKeyedByUser, source } from './chats-before-ids.js';
 import { KEYWORD_TERMS_FUNCTION, migrations } from '../src/sqlite/schema.js';
+import { expectChatsKeyedByUser, source } from './chats-before-ids.js';
 
 let dir: string;
 let n = 0;
@@ -61,13 +61,45 @@ describe('sqlite specifics', () => {
     const raw = inspect(path);
     try {
       const applied = raw.prepare('select name from kysely_migration order by name').all();
-      expect(applied).toEqual([{ name: '0001_users_keys_projects' }, { name: '0002_user_project_count' }, { name: '0003_knowledge' }, { name: '0004_credentials_chats' }, { name: '0005_tools' }, { name: '0006_mcp_servers' }, { name: '0007_chunk_embeddings' }, { name: '0008_keyword_terms' }, { name: '0009_document_sources' }, { name: '0010_credential_url_secrets' }, { name: '0011_project_credentials' }, { name: '0012_job_leases' }, { name: '0013_blobs_locks' }, { name: '0014_streams' }, { name: '0015_stream_leases' }, { name: '0016_credential_defaults' }, { name: '0017_message_sources' }, { name: '0018_project_instructions' }, { name: '0019_fair_jobs' }, { name: '0020_chat_ids' }, { name: '0021_user_counts' }]);
+      expect(applied).toEqual([
+        { name: '0001_users_keys_projects' },
+        { name: '0002_user_project_count' },
+        { name: '0003_knowledge' },
+        { name: '0004_credentials_chats' },
+        { name: '0005_tools' },
+        { name: '0006_mcp_servers' },
+        { name: '0007_chunk_embeddings' },
+        { name: '0008_keyword_terms' },
+        { name: '0009_document_sources' },
+        { name: '0010_credential_url_secrets' },
+        { name: '0011_project_credentials' },
+        { name: '0012_job_leases' },
+        { name: '0013_blobs_locks' },
+        { name: '0014_streams' },
+        { name: '0015_stream_leases' },
+        { name: '0016_credential_defaults' },
+        { name: '0017_message_sources' },
+        { name: '0018_project_instructions' },
+        { name: '0019_fair_jobs' },
+        { name: '0020_chat_ids' },
+        { name: '0021_user_counts' },
+      ]);
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
       // foreign keys: a project of a missing user is refused; deleting a user removes its rows
       await expect(
         again.projects.insert({
-          id: 'proj_x', userId: 'user_missing', name: 'x', description: '', instructions: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null,
-          createdAt: new Date(), updatedAt: new Date(),
+          id: 'proj_x',
+          userId: 'user_missing',
+          name: 'x',
+          description: '',
+          instructions: '',
+          icon: '',
+          color: '',
+          model: 'm',
+          provider: 'openai',
+          credentialId: null,
+          createdAt: new Date(),
+          updatedAt: new Date(),
         }),
       ).rejects.toThrow(/FOREIGN KEY/);
     } finally {
@@ -90,9 +122,7 @@ describe('sqlite specifics', () => {
       const list = plan("select * from projects where user_id = 'u' order by created_at desc, id desc limit 21 offset 20");
       expect(list).toContain('projects_user_created');
       expect(list).not.toContain('TEMP B-TREE');
-      const cursor = plan(
-        "select * from projects where user_id = 'u' and not (created_at > 5 or (created_at = 5 and id >= 'p')) order by created_at desc, id desc limit 21",
-      );
+      const cursor = plan("select * from projects where user_id = 'u' and not (created_at > 5 or (created_at = 5 and id >= 'p')) order by created_at desc, id desc limit 21");
       expect(cursor).toContain('projects_user_created');
       expect(cursor).not.toContain('TEMP B-TREE');
       const keys = plan("select * from api_keys where user_id = 'u' order by created_at desc, id desc");
@@ -189,7 +219,11 @@ describe('sqlite specifics', () => {
     raw.close();
     const storage = await openFile(path);
     try {
-      expect((await storage.jobs.list()).map((j) => [j.id, j.tenant])).toEqual([['job_1', 'user_a'], ['job_2', 'user_a'], ['job_3', 'user_b']]);
+      expect((await storage.jobs.list()).map((j) => [j.id, j.tenant])).toEqual([
+        ['job_1', 'user_a'],
+        ['job_2', 'user_a'],
+        ['job_3', 'user_b'],
+      ]);
       // Fair claims see them: user_a holds a lease, so user_b's younger job comes next.
       expect((await storage.jobs.claim({ owner: 'i', now: new Date(10), leaseMs: 1000 }))?.jobId).toBe('job_1');
       expect((await storage.jobs.claim({ owner: 'i', now: new Date(10), leaseMs: 1000 }))?.jobId).toBe('job_3');
@@ -245,9 +279,13 @@ describe('sqlite specifics', () => {
     try {
       const sources = Object.fromEntries(
         await Promise.all(
-          [['user_b', 'doc_b_upload'], ['user_a', 'doc_a_forged'], ['user_a', 'doc_a_upload'], ['user_a', 'doc_a_linked'], ['user_a', 'doc_a_text']].map(
-            async ([user, id]) => [id, (await storage.documents.get(user as string, id as string))?.sourceKey],
-          ),
+          [
+            ['user_b', 'doc_b_upload'],
+            ['user_a', 'doc_a_forged'],
+            ['user_a', 'doc_a_upload'],
+            ['user_a', 'doc_a_linked'],
+            ['user_a', 'doc_a_text'],
+          ].map(async ([user, id]) => [id, (await storage.documents.get(user as string, id as string))?.sourceKey]),
         ),
       );
       expect(sources).toEqual({ doc_b_upload: 'file_b', doc_a_forged: 'doc_a_forged', doc_a_upload: 'file_a', doc_a_linked: 'doc_a_linked', doc_a_text: 'doc_a_text' });
@@ -287,8 +325,19 @@ describe('sqlite specifics', () => {
       expect(await defaults('user_v')).toEqual([]);
       // A credential added now to a provider without a default becomes it; the others do not move.
       const added = await storage.credentials.insert({
-        id: 'cred_7', userId: 'user_v', name: 'new', provider: 'openai', secret: 's', last4: 'abcd', baseUrl: null, baseUrlSecret: null,
-        proxy: false, isValid: null, isDefault: 'if-none', createdAt: new Date(60), updatedAt: new Date(60),
+        id: 'cred_7',
+        userId: 'user_v',
+        name: 'new',
+        provider: 'openai',
+        secret: 's',
+        last4: 'abcd',
+        baseUrl: null,
+        baseUrlSecret: null,
+        proxy: false,
+        isValid: null,
+        isDefault: 'if-none',
+        createdAt: new Date(60),
+        updatedAt: new Date(60),
       });
       expect(added.isDefault).toBe(true);
     } finally {

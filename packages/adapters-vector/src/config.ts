@@ -4,8 +4,7 @@ import { z } from 'zod';
 // What the providers' `vectorStoreConfig` parsers share.
 
 /** A string key: "<key> is required<suffix>" when it is missing, "<key> must be a string" when it is not one. */
-export const requiredString = (key: string, requiredSuffix = '') =>
-  z.string({ error: (issue) => (issue.input === undefined ? `${key} is required${requiredSuffix}` : `${key} must be a string`) });
+export const requiredString = (key: string, requiredSuffix = '') => z.string({ error: (issue) => (issue.input === undefined ? `${key} is required${requiredSuffix}` : `${key} must be a string`) });
 
 /** `value` as an http(s) URL, or undefined when it is not one. */
 export function httpUrl(value: string): URL | undefined {

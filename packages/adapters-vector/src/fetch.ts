@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { boundedFetch, type ByteLimit, DEFAULT_UPSTREAM_LIMITS } from '@agent-platform/core';
+import { type ByteLimit, boundedFetch, DEFAULT_UPSTREAM_LIMITS } from '@agent-platform/core';
 
 /**
  * The fetch a store's client makes its requests with. The platform passes its guarded fetch

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeVectorStore, worstTick } from '@agent-platform/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BuiltinVectorStore, builtinVectorStore } from '../src/builtin/index.js';
 import { HnswIndex } from '../src/builtin/hnsw.js';
+import { type BuiltinVectorStore, builtinVectorStore } from '../src/builtin/index.js';
 import { BLOCK_ROWS, VectorMatrix } from '../src/builtin/matrix.js';
 
 let dir: string;
@@ -78,8 +78,14 @@ describe('builtin vector store specifics', () => {
     const replacements = clustered(2_000, 64, 50, 11);
     for (const store of [exact, approx]) {
       for (let d = 0; d < 50; d++) await store.deleteDocument('ns', `d${d}`);
-      await store.upsert('ns', fresh.map((vector, i) => ({ id: `w${i}`, documentId: `d${i % 50}`, vector })));
-      await store.upsert('ns', replacements.map((vector, i) => ({ id: `w${i}`, documentId: `d${i % 50}`, vector })));
+      await store.upsert(
+        'ns',
+        fresh.map((vector, i) => ({ id: `w${i}`, documentId: `d${i % 50}`, vector })),
+      );
+      await store.upsert(
+        'ns',
+        replacements.map((vector, i) => ({ id: `w${i}`, documentId: `d${i % 50}`, vector })),
+      );
     }
     expect(await approx.count('ns')).toBe(20_000);
     expect(approx.isApproximate('ns')).toBe(true);
@@ -89,8 +95,7 @@ describe('builtin vector store specifics', () => {
 
   it('keeps the event loop free while thousands of vectors go into an indexed namespace and while the index builds', async () => {
     const store = await builtinVectorStore({ approximateThreshold: 2_000 });
-    const records = (from: number, count: number, documentId: string) =>
-      clustered(count, 64, 20).map((vector, i) => ({ id: `v${from + i}`, documentId, vector }));
+    const records = (from: number, count: number, documentId: string) => clustered(count, 64, 20).map((vector, i) => ({ id: `v${from + i}`, documentId, vector }));
     const first = records(0, 3_000, 'a');
     const more = records(3_000, 15_000, 'b');
     const started = performance.now();
@@ -111,8 +116,14 @@ describe('builtin vector store specifics', () => {
 
   it('applies writes of one namespace in call order, also while a big upsert is still being applied', async () => {
     const store = await builtinVectorStore({ approximateThreshold: 1_000 });
-    await store.upsert('ns', clustered(2_000, 32, 10).map((vector, i) => ({ id: `a${i}`, documentId: 'a', vector })));
-    const upsert = store.upsert('ns', clustered(5_000, 32, 10).map((vector, i) => ({ id: `b${i}`, documentId: 'b', vector })));
+    await store.upsert(
+      'ns',
+      clustered(2_000, 32, 10).map((vector, i) => ({ id: `a${i}`, documentId: 'a', vector })),
+    );
+    const upsert = store.upsert(
+      'ns',
+      clustered(5_000, 32, 10).map((vector, i) => ({ id: `b${i}`, documentId: 'b', vector })),
+    );
     // Called before the upsert has been applied: the delete still sees every vector of b.
     const deleted = store.deleteDocument('ns', 'b');
     await upsert;
@@ -184,13 +195,21 @@ describe('builtin vector store specifics', () => {
       for (const [i, v] of rows.entries()) matrix.set(`v${i}`, `d${i % 7}`, v);
       const query = clustered(1, dims, 1, 99)[0] as Float32Array;
       const dot = (v: Float32Array) => v.reduce((sum, x, i) => sum + x * (query[i] as number), 0);
-      const expected = rows.map((v, row) => ({ row, score: dot(v) })).sort((a, b) => b.score - a.score).slice(0, 10);
+      const expected = rows
+        .map((v, row) => ({ row, score: dot(v) }))
+        .sort((a, b) => b.score - a.score)
+        .slice(0, 10);
       const found = matrix.search(query, 10).sorted();
       expect(found.map((h) => h.row)).toEqual(expected.map((h) => h.row));
       for (const [i, h] of found.entries()) expect(h.score).toBeCloseTo((expected[i] as { score: number }).score, 4);
       // Only the rows of the documents asked for.
       const only = new Set([matrix.documentIndex('d3') as number]);
-      expect(matrix.search(query, 10, only).sorted().every((h) => matrix.docOf[h.row] === only.values().next().value)).toBe(true);
+      expect(
+        matrix
+          .search(query, 10, only)
+          .sorted()
+          .every((h) => matrix.docOf[h.row] === only.values().next().value),
+      ).toBe(true);
     }
   });
 
@@ -214,8 +233,17 @@ describe('builtin vector store specifics', () => {
     }
     const query = rows[40] as Float32Array;
     const dot = (v: Float32Array) => v.reduce((sum, x, i) => sum + x * (query[i] as number), 0);
-    const expected = rows.slice(20).map((v, i) => ({ id: `v${i + 20}`, score: dot(v) })).sort((a, b) => b.score - a.score).slice(0, 10);
-    expect(matrix.search(query, 10).sorted().map((h) => matrix.ids[h.row])).toEqual(expected.map((h) => h.id));
+    const expected = rows
+      .slice(20)
+      .map((v, i) => ({ id: `v${i + 20}`, score: dot(v) }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, 10);
+    expect(
+      matrix
+        .search(query, 10)
+        .sorted()
+        .map((h) => matrix.ids[h.row]),
+    ).toEqual(expected.map((h) => h.id));
   });
 
   it('refuses a query vector of another length than the namespace has, and caps topK', async () => {

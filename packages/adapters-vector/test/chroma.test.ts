@@ -75,13 +75,16 @@ describe('chroma settings validation', () => {
     [{ endpoint: 'http://127.0.0.1:8000', indexName: 'my docs!' }, 'Invalid vectorstore configuration: indexName must be 3-512 characters'],
     [{ endpoint: 'http://127.0.0.1:8000', indexName: 'ab' }, 'Invalid vectorstore configuration: indexName must be 3-512 characters'],
     // Chroma's own rule: no "..", not an IP address.
-    [{ endpoint: 'http://127.0.0.1:8000', indexName: 'a..b' }, 'Invalid vectorstore configuration: indexName must be 3-512 characters of letters, digits, ".", "_" and "-", starting and ending with a letter or digit, without ".." and not an IP address'],
-    [{ endpoint: 'http://127.0.0.1:8000', indexName: '10.0.0.1' }, 'not an IP address (Chroma\'s rule for collection names)'],
+    [
+      { endpoint: 'http://127.0.0.1:8000', indexName: 'a..b' },
+      'Invalid vectorstore configuration: indexName must be 3-512 characters of letters, digits, ".", "_" and "-", starting and ending with a letter or digit, without ".." and not an IP address',
+    ],
+    [{ endpoint: 'http://127.0.0.1:8000', indexName: '10.0.0.1' }, "not an IP address (Chroma's rule for collection names)"],
     // Tenant and database names are path segments: "." and ".." would walk the path.
-    [{ endpoint: 'http://127.0.0.1:8000', indexName: 'docs', tenant: '..' }, 'Invalid vectorstore configuration: tenant must be at least 3 characters (Chroma\'s rule for tenant names)'],
-    [{ endpoint: 'http://127.0.0.1:8000', indexName: 'docs', database: '.' }, 'Invalid vectorstore configuration: database must be at least 3 characters (Chroma\'s rule for database names)'],
-    [{ endpoint: 'http://127.0.0.1:8000?', indexName: 'docs' }, 'endpoint must be the server\'s root URL, without a path, query string or fragment'],
-    [{ endpoint: 'http://127.0.0.1:8000/#x', indexName: 'docs' }, 'endpoint must be the server\'s root URL, without a path, query string or fragment'],
+    [{ endpoint: 'http://127.0.0.1:8000', indexName: 'docs', tenant: '..' }, "Invalid vectorstore configuration: tenant must be at least 3 characters (Chroma's rule for tenant names)"],
+    [{ endpoint: 'http://127.0.0.1:8000', indexName: 'docs', database: '.' }, "Invalid vectorstore configuration: database must be at least 3 characters (Chroma's rule for database names)"],
+    [{ endpoint: 'http://127.0.0.1:8000?', indexName: 'docs' }, "endpoint must be the server's root URL, without a path, query string or fragment"],
+    [{ endpoint: 'http://127.0.0.1:8000/#x', indexName: 'docs' }, "endpoint must be the server's root URL, without a path, query string or fragment"],
     [{ endpoint: 'http://127.0.0.1:8000', indexName: 'docs', environment: 'us-east-1', region: 'x' }, 'Invalid vectorstore configuration: unknown keys environment, region'],
     [null, 'Invalid vectorstore configuration: expected an object with endpoint and indexName'],
     ['http://127.0.0.1:8000', 'Invalid vectorstore configuration: expected an object with endpoint and indexName'],
@@ -185,11 +188,7 @@ describe('chroma settings validation', () => {
     const client = new ChromaClient({ host: '127.0.0.1', port: server.port });
     await client.createCollection({ name, embeddingFunction: null, configuration: { hnsw: { space: 'l2' } } });
     const store = open({ endpoint: server.url, indexName: name });
-    for (const call of [
-      () => store.check?.({ dimensions: 16 }),
-      () => store.upsert('ns', [{ id: 'a', documentId: 'd', vector: unit(16, 1) }]),
-      () => store.count('ns'),
-    ]) {
+    for (const call of [() => store.check?.({ dimensions: 16 }), () => store.upsert('ns', [{ id: 'a', documentId: 'd', vector: unit(16, 1) }]), () => store.count('ns')]) {
       const error = await failure(call());
       expect(error.message).toBe(`Invalid vectorstore configuration: index "${name}" uses l2 distance, the adapter needs cosine`);
     }

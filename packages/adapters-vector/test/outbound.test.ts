@@ -2,6 +2,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGuardedFetch, createOutboundPolicy, type GuardedFetch, type VectorStore } from '@agent-platform/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startForwarder, trapsAvailable } from '../../core/test/traps.js';
 import { createChromaVectorStore } from '../src/chroma/index.js';
 import { createPineconeVectorStore } from '../src/pinecone/index.js';
 import { createQdrantVectorStore } from '../src/qdrant/index.js';
@@ -10,7 +11,6 @@ import { type ChromaServer, startChromaServer } from './fixtures/chroma-server.j
 import { type PineconeTestServer, startPineconeTestServer } from './fixtures/pinecone-server.js';
 import { type QdrantTestServer, startQdrantTestServer } from './fixtures/qdrant-server.js';
 import { startWeaviateTestServer, type WeaviateTestServer } from './fixtures/weaviate-server.js';
-import { startForwarder, trapsAvailable } from '../../core/test/traps.js';
 
 /**
  * Every connection of each store's client goes through the fetch it is given. The stores are
@@ -28,12 +28,7 @@ let guarded: GuardedFetch;
 const lookups: string[] = [];
 
 beforeAll(async () => {
-  [qdrant, pinecone, weaviate, chroma] = await Promise.all([
-    startQdrantTestServer(),
-    startPineconeTestServer({ readyAfterMs: 0 }),
-    startWeaviateTestServer(),
-    startChromaServer(),
-  ]);
+  [qdrant, pinecone, weaviate, chroma] = await Promise.all([startQdrantTestServer(), startPineconeTestServer({ readyAfterMs: 0 }), startWeaviateTestServer(), startChromaServer()]);
   // The stores' test servers listen on 127.0.0.1: allowed as `--allow-host 127.0.0.1` does.
   guarded = createGuardedFetch(createOutboundPolicy({ allowedHosts: ['127.0.0.1'] }), {
     lookup: async (host) => {

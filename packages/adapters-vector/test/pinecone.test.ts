@@ -29,8 +29,7 @@ const open = (config: Record<string, unknown>, options?: Parameters<typeof creat
   stores.push(store);
   return store;
 };
-const openOn = (s: PineconeTestServer, options?: Parameters<typeof createPineconeVectorStore>[1], name = indexName()) =>
-  open({ apiKey: s.apiKey, endpoint: s.url, indexName: name }, options);
+const openOn = (s: PineconeTestServer, options?: Parameters<typeof createPineconeVectorStore>[1], name = indexName()) => open({ apiKey: s.apiKey, endpoint: s.url, indexName: name }, options);
 const extraServer = async (options?: Parameters<typeof startPineconeTestServer>[0]) => {
   const s = await startPineconeTestServer(options);
   extraServers.push(s);
@@ -207,18 +206,24 @@ describe('pinecone at run time', () => {
     expect(mine.every((r) => r.apiKey === server.apiKey && r.apiVersion === '2026-04')).toBe(true);
   });
 
-  it('upserts in batches within Pinecone\'s limits (1,000 vectors, 2 MB)', async () => {
+  it("upserts in batches within Pinecone's limits (1,000 vectors, 2 MB)", async () => {
     const name = indexName();
     const store = openOn(server, undefined, name);
     const vector = (i: number) => Float32Array.from({ length: 384 }, (_, j) => Math.sin(i + j * 0.37));
-    await store.upsert('big', Array.from({ length: 1500 }, (_, i) => ({ id: `c${i}`, documentId: `d${i % 7}`, vector: vector(i) })));
+    await store.upsert(
+      'big',
+      Array.from({ length: 1500 }, (_, i) => ({ id: `c${i}`, documentId: `d${i % 7}`, vector: vector(i) })),
+    );
     const upserts = server.requests.filter((r) => r.index === name && r.path === '/vectors/upsert');
     expect(upserts.length).toBeGreaterThanOrEqual(4);
     expect(upserts.every((r) => r.body.vectors.length <= 1000 && Buffer.byteLength(JSON.stringify(r.body)) <= 2 * 1024 * 1024)).toBe(true);
     expect(upserts.reduce((n, r) => n + r.body.vectors.length, 0)).toBe(1500);
     expect(await store.count('big')).toBe(1500);
     const small = indexName();
-    await openOn(server, undefined, small).upsert('s', Array.from({ length: 2500 }, (_, i) => ({ id: `c${i}`, documentId: 'd', vector: unit(1, i) })));
+    await openOn(server, undefined, small).upsert(
+      's',
+      Array.from({ length: 2500 }, (_, i) => ({ id: `c${i}`, documentId: 'd', vector: unit(1, i) })),
+    );
     expect(server.requests.filter((r) => r.index === small && r.path === '/vectors/upsert').map((r) => r.body.vectors.length)).toEqual([1000, 1000, 500]);
   });
 
@@ -276,7 +281,7 @@ describe('pinecone at run time', () => {
     expect(await store.count('ns')).toBe(2);
   });
 
-  it('maps timeouts, Pinecone\'s own errors (after the client\'s retries) and aborts', async () => {
+  it("maps timeouts, Pinecone's own errors (after the client's retries) and aborts", async () => {
     const s = await extraServer();
     const store = openOn(s, { timeoutMs: 150 });
     await store.check({ dimensions: 16 });

@@ -87,9 +87,7 @@ describe('qdrant settings validation', () => {
   });
 
   it('names wrong types, a missing or bad indexName, and a config that is not an object', () => {
-    expect(configError({ indexName: 5, endpoint: 6, apiKey: 7 }).message).toBe(
-      'Invalid vectorstore configuration: indexName must be a string; endpoint must be a string; apiKey must be a string',
-    );
+    expect(configError({ indexName: 5, endpoint: 6, apiKey: 7 }).message).toBe('Invalid vectorstore configuration: indexName must be a string; endpoint must be a string; apiKey must be a string');
     expect(configError({ endpoint: 'http://127.0.0.1:6333' }).message).toBe('Invalid vectorstore configuration: indexName is required');
     expect(configError({ indexName: 'a/b', endpoint: 'http://127.0.0.1:6333' }).message).toContain('indexName must not contain');
     for (const bad of [null, 'qdrant', 42, ['x']]) expect(configError(bad).message).toBe('Invalid vectorstore configuration: vectorStoreConfig must be an object');
@@ -182,11 +180,7 @@ describe('qdrant collection, payload and requests', () => {
     const name = indexName();
     const store = createQdrantVectorStore(config({ indexName: name }));
     const other = createQdrantVectorStore(config({ indexName: name }));
-    await Promise.all([
-      store.upsert('a', [{ id: 'x', documentId: 'd', vector: unit(1) }]),
-      store.upsert('b', [{ id: 'y', documentId: 'd', vector: unit(0, 1) }]),
-      other.check({ dimensions: 16 }),
-    ]);
+    await Promise.all([store.upsert('a', [{ id: 'x', documentId: 'd', vector: unit(1) }]), store.upsert('b', [{ id: 'y', documentId: 'd', vector: unit(0, 1) }]), other.check({ dimensions: 16 })]);
     const creates = server.requests.filter((r) => r.method === 'PUT' && r.path === `/collections/${name}`);
     expect(creates.length).toBeGreaterThanOrEqual(1);
     expect(creates.length).toBeLessThanOrEqual(2);
@@ -210,7 +204,7 @@ describe('qdrant collection, payload and requests', () => {
     expect((await store.query('ns', { vector: unit(0, 1), topK: 3 })).map((h) => h.id)).toEqual(['b']);
   });
 
-  it('reads the endpoint as Qdrant\'s clients do: no port means 6333, a written :443 is kept, a path is a prefix', async () => {
+  it("reads the endpoint as Qdrant's clients do: no port means 6333, a written :443 is kept, a path is a prefix", async () => {
     const noPort = await failure(createQdrantVectorStore({ endpoint: 'http://127.0.0.1', indexName: indexName() }).count('ns'));
     expect(noPort.message).toContain('ECONNREFUSED 127.0.0.1:6333');
     const https443 = await failure(createQdrantVectorStore({ endpoint: 'https://127.0.0.1:443', indexName: indexName() }).count('ns'));
@@ -301,7 +295,7 @@ describe('qdrant failures at run time', () => {
     expect(await store.count('ns')).toBe(1);
   });
 
-  it('other answers are upstream errors carrying Qdrant\'s status, never its text', async () => {
+  it("other answers are upstream errors carrying Qdrant's status, never its text", async () => {
     const store = createQdrantVectorStore(config());
     server.failNext(500, 'Service internal error: disk full');
     const error = await failure(store.count('ns'));

@@ -176,11 +176,14 @@ describe('weaviate store', () => {
     expect(await store.count('ns')).toBe(1000);
   });
 
-  it('deletes past Weaviate\'s per-call limit (QUERY_MAXIMUM_RESULTS)', async () => {
+  it("deletes past Weaviate's per-call limit (QUERY_MAXIMUM_RESULTS)", async () => {
     const small = await startWeaviateTestServer({ apiKey: API_KEY, queryMaximumResults: 50 });
     try {
       const store = open(configOf(small));
-      await store.upsert('ns', Array.from({ length: 130 }, (_, i) => ({ id: `c${i}`, documentId: i < 120 ? 'big' : 'small', vector: unit(1, i) })));
+      await store.upsert(
+        'ns',
+        Array.from({ length: 130 }, (_, i) => ({ id: `c${i}`, documentId: i < 120 ? 'big' : 'small', vector: unit(1, i) })),
+      );
       expect(await store.deleteDocument('ns', 'big')).toBe(120);
       expect(small.calls.filter((c) => c.method === 'BatchDelete')).toHaveLength(4);
       expect(await store.count('ns')).toBe(10);
@@ -217,7 +220,7 @@ describe('weaviate store', () => {
     expect(await first.count('ns2')).toBe(0);
   });
 
-  it('maps Weaviate\'s own vector-length refusal (an emptied index keeps its length) to the same message', async () => {
+  it("maps Weaviate's own vector-length refusal (an emptied index keeps its length) to the same message", async () => {
     const config = configOf(server);
     const first = open(config);
     await first.upsert('ns', [{ id: 'a', documentId: 'd', vector: new Float32Array([1, 0, 0, 0, 0, 0, 0, 0]) }]);
@@ -234,7 +237,14 @@ describe('weaviate store', () => {
     const metric = await failure(open(dot).check?.({ dimensions: 16 }) ?? Promise.resolve());
     expect(metric.message).toBe(`Invalid vectorstore configuration: index "${dot.indexName}" uses distance dot, it must be cosine`);
     const foreign = configOf(server);
-    await post({ class: foreign.indexName, properties: [{ name: 'namespace', dataType: ['text'] }, { name: 'documentId', dataType: ['text'] }, { name: 'chunkId', dataType: ['text'] }] });
+    await post({
+      class: foreign.indexName,
+      properties: [
+        { name: 'namespace', dataType: ['text'] },
+        { name: 'documentId', dataType: ['text'] },
+        { name: 'chunkId', dataType: ['text'] },
+      ],
+    });
     const props = await failure(open(foreign).upsert('ns', [{ id: 'a', documentId: 'd', vector: unit(1) }]));
     expect(props.message).toBe(`Invalid vectorstore configuration: index "${foreign.indexName}": property namespace must be filterable with tokenization field (it has word)`);
   });

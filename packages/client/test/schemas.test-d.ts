@@ -2,7 +2,14 @@
 // the server's zod schemas accept and answer, and with them OpenAI's types (as
 // `@agent-platform/client/openai` extends them, which this program includes) name every member
 // the schemas have. A schema change that the client does not follow fails here.
-import type { ChatCompletionChunk, ChatCompletionRequest, ChatCompletionResponse, CompletionSource as SourceSchema, ToolStepCall as CallSchema, ToolStepResult as ResultSchema } from '@agent-platform/core';
+import type {
+  ToolStepCall as CallSchema,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  ChatCompletionResponse,
+  ToolStepResult as ResultSchema,
+  CompletionSource as SourceSchema,
+} from '@agent-platform/core';
 import type * as OpenAI from 'openai/resources/chat/completions/completions';
 import type { z } from 'zod';
 import type { CompletionChunkFields, CompletionFields, CompletionRequestFields, CompletionSource, ToolStepCall, ToolStepResult } from '../src/index.js';

@@ -2,6 +2,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { Api } from './api/client';
 import { ApiContext, SignOutContext } from './api/context';
 import { Layout } from './components/layout';
+import { type Route, useRoute } from './router';
 import { ApiKeysScreen } from './screens/account/api-keys';
 import { CredentialsScreen } from './screens/account/credentials';
 import { LocalModelsScreen } from './screens/account/local-models';
@@ -9,7 +10,6 @@ import { ProjectScreen } from './screens/project';
 import { ProjectsScreen } from './screens/projects';
 import { SignIn } from './screens/sign-in';
 import { forgetKey, storedKey, storeKey } from './session';
-import { type Route, useRoute } from './router';
 
 /** What the sign-in screen says after a call was answered 401. */
 const REFUSED = 'The key was refused (revoked or unknown): sign in again.';

@@ -4,10 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
  * Routes are hash fragments (`#/projects/proj_1/chat`): the server serves one page for all of
  * them, and a route never carries the key or anything secret.
  */
-export type Route =
-  | { readonly name: 'projects' }
-  | { readonly name: 'project'; readonly projectId: string; readonly tab: ProjectTab }
-  | { readonly name: AccountSection };
+export type Route = { readonly name: 'projects' } | { readonly name: 'project'; readonly projectId: string; readonly tab: ProjectTab } | { readonly name: AccountSection };
 
 /**
  * The sections of a project, in the order of its tab bar. A new area (tools, MCP servers) is one

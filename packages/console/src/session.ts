@@ -46,5 +46,4 @@ export function pendingAnswer(): PendingAnswer | null {
   }
 }
 
-export const setPendingAnswer = (value: PendingAnswer | null): void =>
-  value ? sessionStorage.setItem(PENDING, JSON.stringify(value)) : sessionStorage.removeItem(PENDING);
+export const setPendingAnswer = (value: PendingAnswer | null): void => (value ? sessionStorage.setItem(PENDING, JSON.stringify(value)) : sessionStorage.removeItem(PENDING));

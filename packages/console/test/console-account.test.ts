@@ -77,7 +77,10 @@ describe('console: credentials', () => {
       await page.getByLabel('Name', { exact: true }).fill('Team key');
       await page.getByLabel('New API key').fill(replaced);
       await page.getByRole('button', { name: 'Save' }).click();
-      await page.getByRole('row', { name: /Team key/ }).getByText('…QRST').waitFor();
+      await page
+        .getByRole('row', { name: /Team key/ })
+        .getByText('…QRST')
+        .waitFor();
       expect(await everything(page)).not.toContain(replaced);
 
       // Delete: refused (409) while a project names it, with the service's message; then done.
@@ -300,7 +303,10 @@ describe('console: local models', () => {
       await page.getByRole('link', { name: 'Local models' }).click();
       const llama = page.getByRole('row', { name: /llama3\.2:3b/ });
       await llama.getByText('2.0 GB').waitFor();
-      await page.getByRole('row', { name: /nomic-embed-text:latest/ }).getByText('274 MB').waitFor();
+      await page
+        .getByRole('row', { name: /nomic-embed-text:latest/ })
+        .getByText('274 MB')
+        .waitFor();
       const code = llama.locator('code');
       expect(await code.textContent()).toBe(digest.slice(0, 'sha256:'.length + 12));
       expect(await code.getAttribute('title')).toBe(digest);

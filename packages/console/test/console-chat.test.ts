@@ -102,7 +102,9 @@ describe('console: chat', () => {
       };
       await reopen();
       // [n] is a link to its source, and the source list is there, as on a live answer.
-      const cite = answer(page).locator('.text').getByRole('button', { name: `Source ${n}: warranty.md` });
+      const cite = answer(page)
+        .locator('.text')
+        .getByRole('button', { name: `Source ${n}: warranty.md` });
       expect(await cite.textContent()).toBe(`[${n}]`);
       expect(await answer(page).getByRole('list', { name: 'Sources' }).getByRole('button').allTextContents()).toEqual(sources.map((s) => `[${s.index}] ${s.fileName}`));
       await cite.click();
@@ -116,7 +118,10 @@ describe('console: chat', () => {
       await page.reload();
       await page.getByRole('heading', { name: 'Chats' }).waitFor();
       await reopen();
-      await answer(page).locator('.text').getByRole('button', { name: `Source ${n}: warranty.md` }).click();
+      await answer(page)
+        .locator('.text')
+        .getByRole('button', { name: `Source ${n}: warranty.md` })
+        .click();
       await expect.poll(() => panel.textContent(), { timeout: 10_000 }).toContain('no longer in the knowledge base');
       expect(await panel.locator('.excerpt').textContent()).toBe(warranty?.excerpt);
       expectCleanConsole(problems);

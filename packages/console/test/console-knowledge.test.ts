@@ -60,7 +60,10 @@ describe('console: knowledge', () => {
       // service's stages after the upload (a child process parses it, so it cannot be done
       // before the console listens).
       const pdf = (await stages()).filter((s) => s.startsWith('sample.pdf: '));
-      expect(pdf.some((s) => /^sample\.pdf: (Extracting text \(30%\)|Creating embeddings \(60%\)|Storing vectors \(90%\))$/.test(s)), pdf.join(' | ')).toBe(true);
+      expect(
+        pdf.some((s) => /^sample\.pdf: (Extracting text \(30%\)|Creating embeddings \(60%\)|Storing vectors \(90%\))$/.test(s)),
+        pdf.join(' | '),
+      ).toBe(true);
       expect(pdf.at(-1)).toBe('sample.pdf: Indexed');
 
       // Pasted text goes through the same stream.
@@ -205,7 +208,10 @@ describe('console: knowledge', () => {
       expect(after).toMatchObject({ status: 'completed' });
       expect(after.chunkCount).toBeGreaterThan(before.chunkCount);
       // The documents table shows the new count.
-      await page.getByRole('cell', { name: String(after.chunkCount), exact: true }).first().waitFor();
+      await page
+        .getByRole('cell', { name: String(after.chunkCount), exact: true })
+        .first()
+        .waitFor();
       await page.locator('#settings-title').scrollIntoViewIfNeeded();
       await screenshot(page, 'settings-reindexed');
       expectCleanConsole(problems);

@@ -18,13 +18,16 @@ const LONG_CHAT = `Why-does-the-refund-of-order-${'7'.repeat(60)}-take-so-long-a
 beforeAll(async () => {
   [browser, server] = await Promise.all([launchBrowser(), startConsoleServer()]);
   expect(LONG_NAME).toHaveLength(100);
-  projectId = (await server.call('POST', '/api/projects/create', { body: { name: LONG_NAME, description: `Answers ${'questions-'.repeat(12)}`, model: 'gpt-4o-mini', provider: 'openai' } })).body.project.id;
+  projectId = (await server.call('POST', '/api/projects/create', { body: { name: LONG_NAME, description: `Answers ${'questions-'.repeat(12)}`, model: 'gpt-4o-mini', provider: 'openai' } })).body
+    .project.id;
   await server.call('POST', '/api/projects/create', { body: { name: 'Support', icon: '🛟', color: '#2563eb', model: 'gpt-4o-mini', provider: 'openai' } });
   const added = await server.call('POST', '/api/knowledge/documents', {
     body: { projectId, fileName: `${'refund-policy-'.repeat(6)}.md`, fileType: 'md', sourceType: 'upload', content: '# Refunds\n\nCustomers can ask for a refund within 30 days.' },
   });
   expect(await server.indexed(added.body.documentId)).toMatchObject({ status: 'completed' });
-  const tool = await server.call('POST', '/api/tools/create', { body: { projectId, name: 'weather', description: 'Current weather of a city', language: 'javascript', code: 'function main(args) { return args; }' } });
+  const tool = await server.call('POST', '/api/tools/create', {
+    body: { projectId, name: 'weather', description: 'Current weather of a city', language: 'javascript', code: 'function main(args) { return args; }' },
+  });
   expect(tool.status, JSON.stringify(tool.body)).toBe(201);
   await server.call('POST', '/api/chats', { body: { projectId, name: LONG_CHAT } });
   const credential = await server.call('POST', '/api/v1/credentials', { body: { name: 'Team OpenAI', provider: 'openai', apiKey: 'sk-layout-test-0000' } });
@@ -79,14 +82,26 @@ describe('console layout: tables', () => {
         await expectFits(page, `${screen.name} (phone)`);
         expect(await actionsOffScreen(page), `${screen.name}: actions off the screen`).toEqual([]);
         // Each cell after the first says which column it is.
-        const labels = await page.locator('table.list tbody tr').first().locator('td').evaluateAll((cells) => cells.map((c) => (c as HTMLElement).dataset.label));
-        expect(labels.slice(0, -1).every((l) => typeof l === 'string' && l.length > 0), `${screen.name}: ${JSON.stringify(labels)}`).toBe(true);
+        const labels = await page
+          .locator('table.list tbody tr')
+          .first()
+          .locator('td')
+          .evaluateAll((cells) => cells.map((c) => (c as HTMLElement).dataset.label));
+        expect(
+          labels.slice(0, -1).every((l) => typeof l === 'string' && l.length > 0),
+          `${screen.name}: ${JSON.stringify(labels)}`,
+        ).toBe(true);
       }
       await page.goto(`${server.url}/console/#/projects`);
       const row = page.getByRole('row', { name: /Support/ });
       await row.waitFor();
       // The card shows the column's name before a value ("Model: openai: gpt-4o-mini").
-      expect(await row.locator('td').nth(1).evaluate((td) => getComputedStyle(td, '::before').content)).toBe('"Model: "');
+      expect(
+        await row
+          .locator('td')
+          .nth(1)
+          .evaluate((td) => getComputedStyle(td, '::before').content),
+      ).toBe('"Model: "');
       await expectAccessible(page, 'projects (phone)');
       await screenshot(page, 'table-phone');
       // An action on a phone opens what it says.

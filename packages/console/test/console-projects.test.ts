@@ -162,7 +162,7 @@ describe('console: projects', () => {
     }
   });
 
-  it("sets instructions apart from the description, picks a credential of the provider and a model its upstream lists, and keeps free text", async () => {
+  it('sets instructions apart from the description, picks a credential of the provider and a model its upstream lists, and keeps free text', async () => {
     const credential = (await server.call('POST', '/api/v1/credentials', { body: { name: 'Team key', provider: 'openai', apiKey: 'sk-team-key-4321', baseUrl: server.upstream.url } })).body.credential;
     const ollamaKey = (await server.call('POST', '/api/v1/credentials', { body: { name: 'Ollama box', provider: 'ollama', apiKey: 'none-1234', baseUrl: 'http://127.0.0.1:9' } })).body.credential;
     const { context, page, problems } = await openPage(browser);

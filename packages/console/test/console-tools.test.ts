@@ -248,7 +248,12 @@ describe('console: tool steps of a chat answer', () => {
       await page.goto(`${server.url}/console/#/projects/${projectId}/chat`);
       await page.getByRole('heading', { name: 'Chats' }).waitFor();
       server.upstream.script(
-        { toolCalls: [{ name: 'weather', arguments: '{"city":"Paris"}' }, { name: 'missing', arguments: '{}' }] },
+        {
+          toolCalls: [
+            { name: 'weather', arguments: '{"city":"Paris"}' },
+            { name: 'missing', arguments: '{}' },
+          ],
+        },
         { text: 'It is warm in Paris today, and the other tool does not exist.', chunkDelayMs: 150 },
       );
       await page.getByLabel('Question').fill('What is the weather in Paris?');
@@ -256,9 +261,7 @@ describe('console: tool steps of a chat answer', () => {
       const answer = page.locator('.turn.assistant').last();
       const steps = answer.locator('.step');
       // Live: the steps are there while the answer is still streaming.
-      await expect
-        .poll(async () => (await answer.getAttribute('data-state')) === 'streaming' && (await steps.count()) === 2, { timeout: 20_000 })
-        .toBe(true);
+      await expect.poll(async () => (await answer.getAttribute('data-state')) === 'streaming' && (await steps.count()) === 2, { timeout: 20_000 }).toBe(true);
       const expectSteps = async () => {
         expect(await steps.locator('summary').allTextContents()).toEqual(['Tool weatherdone', 'Tool missingfailed']);
         // Collapsed until opened (a native <details>).

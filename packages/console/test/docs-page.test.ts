@@ -41,7 +41,7 @@ async function openDocs(page: Page): Promise<void> {
 }
 
 describe('/docs', () => {
-  it('uses the key given to Authorize for calls, keeps it in no storage (nor an earlier version\'s), and forgets it on reload', async () => {
+  it("uses the key given to Authorize for calls, keeps it in no storage (nor an earlier version's), and forgets it on reload", async () => {
     const { context, page, problems } = await openPage(browser);
     try {
       // What an earlier version of the page kept in localStorage (persistAuthorization) is removed.
@@ -61,10 +61,7 @@ describe('/docs', () => {
       const operation = page.locator('#operations-default-get_api_auth_keys, .opblock-get:has([data-path="/api/auth/keys"])').first();
       await operation.locator('.opblock-summary').click();
       await operation.getByRole('button', { name: 'Try it out' }).click();
-      const [request] = await Promise.all([
-        page.waitForRequest((r) => r.url().startsWith(`${server.url}/api/auth/keys`)),
-        operation.getByRole('button', { name: 'Execute' }).click(),
-      ]);
+      const [request] = await Promise.all([page.waitForRequest((r) => r.url().startsWith(`${server.url}/api/auth/keys`)), operation.getByRole('button', { name: 'Execute' }).click()]);
       expect(request.headers().authorization).toBe(`Bearer ${server.keyA}`);
       await operation.locator('.responses-wrapper .live-responses-table .response-col_status').first().waitFor();
 

@@ -38,7 +38,11 @@ describe("the console's wording of the service's validation errors", () => {
   });
 
   it('puts each sentence at its field from the issues of the body, and what names no field of the form above the buttons', () => {
-    const error = invalid([issue(['name'], 'Too small: expected string to have >=1 characters', 'too_small'), issue(['settings', 'topK'], 'Too big: expected number to be <=100', 'too_big'), issue([], 'Unrecognized key: "x"', 'unrecognized_keys')]);
+    const error = invalid([
+      issue(['name'], 'Too small: expected string to have >=1 characters', 'too_small'),
+      issue(['settings', 'topK'], 'Too big: expected number to be <=100', 'too_big'),
+      issue([], 'Unrecognized key: "x"', 'unrecognized_keys'),
+    ]);
     expect(fieldErrors(error, ['name', 'topK'])).toEqual({ name: 'Name is required', topK: 'Top K must be 100 or less', form: 'The request has a field the service does not know: "x"' });
     expect(messageOf(error)).toBe('Name is required; Top K must be 100 or less; The request has a field the service does not know: "x"');
     // The issues, not the message, say where: a path the message could not carry (a key with a dot) still finds its field.
@@ -54,7 +58,11 @@ describe("the console's wording of the service's validation errors", () => {
     expect(fieldErrors('Invalid vectorstore configuration: endpoint: Invalid URL', ['vectorStoreConfig'], { 'Invalid vectorstore configuration': 'vectorStoreConfig' })).toEqual({
       vectorStoreConfig: 'Invalid vectorstore configuration: endpoint: Invalid URL',
     });
-    const args = new ApiError(400, "Invalid arguments for tool weather: args must have required property 'city'; args.days must be integer; args must NOT have additional properties", 'invalid_request');
+    const args = new ApiError(
+      400,
+      "Invalid arguments for tool weather: args must have required property 'city'; args.days must be integer; args must NOT have additional properties",
+      'invalid_request',
+    );
     expect(messageOf(args)).toBe('Invalid arguments for tool weather: city is required; days must be a whole number; The arguments have a member the schema does not allow');
     // Not invalid input: the service's message as it is.
     expect(messageOf(new ApiError(404, 'Project proj_1 not found', 'not_found'))).toBe('Project proj_1 not found');

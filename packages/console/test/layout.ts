@@ -24,7 +24,8 @@ export function overflowing(page: Page): Promise<string[]> {
     for (const el of Array.from(document.body.querySelectorAll('*'))) {
       const r = el.getBoundingClientRect();
       if (r.width === 0 || r.height === 0 || el.closest('.skip') || clippedByAncestor(el)) continue;
-      if (r.right > width + 1 || r.left < -1) out.push(`${el.tagName.toLowerCase()}.${el.className} "${(el.textContent ?? '').trim().slice(0, 40)}" spans ${Math.round(r.left)}..${Math.round(r.right)}`);
+      if (r.right > width + 1 || r.left < -1)
+        out.push(`${el.tagName.toLowerCase()}.${el.className} "${(el.textContent ?? '').trim().slice(0, 40)}" spans ${Math.round(r.left)}..${Math.round(r.right)}`);
     }
     return out;
   });
@@ -71,7 +72,8 @@ export function rowLines(page: Page): Promise<RowLine[]> {
     const spread = (values: number[]) => (values.length ? Math.max(...values) - Math.min(...values) : 0);
     const firstText = (cell: Element) => {
       const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT, {
-        acceptNode: (n) => (n.textContent?.trim() && n.parentElement && !n.parentElement.closest('.visually-hidden') && n.parentElement.getClientRects().length ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP),
+        acceptNode: (n) =>
+          n.textContent?.trim() && n.parentElement && !n.parentElement.closest('.visually-hidden') && n.parentElement.getClientRects().length ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP,
       });
       return walker.nextNode();
     };

@@ -18,10 +18,7 @@ export interface Coalescer<T> {
  * const notifications = createCoalescer<string>((bodies) => send(bodies), (batch) => batch.length < 100);
  * await notifications.add(body);
  */
-export function createCoalescer<T>(
-  send: (items: readonly T[]) => Promise<unknown>,
-  joins: (batch: readonly T[], item: T) => boolean,
-): Coalescer<T> {
+export function createCoalescer<T>(send: (items: readonly T[]) => Promise<unknown>, joins: (batch: readonly T[], item: T) => boolean): Coalescer<T> {
   const waiting: { item: T; resolve: () => void; reject: (error: unknown) => void }[] = [];
   let sending = false;
   const flush = async () => {

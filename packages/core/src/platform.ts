@@ -1,49 +1,42 @@
-import { type CompletionResult, CompletionsService } from './completions/service.js';
-import type { AgentOptions } from './completions/options.js';
-import { createMemoryNotifier, type Notifier } from './notify/notifier.js';
-import type { StreamEvent, StreamHubOptions } from './completions/streams/hub.js';
-import { memoryStreamStore, type StreamRecord, type StreamStore } from './completions/streams/stream-store.js';
-import { ToolRunner, type ToolsOptions } from './tools/project-tools.js';
-import {
-  ActivateToolRequest,
-  CreateToolRequest,
-  ListToolsQuery,
-  type ListToolsResponse,
-  RunToolRequest,
-  type RunToolResponse,
-  type ToolResponse,
-  UpdateToolRequest,
-} from './schemas/tools.js';
-import { ToolsService } from './tools/service.js';
 import { AuthService } from './auth/service.js';
 import { ChatsService } from './chats/service.js';
 import { type Clock, systemClock } from './clock.js';
+import type { AgentOptions } from './completions/options.js';
+import { type CompletionResult, CompletionsService } from './completions/service.js';
+import type { StreamEvent, StreamHubOptions } from './completions/streams/hub.js';
+import { memoryStreamStore, type StreamRecord, type StreamStore } from './completions/streams/stream-store.js';
 import type { Caller, PlatformContext } from './context.js';
-import { createIdGenerator, type IdGenerator } from './ids.js';
-import { ProjectsService } from './projects/service.js';
-import {
-  type ApiKeySummary,
-  CreateKeyRequest,
-  type CreateKeyResponse,
-  ListKeysQuery,
-  type ListKeysResponse,
-} from './schemas/auth.js';
-import { CreateProjectRequest, ListProjectsQuery, type ListProjectsResponse, type ProjectResponse, UpdateProjectRequest } from './schemas/projects.js';
 import type { DefaultBaseUrl, UsableCredential } from './credentials/choose.js';
+import { CredentialsService } from './credentials/service.js';
+import { createIdGenerator, type IdGenerator } from './ids.js';
 import type { IndexingEvent } from './knowledge/indexing-events.js';
 import type { KnowledgeAdapters } from './knowledge/options.js';
 import { KnowledgeService } from './knowledge/service.js';
+import type { LocalModelRuntime } from './local-models/runtime.js';
+import { LocalModelsService, withoutEmptyBaseUrl } from './local-models/service.js';
+import { McpService } from './mcp/service.js';
+import { MCP_TOOL_PREFIX, mcpToolSource } from './mcp/tool-source.js';
+import type { McpOptions } from './mcp/types.js';
+import { createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
+import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.js';
+import type { ByteLimit } from './net/upstream-limits.js';
+import { createMemoryNotifier, type Notifier } from './notify/notifier.js';
+import { ProjectsService } from './projects/service.js';
+import { type ApiKeySummary, CreateKeyRequest, type CreateKeyResponse, ListKeysQuery, type ListKeysResponse } from './schemas/auth.js';
+import { type ChatMessagesResponse, type ChatResponse, CreateChatRequest, CreateStreamRequest, ListChatsQuery, type ListChatsResponse, RenameChatRequest } from './schemas/chats.js';
+import { ChatCompletionRequest } from './schemas/completions.js';
+import { CreateCredentialRequest, type CredentialResponse, type CredentialTestResponse, type ListCredentialsResponse, UpdateCredentialRequest } from './schemas/credentials.js';
 import {
   type ChunkResponse,
   CreateDocumentRequest,
   type CreateDocumentResponse,
   type DocumentResponse,
-  ListDocumentsQuery,
-  type ListDocumentsResponse,
-  ListChunksQuery,
-  type ListChunksResponse,
   GetSettingsQuery,
   type KnowledgeSettingsResponse,
+  ListChunksQuery,
+  type ListChunksResponse,
+  ListDocumentsQuery,
+  type ListDocumentsResponse,
   PutSettingsRequest,
   type PutSettingsResponse,
   ReindexRequest,
@@ -53,33 +46,7 @@ import {
   UploadRequest,
   type UploadResponse,
 } from './schemas/knowledge.js';
-import {
-  type ChatMessagesResponse,
-  CreateStreamRequest,
-  type ChatResponse,
-  CreateChatRequest,
-  ListChatsQuery,
-  type ListChatsResponse,
-  RenameChatRequest,
-} from './schemas/chats.js';
-import { ChatCompletionRequest } from './schemas/completions.js';
-import { ListModelsQuery, type ListModelsResponse, type ModelObject } from './schemas/models.js';
-import { CreateCredentialRequest, type CredentialResponse, type CredentialTestResponse, type ListCredentialsResponse, UpdateCredentialRequest } from './schemas/credentials.js';
-import { CredentialsService } from './credentials/service.js';
-import { DefaultModelsQuery, type ProviderModelsResponse } from './schemas/provider-models.js';
-import type { SecretBox } from './security/secrets.js';
-import type { ByteLimit } from './net/upstream-limits.js';
-import type { LocalModelRuntime } from './local-models/runtime.js';
-import { LocalModelsService, withoutEmptyBaseUrl } from './local-models/service.js';
-import { createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
-import { createOutboundPolicy, type OutboundPolicyOptions } from './net/policy.js';
 import { DeleteLocalModelRequest, type DeleteLocalModelResponse, ListLocalModelsQuery, type ListLocalModelsResponse } from './schemas/local-models.js';
-import type { StorageAdapter } from './storage/types.js';
-import { parseInput } from './validation.js';
-import { UserCapGuard, type UserCapName, type UserCaps } from './user-caps.js';
-import { McpService } from './mcp/service.js';
-import { MCP_TOOL_PREFIX, mcpToolSource } from './mcp/tool-source.js';
-import type { McpOptions } from './mcp/types.js';
 import {
   AddMcpServerRequest,
   type AddMcpServerResponse,
@@ -90,6 +57,16 @@ import {
   type McpServerResponse,
   type McpToolsResponse,
 } from './schemas/mcp.js';
+import { ListModelsQuery, type ListModelsResponse, type ModelObject } from './schemas/models.js';
+import { CreateProjectRequest, ListProjectsQuery, type ListProjectsResponse, type ProjectResponse, UpdateProjectRequest } from './schemas/projects.js';
+import { DefaultModelsQuery, type ProviderModelsResponse } from './schemas/provider-models.js';
+import { ActivateToolRequest, CreateToolRequest, ListToolsQuery, type ListToolsResponse, RunToolRequest, type RunToolResponse, type ToolResponse, UpdateToolRequest } from './schemas/tools.js';
+import type { SecretBox } from './security/secrets.js';
+import type { StorageAdapter } from './storage/types.js';
+import { ToolRunner, type ToolsOptions } from './tools/project-tools.js';
+import { ToolsService } from './tools/service.js';
+import { UserCapGuard, type UserCapName, type UserCaps } from './user-caps.js';
+import { parseInput } from './validation.js';
 
 export interface AgentPlatformOptions {
   readonly storage: StorageAdapter;
@@ -224,11 +201,7 @@ export class AgentPlatform {
       chats: this.chats,
       credentials: this.credentials,
       knowledge: this.knowledge.retriever,
-      tools: [
-        ...(this.#tools ? [this.#tools.source(this.storage)] : []),
-        ...(this.#mcp ? [mcpToolSource(this.storage, this.#secrets, this.#mcp)] : []),
-        ...(options.agent?.toolSources ?? []),
-      ],
+      tools: [...(this.#tools ? [this.#tools.source(this.storage)] : []), ...(this.#mcp ? [mcpToolSource(this.storage, this.#secrets, this.#mcp)] : []), ...(options.agent?.toolSources ?? [])],
     });
   }
 

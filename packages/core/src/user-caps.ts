@@ -50,10 +50,7 @@ export class UserCapGuard {
    */
   constructor(caps: Partial<UserCaps> = {}, hints: Partial<Record<UserCapName, string>> = {}) {
     this.caps = { ...DEFAULT_USER_CAPS, ...caps };
-    this.#hints = Object.fromEntries((Object.keys(DEFAULT_USER_CAPS) as UserCapName[]).map((name) => [name, hints[name] ?? `userCaps.${name}`])) as Record<
-      UserCapName,
-      string
-    >;
+    this.#hints = Object.fromEntries((Object.keys(DEFAULT_USER_CAPS) as UserCapName[]).map((name) => [name, hints[name] ?? `userCaps.${name}`])) as Record<UserCapName, string>;
   }
 
   /**
@@ -80,10 +77,8 @@ export class UserCapGuard {
     const has = counts?.[name] ?? 0;
     if (has + adding <= max) return;
     const flag = this.#hints[name];
-    throw new PlatformError(
-      'rate_limited',
-      `Too many ${NOUNS[name]}: a user may have at most ${max} (${flag}) and you have ${has}${adding > 1 ? `, ${adding} more asked` : ''}; delete some first`,
-      { details: { limit: name, max, flag } },
-    );
+    throw new PlatformError('rate_limited', `Too many ${NOUNS[name]}: a user may have at most ${max} (${flag}) and you have ${has}${adding > 1 ? `, ${adding} more asked` : ''}; delete some first`, {
+      details: { limit: name, max, flag },
+    });
   }
 }

@@ -36,10 +36,14 @@ async function collect(events: AsyncIterable<AgentEvent>) {
 
 describe('runAgentTurn', () => {
   it('streams text and finishes with the answer as the new message', async () => {
-    const model = scriptedModel([[{ type: 'text', delta: 'Hel' }, { type: 'text', delta: 'lo' }, { type: 'finish', reason: 'stop', usage: usage(5) }]]);
-    const events = await collect(
-      runAgentTurn({ model, modelName: 'm', system: 'Be brief.', history: [{ role: 'user', content: 'before' }], input: [{ role: 'user', content: 'hi' }], tools: [] }),
-    );
+    const model = scriptedModel([
+      [
+        { type: 'text', delta: 'Hel' },
+        { type: 'text', delta: 'lo' },
+        { type: 'finish', reason: 'stop', usage: usage(5) },
+      ],
+    ]);
+    const events = await collect(runAgentTurn({ model, modelName: 'm', system: 'Be brief.', history: [{ role: 'user', content: 'before' }], input: [{ role: 'user', content: 'hi' }], tools: [] }));
     expect(events.map((e) => e.type)).toEqual(['text', 'text', 'finish']);
     expect(events.at(-1)).toMatchObject({ reason: 'stop', usage: usage(5), messages: [{ role: 'assistant', content: 'Hello' }] });
     expect(model.requests[0]?.messages).toEqual([
@@ -55,8 +59,14 @@ describe('runAgentTurn', () => {
     const anyTool: AgentTool = { definition: { name: 'echo', description: '', parameters: { type: 'object' } }, run: async (args) => `${++ran}${JSON.stringify(args)}` };
     const deep = `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`;
     const model = scriptedModel([
-      [{ type: 'tool_call', call: { id: 'c1', name: 'echo', arguments: deep } }, { type: 'finish', reason: 'tool_calls', usage: usage(1) }],
-      [{ type: 'text', delta: 'ok' }, { type: 'finish', reason: 'stop', usage: usage(1) }],
+      [
+        { type: 'tool_call', call: { id: 'c1', name: 'echo', arguments: deep } },
+        { type: 'finish', reason: 'tool_calls', usage: usage(1) },
+      ],
+      [
+        { type: 'text', delta: 'ok' },
+        { type: 'finish', reason: 'stop', usage: usage(1) },
+      ],
     ]);
     const events = await collect(runAgentTurn({ model, modelName: 'm', history: [], input: [{ role: 'user', content: 'x' }], tools: [anyTool] }));
     expect(events[1]).toMatchObject({ type: 'tool_result', isError: true, content: 'Error: arguments: nested deeper than 64 levels' });
@@ -65,8 +75,14 @@ describe('runAgentTurn', () => {
 
   it('runs tool calls, feeds the results back, and sums usage over the calls', async () => {
     const model = scriptedModel([
-      [{ type: 'tool_call', call: { id: 'c1', name: 'weather', arguments: '{"city":"Oslo"}' } }, { type: 'finish', reason: 'tool_calls', usage: usage(10) }],
-      [{ type: 'text', delta: 'It is sunny.' }, { type: 'finish', reason: 'stop', usage: usage(20) }],
+      [
+        { type: 'tool_call', call: { id: 'c1', name: 'weather', arguments: '{"city":"Oslo"}' } },
+        { type: 'finish', reason: 'tool_calls', usage: usage(10) },
+      ],
+      [
+        { type: 'text', delta: 'It is sunny.' },
+        { type: 'finish', reason: 'stop', usage: usage(20) },
+      ],
     ]);
     const events = await collect(runAgentTurn({ model, modelName: 'm', history: [], input: [{ role: 'user', content: 'weather?' }], tools: [weather] }));
     expect(events.map((e) => e.type)).toEqual(['tool_call', 'tool_result', 'text', 'finish']);
@@ -91,7 +107,10 @@ describe('runAgentTurn', () => {
         { type: 'tool_call', call: { id: 'c', name: 'boom', arguments: '' } },
         { type: 'finish', reason: 'tool_calls' },
       ],
-      [{ type: 'text', delta: 'Sorry.' }, { type: 'finish', reason: 'stop' }],
+      [
+        { type: 'text', delta: 'Sorry.' },
+        { type: 'finish', reason: 'stop' },
+      ],
     ]);
     const events = await collect(runAgentTurn({ model, modelName: 'm', history: [], input: [{ role: 'user', content: 'x' }], tools: [weather, failing] }));
     const results = events.filter((e) => e.type === 'tool_result') as Extract<AgentEvent, { type: 'tool_result' }>[];
@@ -102,8 +121,18 @@ describe('runAgentTurn', () => {
   });
 
   it('stops offering tools at the step limit, so the last call answers', async () => {
-    const call = (id: string): ChatEvent[] => [{ type: 'tool_call', call: { id, name: 'weather', arguments: '{"city":"X"}' } }, { type: 'finish', reason: 'tool_calls' }];
-    const model = scriptedModel([call('1'), call('2'), [{ type: 'text', delta: 'done' }, { type: 'finish', reason: 'stop' }]]);
+    const call = (id: string): ChatEvent[] => [
+      { type: 'tool_call', call: { id, name: 'weather', arguments: '{"city":"X"}' } },
+      { type: 'finish', reason: 'tool_calls' },
+    ];
+    const model = scriptedModel([
+      call('1'),
+      call('2'),
+      [
+        { type: 'text', delta: 'done' },
+        { type: 'finish', reason: 'stop' },
+      ],
+    ]);
     const events = await collect(runAgentTurn({ model, modelName: 'm', history: [], input: [{ role: 'user', content: 'x' }], tools: [weather], stepLimit: 3 }));
     expect(model.requests.map((r) => r.tools?.length ?? 0)).toEqual([1, 1, 0]);
     expect(events.at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
@@ -114,7 +143,11 @@ describe('runAgentTurn', () => {
 
   it("offers the client's functions beside the agent's tools and ends the turn with the client's calls", async () => {
     const model = scriptedModel([
-      [{ type: 'text', delta: 'Let me look.' }, { type: 'tool_call', call: { id: 'k1', name: 'lookup', arguments: '{"word":"cat"}' } }, { type: 'finish', reason: 'tool_calls', usage: usage(3) }],
+      [
+        { type: 'text', delta: 'Let me look.' },
+        { type: 'tool_call', call: { id: 'k1', name: 'lookup', arguments: '{"word":"cat"}' } },
+        { type: 'finish', reason: 'tool_calls', usage: usage(3) },
+      ],
     ]);
     const events = await collect(runAgentTurn({ model, modelName: 'm', history: [], input: [{ role: 'user', content: 'cat?' }], tools: [weather], clientTools: [lookup] }));
     expect(model.requests[0]?.tools?.map((t) => t.name)).toEqual(['weather', 'lookup']);
@@ -138,20 +171,36 @@ describe('runAgentTurn', () => {
     const finish = events.at(-1) as Finish;
     expect(finish.toolCalls).toEqual([{ id: 'k1', name: 'lookup', arguments: '{"word":"sunny"}' }]);
     expect(finish.messages).toEqual([
-      { role: 'assistant', content: null, toolCalls: [{ id: 'a1', name: 'weather', arguments: '{"city":"Oslo"}' }, { id: 'k1', name: 'lookup', arguments: '{"word":"sunny"}' }] },
+      {
+        role: 'assistant',
+        content: null,
+        toolCalls: [
+          { id: 'a1', name: 'weather', arguments: '{"city":"Oslo"}' },
+          { id: 'k1', name: 'lookup', arguments: '{"word":"sunny"}' },
+        ],
+      },
       { role: 'tool', toolCallId: 'a1', content: 'Sunny in Oslo' },
     ]);
     expect(model.requests).toHaveLength(1);
   });
 
   it('applies tool_choice: none offers no tool; required and a named tool bind the first model call only', async () => {
-    const answer: ChatEvent[] = [{ type: 'text', delta: 'ok' }, { type: 'finish', reason: 'stop' }];
+    const answer: ChatEvent[] = [
+      { type: 'text', delta: 'ok' },
+      { type: 'finish', reason: 'stop' },
+    ];
     const none = scriptedModel([answer]);
     await collect(runAgentTurn({ model: none, modelName: 'm', history: [], input: [{ role: 'user', content: 'x' }], tools: [weather], clientTools: [lookup], toolChoice: 'none' }));
     expect(none.requests[0]).not.toHaveProperty('tools');
     expect(none.requests[0]).not.toHaveProperty('toolChoice');
     for (const toolChoice of ['required', { name: 'weather' }] as const) {
-      const model = scriptedModel([[{ type: 'tool_call', call: { id: 'a1', name: 'weather', arguments: '{"city":"Rome"}' } }, { type: 'finish', reason: 'tool_calls' }], answer]);
+      const model = scriptedModel([
+        [
+          { type: 'tool_call', call: { id: 'a1', name: 'weather', arguments: '{"city":"Rome"}' } },
+          { type: 'finish', reason: 'tool_calls' },
+        ],
+        answer,
+      ]);
       const settings = { parallelToolCalls: false, topP: 0.5, stop: ['END'] };
       await collect(runAgentTurn({ model, modelName: 'm', history: [], input: [{ role: 'user', content: 'x' }], tools: [weather], toolChoice, modelSettings: settings }));
       expect(model.requests.map((r) => r.toolChoice)).toEqual([toolChoice, undefined]);
@@ -167,13 +216,28 @@ describe('runAgentTurn', () => {
   });
 
   it("puts the request's system messages before the history, so a continued turn stays well-formed", async () => {
-    const model = scriptedModel([[{ type: 'text', delta: 'ok' }, { type: 'finish', reason: 'stop' }]]);
+    const model = scriptedModel([
+      [
+        { type: 'text', delta: 'ok' },
+        { type: 'finish', reason: 'stop' },
+      ],
+    ]);
     const history = [
       { role: 'user' as const, content: 'cat?' },
       { role: 'assistant' as const, content: null, toolCalls: [{ id: 'k1', name: 'lookup', arguments: '{}' }] },
     ];
     await collect(
-      runAgentTurn({ model, modelName: 'm', system: 'Agent.', history, input: [{ role: 'system', content: 'Client.' }, { role: 'tool', toolCallId: 'k1', content: 'a feline' }], tools: [] }),
+      runAgentTurn({
+        model,
+        modelName: 'm',
+        system: 'Agent.',
+        history,
+        input: [
+          { role: 'system', content: 'Client.' },
+          { role: 'tool', toolCallId: 'k1', content: 'a feline' },
+        ],
+        tools: [],
+      }),
     );
     expect(model.requests[0]?.messages.map((m) => m.role)).toEqual(['system', 'system', 'user', 'assistant', 'tool']);
   });
@@ -222,7 +286,14 @@ describe('excerptOf', () => {
 
 describe('continuing a turn', () => {
   const asked = { role: 'user' as const, content: 'cat?' };
-  const calls = { role: 'assistant' as const, content: null, toolCalls: [{ id: 'a1', name: 'weather', arguments: '{}' }, { id: 'k1', name: 'lookup', arguments: '{}' }] };
+  const calls = {
+    role: 'assistant' as const,
+    content: null,
+    toolCalls: [
+      { id: 'a1', name: 'weather', arguments: '{}' },
+      { id: 'k1', name: 'lookup', arguments: '{}' },
+    ],
+  };
   const agentResult = { role: 'tool' as const, toolCallId: 'a1', content: 'sunny' };
   const clientResult = { role: 'tool' as const, toolCallId: 'k1', content: 'a feline' };
 

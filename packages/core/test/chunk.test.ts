@@ -7,10 +7,8 @@ import { unbrokenText } from '../src/testing/bombs.js';
 
 type Doc = Pick<ParsedDocument, 'text' | 'sections' | 'pages'>;
 const plain = (text: string): Doc => ({ text, sections: [] });
-const fixture = async (name: string) =>
-  parseDocument({ bytes: new Uint8Array(await readFile(new URL(`fixtures/${name}`, import.meta.url))), fileName: name });
-const sentences = (n: number, word = 'pump') =>
-  Array.from({ length: n }, (_, i) => `Sentence ${i} talks about the ${word} number ${i} in some detail.`).join(' ');
+const fixture = async (name: string) => parseDocument({ bytes: new Uint8Array(await readFile(new URL(`fixtures/${name}`, import.meta.url))), fileName: name });
+const sentences = (n: number, word = 'pump') => Array.from({ length: n }, (_, i) => `Sentence ${i} talks about the ${word} number ${i} in some detail.`).join(' ');
 
 /** What holds for every chunking: limits, exact counts, slices of the text, order, and every non-space character covered. */
 function expectValid(doc: Doc, chunks: Chunk[], chunkSize: number) {
@@ -273,9 +271,15 @@ describe('chunkDocument on hostile text', () => {
     const large = md(unit, 1024 * 1024);
     let chunks: Chunk[] = [];
     // The best of two runs of each: a scheduler blip on this shared machine is not the algorithm.
-    const smallMs = Math.min(cpuMs(() => (chunks = chunkDocument(small, { chunkSize: 512, chunkOverlap: 64 }))), cpuMs(() => chunkDocument(small, { chunkSize: 512, chunkOverlap: 64 })));
+    const smallMs = Math.min(
+      cpuMs(() => (chunks = chunkDocument(small, { chunkSize: 512, chunkOverlap: 64 }))),
+      cpuMs(() => chunkDocument(small, { chunkSize: 512, chunkOverlap: 64 })),
+    );
     expectValid(small, chunks, 512);
-    const largeMs = Math.min(cpuMs(() => chunkDocument(large, { chunkSize: 512, chunkOverlap: 64 })), cpuMs(() => chunkDocument(large, { chunkSize: 512, chunkOverlap: 64 })));
+    const largeMs = Math.min(
+      cpuMs(() => chunkDocument(large, { chunkSize: 512, chunkOverlap: 64 })),
+      cpuMs(() => chunkDocument(large, { chunkSize: 512, chunkOverlap: 64 })),
+    );
     // Linear is 4; quadratic would be 16. Tolerant of noise and of small sizes' fixed costs.
     expect(largeMs / Math.max(smallMs, 20)).toBeLessThan(8);
   });
@@ -304,8 +308,14 @@ describe('chunkDocument on hostile text', () => {
       const small = plain(unbrokenText(kind, 375_000));
       const large = plain(unbrokenText(kind, 1_500_000));
       const options = { chunkSize: 512, chunkOverlap: 64 };
-      const smallMs = Math.min(cpuMs(() => chunkDocument(small, options)), cpuMs(() => chunkDocument(small, options)));
-      const largeMs = Math.min(cpuMs(() => chunkDocument(large, options)), cpuMs(() => chunkDocument(large, options)));
+      const smallMs = Math.min(
+        cpuMs(() => chunkDocument(small, options)),
+        cpuMs(() => chunkDocument(small, options)),
+      );
+      const largeMs = Math.min(
+        cpuMs(() => chunkDocument(large, options)),
+        cpuMs(() => chunkDocument(large, options)),
+      );
       expect(largeMs / Math.max(smallMs, 20)).toBeLessThan(8);
     },
     120_000,

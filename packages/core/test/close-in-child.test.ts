@@ -82,7 +82,7 @@ describe('close() of a script using the packages', () => {
     expect(result.code).toBe(0);
   });
 
-  it('the document readers alone: close() settles once their (idle, unref\'d) processes have exited', async () => {
+  it("the document readers alone: close() settles once their (idle, unref'd) processes have exited", async () => {
     const result = await runScript(
       'readers',
       `import { DocumentProcesses } from '@agent-platform/core';

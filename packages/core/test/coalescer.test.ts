@@ -39,9 +39,12 @@ describe('createCoalescer', () => {
   });
 
   it("fails a batch's items with its error, or each with its own when send answers one per item", async () => {
-    const failing = createCoalescer(async () => {
-      throw new Error('down');
-    }, () => true);
+    const failing = createCoalescer(
+      async () => {
+        throw new Error('down');
+      },
+      () => true,
+    );
     await expect(Promise.all([failing.add(1), failing.add(2)])).rejects.toThrow('down');
     const r = recorder((batch) => batch.map((n) => (n % 2 ? new Error(`odd ${n}`) : undefined)));
     const some = createCoalescer(r.send, () => true);

@@ -2,9 +2,9 @@ import { getPriority } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DocumentProcesses } from '../src/knowledge/document-processes.js';
 import { readDocument } from '../src/knowledge/read-document.js';
-import { ProcessPool } from '../src/workers/process-pool.js';
 import { flateBombPdf, repeated } from '../src/testing/bombs.js';
 import { processAlive } from '../src/testing/postgres-cluster.js';
+import { ProcessPool } from '../src/workers/process-pool.js';
 
 // Real child processes (the reader from the TypeScript sources, through the workspace's
 // TypeScript hooks): the limits of time and memory, crashes, aborts, and that the processes go.
@@ -176,7 +176,7 @@ describe('ProcessPool', () => {
   };
   const long = (owner: string, signal: AbortSignal) => ({ ...request('. '.repeat(4 * 1024 * 1024), 'dots.md'), owner, signal });
 
-  it("gives a free process to the owner with the fewest requests running, not to the oldest request", async () => {
+  it('gives a free process to the owner with the fewest requests running, not to the oldest request', async () => {
     const pool = new ProcessPool({ entry: ENTRY, label: 'the document reader', processes: 2, memoryMb: 1024, spawnAfterMs: 0 });
     try {
       await Promise.all([pool.run(request('warm one')), pool.run(request('warm two'))]);

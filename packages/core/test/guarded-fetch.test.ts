@@ -121,9 +121,7 @@ describe('createGuardedFetch: allowed targets', () => {
     forbidConnects(events);
     const refused = await rejection(guarded(stubResolver({}, events), [], true)(`http://127.0.0.1:${port}/`));
     expect(isPlatformError(refused)).toBe(true);
-    expect((refused as Error).message).toBe(
-      `Refused to connect to 127.0.0.1: not in the allowed hosts (--allowed-hosts-only); allow it with --allow-host 127.0.0.1:${port}`,
-    );
+    expect((refused as Error).message).toBe(`Refused to connect to 127.0.0.1: not in the allowed hosts (--allowed-hosts-only); allow it with --allow-host 127.0.0.1:${port}`);
     expect(events).toEqual([]);
     vi.restoreAllMocks();
     watchConnects([]);
@@ -187,9 +185,7 @@ describe('createGuardedFetch: refusals happen before any connection', () => {
   it('refuses a host that starts resolving elsewhere (DNS rebinding) on the next request', async () => {
     const events: string[] = [];
     let answers = 0;
-    const f = guarded(
-      stubResolver({ 'rebind.test': () => (answers++ === 0 ? loopback : [{ address: '10.0.0.5', family: 4 }]) }, events),
-    );
+    const f = guarded(stubResolver({ 'rebind.test': () => (answers++ === 0 ? loopback : [{ address: '10.0.0.5', family: 4 }]) }, events));
     watchConnects(events);
     expect(await (await f(`http://rebind.test:${port}/first`)).text()).toBe('hello from /first');
     vi.restoreAllMocks();

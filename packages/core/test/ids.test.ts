@@ -74,4 +74,3 @@ describe('ids', () => {
     for (const n of counts.values()) expect(Math.abs(n - 1000)).toBeLessThan(200);
   });
 });
-

@@ -2,10 +2,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isPlatformError, PlatformError } from '../src/errors.js';
+import { AgentPlatform, type StorageAdapter } from '../src/index.js';
 import { normaliseDigest, ollamaRuntime } from '../src/local-models/ollama.js';
 import { DEFAULT_LOCAL_MODEL_URL, defaultLocalModelBaseUrl } from '../src/local-models/runtime.js';
 import { deleteLocalModel, listLocalModels } from '../src/local-models/service.js';
-import { AgentPlatform, type StorageAdapter } from '../src/index.js';
 import { createGuardedFetch, type GuardedFetch, type HostResolver } from '../src/net/guarded-fetch.js';
 import { createOutboundPolicy } from '../src/net/policy.js';
 import { DeleteLocalModelResponse, ListLocalModelsResponse } from '../src/schemas/local-models.js';
@@ -146,9 +146,7 @@ describe('deleteLocalModel', () => {
     const result = await deleteLocalModel(runtime(), { modelName: 'llama3.2:1b', baseUrl: server.url });
     expect(result).toEqual({ success: true, message: 'Model llama3.2:1b deleted' });
     expect(DeleteLocalModelResponse.parse(result)).toEqual(result);
-    expect(server.requests).toEqual([
-      { method: 'DELETE', path: '/api/delete', host: `127.0.0.1:${server.port}`, body: JSON.stringify({ model: 'llama3.2:1b', name: 'llama3.2:1b' }) },
-    ]);
+    expect(server.requests).toEqual([{ method: 'DELETE', path: '/api/delete', host: `127.0.0.1:${server.port}`, body: JSON.stringify({ model: 'llama3.2:1b', name: 'llama3.2:1b' }) }]);
     expect(server.models.map((m) => m.name)).toEqual(['llama3.2:latest']);
   });
 
@@ -256,7 +254,7 @@ describe('ollamaRuntime errors', () => {
     expect(events).toEqual([]);
   });
 
-  it('never names a base URL with its user:password or query (an operator\'s OLLAMA_HOST may hold them)', async () => {
+  it("never names a base URL with its user:password or query (an operator's OLLAMA_HOST may hold them)", async () => {
     const rt = ollamaRuntime({ fetch: async () => Promise.reject(new TypeError('fetch failed')) });
     const error = await rt.list('http://ops:PASS-SECRET@127.0.0.1:11434/?token=QUERY-SECRET').catch((e: unknown) => e);
     expect(isPlatformError(error) && { message: error.message, details: error.details }).toEqual({

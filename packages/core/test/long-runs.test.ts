@@ -92,10 +92,11 @@ describe('boundedSpans', () => {
     expect(() => referenceSpans(text, 0, text.length)).toThrow(/Maximum call stack size exceeded/);
     const spans = boundedSpans(text, 0, text.length);
     for (const [start, end] of spans) expect(end - start).toBeLessThanOrEqual(RUN_CHARS + 1);
-    if (text.startsWith('a ')) expect(spans).toEqual([
-      [0, 1],
-      [6_000_001, 6_000_002],
-    ]);
+    if (text.startsWith('a '))
+      expect(spans).toEqual([
+        [0, 1],
+        [6_000_001, 6_000_002],
+      ]);
     else expect(spans.length).toBeGreaterThan(5000);
   });
 });

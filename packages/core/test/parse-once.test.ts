@@ -6,12 +6,10 @@ import { parseInput } from '../src/validation.js';
 /** A schema that counts how often zod ran it. */
 function counted() {
   const calls = { n: 0 };
-  const schema = z
-    .object({ name: z.string(), limit: z.coerce.number().int().max(100).default(20) })
-    .refine(() => {
-      calls.n++;
-      return true;
-    });
+  const schema = z.object({ name: z.string(), limit: z.coerce.number().int().max(100).default(20) }).refine(() => {
+    calls.n++;
+    return true;
+  });
   return { schema, calls };
 }
 

@@ -8,7 +8,13 @@ const utf8 = (s: string) => new TextEncoder().encode(s);
 
 /** Each section's offset points at its heading in the text. */
 function expectSectionsInText(doc: ParsedDocument) {
-  for (const s of doc.sections) expect(doc.text.slice(s.offset).replace(/^#+\s*/, '').startsWith(s.heading)).toBe(true);
+  for (const s of doc.sections)
+    expect(
+      doc.text
+        .slice(s.offset)
+        .replace(/^#+\s*/, '')
+        .startsWith(s.heading),
+    ).toBe(true);
 }
 
 async function invalid(promise: Promise<unknown>): Promise<{ code: string; message: string; details: unknown }> {

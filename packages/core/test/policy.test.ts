@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isPlatformError } from '../src/errors.js';
-import {
-  classifyAddress,
-  createOutboundPolicy,
-  formatIp,
-  parseAllowedHosts,
-  parseIp,
-  refusalError,
-} from '../src/net/policy.js';
+import { classifyAddress, createOutboundPolicy, formatIp, parseAllowedHosts, parseIp, refusalError } from '../src/net/policy.js';
 
 const open = createOutboundPolicy();
 
@@ -304,9 +297,7 @@ describe('refusalError', () => {
     const error = refusalError('ollama.internal', '10.0.0.5', 'private address');
     expect(error.code).toBe('invalid_request');
     expect(error.message).toBe('Refused to connect to ollama.internal (10.0.0.5): private address; allow it with --allow-host');
-    expect(refusalError('10.0.0.5', '10.0.0.5', 'private address').message).toBe(
-      'Refused to connect to 10.0.0.5: private address; allow it with --allow-host',
-    );
+    expect(refusalError('10.0.0.5', '10.0.0.5', 'private address').message).toBe('Refused to connect to 10.0.0.5: private address; allow it with --allow-host');
   });
 
   it('names the entry that would allow the host and port, IPv6 in brackets', () => {

@@ -110,12 +110,28 @@ describe('similarityScore and relatedness', () => {
 describe('fuseHybrid (calibrated scores)', () => {
   const scale = { unrelated: 0.2, related: 0.7 };
   // Cosine similarities to the question, and keyword scores against its ceiling.
-  const cosines = new Map([['x', 0.68], ['y', 0.6], ['z', 0.45], ['w', 0.22]]);
-  const keyword = new Map([['z', 0.6], ['y', 0.45], ['w', 0.9]]);
+  const cosines = new Map([
+    ['x', 0.68],
+    ['y', 0.6],
+    ['z', 0.45],
+    ['w', 0.22],
+  ]);
+  const keyword = new Map([
+    ['z', 0.6],
+    ['y', 0.45],
+    ['w', 0.9],
+  ]);
   const fused = (alpha: number) => fuseHybrid(cosines, keyword, alpha, scale);
 
   it('at alpha 0 is the keyword score, at 1 the similarity score', () => {
-    expect(fused(0)).toEqual(new Map([['x', 0], ['y', 0.45], ['z', 0.6], ['w', 0.9]]));
+    expect(fused(0)).toEqual(
+      new Map([
+        ['x', 0],
+        ['y', 0.45],
+        ['z', 0.6],
+        ['w', 0.9],
+      ]),
+    );
     for (const [id, cosine] of cosines) expect(fused(1).get(id)).toBeCloseTo(similarityScore(cosine, scale), 10);
   });
 
@@ -139,7 +155,19 @@ describe('fuseHybrid (calibrated scores)', () => {
 
   it('keeps every score in 0..1', () => {
     for (const alpha of [0, 0.15, 0.5, 1]) {
-      for (const score of fuseHybrid(new Map([['a', -1], ['b', 1]]), new Map([['a', 1], ['b', 1], ['c', 0.001]]), alpha, scale).values()) {
+      for (const score of fuseHybrid(
+        new Map([
+          ['a', -1],
+          ['b', 1],
+        ]),
+        new Map([
+          ['a', 1],
+          ['b', 1],
+          ['c', 0.001],
+        ]),
+        alpha,
+        scale,
+      ).values()) {
         expect(score).toBeGreaterThanOrEqual(0);
         expect(score).toBeLessThanOrEqual(1);
       }

@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { memoryStreamStore } from '../src/completions/streams/stream-store.js';
 import { StreamHub } from '../src/completions/streams/hub.js';
-import { describeStreamStore } from '../src/testing/stream-store-suite.js';
+import { memoryStreamStore } from '../src/completions/streams/stream-store.js';
 import { isPlatformError } from '../src/errors.js';
+import { describeStreamStore } from '../src/testing/stream-store-suite.js';
 
 /** A clock the test moves by hand. */
 function manualClock(start = Date.parse('2026-01-01T00:00:00Z')) {

@@ -93,7 +93,19 @@ describe('SchemaValidator', () => {
     expect(whole / Math.max(quarter, 20)).toBeLessThan(8);
     const duplicated = [...list, [59_999]];
     expect((await validator.check('u', schema, { list: duplicated }, 'args'))[0]).toMatch(/args\.list must NOT have duplicate items \(items ## 59999 and 60000/);
-    expect(await validator.check('u', schema, { list: [{ a: 1, b: 2 }, { b: 2, a: 1 }] }, 'args')).toHaveLength(1);
+    expect(
+      await validator.check(
+        'u',
+        schema,
+        {
+          list: [
+            { a: 1, b: 2 },
+            { b: 2, a: 1 },
+          ],
+        },
+        'args',
+      ),
+    ).toHaveLength(1);
   });
 
   it('cuts an exponential schema at the time limit, keeps the event loop free, and works again after', async () => {

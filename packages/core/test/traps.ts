@@ -20,8 +20,7 @@ export const PRIVATE_TRAP = '10.0.0.1';
 export const METADATA_TRAP = '169.254.169.254';
 
 /** True inside the loopback-only namespace of scripts/isolated.sh (and nowhere else). */
-export const trapsAvailable =
-  process.env.AGENT_PLATFORM_TEST_NETNS === '1' && Object.keys(networkInterfaces()).every((name) => name === 'lo');
+export const trapsAvailable = process.env.AGENT_PLATFORM_TEST_NETNS === '1' && Object.keys(networkInterfaces()).every((name) => name === 'lo');
 
 let addressesAdded = false;
 

@@ -1,4 +1,4 @@
-import { boundedFetch, type ByteLimit, isEventStream, type McpServerConfig, PlatformError } from '@agent-platform/core';
+import { type ByteLimit, boundedFetch, isEventStream, type McpServerConfig, PlatformError } from '@agent-platform/core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';

@@ -3,8 +3,8 @@ import { answerTooLarge, DEFAULT_UPSTREAM_LIMITS, PlatformError, utf8Bytes } fro
 import { configKey, serverLabel } from './config.js';
 import { type Connection, type OpenOptions, openConnection, raceSignal } from './connection.js';
 import { detectTransport } from './detect.js';
-import type { FetchFunction } from './fetch.js';
 import { mapError, operationSubject } from './errors.js';
+import type { FetchFunction } from './fetch.js';
 import { toMcpTool, toToolResult } from './results.js';
 import { resolveStdioPermission, type StdioPermission } from './stdio-permission.js';
 
@@ -193,13 +193,7 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
    * callers). A caller waits for a connect at most `timeoutMs` (its own bound) and until its
    * signal fires; the connect itself goes on for the others.
    */
-  async function acquire(
-    serverId: string,
-    config: McpServerConfig,
-    operation: string,
-    timeoutMs: number,
-    signal: AbortSignal | undefined,
-  ): Promise<{ slot: Slot; connection: Connection }> {
+  async function acquire(serverId: string, config: McpServerConfig, operation: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<{ slot: Slot; connection: Connection }> {
     if (closed) throw closedError();
     if (signal?.aborted) throw new PlatformError('aborted', `${operation} was aborted`, { cause: signal.reason });
     const key = configKey(config);

@@ -109,8 +109,7 @@ async function checkStreamableHttp(url: URL, extra: Record<string, string> | und
         .text()
         .catch(() => '');
       ok = jsonRpcKind(parseJson(text)) === 'response';
-    }
-    else if (type === 'text/event-stream') ok = await scanEvents(response.body, initializeAnswer);
+    } else if (type === 'text/event-stream') ok = await scanEvents(response.body, initializeAnswer);
   }
   await response.body?.cancel().catch(() => undefined);
   const session = response.headers.get('mcp-session-id');
@@ -160,10 +159,7 @@ export async function detectTransport(url: string, options: DetectOptions): Prom
       (error: unknown) => ({ ok: false, refusal: isRefusal(error) ? error : undefined }),
     );
   try {
-    const [http, sse] = await Promise.all([
-      settle(checkStreamableHttp(target, headers, options.fetch, signal)),
-      settle(checkLegacySse(target, headers, options.fetch, signal)),
-    ]);
+    const [http, sse] = await Promise.all([settle(checkStreamableHttp(target, headers, options.fetch, signal)), settle(checkLegacySse(target, headers, options.fetch, signal))]);
     const refusal = http.refusal ?? sse.refusal;
     if (isUnresolvedHost(refusal)) throw unreachableAs(`MCP server at ${displayUrl(target.href)} could not be reached`, refusal);
     if (refusal) throw refusal;

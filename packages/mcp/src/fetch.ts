@@ -37,4 +37,3 @@ export function watchedFetch(base: FetchFunction, evidence: ConnectionEvidence, 
     return new Response(watched, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 }
-

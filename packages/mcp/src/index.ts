@@ -1,3 +1,3 @@
-export { type McpConnectorOptions, createMcpConnector } from './connector.js';
-export { formatCommandLine, parseStdioEntry, type StdioEntry, type StdioPermission, splitCommandLine } from './stdio-permission.js';
+export { createMcpConnector, type McpConnectorOptions } from './connector.js';
 export type { FetchFunction } from './fetch.js';
+export { formatCommandLine, parseStdioEntry, type StdioEntry, type StdioPermission, splitCommandLine } from './stdio-permission.js';

@@ -148,9 +148,7 @@ export function checkStdio(config: McpServerConfig, permission: ResolvedStdioPer
   const command = config.command?.trim();
   if (!command) throw PlatformError.invalid('An MCP server with transport stdio needs a command');
   if (permission === false) {
-    throw PlatformError.invalid(
-      'stdio MCP servers are not allowed on this server: an operator can allow them with --allow-stdio-mcp (or allow command lines with --allow-mcp-command)',
-    );
+    throw PlatformError.invalid('stdio MCP servers are not allowed on this server: an operator can allow them with --allow-stdio-mcp (or allow command lines with --allow-mcp-command)');
   }
   if (permission === true) return config.command as string;
   const args = config.args ?? [];
@@ -178,9 +176,7 @@ export function checkStdio(config: McpServerConfig, permission: ResolvedStdioPer
   const env = new Set(entries.flatMap((e) => e.env));
   const refused = Object.keys(config.env ?? {}).filter((name) => !env.has(name));
   if (refused.length > 0) {
-    throw PlatformError.invalid(
-      `env ${refused.join(', ')} cannot be set for the stdio MCP server "${line}" on this server (allowed: ${env.size > 0 ? [...env].join(', ') : 'none'})`,
-    );
+    throw PlatformError.invalid(`env ${refused.join(', ')} cannot be set for the stdio MCP server "${line}" on this server (allowed: ${env.size > 0 ? [...env].join(', ') : 'none'})`);
   }
   return config.command as string;
 }

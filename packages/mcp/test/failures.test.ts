@@ -184,11 +184,7 @@ describe('streamable HTTP test server', () => {
     expect((await mcp.callTool('h', config, { name: 'pid', args: {} })).text).toBe(String(server.child.pid));
     const { ms, outcome } = await hung;
     expect(ms).toBeLessThan(1500);
-    await rejection(
-      Promise.reject((outcome as PromiseRejectedResult).reason),
-      'timeout',
-      `MCP tool "hang" on server at http://127.0.0.1:${server.port}/mcp did not answer within 400 ms`,
-    );
+    await rejection(Promise.reject((outcome as PromiseRejectedResult).reason), 'timeout', `MCP tool "hang" on server at http://127.0.0.1:${server.port}/mcp did not answer within 400 ms`);
     expect(server.count(/^session /)).toBe(1);
   });
 

@@ -27,7 +27,8 @@ beforeAll(async () => {
     if (path.startsWith('/html')) res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Hello</body></html>');
     else if (path.startsWith('/json')) res.writeHead(200, { 'content-type': 'application/json' }).end('{"hello":"world"}');
     else if (path.startsWith('/badjson')) res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc": ');
-    else if (path.startsWith('/hang')) return; // accepts, never answers
+    else if (path.startsWith('/hang'))
+      return; // accepts, never answers
     else res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
   });
   plain.on('connection', () => connections++);
@@ -198,16 +199,12 @@ describe('the connector itself', () => {
     expect((await mcp.callTool('a', stdioConfig, { name: 'fail', args: {} })).isError).toBe(true); // the connection stays
   });
 
-  it("a call waits for a slow connect only up to its own timeoutMs; the connect goes on for others", async () => {
+  it('a call waits for a slow connect only up to its own timeoutMs; the connect goes on for others', async () => {
     const mcp = connector({ connectTimeoutMs: 2000 });
     const config: McpServerConfig = { transport: 'http', url: `${base}/hang` };
     const started = Date.now();
     const other = mcp.listTools('w', config);
-    await rejection(
-      mcp.callTool('w', config, { name: 'echo', args: {}, timeoutMs: 200 }),
-      'timeout',
-      `MCP tool "echo" on server at ${base}/hang did not answer within 200 ms (still connecting)`,
-    );
+    await rejection(mcp.callTool('w', config, { name: 'echo', args: {}, timeoutMs: 200 }), 'timeout', `MCP tool "echo" on server at ${base}/hang did not answer within 200 ms (still connecting)`);
     const call = Date.now() - started;
     await rejection(other, 'timeout', `MCP server at ${base}/hang did not answer within 2000 ms`);
     const connect = Date.now() - started;

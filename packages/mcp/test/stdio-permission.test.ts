@@ -108,7 +108,11 @@ describe('stdio permission', () => {
       await rejection(mcp.probe({ ...stdioConfig, args }), 'invalid_request', /are not allowed for stdio MCP servers/);
     }
     // Another command entirely, and a bare entry: that command with no arguments.
-    await rejection(connector({ allowStdio: ['node'] }).probe(stdioConfig), 'invalid_request', `The command line "${LINE}" is not allowed for stdio MCP servers on this server: the command and all its arguments must equal an allowed command line (allowed: "node"); an operator can allow one with --allow-mcp-command`);
+    await rejection(
+      connector({ allowStdio: ['node'] }).probe(stdioConfig),
+      'invalid_request',
+      `The command line "${LINE}" is not allowed for stdio MCP servers on this server: the command and all its arguments must equal an allowed command line (allowed: "node"); an operator can allow one with --allow-mcp-command`,
+    );
     await rejection(connector({ allowStdio: [process.execPath] }).probe(stdioConfig), 'invalid_request', /are not allowed/);
     await rejection(connector({ allowStdio: [] }).probe(stdioConfig), 'invalid_request', /\(allowed: none\)/);
   });
@@ -117,7 +121,11 @@ describe('stdio permission', () => {
     const strict = connector({ allowStdio: [LINE] });
     await rejection(strict.probe({ ...stdioConfig, env: { API_TOKEN: 'x' } }), 'invalid_request', `env API_TOKEN cannot be set for the stdio MCP server "${LINE}" on this server (allowed: none)`);
     const mcp = connector({ allowStdio: [{ command: process.execPath, args: [TEST_SERVER, 'stdio'], env: ['API_TOKEN'] }] });
-    await rejection(mcp.probe({ ...stdioConfig, env: { API_TOKEN: 'x', OTHER: '/tmp/x' } }), 'invalid_request', `env OTHER cannot be set for the stdio MCP server "${LINE}" on this server (allowed: API_TOKEN)`);
+    await rejection(
+      mcp.probe({ ...stdioConfig, env: { API_TOKEN: 'x', OTHER: '/tmp/x' } }),
+      'invalid_request',
+      `env OTHER cannot be set for the stdio MCP server "${LINE}" on this server (allowed: API_TOKEN)`,
+    );
     const env = JSON.parse((await mcp.callTool('env', { ...stdioConfig, env: { API_TOKEN: 'token-1' } }, { name: 'env', args: {} })).text) as Record<string, string>;
     expect(env.API_TOKEN).toBe('token-1');
   });
@@ -127,11 +135,17 @@ describe('stdio permission', () => {
     const mcp = connector({ allowStdio: [{ command: process.execPath, args: [TEST_SERVER, 'stdio'], env: ['API_TOKEN'] }] });
     for (const [name, reason] of GUARDED) {
       const error = await rejection(mcp.probe({ ...stdioConfig, env: { API_TOKEN: 'x', [name]: '/tmp/x' } }), 'invalid_request');
-      expect(error.message).toMatch(new RegExp(`^env ${name} cannot be set for a stdio MCP server on this server, by any allowed command line: it changes what the command loads or runs \\(${name}: `));
+      expect(error.message).toMatch(
+        new RegExp(`^env ${name} cannot be set for a stdio MCP server on this server, by any allowed command line: it changes what the command loads or runs \\(${name}: `),
+      );
       expect(error.message, name).toMatch(reason);
     }
     // All of them at once are named together.
-    await rejection(mcp.probe({ ...stdioConfig, env: { PYTHONPATH: '/tmp', BASH_ENV: '/tmp/x', API_TOKEN: 'x' } }), 'invalid_request', /^env PYTHONPATH, BASH_ENV cannot be set .*\(PYTHONPATH: Python.*; BASH_ENV: shells/);
+    await rejection(
+      mcp.probe({ ...stdioConfig, env: { PYTHONPATH: '/tmp', BASH_ENV: '/tmp/x', API_TOKEN: 'x' } }),
+      'invalid_request',
+      /^env PYTHONPATH, BASH_ENV cannot be set .*\(PYTHONPATH: Python.*; BASH_ENV: shells/,
+    );
   });
 
   it('variables of those families that only tune output stay allowable, and reach the process', async () => {

@@ -11,7 +11,7 @@ const QuickJS = await getQuickJS();
 /** Set once the WebAssembly module is not to be used again; every answer then asks for a new worker. */
 let broken = false;
 
-const format = (value) => (typeof value === 'string' ? value : JSON.stringify(value) ?? String(value));
+const format = (value) => (typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)));
 
 /**
  * Calls `body(vm, runtime)` with a fresh runtime under the memory limit and an interrupt
@@ -55,7 +55,10 @@ function runOne({ code, argsText, timeoutMs, memoryBytes, limits }) {
     for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
       const fn = vm.newFunction(level, (...handles) => {
         if (logs.length >= limits.maxLogLines || logChars >= limits.maxLogChars) return;
-        const line = handles.map((h) => format(vm.dump(h))).join(' ').slice(0, limits.maxLogLineChars);
+        const line = handles
+          .map((h) => format(vm.dump(h)))
+          .join(' ')
+          .slice(0, limits.maxLogLineChars);
         logs.push(line);
         logChars += line.length;
       });
@@ -155,7 +158,7 @@ function checkOne({ code, timeoutMs, memoryBytes }) {
     const column = at ? Number(at[2]) : 1;
     const text = code.split('\n')[line - 1] ?? '';
     // A module's import statement in a script: the parser's own words ("expecting '('") do not say why.
-    const hint = /^\s*import\s*[\w{*'"]/.test(text) ? ' (import statements need the package in the tool\'s dependencies)' : '';
+    const hint = /^\s*import\s*[\w{*'"]/.test(text) ? " (import statements need the package in the tool's dependencies)" : '';
     return { ok: true, resultText: JSON.stringify({ line, column, message: `${message}${hint}` }), logs: [] };
   });
 }

@@ -51,23 +51,24 @@ const snapshotChunks = [];
 let snapshotLeft = snapshotBytes;
 let pending = '';
 let chain = Promise.resolve();
-if (!makeSnapshot) process.stdin.on('data', (chunk) => {
-  if (snapshotLeft > 0) {
-    const part = chunk.subarray(0, snapshotLeft);
-    snapshotChunks.push(part);
-    snapshotLeft -= part.length;
-    if (snapshotLeft === 0) snapshotDone(Buffer.concat(snapshotChunks));
-    chunk = chunk.subarray(part.length);
-  }
-  pending += chunk.toString('utf8');
-  let newline = pending.indexOf('\n');
-  while (newline >= 0) {
-    const line = pending.slice(0, newline);
-    pending = pending.slice(newline + 1);
-    chain = chain.then(() => ready).then(() => request(line));
-    newline = pending.indexOf('\n');
-  }
-});
+if (!makeSnapshot)
+  process.stdin.on('data', (chunk) => {
+    if (snapshotLeft > 0) {
+      const part = chunk.subarray(0, snapshotLeft);
+      snapshotChunks.push(part);
+      snapshotLeft -= part.length;
+      if (snapshotLeft === 0) snapshotDone(Buffer.concat(snapshotChunks));
+      chunk = chunk.subarray(part.length);
+    }
+    pending += chunk.toString('utf8');
+    let newline = pending.indexOf('\n');
+    while (newline >= 0) {
+      const line = pending.slice(0, newline);
+      pending = pending.slice(newline + 1);
+      chain = chain.then(() => ready).then(() => request(line));
+      newline = pending.indexOf('\n');
+    }
+  });
 if (!makeSnapshot) process.stdin.on('end', () => chain.then(() => process.exit(0)));
 if (snapshotBytes === 0) snapshotDone(undefined);
 let markReady;
@@ -238,7 +239,11 @@ async function request(line) {
   } catch (error) {
     // Pyodide itself failed (a fatal error, a stack overflow in WebAssembly): report it, then
     // stop so that the parent starts a fresh process.
-    send({ type: 'done', id: message.id, outcome: { ok: false, error: { kind: 'thrown', message: `the Python runtime failed: ${String(error?.message ?? error).slice(0, 2000)}` }, logs, durationMs: performance.now() - started } });
+    send({
+      type: 'done',
+      id: message.id,
+      outcome: { ok: false, error: { kind: 'thrown', message: `the Python runtime failed: ${String(error?.message ?? error).slice(0, 2000)}` }, logs, durationMs: performance.now() - started },
+    });
     process.exit(70);
   }
   send({ type: 'done', id: message.id, outcome: { ...outcome, durationMs: performance.now() - started } });

@@ -149,7 +149,6 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
     return index;
   };
 
-
   const spawnSlot = (): Slot | undefined => {
     const choice = isolation;
     if (!choice || 'refused' in choice) return undefined;
@@ -159,7 +158,24 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
     const hardening = options.guards === false ? [] : ['--disallow-code-generation-from-strings'];
     const [command, ...args] = [...choice.prefix, process.execPath, ...permissions, ...hardening, hostScript, pyodideDir, ...flags];
     const child = spawn(command as string, args, { env: {}, stdio: ['pipe', 'pipe', 'pipe'] });
-    const slot: Slot = { child, state: 'starting', owner: undefined, runs: 0, job: undefined, jobId: 0, timer: undefined, memoryTimer: undefined, baseline: 0, hostPid: choice.prefix.includes('unshare') ? undefined : child.pid, output: '', stderr: '', jobStarted: 0, fromSnapshot: snapshot !== undefined, idle: undefined, loaded: new Set() };
+    const slot: Slot = {
+      child,
+      state: 'starting',
+      owner: undefined,
+      runs: 0,
+      job: undefined,
+      jobId: 0,
+      timer: undefined,
+      memoryTimer: undefined,
+      baseline: 0,
+      hostPid: choice.prefix.includes('unshare') ? undefined : child.pid,
+      output: '',
+      stderr: '',
+      jobStarted: 0,
+      fromSnapshot: snapshot !== undefined,
+      idle: undefined,
+      loaded: new Set(),
+    };
     watchIdle ??= setInterval(() => void checkIdle(), IDLE_CHECK_MS).unref();
     if (snapshot) child.stdin?.write(snapshot);
     slots.push(slot);
@@ -347,7 +363,12 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
     const fresh = job.packages.filter((p) => !slot.loaded.has(p));
     const wait = fresh.length > 0 ? startTimeoutMs : job.run.timeoutMs;
     slot.timer = setTimeout(
-      () => retire(slot, undefined, fresh.length > 0 ? failure('thrown', `loading the tool's packages took longer than ${startTimeoutMs} ms`) : failure('timeout', `the tool ran longer than ${job.run.timeoutMs} ms`)),
+      () =>
+        retire(
+          slot,
+          undefined,
+          fresh.length > 0 ? failure('thrown', `loading the tool's packages took longer than ${startTimeoutMs} ms`) : failure('timeout', `the tool ran longer than ${job.run.timeoutMs} ms`),
+        ),
       wait,
     );
     for (const p of fresh) slot.loaded.add(p);
@@ -448,4 +469,3 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
     },
   };
 }
-

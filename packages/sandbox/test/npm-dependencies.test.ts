@@ -238,9 +238,23 @@ describe('npm dependencies of JavaScript tools', () => {
 
     const control = join(dir, 'control');
     // Asynchronously: the fake registry answers from this process.
-    await promisify(execFile)('npm', ['install', '--no-audit', '--no-fund', '--no-update-notifier', `--registry=${registry.url}`, `--cache=${join(control, 'cache')}`, `--userconfig=${join(control, 'npmrc')}`, `--prefix=${control}`, 'with-scripts'], {
-      env: { PATH: process.env.PATH ?? '', HOME: control },
-    });
+    await promisify(execFile)(
+      'npm',
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--no-update-notifier',
+        `--registry=${registry.url}`,
+        `--cache=${join(control, 'cache')}`,
+        `--userconfig=${join(control, 'npmrc')}`,
+        `--prefix=${control}`,
+        'with-scripts',
+      ],
+      {
+        env: { PATH: process.env.PATH ?? '', HOME: control },
+      },
+    );
     expect(existsSync(marker('postinstall'))).toBe(true);
   });
 

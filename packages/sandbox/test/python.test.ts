@@ -138,7 +138,7 @@ json.dump({"packages": {"tinystats": {"file_name": "tinystats-1.0.0-py3-none-any
     expect(outcome).toMatchObject({ ok: true, result: { q: 20 } });
   });
 
-  it('has the standard library and none of Pyodide\'s own packages, as docs/TOOLS.md says', async () => {
+  it("has the standard library and none of Pyodide's own packages, as docs/TOOLS.md says", async () => {
     // The npm package ships the interpreter and the standard library, no wheels.
     expect(new PythonPackageIndex(pyodideDir, []).names()).toEqual([]);
     const code = `
@@ -168,10 +168,10 @@ def main(args):
       xml: "import xml.etree.ElementTree as ET\nr = ET.fromstring('<a><b>t</b></a>').find('b').text",
       pbkdf2: "import hashlib\nhashlib.pbkdf2_hmac('sha256', b'p', b's', 1)",
       zoneinfo: "import zoneinfo\nzoneinfo.ZoneInfo('Europe/Paris')",
-      thread: "import threading\nt = threading.Thread(target=print)\nt.start()",
+      thread: 'import threading\nt = threading.Thread(target=print)\nt.start()',
       subprocess: "import subprocess\nsubprocess.run(['id'])",
       socket: "import socket\nsocket.create_connection(('127.0.0.1', 9), timeout=1)",
-      ssl: "import ssl\nr = ssl.OPENSSL_VERSION",
+      ssl: 'import ssl\nr = ssl.OPENSSL_VERSION',
       numpy: 'import numpy',
       micropip: 'import micropip',
     };
@@ -197,11 +197,47 @@ def main(args):
     // The standard library's modules that cannot be imported (platform-specific ones, terminals,
     // GUIs, dbm databases, pip and venv): every other one can.
     expect(result.missing).toEqual([
-      '_aix_support', '_android_support', '_apple_support', '_curses', '_curses_panel', '_dbm', '_gdbm', '_hashlib',
-      '_interpchannels', '_interpqueues', '_interpreters', '_ios_support', '_multiprocessing', '_osx_support', '_overlapped',
-      '_posixshmem', '_pydecimal', '_scproxy', '_tkinter', '_uuid', '_winapi', '_wmi', 'antigravity', 'curses', 'dbm',
-      'ensurepip', 'grp', 'idlelib', 'msvcrt', 'nt', 'pwd', 'pydoc_data', 'readline', 'resource', 'syslog', 'tkinter',
-      'turtle', 'turtledemo', 'venv', 'winreg', 'winsound',
+      '_aix_support',
+      '_android_support',
+      '_apple_support',
+      '_curses',
+      '_curses_panel',
+      '_dbm',
+      '_gdbm',
+      '_hashlib',
+      '_interpchannels',
+      '_interpqueues',
+      '_interpreters',
+      '_ios_support',
+      '_multiprocessing',
+      '_osx_support',
+      '_overlapped',
+      '_posixshmem',
+      '_pydecimal',
+      '_scproxy',
+      '_tkinter',
+      '_uuid',
+      '_winapi',
+      '_wmi',
+      'antigravity',
+      'curses',
+      'dbm',
+      'ensurepip',
+      'grp',
+      'idlelib',
+      'msvcrt',
+      'nt',
+      'pwd',
+      'pydoc_data',
+      'readline',
+      'resource',
+      'syslog',
+      'tkinter',
+      'turtle',
+      'turtledemo',
+      'venv',
+      'winreg',
+      'winsound',
     ]);
   });
 
@@ -270,11 +306,15 @@ def main(args):
   });
 
   it('replaces a process that code left busy after its run', async () => {
-    const leave = 'import builtins\nfrom pyodide.ffi import to_js\ndef main(args):\n    builtins.marker = True\n    to_js([]).constructor.constructor("setTimeout(() => { for (;;) {} }, 50)")()\n    return "left work behind"';
+    const leave =
+      'import builtins\nfrom pyodide.ffi import to_js\ndef main(args):\n    builtins.marker = True\n    to_js([]).constructor.constructor("setTimeout(() => { for (;;) {} }, 50)")()\n    return "left work behind"';
     expect(await unguarded.run({ code: leave, args: {}, ...LIMITS, owner: 'spinner' })).toMatchObject({ ok: true });
     await new Promise((ok) => setTimeout(ok, 4000));
     // A fresh interpreter answers at once; the spinning one would never answer (timeout).
-    expect(await unguarded.run({ code: 'import builtins\ndef main(args):\n    return getattr(builtins, "marker", False)', args: {}, ...LIMITS, owner: 'spinner' })).toMatchObject({ ok: true, result: false });
+    expect(await unguarded.run({ code: 'import builtins\ndef main(args):\n    return getattr(builtins, "marker", False)', args: {}, ...LIMITS, owner: 'spinner' })).toMatchObject({
+      ok: true,
+      result: false,
+    });
   });
 
   it('reports syntax errors, a missing main and exceptions with the line of the tool', async () => {
@@ -282,8 +322,14 @@ def main(args):
       ok: false,
       error: { kind: 'thrown', message: expect.stringMatching(/KeyError: 'city'\n {2}at tool\.py line 3, in main/) },
     });
-    expect(await sandbox.run({ code: 'def main(args)\n    return 1', args: {}, ...LIMITS })).toMatchObject({ ok: false, error: { kind: 'invalid_code', message: expect.stringContaining('SyntaxError') } });
-    expect(await sandbox.run({ code: 'import sys\ndef main(args):\n    sys.exit(3)', args: {}, ...LIMITS })).toMatchObject({ ok: false, error: { kind: 'thrown', message: expect.stringContaining('SystemExit') } });
+    expect(await sandbox.run({ code: 'def main(args)\n    return 1', args: {}, ...LIMITS })).toMatchObject({
+      ok: false,
+      error: { kind: 'invalid_code', message: expect.stringContaining('SyntaxError') },
+    });
+    expect(await sandbox.run({ code: 'import sys\ndef main(args):\n    sys.exit(3)', args: {}, ...LIMITS })).toMatchObject({
+      ok: false,
+      error: { kind: 'thrown', message: expect.stringContaining('SystemExit') },
+    });
   });
 });
 

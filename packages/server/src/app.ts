@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type AgentPlatform, PlatformError } from '@agent-platform/core';
-import { type H3Event, H3, handleCors, getRouterParams } from 'h3';
+import { getRouterParams, H3, type H3Event, handleCors } from 'h3';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { DEFAULT_BODY_LIMIT, DEFAULT_UPLOAD_LIMIT } from './body.js';

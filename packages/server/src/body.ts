@@ -97,9 +97,7 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw PlatformError.invalid(`Malformed JSON body: ${(error as Error).message}`, [
-      { path: [], code: 'invalid_json', message: (error as Error).message },
-    ]);
+    throw PlatformError.invalid(`Malformed JSON body: ${(error as Error).message}`, [{ path: [], code: 'invalid_json', message: (error as Error).message }]);
   }
   await pace();
   return value;

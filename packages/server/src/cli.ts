@@ -2,15 +2,15 @@
 import { parseArgs } from 'node:util';
 import { createOutboundPolicy, isPlatformError, parseAllowedHosts, type UpstreamLimits } from '@agent-platform/core';
 import { parseStdioEntry } from '@agent-platform/mcp';
-import { readMcpCommandsFile } from './mcp-commands.js';
-import { DOCUMENT_LIMIT_FLAGS, documentLimitsFrom } from './document-limits.js';
-import { LEASE_FLAGS, type Leases, leasesFrom } from './lease-flags.js';
-import { AGENT_LIMIT_FLAGS, agentLimitsFrom, USER_CAP_FLAGS, userCapsFrom } from './user-limits.js';
-import { UPSTREAM_LIMIT_FLAGS, upstreamLimitsFrom } from './upstream-limit-flags.js';
 import { listenError, StartError, UsageError } from './cli-usage.js';
-import { keysCommand } from './keys-commands.js';
-import { parsePythonIsolation, startServer } from './server.js';
 import { parseSharedVectorStore, SHARED_VECTOR_STORES } from './deployment.js';
+import { DOCUMENT_LIMIT_FLAGS, documentLimitsFrom } from './document-limits.js';
+import { keysCommand } from './keys-commands.js';
+import { LEASE_FLAGS, type Leases, leasesFrom } from './lease-flags.js';
+import { readMcpCommandsFile } from './mcp-commands.js';
+import { parsePythonIsolation, startServer } from './server.js';
+import { UPSTREAM_LIMIT_FLAGS, upstreamLimitsFrom } from './upstream-limit-flags.js';
+import { AGENT_LIMIT_FLAGS, agentLimitsFrom, USER_CAP_FLAGS, userCapsFrom } from './user-limits.js';
 
 const MAIN_HELP = `Usage: agent-platform <command> [options]
 
@@ -190,7 +190,6 @@ Env AGENT_PLATFORM_EMBED_WORKERS sets the most worker threads of the built-in em
 processes (default 2).
 `;
 
-
 function integer(value: string, flag: string, min: number, max: number): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n < min || n > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got "${value}"`);
@@ -260,7 +259,11 @@ async function serveCommand(argv: string[]): Promise<void> {
   const defaultModel = values['default-model'] ?? process.env.AGENT_PLATFORM_DEFAULT_MODEL;
   const maxSteps = values['max-steps'] ?? process.env.AGENT_PLATFORM_MAX_STEPS;
   const env = process.env;
-  const cors = values['cors-origin'] ?? env.AGENT_PLATFORM_CORS_ORIGINS?.split(',').map((s) => s.trim()).filter(Boolean);
+  const cors =
+    values['cors-origin'] ??
+    env.AGENT_PLATFORM_CORS_ORIGINS?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   const bodyLimit = values['body-limit'] ?? env.AGENT_PLATFORM_BODY_LIMIT;
   const queuePerUser = values['tool-queue-per-user'] ?? env.AGENT_PLATFORM_TOOL_QUEUE_PER_USER;
   const queueTotal = values['tool-queue'] ?? env.AGENT_PLATFORM_TOOL_QUEUE;

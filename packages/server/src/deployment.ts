@@ -27,7 +27,6 @@ export interface Deployment {
 /** The storage pool size when none is given: pg's own default. */
 export const DEFAULT_DATABASE_POOL = 10;
 
-
 /**
  * The vector store named by `--vector-store` and `--vector-store-config` (or their env
  * variables), or undefined when no provider is named. A config without a provider, an unknown

@@ -23,9 +23,7 @@ export const DOCUMENT_LIMIT_FLAGS: readonly DocumentLimitFlag[] = [
 ];
 
 /** How the error of a document over a limit tells the operator to set it: the flag. */
-export const DOCUMENT_LIMIT_HINTS: Readonly<Record<DocumentLimitName, string>> = Object.fromEntries(
-  DOCUMENT_LIMIT_FLAGS.map((f) => [f.limit, `--${f.flag}`]),
-) as Record<DocumentLimitName, string>;
+export const DOCUMENT_LIMIT_HINTS: Readonly<Record<DocumentLimitName, string>> = Object.fromEntries(DOCUMENT_LIMIT_FLAGS.map((f) => [f.limit, `--${f.flag}`])) as Record<DocumentLimitName, string>;
 
 /** The flags the knowledge base's errors name: the document limits', and the bound on a user's queue. */
 export const KNOWLEDGE_LIMIT_HINTS = { ...DOCUMENT_LIMIT_HINTS, maxQueuedDocuments: '--max-queued-documents-per-user' } as const;

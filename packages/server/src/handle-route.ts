@@ -3,8 +3,8 @@ import { getRouterParams, type H3Event } from 'h3';
 import type { Logger } from 'pino';
 import { FastResponse } from 'srvx';
 import { queryObject, readJsonBody } from './body.js';
-import { readMultipartBody } from './multipart.js';
 import { openaiError, toErrorResponse } from './errors.js';
+import { readMultipartBody } from './multipart.js';
 import type { ApiRoute, RouteInput } from './route.js';
 import { COMPLETION_END, completionFrame, dataFrame, eventStream } from './sse.js';
 

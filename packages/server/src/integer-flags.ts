@@ -17,11 +17,7 @@ export interface IntegerFlag<K extends string> {
  * The settings given as flags (`values`, by flag name) or else env variables; throws an `Error`
  * naming the flag and its variable for a value that is not an integer in the flag's range.
  */
-export function integerFlagsFrom<K extends string>(
-  flags: readonly IntegerFlag<K>[],
-  values: Readonly<Record<string, unknown>>,
-  env: NodeJS.ProcessEnv,
-): Partial<Record<K, number>> {
+export function integerFlagsFrom<K extends string>(flags: readonly IntegerFlag<K>[], values: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv): Partial<Record<K, number>> {
   const settings: Partial<Record<K, number>> = {};
   for (const { flag, env: name, key, min, max, defaultValue } of flags) {
     const given = values[flag];

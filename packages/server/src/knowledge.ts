@@ -5,6 +5,8 @@ import { isHubModelCached, transformersEmbedder, transformersHubEmbedder } from 
 import { fileBlobStore } from '@agent-platform/adapters-storage/blobs';
 import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
 import {
+  type BlobStore,
+  type ByteLimit,
   createGuardedFetch,
   createOutboundPolicy,
   type DocumentLimits,
@@ -20,12 +22,10 @@ import {
   type VectorStoreConnection,
   type VectorStoreFactory,
   type VectorStoreProvider,
-  type BlobStore,
-  type ByteLimit,
 } from '@agent-platform/core';
+import { instanceIdOf } from './deployment.js';
 import { KNOWLEDGE_LIMIT_HINTS } from './document-limits.js';
 import { hubUrl, operatorHosts } from './outbound.js';
-import { instanceIdOf } from './deployment.js';
 import type { ServerUpstreamLimits } from './upstream-limit-flags.js';
 
 /** What every store's factory gets: the guarded fetch its client connects through, and the bound on each answer. */
@@ -102,10 +102,7 @@ const downloadsOff = (name: string) =>
  * the operator allows downloads (`options.allowDownloads`). One embedder per model, shared by
  * projects. Every request goes through `options.fetch`.
  */
-export function embedderResolver(
-  env: NodeJS.ProcessEnv = process.env,
-  options: EmbedderResolverOptions = {},
-): EmbedderResolver & { close(): Promise<void> } {
+export function embedderResolver(env: NodeJS.ProcessEnv = process.env, options: EmbedderResolverOptions = {}): EmbedderResolver & { close(): Promise<void> } {
   const ownFetch = options.fetch ? undefined : createGuardedFetch(createOutboundPolicy({ allowedHosts: operatorHosts(env, { modelDownloads: options.allowDownloads === true }) }));
   const fetch = options.fetch ?? (ownFetch as GuardedFetch);
   const workers = Number(env.AGENT_PLATFORM_EMBED_WORKERS);
@@ -149,9 +146,7 @@ export function embedderResolver(
       const cacheDir = join(models, 'hub');
       // Checked on every resolve (not cached): a model the operator puts in the cache later is then usable.
       if (!options.allowDownloads && !isHubModelCached(cacheDir, value)) throw downloadsOff(name);
-      return cached(`hf:${value}`, () =>
-        transformersHubEmbedder({ model: value, cacheDir, download: options.allowDownloads === true, remoteHost: hubUrl(env), fetch, label: `models/hub/${value}` }),
-      );
+      return cached(`hf:${value}`, () => transformersHubEmbedder({ model: value, cacheDir, download: options.allowDownloads === true, remoteHost: hubUrl(env), fetch, label: `models/hub/${value}` }));
     },
   } satisfies Record<EmbedderKind, (value: string, name: string) => EmbeddingModel>;
   const resolveModel = (name: string | undefined): EmbeddingModel => {

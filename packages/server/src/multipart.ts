@@ -1,5 +1,5 @@
-import { Busboy, type BusboyFileStream } from '@fastify/busboy';
 import { PlatformError } from '@agent-platform/core';
+import { Busboy, type BusboyFileStream } from '@fastify/busboy';
 import { bodyChunks, declaredLength } from './body.js';
 import { ByteArena, ByteCollector } from './byte-collector.js';
 
@@ -75,9 +75,7 @@ export async function readMultipartBody(request: Request, limit: number): Promis
     stream.on('data', (chunk: Buffer) => bytes.push(chunk));
     stream.on('error', (error: Error) => fail(malformed(error.message)));
   });
-  parser.on('partsLimit', () =>
-    fail(new PlatformError('payload_too_large', `Multipart body has more than ${MAX_MULTIPART_PARTS} parts (fields and files together), over the limit`)),
-  );
+  parser.on('partsLimit', () => fail(new PlatformError('payload_too_large', `Multipart body has more than ${MAX_MULTIPART_PARTS} parts (fields and files together), over the limit`)));
   const finished = new Promise<void>((resolve) => {
     parser.on('finish', resolve);
     parser.on('error', (error: Error) => {

@@ -89,7 +89,10 @@ function errorResponses(route: Pick<ApiRoute, 'params' | 'query' | 'body' | 'err
 
 /** `getApiV1ProjectsId` for `GET /api/v1/projects/{id}`: unique per method and path. */
 const operationId = (method: string, path: string) =>
-  `${method.toLowerCase()}${path.replace(/[{}]/g, '').replace(/[/.-](\w)/g, (_, c: string) => c.toUpperCase()).replace(/\W/g, '')}`;
+  `${method.toLowerCase()}${path
+    .replace(/[{}]/g, '')
+    .replace(/[/.-](\w)/g, (_, c: string) => c.toUpperCase())
+    .replace(/\W/g, '')}`;
 
 /** The success response of an API route, by its kind. */
 function successResponse(route: ApiRoute) {

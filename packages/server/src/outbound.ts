@@ -36,10 +36,7 @@ const hostPort = (url: string | undefined): string[] => {
  * `allowlistOnly` the public defaults are added too (api.openai.com, and the hub and its
  * download hosts `*.huggingface.co` and `*.hf.co`), since nothing else would be reachable.
  */
-export function operatorHosts(
-  env: NodeJS.ProcessEnv,
-  options: { readonly allowlistOnly?: boolean; readonly modelDownloads?: boolean; readonly urls?: readonly string[] } = {},
-): string[] {
+export function operatorHosts(env: NodeJS.ProcessEnv, options: { readonly allowlistOnly?: boolean; readonly modelDownloads?: boolean; readonly urls?: readonly string[] } = {}): string[] {
   const proxies = proxyUrls(env);
   const hosts = [
     ...hostPort(env.OPENAI_BASE_URL),

@@ -106,12 +106,9 @@ export type ApiRoute = { [K in RouteKind]: ErasedRoute<K> }[RouteKind];
  * route({ method: 'GET', path: '/api/v1/projects/{id}', summary: 'Get a project', tag: 'Projects',
  *   params: IdParam, response: ProjectResponse, handler: (p, i) => p.getProject(i.caller, i.params.id) })
  */
-export function route<
-  P extends z.ZodObject | undefined = undefined,
-  Q extends z.ZodObject | undefined = undefined,
-  B extends z.ZodType | undefined = undefined,
-  K extends RouteKind = 'json',
->(spec: RouteSpec<P, Q, B, K>): ApiRoute {
+export function route<P extends z.ZodObject | undefined = undefined, Q extends z.ZodObject | undefined = undefined, B extends z.ZodType | undefined = undefined, K extends RouteKind = 'json'>(
+  spec: RouteSpec<P, Q, B, K>,
+): ApiRoute {
   // The one place types are erased: createApp parses the input with these same schemas before
   // calling the handler, so the handler gets what its types say.
   return spec as unknown as ApiRoute;

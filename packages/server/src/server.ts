@@ -1,36 +1,36 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import type { DatabaseStorage } from '@agent-platform/adapters-storage/postgres';
+import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import {
   AgentPlatform,
   createSecretBox,
   DEFAULT_TOOL_QUEUE,
   type DocumentLimits,
-  type UpstreamLimits,
   defaultLocalModelBaseUrl,
   type Notifier,
   type OutboundPolicyOptions,
   type StreamStore,
   storageStreamStore,
   type ToolSource,
+  type UpstreamLimits,
   type UserCaps,
 } from '@agent-platform/core';
-import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
-import type { DatabaseStorage } from '@agent-platform/adapters-storage/postgres';
+import { createMcpConnector, type StdioPermission } from '@agent-platform/mcp';
+import { javascriptSandbox, npmDependencies, type PythonIsolation, pythonSandbox } from '@agent-platform/sandbox';
 import { serve } from 'h3';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app.js';
 import { builtConsoleDir } from './console.js';
-import { openKnowledge, type SharedKnowledge, vectorStoreFactory } from './knowledge.js';
 import { checkDeployment, configUrls, DEFAULT_DATABASE_POOL, instanceIdOf, resolveDeployment, type SharedVectorStore } from './deployment.js';
-import { outboundFetches } from './outbound.js';
-import { createMcpConnector, type StdioPermission } from '@agent-platform/mcp';
+import { openKnowledge, type SharedKnowledge, vectorStoreFactory } from './knowledge.js';
+import { heartbeatOf, type Leases } from './lease-flags.js';
 import { stdioFromEnv } from './mcp-commands.js';
-import { javascriptSandbox, npmDependencies, type PythonIsolation, pythonSandbox } from '@agent-platform/sandbox';
+import { outboundFetches } from './outbound.js';
 import { chatModelResolver, providerBaseUrl } from './providers/index.js';
 import { loadSecretBox } from './secrets.js';
-import { heartbeatOf, type Leases } from './lease-flags.js';
-import { agentLimitsFrom, type EnvKeyLimits, operatorKeyLimits, USER_CAP_HINTS, userCapsFrom } from './user-limits.js';
 import { serverUpstreamLimits, upstreamLimitsFrom } from './upstream-limit-flags.js';
+import { agentLimitsFrom, type EnvKeyLimits, operatorKeyLimits, USER_CAP_HINTS, userCapsFrom } from './user-limits.js';
 
 export interface ServerOptions {
   /** Port to listen on; 0 picks a free one. Default 3000. */
@@ -161,7 +161,11 @@ export interface McpConfig {
 }
 
 /** The items of a comma-separated env value, trimmed, empty ones left out. */
-const commaList = (value: string | undefined): string[] => value?.split(',').map((item) => item.trim()).filter(Boolean) ?? [];
+const commaList = (value: string | undefined): string[] =>
+  value
+    ?.split(',')
+    .map((item) => item.trim())
+    .filter(Boolean) ?? [];
 
 const ISOLATIONS: readonly PythonIsolation[] = ['auto', 'namespaces', 'process'];
 
@@ -242,7 +246,17 @@ export async function openPlatform(
     ...(historyTokens !== undefined ? { historyTokens } : {}),
     operatorKey: operatorKeyLimits({ ...agentLimits.envKey, ...options.envKey }),
   };
-  const common = { storage, secrets, agent, fetch: guarded, operatorFetch: fetches.operator, localModelUrl: defaultLocalModelBaseUrl(env), localModelAnswerLimit: limits.runtimeAnswerBytes, userCaps, userCapHints: USER_CAP_HINTS };
+  const common = {
+    storage,
+    secrets,
+    agent,
+    fetch: guarded,
+    operatorFetch: fetches.operator,
+    localModelUrl: defaultLocalModelBaseUrl(env),
+    localModelAnswerLimit: limits.runtimeAnswerBytes,
+    userCaps,
+    userCapHints: USER_CAP_HINTS,
+  };
   if (!options.knowledge) return new AgentPlatform(common);
   // Tool state under the data folder: npm installs and bundles, the Python interpreter snapshot.
   const python = pythonSandbox({

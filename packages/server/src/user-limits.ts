@@ -44,7 +44,11 @@ export const AGENT_LIMIT_FLAGS: readonly IntegerFlag<'historyTokens' | 'envKeyMa
 export function agentLimitsFrom(values: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv): { historyTokens?: number; envKey: EnvKeyLimits } {
   const { historyTokens, envKeyMaxTokens } = integerFlagsFrom(AGENT_LIMIT_FLAGS, values, env);
   const listed = values['env-key-model'];
-  const models = Array.isArray(listed) ? listed.map(String) : (env.AGENT_PLATFORM_ENV_KEY_MODELS?.split(',').map((m) => m.trim()).filter(Boolean) ?? []);
+  const models = Array.isArray(listed)
+    ? listed.map(String)
+    : (env.AGENT_PLATFORM_ENV_KEY_MODELS?.split(',')
+        .map((m) => m.trim())
+        .filter(Boolean) ?? []);
   return {
     ...(historyTokens !== undefined ? { historyTokens } : {}),
     envKey: { ...(envKeyMaxTokens !== undefined ? { maxTokens: envKeyMaxTokens } : {}), ...(models.length > 0 ? { models } : {}) },

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
-import { AgentPlatform } from '@agent-platform/core';
 import { memoryStorage } from '@agent-platform/adapters-storage/memory';
+import { AgentPlatform } from '@agent-platform/core';
 import { serve } from 'h3';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

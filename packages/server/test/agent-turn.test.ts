@@ -1,9 +1,9 @@
-import { memoryStorage } from '@agent-platform/adapters-storage/memory';
-import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
-import { AgentPlatform, type ChatEvent, type ChatModel, type ChatRequest, type EmbeddingModel, type ToolSource } from '@agent-platform/core';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { memoryStorage } from '@agent-platform/adapters-storage/memory';
+import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
+import { AgentPlatform, type ChatEvent, type ChatModel, type ChatRequest, type EmbeddingModel, type ToolSource } from '@agent-platform/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bagOfWords } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
-import { AgentPlatform } from '@agent-platform/core';
 import { memoryStorage } from '@agent-platform/adapters-storage/memory';
+import { AgentPlatform } from '@agent-platform/core';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
@@ -25,9 +25,7 @@ describe('createApp', () => {
     const res = await app.request('/api/v1/projects?limit=5', { headers: { authorization: `Bearer ${key}`, 'x-request-id': 'req-1' } });
     expect(res.status).toBe(200);
     await new Promise((r) => setImmediate(r));
-    expect(lines).toContainEqual(
-      expect.objectContaining({ msg: 'request', reqId: 'req-1', method: 'GET', path: '/api/v1/projects', status: 200, ms: expect.any(Number) }),
-    );
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'request', reqId: 'req-1', method: 'GET', path: '/api/v1/projects', status: 200, ms: expect.any(Number) }));
     expect(JSON.stringify(lines)).not.toContain(key);
   });
 

@@ -23,8 +23,7 @@ beforeAll(async () => {
   fake = await startFakeChatServer();
   s = await startTestServer({ env: { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-upstream', AGENT_PLATFORM_HISTORY_TOKENS: String(BUDGET) } });
   client = new OpenAI({ apiKey: s.keyA, baseURL: `${s.url}/api/v1`, maxRetries: 0 });
-  projectId = (await s.call('POST', '/api/projects/create', { body: { name: 'Archive', model: 'gpt-4o-mini', provider: 'openai', instructions: 'You are the archivist of ACME.' } })).body
-    .project.id;
+  projectId = (await s.call('POST', '/api/projects/create', { body: { name: 'Archive', model: 'gpt-4o-mini', provider: 'openai', instructions: 'You are the archivist of ACME.' } })).body.project.id;
   const doc = await s.call('POST', '/api/knowledge/documents', {
     body: { projectId, fileName: 'ledger.md', fileType: 'md', sourceType: 'upload', content: '# Ledger\n\nThe ledger of turn records is kept in the archive vault.' },
   });

@@ -27,13 +27,11 @@ beforeEach(() => {
 
 const chat = (key: string, body: Record<string, unknown>, path = '/api/v1/ai/chat/completions') =>
   s.call('POST', path, { key, body: { messages: [{ role: 'user', content: `from ${key === s.keyA ? 'A' : 'B'}` }], ...body } });
-const messagesOf = async (key: string, chatId: string) =>
-  ((await s.call('GET', `/api/chats/${chatId}/messages`, { key })).body.messages ?? []).map((m: { content: string }) => m.content) as string[];
+const messagesOf = async (key: string, chatId: string) => ((await s.call('GET', `/api/chats/${chatId}/messages`, { key })).body.messages ?? []).map((m: { content: string }) => m.content) as string[];
 /** The texts the model was sent in the last request, other than the system prompt. */
 const sentUpstream = () => ((upstream.requests.at(-1)?.messages ?? []) as { role: string; content: string }[]).filter((m) => m.role !== 'system').map((m) => m.content);
 /** An answer with what differs between two calls of the same kind taken out. */
-const shape = (res: { status: number; body: any }) =>
-  JSON.stringify({ status: res.status, body: res.body }).replace(/"(id|created|chatId)":("[^"]*"|\d+)/g, '"$1":"…"');
+const shape = (res: { status: number; body: any }) => JSON.stringify({ status: res.status, body: res.body }).replace(/"(id|created|chatId)":("[^"]*"|\d+)/g, '"$1":"…"');
 
 describe('chat ids on the chat-scoped completion route', () => {
   it("answers another user's chat id exactly as a never-used one: a new chat of the caller's, with none of the other's messages", async () => {
@@ -71,7 +69,12 @@ describe('chat ids on the chat-scoped completion route', () => {
     expect(await messagesOf(s.keyA, 'conversation-1')).toEqual(['from A', 'You said: from A']);
     expect(await messagesOf(s.keyA, made)).toEqual(['from A', 'You said: from A']);
     const listed = (await s.call('GET', '/api/chats?limit=100', { key: s.keyA })).body.chats.map((c: { id: string; projectId: string }) => [c.id, c.projectId]);
-    expect(listed).toEqual(expect.arrayContaining([['conversation-1', projectA], [made, projectA]]));
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        ['conversation-1', projectA],
+        [made, projectA],
+      ]),
+    );
     expect(listed.every(([, project]: [string, string]) => project === projectA)).toBe(true);
   });
 

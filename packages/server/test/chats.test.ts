@@ -51,7 +51,7 @@ describe('chats', () => {
     expect((await s.call('POST', '/api/chats', { key: s.keyB, body: { projectId } })).status).toBe(404);
   });
 
-  it('renames a chat: the new name is answered and listed; a bad name is 400 naming the field; another user\'s chat is 404', async () => {
+  it("renames a chat: the new name is answered and listed; a bad name is 400 naming the field; another user's chat is 404", async () => {
     const chat = (await s.call('POST', '/api/chats', { body: { projectId, name: 'Before' } })).body.chat;
     const renamed = await s.call('PATCH', `/api/chats/${chat.id}`, { body: { name: '  Refund questions  ' } });
     expect(renamed.status).toBe(200);
@@ -59,7 +59,14 @@ describe('chats', () => {
     expect(Date.parse(renamed.body.chat.updatedAt)).toBeGreaterThanOrEqual(Date.parse(chat.updatedAt));
     const listed = (await s.call('GET', `/api/chats?projectId=${projectId}&limit=100`)).body.chats.find((c: { id: string }) => c.id === chat.id);
     expect(listed.name).toBe('Refund questions');
-    for (const [body, field] of [[{ name: '' }, 'name'], [{ name: '   ' }, 'name'], [{ name: 'x'.repeat(201) }, 'name'], [{}, 'name'], [{ name: 7 }, 'name'], [{ name: 'ok', projectId }, 'body']] as const) {
+    for (const [body, field] of [
+      [{ name: '' }, 'name'],
+      [{ name: '   ' }, 'name'],
+      [{ name: 'x'.repeat(201) }, 'name'],
+      [{}, 'name'],
+      [{ name: 7 }, 'name'],
+      [{ name: 'ok', projectId }, 'body'],
+    ] as const) {
       const res = await s.call('PATCH', `/api/chats/${chat.id}`, { body });
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.message).toMatch(new RegExp(`^${field}: `));
@@ -72,7 +79,9 @@ describe('chats', () => {
       message: 'name: Too small: expected string to have >=1 characters',
       details: { issues: [{ path: ['name'], code: 'too_small', message: 'Too small: expected string to have >=1 characters' }] },
     });
-    expect((await s.call('PATCH', `/api/chats/${chat.id}`, { body: {} })).body.details.issues).toEqual([{ path: ['name'], code: 'invalid_type', message: 'Invalid input: expected string, received undefined' }]);
+    expect((await s.call('PATCH', `/api/chats/${chat.id}`, { body: {} })).body.details.issues).toEqual([
+      { path: ['name'], code: 'invalid_type', message: 'Invalid input: expected string, received undefined' },
+    ]);
     expect((await s.call('PATCH', `/api/chats/${chat.id}`, { raw: '{"name":', headers: { 'content-type': 'application/json' } })).status).toBe(400);
     expect(await s.call('PATCH', `/api/chats/${chat.id}`, { key: s.keyB, body: { name: 'Mine now' } })).toMatchObject({ status: 404, body: { message: 'Chat not found' } });
     expect((await s.call('PATCH', '/api/chats/chat_missing', { body: { name: 'x' } })).status).toBe(404);

@@ -18,8 +18,7 @@ let aChunkIds: string[];
 let aDocumentId: string;
 let bProject: string;
 
-const project = async (key: string, name: string) =>
-  (await s.call('POST', '/api/projects/create', { key, body: { name, model: 'gpt-test', provider: 'openai' } })).body.project.id as string;
+const project = async (key: string, name: string) => (await s.call('POST', '/api/projects/create', { key, body: { name, model: 'gpt-test', provider: 'openai' } })).body.project.id as string;
 const addDoc = async (key: string, projectId: string, fileName: string, content: string) => {
   const res = await s.call('POST', '/api/knowledge/documents', { key, body: { projectId, fileName, fileType: 'md', sourceType: 'upload', content } });
   expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
@@ -72,7 +71,7 @@ afterAll(async () => {
 });
 
 describe("a vector store that answers another user's chunk ids", () => {
-  it('search of every type answers only the caller\'s chunks', async () => {
+  it("search of every type answers only the caller's chunks", async () => {
     for (const searchType of ['semantic', 'hybrid', 'mrr']) {
       const res = await s.call('POST', '/api/knowledge/search', { key: s.keyB, body: { projectId: bProject, query: 'What does the vault hold?', searchType, topK: 10 } });
       expect(res.status, searchType).toBe(200);
@@ -103,7 +102,7 @@ describe("a vector store that answers another user's chunk ids", () => {
     expect(JSON.stringify(res.body)).not.toContain('Orchid');
   });
 
-  it("a chunk of another user is answered as a missing one", async () => {
+  it('a chunk of another user is answered as a missing one', async () => {
     const theirs = await s.call('GET', `/api/knowledge/chunks/${aChunkIds[0]}`, { key: s.keyB });
     const missing = await s.call('GET', '/api/knowledge/chunks/chunk_doesnotexist', { key: s.keyB });
     expect(theirs.status).toBe(404);

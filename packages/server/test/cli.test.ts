@@ -120,7 +120,13 @@ describe('agent-platform CLI', () => {
     for (const out of [first, second, other]) expect(listed).not.toContain(lastLine(out.stdout));
 
     const mine = (await run(process.execPath, [CLI, 'keys', 'list', '--data', dir, '--user', userId])).stdout;
-    expect(mine.trimEnd().split('\n').slice(1).map((r) => r.split(/\s{2,}/)[2])).toEqual(['laptop', 'alice']);
+    expect(
+      mine
+        .trimEnd()
+        .split('\n')
+        .slice(1)
+        .map((r) => r.split(/\s{2,}/)[2]),
+    ).toEqual(['laptop', 'alice']);
     await expect(run(process.execPath, [CLI, 'keys', 'list', '--data', dir, '--user', 'user_nobody'])).rejects.toMatchObject({
       code: 1,
       stderr: expect.stringContaining('User user_nobody not found'),
@@ -225,9 +231,7 @@ describe('agent-platform CLI', () => {
           (error: { code: number; stdout: string; stderr: string }) => error,
         );
         expect(failed?.code).toBe(1);
-        expect(failed?.stderr).toBe(
-          `agent-platform: port ${port} on 127.0.0.1 is already in use by another program: stop it, or choose another with --port PORT (or the PORT environment variable)\n`,
-        );
+        expect(failed?.stderr).toBe(`agent-platform: port ${port} on 127.0.0.1 is already in use by another program: stop it, or choose another with --port PORT (or the PORT environment variable)\n`);
         expect(failed?.stdout).toBe('');
       }
     } finally {
@@ -294,7 +298,10 @@ describe('agent-platform CLI', () => {
       code: 2,
       stderr: expect.stringContaining('--job-lease-ms (AGENT_PLATFORM_JOB_LEASE_MS) must be an integer from 300 to 3600000 (default 30000), got "10"'),
     });
-    await expect(run(process.execPath, [CLI, 'serve', '--stream-lease-ms', '30s'])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--stream-lease-ms (AGENT_PLATFORM_STREAM_LEASE_MS) must be an integer') });
+    await expect(run(process.execPath, [CLI, 'serve', '--stream-lease-ms', '30s'])).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--stream-lease-ms (AGENT_PLATFORM_STREAM_LEASE_MS) must be an integer'),
+    });
     await expect(run(process.execPath, [CLI, 'serve'], { env: { ...process.env, AGENT_PLATFORM_JOB_POLL_MS: '0' } })).rejects.toMatchObject({
       code: 2,
       stderr: expect.stringContaining('--job-poll-ms (AGENT_PLATFORM_JOB_POLL_MS) must be an integer from 10 to 600000'),
@@ -384,7 +391,11 @@ describe('agent-platform CLI', () => {
     const flags = [...new Set(help.match(/--[a-z][a-z-]+/g))];
     expect(flags.length).toBeGreaterThan(10);
     for (const flag of flags) expect(readme, flag).toContain(`\`${flag}`);
-    const sources = await Promise.all(['cli.ts', 'server.ts', 'secrets.ts', 'mcp-commands.ts', 'providers/index.ts', 'document-limits.ts', 'knowledge.ts', 'lease-flags.ts', 'user-limits.ts'].map((f) => readFile(new URL(`../src/${f}`, import.meta.url), 'utf8')));
+    const sources = await Promise.all(
+      ['cli.ts', 'server.ts', 'secrets.ts', 'mcp-commands.ts', 'providers/index.ts', 'document-limits.ts', 'knowledge.ts', 'lease-flags.ts', 'user-limits.ts'].map((f) =>
+        readFile(new URL(`../src/${f}`, import.meta.url), 'utf8'),
+      ),
+    );
     const variables = [...new Set(sources.join('\n').match(/AGENT_PLATFORM_[A-Z_]+/g))];
     expect(variables.length).toBeGreaterThan(8);
     for (const variable of variables) expect(readme, variable).toContain(variable);

@@ -45,9 +45,10 @@ beforeEach(() => {
 
 const sentTo = (request: RecordedChatRequest | undefined) => request?.body as { tools?: { function: { name: string } }[]; tool_choice?: unknown; messages: Sent[] };
 const stored = async (chatId: string) =>
-  ((await s.call('GET', `/api/chats/${chatId}/messages`)).body.messages as { role: string; content: string | null; toolCalls?: { id: string; name: string }[]; toolCallId?: string }[]).map(
-    (m) => [m.role, m.toolCalls?.map((c) => c.name) ?? m.toolCallId ?? m.content],
-  );
+  ((await s.call('GET', `/api/chats/${chatId}/messages`)).body.messages as { role: string; content: string | null; toolCalls?: { id: string; name: string }[]; toolCallId?: string }[]).map((m) => [
+    m.role,
+    m.toolCalls?.map((c) => c.name) ?? m.toolCallId ?? m.content,
+  ]);
 
 /** A streamed completion through the client; `body` may carry our members (`chatId`). */
 const streamed = async (body: Record<string, unknown>) =>
@@ -206,7 +207,10 @@ describe('client tools on /v1/chat/completions', () => {
     await refused({ tools: [weather], tool_choice: { type: 'function', function: { name: 'add' } } }, `tool_choice.function.name: "add" is not one of the request's tools`);
     await refused({ tools: [{ ...weather, function: { ...weather.function, name: 'get weather' } }] }, 'tools.0.function.name: must be 1-64 letters, digits, _ or -');
     await refused({ tools: [{ ...weather, function: { ...weather.function, parameters: { type: 'string' } } }] }, 'tools.0.function.parameters: must describe an object');
-    await refused({ messages: [question, { role: 'assistant', content: null, tool_calls: [{ id: 'c9', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] }] }, 'tool call c9 (get_weather) has no result');
+    await refused(
+      { messages: [question, { role: 'assistant', content: null, tool_calls: [{ id: 'c9', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] }] },
+      'tool call c9 (get_weather) has no result',
+    );
     await refused({ messages: [question, { role: 'tool', tool_call_id: 'c9', content: 'x' }] }, 'messages.1.tool_call_id: "c9" answers no tool call');
     // A chat waiting for its client's results does not take a new question instead.
     const chat = (await s.call('POST', '/api/chats', { body: { projectId } })).body.chat;

@@ -22,9 +22,8 @@ beforeEach(() => {
   upstream.requests.length = 0;
 });
 
-describe('a model of the project-id form that is not one of the caller\'s projects', () => {
-  const ask = (model: string, baseURL = `${s.url}/api/v1`) =>
-    new OpenAI({ apiKey: s.keyA, baseURL, maxRetries: 0 }).chat.completions.create({ model, messages: [{ role: 'user', content: 'hello' }] });
+describe("a model of the project-id form that is not one of the caller's projects", () => {
+  const ask = (model: string, baseURL = `${s.url}/api/v1`) => new OpenAI({ apiKey: s.keyA, baseURL, maxRetries: 0 }).chat.completions.create({ model, messages: [{ role: 'user', content: 'hello' }] });
 
   it("answers 404 not_found for another user's project id, in OpenAI's error shape, and sends nothing upstream", async () => {
     const error = await ask(projectB).catch((e: unknown) => e);

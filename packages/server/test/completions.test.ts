@@ -91,7 +91,10 @@ describe('POST /api/v1/chat/completions with the openai client', () => {
 
   it('runs tool calls and sums usage over every model call', async () => {
     calls.length = 0;
-    upstream.script({ toolCalls: [{ name: 'add', arguments: '{"a":2,"b":3}' }], usage: { prompt_tokens: 20, completion_tokens: 2 } }, { text: 'The sum is 5.', usage: { prompt_tokens: 30, completion_tokens: 3 } });
+    upstream.script(
+      { toolCalls: [{ name: 'add', arguments: '{"a":2,"b":3}' }], usage: { prompt_tokens: 20, completion_tokens: 2 } },
+      { text: 'The sum is 5.', usage: { prompt_tokens: 30, completion_tokens: 3 } },
+    );
     const completion = await client.chat.completions.create({ model: projectId, messages: [{ role: 'user', content: 'What is 2 + 3?' }] });
     expect(completion.choices[0]?.message.content).toBe('The sum is 5.');
     expect(calls).toEqual([{ a: 2, b: 3 }]);
@@ -107,7 +110,15 @@ describe('POST /api/v1/chat/completions with the openai client', () => {
   it("streams the agent's tool steps as toolCall / toolResult on empty deltas, which the openai client passes over; a recorded stream replays them", async () => {
     type Step = { toolCall?: { id: string; name: string; arguments: string }; toolResult?: { id: string; name: string; content: string; isError: boolean } };
     const script = () =>
-      upstream.script({ toolCalls: [{ name: 'add', arguments: '{"a":4,"b":5}' }, { name: 'nope', arguments: '{}' }] }, { text: 'The sum is 9.' });
+      upstream.script(
+        {
+          toolCalls: [
+            { name: 'add', arguments: '{"a":4,"b":5}' },
+            { name: 'nope', arguments: '{}' },
+          ],
+        },
+        { text: 'The sum is 9.' },
+      );
     script();
     const stream = await client.chat.completions.create({ model: projectId, messages: [{ role: 'user', content: 'What is 4 + 5?' }], stream: true });
     let text = '';
@@ -136,12 +147,19 @@ describe('POST /api/v1/chat/completions with the openai client', () => {
     const chat = (await s.call('POST', '/api/chats', { body: { projectId } })).body.chat;
     const streamId = (await s.call('POST', `/api/chats/${chat.id}/streams`, { body: { chatId: chat.id } })).body.stream.id;
     script();
-    const live = await s.call('POST', '/api/v1/ai/chat/completions', { raw: JSON.stringify({ model: projectId, chatId: chat.id, streamId, stream: true, messages: [{ role: 'user', content: 'What is 4 + 5?' }] }) });
+    const live = await s.call('POST', '/api/v1/ai/chat/completions', {
+      raw: JSON.stringify({ model: projectId, chatId: chat.id, streamId, stream: true, messages: [{ role: 'user', content: 'What is 4 + 5?' }] }),
+    });
     const replay = await fetch(`${s.url}/api/chats/${chat.id}/streams/${streamId}`, { headers: { authorization: `Bearer ${s.keyA}` } });
     const stepsOf = (sse: string) =>
       sse
         .split('\n\n')
-        .map((block) => block.split('\n').find((line) => line.startsWith('data: {'))?.slice(6))
+        .map((block) =>
+          block
+            .split('\n')
+            .find((line) => line.startsWith('data: {'))
+            ?.slice(6),
+        )
         .filter((data): data is string => data !== undefined)
         .map((data) => JSON.parse(data) as Step)
         .filter((c) => c.toolCall || c.toolResult)
@@ -213,7 +231,7 @@ describe('stored sources', () => {
   const messagesOf = async (chatId: string) => (await s.call('GET', `/api/chats/${chatId}/messages`)).body.messages as Stored[];
   const question = { role: 'user', content: 'How long do I have to get a refund?' };
 
-  it('keeps the answer\'s sources with its message: the messages route answers them as the completion did', async () => {
+  it("keeps the answer's sources with its message: the messages route answers them as the completion did", async () => {
     const chat = (await s.call('POST', '/api/chats', { body: { projectId } })).body.chat;
     upstream.script({ text: 'Within 30 days of delivery [1].' });
     const completion = (await client.chat.completions.create({ model: projectId, messages: [question], chatId: chat.id } as never)) as unknown as { sources: Source[] };
@@ -254,8 +272,7 @@ describe('stored sources', () => {
 });
 
 describe('upstream failures', () => {
-  const turn = async (chatId: string) =>
-    client.chat.completions.create({ model: projectId, messages: [{ role: 'user', content: 'fail please' }], chatId } as never);
+  const turn = async (chatId: string) => client.chat.completions.create({ model: projectId, messages: [{ role: 'user', content: 'fail please' }], chatId } as never);
 
   it('maps a 500, a timeout, malformed SSE and a refused connection to clear 5xx answers, storing nothing', async () => {
     const chat = (await s.call('POST', '/api/chats', { body: { projectId } })).body.chat;
@@ -412,7 +429,20 @@ describe('what the request may carry', () => {
       [{ n: 2 }, 'n: only 1 is supported'],
       [{ response_format: { type: 'json_object' } }, 'response_format.type: only {"type":"text"} is supported'],
       [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } } }, 'response_format.type: only {"type":"text"}'],
-      [{ messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }] }, 'messages.0.content.1.type: "image_url" content parts are not supported'],
+      [
+        {
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'what is this?' },
+                { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
+              ],
+            },
+          ],
+        },
+        'messages.0.content.1.type: "image_url" content parts are not supported',
+      ],
       [{ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }] }, 'messages.0.content.0.type: "input_audio" content parts are not supported'],
       [{ messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-1' } }] }] }, 'messages.0.content.0.type: "file" content parts are not supported'],
       [{ messages: [{ role: 'user', content: 'hi', name: 'Ada Lovelace' }] }, 'messages.0.name: must be 1 to 64 letters, digits, _ or -'],
@@ -446,9 +476,10 @@ describe('what the request may carry', () => {
     // As LangChain's withStructuredOutput asks (response_format json_schema): one request, a 400 at once, no retry.
     const { client: retrying, sent } = counted();
     const started = Date.now();
-    await expect(
-      retrying.chat.completions.create({ ...ask(), response_format: { type: 'json_schema', json_schema: { name: 'joke', schema: { type: 'object' } } } }),
-    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining('response_format') });
+    await expect(retrying.chat.completions.create({ ...ask(), response_format: { type: 'json_schema', json_schema: { name: 'joke', schema: { type: 'object' } } } })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('response_format'),
+    });
     expect(sent()).toBe(1);
     expect(Date.now() - started).toBeLessThan(5000);
   });
@@ -473,7 +504,13 @@ describe('what the request may carry', () => {
           { role: 'system', content: [{ type: 'text', text: 'Be brief.' }] },
           { role: 'user', content: 'hi' },
           { role: 'assistant', content: null, refusal: 'I cannot help with that.' },
-          { role: 'user', content: [{ type: 'text', text: 'hi ' }, { type: 'text', text: 'again' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'hi ' },
+              { type: 'text', text: 'again' },
+            ],
+          },
         ],
       },
     });

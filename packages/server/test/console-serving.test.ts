@@ -1,8 +1,8 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentPlatform } from '@agent-platform/core';
 import { memoryStorage } from '@agent-platform/adapters-storage/memory';
+import { AgentPlatform } from '@agent-platform/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { builtConsoleDir, CONSOLE_CSP } from '../src/console.js';

@@ -37,9 +37,9 @@ it('after a SIGKILL mid-ingestion, a restart finishes or fails every document; n
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 
   const first = await serve(dir);
-  const project = (await (
-    await fetch(`${first.url}/api/projects/create`, { method: 'POST', headers, body: JSON.stringify({ name: 'crash', model: 'm', provider: 'openai' }) })
-  ).json()) as { project: { id: string } };
+  const project = (await (await fetch(`${first.url}/api/projects/create`, { method: 'POST', headers, body: JSON.stringify({ name: 'crash', model: 'm', provider: 'openai' }) })).json()) as {
+    project: { id: string };
+  };
   const projectId = project.project.id;
   for (let i = 0; i < 16; i++) {
     void fetch(`${first.url}/api/knowledge/documents`, {
@@ -49,8 +49,7 @@ it('after a SIGKILL mid-ingestion, a restart finishes or fails every document; n
     }).catch(() => {});
   }
   // Kill it once some documents are done and others are not.
-  const count = async (url: string, status: string) =>
-    ((await (await fetch(`${url}/api/knowledge/documents?projectId=${projectId}&status=${status}`, { headers })).json()) as { total: number }).total;
+  const count = async (url: string, status: string) => ((await (await fetch(`${url}/api/knowledge/documents?projectId=${projectId}&status=${status}`, { headers })).json()) as { total: number }).total;
   for (let i = 0; i < 600 && (await count(first.url, 'completed')) < 1; i++) await new Promise((r) => setTimeout(r, 50));
   const unfinishedAtKill = (await count(first.url, 'pending')) + (await count(first.url, 'processing'));
   const exited = new Promise((r) => first.child.on('exit', r));

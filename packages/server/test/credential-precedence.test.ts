@@ -17,7 +17,8 @@ afterAll(async () => {
   await Promise.all([operator.close(), other.close()]);
 });
 
-const credential = async (body: Record<string, unknown>, key = s.keyA) => (await s.call('POST', '/api/v1/credentials', { key, body: { provider: 'openai', apiKey: 'sk-secret-value-1234', ...body } })).body.credential.id as string;
+const credential = async (body: Record<string, unknown>, key = s.keyA) =>
+  (await s.call('POST', '/api/v1/credentials', { key, body: { provider: 'openai', apiKey: 'sk-secret-value-1234', ...body } })).body.credential.id as string;
 const resolved = async (projectId: string) => (await s.call('GET', `/api/v1/projects/${projectId}`)).body.project.resolved;
 /** Which fake upstream a completion of the project reached. */
 async function reached(projectId: string): Promise<'operator' | 'other'> {
@@ -98,9 +99,12 @@ describe('the default credential of a provider', () => {
     return { key, openaiProject: await project('openai'), ollamaProject: await project('ollama') };
   }
   const defaults = async (key: string) =>
-    (await s.call('GET', '/api/v1/credentials', { key })).body.credentials.filter((c: { default: boolean }) => c.default).map((c: { provider: string; id: string }) => `${c.provider}:${c.id}`).sort();
+    (await s.call('GET', '/api/v1/credentials', { key })).body.credentials
+      .filter((c: { default: boolean }) => c.default)
+      .map((c: { provider: string; id: string }) => `${c.provider}:${c.id}`)
+      .sort();
 
-  it("adding a credential never changes which one existing projects use; default: true moves it, on create and PATCH", async () => {
+  it('adding a credential never changes which one existing projects use; default: true moves it, on create and PATCH', async () => {
     const { key, openaiProject, ollamaProject } = await user();
     const first = await credential({ name: 'first', baseUrl: other.url }, key);
     expect(await defaults(key)).toEqual([`openai:${first}`]);
@@ -110,7 +114,11 @@ describe('the default credential of a provider', () => {
     const resolvedOf = async (id: string) => (await s.call('GET', `/api/v1/projects/${id}`, { key })).body.project.resolved;
     expect(await resolvedOf(openaiProject)).toEqual({ credentialId: first, baseUrl: other.url, source: 'default' });
     const list = (await s.call('GET', '/api/v1/credentials', { key })).body.credentials;
-    expect(list.map((c: { id: string; default: boolean }) => [c.id, c.default])).toEqual([[newest, false], [newer, false], [first, true]]);
+    expect(list.map((c: { id: string; default: boolean }) => [c.id, c.default])).toEqual([
+      [newest, false],
+      [newer, false],
+      [first, true],
+    ]);
     // Another provider has its own default; the ollama project is not touched by openai's.
     const ollama = await credential({ name: 'local', provider: 'ollama', baseUrl: 'http://127.0.0.1:11434' }, key);
     expect(await defaults(key)).toEqual([`ollama:${ollama}`, `openai:${first}`]);
@@ -128,7 +136,7 @@ describe('the default credential of a provider', () => {
     expect(other.requests.length).toBe(before + 1);
   });
 
-  it("default: false leaves the provider without one: projects that name none use the environment again", async () => {
+  it('default: false leaves the provider without one: projects that name none use the environment again', async () => {
     const { key, openaiProject } = await user();
     const only = await credential({ name: 'only', baseUrl: other.url }, key);
     expect((await s.call('PATCH', `/api/v1/credentials/${only}`, { key, body: { data: { default: false } } })).status).toBe(200);
@@ -148,7 +156,11 @@ describe('the default credential of a provider', () => {
     const refused = await s.call('DELETE', `/api/v1/credentials/${used}`, { key });
     expect(refused).toMatchObject({
       status: 409,
-      body: { code: 'conflict', details: { projects: [openaiProject] }, message: expect.stringContaining(`is the default openai credential, used by project ${openaiProject} (they name no credential)`) },
+      body: {
+        code: 'conflict',
+        details: { projects: [openaiProject] },
+        message: expect.stringContaining(`is the default openai credential, used by project ${openaiProject} (they name no credential)`),
+      },
     });
     expect((await s.call('GET', `/api/v1/projects/${openaiProject}`, { key })).body.project.resolved.credentialId).toBe(used);
     await s.call('PATCH', `/api/v1/credentials/${spare}`, { key, body: { data: { default: true } } });
@@ -162,7 +174,7 @@ describe('the default credential of a provider', () => {
     expect(await defaults(key)).toEqual([]);
   });
 
-  it('concurrent creates of a new user\'s first credentials leave exactly one default', async () => {
+  it("concurrent creates of a new user's first credentials leave exactly one default", async () => {
     const { key } = await user();
     const created = await Promise.all(Array.from({ length: 12 }, (_, n) => s.call('POST', '/api/v1/credentials', { key, body: { name: `c${n}`, provider: 'openai', apiKey: `sk-${n}-0000` } })));
     expect(created.map((r) => r.status)).toEqual(Array(12).fill(201));

@@ -2,11 +2,11 @@ import { stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { memoryStorage } from '@agent-platform/adapters-storage/memory';
+import { AgentPlatform, createSecretBox } from '@agent-platform/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeChatServer, startFakeChatServer } from '../../adapters-models/test/openai-chat-server.js';
 import { type OllamaTestServer, ollamaTag, startOllamaServer } from '../../core/test/ollama-server.js';
-import { memoryStorage } from '@agent-platform/adapters-storage/memory';
-import { AgentPlatform, createSecretBox } from '@agent-platform/core';
 import { outboundFetches } from '../src/outbound.js';
 import { chatModelResolver } from '../src/providers/index.js';
 import { loadSecretBox } from '../src/secrets.js';
@@ -103,7 +103,11 @@ describe('credentials', () => {
   it("answers another user's credential as not found", async () => {
     const { body } = await s.call('POST', '/api/v1/credentials', { body: { name: 'mine', provider: 'openai', apiKey: 'k-5678' } });
     const id = body.credential.id;
-    for (const [method, extra] of [['GET', {}], ['PATCH', { body: { data: { name: 'x' } } }], ['DELETE', {}]] as const) {
+    for (const [method, extra] of [
+      ['GET', {}],
+      ['PATCH', { body: { data: { name: 'x' } } }],
+      ['DELETE', {}],
+    ] as const) {
       const res = await s.call(method, `/api/v1/credentials/${id}`, { key: s.keyB, ...extra });
       expect(res.status).toBe(404);
       expect(res.body).toMatchObject({ success: false, message: 'Credential not found' });
@@ -128,7 +132,10 @@ describe("a credential's address and the outbound policy", () => {
       const res = await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'lan', provider: 'openai', apiKey: 'sk-lan-1234', baseUrl } });
       expect(res.status, baseUrl).toBe(400);
       const escapeRegex = (text: string) => text.replace(/[.[\]]/g, '\\$&');
-      expect(res.body, baseUrl).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(new RegExp(`^baseUrl: Refused to connect to .*${escapeRegex(address)}.*: ${reason}; allow it with --allow-host ${escapeRegex(entry)}$`)) });
+      expect(res.body, baseUrl).toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringMatching(new RegExp(`^baseUrl: Refused to connect to .*${escapeRegex(address)}.*: ${reason}; allow it with --allow-host ${escapeRegex(entry)}$`)),
+      });
       expect(res.body.details?.address, baseUrl).toBe(address);
     }
     expect((await s.call('GET', '/api/v1/credentials', { key: s.keyB })).body.credentials).toEqual(before);
@@ -196,7 +203,11 @@ describe('baseUrl by PATCH', () => {
     expect((await read()).baseUrl).toBeNull();
     expect((await s.platform.providerCredential({ userId }, 'openai', id))?.baseUrl).toBeNull();
 
-    for (const [baseUrl, why] of [['ftp://x/v1', 'must be an http or https URL'], ['not a url', 'must be an http or https URL'], [42, 'baseUrl']] as const) {
+    for (const [baseUrl, why] of [
+      ['ftp://x/v1', 'must be an http or https URL'],
+      ['not a url', 'must be an http or https URL'],
+      [42, 'baseUrl'],
+    ] as const) {
       const bad = await patch({ baseUrl });
       expect(bad.status, String(baseUrl)).toBe(400);
       expect(bad.body.message).toContain(why);

@@ -21,9 +21,7 @@ describe('the database pool size', () => {
     expect(resolveDeployment({ database: 'postgres://db/x' }, { AGENT_PLATFORM_DATABASE_POOL: '7' }).databasePool).toBe(7);
     expect(resolveDeployment({ database: 'postgres://db/x' }, {}).databasePool).toBeUndefined();
     for (const bad of ['0', '-1', 'ten', '2.5', '1001']) {
-      expect(() => resolveDeployment({}, { AGENT_PLATFORM_DATABASE_POOL: bad })).toThrow(
-        `--database-pool (AGENT_PLATFORM_DATABASE_POOL) must be an integer from 1 to 1000, got "${bad}"`,
-      );
+      expect(() => resolveDeployment({}, { AGENT_PLATFORM_DATABASE_POOL: bad })).toThrow(`--database-pool (AGENT_PLATFORM_DATABASE_POOL) must be an integer from 1 to 1000, got "${bad}"`);
     }
   });
 
@@ -38,9 +36,7 @@ describe('the database pool size', () => {
       const { key, userId } = await platform.createUserWithKey({ name: 'pool' });
       expect(key).toBeTruthy();
       // 40 requests at once: a pool of pg's default (10) opens 10 connections for them.
-      await Promise.all(
-        Array.from({ length: 40 }, (_, i) => platform.createProject({ userId }, { name: `p${i}`, model: 'm', provider: 'openai' })),
-      );
+      await Promise.all(Array.from({ length: 40 }, (_, i) => platform.createProject({ userId }, { name: `p${i}`, model: 'm', provider: 'openai' })));
       const { rows } = await checker.query<{ n: string }>(
         "select count(*) as n from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and application_name <> 'pool-checker'",
       );

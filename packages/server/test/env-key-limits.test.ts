@@ -60,7 +60,7 @@ describe("calls on the server's own key", () => {
     await refused(client.chat.completions.create({ model: 'gpt-allowed', messages: hi, max_completion_tokens: 5000, stream: true }), '--env-key-max-tokens', 'max_tokens');
   });
 
-  it('refuse a model the operator did not allow, named directly or as a project\'s, naming --env-key-model', async () => {
+  it("refuse a model the operator did not allow, named directly or as a project's, naming --env-key-model", async () => {
     await refused(client.chat.completions.create({ model: 'gpt-4o', messages: hi }), '--env-key-model', 'model');
     const project = (await s.call('POST', '/api/projects/create', { body: { name: 'big', model: 'gpt-4o', provider: 'openai' } })).body.project.id;
     await refused(client.chat.completions.create({ model: project, messages: hi }), '--env-key-model', 'model');
@@ -72,8 +72,7 @@ describe("calls on the server's own key", () => {
   });
 
   it("hold a user's own credential to neither", async () => {
-    const credential = (await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'mine', provider: 'openai', apiKey: 'sk-user-1234', baseUrl: fake.url } })).body
-      .credential.id;
+    const credential = (await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'mine', provider: 'openai', apiKey: 'sk-user-1234', baseUrl: fake.url } })).body.credential.id;
     const project = (await s.call('POST', '/api/projects/create', { key: s.keyB, body: { name: 'own', model: 'gpt-4o', provider: 'openai', credentialId: credential } })).body.project.id;
     const own = new OpenAI({ apiKey: s.keyB, baseURL: `${s.url}/api/v1`, maxRetries: 0 });
     await own.chat.completions.create({ model: project, messages: hi, max_tokens: 5000 });

@@ -50,8 +50,7 @@ async function project(baseUrl: string, extra: Record<string, unknown> = {}): Pr
   return res.body.project.id;
 }
 
-const complete = (model: string, extra: Record<string, unknown> = {}) =>
-  s.call('POST', '/api/v1/chat/completions', { body: { model, messages: [{ role: 'user', content: 'hi' }], ...extra } });
+const complete = (model: string, extra: Record<string, unknown> = {}) => s.call('POST', '/api/v1/chat/completions', { body: { model, messages: [{ role: 'user', content: 'hi' }], ...extra } });
 
 /**
  * Runs `work` (a hostile call) while sampling RSS and probing /health, then checks the bounds
@@ -171,7 +170,9 @@ describe('an MCP server that answers too much', () => {
     const projectId = await project(upstream.url);
     const res = await bounded(() => add(projectId, transport, `${hostile.url}${path}`));
     expect(res.status, JSON.stringify(res.body)).toBe(502);
-    expect(messageOf(res.body)).toMatch(new RegExp(`^MCP server at http://127\\.0\\.0\\.1:\\d+${path.replace(/\//g, '\\/')} sent ${kind} larger than 4194304 bytes, the limit set by --max-mcp-message`));
+    expect(messageOf(res.body)).toMatch(
+      new RegExp(`^MCP server at http://127\\.0\\.0\\.1:\\d+${path.replace(/\//g, '\\/')} sent ${kind} larger than 4194304 bytes, the limit set by --max-mcp-message`),
+    );
     expect((await s.call('GET', `/api/mcp/servers?projectId=${projectId}`)).body.servers).toEqual([]);
   });
 
@@ -213,20 +214,22 @@ describe('other upstreams that answer too much', () => {
       }),
     );
     expect(res.status).toBe(400);
-    expect(res.body.message).toMatch(/^Invalid vectorstore configuration: Qdrant at http:\/\/127\.0\.0\.1:\d+\/vector\/0 sent an answer larger than 16777216 bytes, the limit set by --max-vector-answer/);
+    expect(res.body.message).toMatch(
+      /^Invalid vectorstore configuration: Qdrant at http:\/\/127\.0\.0\.1:\d+\/vector\/0 sent an answer larger than 16777216 bytes, the limit set by --max-vector-answer/,
+    );
   });
 
   it('an embeddings server answering 100 MB: the document fails naming --max-embeddings-answer', async () => {
     const projectId = await project(upstream.url);
     const settings = await s.call('PUT', '/api/knowledge/settings', { body: { projectId, settings: { embeddingModel: 'openai:text-embedding-3-small', ...s.ownVectorStore() } } });
     expect(settings.status, JSON.stringify(settings.body)).toBe(200);
-    const created = await bounded(() =>
-      s.call('POST', '/api/knowledge/documents', { body: { projectId, fileName: 'a.md', fileType: 'md', sourceType: 'upload', content: '# A\n\nSome text.' } }),
-    );
+    const created = await bounded(() => s.call('POST', '/api/knowledge/documents', { body: { projectId, fileName: 'a.md', fileType: 'md', sourceType: 'upload', content: '# A\n\nSome text.' } }));
     expect(created.body).toMatchObject({
       success: false,
       status: 'failed',
-      message: expect.stringMatching(/^Failed to index document: Embedding upstream http:\/\/127\.0\.0\.1:\d+\/embed\/0\/v1 sent an answer larger than 16777216 bytes, the limit set by --max-embeddings-answer/),
+      message: expect.stringMatching(
+        /^Failed to index document: Embedding upstream http:\/\/127\.0\.0\.1:\d+\/embed\/0\/v1 sent an answer larger than 16777216 bytes, the limit set by --max-embeddings-answer/,
+      ),
     });
   });
 });
@@ -273,12 +276,10 @@ describe("error answers never quote an upstream's body", () => {
     });
     await new Promise<void>((resolve) => root.listen(0, '127.0.0.1', resolve));
     const endpoint = provider === 'chroma' ? `http://127.0.0.1:${(root.address() as AddressInfo).port}` : tattler(500);
-    const res = await s
-      .call('PUT', '/api/knowledge/settings', { body: { projectId, settings: { vectorstoreProvider: provider, vectorStoreConfig: { endpoint, indexName } } } })
-      .finally(() => {
-        root.closeAllConnections();
-        root.close();
-      });
+    const res = await s.call('PUT', '/api/knowledge/settings', { body: { projectId, settings: { vectorstoreProvider: provider, vectorStoreConfig: { endpoint, indexName } } } }).finally(() => {
+      root.closeAllConnections();
+      root.close();
+    });
     expect(res.status, JSON.stringify(res.body)).toBeGreaterThanOrEqual(400);
     quiet(res, 500);
   });

@@ -73,9 +73,7 @@ describe('authentication', () => {
     }
     const list = body.paths['/api/v1/projects'].get;
     expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['cursor', 'limit', 'offset', 'searchWord']);
-    expect(body.paths['/api/projects/create'].post.requestBody.content['application/json'].schema.required).toEqual(
-      expect.arrayContaining(['name', 'model', 'provider']),
-    );
+    expect(body.paths['/api/projects/create'].post.requestBody.content['application/json'].schema.required).toEqual(expect.arrayContaining(['name', 'model', 'provider']));
   });
 
   it('creates, lists and revokes keys; a revoked key stops working', async () => {

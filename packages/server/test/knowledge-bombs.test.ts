@@ -145,21 +145,25 @@ const outcomes: Record<string, { status: string; error?: string; minChunks?: num
 const bombs = hostileDocuments.map((d): [string, HostileDocument] => [d.name, d]);
 
 describe('hostile documents over HTTP', () => {
-  it.each(bombs)('%s: ends as it should, another document completes meanwhile, /health answers throughout', async (_name, { make, fileName, text: asText }) => {
-    const outcome = outcomes[fileName];
-    if (!outcome) throw new Error(`no outcome for ${fileName}`);
-    const bytes = make();
-    const text = asText ? new TextDecoder().decode(bytes) : undefined;
-    const { result, latencies } = await probingHealth(async () => {
-      const bomb = text === undefined ? await upload(fileName, bytes) : await postText(fileName, text);
-      const other = await postText('other.md', '# Refunds\n\nCustomers can ask for a refund within 30 days.');
-      return { bomb: await indexed(bomb), other: await indexed(other) };
-    });
-    expect(result.bomb).toMatchObject({ status: outcome.status, error: outcome.error ?? null });
-    if (outcome.minChunks) expect(result.bomb.chunkCount).toBeGreaterThan(outcome.minChunks);
-    expect(result.other).toMatchObject({ status: 'completed', chunkCount: 1 });
-    expectResponsive(latencies);
-  }, 180_000);
+  it.each(bombs)(
+    '%s: ends as it should, another document completes meanwhile, /health answers throughout',
+    async (_name, { make, fileName, text: asText }) => {
+      const outcome = outcomes[fileName];
+      if (!outcome) throw new Error(`no outcome for ${fileName}`);
+      const bytes = make();
+      const text = asText ? new TextDecoder().decode(bytes) : undefined;
+      const { result, latencies } = await probingHealth(async () => {
+        const bomb = text === undefined ? await upload(fileName, bytes) : await postText(fileName, text);
+        const other = await postText('other.md', '# Refunds\n\nCustomers can ask for a refund within 30 days.');
+        return { bomb: await indexed(bomb), other: await indexed(other) };
+      });
+      expect(result.bomb).toMatchObject({ status: outcome.status, error: outcome.error ?? null });
+      if (outcome.minChunks) expect(result.bomb.chunkCount).toBeGreaterThan(outcome.minChunks);
+      expect(result.other).toMatchObject({ status: 'completed', chunkCount: 1 });
+      expectResponsive(latencies);
+    },
+    180_000,
+  );
 });
 
 describe('the server', () => {

@@ -76,7 +76,10 @@ describe('the bound on what one user may have queued', () => {
   it('answers 429 naming the limit to a new document, upload, re-index or model change over it, writing nothing; other users are not affected', async () => {
     const full = await project(s.keyA, 'Full');
     const done = await project(s.keyA, 'Done');
-    const earlier = await s.call('POST', '/api/knowledge/documents', { key: s.keyA, body: { projectId: done, fileName: 'done.txt', fileType: 'txt', sourceType: 'upload', content: 'Indexed before.' } });
+    const earlier = await s.call('POST', '/api/knowledge/documents', {
+      key: s.keyA,
+      body: { projectId: done, fileName: 'done.txt', fileType: 'txt', sourceType: 'upload', content: 'Indexed before.' },
+    });
     expect(await s.indexed(earlier.body.documentId)).toMatchObject({ status: 'completed' });
     // Embeddings held: what is queued now stays queued.
     upstream.held.add('fair');
@@ -90,7 +93,9 @@ describe('the bound on what one user may have queued', () => {
       const refusal = {
         success: false,
         code: 'rate_limited',
-        message: expect.stringMatching(/^Too many documents queued for indexing: 12 of this user's are waiting or being indexed, and (one|\d+) more would pass the limit of 12 per user \(--max-queued-documents-per-user\)/),
+        message: expect.stringMatching(
+          /^Too many documents queued for indexing: 12 of this user's are waiting or being indexed, and (one|\d+) more would pass the limit of 12 per user \(--max-queued-documents-per-user\)/,
+        ),
       };
       const doc = { projectId: done, fileName: 'more.txt', fileType: 'txt', sourceType: 'upload', content: 'One more.' };
       const created = await s.call('POST', '/api/knowledge/documents', { body: doc });

@@ -57,8 +57,21 @@ async function legacyLink(fileId: string, text: string): Promise<string> {
   const now = new Date();
   await s.stored.blobs.put(id, new TextEncoder().encode(text));
   await s.platform.storage.documents.insert({
-    id, userId, projectId: projectA, fileId, sourceKey: id, fileName: 'linked.txt', fileType: 'txt', sourceType: 'upload',
-    status: 'completed', chunkCount: 0, vectorCount: 0, error: null, metadata: { size: text.length }, createdAt: now, updatedAt: now,
+    id,
+    userId,
+    projectId: projectA,
+    fileId,
+    sourceKey: id,
+    fileName: 'linked.txt',
+    fileType: 'txt',
+    sourceType: 'upload',
+    status: 'completed',
+    chunkCount: 0,
+    vectorCount: 0,
+    error: null,
+    metadata: { size: text.length },
+    createdAt: now,
+    updatedAt: now,
   });
   return id;
 }

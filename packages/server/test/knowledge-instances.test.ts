@@ -106,16 +106,14 @@ describe.each(Object.entries(databases))('several instances on one %s database',
     const me = { userId };
     const { project } = await a.platform.createProject(me, { name: 'p', model: 'm', provider: 'openai' });
     const namespace = `${project.id}:test:shared`;
-    const add = async (content: string) =>
-      (await a.platform.createDocument(me, { projectId: project.id, fileName: 'd.txt', fileType: 'txt', sourceType: 'upload', content })).documentId as string;
+    const add = async (content: string) => (await a.platform.createDocument(me, { projectId: project.id, fileName: 'd.txt', fileType: 'txt', sourceType: 'upload', content })).documentId as string;
     const status = async (id: string) => (await a.platform.storage.documents.get(userId, id))?.status;
     const until = async (check: () => Promise<boolean>) => {
       for (let i = 0; i < 1000 && !(await check()); i++) await new Promise((r) => setTimeout(r, 20));
       expect(await check()).toBe(true);
     };
     /** The ids of the document's vectors in the shared store. */
-    const vectorIds = async (id: string) =>
-      (await vectors.query(namespace, { vector: bagOfWords('x', 64), topK: 1000, documentIds: [id] })).map((h) => h.id).sort();
+    const vectorIds = async (id: string) => (await vectors.query(namespace, { vector: bagOfWords('x', 64), topK: 1000, documentIds: [id] })).map((h) => h.id).sort();
     const chunkIds = async (id: string) => (await a.platform.storage.chunks.listByDocument(id)).map((c) => c.id).sort();
     const close = async () => {
       for (const i of instances) await i.platform.close();

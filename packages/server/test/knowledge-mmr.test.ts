@@ -26,9 +26,7 @@ async function setup(vectors: VectorStore) {
     twin: 'Error E1234 means the pump overheated: stop the pump and let the pump cool down.',
     other: 'The E1234 code is also written to the maintenance log with a timestamp.',
     // Weak keyword matches (one "pump" in a longer text): the bottom of the keyword list.
-    ...Object.fromEntries(
-      ['garden', 'office', 'boat'].map((w) => [w, `The ${w} has a small pump somewhere, next to many other things of the ${w} that nobody ever lists in a manual.`]),
-    ),
+    ...Object.fromEntries(['garden', 'office', 'boat'].map((w) => [w, `The ${w} has a small pump somewhere, next to many other things of the ${w} that nobody ever lists in a manual.`])),
   };
   const ids = new Map<string, string>();
   for (const [name, content] of Object.entries(texts)) {
@@ -37,9 +35,7 @@ async function setup(vectors: VectorStore) {
     ids.set(res.documentId as string, name);
   }
   const top2 = async (searchType: 'hybrid' | 'mrr') =>
-    (await platform.searchKnowledge(me, { projectId: project.id, query: 'E1234 pump', topK: 2, searchType })).documents.map((d) =>
-      ids.get(d.metadata.documentId as string),
-    );
+    (await platform.searchKnowledge(me, { projectId: project.id, query: 'E1234 pump', topK: 2, searchType })).documents.map((d) => ids.get(d.metadata.documentId as string));
   return { top2 };
 }
 

@@ -147,7 +147,7 @@ describe('the indexing queue', () => {
     try {
       for (const word of ['alpha', 'beta', 'gamma', 'delta']) await add(0, `${word}.txt`, `${word} is one of the first user's documents.`);
       expect(await settle(() => held.embedding().length === 2)).toBe(true);
-      const other = await add(1, 'omega.txt', 'omega is the second user\'s document.');
+      const other = await add(1, 'omega.txt', "omega is the second user's document.");
       // Taken at once, beside the first user's two: a third slot, the spare one.
       expect(await settle(() => held.embedding().includes('omega'))).toBe(true);
       expect(held.embedding()).toEqual(['alpha', 'beta', 'omega']);

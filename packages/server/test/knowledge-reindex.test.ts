@@ -129,10 +129,8 @@ async function setup(options: { models?: Record<string, EmbeddingModel>; storage
     }
     throw new Error('the documents were never all completed');
   };
-  const chunkTexts = async (...documentIds: string[]) =>
-    (await Promise.all(documentIds.map((id) => platform.storage.chunks.listByDocument(id)))).flat().map((c) => c.text);
-  const search = async (query: string, searchType: 'semantic' | 'hybrid' = 'semantic') =>
-    (await platform.searchKnowledge(me, { projectId, query, topK: 3, searchType })).documents;
+  const chunkTexts = async (...documentIds: string[]) => (await Promise.all(documentIds.map((id) => platform.storage.chunks.listByDocument(id)))).flat().map((c) => c.text);
+  const search = async (query: string, searchType: 'semantic' | 'hybrid' = 'semantic') => (await platform.searchKnowledge(me, { projectId, query, topK: 3, searchType })).documents;
   const count = (store: VectorStore, model: EmbeddingModel) => store.count(`${projectId}:${model.id}`);
   return { platform, me, projectId, models, vectors, second, add, allCompleted, chunkTexts, search, count };
 }
@@ -526,7 +524,10 @@ describe('POST /api/knowledge/reindex over HTTP (the built-in embedder)', () => 
     const mine = await add('mine.txt', 'Mine to re-index.');
     const theirs = (await s.call('POST', '/api/projects/create', { key: s.keyB, body: { name: 'B', model: 'm', provider: 'openai' } })).body.project.id;
     const before = await document(mine);
-    for (const documentIds of [[mine, 'doc_missing'], [mine, elsewhere]]) {
+    for (const documentIds of [
+      [mine, 'doc_missing'],
+      [mine, elsewhere],
+    ]) {
       const res = await reindex({ projectId, documentIds });
       expect(res.status).toBe(404);
       expect(res.body).toMatchObject({ success: false, code: 'not_found', message: `documentIds: document ${documentIds[1]} not found in project ${projectId}` });

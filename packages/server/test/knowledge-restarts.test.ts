@@ -62,11 +62,13 @@ const alive = (pid: number) => {
 
 function client(url: string, key: string) {
   const call = async (method: string, path: string, body?: unknown) =>
-    (await fetch(url + path, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    })).json() as Promise<any>;
+    (
+      await fetch(url + path, {
+        method,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      })
+    ).json() as Promise<any>;
   const document = async (id: string) => (await call('GET', `/api/knowledge/documents/${id}`)).document;
   const until = async (id: string, done: (d: { status: string }) => boolean) => {
     for (let i = 0; i < 1200; i++) {

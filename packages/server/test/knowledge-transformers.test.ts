@@ -58,7 +58,9 @@ describe('embeddingModel "local:<folder>"', () => {
     // knowledge embeds nothing): the document's indexing fails with the message.
     const posted = await s.call('POST', '/api/knowledge/documents', { body: { projectId: other, fileName: 'cat.txt', fileType: 'txt', sourceType: 'text', content: 'A cat.' } });
     expect(posted.body).toMatchObject({ status: 'failed', documentId: null });
-    expect(posted.body.message).toBe('Failed to index document: Embedding model folder "models/corrupt" could not be loaded: Load model from models/corrupt/onnx/model.onnx failed:Protobuf parsing failed.');
+    expect(posted.body.message).toBe(
+      'Failed to index document: Embedding model folder "models/corrupt" could not be loaded: Load model from models/corrupt/onnx/model.onnx failed:Protobuf parsing failed.',
+    );
     for (const res of [missing, posted]) expect(JSON.stringify(res.body)).not.toContain(s.dataDir);
     const traversal = await put({ embeddingModel: 'local:../secret' });
     expect(traversal.status).toBe(400);

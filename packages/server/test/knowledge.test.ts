@@ -86,9 +86,7 @@ describe('documents', () => {
     const all = await s.call('GET', `/api/knowledge/documents?projectId=${projectId}&limit=1`);
     expect(all.body).toMatchObject({ success: true, total: 2, hasMore: true, nextOffset: 1 });
     // The spec's list form, plus vectorCount (the console's table shows it).
-    expect(Object.keys(all.body.documents[0]).sort()).toEqual(
-      ['chunkCount', 'createdAt', 'fileName', 'fileType', 'id', 'projectId', 'sourceType', 'status', 'updatedAt', 'vectorCount'],
-    );
+    expect(Object.keys(all.body.documents[0]).sort()).toEqual(['chunkCount', 'createdAt', 'fileName', 'fileType', 'id', 'projectId', 'sourceType', 'status', 'updatedAt', 'vectorCount']);
     const completed = (await s.call('GET', `/api/knowledge/documents?projectId=${projectId}&status=completed`)).body.documents[0];
     expect(completed.vectorCount).toBe(completed.chunkCount);
     expect(completed.vectorCount).toBeGreaterThan(0);
@@ -199,7 +197,8 @@ describe('the fileType of a text document', () => {
     expect(res.body).toEqual({
       success: false,
       code: 'invalid_request',
-      message: 'fileType: "md" contradicts the file name notes.txt, whose extension says txt: give a fileType and a file name that agree (or a name without a supported extension, and the fileType decides)',
+      message:
+        'fileType: "md" contradicts the file name notes.txt, whose extension says txt: give a fileType and a file name that agree (or a name without a supported extension, and the fileType decides)',
       details: { fileName: 'notes.txt', fileType: 'md', fileNameType: 'txt', issues: [{ path: ['fileType'], code: 'custom', message: 'contradicts the file name notes.txt (txt)' }] },
     });
     const streamed = await post('report.pdf', 'txt', 'Plain text.', '/api/knowledge/documents/stream');
@@ -337,7 +336,9 @@ describe('settings change as a user expects', () => {
     expect(read.defaults).toContain('minScore');
     expect(read.defaults).not.toContain('searchType');
     // The search defaults follow: topK 3 is what a search without topK gets.
-    await s.call('POST', '/api/knowledge/documents', { body: { projectId: id, fileName: 'many.md', fileType: 'md', sourceType: 'upload', content: Array.from({ length: 6 }, (_, i) => `# Pump ${i}\n\nPump ${i} needs oil.`).join('\n\n') } });
+    await s.call('POST', '/api/knowledge/documents', {
+      body: { projectId: id, fileName: 'many.md', fileType: 'md', sourceType: 'upload', content: Array.from({ length: 6 }, (_, i) => `# Pump ${i}\n\nPump ${i} needs oil.`).join('\n\n') },
+    });
     expect((await s.call('POST', '/api/knowledge/search', { body: { projectId: id, query: 'pump oil' } })).body.documents).toHaveLength(3);
 
     // An empty change changes nothing; all members null is back to every default.

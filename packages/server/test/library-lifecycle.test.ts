@@ -1,5 +1,5 @@
-import { AgentPlatform } from '@agent-platform/core';
 import { memoryStorage } from '@agent-platform/adapters-storage/memory';
+import { AgentPlatform } from '@agent-platform/core';
 import { describe, expect, it } from 'vitest';
 
 describe('AgentPlatform as a library', () => {

@@ -28,7 +28,11 @@ describe('local model runtime routes', () => {
     // The operator's address is reached for calls that give none; a caller naming it is judged by the callers' policy.
     const explicit = await s.call('GET', `/api/v1/localmodel/list-models?baseUrl=${encodeURIComponent(ollama.url)}`);
     expect(explicit.status).toBe(400);
-    expect(explicit.body).toMatchObject({ success: false, models: [], error: expect.stringMatching(new RegExp(`^Refused to connect to 127\\.0\\.0\\.1: loopback address .*; allow it with --allow-host 127\\.0\\.0\\.1:${ollama.port}$`)) });
+    expect(explicit.body).toMatchObject({
+      success: false,
+      models: [],
+      error: expect.stringMatching(new RegExp(`^Refused to connect to 127\\.0\\.0\\.1: loopback address .*; allow it with --allow-host 127\\.0\\.0\\.1:${ollama.port}$`)),
+    });
   });
 
   it('deletes a model by its exact name, and answers the spec texts on failure', async () => {

@@ -227,7 +227,9 @@ describe('stdio servers where the operator allows them', () => {
     expect((await add('preload', { args: ['--require', marker, EVERYTHING, 'stdio'] })).status).toBe(400);
     const env = await add('env', { args: [EVERYTHING, 'stdio'], env: { API_TOKEN: 't', NODE_OPTIONS: `--require ${marker}` } });
     expect(env.status).toBe(400);
-    expect(env.body.message).toMatch(/^env NODE_OPTIONS cannot be set for a stdio MCP server on this server, by any allowed command line: it changes what the command loads or runs \(NODE_OPTIONS: Node\.js reads NODE_\*/);
+    expect(env.body.message).toMatch(
+      /^env NODE_OPTIONS cannot be set for a stdio MCP server on this server, by any allowed command line: it changes what the command loads or runs \(NODE_OPTIONS: Node\.js reads NODE_\*/,
+    );
     const other = await add('other', { args: [EVERYTHING, 'stdio'], env: { API_TOKEN: 't', OTHER: 'x' } });
     expect(other.status).toBe(400);
     expect(other.body.message).toBe(`env OTHER cannot be set for the stdio MCP server "${line}" on this server (allowed: API_TOKEN)`);

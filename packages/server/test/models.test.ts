@@ -30,7 +30,7 @@ describe('models (OpenAI-compatible)', () => {
     expect(Math.abs((models[0]?.created ?? 0) - Date.now() / 1000)).toBeLessThan(600);
   });
 
-  it('models.retrieve() gives one; an unknown or another user\'s id is a 404 in OpenAI\'s shape', async () => {
+  it("models.retrieve() gives one; an unknown or another user's id is a 404 in OpenAI's shape", async () => {
     expect(await client.models.retrieve(ids[0] as string)).toMatchObject({ id: ids[0], object: 'model', name: 'Support' });
     const other = (await s.call('GET', '/api/v1/models', { key: s.keyB })).body.data[0].id;
     for (const id of ['proj_nothere', other]) {
@@ -40,7 +40,7 @@ describe('models (OpenAI-compatible)', () => {
     }
   });
 
-  it('pages the list as OpenAI\'s cursor lists do (limit, after; has_more, first_id, last_id); models.list() gets the first page', async () => {
+  it("pages the list as OpenAI's cursor lists do (limit, after; has_more, first_id, last_id); models.list() gets the first page", async () => {
     const { key, userId } = await s.platform.createUserWithKey({ name: 'many' });
     for (let n = 0; n < 130; n++) await s.platform.createProject({ userId }, { name: `agent ${n}`, model: 'm', provider: 'openai' });
     // Without paging members, as front ends ask: one page of the default size (1000) holds them.
@@ -70,7 +70,7 @@ describe('models (OpenAI-compatible)', () => {
     expect(followed).toEqual(listed);
   });
 
-  it('refuses a page size out of range and an after that is not one of the caller\'s models, in OpenAI\'s error shape', async () => {
+  it("refuses a page size out of range and an after that is not one of the caller's models, in OpenAI's error shape", async () => {
     const other = (await s.call('GET', '/api/v1/models', { key: s.keyB })).body.data[0].id;
     for (const query of ['limit=0', 'limit=1001', `after=${other}`, 'after=proj_nothere']) {
       const res = await s.call('GET', `/api/v1/models?${query}`);

@@ -76,7 +76,9 @@ function answerChat(req: IncomingMessage, res: ServerResponse, request: any, hol
       if (closed) return;
     }
     chunk({}, 'stop');
-    res.write(`data: ${JSON.stringify({ id: 'up', object: 'chat.completion.chunk', created: 1, model: request.model, choices: [], usage: { prompt_tokens: 1, completion_tokens: tokens.length, total_tokens: 1 + tokens.length } })}\n\n`);
+    res.write(
+      `data: ${JSON.stringify({ id: 'up', object: 'chat.completion.chunk', created: 1, model: request.model, choices: [], usage: { prompt_tokens: 1, completion_tokens: tokens.length, total_tokens: 1 + tokens.length } })}\n\n`,
+    );
     res.end('data: [DONE]\n\n');
   })();
 }
@@ -228,7 +230,12 @@ export async function startCluster(): Promise<Cluster> {
   };
 }
 
-export const firstKeyOf = (instance: Instance) => instance.output().trimEnd().split('\n').find((l) => l.startsWith('ap_'));
+export const firstKeyOf = (instance: Instance) =>
+  instance
+    .output()
+    .trimEnd()
+    .split('\n')
+    .find((l) => l.startsWith('ap_'));
 
 export async function call(instance: Instance, key: string, method: string, path: string, body?: unknown) {
   const res = await fetch(`${instance.url}${path}`, {

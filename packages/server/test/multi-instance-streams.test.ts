@@ -205,5 +205,4 @@ describe('chat streams, settings and MCP servers across instances', () => {
     expect(await ask('settings 4')).toMatchObject({ instance: 'b', authorization: 'Bearer sk-test' });
     expect((await call(a, other, 'DELETE', `/api/v1/credentials/${credential.body.credential.id}`)).status).toBe(200);
   }, 120_000);
-
 });

@@ -91,8 +91,7 @@ describe('several instances on one PostgreSQL database', () => {
     const release = (instance: string) => cluster.upstream.release(instance);
     const count = Number(process.env.MI_COUNT ?? 200);
     const texts = Array.from({ length: count }, (_, i) => `Document ${i} is about topic${i} and the word pump${i % 7}.`);
-    const post = (text: string, i: number) =>
-      call(a, key, 'POST', '/api/knowledge/documents', { projectId, fileName: `d${i}.txt`, fileType: 'txt', sourceType: 'text', content: text });
+    const post = (text: string, i: number) => call(a, key, 'POST', '/api/knowledge/documents', { projectId, fileName: `d${i}.txt`, fileType: 'txt', sourceType: 'text', content: text });
     // A (woken at once where the documents are posted) is held until B and C have claimed and
     // embedded documents too, so all three claim.
     held.add('a');
@@ -109,8 +108,7 @@ describe('several instances on one PostgreSQL database', () => {
         if (page.body.documents.length < 100) return total;
       }
     };
-    const completed = async (instance: Instance) =>
-      (await call(instance, key, 'GET', `/api/knowledge/documents?projectId=${projectId}&status=completed&limit=1`)).body.total as number;
+    const completed = async (instance: Instance) => (await call(instance, key, 'GET', `/api/knowledge/documents?projectId=${projectId}&status=completed&limit=1`)).body.total as number;
     await until('every document indexed', async () => ((await completed(next())) === count ? true : undefined), 240_000).catch(async (error) => {
       // What is left, by status, and one document that is not completed.
       const byStatus: Record<string, number> = {};

@@ -184,7 +184,13 @@ describe('nesting depth per route', () => {
     const base = validBody(route);
     // Objects, then objects and arrays in turn: the fields that take objects take them, so the
     // deep value reaches the route's own code (storage, sandbox, model).
-    for (const [path, shape] of positions(route.body as z.ZodType).flatMap((p) => [[p, 'objects'], [p, 'mixed']] as const)) {
+    for (const [path, shape] of positions(route.body as z.ZodType).flatMap(
+      (p) =>
+        [
+          [p, 'objects'],
+          [p, 'mixed'],
+        ] as const,
+    )) {
       const res = await s.call(route.method, concretePath(route), { raw: bodyAt(base, path, MAX_NESTING_DEPTH, shape) });
       const where = `${JSON.stringify(path)}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
       expect(res.status, where).not.toBe(500);

@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { AgentPlatform } from '@agent-platform/core';
 import { memoryStorage } from '@agent-platform/adapters-storage/memory';
+import { AgentPlatform } from '@agent-platform/core';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 

@@ -25,7 +25,12 @@ describe('keys from client input', () => {
   });
 
   it('answers a document whose file type or extension is a name of Object.prototype as an unsupported type', async () => {
-    for (const [fileName, fileType] of [['a.constructor', 'constructor'], ['a.toString', 'x'], ['notes', '__proto__'], ['notes', 'hasOwnProperty']] as const) {
+    for (const [fileName, fileType] of [
+      ['a.constructor', 'constructor'],
+      ['a.toString', 'x'],
+      ['notes', '__proto__'],
+      ['notes', 'hasOwnProperty'],
+    ] as const) {
       const res = await s.call('POST', '/api/knowledge/documents', { body: { projectId, fileName, fileType, sourceType: 'upload', content: 'Some text.' } });
       // As any unsupported type (e.g. `xyz`): the spec's failed answer, naming the file and its type.
       expect(res.body, `${fileName} ${fileType}`).toMatchObject({ success: false, status: 'failed', documentId: null });

@@ -20,7 +20,10 @@ afterAll(async () => {
 });
 
 describe('prototype names as path parameters', () => {
-  const routes = [...apiRoutes.map((r) => ({ method: r.method, path: r.path, body: r.body !== undefined, key: true })), ...publicRoutes.map((r) => ({ method: r.method, path: r.path, body: false, key: false }))];
+  const routes = [
+    ...apiRoutes.map((r) => ({ method: r.method, path: r.path, body: r.body !== undefined, key: true })),
+    ...publicRoutes.map((r) => ({ method: r.method, path: r.path, body: false, key: false })),
+  ];
   const withParams = routes.filter((r) => r.path.includes('{'));
 
   it('covers every route with a path parameter', () => {

@@ -120,7 +120,10 @@ describe.skipIf(!trapsAvailable)('providers and embedders through the outbound p
       // Refused: a private target, and a redirect to the metadata address, before the proxy carries them.
       const carried = proxy.carried.length;
       const before = privateUpstream.connections;
-      const saved = await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'p', provider: 'openai', apiKey: 'sk-b', baseUrl: `http://10.0.0.1:${privateUpstream.port}/v1`, proxy: true } });
+      const saved = await s.call('POST', '/api/v1/credentials', {
+        key: s.keyB,
+        body: { name: 'p', provider: 'openai', apiKey: 'sk-b', baseUrl: `http://10.0.0.1:${privateUpstream.port}/v1`, proxy: true },
+      });
       expect(saved.status).toBe(400);
       await storedCredential(s, s.keyB, `http://10.0.0.1:${privateUpstream.port}/v1`, true);
       const refused = await complete(s, s.keyB);

@@ -10,7 +10,10 @@ beforeAll(async () => {
   upstream = await startUpstream();
   proxy = await startForwardProxy();
   // Credentials name the fake upstream: its host and port allowed, as `--allow-host 127.0.0.1:PORT` does.
-  s = await startTestServer({ outbound: { allowedHosts: [new URL(upstream.url).host] }, env: { OPENAI_API_KEY: 'sk-from-env', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', HTTP_PROXY: proxy.url, OLLAMA_HOST: upstream.url.replace(/\/v1$/, '') } });
+  s = await startTestServer({
+    outbound: { allowedHosts: [new URL(upstream.url).host] },
+    env: { OPENAI_API_KEY: 'sk-from-env', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', HTTP_PROXY: proxy.url, OLLAMA_HOST: upstream.url.replace(/\/v1$/, '') },
+  });
 });
 afterAll(async () => {
   await s.stop();

@@ -83,9 +83,7 @@ describe('retrieval quality on a labelled set (12 documents, 48 questions)', () 
     }
     const near = new Set(duplicates.near);
     const count = async (searchType: 'semantic' | 'mrr') =>
-      (await platform.searchKnowledge(me, { projectId: dupProject, query: duplicates.question, topK: 4, searchType })).documents.filter((d) =>
-        near.has(d.content),
-      ).length;
+      (await platform.searchKnowledge(me, { projectId: dupProject, query: duplicates.question, topK: 4, searchType })).documents.filter((d) => near.has(d.content)).length;
     const semantic = await count('semantic');
     const mmr = await count('mrr');
     console.log('near-duplicates in top 4', { semantic, mmr });

@@ -57,8 +57,7 @@ const make = {
   project: async (key: string) => (await create(key, 'POST', '/api/projects/create', { name: 'p', model: 'gpt-test', provider: 'openai' })).project.id as string,
   chat: async (key: string) => (await create(key, 'POST', '/api/chats', { projectId: await make.project(key) })).chat.id as string,
   tool: async (key: string) =>
-    (await create(key, 'POST', '/api/tools/create', { projectId: await make.project(key), name: 'echo', language: 'javascript', code: 'function main(args) { return args; }' })).tool
-      .id as string,
+    (await create(key, 'POST', '/api/tools/create', { projectId: await make.project(key), name: 'echo', language: 'javascript', code: 'function main(args) { return args; }' })).tool.id as string,
   credential: async (key: string) => (await create(key, 'POST', '/api/v1/credentials', { name: 'c', provider: 'openai', apiKey: 'sk-test' })).credential.id as string,
   document: async (key: string) => (await create(key, 'POST', '/api/knowledge/documents', { ...doc(await make.project(key)) })).documentId as string,
   chunk: async (key: string) => {
@@ -188,7 +187,10 @@ const messageOf = (route: ApiRoute, body: any): string => (route.kind === 'raw' 
  */
 function expectErrorMembers(route: ApiRoute, body: Record<string, unknown>) {
   const allowed = new Set(['success', 'code', 'details', route.kind === 'raw' ? 'error' : 'message', ...(route.kind === 'openai' ? ['error'] : []), ...Object.keys(route.failure ?? {})]);
-  expect(Object.keys(body).filter((member) => !allowed.has(member)), `${name(route)}: members outside details`).toEqual([]);
+  expect(
+    Object.keys(body).filter((member) => !allowed.has(member)),
+    `${name(route)}: members outside details`,
+  ).toEqual([]);
   if ('details' in body) expect(typeof body.details).toBe('object');
 }
 
@@ -212,8 +214,14 @@ function breakField(schema: z.ZodObject, input: Record<string, unknown>, candida
 describe('route table', () => {
   it('has a valid call for every route, and none for a route that does not exist', () => {
     const routes = apiRoutes.map(name);
-    expect(routes.filter((r) => !VALID[r]), 'routes without a valid call in routes.test.ts').toEqual([]);
-    expect(Object.keys(VALID).filter((r) => !routes.includes(r)), 'entries for no route').toEqual([]);
+    expect(
+      routes.filter((r) => !VALID[r]),
+      'routes without a valid call in routes.test.ts',
+    ).toEqual([]);
+    expect(
+      Object.keys(VALID).filter((r) => !routes.includes(r)),
+      'entries for no route',
+    ).toEqual([]);
   });
 });
 

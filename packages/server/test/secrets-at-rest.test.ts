@@ -53,7 +53,11 @@ describe('vector store secrets', () => {
 
     // A change that leaves the configuration out keeps it, sealed key and all, and the store keeps working.
     expect((await s.call('PUT', '/api/knowledge/settings', { body: { projectId, settings: { topK: 7 } } })).body).toMatchObject({ success: true, reindex: 'none' });
-    expect((await s.call('GET', `/api/knowledge/settings?projectId=${projectId}`)).body.settings).toMatchObject({ topK: 7, vectorstoreProvider: 'qdrant', vectorStoreConfig: { ...config, apiKey: '****wxyz' } });
+    expect((await s.call('GET', `/api/knowledge/settings?projectId=${projectId}`)).body.settings).toMatchObject({
+      topK: 7,
+      vectorstoreProvider: 'qdrant',
+      vectorStoreConfig: { ...config, apiKey: '****wxyz' },
+    });
     const later = qdrant.requests.length;
     expect((await s.call('POST', '/api/knowledge/search', { body: { projectId, query: 'Sealed keys', searchType: 'semantic' } })).body.documents[0]?.content).toBe('Sealed keys open doors.');
     expect(qdrant.requests.length).toBeGreaterThan(later);

@@ -1,5 +1,5 @@
-import { AgentPlatform } from '@agent-platform/core';
 import { memoryStorage } from '@agent-platform/adapters-storage/memory';
+import { AgentPlatform } from '@agent-platform/core';
 import { serve } from 'h3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
@@ -114,9 +114,12 @@ describe('eventStream when the client goes away', () => {
 
   for (const [what, then] of [
     ['a value', () => 2],
-    ['a failure', () => {
-      throw new TypeError('a bug that happened after the client left');
-    }],
+    [
+      'a failure',
+      () => {
+        throw new TypeError('a bug that happened after the client left');
+      },
+    ],
   ] as const) {
     it(`tells the client went away once, and hands on ${what} that comes after it without writing to the closed stream`, async () => {
       const { events, release } = stalled(then);

@@ -95,7 +95,7 @@ describe('the build check of pnpm start', () => {
     expect((await buildIfStale(true)).stderr).toBe('stale: packages/a\n');
   });
 
-  it("rebuilds a Vite package (the console) when its vite config changes", async () => {
+  it('rebuilds a Vite package (the console) when its vite config changes', async () => {
     await writeFile(join(ws, 'packages', 'a', 'vite.config.ts'), 'export default {};\n');
     await buildIfStale();
     await age(ws);

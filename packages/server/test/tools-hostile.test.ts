@@ -226,11 +226,7 @@ describe('fair share of the sandboxes and a bounded queue', () => {
       expect(answered).toEqual([429, 429]);
       // While A's first runs still run: one more of A's is refused, A's completion calls a tool
       // while A's queue is full, and B fills the rest of the server's queue (10 in all).
-      const [refused, completion, ...floodB] = await Promise.all([
-        runOn(loop, q.keyA),
-        complete(),
-        ...Array.from({ length: 5 }, () => runOn(loopB, q.keyB)),
-      ]);
+      const [refused, completion, ...floodB] = await Promise.all([runOn(loop, q.keyA), complete(), ...Array.from({ length: 5 }, () => runOn(loopB, q.keyB))]);
       expect(refused?.status).toBe(429);
       expect(refused?.body).toMatchObject({ success: false, code: 'rate_limited', message: expect.stringMatching(/Too many javascript tool runs waiting: 6 of this user's are already queued/) });
       expect(completion?.status).toBe(200);

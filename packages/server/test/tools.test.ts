@@ -13,7 +13,12 @@ beforeAll(async () => {
   // npm dependencies of JavaScript tools come from a loopback registry speaking npm's wire format.
   registry = await startNpmRegistry([
     { name: 'tiny-util', version: '1.0.0', files: { 'index.js': 'exports.upper = (s) => String(s).toUpperCase();' } },
-    { name: 'tiny-case', version: '1.1.0', manifest: { main: 'index.js', dependencies: { 'tiny-util': '^1.0.0' } }, files: { 'index.js': 'const { upper } = require("tiny-util");\nexports.shout = (s) => upper(s) + "!";' } },
+    {
+      name: 'tiny-case',
+      version: '1.1.0',
+      manifest: { main: 'index.js', dependencies: { 'tiny-util': '^1.0.0' } },
+      files: { 'index.js': 'const { upper } = require("tiny-util");\nexports.shout = (s) => upper(s) + "!";' },
+    },
   ]);
   s = await startTestServer({
     env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'k', AGENT_PLATFORM_TOOL_TIMEOUT_MS: '500', AGENT_PLATFORM_NPM_REGISTRY: registry.url },

@@ -46,7 +46,7 @@ describe('a caller-supplied URL whose host name does not resolve', () => {
     expect((await s.call('GET', '/api/v1/credentials', { key: s.keyB })).body.credentials).toEqual([]);
   });
 
-  it("a stored credential whose name stopped resolving: the completion answers 503 naming the provider and the name", async () => {
+  it('a stored credential whose name stopped resolving: the completion answers 503 naming the provider and the name', async () => {
     const { body } = await s.call('POST', '/api/v1/credentials', { key: s.keyB, body: { name: 'moved', provider: 'openai', apiKey: 'sk-x', baseUrl: 'http://127.0.0.1:8000/v1' } });
     // Its DNS record went away after it was saved (the API checks names when they are saved).
     const userId = (await s.platform.authenticate(s.keyB))?.userId as string;

@@ -76,9 +76,7 @@ describe('per-user caps', () => {
 
   it('projects created at once at the cap: exactly the cap pass', async () => {
     const { key } = await s.platform.createUserWithKey({ name: 'racing' });
-    const results = await Promise.all(
-      Array.from({ length: 12 }, (_, n) => s.call('POST', '/api/projects/create', { key, body: { name: `r${n}`, model: 'm', provider: 'openai' } })),
-    );
+    const results = await Promise.all(Array.from({ length: 12 }, (_, n) => s.call('POST', '/api/projects/create', { key, body: { name: `r${n}`, model: 'm', provider: 'openai' } })));
     expect(results.filter((r) => r.status === 201)).toHaveLength(CAPS.PROJECTS);
     for (const r of results.filter((r) => r.status !== 201)) expectCapped(r, '--max-projects-per-user', CAPS.PROJECTS);
     expect((await s.call('GET', '/api/v1/projects', { key })).body.total).toBe(CAPS.PROJECTS);
@@ -108,7 +106,10 @@ describe('per-user caps', () => {
     const { key } = await s.platform.createUserWithKey({ name: 'tools' });
     const project = (await s.call('POST', '/api/projects/create', { key, body: { name: 't', model: 'm', provider: 'openai' } })).body.project.id;
     const create = (name: string) =>
-      s.call('POST', '/api/tools/create', { key, body: { projectId: project, name, description: 'd', language: 'javascript', code: 'function main() { return 1 }', parameters: { type: 'object', properties: {} } } });
+      s.call('POST', '/api/tools/create', {
+        key,
+        body: { projectId: project, name, description: 'd', language: 'javascript', code: 'function main() { return 1 }', parameters: { type: 'object', properties: {} } },
+      });
     for (let n = 0; n < CAPS.TOOLS; n++) expect((await create(`t${n}`)).status).toBe(201);
     expectCapped(await create('over'), '--max-tools-per-user', CAPS.TOOLS);
     expect((await s.call('GET', `/api/tools?projectId=${project}`, { key })).body.total).toBe(CAPS.TOOLS);

@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain JavaScript script of the embedding package's tests, without types.
 import { makeTinyModel } from '../../adapters-embedding/test/fixtures/make-tiny-model.mjs';
-import { type QdrantTestServer, startQdrantTestServer } from '../../adapters-vector/test/fixtures/qdrant-server.js';
 import { type ChromaServer, freePort, startChromaServer } from '../../adapters-vector/test/fixtures/chroma-server.js';
+import { type QdrantTestServer, startQdrantTestServer } from '../../adapters-vector/test/fixtures/qdrant-server.js';
 import { ALLOW_LOOPBACK, startTestServer, type TestServer } from './helpers.js';
 
 // Knowledge settings that move a project to a third-party vector store, over HTTP: Qdrant through
@@ -25,8 +25,7 @@ afterAll(async () => {
 
 const project = async (name: string) => (await s.call('POST', '/api/projects/create', { body: { name, model: 'm', provider: 'openai' } })).body.project.id as string;
 const settings = (projectId: string, body: Record<string, unknown>) => s.call('PUT', '/api/knowledge/settings', { body: { projectId, settings: body } });
-const addDoc = (projectId: string, fileName: string, content: string) =>
-  s.call('POST', '/api/knowledge/documents', { body: { projectId, fileName, fileType: 'md', sourceType: 'upload', content } });
+const addDoc = (projectId: string, fileName: string, content: string) => s.call('POST', '/api/knowledge/documents', { body: { projectId, fileName, fileType: 'md', sourceType: 'upload', content } });
 const waitCompleted = async (projectId: string, count: number) => {
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -61,7 +60,11 @@ describe('choosing a vector store in the knowledge settings', () => {
     await qdrant.start();
     const small = await settings(projectId, { vectorstoreProvider: 'qdrant', vectorStoreConfig: { endpoint: qdrant.url, indexName: 'small', apiKey: 'qdrant-key' } });
     expect(small.status).toBe(200);
-    await fetch(`${qdrant.url}/collections/other-dim`, { method: 'PUT', headers: { 'api-key': 'qdrant-key', 'content-type': 'application/json' }, body: JSON.stringify({ vectors: { size: 8, distance: 'Cosine' } }) });
+    await fetch(`${qdrant.url}/collections/other-dim`, {
+      method: 'PUT',
+      headers: { 'api-key': 'qdrant-key', 'content-type': 'application/json' },
+      body: JSON.stringify({ vectors: { size: 8, distance: 'Cosine' } }),
+    });
     await check({ vectorstoreProvider: 'qdrant', vectorStoreConfig: { endpoint: qdrant.url, indexName: 'other-dim', apiKey: 'qdrant-key' } }, /dimension 8, the embedding model gives 512/);
   });
 

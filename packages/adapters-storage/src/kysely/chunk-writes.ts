@@ -44,9 +44,7 @@ export async function insertChunksInBatches(tx: Db, { documentId, chunks, embedd
     const rowIds = new Map(inserted.map((r) => [r.id, r.row_id]));
     await tx
       .insertInto('chunk_embeddings')
-      .values(
-        batch.map((c, j) => ({ chunk_row_id: rowIds.get(c.id) as RowId, model: embeddings.model, embedding: vectorBytes(embeddings.vectors[i + j] as Float32Array) })),
-      )
+      .values(batch.map((c, j) => ({ chunk_row_id: rowIds.get(c.id) as RowId, model: embeddings.model, embedding: vectorBytes(embeddings.vectors[i + j] as Float32Array) })))
       .execute();
   }
 }

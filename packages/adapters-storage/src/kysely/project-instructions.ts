@@ -7,6 +7,9 @@ import { type Kysely, sql } from 'kysely';
  * from then on the description is never sent to the model. New projects start without any.
  */
 export async function addProjectInstructions(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('projects').addColumn('instructions', 'text', (c) => c.notNull().defaultTo('')).execute();
+  await db.schema
+    .alterTable('projects')
+    .addColumn('instructions', 'text', (c) => c.notNull().defaultTo(''))
+    .execute();
   await sql`update projects set instructions = description`.execute(db);
 }

@@ -36,9 +36,7 @@ export function kyselyStorage(db: Kysely<Database>, dialect: StorageDialect, clo
       ...conversationRepositories(context),
       ...streamRepository(context),
       // A transaction inside a transaction runs in the outer one.
-      transaction: over.isTransaction
-        ? (fn) => fn(adapter(over))
-        : (fn) => (over as Kysely<Database>).transaction().execute((trx) => fn(adapter(trx))),
+      transaction: over.isTransaction ? (fn) => fn(adapter(over)) : (fn) => (over as Kysely<Database>).transaction().execute((trx) => fn(adapter(trx))),
       close: closeOnce,
     };
   };

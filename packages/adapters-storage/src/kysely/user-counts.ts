@@ -27,7 +27,10 @@ const OWNED_TABLES = [
 /** The new columns, filled from the rows there are (SQLite 0021, PostgreSQL 0012). */
 async function addColumns(db: Kysely<any>): Promise<void> {
   for (const [table, column] of OWNED_TABLES) {
-    await db.schema.alterTable('users').addColumn(column, 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('users')
+      .addColumn(column, 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
     await sql`update users set ${sql.id(column)} = (select count(*) from ${sql.id(table)} t where t.user_id = users.id)`.execute(db);
   }
 }

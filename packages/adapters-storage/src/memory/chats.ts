@@ -17,9 +17,7 @@ export function memoryChats(tables: () => Tables): ChatRepository {
       return chat && clone(chat);
     },
     async list(query) {
-      const matching = [...tables().chats.values()]
-        .filter((c) => c.userId === query.userId && (query.projectId === undefined || c.projectId === query.projectId))
-        .sort(compareNewestFirst);
+      const matching = [...tables().chats.values()].filter((c) => c.userId === query.userId && (query.projectId === undefined || c.projectId === query.projectId)).sort(compareNewestFirst);
       return { items: matching.slice(query.offset, query.offset + query.limit).map(clone), total: matching.length, start: query.offset };
     },
     async update(userId, id, patch) {
@@ -47,7 +45,10 @@ export function memoryChats(tables: () => Tables): ChatRepository {
     async recentMessages(userId, chatId, { limit, before }) {
       const list = tables().messages.get(chatKey(userId, chatId)) ?? [];
       const end = Math.min(before ?? list.length, list.length);
-      return list.slice(Math.max(0, end - limit), Math.max(0, end)).reverse().map(clone);
+      return list
+        .slice(Math.max(0, end - limit), Math.max(0, end))
+        .reverse()
+        .map(clone);
     },
   };
 }

@@ -24,7 +24,10 @@ export function memoryCredentials(tables: () => Tables): CredentialRepository {
       return c?.userId === userId ? clone(c) : undefined;
     },
     async list(userId) {
-      return [...tables().credentials.values()].filter((c) => c.userId === userId).sort(compareNewestFirst).map(clone);
+      return [...tables().credentials.values()]
+        .filter((c) => c.userId === userId)
+        .sort(compareNewestFirst)
+        .map(clone);
     },
     async defaultOf(userId, provider) {
       const c = defaultCredential(tables(), userId, provider);

@@ -46,7 +46,11 @@ export function memoryStorage(): StorageAdapter {
     const run = queue.then(async () => {
       const snapshot = copyTables(tables);
       // Inside a transaction, `transaction` runs in the same one (queueing would deadlock).
-      const tx: StorageAdapter = adapterOver(() => tables, (inner) => inner(tx), close);
+      const tx: StorageAdapter = adapterOver(
+        () => tables,
+        (inner) => inner(tx),
+        close,
+      );
       try {
         return await fn(tx);
       } catch (error) {

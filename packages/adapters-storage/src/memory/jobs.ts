@@ -34,9 +34,7 @@ export function memoryJobs(tables: () => Tables): JobRepository {
       for (const j of t.jobs.values()) if (live(j)) leased.set(j.tenant, (leased.get(j.tenant) ?? 0) + 1);
       const running = (j: JobRecord) => leased.get(j.tenant) ?? 0;
       const fits = (j: JobRecord) => maxBytes === undefined || j.size <= maxBytes || (overdueAt !== undefined && j.createdAt.getTime() <= overdueAt.getTime());
-      const job = [...t.jobs.values()]
-        .filter((j) => !live(j) && fits(j) && (!idleTenantsOnly || running(j) === 0))
-        .sort((a, b) => running(a) - running(b) || compareNewestFirst(b, a))[0];
+      const job = [...t.jobs.values()].filter((j) => !live(j) && fits(j) && (!idleTenantsOnly || running(j) === 0)).sort((a, b) => running(a) - running(b) || compareNewestFirst(b, a))[0];
       if (!job) return undefined;
       const claimed: JobRecord = { ...job, owner, leaseExpiresAt: new Date(now.getTime() + leaseMs), attempts: job.attempts + 1, generation: job.generation + 1 };
       t.jobs.set(job.id, claimed);

@@ -20,7 +20,10 @@ export function memoryMcpServers(tables: () => Tables): McpServerRepository {
       return projectPage(tables().mcpServers, query);
     },
     async forProject(projectId) {
-      return [...tables().mcpServers.values()].filter((m) => m.projectId === projectId).sort((a, b) => compareNewestFirst(b, a)).map(clone);
+      return [...tables().mcpServers.values()]
+        .filter((m) => m.projectId === projectId)
+        .sort((a, b) => compareNewestFirst(b, a))
+        .map(clone);
     },
     async delete(userId, id) {
       const t = tables();

@@ -3,9 +3,7 @@ import { chatKey, clone, compareNewestFirst, deleteDocumentRows, insertUnique, p
 
 function paginate(rows: ProjectRecord[], query: ProjectListQuery): Page<ProjectRecord> {
   const word = query.searchWord?.toLowerCase();
-  const matching = rows
-    .filter((p) => p.userId === query.userId && (!word || p.name.toLowerCase().includes(word)))
-    .sort(compareNewestFirst);
+  const matching = rows.filter((p) => p.userId === query.userId && (!word || p.name.toLowerCase().includes(word))).sort(compareNewestFirst);
   const after = query.after;
   const start = after ? matching.filter((p) => compareNewestFirst(p, after) <= 0).length : (query.offset ?? 0);
   return { items: matching.slice(start, start + query.limit).map(clone), total: matching.length, start };

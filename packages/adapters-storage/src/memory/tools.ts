@@ -17,7 +17,10 @@ export function memoryTools(tables: () => Tables): ToolRepository {
       return projectPage(tables().tools, query);
     },
     async enabled(projectId) {
-      return [...tables().tools.values()].filter((t) => t.projectId === projectId && t.enabled).sort((a, b) => compareNewestFirst(b, a)).map(clone);
+      return [...tables().tools.values()]
+        .filter((t) => t.projectId === projectId && t.enabled)
+        .sort((a, b) => compareNewestFirst(b, a))
+        .map(clone);
     },
     async update(userId, id, patch) {
       return patchRow(tables().tools, id, patch, userId);

@@ -35,10 +35,7 @@ export async function replacePostgresChunks(tx: Db, { documentId, chunks, embedd
     const { lengths, postings } = keywordRows(batch);
     const vectors = embeddings ? embeddings.vectors.slice(start, start + batch.length).map((v) => vectorBytes(v)) : [];
     // The first statement also deletes the rows the document had; later ones add to its new rows.
-    const gone =
-      start === 0
-        ? sql`delete from chunks where document_id = ${documentId} returning 1`
-        : sql`select 1 where false`;
+    const gone = start === 0 ? sql`delete from chunks where document_id = ${documentId} returning 1` : sql`select 1 where false`;
     await sql`
       with gone as (${gone}),
       new_rows as (

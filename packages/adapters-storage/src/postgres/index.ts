@@ -1,8 +1,9 @@
-import { Kysely, Migrator, type PostgresPool, PostgresDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, type PostgresPool } from 'kysely';
 import type { Database } from '../kysely/database.js';
 import { type DatabaseStorage, kyselyStorage } from '../kysely/storage.js';
 
 export type { DatabaseStorage } from '../kysely/storage.js';
+
 import { postgresDialect } from './dialect.js';
 import { migrations } from './schema.js';
 
@@ -53,4 +54,4 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
   return kyselyStorage(db, postgresDialect, () => db.destroy());
 }
 
-export { NOTIFIER_APPLICATION_NAME, postgresNotifier, type PostgresNotifierOptions } from './notifier.js';
+export { NOTIFIER_APPLICATION_NAME, type PostgresNotifierOptions, postgresNotifier } from './notifier.js';

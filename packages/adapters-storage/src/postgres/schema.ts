@@ -1,8 +1,8 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import { addCredentialDefaults } from '../kysely/credential-defaults.js';
-import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
 import { addJobTenants } from '../kysely/job-tenants.js';
 import { addProjectInstructions } from '../kysely/project-instructions.js';
+import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
 import { addUserCountsPostgres } from '../kysely/user-counts.js';
 
 /**
@@ -245,7 +245,10 @@ export const migrations: Record<string, Migration> = {
         .addColumn('bytes', 'bytea', (c) => c.notNull())
         .addColumn('created_at', 'timestamptz', (c) => c.notNull())
         .execute();
-      await db.schema.createTable('locks').addColumn('name', 'text', (c) => c.primaryKey()).execute();
+      await db.schema
+        .createTable('locks')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .execute();
     },
   },
   '0005_streams': {

@@ -21,8 +21,7 @@ export const sqliteDialect: StorageDialect = {
   readJson: (value) => JSON.parse(value as string),
   caseInsensitiveLike: 'like',
   // better-sqlite3 reports a UNIQUE index violation (not the primary key's) with this code.
-  isUniqueViolation: (error) =>
-    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE',
+  isUniqueViolation: (error) => typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE',
   // The insert triggers on `chunks` fill the keyword index.
   replaceChunks: insertChunksInBatches,
   keywords: {

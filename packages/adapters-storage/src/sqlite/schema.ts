@@ -34,11 +34,7 @@ export const migrations: Record<string, Migration> = {
         .addColumn('last_used_at', 'integer')
         .execute();
       // GET /api/auth/keys: the user's keys, newest first.
-      await db.schema
-        .createIndex('api_keys_user_created')
-        .on('api_keys')
-        .columns(['user_id', 'created_at desc', 'id desc'])
-        .execute();
+      await db.schema.createIndex('api_keys_user_created').on('api_keys').columns(['user_id', 'created_at desc', 'id desc']).execute();
       await db.schema
         .createTable('projects')
         .addColumn('id', 'text', (c) => c.primaryKey())
@@ -53,11 +49,7 @@ export const migrations: Record<string, Migration> = {
         .addColumn('updated_at', 'integer', (c) => c.notNull())
         .execute();
       // GET /api/v1/projects: the user's projects, newest first (offset and cursor pages).
-      await db.schema
-        .createIndex('projects_user_created')
-        .on('projects')
-        .columns(['user_id', 'created_at desc', 'id desc'])
-        .execute();
+      await db.schema.createIndex('projects_user_created').on('projects').columns(['user_id', 'created_at desc', 'id desc']).execute();
     },
   },
   // The unfiltered project list answers `total` from a counter kept by triggers instead of
@@ -96,11 +88,7 @@ export const migrations: Record<string, Migration> = {
         .execute();
       // GET /api/knowledge/documents: a project's documents newest first, optionally by status.
       await db.schema.createIndex('documents_project_created').on('documents').columns(['project_id', 'created_at desc', 'id desc']).execute();
-      await db.schema
-        .createIndex('documents_project_status_created')
-        .on('documents')
-        .columns(['project_id', 'status', 'created_at desc', 'id desc'])
-        .execute();
+      await db.schema.createIndex('documents_project_status_created').on('documents').columns(['project_id', 'status', 'created_at desc', 'id desc']).execute();
       // Restart recovery: unfinished documents.
       await db.schema.createIndex('documents_status').on('documents').column('status').execute();
 
@@ -288,7 +276,10 @@ export const migrations: Record<string, Migration> = {
         .addColumn('size', 'integer', (c) => c.notNull())
         .addColumn('created_at', 'integer', (c) => c.notNull())
         .execute();
-      await db.schema.alterTable('documents').addColumn('source_key', 'text', (c) => c.notNull().defaultTo('')).execute();
+      await db.schema
+        .alterTable('documents')
+        .addColumn('source_key', 'text', (c) => c.notNull().defaultTo(''))
+        .execute();
       await sql`insert into files (id, user_id, project_id, file_name, file_type, size, created_at)
         select d.file_id, d.user_id, d.project_id, d.file_name, d.file_type,
           coalesce(cast(json_extract(d.metadata, '$.size') as integer), 0), d.created_at
@@ -326,10 +317,16 @@ export const migrations: Record<string, Migration> = {
   // jobs left by an older release from their document's recorded size.
   '0012_job_leases': {
     async up(db: Kysely<any>) {
-      await db.schema.alterTable('jobs').addColumn('size', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('jobs')
+        .addColumn('size', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
       await db.schema.alterTable('jobs').addColumn('owner', 'text').execute();
       await db.schema.alterTable('jobs').addColumn('lease_expires_at', 'integer').execute();
-      await db.schema.alterTable('jobs').addColumn('generation', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('jobs')
+        .addColumn('generation', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
       await sql`update jobs set size = coalesce((select cast(json_extract(d.metadata, '$.size') as integer) from documents d where d.id = jobs.document_id), 0)`.execute(db);
       await db.schema.createIndex('jobs_document').on('jobs').column('document_id').execute();
       await db.schema.createIndex('jobs_owner').on('jobs').column('owner').execute();
@@ -345,7 +342,10 @@ export const migrations: Record<string, Migration> = {
         .addColumn('bytes', 'blob', (c) => c.notNull())
         .addColumn('created_at', 'integer', (c) => c.notNull())
         .execute();
-      await db.schema.createTable('locks').addColumn('name', 'text', (c) => c.primaryKey()).execute();
+      await db.schema
+        .createTable('locks')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .execute();
     },
   },
   '0014_streams': {

@@ -7,9 +7,7 @@ import { type FileHandle, open, readFile, rename, rm, writeFile } from 'node:fs/
  * Replaying it rebuilds the namespace; a record cut short by a crash ends the replay and is
  * cut off. Compaction rewrites the live rows through a temp file and a rename.
  */
-export type LogRecord =
-  | { readonly op: 'upsert'; readonly id: string; readonly documentId: string; readonly vector: Float32Array }
-  | { readonly op: 'delete'; readonly id: string };
+export type LogRecord = { readonly op: 'upsert'; readonly id: string; readonly documentId: string; readonly vector: Float32Array } | { readonly op: 'delete'; readonly id: string };
 
 const UPSERT = 1;
 const DELETE = 2;

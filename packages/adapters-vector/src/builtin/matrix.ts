@@ -25,7 +25,10 @@ export class VectorMatrix {
   #nextLabel = 0;
   count = 0;
 
-  constructor(readonly dimensions: number, capacity = BLOCK_ROWS) {
+  constructor(
+    readonly dimensions: number,
+    capacity = BLOCK_ROWS,
+  ) {
     this.docOf = new Int32Array(capacity);
     this.labelOf = new Float64Array(capacity);
   }

@@ -9,10 +9,14 @@ import { httpUrl, invalidConfiguration, requiredString } from '../config.js';
  * address.
  */
 const COLLECTION_NAME = /^[a-zA-Z0-9](?:[a-zA-Z0-9._-]{1,510})[a-zA-Z0-9]$/;
-const COLLECTION_RULE = 'indexName must be 3-512 characters of letters, digits, ".", "_" and "-", starting and ending with a letter or digit, without ".." and not an IP address (Chroma\'s rule for collection names)';
+const COLLECTION_RULE =
+  'indexName must be 3-512 characters of letters, digits, ".", "_" and "-", starting and ending with a letter or digit, without ".." and not an IP address (Chroma\'s rule for collection names)';
 
 /** Chroma's rule for tenant and database names: at least 3 characters (which also keeps "." and ".." out of its URL paths). */
-const containerName = (key: string) => text(key).min(3, { error: `${key} must be at least 3 characters (Chroma's rule for ${key} names)` }).optional();
+const containerName = (key: string) =>
+  text(key)
+    .min(3, { error: `${key} must be at least 3 characters (Chroma's rule for ${key} names)` })
+    .optional();
 
 const text = (key: string, requiredSuffix = '') => requiredString(key, requiredSuffix).min(1, { error: `${key} must not be empty` });
 
@@ -24,7 +28,7 @@ function endpointProblem(value: string): string | undefined {
   // Keeps secrets out of the URL, which appears in error messages.
   if (url.username || url.password) return 'endpoint must not contain credentials (put the token in apiKey)';
   // chromadb 3.5 builds its URLs from host, port and protocol only: a path would be dropped.
-  if (url.pathname !== '/' || baseUrlProblem(value)) return 'endpoint must be the server\'s root URL, without a path, query string or fragment (e.g. http://127.0.0.1:8000)';
+  if (url.pathname !== '/' || baseUrlProblem(value)) return "endpoint must be the server's root URL, without a path, query string or fragment (e.g. http://127.0.0.1:8000)";
   return undefined;
 }
 

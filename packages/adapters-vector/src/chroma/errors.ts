@@ -1,4 +1,4 @@
-import { answerTooLargeIn, boundedFetch, type ByteLimit, isPlatformError, limitBody, PlatformError } from '@agent-platform/core';
+import { answerTooLargeIn, type ByteLimit, boundedFetch, isPlatformError, limitBody, PlatformError } from '@agent-platform/core';
 import type { FetchFunction } from '../fetch.js';
 
 /** What error messages need to know of the store (never the API key). */
@@ -20,8 +20,7 @@ export const unreachable = (ctx: ErrorContext, cause: unknown) => {
   return new PlatformError('unavailable', `chroma at ${ctx.endpoint} could not be reached${reason ? `: ${reason}` : ''}`, { retryable: true, cause });
 };
 
-export const timedOut = (ctx: ErrorContext, cause?: unknown) =>
-  new PlatformError('timeout', `chroma at ${ctx.endpoint} did not answer within ${ctx.timeoutMs} ms`, { retryable: true, cause });
+export const timedOut = (ctx: ErrorContext, cause?: unknown) => new PlatformError('timeout', `chroma at ${ctx.endpoint} did not answer within ${ctx.timeoutMs} ms`, { retryable: true, cause });
 
 /** `connect ECONNREFUSED 127.0.0.1:8000`, `other side closed`: the useful part of a fetch failure. */
 function describeCause(cause: unknown): string {

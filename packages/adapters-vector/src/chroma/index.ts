@@ -122,9 +122,7 @@ export function createChromaVectorStore(config: unknown, options: ChromaVectorSt
   const open = async (create: boolean): Promise<Collection | undefined> => {
     if (opened) return opened;
     if (create) {
-      const pending = client
-        .getOrCreateCollection({ name: cfg.indexName, embeddingFunction: null, configuration: { hnsw: { space: 'cosine' } } })
-        .then(verified);
+      const pending = client.getOrCreateCollection({ name: cfg.indexName, embeddingFunction: null, configuration: { hnsw: { space: 'cosine' } } }).then(verified);
       opened = pending;
       pending.catch(() => {
         if (opened === pending) opened = undefined;
@@ -198,11 +196,17 @@ export function createChromaVectorStore(config: unknown, options: ChromaVectorSt
         return undefined;
       } catch (error) {
         if (batch.length === 1) throw error;
-        return Promise.all(batch.map((u) => write(u.rows).then(() => undefined, (own: unknown) => own)));
+        return Promise.all(
+          batch.map((u) =>
+            write(u.rows).then(
+              () => undefined,
+              (own: unknown) => own,
+            ),
+          ),
+        );
       }
     },
-    (batch, next) =>
-      batch.reduce((n, u) => n + u.rows.length, next.rows.length) <= UPSERT_BATCH && !batch.some((u) => u.rows.some((r) => next.ids.has(r.id))),
+    (batch, next) => batch.reduce((n, u) => n + u.rows.length, next.rows.length) <= UPSERT_BATCH && !batch.some((u) => u.rows.some((r) => next.ids.has(r.id))),
   );
 
   return {

@@ -15,9 +15,7 @@ const sha256 = (value: string) => createHash('sha256').update(value).digest('hex
 /** Printable ASCII except `%`, `#` and `~`, which carry meaning in our names, stays as it is. */
 const encode = (value: string) =>
   Array.from(new TextEncoder().encode(value), (byte) =>
-    byte >= 0x20 && byte < 0x7f && byte !== 0x25 && byte !== 0x23 && byte !== 0x7e
-      ? String.fromCharCode(byte)
-      : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`,
+    byte >= 0x20 && byte < 0x7f && byte !== 0x25 && byte !== 0x23 && byte !== 0x7e ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`,
   ).join('');
 
 const fit = (value: string, max: number) => {

@@ -82,13 +82,17 @@ export function createPineconeVectorStore(config: unknown, options: PineconeVect
   const { indexName, apiKey, endpoint } = parsePineconeConfig(config);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const readyTimeoutMs = options.readyTimeoutMs ?? 120_000;
-  let client: Pinecone | undefined = new Pinecone({ apiKey, controllerHostUrl: endpoint, fetchApi: pineconeFetch(timeoutMs, options.answerLimit ?? { bytes: DEFAULT_UPSTREAM_LIMITS.vectorAnswerBytes, setting: 'the answerLimit option of the store' }, options.fetch), maxRetries: 3 });
+  let client: Pinecone | undefined = new Pinecone({
+    apiKey,
+    controllerHostUrl: endpoint,
+    fetchApi: pineconeFetch(timeoutMs, options.answerLimit ?? { bytes: DEFAULT_UPSTREAM_LIMITS.vectorAnswerBytes, setting: 'the answerLimit option of the store' }, options.fetch),
+    maxRetries: 3,
+  });
   const closing = new AbortController();
   /** The index once it was found ready; forgotten after a failure, so a later call looks again. */
   let target: Target | undefined;
 
-  const mismatch = (actual: number, wanted: number) =>
-    PlatformError.invalid(`Invalid vectorstore configuration: index "${indexName}" has dimension ${actual}, the embedding model gives ${wanted}`);
+  const mismatch = (actual: number, wanted: number) => PlatformError.invalid(`Invalid vectorstore configuration: index "${indexName}" has dimension ${actual}, the embedding model gives ${wanted}`);
 
   /** Runs one store operation with its own call context and maps what it throws. */
   async function call<T>(fn: (context: CallContext, pc: Pinecone) => Promise<T>, signal?: AbortSignal): Promise<T> {

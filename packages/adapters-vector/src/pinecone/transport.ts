@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { boundedFetch, type ByteLimit, isPlatformError, PlatformError } from '@agent-platform/core';
+import { type ByteLimit, boundedFetch, isPlatformError, PlatformError } from '@agent-platform/core';
 import type { FetchFunction } from '../fetch.js';
 
 /**

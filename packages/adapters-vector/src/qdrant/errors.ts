@@ -7,8 +7,7 @@ interface HttpFailure {
   readonly data?: unknown;
 }
 
-const isHttpFailure = (error: unknown): error is HttpFailure =>
-  error instanceof Error && typeof (error as { status?: unknown }).status === 'number';
+const isHttpFailure = (error: unknown): error is HttpFailure => error instanceof Error && typeof (error as { status?: unknown }).status === 'number';
 
 /** True when Qdrant answered 404 (a missing collection, for the calls the store makes). */
 export const isNotFound = (error: unknown): boolean => isHttpFailure(error) && error.status === 404;
@@ -18,8 +17,7 @@ export const isNotFound = (error: unknown): boolean => isHttpFailure(error) && e
  * Qdrant answers 409 (`Wrong input: Collection … already exists!`); a 400 with those words is
  * taken the same way, for servers that answer it so.
  */
-export const isConflict = (error: unknown): boolean =>
-  isHttpFailure(error) && (error.status === 409 || (error.status === 400 && providerMessage(error.data).includes('already exists')));
+export const isConflict = (error: unknown): boolean => isHttpFailure(error) && (error.status === 409 || (error.status === 400 && providerMessage(error.data).includes('already exists')));
 
 /**
  * Qdrant's own words: `status.error` of its JSON error body (`{ status: { error }, time }`), or

@@ -130,8 +130,7 @@ export function createQdrantVectorStore(config: unknown, options: QdrantVectorSt
   let dimension: number | undefined;
   let preparing: Promise<number> | undefined;
 
-  const mismatch = (actual: number, wanted: number) =>
-    PlatformError.invalid(`Invalid vectorstore configuration: index "${indexName}" has dimension ${actual}, the embedding model gives ${wanted}`);
+  const mismatch = (actual: number, wanted: number) => PlatformError.invalid(`Invalid vectorstore configuration: index "${indexName}" has dimension ${actual}, the embedding model gives ${wanted}`);
 
   const describeCollection = async () => {
     try {

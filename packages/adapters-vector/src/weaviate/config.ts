@@ -35,7 +35,7 @@ const schema = z.strictObject(
   {
     indexName: requiredString('indexName').refine(
       (name) => CLASS_NAME.test(name),
-      'indexName must be a Weaviate class name: a letter, then letters, digits or _ (at most 255 characters; Weaviate\'s rule for class names)',
+      "indexName must be a Weaviate class name: a letter, then letters, digits or _ (at most 255 characters; Weaviate's rule for class names)",
     ),
     endpoint: url('endpoint', ' for weaviate', true),
     apiKey: optional(requiredString('apiKey')),

@@ -31,15 +31,12 @@ function networkReason(error: Error): string {
 const GRPC_FAILURE = /\/weaviate\.v1\.Weaviate\/\w+ ([A-Z_]+): ([\s\S]*)$/;
 
 const invalidKey = (status: number, ctx: ErrorContext) =>
-  PlatformError.invalid(
-    `Invalid vectorstore configuration: ${!ctx.hasApiKey && status === 401 ? 'Weaviate requires an API key (401): set apiKey' : `Weaviate refused the API key (${status})`}`,
-  );
+  PlatformError.invalid(`Invalid vectorstore configuration: ${!ctx.hasApiKey && status === 401 ? 'Weaviate requires an API key (401): set apiKey' : `Weaviate refused the API key (${status})`}`);
 
 export const unavailable = (ctx: ErrorContext, reason: string, cause?: unknown) =>
   new PlatformError('unavailable', `Weaviate at ${ctx.endpoint} could not be reached: ${reason}`, { retryable: true, cause });
 
-const timedOut = (ctx: ErrorContext, cause?: unknown) =>
-  new PlatformError('timeout', `Weaviate at ${ctx.endpoint} did not answer within ${ctx.timeoutMs} ms`, { retryable: true, cause });
+const timedOut = (ctx: ErrorContext, cause?: unknown) => new PlatformError('timeout', `Weaviate at ${ctx.endpoint} did not answer within ${ctx.timeoutMs} ms`, { retryable: true, cause });
 
 /** True when Weaviate answered 404 over REST (a missing class, for the calls the store makes). */
 export const isNotFound = (error: unknown): boolean => (error as { name?: string; code?: unknown })?.name === 'WeaviateUnexpectedStatusCodeError' && (error as { code?: unknown }).code === 404;

@@ -1,5 +1,5 @@
 import { type ByteLimit, PlatformError, type VectorHit, type VectorQuery, type VectorRecord, type VectorStore } from '@agent-platform/core';
-import weaviate, { type Collection, type FilterValue, Filters, type WeaviateClient } from 'weaviate-client';
+import weaviate, { type Collection, Filters, type FilterValue, type WeaviateClient } from 'weaviate-client';
 import { defaultAnswerLimit, type FetchFunction, storeFetch, withGlobalFetch } from '../fetch.js';
 import { parseWeaviateConfig, type WeaviateConfig, weaviateConnection } from './config.js';
 import { type ErrorContext, type GuardOptions, guarded, isAlreadyExists, isNotFound } from './errors.js';

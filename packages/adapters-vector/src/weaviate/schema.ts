@@ -38,8 +38,7 @@ export function classDefinition(className: string): WeaviateClass {
 
 const invalid = (message: string) => PlatformError.invalid(`Invalid vectorstore configuration: ${message}`);
 
-export const dimensionMismatch = (className: string, has: number, gives: number) =>
-  invalid(`index "${className}" has dimension ${has}, the embedding model gives ${gives}`);
+export const dimensionMismatch = (className: string, has: number, gives: number) => invalid(`index "${className}" has dimension ${has}, the embedding model gives ${gives}`);
 
 /**
  * Checks that an existing class can hold the platform's vectors: its default (unnamed) vector is

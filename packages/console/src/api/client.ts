@@ -16,13 +16,8 @@ export type QueryOf<P extends keyof paths, M extends Method> = Operation<P, M> e
 /** The path parameters of an operation. */
 export type ParamsOf<P extends keyof paths, M extends Method> = Operation<P, M> extends { parameters: { path?: infer Q } } ? NonNullable<Q> : never;
 /** The JSON body of an operation's success answer (200 or 201). */
-export type ResultOf<P extends keyof paths, M extends Method> = Operation<P, M> extends { responses: infer R }
-  ? R extends { 200: infer S }
-    ? Json<S>
-    : R extends { 201: infer S }
-      ? Json<S>
-      : never
-  : never;
+export type ResultOf<P extends keyof paths, M extends Method> =
+  Operation<P, M> extends { responses: infer R } ? (R extends { 200: infer S } ? Json<S> : R extends { 201: infer S } ? Json<S> : never) : never;
 
 export interface RequestOptions<P extends keyof paths, M extends Method> {
   readonly params?: ParamsOf<P, M>;
@@ -54,9 +49,7 @@ export class ApiError extends Error {
     const details = this.body.details;
     const list = details && typeof details === 'object' ? (details as Record<string, unknown>).issues : undefined;
     if (!Array.isArray(list) || list.length === 0) return undefined;
-    const issues = list.filter(
-      (i): i is Issue => typeof i === 'object' && i !== null && Array.isArray((i as Issue).path) && typeof (i as Issue).message === 'string',
-    );
+    const issues = list.filter((i): i is Issue => typeof i === 'object' && i !== null && Array.isArray((i as Issue).path) && typeof (i as Issue).message === 'string');
     return issues.length === list.length ? issues : undefined;
   }
 

@@ -70,7 +70,20 @@ const REASONS: readonly [RegExp, (m: RegExpExecArray) => string][] = [
 ];
 
 /** Words of field names as the console's labels write them. */
-const WORDS: Readonly<Record<string, string>> = { url: 'URL', api: 'API', id: 'ID', mcp: 'MCP', json: 'JSON', k: 'K', mmr: 'MMR', rag: 'RAG', min: 'minimum', max: 'maximum', color: 'colour', config: 'configuration' };
+const WORDS: Readonly<Record<string, string>> = {
+  url: 'URL',
+  api: 'API',
+  id: 'ID',
+  mcp: 'MCP',
+  json: 'JSON',
+  k: 'K',
+  mmr: 'MMR',
+  rag: 'RAG',
+  min: 'minimum',
+  max: 'maximum',
+  color: 'colour',
+  config: 'configuration',
+};
 
 /** A field's name as a label: `baseUrl` → "Base URL", `topK` → "Top K", `minScore` → "Minimum score". */
 export function labelOf(field: string): string {

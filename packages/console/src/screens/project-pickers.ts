@@ -50,9 +50,7 @@ export function useModels(api: Api, provider: string, credentialId: string): Mod
     const asked: Promise<ModelList> = credentialId
       ? api.call('get', '/api/v1/credentials/{id}/models', { params: { id: credentialId }, signal: abort.signal })
       : api.call('get', '/api/v1/credentials/default/models', { query: { provider }, signal: abort.signal });
-    asked
-      .then((r) => setModels({ state: 'loaded', ids: r.models.map((m) => m.id), baseUrl: r.baseUrl }))
-      .catch((e) => abort.signal.aborted || setModels({ state: 'failed', message: messageOf(e) }));
+    asked.then((r) => setModels({ state: 'loaded', ids: r.models.map((m) => m.id), baseUrl: r.baseUrl })).catch((e) => abort.signal.aborted || setModels({ state: 'failed', message: messageOf(e) }));
     return () => abort.abort();
   }, [provider, credentialId]);
   return models;

@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { messageOf, type ResultOf } from '../api/client';
 import { useApi } from '../api/context';
+import { lazyScreen } from '../components/lazy';
 import { ErrorNote } from '../components/ui';
 import { PROJECT_TABS, type ProjectTab, projectHref } from '../router';
-import { lazyScreen } from '../components/lazy';
 import { ChatScreen } from './chat/chat';
 import { KnowledgeScreen } from './knowledge/knowledge';
 

@@ -8,7 +8,6 @@ import { usePage } from '../components/use-page';
 import { projectHref } from '../router';
 import { type Project, ProjectForm } from './project-form';
 
-
 const LIMIT = 20;
 
 /** The caller's projects: search by name, pages of 20, create, edit, delete with confirmation. */
@@ -20,10 +19,7 @@ export function ProjectsScreen() {
   const [deleting, setDeleting] = useState<Project | null>(null);
 
   useDebounced(search, 250, (searchWord) => setQuery({ searchWord: searchWord.trim(), offset: 0 }));
-  const { page, error, setError, reload } = usePage(
-    (signal) => api.call('get', '/api/v1/projects', { query: { limit: LIMIT, offset: query.offset, searchWord: query.searchWord }, signal }),
-    [query],
-  );
+  const { page, error, setError, reload } = usePage((signal) => api.call('get', '/api/v1/projects', { query: { limit: LIMIT, offset: query.offset, searchWord: query.searchWord }, signal }), [query]);
 
   const remove = async () => {
     if (!deleting) return;

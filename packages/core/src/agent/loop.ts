@@ -91,9 +91,7 @@ export interface AgentTurn {
 const DEFAULT_MESSAGE_LIMIT: ByteLimit = { bytes: DEFAULT_UPSTREAM_LIMITS.messageBytes, setting: 'the agent messageLimit option' };
 
 const addUsage = (a: Usage, b: Usage | undefined): Usage =>
-  b
-    ? { promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens, totalTokens: a.totalTokens + b.totalTokens }
-    : a;
+  b ? { promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens, totalTokens: a.totalTokens + b.totalTokens } : a;
 
 /** The system context with numbered knowledge excerpts, or undefined when there is nothing to say. */
 export function systemContext(instructions: string | undefined, hits: readonly SearchHit[]): { system?: string; sources: Source[] } {
@@ -155,13 +153,7 @@ export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent>
   for (let step = 1; ; step++) {
     const offerTools = definitions.length > 0 && step < stepLimit && turn.toolChoice !== 'none';
     const choice = step === 1 && typeof turn.toolChoice === 'object' ? turn.toolChoice : step === 1 && turn.toolChoice === 'required' ? 'required' : undefined;
-    const messages: ChatMessage[] = [
-      ...(turn.system ? [{ role: 'system' as const, content: turn.system }] : []),
-      ...system,
-      ...turn.history,
-      ...input,
-      ...produced,
-    ];
+    const messages: ChatMessage[] = [...(turn.system ? [{ role: 'system' as const, content: turn.system }] : []), ...system, ...turn.history, ...input, ...produced];
     let text = '';
     const calls: ToolCall[] = [];
     let reason: FinishReason = 'stop';

@@ -1,6 +1,6 @@
-import { countTokens } from '../tokens.js';
-import type { ChatMessageRecord, StorageAdapter } from '../storage/types.js';
 import type { ChatMessage } from '../agent/chat-model.js';
+import type { ChatMessageRecord, StorageAdapter } from '../storage/types.js';
+import { countTokens } from '../tokens.js';
 
 /**
  * Default token budget of the messages of a model call (`AgentOptions.historyTokens`): a quarter

@@ -1,5 +1,5 @@
-import { PlatformError } from '../errors.js';
 import type { z } from 'zod';
+import { PlatformError } from '../errors.js';
 import type { ListModelsQuery, ListModelsResponse, ModelObject } from '../schemas/models.js';
 import type { ListPosition, ProjectRecord, StorageAdapter } from '../storage/types.js';
 
@@ -24,7 +24,8 @@ export async function listModels(storage: StorageAdapter, userId: string, q: z.o
   let after: ListPosition | undefined;
   if (q.after !== undefined) {
     const project = await storage.projects.get(userId, q.after);
-    if (!project) throw PlatformError.invalid(`after: none of your models has the id ${q.after} (give the last_id of a page)`, [{ path: ['after'], code: 'custom', message: 'not one of your models' }]);
+    if (!project)
+      throw PlatformError.invalid(`after: none of your models has the id ${q.after} (give the last_id of a page)`, [{ path: ['after'], code: 'custom', message: 'not one of your models' }]);
     after = { createdAt: project.createdAt, id: project.id };
   }
   const page = await storage.projects.list({ userId, limit: q.limit + 1, ...(after ? { after } : { offset: 0 }) });

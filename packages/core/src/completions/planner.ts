@@ -12,7 +12,7 @@ import type { ChatMessageRecord, ChatRecord, MessageSource, ProjectRecord } from
 import { type CompletionPlan, sourcesOut } from './chunks.js';
 import { countMessageTokens, DEFAULT_HISTORY_TOKENS, fitHistory, readRecentTurns } from './history.js';
 import type { AgentOptions, OperatorKeyLimits } from './options.js';
-import { checkTools, type CompletionSettings, operatorLimited, toChatMessages, turnSettings } from './request.js';
+import { type CompletionSettings, checkTools, operatorLimited, toChatMessages, turnSettings } from './request.js';
 
 /** A credential as a provider call uses it: decrypted. */
 export interface ProviderCredential {
@@ -46,9 +46,7 @@ export interface CompletionPlannerDeps {
 
 const splitModel = (value: string): { provider: string; model: string } => {
   const at = value.indexOf(':');
-  return at > 0 && isModelProvider(value.slice(0, at))
-    ? { provider: value.slice(0, at), model: value.slice(at + 1) }
-    : { provider: 'openai', model: value };
+  return at > 0 && isModelProvider(value.slice(0, at)) ? { provider: value.slice(0, at), model: value.slice(at + 1) } : { provider: 'openai', model: value };
 };
 
 const toRecord = (m: ChatMessage, createdAt: Date, sources?: readonly MessageSource[]): Omit<ChatMessageRecord, 'chatId' | 'position'> => ({

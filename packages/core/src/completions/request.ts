@@ -31,10 +31,9 @@ export function toChatMessages(messages: readonly CompletionMessage[]): ChatMess
 }
 
 /** What a request asks of the model beyond its messages (the completion request's members, parsed). */
-export type CompletionSettings = Pick<
-  ChatCompletionRequest,
-  'tools' | 'tool_choice' | 'parallel_tool_calls' | 'temperature' | 'top_p' | 'frequency_penalty' | 'presence_penalty' | 'seed' | 'stop'
-> & { readonly maxTokens?: number | null | undefined };
+export type CompletionSettings = Pick<ChatCompletionRequest, 'tools' | 'tool_choice' | 'parallel_tool_calls' | 'temperature' | 'top_p' | 'frequency_penalty' | 'presence_penalty' | 'seed' | 'stop'> & {
+  readonly maxTokens?: number | null | undefined;
+};
 
 /** The request's settings for the agent turn, the model's members named. */
 export function turnSettings(request: CompletionSettings): Pick<AgentTurn, 'clientTools' | 'toolChoice' | 'temperature' | 'maxTokens' | 'modelSettings'> {
@@ -80,10 +79,9 @@ export function operatorLimited<T extends { readonly maxTokens?: number }>(setti
   }
   if (limits.maxTokens === undefined) return settings;
   if (settings.maxTokens !== undefined && settings.maxTokens > limits.maxTokens) {
-    throw PlatformError.invalid(
-      `max_tokens: at most ${limits.maxTokens} on the server's own ${provider} key (${hint('maxTokens')}); ask fewer, or add a credential of your own`,
-      [{ path: ['max_tokens'], code: 'too_big', message: `at most ${limits.maxTokens} on the server's own key` }],
-    );
+    throw PlatformError.invalid(`max_tokens: at most ${limits.maxTokens} on the server's own ${provider} key (${hint('maxTokens')}); ask fewer, or add a credential of your own`, [
+      { path: ['max_tokens'], code: 'too_big', message: `at most ${limits.maxTokens} on the server's own key` },
+    ]);
   }
   return settings.maxTokens === undefined ? { ...settings, maxTokens: limits.maxTokens } : settings;
 }

@@ -65,10 +65,7 @@ export class CompletionsService {
     if (!this.#planner) throw new PlatformError('unsupported', 'Chat completions are not configured: construct AgentPlatform with `agent: { models }`');
     const storage = this.#ctx.storage;
     // Independent reads, at once (each is a round trip on PostgreSQL).
-    const [named, found] = await Promise.all([
-      body.model ? storage.projects.get(caller.userId, body.model) : undefined,
-      body.chatId ? storage.chats.get(caller.userId, body.chatId) : undefined,
-    ]);
+    const [named, found] = await Promise.all([body.model ? storage.projects.get(caller.userId, body.model) : undefined, body.chatId ? storage.chats.get(caller.userId, body.chatId) : undefined]);
     if (body.model && !named && hasIdForm('project', body.model)) {
       // A project id that is not the caller's (or no longer exists) is not a model name: sending
       // it upstream would answer without the agent (no knowledge, no tools) and hide the mistake.
@@ -170,13 +167,7 @@ export class CompletionsService {
    * the failure that ended the completion (`code`, `message`); the server frames them as it
    * frames a live completion.
    */
-  async readStream(
-    caller: Caller,
-    chatId: string,
-    streamId: string,
-    lastEventId: string | undefined,
-    signal?: AbortSignal,
-  ): Promise<AsyncIterable<StreamEvent<StreamRecord>>> {
+  async readStream(caller: Caller, chatId: string, streamId: string, lastEventId: string | undefined, signal?: AbortSignal): Promise<AsyncIterable<StreamEvent<StreamRecord>>> {
     await this.#deps.chats.get(caller, chatId);
     if (!(await this.#deps.streams.get(caller.userId, chatId, streamId))) throw PlatformError.notFound('Stream not found');
     const after = lastEventId && /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : 0;

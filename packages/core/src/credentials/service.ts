@@ -4,19 +4,13 @@ import type { Caller, PlatformContext } from '../context.js';
 import { isPlatformError, PlatformError } from '../errors.js';
 import { displayUrl, MASK } from '../net/display.js';
 import { isUnresolvedHost, unreachableAs } from '../net/unresolved-host.js';
+import type { CreateCredentialRequest, CredentialResponse, CredentialTestResponse, ListCredentialsResponse, UpdateCredentialRequest } from '../schemas/credentials.js';
 import type { ResolvedProvider } from '../schemas/projects.js';
-import type {
-  CreateCredentialRequest,
-  CredentialResponse,
-  CredentialTestResponse,
-  ListCredentialsResponse,
-  UpdateCredentialRequest,
-} from '../schemas/credentials.js';
+import type { DefaultModelsQuery, ProviderModelsResponse } from '../schemas/provider-models.js';
 import type { SecretBox } from '../security/secrets.js';
 import type { CredentialPatch, CredentialRecord, ProjectRecord, StorageAdapter } from '../storage/types.js';
-import type { DefaultModelsQuery, ProviderModelsResponse } from '../schemas/provider-models.js';
-import { storedUrl, toCredential } from './records.js';
 import { checkNamedCredential, chooseCredential, type DefaultBaseUrl, describeChoice, shownBaseUrl, type UsableCredential, unseal } from './choose.js';
+import { storedUrl, toCredential } from './records.js';
 
 /** How long a credential's test call, or a provider's model list, may take, answer included. */
 export const CREDENTIAL_TEST_TIMEOUT_MS = 10_000;

@@ -68,9 +68,7 @@ process.on('message', async (message: Job | { id: number; slice: Uint8Array }) =
     for (let at = CHUNKS_PER_MESSAGE; at < chunks.length; at += CHUNKS_PER_MESSAGE) send({ id: job.id, progress: { chunks: chunks.slice(at, at + CHUNKS_PER_MESSAGE) } });
     send({ id: job.id, result: { ...rest, chunks: chunks.slice(0, CHUNKS_PER_MESSAGE), chunkCount: chunks.length } });
   } catch (error) {
-    const wire = isPlatformError(error)
-      ? { code: error.code, message: error.message, details: error.details }
-      : { code: 'internal', message: error instanceof Error ? error.message : String(error) };
+    const wire = isPlatformError(error) ? { code: error.code, message: error.message, details: error.details } : { code: 'internal', message: error instanceof Error ? error.message : String(error) };
     send({ id: job.id, error: wire });
   } finally {
     current = undefined;

@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { isPlatformError, PlatformError } from '../errors.js';
 import { ProcessPool } from '../workers/process-pool.js';
-import { type DocumentLimitName, type DocumentLimits, exceededLimit, limitExceeded, resolveDocumentLimits } from './limits.js';
 import type { Chunk } from './chunk/index.js';
+import { type DocumentLimitName, type DocumentLimits, exceededLimit, limitExceeded, resolveDocumentLimits } from './limits.js';
 import type { ParseInput } from './parse/index.js';
 import type { DocumentReader, DocumentReading, ReadHooks, ReadOptions } from './read-document.js';
 

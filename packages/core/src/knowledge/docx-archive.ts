@@ -144,7 +144,17 @@ export function zipArchive(entries: readonly ZipEntry[]): Buffer {
     offset += local.length + nameBytes.length + body.length;
   }
   const size = directory.reduce((n, b) => n + b.length, 0);
-  return Buffer.concat([...parts, ...directory, record(22, [[0, 4, EOCD], [8, 2, entries.length], [10, 2, entries.length], [12, 4, size], [16, 4, offset]])]);
+  return Buffer.concat([
+    ...parts,
+    ...directory,
+    record(22, [
+      [0, 4, EOCD],
+      [8, 2, entries.length],
+      [10, 2, entries.length],
+      [12, 4, size],
+      [16, 4, offset],
+    ]),
+  ]);
 }
 
 /**

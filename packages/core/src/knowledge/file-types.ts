@@ -42,8 +42,7 @@ export function fileTypeOf(fileName: string, declared?: string): SupportedFileTy
   return ALIASES.get(extensionOf(fileName)) ?? (declared ? ALIASES.get(declared.toLowerCase().split(';')[0]?.trim() ?? '') : undefined);
 }
 
-export const unsupportedFileMessage = (fileName: string) =>
-  `Unsupported file type of ${fileName}: supported are ${SUPPORTED_FILE_TYPES.join(', ')}`;
+export const unsupportedFileMessage = (fileName: string) => `Unsupported file type of ${fileName}: supported are ${SUPPORTED_FILE_TYPES.join(', ')}`;
 
 /**
  * Checks the `fileType` of a text document (posted `content`) against its file name, before it

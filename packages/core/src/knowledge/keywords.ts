@@ -86,11 +86,7 @@ export const bm25Relative = (score: number, ceiling: number): number => (ceiling
  * least one term; each score is measured against the query's ceiling (`bm25Relative`), so in
  * 0..1.
  */
-export function bm25Rank(
-  docs: readonly { readonly id: string; readonly text: string }[],
-  query: string,
-  limit: number,
-): { id: string; score: number }[] {
+export function bm25Rank(docs: readonly { readonly id: string; readonly text: string }[], query: string, limit: number): { id: string; score: number }[] {
   const terms = [...new Set(keywordTerms(query))];
   if (terms.length === 0 || docs.length === 0) return [];
   const tokenized = docs.map((d) => keywordTerms(d.text));

@@ -1,5 +1,5 @@
-import type { Caller } from '../context.js';
 import type { Clock } from '../clock.js';
+import type { Caller } from '../context.js';
 import type { IdGenerator } from '../ids.js';
 import type { GuardedFetch } from '../net/guarded-fetch.js';
 import type { Notifier } from '../notify/notifier.js';
@@ -93,11 +93,7 @@ export interface VectorStoreConnection {
  * `connection`; throws `invalid_request` ("Invalid vectorstore configuration: ...") for a
  * configuration it cannot use. Stores are cached per configuration by the caller.
  */
-export type VectorStoreFactory = (
-  provider: VectorStoreProvider,
-  config: Record<string, unknown>,
-  connection: VectorStoreConnection,
-) => VectorStore | Promise<VectorStore>;
+export type VectorStoreFactory = (provider: VectorStoreProvider, config: Record<string, unknown>, connection: VectorStoreConnection) => VectorStore | Promise<VectorStore>;
 
 /** What the knowledge base's parts are built from: the adapters, with the platform's shared dependencies. */
 export interface KnowledgeOptions {
@@ -185,4 +181,3 @@ export interface KnowledgeOptions {
 export const DEFAULT_CONCURRENCY = 32;
 export const DEFAULT_CONCURRENT_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_MAX_QUEUED_DOCUMENTS = 1000;
-

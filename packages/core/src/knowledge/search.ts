@@ -30,15 +30,13 @@ const clamp01 = (x: number): number => Math.min(1, Math.max(0, x));
  * of the way to 1 mapped linearly onto 0..1. The score of a semantic search hit; the same number
  * means the same closeness whatever the query.
  */
-export const similarityScore = (cosine: number, scale: SimilarityScale = DEFAULT_SIMILARITY): number =>
-  clamp01((cosine - scale.unrelated) / (1 - scale.unrelated));
+export const similarityScore = (cosine: number, scale: SimilarityScale = DEFAULT_SIMILARITY): number => clamp01((cosine - scale.unrelated) / (1 - scale.unrelated));
 
 /**
  * How far a text is on the question's subject, 0..1: 0 at or under `unrelated`, 1 from `related`
  * on, linear in between. Hybrid search counts a keyword match only this far.
  */
-export const relatedness = (cosine: number, scale: SimilarityScale = DEFAULT_SIMILARITY): number =>
-  clamp01((cosine - scale.unrelated) / (scale.related - scale.unrelated));
+export const relatedness = (cosine: number, scale: SimilarityScale = DEFAULT_SIMILARITY): number => clamp01((cosine - scale.unrelated) / (scale.related - scale.unrelated));
 
 /**
  * Maximal marginal relevance: picks `k` of the candidates greedily by
@@ -46,11 +44,7 @@ export const relatedness = (cosine: number, scale: SimilarityScale = DEFAULT_SIM
  * candidate's max similarity is updated with the last pick only, so a selection costs
  * k × candidates dot products (not k² × candidates).
  */
-export function mmrSelect<T extends { readonly vector: Float32Array; readonly relevance: number }>(
-  candidates: readonly T[],
-  k: number,
-  lambda: number,
-): T[] {
+export function mmrSelect<T extends { readonly vector: Float32Array; readonly relevance: number }>(candidates: readonly T[], k: number, lambda: number): T[] {
   const picked: T[] = [];
   const left = [...candidates];
   // Parallel to `left`: max(0, similarity to any pick), as the textbook selection counts it.
@@ -94,20 +88,12 @@ export function mmrSelect<T extends { readonly vector: Float32Array; readonly re
  * embedding is computed). In 0..1. Chosen by measurement on BEIR SciFact (docs/BENCHMARKS.md,
  * "retrieval" and "relevance floor").
  */
-export function fuseHybrid(
-  cosines: ReadonlyMap<string, number>,
-  keyword: ReadonlyMap<string, number>,
-  alpha: number,
-  scale: SimilarityScale = DEFAULT_SIMILARITY,
-): Map<string, number> {
+export function fuseHybrid(cosines: ReadonlyMap<string, number>, keyword: ReadonlyMap<string, number>, alpha: number, scale: SimilarityScale = DEFAULT_SIMILARITY): Map<string, number> {
   const fused = new Map<string, number>();
   for (const id of new Set([...cosines.keys(), ...keyword.keys()])) {
     const k = keyword.get(id) ?? 0;
     const cosine = cosines.get(id);
-    fused.set(
-      id,
-      alpha === 0 ? k : cosine === undefined ? (1 - alpha) * k : alpha * similarityScore(cosine, scale) + (1 - alpha) * Math.min(k, relatedness(cosine, scale)),
-    );
+    fused.set(id, alpha === 0 ? k : cosine === undefined ? (1 - alpha) * k : alpha * similarityScore(cosine, scale) + (1 - alpha) * Math.min(k, relatedness(cosine, scale)));
   }
   return fused;
 }

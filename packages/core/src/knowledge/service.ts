@@ -22,12 +22,12 @@ import type {
   UploadRequest,
   UploadResponse,
 } from '../schemas/knowledge.js';
+import { buildKnowledge, type KnowledgeEngine } from './engine.js';
 import { eventQueue, followDocument } from './follow-document.js';
 import type { IndexingEvent } from './indexing-events.js';
 import { uploadFiles } from './ingest/upload.js';
 import { toKnowledgeChunk, toKnowledgeDocument } from './mappers.js';
 import type { KnowledgeAdapters } from './options.js';
-import { buildKnowledge, type KnowledgeEngine } from './engine.js';
 import type { Retriever } from './search/retrieve.js';
 import { effectiveSettings } from './settings.js';
 import { updateSettings } from './settings-update.js';

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { isPlatformError, PlatformError } from '../errors.js';
 import { boundedFetch } from '../net/bounded-body.js';
 import { displayUrl } from '../net/display.js';
-import { type ByteLimit, DEFAULT_UPSTREAM_LIMITS } from '../net/upstream-limits.js';
 import { isUnresolvedHost, unreachableAs } from '../net/unresolved-host.js';
+import { type ByteLimit, DEFAULT_UPSTREAM_LIMITS } from '../net/upstream-limits.js';
 import type { LocalModel } from '../schemas/local-models.js';
 import type { LocalModelRuntime } from './runtime.js';
 

@@ -95,10 +95,7 @@ export class McpService {
     }
     const now = clock.now();
     const { projectId, name, transport, url, command, args, headers, env } = body;
-    const record = newServerRecord(
-      { id: ids.next('mcpServer'), userId: caller.userId, projectId, name, transport, url, command, args, headers, env, createdAt: now, updatedAt: now },
-      secrets,
-    );
+    const record = newServerRecord({ id: ids.next('mcpServer'), userId: caller.userId, projectId, name, transport, url, command, args, headers, env, createdAt: now, updatedAt: now }, secrets);
     await storage.transaction(async (tx) => {
       await caps.reserve(tx, caller.userId, 'mcpServers');
       await tx.mcpServers.insert(record);

@@ -71,11 +71,7 @@ export interface McpConnector {
    * (`timeout`, `unavailable`, `upstream_error`); a tool that reports an error resolves with
    * `isError: true`.
    */
-  callTool(
-    serverId: string,
-    config: McpServerConfig,
-    call: { readonly name: string; readonly args: unknown; readonly timeoutMs?: number; readonly signal?: AbortSignal },
-  ): Promise<McpToolResult>;
+  callTool(serverId: string, config: McpServerConfig, call: { readonly name: string; readonly args: unknown; readonly timeoutMs?: number; readonly signal?: AbortSignal }): Promise<McpToolResult>;
   /** Closes a server's shared connection (after it is deleted). Never rejects. */
   disconnect(serverId: string): Promise<void>;
   /**

@@ -88,8 +88,7 @@ const BODY_HEADERS = ['content-type', 'content-length', 'content-encoding', 'con
  */
 const nativeFetch = globalThis.fetch.bind(globalThis) as (input: URL, init: Record<string, unknown>) => Promise<Response>;
 
-const systemResolver: HostResolver = async (hostname) =>
-  (await dnsLookup(hostname, { all: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+const systemResolver: HostResolver = async (hostname) => (await dnsLookup(hostname, { all: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 
 function isStream(body: unknown): boolean {
   return typeof body === 'object' && body !== null && typeof (body as { getReader?: unknown }).getReader === 'function';

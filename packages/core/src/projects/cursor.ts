@@ -12,9 +12,7 @@ export function decodeCursor(cursor: string): ListPosition {
   const createdAt = new Date(text.slice(0, bar));
   const id = text.slice(bar + 1);
   if (bar < 0 || Number.isNaN(createdAt.getTime()) || id.length === 0) {
-    throw PlatformError.invalid('cursor: not a cursor returned by this list', [
-      { path: ['cursor'], code: 'invalid_cursor', message: 'not a cursor returned by this list' },
-    ]);
+    throw PlatformError.invalid('cursor: not a cursor returned by this list', [{ path: ['cursor'], code: 'invalid_cursor', message: 'not a cursor returned by this list' }]);
   }
   return { createdAt, id };
 }

@@ -1,16 +1,7 @@
 import type { z } from 'zod';
 import type { Caller, PlatformContext } from '../context.js';
 import { PlatformError } from '../errors.js';
-import type {
-  CreateProjectRequest,
-  ListProjectsQuery,
-  ListProjectsResponse,
-  Project,
-  ProjectDetail,
-  ProjectResponse,
-  ResolvedProvider,
-  UpdateProjectRequest,
-} from '../schemas/projects.js';
+import type { CreateProjectRequest, ListProjectsQuery, ListProjectsResponse, Project, ProjectDetail, ProjectResponse, ResolvedProvider, UpdateProjectRequest } from '../schemas/projects.js';
 import type { ProjectRecord, StorageAdapter } from '../storage/types.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 

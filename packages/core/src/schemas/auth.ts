@@ -6,28 +6,24 @@ export const CreateKeyRequest = z.object({
 });
 export type CreateKeyRequest = z.input<typeof CreateKeyRequest>;
 
-export const CreateKeyResponse = z
-  .object({
-    success: z.literal(true),
-    key: z.string().describe('The API key. Shown only in this response.'),
-    id: z.string(),
-    name: z.string(),
-    userId: z
-      .string()
-      .describe('The user the key belongs to. An operator makes another key for this user with `agent-platform keys create --user <userId>`.'),
-    createdAt: Timestamp,
-  });
+export const CreateKeyResponse = z.object({
+  success: z.literal(true),
+  key: z.string().describe('The API key. Shown only in this response.'),
+  id: z.string(),
+  name: z.string(),
+  userId: z.string().describe('The user the key belongs to. An operator makes another key for this user with `agent-platform keys create --user <userId>`.'),
+  createdAt: Timestamp,
+});
 export type CreateKeyResponse = z.output<typeof CreateKeyResponse>;
 
-export const ApiKeySummary = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    /** The public start of the key, to tell keys apart. */
-    prefix: z.string(),
-    createdAt: Timestamp,
-    lastUsedAt: Timestamp.nullable(),
-  });
+export const ApiKeySummary = z.object({
+  id: z.string(),
+  name: z.string(),
+  /** The public start of the key, to tell keys apart. */
+  prefix: z.string(),
+  createdAt: Timestamp,
+  lastUsedAt: Timestamp.nullable(),
+});
 export type ApiKeySummary = z.output<typeof ApiKeySummary>;
 
 /** `GET /api/auth/keys`: `limit` (1-100, default 20) and `offset`, as the other lists. */

@@ -1,28 +1,27 @@
 import { z } from 'zod';
 
 /** Every failed call answers this body (DESIGN.md, "Errors and status codes"). */
-export const ErrorResponse = z
-  .object({
-    success: z.literal(false),
-    message: z.string().describe('What went wrong, naming the offending field for invalid input'),
-    code: z.string().describe('Stable machine word: invalid_request, unauthorized, not_found, ...'),
-    details: z
-      .object({
-        issues: z
-          .array(
-            z.object({
-              path: z.array(z.union([z.string(), z.number()])).describe('Where the problem is: ["name"], ["settings", "topK"]; [] for the whole body'),
-              code: z.string().describe("zod's issue code: invalid_type, too_small, too_big, invalid_value, unrecognized_keys, custom, ..."),
-              message: z.string(),
-            }),
-          )
-          .optional()
-          .describe('Invalid input (400, 413 past a size limit): each problem with the path of its field, as `message` words them'),
-      })
-      .catchall(z.unknown())
-      .optional()
-      .describe('Extra facts of some errors, e.g. the issues of invalid input, line and column of tool code that does not parse, limit and max of a document over a limit'),
-  });
+export const ErrorResponse = z.object({
+  success: z.literal(false),
+  message: z.string().describe('What went wrong, naming the offending field for invalid input'),
+  code: z.string().describe('Stable machine word: invalid_request, unauthorized, not_found, ...'),
+  details: z
+    .object({
+      issues: z
+        .array(
+          z.object({
+            path: z.array(z.union([z.string(), z.number()])).describe('Where the problem is: ["name"], ["settings", "topK"]; [] for the whole body'),
+            code: z.string().describe("zod's issue code: invalid_type, too_small, too_big, invalid_value, unrecognized_keys, custom, ..."),
+            message: z.string(),
+          }),
+        )
+        .optional()
+        .describe('Invalid input (400, 413 past a size limit): each problem with the path of its field, as `message` words them'),
+    })
+    .catchall(z.unknown())
+    .optional()
+    .describe('Extra facts of some errors, e.g. the issues of invalid input, line and column of tool code that does not parse, limit and max of a document over a limit'),
+});
 
 export const MessageResponse = z.object({ success: z.literal(true), message: z.string() });
 

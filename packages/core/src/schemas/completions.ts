@@ -14,12 +14,15 @@ const text = sizedText(1_000_000);
  * 400 naming it, never dropped without a word: an OpenAI client does not retry a 400.
  */
 const unknownMember = (where: string) => ({
-  error: (issue: { code?: string; keys?: string[] }) =>
-    issue.code === 'unrecognized_keys' ? `unknown member ${(issue.keys ?? []).map((k) => `"${k}"`).join(', ')}: not part of ${where}` : undefined,
+  error: (issue: { code?: string; keys?: string[] }) => (issue.code === 'unrecognized_keys' ? `unknown member ${(issue.keys ?? []).map((k) => `"${k}"`).join(', ')}: not part of ${where}` : undefined),
 });
 
 /** A member this service does not support: left out or null; any value is a 400 saying why. */
-const unsupported = (why: string) => z.null({ error: `not supported: ${why}` }).optional().describe(`Not supported (400 unless left out or null): ${why}`);
+const unsupported = (why: string) =>
+  z
+    .null({ error: `not supported: ${why}` })
+    .optional()
+    .describe(`Not supported (400 unless left out or null): ${why}`);
 
 /** A member accepted and not used: it cannot change the answer. */
 const unused = <T extends z.ZodType>(schema: T, why: string) => schema.nullable().optional().describe(`Accepted and not used: ${why}`);
@@ -96,7 +99,6 @@ export const CompletionMessage = z.discriminatedUnion(
 );
 export type CompletionMessage = z.input<typeof CompletionMessage>;
 
-
 /** A function the client runs itself (`tools`): offered to the model beside the agent's own tools. */
 export const ClientTool = z.strictObject(
   {
@@ -169,7 +171,11 @@ export const ChatCompletionRequest = z
         .nullable()
         .optional(),
       audio: unsupported('answers are text only'),
-      modalities: z.array(z.literal('text', { error: 'only "text" is supported: answers are text only' })).max(10).nullable().optional(),
+      modalities: z
+        .array(z.literal('text', { error: 'only "text" is supported: answers are text only' }))
+        .max(10)
+        .nullable()
+        .optional(),
       functions: unsupported('the deprecated form of tools: use tools'),
       function_call: unsupported('the deprecated form of tool_choice: use tool_choice'),
       reasoning_effort: unsupported("the model's settings are not taken from the request"),

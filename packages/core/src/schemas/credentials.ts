@@ -34,7 +34,7 @@ export const UpdateCredentialRequest = z.object({
     .object({
       name: z.string().trim().min(1).max(100).optional(),
       apiKey: z.string().min(1).max(4096).optional(),
-      baseUrl: baseUrl.nullable().optional().describe('A new base URL (checked against the outbound policy), or null for the provider\'s default address'),
+      baseUrl: baseUrl.nullable().optional().describe("A new base URL (checked against the outbound policy), or null for the provider's default address"),
       isValid: z.boolean().optional(),
       proxy: z.boolean().optional(),
       default: z
@@ -74,7 +74,9 @@ export const CredentialTestResponse = z.object({
   code: z
     .enum(['invalid_request', 'upstream_error', 'unavailable', 'timeout'])
     .nullable()
-    .describe('Why it failed, null when ok: invalid_request (the outbound policy refuses the address), upstream_error (the provider answered an error, e.g. 401 for a wrong key), unavailable (nothing answered, or the host name does not resolve), timeout'),
+    .describe(
+      'Why it failed, null when ok: invalid_request (the outbound policy refuses the address), upstream_error (the provider answered an error, e.g. 401 for a wrong key), unavailable (nothing answered, or the host name does not resolve), timeout',
+    ),
   status: z.number().int().nullable().describe("The provider's HTTP status, null when no answer came"),
   message: z.string().describe("What happened: the number of models listed, or the provider's reason (never the key)"),
   durationMs: z.number().int().min(0),

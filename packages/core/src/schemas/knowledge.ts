@@ -147,12 +147,7 @@ export const SearchRequest = z.object({
   minScore: z.number().min(0).max(1).optional(),
   searchType: SearchType.optional(),
   alpha: z.number().min(0).max(1).optional().describe('hybrid weighting: 0 = pure keyword, 1 = pure semantic (default 0.15, measured)'),
-  mmrLambda: z
-    .number()
-    .min(0)
-    .max(1)
-    .optional()
-    .describe('mrr trade-off: 1 = pure relevance, 0 = maximal diversity (default 0.5)'),
+  mmrLambda: z.number().min(0).max(1).optional().describe('mrr trade-off: 1 = pure relevance, 0 = maximal diversity (default 0.5)'),
 });
 export type SearchRequest = z.input<typeof SearchRequest>;
 
@@ -229,7 +224,7 @@ export const PutSettingsResponse = z.object({
   reindex: z
     .enum(['none', 'started', 'suggested'])
     .describe(
-      "started: the embedding model or the vector store changed, every document of the project is being indexed again; suggested: chunkSize or chunkOverlap changed, documents indexed before keep their chunks until re-indexed (POST /api/knowledge/reindex); none: nothing to re-index",
+      'started: the embedding model or the vector store changed, every document of the project is being indexed again; suggested: chunkSize or chunkOverlap changed, documents indexed before keep their chunks until re-indexed (POST /api/knowledge/reindex); none: nothing to re-index',
     ),
 });
 export type PutSettingsResponse = z.output<typeof PutSettingsResponse>;
@@ -248,7 +243,7 @@ export const EffectiveKnowledgeSettings = z.object({
   chunkOverlap: z.number().int(),
   searchType: SearchType,
   topK: z.number().int(),
-  minScore: z.number().nullable().describe("null: not set; search keeps every hit and the agent drops hits below its relevance floor"),
+  minScore: z.number().nullable().describe('null: not set; search keeps every hit and the agent drops hits below its relevance floor'),
   alpha: z.number(),
 });
 export type EffectiveKnowledgeSettings = z.output<typeof EffectiveKnowledgeSettings>;

@@ -8,12 +8,16 @@ const serverName = z
   .string()
   .regex(/^[a-zA-Z0-9-]+(_[a-zA-Z0-9-]+)*$/, 'must be letters, digits, - and single _ (no __), starting and ending with a letter or digit')
   .max(32);
-const httpUrl = z
-  .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
-  .max(2000);
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2000);
 /** HTTP header names (RFC 9110 tokens); values may be secrets (stored encrypted, never shown). */
 const headers = z
-  .record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, 'must be a header name'), z.string().max(8000).regex(/^[^\r\n]*$/, 'must not contain line breaks'))
+  .record(
+    z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, 'must be a header name'),
+    z
+      .string()
+      .max(8000)
+      .regex(/^[^\r\n]*$/, 'must not contain line breaks'),
+  )
   .refine((h) => Object.keys(h).length <= 20, 'at most 20 headers');
 const env = z
   .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,99}$/, 'must be an environment variable name'), z.string().max(8000))

@@ -20,11 +20,7 @@ export const MAX_MODELS_LIMIT = 1000;
  * the first page, of the default size.
  */
 export const ListModelsQuery = z.object({
-  limit: queryInt()
-    .min(1)
-    .max(MAX_MODELS_LIMIT)
-    .default(MAX_MODELS_LIMIT)
-    .describe(`Models on the page, 1-${MAX_MODELS_LIMIT} (default ${MAX_MODELS_LIMIT})`),
+  limit: queryInt().min(1).max(MAX_MODELS_LIMIT).default(MAX_MODELS_LIMIT).describe(`Models on the page, 1-${MAX_MODELS_LIMIT} (default ${MAX_MODELS_LIMIT})`),
   after: z.string().min(1).max(200).optional().describe('The id of the last model of the previous page (its last_id): the page starts after it'),
 });
 export type ListModelsQuery = z.input<typeof ListModelsQuery>;

@@ -16,13 +16,7 @@ const instructions = z
   .describe(`The agent's system prompt: sent to the model at the start of every turn (at most ${MAX_INSTRUCTIONS} characters; empty: none)`);
 const icon = z.string().max(200);
 const color = z.string().max(50).describe('Colour code, e.g. #3b82f6');
-const credentialId = z
-  .string()
-  .trim()
-  .min(1)
-  .max(200)
-  .nullable()
-  .describe("One of the caller's credentials, of the project's provider, that the agent's model calls use (null: none named)");
+const credentialId = z.string().trim().min(1).max(200).nullable().describe("One of the caller's credentials, of the project's provider, that the agent's model calls use (null: none named)");
 
 export const CreateProjectRequest = z.object({
   name,
@@ -53,20 +47,19 @@ export const UpdateProjectRequest = z
   });
 export type UpdateProjectRequest = z.input<typeof UpdateProjectRequest>;
 
-export const Project = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    description: z.string(),
-    instructions: z.string().describe("The agent's system prompt (empty: none)"),
-    icon: z.string(),
-    color: z.string(),
-    model: z.string(),
-    provider: Provider,
-    credentialId: z.string().nullable().describe('The credential the project names, or null'),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-  });
+export const Project = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  instructions: z.string().describe("The agent's system prompt (empty: none)"),
+  icon: z.string(),
+  color: z.string(),
+  model: z.string(),
+  provider: Provider,
+  credentialId: z.string().nullable().describe('The credential the project names, or null'),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
 export type Project = z.output<typeof Project>;
 
 /** Where the precedence of credentials takes a project's model calls (docs/API.md, "Credentials"). */
@@ -91,7 +84,6 @@ export type ProjectDetail = z.output<typeof ProjectDetail>;
 
 export const ProjectResponse = z.object({ success: z.literal(true), project: ProjectDetail });
 export type ProjectResponse = z.output<typeof ProjectResponse>;
-
 
 export const ListProjectsQuery = z.object({
   searchWord: z.string().max(200).optional().describe('Case-insensitive part of the name'),

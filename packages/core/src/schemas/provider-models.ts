@@ -11,8 +11,6 @@ export const ProviderModelsResponse = z.object({
   provider: CredentialProvider,
   credentialId: z.string().nullable().describe('The credential the list was asked with, or null (the server environment)'),
   baseUrl: z.string().nullable().describe('Where the list was asked, without user:password or query values'),
-  models: z
-    .array(z.object({ id: z.string().describe('The name a project gives as model') }))
-    .describe('Sorted by id (for Ollama: its installed models)'),
+  models: z.array(z.object({ id: z.string().describe('The name a project gives as model') })).describe('Sorted by id (for Ollama: its installed models)'),
 });
 export type ProviderModelsResponse = z.output<typeof ProviderModelsResponse>;

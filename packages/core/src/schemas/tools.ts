@@ -70,9 +70,7 @@ export type ListToolsResponse = z.output<typeof ListToolsResponse>;
 
 export const UpdateToolRequest = z.object({
   toolId: z.string().min(1).max(200).describe('Must equal the id of the path'),
-  tool: z
-    .object({ name: ToolName.optional(), description: description.optional(), dependencies: dependencies.optional(), code: code.optional(), parameters: ToolParameters.optional() })
-    .strict(),
+  tool: z.object({ name: ToolName.optional(), description: description.optional(), dependencies: dependencies.optional(), code: code.optional(), parameters: ToolParameters.optional() }).strict(),
 });
 export type UpdateToolRequest = z.input<typeof UpdateToolRequest>;
 

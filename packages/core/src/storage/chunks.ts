@@ -75,4 +75,3 @@ export interface ChunkRepository {
    */
   anyInProject(projectId: string): Promise<boolean>;
 }
-

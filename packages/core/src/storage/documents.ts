@@ -26,9 +26,7 @@ export interface DocumentRecord {
   readonly updatedAt: Date;
 }
 
-export type DocumentPatch = Partial<
-  Pick<DocumentRecord, 'status' | 'chunkCount' | 'vectorCount' | 'error' | 'metadata'>
-> & { readonly updatedAt: Date };
+export type DocumentPatch = Partial<Pick<DocumentRecord, 'status' | 'chunkCount' | 'vectorCount' | 'error' | 'metadata'>> & { readonly updatedAt: Date };
 
 export interface DocumentListQuery {
   readonly userId: string;

@@ -17,9 +17,7 @@ export interface ProjectRecord {
   readonly updatedAt: Date;
 }
 
-export type ProjectPatch = Partial<
-  Pick<ProjectRecord, 'name' | 'description' | 'instructions' | 'icon' | 'color' | 'model' | 'provider' | 'credentialId'>
-> & { readonly updatedAt: Date };
+export type ProjectPatch = Partial<Pick<ProjectRecord, 'name' | 'description' | 'instructions' | 'icon' | 'color' | 'model' | 'provider' | 'credentialId'>> & { readonly updatedAt: Date };
 
 export interface ProjectListQuery {
   readonly userId: string;

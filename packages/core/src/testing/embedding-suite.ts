@@ -16,7 +16,28 @@ const dot = (a: Float32Array, b: Float32Array) => {
 
 /** About `chars` characters of varied words (a fixed pseudo-random sequence, so runs are repeatable). */
 function longText(chars: number): string {
-  const words = ['protein', 'signal', 'the', 'of', 'cells', 'increased', 'patients', 'were', 'analysis', 'expression', 'and', 'model', 'results', 'in', 'data', 'treatment', 'we', 'response', 'study', 'significant'];
+  const words = [
+    'protein',
+    'signal',
+    'the',
+    'of',
+    'cells',
+    'increased',
+    'patients',
+    'were',
+    'analysis',
+    'expression',
+    'and',
+    'model',
+    'results',
+    'in',
+    'data',
+    'treatment',
+    'we',
+    'response',
+    'study',
+    'significant',
+  ];
   const out: string[] = [];
   let length = 0;
   let seed = 42;
@@ -128,11 +149,7 @@ export function describeEmbeddingModel(name: string, options: EmbeddingSuiteOpti
 
     if (options.semantic) {
       it('puts a paraphrase closer than an unrelated sentence', async () => {
-        const [q, para, other] = await model.embed([
-          'How do I reset my password?',
-          'I forgot my password and need to change it',
-          'The cat sat on the mat',
-        ]);
+        const [q, para, other] = await model.embed(['How do I reset my password?', 'I forgot my password and need to change it', 'The cat sat on the mat']);
         expect(dot(q as Float32Array, para as Float32Array)).toBeGreaterThan(dot(q as Float32Array, other as Float32Array));
       });
     }

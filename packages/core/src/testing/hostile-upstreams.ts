@@ -198,7 +198,9 @@ export async function startHostileUpstreams(options: HostileUpstreamOptions = {}
           const listing = path.endsWith('/models');
           return hugeJson(
             res,
-            listing ? '{"object":"list","data":[{"object":"model","id":"' : '{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"',
+            listing
+              ? '{"object":"list","data":[{"object":"model","id":"'
+              : '{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"',
             Number(size) || huge,
             listing ? '"}]}' : '"},"finish_reason":"stop"}]}',
           );
@@ -208,7 +210,9 @@ export async function startHostileUpstreams(options: HostileUpstreamOptions = {}
           await pour(res, 'data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"', cap, '');
         } else {
           const text = 'a'.repeat(8192);
-          const chunk = Buffer.from(`data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: text }, finish_reason: null }] })}\n\n`);
+          const chunk = Buffer.from(
+            `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: text }, finish_reason: null }] })}\n\n`,
+          );
           for (let written = 0; written < cap && !res.destroyed; written += chunk.byteLength) {
             sent += chunk.byteLength;
             if (!res.write(chunk)) await drained(res);

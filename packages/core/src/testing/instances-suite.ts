@@ -38,12 +38,23 @@ export function describeSharedWrites(current: () => StorageAdapter, options: Sto
     });
 
     it('gives appends to one chat from two adapters distinct positions in one sequence', async () => {
-      await storage.projects.insert({ id: 'proj_c', userId: 'user_a', name: 'c', description: '', instructions: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at, updatedAt: at });
+      await storage.projects.insert({
+        id: 'proj_c',
+        userId: 'user_a',
+        name: 'c',
+        description: '',
+        instructions: '',
+        icon: '',
+        color: '',
+        model: 'm',
+        provider: 'openai',
+        credentialId: null,
+        createdAt: at,
+        updatedAt: at,
+      });
       await storage.chats.insert({ id: 'chat_1', userId: 'user_a', projectId: 'proj_c', name: 'c', createdAt: at, updatedAt: at });
       const message = (text: string) => ({ role: 'user' as const, content: text, toolCalls: null, toolCallId: null, createdAt: at });
-      await Promise.all(
-        Array.from({ length: 30 }, (_, i) => (i % 2 ? storage : other).chats.appendMessages('user_a', 'chat_1', [message(`${i}a`), message(`${i}b`)])),
-      );
+      await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? storage : other).chats.appendMessages('user_a', 'chat_1', [message(`${i}a`), message(`${i}b`)])));
       const stored = await storage.chats.messages('user_a', 'chat_1');
       expect(stored.map((m) => m.position)).toEqual(Array.from({ length: 60 }, (_, p) => p));
       // Each append's two messages are adjacent: no other append slipped between them.
@@ -51,10 +62,21 @@ export function describeSharedWrites(current: () => StorageAdapter, options: Sto
       expect(new Set(stored.map((m) => m.content)).size).toBe(60);
     });
 
-    it("leaves one default credential per user and provider when instances add and move defaults together", async () => {
+    it('leaves one default credential per user and provider when instances add and move defaults together', async () => {
       const credential = (n: number, isDefault: boolean | 'if-none') => ({
-        id: `cred_${n}`, userId: 'user_a', name: `c${n}`, provider: 'openai', secret: 's', last4: 'abcd', baseUrl: null, baseUrlSecret: null,
-        proxy: false, isValid: null, isDefault, createdAt: at, updatedAt: at,
+        id: `cred_${n}`,
+        userId: 'user_a',
+        name: `c${n}`,
+        provider: 'openai',
+        secret: 's',
+        last4: 'abcd',
+        baseUrl: null,
+        baseUrlSecret: null,
+        proxy: false,
+        isValid: null,
+        isDefault,
+        createdAt: at,
+        updatedAt: at,
       });
       // The first credential of a provider, added 8 times at once: one of them is the default.
       const added = await Promise.all(Array.from({ length: 8 }, (_, n) => (n % 2 ? storage : other).credentials.insert(credential(n, 'if-none'))));

@@ -18,15 +18,33 @@ export function describeJobQueue(current: () => StorageAdapter, options: Storage
     let storage: StorageAdapter;
     let other: StorageAdapter;
     const job = (n: number, size = 0, tenant = 'tenant_a') => ({
-      id: `job_${String(n).padStart(4, '0')}`, kind: 'index_document' as const, documentId: `doc_${n}`, tenant, payload: {}, size, createdAt: at(n),
+      id: `job_${String(n).padStart(4, '0')}`,
+      kind: 'index_document' as const,
+      documentId: `doc_${n}`,
+      tenant,
+      payload: {},
+      size,
+      createdAt: at(n),
     });
-    const claim = (owner: string, now: number, s = storage, maxBytes?: number) =>
-      s.jobs.claim({ owner, now: at(now), leaseMs: LEASE, ...(maxBytes !== undefined ? { maxBytes } : {}) });
+    const claim = (owner: string, now: number, s = storage, maxBytes?: number) => s.jobs.claim({ owner, now: at(now), leaseMs: LEASE, ...(maxBytes !== undefined ? { maxBytes } : {}) });
     /** Queues job `n` (queued at `n` ms, of document `doc_n`) of `tenant`. */
     async function add(n: number, tenant = 'tenant_a', size = 0, s = storage) {
       await s.documents.insert({
-        id: `doc_${n}`, userId: 'user_a', projectId: 'proj_q', fileId: null, sourceKey: `doc_${n}`, fileName: 'f.txt', fileType: 'txt',
-        sourceType: 'text', status: 'pending', chunkCount: 0, vectorCount: 0, error: null, metadata: {}, createdAt: at(n), updatedAt: at(n),
+        id: `doc_${n}`,
+        userId: 'user_a',
+        projectId: 'proj_q',
+        fileId: null,
+        sourceKey: `doc_${n}`,
+        fileName: 'f.txt',
+        fileType: 'txt',
+        sourceType: 'text',
+        status: 'pending',
+        chunkCount: 0,
+        vectorCount: 0,
+        error: null,
+        metadata: {},
+        createdAt: at(n),
+        updatedAt: at(n),
       });
       await s.jobs.insert(job(n, size, tenant));
     }
@@ -38,7 +56,18 @@ export function describeJobQueue(current: () => StorageAdapter, options: Storage
     beforeEach(async () => {
       storage = current();
       await storage.projects.insert({
-        id: 'proj_q', userId: 'user_a', name: 'q', description: '', instructions: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at(0), updatedAt: at(0),
+        id: 'proj_q',
+        userId: 'user_a',
+        name: 'q',
+        description: '',
+        instructions: '',
+        icon: '',
+        color: '',
+        model: 'm',
+        provider: 'openai',
+        credentialId: null,
+        createdAt: at(0),
+        updatedAt: at(0),
       });
       other = options.share ? await options.share(storage) : storage;
     });
@@ -57,9 +86,7 @@ export function describeJobQueue(current: () => StorageAdapter, options: Storage
 
     it('never gives two claimers the same job, however many claims race', async () => {
       await queue(40);
-      const claims = await Promise.all(
-        Array.from({ length: 60 }, (_, i) => claim(i % 2 ? 'instance_a' : 'instance_b', 1000, i % 2 ? storage : other)),
-      );
+      const claims = await Promise.all(Array.from({ length: 60 }, (_, i) => claim(i % 2 ? 'instance_a' : 'instance_b', 1000, i % 2 ? storage : other)));
       const leases = claims.filter((l): l is JobLease => l !== undefined);
       expect(leases).toHaveLength(40);
       expect(new Set(leases.map((l) => l.jobId)).size).toBe(40);

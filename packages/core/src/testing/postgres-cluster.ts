@@ -1,5 +1,5 @@
-import { type SpawnOptions, execFile, spawn } from 'node:child_process';
-import { existsSync, openSync, readFileSync, readdirSync } from 'node:fs';
+import { execFile, type SpawnOptions, spawn } from 'node:child_process';
+import { existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { chmod, chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inject } from 'vitest';
-import { CLUSTER_FILE, type PostgresCluster, createPostgresDatabase, startPostgresCluster } from './postgres-cluster.js';
+import { CLUSTER_FILE, createPostgresDatabase, type PostgresCluster, startPostgresCluster } from './postgres-cluster.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -46,7 +46,7 @@ function runCluster(): Promise<PostgresCluster> {
         if ('error' in parsed) throw new Error(parsed.error);
         return parsed;
       }
-      if (Date.now() > deadline) throw new Error('Timed out waiting for the test run\'s PostgreSQL cluster to start');
+      if (Date.now() > deadline) throw new Error("Timed out waiting for the test run's PostgreSQL cluster to start");
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   })();

@@ -21,7 +21,7 @@ export function describeAccounts(suite: StorageUnderTest): void {
     await expect(storage.users.insert({ id: 'user_a', createdAt: at(1) })).rejects.toThrow();
   });
 
-  it('finds keys by lookup, lists them per user newest first, and deletes only the owner\'s', async () => {
+  it("finds keys by lookup, lists them per user newest first, and deletes only the owner's", async () => {
     const key = (id: string, userId: string, s: number) => ({
       id,
       userId,
@@ -44,7 +44,11 @@ export function describeAccounts(suite: StorageUnderTest): void {
     expect([second.items.map((k) => k.id), second.total, second.start]).toEqual([['key_1'], 2, 1]);
     expect(await storage.apiKeys.list({ userId: 'user_a', limit: 1, offset: 2 })).toEqual({ items: [], total: 2, start: 2 });
     expect(await storage.apiKeys.list({ userId: 'user_missing', limit: 5, offset: 0 })).toEqual({ items: [], total: 0, start: 0 });
-    expect((await storage.apiKeys.listAll()).map((k) => [k.id, k.userId])).toEqual([['key_3', 'user_b'], ['key_2', 'user_a'], ['key_1', 'user_a']]);
+    expect((await storage.apiKeys.listAll()).map((k) => [k.id, k.userId])).toEqual([
+      ['key_3', 'user_b'],
+      ['key_2', 'user_a'],
+      ['key_1', 'user_a'],
+    ]);
 
     await storage.apiKeys.touch('key_1', at(10));
     expect((await storage.apiKeys.findByLookup('lk_key_1'))?.lastUsedAt).toEqual(at(10));
@@ -78,7 +82,7 @@ export function describeAccounts(suite: StorageUnderTest): void {
     expect(await storage.projects.update('user_a', p.id, { description: 'Mail bot', updatedAt: at(10) })).toMatchObject({ description: 'Mail bot', instructions: 'Be brief.' });
   });
 
-  it('never returns another user\'s project', async () => {
+  it("never returns another user's project", async () => {
     const p = project('user_a', 1);
     await storage.projects.insert(p);
     expect(await storage.projects.get('user_b', p.id)).toBeUndefined();
@@ -110,9 +114,7 @@ export function describeAccounts(suite: StorageUnderTest): void {
     await storage.projects.insert(project('user_b', 99));
     const first = await storage.projects.list({ userId: 'user_a', limit: 10 });
     expect(first.total).toBe(25);
-    expect(first.items.map((p) => p.id)).toEqual(
-      Array.from({ length: 10 }, (_, i) => `proj_${String(25 - i).padStart(6, '0')}`),
-    );
+    expect(first.items.map((p) => p.id)).toEqual(Array.from({ length: 10 }, (_, i) => `proj_${String(25 - i).padStart(6, '0')}`));
     const last = await storage.projects.list({ userId: 'user_a', limit: 10, offset: 20 });
     expect(last.items.map((p) => p.name)).toEqual(['Project 5', 'Project 4', 'Project 3', 'Project 2', 'Project 1']);
     expect(last.start).toBe(20);
@@ -141,8 +143,7 @@ export function describeAccounts(suite: StorageUnderTest): void {
     await storage.projects.insert(project('user_a', 3, { name: '100% coverage' }));
     await storage.projects.insert(project('user_a', 4, { name: 'snake_case' }));
     await storage.projects.insert(project('user_a', 5, { name: 'snakeXcase' }));
-    const names = async (searchWord: string) =>
-      (await storage.projects.list({ userId: 'user_a', limit: 10, searchWord })).items.map((p) => p.name);
+    const names = async (searchWord: string) => (await storage.projects.list({ userId: 'user_a', limit: 10, searchWord })).items.map((p) => p.name);
     expect(await names('BOT')).toEqual(['Support Bot']);
     expect(await names('s')).toEqual(['snakeXcase', 'snake_case', 'sales assistant', 'Support Bot']);
     expect(await names('%')).toEqual(['100% coverage']);

@@ -184,7 +184,10 @@ export function describeCredentialsAndChats(suite: StorageUnderTest): void {
       const say = (content: string) => ({ role: 'user' as const, content, toolCalls: null, toolCallId: null, createdAt: at(3) });
       await storage.chats.appendMessages('user_a', 'shared-id', [say('a0'), say('a1')]);
       await storage.chats.appendMessages('user_b', 'shared-id', [say('b0')]);
-      expect((await storage.chats.messages('user_a', 'shared-id')).map((m) => [m.position, m.content])).toEqual([[0, 'a0'], [1, 'a1']]);
+      expect((await storage.chats.messages('user_a', 'shared-id')).map((m) => [m.position, m.content])).toEqual([
+        [0, 'a0'],
+        [1, 'a1'],
+      ]);
       expect((await storage.chats.messages('user_b', 'shared-id')).map((m) => [m.position, m.content])).toEqual([[0, 'b0']]);
       await expect(storage.chats.appendMessages('user_a', 'chat_missing', [say('x')])).rejects.toThrow();
       // Each call reaches its user's chat only.

@@ -30,7 +30,7 @@ export function describeChunks(suite: StorageUnderTest): void {
     expect(await storage.jobs.list()).toEqual([]);
   });
 
-  it("reads chunks and their vectors by id only within the project, and one chunk only for its owner", async () => {
+  it('reads chunks and their vectors by id only within the project, and one chunk only for its owner', async () => {
     const v = (...values: number[]) => Float32Array.from(values);
     await storage.documents.insert(document('user_a', 'proj_000001', 1));
     await storage.documents.insert(document('user_b', 'proj_000002', 2));
@@ -56,7 +56,10 @@ export function describeChunks(suite: StorageUnderTest): void {
     await storage.documents.insert(document('user_a', 'proj_000001', 2));
     const texts = ['a', 'b', 'c', 'd', 'e'];
     // Stored out of order: pages follow the chunks' index, not the order of insertion.
-    await storage.chunks.replaceForDocument('doc_000001', [...texts.keys()].reverse().map((i) => chunk('doc_000001', 'proj_000001', i, texts[i] as string)));
+    await storage.chunks.replaceForDocument(
+      'doc_000001',
+      [...texts.keys()].reverse().map((i) => chunk('doc_000001', 'proj_000001', i, texts[i] as string)),
+    );
     await storage.chunks.replaceForDocument('doc_000002', [chunk('doc_000002', 'proj_000001', 0, 'other')]);
     const first = await storage.chunks.pageByDocument({ documentId: 'doc_000001', limit: 2, offset: 0 });
     expect([first.items.map((c) => c.text), first.total, first.start]).toEqual([['a', 'b'], 5, 0]);
@@ -78,13 +81,23 @@ export function describeChunks(suite: StorageUnderTest): void {
     await storage.chunks.replaceForDocument('doc_000002', [chunk('doc_000002', 'proj_000001', 0, 'a')], { model: 'test:m1', vectors: [v(9, 9, 9)] });
     input[0] = 7; // copied in
     const stored = await storage.chunks.embeddingsByText('doc_000001', 'test:m1');
-    expect(stored).toEqual(new Map([['a', v(1, 0, 0.5)], ['b', v(0, 1, -0.25)]]));
+    expect(stored).toEqual(
+      new Map([
+        ['a', v(1, 0, 0.5)],
+        ['b', v(0, 1, -0.25)],
+      ]),
+    );
     (stored.get('a') as Float32Array)[0] = 7; // copied out
     expect((await storage.chunks.embeddingsByText('doc_000001', 'test:m1')).get('a')).toEqual(v(1, 0, 0.5));
     expect(await storage.chunks.embeddingsByText('doc_000001', 'test:m2')).toEqual(new Map());
     // By chunk id (MMR's keyword-only candidates): only that model's, unknown ids skipped.
     const byId = await storage.chunks.embeddingsById('proj_000001', [c1(1, 'b').id, 'chunk_missing', chunk('doc_000002', 'proj_000001', 0, 'a').id], 'test:m1');
-    expect(byId).toEqual(new Map([[c1(1, 'b').id, v(0, 1, -0.25)], ['chunk_doc_000002_0', v(9, 9, 9)]]));
+    expect(byId).toEqual(
+      new Map([
+        [c1(1, 'b').id, v(0, 1, -0.25)],
+        ['chunk_doc_000002_0', v(9, 9, 9)],
+      ]),
+    );
     expect(await storage.chunks.embeddingsById('proj_000001', [c1(1, 'b').id], 'test:m2')).toEqual(new Map());
     expect(await storage.chunks.embeddingsById('proj_000001', [], 'test:m1')).toEqual(new Map());
     // Chunk reads carry no vectors.
@@ -96,7 +109,12 @@ export function describeChunks(suite: StorageUnderTest): void {
     expect((await storage.chunks.embeddingsByText('doc_000001', 'test:m1')).size).toBe(2);
     await storage.chunks.replaceForDocument('doc_000001', [c1(0, 'b'), c1(1, 'c')], { model: 'test:m2', vectors: [v(2), v(3)] });
     expect(await storage.chunks.embeddingsByText('doc_000001', 'test:m1')).toEqual(new Map());
-    expect(await storage.chunks.embeddingsByText('doc_000001', 'test:m2')).toEqual(new Map([['b', v(2)], ['c', v(3)]]));
+    expect(await storage.chunks.embeddingsByText('doc_000001', 'test:m2')).toEqual(
+      new Map([
+        ['b', v(2)],
+        ['c', v(3)],
+      ]),
+    );
     await storage.chunks.replaceForDocument('doc_000001', [c1(0, 'c')]);
     expect(await storage.chunks.embeddingsByText('doc_000001', 'test:m2')).toEqual(new Map());
     expect(await storage.chunks.embeddingsByText('doc_000002', 'test:m1')).toEqual(new Map([['a', v(9, 9, 9)]]));

@@ -34,7 +34,7 @@ export function describeKnowledge(suite: StorageUnderTest): void {
       expect((await storage.documents.listByStatus(['pending', 'processing'])).map((d) => d.id)).toEqual(['doc_000001', 'doc_000003', 'doc_000004']);
     });
 
-    it("keeps files per user and deletes one only when no document of its owner refers to it", async () => {
+    it('keeps files per user and deletes one only when no document of its owner refers to it', async () => {
       const file = { id: 'file_1', userId: 'user_a', projectId: 'proj_000001', fileName: 'a.pdf', fileType: 'pdf', size: 123, createdAt: at(1) };
       await storage.files.insert(file);
       await storage.files.insert({ ...file, id: 'file_2', userId: 'user_b', projectId: 'proj_000002' });
@@ -100,8 +100,17 @@ export function describeKnowledge(suite: StorageUnderTest): void {
       await storage.jobs.insert({ id: 'job_1', kind: 'index_document', documentId: 'doc_000001', tenant: 'user_a', payload: { n: 1 }, size: 123, attempts: 2, createdAt: at(1) });
       expect((await storage.jobs.list()).map((j) => j.id)).toEqual(['job_1', 'job_2']);
       expect(await storage.jobs.get('job_1')).toEqual({
-        id: 'job_1', kind: 'index_document', documentId: 'doc_000001', tenant: 'user_a', payload: { n: 1 }, attempts: 2, createdAt: at(1),
-        size: 123, owner: null, leaseExpiresAt: null, generation: 0,
+        id: 'job_1',
+        kind: 'index_document',
+        documentId: 'doc_000001',
+        tenant: 'user_a',
+        payload: { n: 1 },
+        attempts: 2,
+        createdAt: at(1),
+        size: 123,
+        owner: null,
+        leaseExpiresAt: null,
+        generation: 0,
       });
       expect((await storage.jobs.get('job_2'))?.size).toBe(0);
       await storage.jobs.delete('job_1');

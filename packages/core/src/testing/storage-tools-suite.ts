@@ -102,7 +102,7 @@ export function describeToolsAndMcpServers(suite: StorageUnderTest): void {
       expect(await storage.mcpServers.get('user_a', 'mcp_1')).toBeUndefined();
     });
 
-    it('lists a project\'s servers newest first with paging and total, and all of them oldest first for the agent', async () => {
+    it("lists a project's servers newest first with paging and total, and all of them oldest first for the agent", async () => {
       for (let n = 1; n <= 5; n++) await storage.mcpServers.insert(server(`mcp_${n}`, n));
       await storage.mcpServers.insert(server('mcp_6', 6, { projectId: 'proj_000002' }));
       await storage.mcpServers.insert(server('mcp_7', 7, { userId: 'user_b', projectId: 'proj_000003' }));

@@ -1,11 +1,11 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { StreamRecord, StreamStore } from '../completions/streams/stream-store.js';
 import type { StreamHubOptions } from '../completions/streams/hub.js';
 import { type StorageStreamStoreOptions, storageStreamStore } from '../completions/streams/storage-stream-store.js';
+import type { StreamRecord, StreamStore } from '../completions/streams/stream-store.js';
+import { isPlatformError } from '../errors.js';
 import { createMemoryNotifier } from '../notify/notifier.js';
 import type { StorageAdapter } from '../storage/types.js';
-import { isPlatformError } from '../errors.js';
 
 /** The options a suite's store is made with: limits, clock, and for stores with a writer lease, the lease and polling. */
 export type StreamStoreCaseOptions = StreamHubOptions & Pick<StorageStreamStoreOptions, 'writerLeaseMs' | 'heartbeatMs' | 'pollMs'>;
@@ -29,7 +29,10 @@ async function collect(events: AsyncIterable<{ id: number; data: StreamRecord }>
 }
 
 async function code(promise: Promise<unknown>): Promise<string | undefined> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   return isPlatformError(error) ? error.code : String(error);
 }
 
@@ -114,7 +117,7 @@ export function describeStreamStore(name: string, options: StreamStoreSuiteOptio
       expect(getEventListeners(follow.signal, 'abort')).toHaveLength(0);
     });
 
-    it("finds a stream only for its user and chat", async () => {
+    it('finds a stream only for its user and chat', async () => {
       const store = await make();
       const id = await fresh(store);
       expect(await store.get('user_b', 'chat_1', id)).toBeUndefined();

@@ -78,8 +78,7 @@ export function describeToolSandbox(name: string, options: ToolSandboxSuiteOptio
     const programs = PROGRAMS[options.language];
     const timeoutMs = options.timeoutMs ?? 1000;
     const memoryBytes = options.memoryBytes ?? 32 * 1024 * 1024;
-    const run = (program: keyof typeof programs, args: unknown = {}, owner?: string) =>
-      sandbox.run({ code: programs[program] as string, args, timeoutMs, memoryBytes, ...(owner ? { owner } : {}) });
+    const run = (program: keyof typeof programs, args: unknown = {}, owner?: string) => sandbox.run({ code: programs[program] as string, args, timeoutMs, memoryBytes, ...(owner ? { owner } : {}) });
     const failed = (outcome: ToolOutcome) => (outcome.ok ? undefined : outcome.error);
     // A secret the server process holds: it must never show up in a tool's output.
     const SECRET = 'TOOL-SUITE-SECRET-VALUE-7d1f';
@@ -102,8 +101,7 @@ export function describeToolSandbox(name: string, options: ToolSandboxSuiteOptio
 
     it('checkSyntax names the line and column where code stops parsing, and never runs code', async (ctx) => {
       if (!sandbox.checkSyntax) return ctx.skip();
-      const check = (program: keyof typeof programs, owner = 'checker') =>
-        sandbox.checkSyntax?.({ code: programs[program] as string, dependencies: [], timeoutMs, memoryBytes, owner });
+      const check = (program: keyof typeof programs, owner = 'checker') => sandbox.checkSyntax?.({ code: programs[program] as string, dependencies: [], timeoutMs, memoryBytes, owner });
       const expected = SYNTAX_ERRORS[options.language];
       expect(await check('unparsable')).toEqual({ line: expected.line, column: expected.column, message: expect.stringMatching(expected.message) });
       // Run, this code would never end (the check would fail at the time limit): parsed, it is fine.

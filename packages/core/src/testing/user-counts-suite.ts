@@ -10,21 +10,80 @@ const none: UserCounts = { keys: 0, projects: 0, credentials: 0, chats: 0, tools
 const rows = {
   key: (id: string, userId: string) => ({ id, userId, name: id, lookup: `lk_${id}`, hash: 'h', createdAt: at(1), lastUsedAt: null }),
   project: (id: string, userId: string, n = 1) => ({
-    id, userId, name: id, description: '', instructions: '', icon: '', color: '', model: 'm', provider: 'openai', credentialId: null, createdAt: at(n), updatedAt: at(n),
+    id,
+    userId,
+    name: id,
+    description: '',
+    instructions: '',
+    icon: '',
+    color: '',
+    model: 'm',
+    provider: 'openai',
+    credentialId: null,
+    createdAt: at(n),
+    updatedAt: at(n),
   }),
   credential: (id: string, userId: string) => ({
-    id, userId, name: id, provider: 'openai', secret: 's', last4: 'abcd', baseUrl: null, baseUrlSecret: null, proxy: false, isValid: null, isDefault: false, createdAt: at(1), updatedAt: at(1),
+    id,
+    userId,
+    name: id,
+    provider: 'openai',
+    secret: 's',
+    last4: 'abcd',
+    baseUrl: null,
+    baseUrlSecret: null,
+    proxy: false,
+    isValid: null,
+    isDefault: false,
+    createdAt: at(1),
+    updatedAt: at(1),
   }),
   chat: (id: string, userId: string, projectId: string) => ({ id, userId, projectId, name: id, createdAt: at(1), updatedAt: at(1) }),
   tool: (id: string, userId: string, projectId: string) => ({
-    id, userId, projectId, name: id, description: 'd', language: 'javascript' as const, code: 'function main() {}', parameters: {}, dependencies: [], enabled: true, createdAt: at(1), updatedAt: at(1),
+    id,
+    userId,
+    projectId,
+    name: id,
+    description: 'd',
+    language: 'javascript' as const,
+    code: 'function main() {}',
+    parameters: {},
+    dependencies: [],
+    enabled: true,
+    createdAt: at(1),
+    updatedAt: at(1),
   }),
   server: (id: string, userId: string, projectId: string) => ({
-    id, userId, projectId, name: id, transport: 'http' as const, url: 'https://mcp.example.com/mcp', command: null, args: [], headerNames: [], envNames: [], secrets: null, createdAt: at(1), updatedAt: at(1),
+    id,
+    userId,
+    projectId,
+    name: id,
+    transport: 'http' as const,
+    url: 'https://mcp.example.com/mcp',
+    command: null,
+    args: [],
+    headerNames: [],
+    envNames: [],
+    secrets: null,
+    createdAt: at(1),
+    updatedAt: at(1),
   }),
   document: (id: string, userId: string, projectId: string) => ({
-    id, userId, projectId, fileId: null, sourceKey: id, fileName: 'f.md', fileType: 'md', sourceType: 'upload', status: 'pending' as const,
-    chunkCount: 0, vectorCount: 0, error: null, metadata: {}, createdAt: at(1), updatedAt: at(1),
+    id,
+    userId,
+    projectId,
+    fileId: null,
+    sourceKey: id,
+    fileName: 'f.md',
+    fileType: 'md',
+    sourceType: 'upload',
+    status: 'pending' as const,
+    chunkCount: 0,
+    vectorCount: 0,
+    error: null,
+    metadata: {},
+    createdAt: at(1),
+    updatedAt: at(1),
   }),
 };
 
@@ -46,7 +105,7 @@ export function describeUserCounts(current: () => StorageAdapter, options: Stora
       ({ storage, other } = adapters());
     });
 
-    it('counts each kind of a user as rows come and go, cascades included, never another user\'s', async () => {
+    it("counts each kind of a user as rows come and go, cascades included, never another user's", async () => {
       expect(await storage.users.lockCounts('user_a')).toEqual(none);
       expect(await storage.users.lockCounts('user_missing')).toBeUndefined();
       for (const user of ['user_a', 'user_b']) {
@@ -105,12 +164,28 @@ export function describeUserCounts(current: () => StorageAdapter, options: Stora
           return true;
         });
       const projects = await Promise.all(
-        Array.from({ length: 12 }, (_, n) => within(n % 2 ? storage : other, (c) => c.projects, 1, 5, (tx) => tx.projects.insert(rows.project(`proj_${n}`, 'user_a', n + 2)))),
+        Array.from({ length: 12 }, (_, n) =>
+          within(
+            n % 2 ? storage : other,
+            (c) => c.projects,
+            1,
+            5,
+            (tx) => tx.projects.insert(rows.project(`proj_${n}`, 'user_a', n + 2)),
+          ),
+        ),
       );
       expect(projects.filter(Boolean)).toHaveLength(4);
       expect((await storage.projects.list({ userId: 'user_a', limit: 100 })).total).toBe(5);
       const appends = await Promise.all(
-        Array.from({ length: 12 }, (_, n) => within(n % 2 ? other : storage, (c) => c.messages, 2, 9, (tx) => tx.chats.appendMessages('user_a', 'chat_p', [message(`${n}q`), message(`${n}a`)]))),
+        Array.from({ length: 12 }, (_, n) =>
+          within(
+            n % 2 ? other : storage,
+            (c) => c.messages,
+            2,
+            9,
+            (tx) => tx.chats.appendMessages('user_a', 'chat_p', [message(`${n}q`), message(`${n}a`)]),
+          ),
+        ),
       );
       expect(appends.filter(Boolean)).toHaveLength(4);
       expect(await storage.chats.messages('user_a', 'chat_p')).toHaveLength(8);
@@ -120,9 +195,17 @@ export function describeUserCounts(current: () => StorageAdapter, options: Stora
     it('reads a chat from its end, newest first, a page at a time', async () => {
       await storage.projects.insert(rows.project('proj_r', 'user_a'));
       await storage.chats.insert(rows.chat('chat_r', 'user_a', 'proj_r'));
-      await storage.chats.appendMessages('user_a', 'chat_r', Array.from({ length: 7 }, (_, n) => message(`m${n}`)));
+      await storage.chats.appendMessages(
+        'user_a',
+        'chat_r',
+        Array.from({ length: 7 }, (_, n) => message(`m${n}`)),
+      );
       const newest = await storage.chats.recentMessages('user_a', 'chat_r', { limit: 3 });
-      expect(newest.map((m) => [m.position, m.content])).toEqual([[6, 'm6'], [5, 'm5'], [4, 'm4']]);
+      expect(newest.map((m) => [m.position, m.content])).toEqual([
+        [6, 'm6'],
+        [5, 'm5'],
+        [4, 'm4'],
+      ]);
       const older = await storage.chats.recentMessages('user_a', 'chat_r', { limit: 3, before: 4 });
       expect(older.map((m) => m.position)).toEqual([3, 2, 1]);
       expect((await storage.chats.recentMessages('user_a', 'chat_r', { limit: 3, before: 1 })).map((m) => m.position)).toEqual([0]);

@@ -81,7 +81,7 @@ export function describeVectorStore(name: string, options: VectorStoreSuiteOptio
       expect(hits[0]?.score).toBeCloseTo(1, 5);
     });
 
-    it('deletes a document\'s vectors, keeps namespaces apart, and drops a namespace', async () => {
+    it("deletes a document's vectors, keeps namespaces apart, and drops a namespace", async () => {
       await seed();
       await store.upsert('other', [{ id: 'a', documentId: 'd1', vector: unit(0, 0, 1) }]);
       expect(await store.deleteDocument('ns', 'd1')).toBe(2);
@@ -130,7 +130,10 @@ export function describeVectorStore(name: string, options: VectorStoreSuiteOptio
     it('handles many vectors (growth, deletes in the middle)', async () => {
       const dims = 16;
       const vec = (i: number) => unit(...Array.from({ length: dims }, (_, j) => Math.sin(i * 5.3 + j * 1.3) + (j === i % dims ? 3 : 0)));
-      await store.upsert('big', Array.from({ length: 3000 }, (_, i) => ({ id: `v${i}`, documentId: `d${i % 30}`, vector: vec(i) })));
+      await store.upsert(
+        'big',
+        Array.from({ length: 3000 }, (_, i) => ({ id: `v${i}`, documentId: `d${i % 30}`, vector: vec(i) })),
+      );
       expect(await store.deleteDocument('big', 'd7')).toBe(100);
       expect(await store.count('big')).toBe(2900);
       const hits = await store.query('big', { vector: vec(1234), topK: 5 });

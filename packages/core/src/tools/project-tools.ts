@@ -1,9 +1,9 @@
 import type { AgentTool, ToolSource } from '../agent/tools.js';
-import { PlatformError } from '../errors.js';
 import type { Caller } from '../context.js';
+import { PlatformError } from '../errors.js';
 import type { StorageAdapter, ToolRecord } from '../storage/types.js';
 import { codeSyntaxError } from './code-syntax.js';
-import { FairScheduler, type FairQueueLimits } from './fair-queue.js';
+import { type FairQueueLimits, FairScheduler } from './fair-queue.js';
 import type { ToolLanguage, ToolOutcome, ToolSandbox } from './sandbox.js';
 import { SchemaValidator, type SchemaValidatorOptions } from './schema-validator.js';
 

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { PlatformError } from '../errors.js';
 import { schemaWorkerUrl } from '../schema-worker-url.js';
-import { FairScheduler, type FairQueueLimits } from './fair-queue.js';
+import { type FairQueueLimits, FairScheduler } from './fair-queue.js';
 import { jsonWithinDepth, TOOL_LIMITS } from './limits.js';
 
 export interface SchemaValidatorOptions {

@@ -2,17 +2,7 @@ import type { z } from 'zod';
 import { type Caller, callerProject, type PlatformContext } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { offsetPageFields } from '../paging.js';
-import type {
-  ActivateToolRequest,
-  CreateToolRequest,
-  ListToolsQuery,
-  ListToolsResponse,
-  RunToolRequest,
-  RunToolResponse,
-  ToolFull,
-  ToolResponse,
-  UpdateToolRequest,
-} from '../schemas/tools.js';
+import type { ActivateToolRequest, CreateToolRequest, ListToolsQuery, ListToolsResponse, RunToolRequest, RunToolResponse, ToolFull, ToolResponse, UpdateToolRequest } from '../schemas/tools.js';
 import type { ToolRecord } from '../storage/types.js';
 import { samePathId } from '../validation.js';
 import type { ToolRunner } from './project-tools.js';

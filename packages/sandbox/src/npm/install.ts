@@ -60,7 +60,9 @@ export function createNpmInstaller(o: NpmInstallerOptions) {
   return {
     /** The folder holding `node_modules` of the set (installing it first if needed). */
     install(specs: readonly NpmSpec[]): Promise<string> {
-      const key = createHash('sha256').update(`${o.registry}\n${specs.map((s) => s.spec).join('\n')}`).digest('hex');
+      const key = createHash('sha256')
+        .update(`${o.registry}\n${specs.map((s) => s.spec).join('\n')}`)
+        .digest('hex');
       let pending = inflight.get(key);
       if (!pending) {
         pending = installOnce(key, specs).finally(() => inflight.delete(key));
@@ -169,7 +171,8 @@ function runNpm(npm: { command: string; args: string[] }, prefix: string, specs:
   });
 }
 
-const NETWORK = /^(?:E(?:CONN\w+|AI_\w+|NOTFOUND|HOSTUNREACH|NETUNREACH|NETDOWN|TIMEDOUT|SOCKETTIMEDOUT|PIPE|PROTO)|ERR_SOCKET_TIMEOUT|E5\d\d|UNABLE_TO_\w+|CERT_\w+|SELF_SIGNED_\w+|DEPTH_ZERO_\w+|EINTEGRITY)$/;
+const NETWORK =
+  /^(?:E(?:CONN\w+|AI_\w+|NOTFOUND|HOSTUNREACH|NETUNREACH|NETDOWN|TIMEDOUT|SOCKETTIMEDOUT|PIPE|PROTO)|ERR_SOCKET_TIMEOUT|E5\d\d|UNABLE_TO_\w+|CERT_\w+|SELF_SIGNED_\w+|DEPTH_ZERO_\w+|EINTEGRITY)$/;
 
 /** npm's failure (its `--json` error report, else the `npm error` lines) as a clear error. */
 function npmFailure(stdout: string, stderr: string, list: string, registry: string): PlatformError {
@@ -230,7 +233,8 @@ async function checkInstalled(prefix: string): Promise<void> {
     }
   };
   await walk(join(prefix, 'node_modules'), 'node_modules');
-  if (bytes > MAX_INSTALL_BYTES) throw PlatformError.invalid(`dependencies: the packages take ${Math.round(bytes / 1024 / 1024)} MB installed, more than the ${MAX_INSTALL_BYTES / 1024 / 1024} MB allowed`);
+  if (bytes > MAX_INSTALL_BYTES)
+    throw PlatformError.invalid(`dependencies: the packages take ${Math.round(bytes / 1024 / 1024)} MB installed, more than the ${MAX_INSTALL_BYTES / 1024 / 1024} MB allowed`);
 }
 
 /** The package a path inside node_modules belongs to. */

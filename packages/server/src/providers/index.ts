@@ -1,6 +1,6 @@
-import { type ByteLimit, type ChatModel, type ChatModelResolver, MODEL_PROVIDERS, type ModelProviderEntry, type ModelProviderId, PlatformError } from '@agent-platform/core';
 import { ollamaChatModel } from '@agent-platform/adapters-models/ollama';
-import { openaiChatModel, type OpenAIChatModelOptions } from '@agent-platform/adapters-models/openai';
+import { type OpenAIChatModelOptions, openaiChatModel } from '@agent-platform/adapters-models/openai';
+import { type ByteLimit, type ChatModel, type ChatModelResolver, MODEL_PROVIDERS, type ModelProviderEntry, type ModelProviderId, PlatformError } from '@agent-platform/core';
 import type { OutboundFetches } from '../outbound.js';
 import { proxiedFetch } from './proxy.js';
 

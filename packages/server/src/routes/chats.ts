@@ -85,7 +85,6 @@ export const chatsRoutes: readonly ApiRoute[] = [
     params: ChatIdParam.extend({ streamId: z.string().min(1).max(200) }),
     response: z.object({ id: z.number().int(), data: z.string() }),
     kind: 'replay',
-    handler: (p, i) =>
-      p.readStream(i.caller, i.params.chatId, i.params.streamId, i.headers.get('last-event-id') ?? undefined, i.signal),
+    handler: (p, i) => p.readStream(i.caller, i.params.chatId, i.params.streamId, i.headers.get('last-event-id') ?? undefined, i.signal),
   }),
 ];

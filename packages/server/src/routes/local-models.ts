@@ -1,10 +1,4 @@
-import {
-  DeleteLocalModelRequest,
-  DeleteLocalModelResponse,
-  type ErrorCode,
-  ListLocalModelsQuery,
-  ListLocalModelsResponse,
-} from '@agent-platform/core';
+import { DeleteLocalModelRequest, DeleteLocalModelResponse, type ErrorCode, ListLocalModelsQuery, ListLocalModelsResponse } from '@agent-platform/core';
 import { type ApiRoute, route } from '../route.js';
 
 /** The local model runtime may be down, slow or broken. */

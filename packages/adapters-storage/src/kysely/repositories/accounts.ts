@@ -45,7 +45,10 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
   return {
     users: {
       async insert(user) {
-        await db.insertInto('users').values({ id: user.id, created_at: time(user.createdAt) }).execute();
+        await db
+          .insertInto('users')
+          .values({ id: user.id, created_at: time(user.createdAt) })
+          .execute();
       },
       async get(id) {
         const row = await db.selectFrom('users').select(['id', 'created_at']).where('id', '=', id).executeTakeFirst();
@@ -76,7 +79,7 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
             lookup: key.lookup,
             hash: key.hash,
             created_at: time(key.createdAt),
-            last_used_at: (key.lastUsedAt ? time(key.lastUsedAt) : null),
+            last_used_at: key.lastUsedAt ? time(key.lastUsedAt) : null,
           })
           .execute();
       },
@@ -96,15 +99,26 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
         return deleteLocked(db, dialect, userId, (tx) => tx.deleteFrom('api_keys').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst());
       },
       async touch(id, at) {
-        await db.updateTable('api_keys').set({ last_used_at: time(at) }).where('id', '=', id).execute();
+        await db
+          .updateTable('api_keys')
+          .set({ last_used_at: time(at) })
+          .where('id', '=', id)
+          .execute();
       },
       async lockBootstrap() {
         // An upsert of one row: a second transaction's upsert of it waits for the first to end
         // (PostgreSQL's row lock; SQLite's write lock), outside a transaction it holds nothing.
-        await db.insertInto('locks').values({ name: 'first_key' }).onConflict((oc) => oc.column('name').doUpdateSet({ name: 'first_key' })).execute();
+        await db
+          .insertInto('locks')
+          .values({ name: 'first_key' })
+          .onConflict((oc) => oc.column('name').doUpdateSet({ name: 'first_key' }))
+          .execute();
       },
       async count() {
-        const row = await db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        const row = await db
+          .selectFrom('api_keys')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow();
         return Number(row.n);
       },
     },
@@ -161,9 +175,7 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
           page = page.offset(start);
         }
         const rows = await page.execute();
-        const total = query.searchWord
-          ? await count([])
-          : Number((rows.length > 0 ? rows[0]?.user_project_count : (await userCount.executeTakeFirst())?.project_count) ?? 0);
+        const total = query.searchWord ? await count([]) : Number((rows.length > 0 ? rows[0]?.user_project_count : (await userCount.executeTakeFirst())?.project_count) ?? 0);
         return { items: rows.map(toProject), total, start };
       },
       async update(userId, id, patch) {
@@ -173,13 +185,7 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
           if (value !== undefined) set[field] = value;
         }
         if (patch.credentialId !== undefined) set.credential_id = patch.credentialId;
-        const row = await db
-          .updateTable('projects')
-          .set(set)
-          .where('id', '=', id)
-          .where('user_id', '=', userId)
-          .returningAll()
-          .executeTakeFirst();
+        const row = await db.updateTable('projects').set(set).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
         return row && toProject(row);
       },
       delete(userId, id) {
@@ -190,14 +196,7 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
         return rows.map((r) => r.id);
       },
       async namingNoCredential(userId, provider) {
-        const rows = await db
-          .selectFrom('projects')
-          .select('id')
-          .where('user_id', '=', userId)
-          .where('credential_id', 'is', null)
-          .where('provider', '=', provider)
-          .orderBy('id')
-          .execute();
+        const rows = await db.selectFrom('projects').select('id').where('user_id', '=', userId).where('credential_id', 'is', null).where('provider', '=', provider).orderBy('id').execute();
         return rows.map((r) => r.id);
       },
     },
@@ -234,13 +233,7 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
         return row && toCredential(row);
       },
       async list(userId) {
-        const rows = await db
-          .selectFrom('credentials')
-          .selectAll()
-          .where('user_id', '=', userId)
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .execute();
+        const rows = await db.selectFrom('credentials').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
         return rows.map(toCredential);
       },
       async defaultOf(userId, provider) {

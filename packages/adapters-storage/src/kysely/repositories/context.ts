@@ -11,8 +11,7 @@ export interface RepositoryContext {
 }
 
 /** Runs `fn` in a transaction, or in the current one when `db` already is one. */
-export const atomically = <T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> =>
-  db.isTransaction ? fn(db) : (db as Kysely<Database>).transaction().execute(fn);
+export const atomically = <T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> => (db.isTransaction ? fn(db) : (db as Kysely<Database>).transaction().execute(fn));
 
 /**
  * Inside a transaction: makes writes of one user's rows that must see each other wait for one

@@ -1,7 +1,7 @@
 import { PlatformError, type StorageAdapter } from '@agent-platform/core';
 import type { Updateable } from 'kysely';
 import type { Database } from '../database.js';
-import { type RepositoryContext, atomically, deleteLocked } from './context.js';
+import { atomically, deleteLocked, type RepositoryContext } from './context.js';
 
 /** Chats with their messages, tools and MCP servers. */
 export function conversationRepositories({ db, dialect, records }: RepositoryContext): Pick<StorageAdapter, 'chats' | 'tools' | 'mcpServers'> {
@@ -46,7 +46,12 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
         return deleteLocked(db, dialect, userId, (tx) => tx.deleteFrom('chats').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst());
       },
       async touch(userId, id, at) {
-        await db.updateTable('chats').set({ updated_at: time(at) }).where('user_id', '=', userId).where('id', '=', id).execute();
+        await db
+          .updateTable('chats')
+          .set({ updated_at: time(at) })
+          .where('user_id', '=', userId)
+          .where('id', '=', id)
+          .execute();
       },
       async appendMessages(userId, chatId, messages) {
         if (messages.length === 0) return;
@@ -54,7 +59,12 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
           // Updating the chat's row first locks it (PostgreSQL's row lock, SQLite's write lock):
           // appends to one chat from several instances queue here, and each reads the position
           // after the previous one committed (no duplicate position, no primary key violation).
-          await tx.updateTable('chats').set((eb) => ({ updated_at: eb.ref('updated_at') })).where('user_id', '=', userId).where('id', '=', chatId).execute();
+          await tx
+            .updateTable('chats')
+            .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+            .where('user_id', '=', userId)
+            .where('id', '=', chatId)
+            .execute();
           const { next } = await tx
             .selectFrom('chat_messages')
             .select((eb) => eb.fn.coalesce(eb.fn.max('position'), eb.val(-1)).as('next'))

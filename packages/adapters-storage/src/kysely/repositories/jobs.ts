@@ -90,9 +90,7 @@ export function jobRepository({ db, dialect, records }: RepositoryContext): Pick
             .where((w) => w.or([w('j.owner', 'is', null), w('j.lease_expires_at', '<=', at)]))
             // A job that does not fit is passed over for the next that does, until it is overdue.
             .$if(maxBytes !== undefined, (q) =>
-              q.where((w) =>
-                overdueAt ? w.or([w('j.size', '<=', maxBytes as number), w('j.created_at', '<=', time(overdueAt))]) : w('j.size', '<=', maxBytes as number),
-              ),
+              q.where((w) => (overdueAt ? w.or([w('j.size', '<=', maxBytes as number), w('j.created_at', '<=', time(overdueAt))]) : w('j.size', '<=', maxBytes as number))),
             )
             .$if(idleTenantsOnly === true, (q) => q.where('r.running', 'is', null))
             .orderBy((o) => o.fn.coalesce('r.running', o.val(0)))
@@ -110,8 +108,16 @@ export function jobRepository({ db, dialect, records }: RepositoryContext): Pick
       // first to end (PostgreSQL's row lock; SQLite's write lock), and its count then sees the
       // first one's jobs.
       const name = `jobs:${tenant}`;
-      await db.insertInto('locks').values({ name }).onConflict((oc) => oc.column('name').doUpdateSet({ name })).execute();
-      const row = await db.selectFrom('jobs').select((c) => c.fn.countAll<number>().as('n')).where('tenant', '=', tenant).executeTakeFirstOrThrow();
+      await db
+        .insertInto('locks')
+        .values({ name })
+        .onConflict((oc) => oc.column('name').doUpdateSet({ name }))
+        .execute();
+      const row = await db
+        .selectFrom('jobs')
+        .select((c) => c.fn.countAll<number>().as('n'))
+        .where('tenant', '=', tenant)
+        .executeTakeFirstOrThrow();
       return Number(row.n);
     },
     async heartbeat(lease, { now, leaseMs }) {
@@ -124,12 +130,7 @@ export function jobRepository({ db, dialect, records }: RepositoryContext): Pick
       return row ? 'lost' : 'cancelled';
     },
     async finish(lease) {
-      const result = await db
-        .deleteFrom('jobs')
-        .where('id', '=', lease.jobId)
-        .where('owner', '=', lease.owner)
-        .where('generation', '=', lease.generation)
-        .executeTakeFirst();
+      const result = await db.deleteFrom('jobs').where('id', '=', lease.jobId).where('owner', '=', lease.owner).where('generation', '=', lease.generation).executeTakeFirst();
       return result.numDeletedRows > 0n;
     },
     async release(lease) {

@@ -1,7 +1,7 @@
 import { type ChunkRecord, keywordTerms, type StorageAdapter } from '@agent-platform/core';
 import { sql, type Updateable } from 'kysely';
 import type { Database } from '../database.js';
-import { type RepositoryContext, atomically, deleteLocked } from './context.js';
+import { atomically, deleteLocked, type RepositoryContext } from './context.js';
 
 /**
  * A stored vector blob as a Float32Array of its own: copied byte by byte, since a Float32Array
@@ -48,10 +48,7 @@ export function knowledgeRepositories({ db, dialect, records }: RepositoryContex
         return row && toDocument(row);
       },
       async list(query) {
-        let filter = db
-          .selectFrom('documents')
-          .where('project_id', '=', query.projectId)
-          .where('user_id', '=', query.userId);
+        let filter = db.selectFrom('documents').where('project_id', '=', query.projectId).where('user_id', '=', query.userId);
         if (query.status) filter = filter.where('status', '=', query.status);
         // The page and the total at once: on PostgreSQL two connections of the pool, so a list
         // costs one round trip to the database instead of two (SQLite runs them in turn).
@@ -150,7 +147,12 @@ export function knowledgeRepositories({ db, dialect, records }: RepositoryContex
         const out: ChunkRecord[] = [];
         for (let i = 0; i < ids.length; i += 500) {
           // Found by the unique id index; the project condition filters the rows it finds.
-          const rows = await db.selectFrom('chunks').select(CHUNK_COLUMNS).where('id', 'in', ids.slice(i, i + 500)).where('project_id', '=', projectId).execute();
+          const rows = await db
+            .selectFrom('chunks')
+            .select(CHUNK_COLUMNS)
+            .where('id', 'in', ids.slice(i, i + 500))
+            .where('project_id', '=', projectId)
+            .execute();
           out.push(...rows.map(toChunk));
         }
         return out;

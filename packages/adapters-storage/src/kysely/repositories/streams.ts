@@ -5,7 +5,15 @@ import { atomically, lockUser, type RepositoryContext } from './context.js';
 
 type Row = Selectable<Database['streams']>;
 
-const toRow = (r: Row): StreamRow => ({ id: r.id, chatId: r.chat_id, userId: r.user_id, createdAt: new Date(Number(r.created_at)), state: r.state, length: r.last_seq, leaseUntil: r.lease_until === null ? null : Number(r.lease_until) });
+const toRow = (r: Row): StreamRow => ({
+  id: r.id,
+  chatId: r.chat_id,
+  userId: r.user_id,
+  createdAt: new Date(Number(r.created_at)),
+  state: r.state,
+  length: r.last_seq,
+  leaseUntil: r.lease_until === null ? null : Number(r.lease_until),
+});
 const live = (r: Row | undefined, now: number): Row | undefined => (r && (r.expires_at === null || Number(r.expires_at) > now) ? r : undefined);
 
 /**
@@ -65,7 +73,10 @@ export function streamRepository({ db, dialect }: RepositoryContext): Pick<Stora
           .returning('last_seq')
           .executeTakeFirst();
         if (!row) return undefined;
-        await tx.insertInto('stream_events').values({ stream_id: id, seq: row.last_seq, event: JSON.stringify(event) }).execute();
+        await tx
+          .insertInto('stream_events')
+          .values({ stream_id: id, seq: row.last_seq, event: JSON.stringify(event) })
+          .execute();
         return row.last_seq;
       });
     },

@@ -110,8 +110,7 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
           <input type="checkbox" class="checkbox" checked={values.proxy} onChange={check('proxy')} /> Send this provider's calls through the server's HTTPS_PROXY / HTTP_PROXY
         </label>
         <label>
-          <input type="checkbox" class="checkbox" checked={values.isDefault} onChange={check('isDefault')} /> Default for {values.provider}: projects that name no credential use
-          it
+          <input type="checkbox" class="checkbox" checked={values.isDefault} onChange={check('isDefault')} /> Default for {values.provider}: projects that name no credential use it
           {credential?.default && !values.isDefault ? " (unticked: they use the server's settings instead)" : ''}
           {!credential ? ' (the first credential of a provider is its default anyway)' : ''}
         </label>

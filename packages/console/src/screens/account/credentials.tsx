@@ -38,11 +38,7 @@ async function projectsByCredential(api: Api, signal: AbortSignal): Promise<{ by
 function Status({ credential, testing, outcome }: { credential: Credential; testing: boolean; outcome: TestOutcome | undefined }) {
   if (testing) return <span class="muted">Testing…</span>;
   if (outcome) {
-    return outcome.ok ? (
-      <span class="ok">Works: {outcome.message.replace(/^The provider answered: /, '')}</span>
-    ) : (
-      <span class="error">Failed: {outcome.message}</span>
-    );
+    return outcome.ok ? <span class="ok">Works: {outcome.message.replace(/^The provider answered: /, '')}</span> : <span class="error">Failed: {outcome.message}</span>;
   }
   if (credential.isValid === true) return <span class="ok">Worked when last tested</span>;
   if (credential.isValid === false) return <span class="error">Failed when last tested</span>;
@@ -127,9 +123,8 @@ export function CredentialsScreen() {
         </button>
       </div>
       <p class="muted">
-        A project's model calls use the credential the project names; a project that names none uses the default credential of its provider (the first one you add, until you
-        make another the default), else the server's own settings (OPENAI_API_KEY, OLLAMA_HOST). Adding a credential never moves a project. A project's page shows where its
-        calls go.
+        A project's model calls use the credential the project names; a project that names none uses the default credential of its provider (the first one you add, until you make another the default),
+        else the server's own settings (OPENAI_API_KEY, OLLAMA_HOST). Adding a credential never moves a project. A project's page shows where its calls go.
       </p>
       {editing ? (
         <CredentialForm
@@ -200,13 +195,16 @@ export function CredentialsScreen() {
         </p>
         {deleting?.default ? (
           <p>
-            It is the default for {deleting.provider}: the service keeps it while projects that name no credential use it. Make another credential the default first, or name
-            one on those projects.
+            It is the default for {deleting.provider}: the service keeps it while projects that name no credential use it. Make another credential the default first, or name one on those projects.
           </p>
         ) : null}
         {deleting && naming(deleting.id).length > 0 ? (
           <p>
-            Named by {naming(deleting.id).map((p) => p.name).join(', ')}: the service keeps it until those projects name another credential or none.
+            Named by{' '}
+            {naming(deleting.id)
+              .map((p) => p.name)
+              .join(', ')}
+            : the service keeps it until those projects name another credential or none.
           </p>
         ) : null}
       </ConfirmDialog>

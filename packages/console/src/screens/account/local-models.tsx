@@ -70,7 +70,14 @@ export function LocalModelsScreen() {
         }}
       >
         <Field id="runtime-address" label="Ollama runtime address" error={addressError} hint={`Empty: ${DEFAULT_ADDRESS}.`}>
-          <input id="runtime-address" type="url" placeholder="http://127.0.0.1:11434" value={address} onInput={(e) => setAddress(e.currentTarget.value)} {...describedBy('runtime-address', addressError, true)} />
+          <input
+            id="runtime-address"
+            type="url"
+            placeholder="http://127.0.0.1:11434"
+            value={address}
+            onInput={(e) => setAddress(e.currentTarget.value)}
+            {...describedBy('runtime-address', addressError, true)}
+          />
         </Field>
         <button type="submit">Show models</button>
       </form>
@@ -116,8 +123,8 @@ export function LocalModelsScreen() {
       ) : null}
       <ConfirmDialog open={deleting !== null} title={`Delete ${deleting?.name ?? ''}?`} confirm={`Delete ${deleting?.name ?? ''}`} onConfirm={remove} onClose={() => setDeleting(null)}>
         <p>
-          Delete the model <strong>{deleting?.name}</strong> ({formatBytes(deleting?.size ?? 0)}) from the runtime at {where}? Its files are removed from that machine's disk; other tags
-          of the same model stay. Projects using it fail until it is installed again. This cannot be undone.
+          Delete the model <strong>{deleting?.name}</strong> ({formatBytes(deleting?.size ?? 0)}) from the runtime at {where}? Its files are removed from that machine's disk; other tags of the same
+          model stay. Projects using it fail until it is installed again. This cannot be undone.
         </p>
       </ConfirmDialog>
     </section>

@@ -19,11 +19,7 @@ export function CitationPanel({ question, source, onClose }: { question: string;
     api
       .call('get', '/api/knowledge/chunks/{id}', { params: { id: source.chunkId } })
       .then((r) => setContent(r.chunk.content))
-      .catch((e) =>
-        setError(
-          e instanceof ApiError && e.status === 404 ? 'This chunk is no longer in the knowledge base (its document was deleted or re-indexed).' : messageOf(e),
-        ),
-      );
+      .catch((e) => setError(e instanceof ApiError && e.status === 404 ? 'This chunk is no longer in the knowledge base (its document was deleted or re-indexed).' : messageOf(e)));
   }, [source.chunkId]);
   return (
     <aside class="card citation" aria-labelledby="citation-title">

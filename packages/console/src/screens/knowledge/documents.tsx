@@ -71,7 +71,9 @@ export function DocumentsTable({ projectId, version }: { projectId: string; vers
       <ErrorNote message={error} />
       {!page && !error ? <Loading what="documents" /> : null}
       {page && page.documents.length === 0 ? (
-        <Empty title={status ? `No ${status} documents` : 'No documents yet'}>{status ? 'Choose another status, or All.' : 'Add files or paste text above: they are chunked, embedded and searchable here.'}</Empty>
+        <Empty title={status ? `No ${status} documents` : 'No documents yet'}>
+          {status ? 'Choose another status, or All.' : 'Add files or paste text above: they are chunked, embedded and searchable here.'}
+        </Empty>
       ) : null}
       {page && page.documents.length > 0 ? (
         <ListTable caption="Documents, newest first" columns={['File', 'Type', 'Status', { label: 'Chunks', number: true }, { label: 'Vectors', number: true }, 'Added']}>

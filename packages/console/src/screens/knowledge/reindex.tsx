@@ -10,8 +10,7 @@ type State = { readonly step: 'offered' } | { readonly step: 'running'; readonly
 
 /** Documents of the project waiting or being indexed (the service's counts of both statuses). */
 async function unfinished(api: Api, projectId: string, signal: AbortSignal): Promise<number> {
-  const count = (status: 'pending' | 'processing') =>
-    api.call('get', '/api/knowledge/documents', { query: { projectId, status, limit: 1 }, signal }).then((r) => r.total);
+  const count = (status: 'pending' | 'processing') => api.call('get', '/api/knowledge/documents', { query: { projectId, status, limit: 1 }, signal }).then((r) => r.total);
   const [pending, processing] = await Promise.all([count('pending'), count('processing')]);
   return pending + processing;
 }

@@ -19,11 +19,9 @@ const ALIASES = { 'vectorstore configuration': 'vectorStoreConfig', 'vector stor
 /** The form's text of each setting: the project's own value, or empty for a default (shown as the placeholder). */
 type Form = Record<Name, string>;
 
-const text = (name: Name, value: Effective[Name]): string =>
-  value === null || value === undefined ? '' : name === 'vectorStoreConfig' ? JSON.stringify(value, null, 2) : String(value);
+const text = (name: Name, value: Effective[Name]): string => (value === null || value === undefined ? '' : name === 'vectorStoreConfig' ? JSON.stringify(value, null, 2) : String(value));
 
-const toForm = ({ settings, defaults }: Loaded): Form =>
-  Object.fromEntries(FIELDS.map((name) => [name, defaults.includes(name) ? '' : text(name, settings[name])])) as Form;
+const toForm = ({ settings, defaults }: Loaded): Form => Object.fromEntries(FIELDS.map((name) => [name, defaults.includes(name) ? '' : text(name, settings[name])])) as Form;
 
 /** What an empty field means: the default in effect, as GET answered it. */
 function placeholder(name: Name, loaded: Loaded): string {
@@ -117,7 +115,13 @@ export function SettingsForm({ projectId, onDocumentsChanged }: { projectId: str
         <div class="grid">
           {choice('vectorstoreProvider', 'Vector store', VECTOR_STORES)}
           <Field id="settings-embeddingModel" label="Embedding model" error={errors.embeddingModel}>
-            <input id="settings-embeddingModel" value={form.embeddingModel} onInput={set('embeddingModel')} placeholder={placeholder('embeddingModel', loaded)} {...describedBy('settings-embeddingModel', errors.embeddingModel)} />
+            <input
+              id="settings-embeddingModel"
+              value={form.embeddingModel}
+              onInput={set('embeddingModel')}
+              placeholder={placeholder('embeddingModel', loaded)}
+              {...describedBy('settings-embeddingModel', errors.embeddingModel)}
+            />
           </Field>
           {choice('searchType', 'Search type', TYPES)}
           {number('chunkSize', 'Chunk size (tokens)', 1)}
@@ -126,7 +130,12 @@ export function SettingsForm({ projectId, onDocumentsChanged }: { projectId: str
           {number('minScore', 'Minimum score', 'any')}
           {number('alpha', 'Alpha', 'any')}
         </div>
-        <Field id="settings-vectorStoreConfig" label="Vector store configuration (JSON)" error={errors.vectorStoreConfig} hint="endpoint, indexName, apiKey… as the store needs; secrets come back masked.">
+        <Field
+          id="settings-vectorStoreConfig"
+          label="Vector store configuration (JSON)"
+          error={errors.vectorStoreConfig}
+          hint="endpoint, indexName, apiKey… as the store needs; secrets come back masked."
+        >
           <textarea
             id="settings-vectorStoreConfig"
             rows={4}

@@ -178,7 +178,10 @@ export class StreamHub<T = string> {
   /** Drops the expired streams at the front of both lines; answers the time it used (ms). */
   #sweep(): number {
     const now = this.#clock.now().getTime();
-    for (const [line, unwritten] of [[this.#unwritten, true], [this.#ended, false]] as const) {
+    for (const [line, unwritten] of [
+      [this.#unwritten, true],
+      [this.#ended, false],
+    ] as const) {
       for (const [id, expires] of line) {
         if (expires > now) break;
         line.delete(id);

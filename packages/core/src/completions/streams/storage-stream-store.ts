@@ -3,8 +3,8 @@ import { PlatformError } from '../../errors.js';
 import { randomString } from '../../ids.js';
 import type { Notifier } from '../../notify/notifier.js';
 import type { StreamRepository } from '../../storage/types.js';
-import type { StreamRecord, StreamStore } from './stream-store.js';
 import { DEFAULT_MAX_OPEN_STREAMS, type StreamHubOptions } from './hub.js';
+import type { StreamRecord, StreamStore } from './stream-store.js';
 
 export interface StorageStreamStoreOptions extends StreamHubOptions {
   /** The database's streams (`storage.streams` of the SQLite and PostgreSQL adapters). */

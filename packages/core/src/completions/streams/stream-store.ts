@@ -3,9 +3,7 @@ import type { ChatCompletionChunk } from '../../schemas/completions.js';
 import { type StreamEvent, StreamHub, type StreamHubOptions } from './hub.js';
 
 /** One event of a chat stream, as a completion writes it: a chunk, or the failure that ended it. */
-export type StreamRecord =
-  | { readonly type: 'chunk'; readonly chunk: ChatCompletionChunk }
-  | { readonly type: 'error'; readonly code: ErrorCode; readonly message: string };
+export type StreamRecord = { readonly type: 'chunk'; readonly chunk: ChatCompletionChunk } | { readonly type: 'error'; readonly code: ErrorCode; readonly message: string };
 
 /** A stream as `get` answers it. */
 export interface StreamInfo {

@@ -1,11 +1,11 @@
 import { PlatformError } from '../../errors.js';
+import { isSpace } from '../../tokens.js';
 import { boundedSpans } from '../long-runs.js';
 import type { ParsedDocument } from '../parse/index.js';
 import { type Chunk, type ChunkOptions, packSegment } from './pack.js';
-import { isSpace } from '../../tokens.js';
 
-export type { Chunk, ChunkOptions } from './pack.js';
 export { countTokens } from '../../tokens.js';
+export type { Chunk, ChunkOptions } from './pack.js';
 
 /** Characters a heading line may have around its text: whitespace and markup. */
 const isHeadingMark = (code: number) => isSpace(code) || code === 35 || code === 61 || code === 45 || code === 42 || code === 95 || code === 96;
@@ -27,9 +27,7 @@ function onlyHeading(text: string, from: number, to: number, heading: string): b
 function validate(options: ChunkOptions): void {
   const { chunkSize, chunkOverlap } = options;
   if (!Number.isInteger(chunkSize) || chunkSize < 16) {
-    throw PlatformError.invalid('chunkSize must be an integer of at least 16 tokens', [
-      { path: ['chunkSize'], code: 'too_small', message: 'must be an integer of at least 16' },
-    ]);
+    throw PlatformError.invalid('chunkSize must be an integer of at least 16 tokens', [{ path: ['chunkSize'], code: 'too_small', message: 'must be an integer of at least 16' }]);
   }
   if (!Number.isInteger(chunkOverlap) || chunkOverlap < 0 || chunkOverlap >= chunkSize) {
     throw PlatformError.invalid('chunkOverlap must be an integer from 0 to chunkSize - 1 tokens', [

@@ -1,7 +1,7 @@
+import { countTokens, isHighSurrogate, isSpace } from '../../tokens.js';
 import { limitExceeded } from '../limits.js';
 import type { ParsedDocument } from '../parse/index.js';
 import { Pieces, splitInto } from './split.js';
-import { countTokens, isHighSurrogate, isSpace } from '../../tokens.js';
 
 export interface Chunk {
   /** A contiguous slice of the document text: `doc.text.slice(startOffset, startOffset + text.length)`. */

@@ -40,11 +40,7 @@ export class DocumentIndexer {
   readonly #writing = new Map<string, Promise<unknown>>();
 
   /** Indexes a claimed job's document from its source: answers what the document's row records of it. */
-  async index(
-    doc: DocumentRecord,
-    bytes: Uint8Array,
-    job: RunningJob,
-  ): Promise<{ chunkCount: number; vectorCount: number; metadata: Record<string, unknown> }> {
+  async index(doc: DocumentRecord, bytes: Uint8Array, job: RunningJob): Promise<{ chunkCount: number; vectorCount: number; metadata: Record<string, unknown> }> {
     const { storage, ids } = this.#d.options;
     const { signal } = job;
     const { stores } = this.#d;
@@ -151,7 +147,12 @@ export class DocumentIndexer {
         // The chunk rows land only if the job is still this run's, checked in their transaction.
         await job.fenced((tx) => tx.chunks.replaceForDocument(doc.id, chunks, { model: model.id, vectors: embedded }));
         signal.throwIfAborted();
-        if (prune) await prune(namespace, doc.id, chunks.map((c) => c.id));
+        if (prune)
+          await prune(
+            namespace,
+            doc.id,
+            chunks.map((c) => c.id),
+          );
         else await upsertAll();
       } finally {
         if ((signal.aborted && !this.#d.closed()) || !(await storage.documents.get(doc.userId, doc.id))) {

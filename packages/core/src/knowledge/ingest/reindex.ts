@@ -29,13 +29,7 @@ export interface ReindexDeps {
  * Until a run writes, search answers the document's earlier chunks; a run that fails leaves
  * them in place. Answers the documents queued.
  */
-export async function reindexDocuments(
-  deps: ReindexDeps,
-  caller: Caller,
-  projectId: string,
-  documentIds?: readonly string[],
-  also?: (tx: StorageAdapter) => Promise<void>,
-): Promise<DocumentRecord[]> {
+export async function reindexDocuments(deps: ReindexDeps, caller: Caller, projectId: string, documentIds?: readonly string[], also?: (tx: StorageAdapter) => Promise<void>): Promise<DocumentRecord[]> {
   const { storage } = deps.options;
   const documents: DocumentRecord[] = [];
   if (documentIds) {

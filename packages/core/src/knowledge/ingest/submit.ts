@@ -104,13 +104,7 @@ export async function submitDocuments(deps: SubmitDeps, caller: Caller, inputs: 
  * naming the limit, when its jobs would pass `maxQueuedDocuments`. `replaced`: jobs of the
  * tenant the transaction removes first (a re-index replaces a document's job).
  */
-export async function admit(
-  options: Pick<KnowledgeOptions, 'maxQueuedDocuments' | 'limitHints'>,
-  tx: StorageAdapter,
-  tenant: string,
-  adding: number,
-  replaced = async () => 0,
-): Promise<void> {
+export async function admit(options: Pick<KnowledgeOptions, 'maxQueuedDocuments' | 'limitHints'>, tx: StorageAdapter, tenant: string, adding: number, replaced = async () => 0): Promise<void> {
   const max = options.maxQueuedDocuments ?? DEFAULT_MAX_QUEUED_DOCUMENTS;
   const queued = (await tx.jobs.lockTenant(tenant)) - (await replaced());
   if (queued + adding <= max) return;

@@ -68,7 +68,10 @@ export const MAX_HEADING_CHARS = 256;
 
 /** A heading as kept: whitespace collapsed, trimmed, at most MAX_HEADING_CHARS characters (cut at a word when one ends near). */
 export function clipHeading(raw: string): string {
-  const text = raw.slice(0, MAX_HEADING_CHARS * 4).replace(/\s+/g, ' ').trim();
+  const text = raw
+    .slice(0, MAX_HEADING_CHARS * 4)
+    .replace(/\s+/g, ' ')
+    .trim();
   if (text.length <= MAX_HEADING_CHARS) return text;
   let cut = text.slice(0, MAX_HEADING_CHARS);
   if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);

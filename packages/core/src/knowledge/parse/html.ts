@@ -4,8 +4,35 @@ import { clipHeading, type DocumentSection, MAX_HEADING_CHARS } from './document
 
 /** Elements that make a paragraph break. */
 const BLOCK = new Set([
-  'p', 'div', 'section', 'article', 'header', 'footer', 'main', 'aside', 'nav', 'blockquote', 'pre', 'table', 'ul', 'ol',
-  'dl', 'figure', 'figcaption', 'form', 'fieldset', 'details', 'summary', 'address', 'hr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6',
+  'p',
+  'div',
+  'section',
+  'article',
+  'header',
+  'footer',
+  'main',
+  'aside',
+  'nav',
+  'blockquote',
+  'pre',
+  'table',
+  'ul',
+  'ol',
+  'dl',
+  'figure',
+  'figcaption',
+  'form',
+  'fieldset',
+  'details',
+  'summary',
+  'address',
+  'hr',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
 ]);
 /** Elements that make a line break. */
 const LINE = new Set(['br', 'li', 'tr', 'dt', 'dd', 'caption', 'option']);
@@ -90,11 +117,7 @@ class TextBuilder {
  * front, so every tag costs as much as the nesting is deep (2.6 MB of unclosed `<div>` took
  * minutes); under the limit the cost per tag is bounded.
  */
-export function parseHtml(
-  html: string,
-  maxNesting: number = DEFAULT_DOCUMENT_LIMITS.maxNesting,
-  label = 'HTML',
-): { text: string; sections: DocumentSection[]; title?: string; lang?: string } {
+export function parseHtml(html: string, maxNesting: number = DEFAULT_DOCUMENT_LIMITS.maxNesting, label = 'HTML'): { text: string; sections: DocumentSection[]; title?: string; lang?: string } {
   const out = new TextBuilder();
   const sections: DocumentSection[] = [];
   // Open elements: every onopentag is matched by one onclosetag (void and implied closes included).

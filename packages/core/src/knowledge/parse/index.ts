@@ -38,11 +38,9 @@ export async function parseDocument(input: ParseInput, limits: ParseLimits = {})
   const type = detectType(input.fileName, input.fileType);
   if (!type) {
     const claimed = input.fileType ? ` (${input.fileType})` : '';
-    throw new PlatformError(
-      'invalid_request',
-      `Unsupported file type of ${input.fileName}${claimed}: supported are ${SUPPORTED_FILE_TYPES.join(', ')}`,
-      { details: { fileName: input.fileName, supported: [...SUPPORTED_FILE_TYPES] } },
-    );
+    throw new PlatformError('invalid_request', `Unsupported file type of ${input.fileName}${claimed}: supported are ${SUPPORTED_FILE_TYPES.join(', ')}`, {
+      details: { fileName: input.fileName, supported: [...SUPPORTED_FILE_TYPES] },
+    });
   }
   let parsed: Omit<ParsedDocument, 'language'> & { declaredLanguage?: string | undefined };
   switch (type) {

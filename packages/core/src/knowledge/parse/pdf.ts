@@ -159,5 +159,8 @@ async function outlineSections(
   };
   await visit(outline, 1);
   // In text order; entries at the same place keep their outline order.
-  return sections.map((s, i) => [s, i] as const).sort((a, b) => a[0].offset - b[0].offset || a[1] - b[1]).map(([s]) => s);
+  return sections
+    .map((s, i) => [s, i] as const)
+    .sort((a, b) => a[0].offset - b[0].offset || a[1] - b[1])
+    .map(([s]) => s);
 }

@@ -49,13 +49,11 @@ export class Retriever {
     // from each side (a small topK must not starve the fusion); MMR then diversifies among the
     // best 4 × topK (at least 20) of them.
     const candidatesK = type === 'semantic' ? topK : Math.max(topK, HYBRID_CANDIDATES);
-    const keywordPromise =
-      type !== 'semantic' && alpha < 1 ? this.#storage.chunks.keywordSearch(projectId, request.query, candidatesK) : Promise.resolve([]);
+    const keywordPromise = type !== 'semantic' && alpha < 1 ? this.#storage.chunks.keywordSearch(projectId, request.query, candidatesK) : Promise.resolve([]);
     const needVectors = type !== 'hybrid' || alpha > 0;
     const [queryVector] = needVectors ? await model.embed([request.query], { purpose: 'query' }) : [];
     const store = queryVector ? await this.#stores.vectorsFor(settings) : undefined;
-    const queryStore = (k: number) =>
-      store && queryVector ? store.query(namespace, { vector: queryVector, topK: k, includeVectors: type === 'mrr' }) : Promise.resolve([]);
+    const queryStore = (k: number) => (store && queryVector ? store.query(namespace, { vector: queryVector, topK: k, includeVectors: type === 'mrr' }) : Promise.resolve([]));
     const hits = await queryStore(candidatesK);
 
     // Every score is calibrated (the same number, the same relevance, whatever the query): the
@@ -88,7 +86,10 @@ export class Retriever {
         }
       }
       const fused = fuseHybrid(cosines, new Map(keyword.map((k) => [k.id, k.score])), alpha, scale);
-      ranked = [...fused].map(([id, score]) => ({ id, score })).filter(kept).sort((a, b) => b.score - a.score);
+      ranked = [...fused]
+        .map(([id, score]) => ({ id, score }))
+        .filter(kept)
+        .sort((a, b) => b.score - a.score);
       if (type === 'mrr') {
         const lambda = request.mmrLambda ?? DEFAULT_MMR_LAMBDA;
         pick = (pool) => this.#diversify(pool.slice(0, Math.max(topK * 4, 20)), vectors, model, topK, lambda);
@@ -141,13 +142,7 @@ export class Retriever {
    * with the chunk rows; a candidate with neither, indexed before vectors were kept, counts as
    * unlike every other). Each pick is answered with its own calibrated score.
    */
-  #diversify(
-    pool: readonly { id: string; score: number }[],
-    vectors: ReadonlyMap<string, Float32Array>,
-    model: EmbeddingModel,
-    topK: number,
-    lambda: number,
-  ): { id: string; score: number }[] {
+  #diversify(pool: readonly { id: string; score: number }[], vectors: ReadonlyMap<string, Float32Array>, model: EmbeddingModel, topK: number, lambda: number): { id: string; score: number }[] {
     const best = pool[0]?.score ?? 0;
     const none = new Float32Array(model.dimensions);
     const worst = pool.at(-1)?.score ?? 0;
