@@ -73,7 +73,8 @@ export {
   type Notifier,
 } from './notify/notifier.js';
 export { createPacer } from './pacer.js';
-export { AgentPlatform, type AgentPlatformOptions } from './platform.js';
+export { AgentPlatform } from './platform.js';
+export type { AgentPlatformOptions } from './platform-options.js';
 export { decodeCursor, encodeCursor } from './projects/cursor.js';
 export { toProject } from './projects/service.js';
 export { EMBEDDER_FORMS, EMBEDDERS, type EmbedderEntry, type EmbedderKind, splitEmbedderName } from './registries/embedders.js';

@@ -7,33 +7,19 @@ function formatPath(path: readonly PropertyKey[]): string {
 }
 
 /**
- * The objects `parseInput` answered, each with the schema that made it. One request is parsed
- * once: the server parses it with its route's schema and hands the result to the platform's
- * method, which parses its input with the same schema; that second parse finds the object here
- * and takes it as it is. Weak, so a parsed object lives only as long as its request uses it.
- */
-const parsedBy = new WeakMap<object, z.ZodType>();
-
-/**
  * Parses `input` with `schema` or throws `invalid_request` whose message names each offending
  * field, e.g. `limit: Too big: expected number to be <=100`; a field past a size limit
  * (`sizedText`) throws `payload_too_large` naming the field and the limit instead. Input nested deeper than
  * `MAX_NESTING_DEPTH` is refused first (`body: nested deeper than 64 levels`), so no value a
  * caller passes reaches code that recurses over it (zod, `JSON.stringify`, structured clone).
  *
- * An object this function answered, passed to it again with the same schema, is answered as it
- * is without parsing it again (so a request is validated once: see `parsedBy`). Such an object
- * is taken as still valid: change a copy, not it.
+ * The parse sites are `AgentPlatform`'s public methods (for library callers) and the server's
+ * route handling; the area services take the parsed values, so a request is parsed once.
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  if (typeof input === 'object' && input !== null && parsedBy.get(input) === schema) return input as z.output<S>;
   if (exceedsNesting(input)) throw nestingError();
   const result = schema.safeParse(input);
-  if (result.success) {
-    const data: unknown = result.data;
-    if (typeof data === 'object' && data !== null) parsedBy.set(data, schema);
-    return result.data;
-  }
+  if (result.success) return result.data;
   const tooLarge = sizeIssues(result.error.issues, []);
   if (tooLarge.length > 0) {
     throw new PlatformError('payload_too_large', describe(tooLarge), { issues: tooLarge });

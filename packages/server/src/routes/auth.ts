@@ -11,7 +11,7 @@ export const authRoutes: readonly ApiRoute[] = [
     body: CreateKeyRequest,
     response: CreateKeyResponse,
     status: 201,
-    handler: (p, i) => p.createKey(i.caller, i.body),
+    handler: (p, i) => p.auth.createKey(i.caller, i.body),
   }),
   route({
     method: 'GET',
@@ -20,7 +20,7 @@ export const authRoutes: readonly ApiRoute[] = [
     tag: 'Access keys',
     query: ListKeysQuery,
     response: ListKeysResponse,
-    handler: (p, i) => p.listKeys(i.caller, i.query),
+    handler: (p, i) => p.auth.listKeys(i.caller, i.query),
   }),
   route({
     method: 'DELETE',
@@ -29,6 +29,6 @@ export const authRoutes: readonly ApiRoute[] = [
     tag: 'Access keys',
     params: IdParam,
     response: MessageResponse,
-    handler: (p, i) => p.deleteKey(i.caller, i.params.id),
+    handler: (p, i) => p.auth.deleteKey(i.caller, i.params.id),
   }),
 ];

@@ -25,7 +25,7 @@ export const chatsRoutes: readonly ApiRoute[] = [
     body: CreateChatRequest,
     response: ChatResponse,
     status: 201,
-    handler: (p, i) => p.createChat(i.caller, i.body),
+    handler: (p, i) => p.chats.create(i.caller, i.body),
   }),
   route({
     method: 'GET',
@@ -35,7 +35,7 @@ export const chatsRoutes: readonly ApiRoute[] = [
     query: ListChatsQuery,
     failure: { chats: [], hasMore: false, total: 0 },
     response: ListChatsResponse,
-    handler: (p, i) => p.listChats(i.caller, i.query),
+    handler: (p, i) => p.chats.list(i.caller, i.query),
   }),
   route({
     method: 'GET',
@@ -44,7 +44,7 @@ export const chatsRoutes: readonly ApiRoute[] = [
     tag: 'Chats',
     params: ChatIdParam,
     response: ChatMessagesResponse,
-    handler: (p, i) => p.chatMessages(i.caller, i.params.chatId),
+    handler: (p, i) => p.chats.messages(i.caller, i.params.chatId),
   }),
   route({
     method: 'PATCH',
@@ -54,7 +54,7 @@ export const chatsRoutes: readonly ApiRoute[] = [
     params: ChatIdParam,
     body: RenameChatRequest,
     response: ChatResponse,
-    handler: (p, i) => p.renameChat(i.caller, i.params.chatId, i.body),
+    handler: (p, i) => p.chats.rename(i.caller, i.params.chatId, i.body),
   }),
   route({
     method: 'DELETE',
@@ -63,7 +63,7 @@ export const chatsRoutes: readonly ApiRoute[] = [
     tag: 'Chats',
     params: ChatIdParam,
     response: MessageResponse,
-    handler: (p, i) => p.deleteChat(i.caller, i.params.chatId),
+    handler: (p, i) => p.chats.delete(i.caller, i.params.chatId),
   }),
   route({
     method: 'POST',
@@ -75,7 +75,7 @@ export const chatsRoutes: readonly ApiRoute[] = [
     body: CreateStreamRequest,
     response: StreamResponse,
     status: 201,
-    handler: (p, i) => p.createStream(i.caller, i.params.chatId, i.body),
+    handler: (p, i) => p.completions.createStream(i.caller, i.params.chatId, i.body),
   }),
   route({
     method: 'GET',
@@ -85,6 +85,6 @@ export const chatsRoutes: readonly ApiRoute[] = [
     params: ChatIdParam.extend({ streamId: z.string().min(1).max(200) }),
     response: z.object({ id: z.number().int(), data: z.string() }),
     kind: 'replay',
-    handler: (p, i) => p.readStream(i.caller, i.params.chatId, i.params.streamId, i.headers.get('last-event-id') ?? undefined, i.signal),
+    handler: (p, i) => p.completions.readStream(i.caller, i.params.chatId, i.params.streamId, i.headers.get('last-event-id') ?? undefined, i.signal),
   }),
 ];

@@ -16,7 +16,7 @@ export const completionsRoutes: readonly ApiRoute[] = [
     events: ChatCompletionChunk,
     kind: 'openai',
     errors: COMPLETION_ERRORS,
-    handler: (p, i) => p.chatCompletion(i.caller, i.body, { form: 'v1', signal: i.signal }),
+    handler: (p, i) => p.completions.create(i.caller, i.body, { form: 'v1', signal: i.signal }),
   }),
   route({
     method: 'POST',
@@ -28,7 +28,7 @@ export const completionsRoutes: readonly ApiRoute[] = [
     events: ChatCompletionChunk,
     kind: 'openai',
     errors: COMPLETION_ERRORS,
-    handler: (p, i) => p.chatCompletion(i.caller, i.body, { form: 'ai', signal: i.signal }),
+    handler: (p, i) => p.completions.create(i.caller, i.body, { form: 'ai', signal: i.signal }),
   }),
   route({
     method: 'GET',
@@ -39,7 +39,7 @@ export const completionsRoutes: readonly ApiRoute[] = [
     query: ListModelsQuery,
     response: ListModelsResponse,
     kind: 'openai',
-    handler: async (p, i) => ({ stream: false as const, body: await p.models(i.caller, i.query) }),
+    handler: async (p, i) => ({ stream: false as const, body: await p.completions.listModels(i.caller, i.query) }),
   }),
   route({
     method: 'GET',
@@ -49,6 +49,6 @@ export const completionsRoutes: readonly ApiRoute[] = [
     params: IdParam,
     response: ModelObject,
     kind: 'openai',
-    handler: async (p, i) => ({ stream: false as const, body: await p.models(i.caller, i.params.id) }),
+    handler: async (p, i) => ({ stream: false as const, body: await p.completions.getModel(i.caller, i.params.id) }),
   }),
 ];

@@ -26,7 +26,7 @@ export const credentialsRoutes: readonly ApiRoute[] = [
     body: CreateCredentialRequest,
     response: CredentialResponse,
     status: 201,
-    handler: (p, i) => p.createCredential(i.caller, i.body),
+    handler: (p, i) => p.credentials.create(i.caller, i.body),
   }),
   route({
     method: 'GET',
@@ -34,7 +34,7 @@ export const credentialsRoutes: readonly ApiRoute[] = [
     summary: "List the caller's credentials (no secrets)",
     tag: 'Credentials',
     response: ListCredentialsResponse,
-    handler: (p, i) => p.listCredentials(i.caller),
+    handler: (p, i) => p.credentials.list(i.caller),
   }),
   route({
     method: 'GET',
@@ -43,7 +43,7 @@ export const credentialsRoutes: readonly ApiRoute[] = [
     tag: 'Credentials',
     params: IdParam,
     response: CredentialResponse,
-    handler: (p, i) => p.getCredential(i.caller, i.params.id),
+    handler: (p, i) => p.credentials.get(i.caller, i.params.id),
   }),
   ...(['/api/v1/credentials/{id}', '/api/credentials/{id}'] as const).map((path) =>
     route({
@@ -58,7 +58,7 @@ export const credentialsRoutes: readonly ApiRoute[] = [
       params: IdParam,
       body: UpdateCredentialRequest,
       response: MessageResponse,
-      handler: (p, i) => p.updateCredential(i.caller, i.params.id, i.body),
+      handler: (p, i) => p.credentials.update(i.caller, i.params.id, i.body),
     }),
   ),
   route({
@@ -69,7 +69,7 @@ export const credentialsRoutes: readonly ApiRoute[] = [
     params: IdParam,
     errors: PROVIDER_MODELS_ERRORS,
     response: ProviderModelsResponse,
-    handler: (p, i) => p.listCredentialModels(i.caller, i.params.id, i.signal),
+    handler: (p, i) => p.credentials.models(i.caller, i.params.id, i.signal),
   }),
   route({
     method: 'GET',
@@ -79,7 +79,7 @@ export const credentialsRoutes: readonly ApiRoute[] = [
     query: DefaultModelsQuery,
     errors: PROVIDER_MODELS_ERRORS,
     response: ProviderModelsResponse,
-    handler: (p, i) => p.listDefaultModels(i.caller, i.query, i.signal),
+    handler: (p, i) => p.credentials.defaultModels(i.caller, i.query, i.signal),
   }),
   route({
     method: 'DELETE',
@@ -89,7 +89,7 @@ export const credentialsRoutes: readonly ApiRoute[] = [
     errors: ['conflict'],
     params: IdParam,
     response: MessageResponse,
-    handler: (p, i) => p.deleteCredential(i.caller, i.params.id),
+    handler: (p, i) => p.credentials.delete(i.caller, i.params.id),
   }),
   route({
     method: 'POST',
@@ -99,6 +99,6 @@ export const credentialsRoutes: readonly ApiRoute[] = [
     errors: ['unsupported'],
     params: IdParam,
     response: CredentialTestResponse,
-    handler: (p, i) => p.testCredential(i.caller, i.params.id, i.signal),
+    handler: (p, i) => p.credentials.test(i.caller, i.params.id, i.signal),
   }),
 ];

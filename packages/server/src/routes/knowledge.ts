@@ -44,7 +44,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     body: CreateDocumentRequest,
     bodyLimit: 'upload',
     response: CreateDocumentResponse,
-    handler: (p, i) => p.createDocument(i.caller, i.body),
+    handler: (p, i) => p.knowledge.createDocument(i.caller, i.body),
   }),
   route({
     method: 'POST',
@@ -56,7 +56,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     bodyLimit: 'upload',
     kind: 'sse',
     response: IndexingEventSchema,
-    handler: (p, i) => p.createDocumentStream(i.caller, i.body),
+    handler: (p, i) => p.knowledge.createDocumentStream(i.caller, i.body),
   }),
   route({
     method: 'GET',
@@ -66,7 +66,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     errors: ['not_found'],
     query: ListDocumentsQuery,
     response: ListDocumentsResponse,
-    handler: (p, i) => p.listDocuments(i.caller, i.query),
+    handler: (p, i) => p.knowledge.listDocuments(i.caller, i.query),
   }),
   route({
     method: 'GET',
@@ -76,7 +76,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     params: IdParam,
     failure: { document: null },
     response: DocumentResponse,
-    handler: (p, i) => p.getDocument(i.caller, i.params.id),
+    handler: (p, i) => p.knowledge.getDocument(i.caller, i.params.id),
   }),
   route({
     method: 'GET',
@@ -87,7 +87,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     params: IdParam,
     kind: 'sse',
     response: IndexingEventSchema,
-    handler: (p, i) => p.documentEvents(i.caller, i.params.id, i.signal),
+    handler: (p, i) => p.knowledge.documentEvents(i.caller, i.params.id, i.signal),
   }),
   route({
     method: 'GET',
@@ -97,7 +97,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     params: IdParam,
     query: ListChunksQuery,
     response: ListChunksResponse,
-    handler: (p, i) => p.listDocumentChunks(i.caller, i.params.id, i.query),
+    handler: (p, i) => p.knowledge.listChunks(i.caller, i.params.id, i.query),
   }),
   route({
     method: 'GET',
@@ -106,7 +106,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     tag: 'Knowledge',
     params: IdParam,
     response: ChunkResponse,
-    handler: (p, i) => p.getChunk(i.caller, i.params.id),
+    handler: (p, i) => p.knowledge.getChunk(i.caller, i.params.id),
   }),
   route({
     method: 'DELETE',
@@ -115,7 +115,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     tag: 'Knowledge',
     params: IdParam,
     response: MessageResponse,
-    handler: (p, i) => p.deleteDocument(i.caller, i.params.id),
+    handler: (p, i) => p.knowledge.deleteDocument(i.caller, i.params.id),
   }),
   route({
     method: 'POST',
@@ -129,7 +129,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     bodyKind: 'multipart',
     bodyLimit: 'upload',
     response: UploadResponse,
-    handler: (p, i) => p.uploadFiles(i.caller, i.body, { wait: i.query.wait === 'true' }),
+    handler: (p, i) => p.knowledge.upload(i.caller, i.body, { wait: i.query.wait === 'true' }),
   }),
   route({
     method: 'POST',
@@ -139,7 +139,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     errors: ['not_found', 'upstream_error', 'unavailable', 'timeout'],
     body: SearchRequest,
     response: SearchResponse,
-    handler: (p, i) => p.searchKnowledge(i.caller, i.body),
+    handler: (p, i) => p.knowledge.search(i.caller, i.body),
   }),
   route({
     method: 'PUT',
@@ -149,7 +149,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     errors: ['not_found', 'rate_limited', 'upstream_error', 'unavailable'],
     body: PutSettingsRequest,
     response: PutSettingsResponse,
-    handler: (p, i) => p.putKnowledgeSettings(i.caller, i.body),
+    handler: (p, i) => p.knowledge.updateSettings(i.caller, i.body),
   }),
   route({
     method: 'POST',
@@ -161,7 +161,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     body: ReindexRequest,
     response: ReindexResponse,
     status: 202,
-    handler: (p, i) => p.reindexKnowledge(i.caller, i.body),
+    handler: (p, i) => p.knowledge.reindex(i.caller, i.body),
   }),
   route({
     method: 'GET',
@@ -171,6 +171,6 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     errors: ['not_found'],
     query: GetSettingsQuery,
     response: KnowledgeSettingsResponse,
-    handler: (p, i) => p.getKnowledgeSettings(i.caller, i.query),
+    handler: (p, i) => p.knowledge.getSettings(i.caller, i.query),
   }),
 ];

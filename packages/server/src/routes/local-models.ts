@@ -16,7 +16,7 @@ export const localModelsRoutes: readonly ApiRoute[] = [
     kind: 'raw',
     errors: LOCAL_MODEL_ERRORS,
     failure: { models: [] },
-    handler: (p, i) => p.listLocalModels(i.caller, i.query),
+    handler: (p, i) => p.localModels.list(i.caller, i.query),
   }),
   route({
     method: 'DELETE',
@@ -27,6 +27,6 @@ export const localModelsRoutes: readonly ApiRoute[] = [
     response: DeleteLocalModelResponse,
     kind: 'raw',
     errors: ['not_found', ...LOCAL_MODEL_ERRORS],
-    handler: (p, i) => p.deleteLocalModel(i.caller, i.body),
+    handler: (p, i) => p.localModels.delete(i.caller, i.body),
   }),
 ];

@@ -23,7 +23,7 @@ export const mcpRoutes: readonly ApiRoute[] = [
     body: AddMcpServerRequest,
     response: AddMcpServerResponse,
     status: 201,
-    handler: (p, i) => p.addMcpServer(i.caller, i.body, i.signal),
+    handler: (p, i) => p.mcp.add(i.caller, i.body, i.signal),
   }),
   route({
     method: 'GET',
@@ -33,7 +33,7 @@ export const mcpRoutes: readonly ApiRoute[] = [
     errors: ['not_found'],
     query: ListMcpServersQuery,
     response: ListMcpServersResponse,
-    handler: (p, i) => p.listMcpServers(i.caller, i.query),
+    handler: (p, i) => p.mcp.list(i.caller, i.query),
   }),
   route({
     method: 'GET',
@@ -42,7 +42,7 @@ export const mcpRoutes: readonly ApiRoute[] = [
     tag: 'MCP servers',
     params: IdParam,
     response: McpServerResponse,
-    handler: (p, i) => p.getMcpServer(i.caller, i.params.id),
+    handler: (p, i) => p.mcp.get(i.caller, i.params.id),
   }),
   route({
     method: 'GET',
@@ -52,7 +52,7 @@ export const mcpRoutes: readonly ApiRoute[] = [
     errors: ['upstream_error', 'unavailable', 'timeout'],
     params: IdParam,
     response: McpToolsResponse,
-    handler: (p, i) => p.listMcpTools(i.caller, i.params.id, i.signal),
+    handler: (p, i) => p.mcp.tools(i.caller, i.params.id, i.signal),
   }),
   route({
     method: 'DELETE',
@@ -61,7 +61,7 @@ export const mcpRoutes: readonly ApiRoute[] = [
     tag: 'MCP servers',
     params: IdParam,
     response: DeleteMcpServerResponse,
-    handler: (p, i) => p.deleteMcpServer(i.caller, i.params.id),
+    handler: (p, i) => p.mcp.delete(i.caller, i.params.id),
   }),
   route({
     method: 'POST',
@@ -72,6 +72,6 @@ export const mcpRoutes: readonly ApiRoute[] = [
     failure: { supportedTypes: [], recommended: null },
     body: DetectTransportRequest,
     response: DetectTransportResponse,
-    handler: (p, i) => p.detectMcpTransport(i.caller, i.body, i.signal),
+    handler: (p, i) => p.mcp.detect(i.caller, i.body, i.signal),
   }),
 ];

@@ -11,7 +11,7 @@ export const projectsRoutes: readonly ApiRoute[] = [
     body: CreateProjectRequest,
     response: ProjectResponse,
     status: 201,
-    handler: (p, i) => p.createProject(i.caller, i.body),
+    handler: (p, i) => p.projects.create(i.caller, i.body),
   }),
   route({
     method: 'GET',
@@ -20,7 +20,7 @@ export const projectsRoutes: readonly ApiRoute[] = [
     tag: 'Projects',
     query: ListProjectsQuery,
     response: ListProjectsResponse,
-    handler: (p, i) => p.listProjects(i.caller, i.query),
+    handler: (p, i) => p.projects.list(i.caller, i.query),
   }),
   route({
     method: 'GET',
@@ -29,7 +29,7 @@ export const projectsRoutes: readonly ApiRoute[] = [
     tag: 'Projects',
     params: IdParam,
     response: ProjectResponse,
-    handler: (p, i) => p.getProject(i.caller, i.params.id),
+    handler: (p, i) => p.projects.get(i.caller, i.params.id),
   }),
   route({
     method: 'PATCH',
@@ -39,7 +39,7 @@ export const projectsRoutes: readonly ApiRoute[] = [
     params: IdParam,
     body: UpdateProjectRequest,
     response: ProjectResponse,
-    handler: (p, i) => p.updateProject(i.caller, i.params.id, i.body),
+    handler: (p, i) => p.projects.update(i.caller, i.params.id, i.body),
   }),
   route({
     method: 'DELETE',
@@ -48,6 +48,6 @@ export const projectsRoutes: readonly ApiRoute[] = [
     tag: 'Projects',
     params: IdParam,
     response: MessageResponse,
-    handler: (p, i) => p.deleteProject(i.caller, i.params.id),
+    handler: (p, i) => p.projects.delete(i.caller, i.params.id),
   }),
 ];

@@ -23,7 +23,7 @@ export const toolsRoutes: readonly ApiRoute[] = [
     body: CreateToolRequest,
     response: ToolResponse,
     status: 201,
-    handler: (p, i) => p.createTool(i.caller, i.body),
+    handler: (p, i) => p.tools.create(i.caller, i.body),
   }),
   route({
     method: 'GET',
@@ -33,7 +33,7 @@ export const toolsRoutes: readonly ApiRoute[] = [
     errors: ['not_found'],
     query: ListToolsQuery,
     response: ListToolsResponse,
-    handler: (p, i) => p.listTools(i.caller, i.query),
+    handler: (p, i) => p.tools.list(i.caller, i.query),
   }),
   route({
     method: 'GET',
@@ -42,7 +42,7 @@ export const toolsRoutes: readonly ApiRoute[] = [
     tag: 'Tools',
     params: IdParam,
     response: ToolResponse,
-    handler: (p, i) => p.getTool(i.caller, i.params.id),
+    handler: (p, i) => p.tools.get(i.caller, i.params.id),
   }),
   route({
     method: 'PUT',
@@ -53,7 +53,7 @@ export const toolsRoutes: readonly ApiRoute[] = [
     params: IdParam,
     body: UpdateToolRequest,
     response: MessageResponse,
-    handler: (p, i) => p.updateTool(i.caller, i.params.id, i.body),
+    handler: (p, i) => p.tools.update(i.caller, i.params.id, i.body),
   }),
   route({
     method: 'POST',
@@ -63,7 +63,7 @@ export const toolsRoutes: readonly ApiRoute[] = [
     params: IdParam,
     body: ActivateToolRequest,
     response: MessageResponse,
-    handler: (p, i) => p.activateTool(i.caller, i.params.id, i.body),
+    handler: (p, i) => p.tools.activate(i.caller, i.params.id, i.body),
   }),
   route({
     method: 'DELETE',
@@ -72,7 +72,7 @@ export const toolsRoutes: readonly ApiRoute[] = [
     tag: 'Tools',
     params: IdParam,
     response: MessageResponse,
-    handler: (p, i) => p.deleteTool(i.caller, i.params.id),
+    handler: (p, i) => p.tools.delete(i.caller, i.params.id),
   }),
   route({
     method: 'POST',
@@ -83,6 +83,6 @@ export const toolsRoutes: readonly ApiRoute[] = [
     params: IdParam,
     body: RunToolRequest,
     response: RunToolResponse,
-    handler: (p, i) => p.runTool(i.caller, i.params.id, i.body, i.signal),
+    handler: (p, i) => p.tools.run(i.caller, i.params.id, i.body, i.signal),
   }),
 ];
