@@ -11,7 +11,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { builtinEmbedder, DEFAULT_MAX_WORKERS } from '@agent-platform/adapters-embedding/builtin';
-import { countTokens } from '@agent-platform/core';
+import { countTokens } from '@agent-platform/core/internal';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const CHUNKS = Number(process.env.BENCH_EMBED_CHUNKS ?? 160);

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
-import { chunkDocument, parseDocument } from '@agent-platform/core';
+import { chunkDocument, parseDocument } from '@agent-platform/core/internal';
 import { openPlatform } from '@agent-platform/server';
 import { startChild } from './child.mjs';
 import { machineBusySeconds } from './embedder.mjs';

@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postgresStorage } from '@agent-platform/adapters-storage/postgres';
 import { createChromaVectorStore } from '@agent-platform/adapters-vector/chroma';
-import { AgentPlatform, DEFAULT_ALPHA } from '@agent-platform/core';
+import { AgentPlatform } from '@agent-platform/core';
+import { DEFAULT_ALPHA } from '@agent-platform/core/schemas';
 import { startBenchPostgres } from './postgres.mjs';
 import { startChroma } from './vectors.mjs';
 

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { builtinEmbedder } from '@agent-platform/adapters-embedding/builtin';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import { builtinVectorStore } from '@agent-platform/adapters-vector/builtin';
-import { keywordTerms, keywordWords } from '@agent-platform/core';
+import { keywordTerms, keywordWords } from '@agent-platform/core/internal';
 import { evaluate, loadQrels } from './data/beir-scifact-5k/score.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

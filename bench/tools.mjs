@@ -1,7 +1,7 @@
 // Tool runs: cold and warm latency of a trivial tool, p50/p99, and runs per second with 2
 // workers, for JavaScript (QuickJS in worker threads) and Python (Pyodide in confined processes).
 import { createRequire } from 'node:module';
-import { SchemaValidator } from '@agent-platform/core';
+import { SchemaValidator } from '@agent-platform/core/internal';
 import { javascriptSandbox, pythonSandbox } from '@agent-platform/sandbox';
 
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];

@@ -9,10 +9,11 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     schemas: 'src/schemas.ts',
+    internal: 'src/internal.ts',
     'testing/index': 'src/testing/index.ts',
     'schema-worker': 'src/schema-worker.js',
     'document-process': 'src/knowledge/document-process.ts',
   },
-  dts: { entry: { index: 'src/index.ts', schemas: 'src/schemas.ts', 'testing/index': 'src/testing/index.ts' } },
+  dts: { entry: { index: 'src/index.ts', schemas: 'src/schemas.ts', internal: 'src/internal.ts', 'testing/index': 'src/testing/index.ts' } },
   external: ['vitest'],
 });

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { type EmbeddingModel, PlatformError, type SimilarityScale } from '@agent-platform/core';
+import { type EmbeddingModel, PlatformError } from '@agent-platform/core';
+import type { SimilarityScale } from '@agent-platform/core/internal';
 import { WorkerClient } from './worker-client.js';
 
 export interface BuiltinEmbedderOptions {

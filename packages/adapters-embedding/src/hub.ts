@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { type EmbeddingModel, isPlatformError, PlatformError, relativePaths } from '@agent-platform/core';
+import { type EmbeddingModel, isPlatformError, PlatformError } from '@agent-platform/core';
+import { relativePaths } from '@agent-platform/core/internal';
 import { type TransformersEmbedderOptions, type TransformersEmbeddingModel, transformersEmbedder } from './transformers-model.js';
 import { type Dtype, insideFolder, modelErrors, onnxFile, transformers, withEnv } from './transformers-runtime.js';
 

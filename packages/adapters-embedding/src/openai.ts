@@ -1,16 +1,5 @@
-import {
-  answerTooLargeIn,
-  type ByteLimit,
-  boundedFetch,
-  DEFAULT_UPSTREAM_LIMITS,
-  displayUrl,
-  type EmbeddingModel,
-  isPlatformError,
-  isUnresolvedHost,
-  PlatformError,
-  safeReason,
-  unreachableAs,
-} from '@agent-platform/core';
+import { type ByteLimit, DEFAULT_UPSTREAM_LIMITS, type EmbeddingModel, isPlatformError, PlatformError } from '@agent-platform/core';
+import { answerTooLargeIn, boundedFetch, displayUrl, isUnresolvedHost, safeReason, unreachableAs } from '@agent-platform/core/internal';
 import OpenAI from 'openai';
 import { tokenCounter } from './token-counter.js';
 

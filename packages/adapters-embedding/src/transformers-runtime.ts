@@ -1,5 +1,6 @@
 import { isAbsolute, relative, resolve } from 'node:path';
-import { PlatformError, relativePaths } from '@agent-platform/core';
+import { PlatformError } from '@agent-platform/core';
+import { relativePaths } from '@agent-platform/core/internal';
 
 // What the local-folder embedder (transformers.ts) and the hub download (hub.ts) share.
 

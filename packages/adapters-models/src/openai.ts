@@ -1,27 +1,20 @@
 import {
-  answerTooLarge,
   type ByteLimit,
-  boundedFetch,
-  byteBudget,
   type ChatEvent,
   type ChatMessage,
   type ChatModel,
   type ChatModelCapabilities,
   type ChatRequest,
   DEFAULT_UPSTREAM_LIMITS,
-  displayUrl,
   type FinishReason,
-  isEventStream,
   isPlatformError,
-  isUnresolvedHost,
   PlatformError,
-  safeReason,
   type ToolCall,
   type ToolChoice,
   type ToolDefinition,
   type Usage,
-  unreachableAs,
 } from '@agent-platform/core';
+import { answerTooLarge, boundedFetch, byteBudget, displayUrl, isEventStream, isUnresolvedHost, safeReason, unreachableAs } from '@agent-platform/core/internal';
 import OpenAI from 'openai';
 
 type OpenAIMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { keywordTerms } from '@agent-platform/core';
+import { keywordTerms } from '@agent-platform/core/internal';
 import { describeStorageAdapter, describeStreamStore, streamStoreOnStorage } from '@agent-platform/core/testing';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { type ByteLimit, boundedFetch, DEFAULT_UPSTREAM_LIMITS } from '@agent-platform/core';
+import { type ByteLimit, DEFAULT_UPSTREAM_LIMITS } from '@agent-platform/core';
+import { boundedFetch } from '@agent-platform/core/internal';
 
 /**
  * The fetch a store's client makes its requests with. The platform passes its guarded fetch

@@ -9,7 +9,7 @@ import type {
   ChatCompletionResponse,
   ToolStepResult as ResultSchema,
   CompletionSource as SourceSchema,
-} from '@agent-platform/core';
+} from '@agent-platform/core/schemas';
 import type * as OpenAI from 'openai/resources/chat/completions/completions';
 import type { z } from 'zod';
 import type { CompletionChunkFields, CompletionFields, CompletionRequestFields, CompletionSource, ToolStepCall, ToolStepResult } from '../src/index.js';

@@ -85,7 +85,7 @@ describe('close() of a script using the packages', () => {
   it("the document readers alone: close() settles once their (idle, unref'd) processes have exited", async () => {
     const result = await runScript(
       'readers',
-      `import { DocumentProcesses } from '@agent-platform/core';
+      `import { DocumentProcesses } from '@agent-platform/core/internal';
 const readers = new DocumentProcesses();
 const reading = await readers.read({ fileName: 'a.md', bytes: new TextEncoder().encode('# A\\n\\nText.') }, { chunkSize: 512, chunkOverlap: 64 });
 console.log('chunks ' + reading.chunks.length);

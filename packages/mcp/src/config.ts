@@ -1,4 +1,5 @@
-import { displayUrl, type McpServerConfig, PlatformError } from '@agent-platform/core';
+import { type McpServerConfig, PlatformError } from '@agent-platform/core';
+import { displayUrl } from '@agent-platform/core/internal';
 
 /** A URL connections may be made to: http or https. Throws `invalid_request`. */
 export function parseServerUrl(url: string | undefined, transport: string): URL {

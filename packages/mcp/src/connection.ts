@@ -1,4 +1,5 @@
-import { type ByteLimit, boundedFetch, isEventStream, type McpServerConfig, PlatformError } from '@agent-platform/core';
+import { type ByteLimit, type McpServerConfig, PlatformError } from '@agent-platform/core';
+import { boundedFetch, isEventStream } from '@agent-platform/core/internal';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';

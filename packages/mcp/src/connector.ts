@@ -1,5 +1,6 @@
 import type { ByteLimit, McpConnector, McpDetection, McpServerConfig, McpTool, McpToolResult } from '@agent-platform/core';
-import { answerTooLarge, DEFAULT_UPSTREAM_LIMITS, PlatformError, utf8Bytes } from '@agent-platform/core';
+import { DEFAULT_UPSTREAM_LIMITS, PlatformError } from '@agent-platform/core';
+import { answerTooLarge, utf8Bytes } from '@agent-platform/core/internal';
 import { configKey, serverLabel } from './config.js';
 import { type Connection, type OpenOptions, openConnection, raceSignal } from './connection.js';
 import { detectTransport } from './detect.js';

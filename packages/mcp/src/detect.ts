@@ -1,4 +1,5 @@
-import { displayUrl, isPlatformError, isUnresolvedHost, limitBody, type McpDetection, type McpTransport, PlatformError, unreachableAs } from '@agent-platform/core';
+import { isPlatformError, type McpDetection, type McpTransport, PlatformError } from '@agent-platform/core';
+import { displayUrl, isUnresolvedHost, limitBody, unreachableAs } from '@agent-platform/core/internal';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { parseServerUrl, withUrlCredentials } from './config.js';
 import type { FetchFunction } from './fetch.js';

@@ -1,4 +1,5 @@
-import { answerTooLargeIn, type ErrorCode, isPlatformError, isUnresolvedHost, PlatformError, unreachableAs } from '@agent-platform/core';
+import { type ErrorCode, isPlatformError, PlatformError } from '@agent-platform/core';
+import { answerTooLargeIn, isUnresolvedHost, unreachableAs } from '@agent-platform/core/internal';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, ErrorCode as RpcCode } from '@modelcontextprotocol/sdk/types.js';
 import type { ConnectionEvidence } from './evidence.js';

@@ -1,4 +1,5 @@
-import { exceedsNesting, MAX_NESTING_DEPTH, type McpTool, type McpToolResult, PlatformError } from '@agent-platform/core';
+import { type McpTool, type McpToolResult, PlatformError } from '@agent-platform/core';
+import { exceedsNesting, MAX_NESTING_DEPTH } from '@agent-platform/core/internal';
 import type { ContentBlock, Tool } from '@modelcontextprotocol/sdk/types.js';
 
 /** Bytes a base64 string decodes to (without decoding it). */

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { MAX_NESTING_DEPTH, type McpConnector, type McpServerConfig } from '@agent-platform/core';
+import type { McpConnector, McpServerConfig } from '@agent-platform/core';
+import { MAX_NESTING_DEPTH } from '@agent-platform/core/internal';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createMcpConnector } from '../src/index.js';
 import { rejection } from './helpers.js';

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import { isPlatformError, jsonWithinDepth, PlatformError, TOOL_LIMITS, type ToolOutcome, type ToolSandbox } from '@agent-platform/core';
+import { isPlatformError, PlatformError, type ToolOutcome, type ToolSandbox } from '@agent-platform/core';
+import { jsonWithinDepth, TOOL_LIMITS } from '@agent-platform/core/internal';
 import type { NpmDependencies } from './npm-dependencies.js';
 import { syntaxCheckResult, toOutcome } from './outcome.js';
 

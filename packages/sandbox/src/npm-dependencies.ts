@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { PlatformError, withRelativePaths } from '@agent-platform/core';
+import { PlatformError } from '@agent-platform/core';
+import { withRelativePaths } from '@agent-platform/core/internal';
 import { version as esbuildVersion } from 'esbuild';
 import { bundleTool } from './npm/bundle.js';
 import { createNpmInstaller } from './npm/install.js';

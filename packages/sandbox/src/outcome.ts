@@ -1,4 +1,5 @@
-import { type CodeSyntaxError, capLogs, PlatformError, parseToolResult, type ToolOutcome } from '@agent-platform/core';
+import { type CodeSyntaxError, PlatformError, type ToolOutcome } from '@agent-platform/core';
+import { capLogs, parseToolResult } from '@agent-platform/core/internal';
 
 const KINDS = ['timeout', 'out_of_memory', 'thrown', 'invalid_result', 'invalid_code'] as const;
 

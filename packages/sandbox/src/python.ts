@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { jsonWithinDepth, PlatformError, TOOL_LIMITS, type ToolOutcome, type ToolRun, type ToolSandbox } from '@agent-platform/core';
+import { PlatformError, type ToolOutcome, type ToolRun, type ToolSandbox } from '@agent-platform/core';
+import { jsonWithinDepth, TOOL_LIMITS } from '@agent-platform/core/internal';
 import { syntaxCheckResult, toOutcome } from './outcome.js';
 import { cpuTicks, hostPidOf, hostScript, loadSnapshot, pyodideDir, rss } from './python-host.js';
 import { chooseIsolation, type IsolationChoice, type PythonIsolation } from './python-isolation.js';

@@ -1,4 +1,5 @@
-import { createPacer, jsonExceedsNesting, nestingError, PlatformError } from '@agent-platform/core';
+import { PlatformError } from '@agent-platform/core';
+import { createPacer, jsonExceedsNesting, nestingError } from '@agent-platform/core/internal';
 import { ByteArena, ByteCollector } from './byte-collector.js';
 
 /** Default JSON body limit: 1 MiB. */

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { createOutboundPolicy, isPlatformError, parseAllowedHosts, type UpstreamLimits } from '@agent-platform/core';
+import { createOutboundPolicy, isPlatformError, type UpstreamLimits } from '@agent-platform/core';
+import { parseAllowedHosts } from '@agent-platform/core/internal';
 import { parseStdioEntry } from '@agent-platform/mcp';
 import { listenError, StartError, UsageError } from './cli-usage.js';
 import { parseSharedVectorStore, SHARED_VECTOR_STORES } from './deployment.js';

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { randomString, SHARED_VECTOR_STORE_IDS, type VectorStoreProvider } from '@agent-platform/core';
+import type { VectorStoreProvider } from '@agent-platform/core';
+import { randomString, SHARED_VECTOR_STORE_IDS } from '@agent-platform/core/internal';
 import { UsageError } from './cli-usage.js';
 
 /** The providers a server-wide vector store may be (`--vector-store`): the stores of core's registry that are servers every instance reaches (`shared`). */

@@ -1,4 +1,5 @@
-import { type AgentPlatform, type Caller, PlatformError, parseInput } from '@agent-platform/core';
+import { type AgentPlatform, type Caller, PlatformError } from '@agent-platform/core';
+import { parseInput } from '@agent-platform/core/internal';
 import { getRouterParams, type H3Event } from 'h3';
 import type { Logger } from 'pino';
 import { FastResponse } from 'srvx';

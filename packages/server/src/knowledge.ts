@@ -10,19 +10,18 @@ import {
   createGuardedFetch,
   createOutboundPolicy,
   type DocumentLimits,
-  EMBEDDER_FORMS,
   type EmbedderKind,
   type EmbedderResolver,
   type EmbeddingModel,
   type GuardedFetch,
   type KnowledgeAdapters,
   PlatformError,
-  splitEmbedderName,
   type VectorStore,
   type VectorStoreConnection,
   type VectorStoreFactory,
   type VectorStoreProvider,
 } from '@agent-platform/core';
+import { EMBEDDER_FORMS, splitEmbedderName } from '@agent-platform/core/internal';
 import { instanceIdOf } from './deployment.js';
 import { KNOWLEDGE_LIMIT_HINTS } from './document-limits.js';
 import { hubUrl, operatorHosts } from './outbound.js';

@@ -1,4 +1,4 @@
-import { DEFAULT_STREAM_LEASE_MS } from '@agent-platform/core';
+import { DEFAULT_STREAM_LEASE_MS } from '@agent-platform/core/internal';
 import { type IntegerFlag, integerFlagsFrom } from './integer-flags.js';
 
 /**

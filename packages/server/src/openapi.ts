@@ -1,4 +1,5 @@
-import { type ErrorCode, ErrorResponse, LocalModelErrorResponse } from '@agent-platform/core';
+import type { ErrorCode } from '@agent-platform/core';
+import { ErrorResponse, LocalModelErrorResponse } from '@agent-platform/core/schemas';
 import { z } from 'zod';
 import { STATUS_BY_CODE } from './errors.js';
 import type { ApiRoute } from './route.js';

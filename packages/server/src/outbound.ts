@@ -1,4 +1,5 @@
-import { createGuardedFetch, createOutboundPolicy, defaultLocalModelBaseUrl, type GuardedFetch, hostPortEntry, type OutboundPolicyOptions } from '@agent-platform/core';
+import { createGuardedFetch, createOutboundPolicy, defaultLocalModelBaseUrl, type GuardedFetch, type OutboundPolicyOptions } from '@agent-platform/core';
+import { hostPortEntry } from '@agent-platform/core/internal';
 
 /** The Hugging Face hub the `hf:` embedders download from: HF_ENDPOINT (as Hugging Face's own tools read it) or huggingface.co. */
 export const hubUrl = (env: NodeJS.ProcessEnv): string => env.HF_ENDPOINT || 'https://huggingface.co/';

@@ -1,4 +1,5 @@
-import type { AgentPlatform, Caller, ChatCompletionChunk, ErrorCode, StreamEvent, StreamRecord } from '@agent-platform/core';
+import type { AgentPlatform, Caller, ErrorCode, StreamEvent, StreamRecord } from '@agent-platform/core';
+import type { ChatCompletionChunk } from '@agent-platform/core/schemas';
 import type { z } from 'zod';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -1,4 +1,5 @@
-import { type ByteLimit, DEFAULT_UPSTREAM_LIMITS, resolveUpstreamLimits, type UpstreamLimitName, type UpstreamLimits } from '@agent-platform/core';
+import { type ByteLimit, DEFAULT_UPSTREAM_LIMITS, type UpstreamLimits } from '@agent-platform/core';
+import { resolveUpstreamLimits, type UpstreamLimitName } from '@agent-platform/core/internal';
 import { type IntegerFlag, integerFlagsFrom } from './integer-flags.js';
 
 const flag = (name: string, env: string, key: UpstreamLimitName, min = 1024): IntegerFlag<UpstreamLimitName> => ({

@@ -1,4 +1,5 @@
-import { DEFAULT_HISTORY_TOKENS, DEFAULT_USER_CAPS, type OperatorKeyLimits, type UserCapName, type UserCaps } from '@agent-platform/core';
+import { DEFAULT_USER_CAPS, type OperatorKeyLimits, type UserCapName, type UserCaps } from '@agent-platform/core';
+import { DEFAULT_HISTORY_TOKENS } from '@agent-platform/core/internal';
 import { type IntegerFlag, integerFlagsFrom } from './integer-flags.js';
 
 /** Each per-user cap as `agent-platform serve` takes it (documented in README.md and `serve --help`). */

@@ -1,4 +1,4 @@
-import { countTokens } from '@agent-platform/core';
+import { countTokens } from '@agent-platform/core/internal';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeChatServer, startFakeChatServer } from '../../adapters-models/test/openai-chat-server.js';

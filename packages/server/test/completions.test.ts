@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_OPEN_STREAMS } from '@agent-platform/core';
+import { DEFAULT_MAX_OPEN_STREAMS } from '@agent-platform/core/internal';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { addToolSource } from './add-tool.js';

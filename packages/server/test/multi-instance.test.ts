@@ -1,4 +1,4 @@
-import { SHARED_VECTOR_STORE_IDS } from '@agent-platform/core';
+import { SHARED_VECTOR_STORE_IDS } from '@agent-platform/core/internal';
 import { postgresDatabase } from '@agent-platform/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cluster, call, chromaCount, firstKeyOf, type Instance, SECRET, startCluster, until } from './multi-instance-helpers.js';

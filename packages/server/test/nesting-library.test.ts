@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type AgentPlatform, type Caller, isPlatformError, MAX_NESTING_DEPTH } from '@agent-platform/core';
+import { type AgentPlatform, type Caller, isPlatformError } from '@agent-platform/core';
+import { MAX_NESTING_DEPTH } from '@agent-platform/core/internal';
 import { deepValue } from '@agent-platform/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiRoutes } from '../src/routes.js';

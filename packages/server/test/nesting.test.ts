@@ -1,5 +1,5 @@
 import { get } from 'node:http';
-import { exceedsNesting, MAX_NESTING_DEPTH } from '@agent-platform/core';
+import { exceedsNesting, MAX_NESTING_DEPTH } from '@agent-platform/core/internal';
 import { deepJson, type NestingShape } from '@agent-platform/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';

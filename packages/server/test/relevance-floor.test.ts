@@ -1,4 +1,4 @@
-import { AGENT_MIN_SCORE } from '@agent-platform/core';
+import { AGENT_MIN_SCORE } from '@agent-platform/core/schemas';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';

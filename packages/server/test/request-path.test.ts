@@ -3,7 +3,8 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
-import { AgentPlatform, CreateProjectRequest, ListProjectsQuery } from '@agent-platform/core';
+import { AgentPlatform } from '@agent-platform/core';
+import { CreateProjectRequest, ListProjectsQuery } from '@agent-platform/core/schemas';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from './helpers.js';
 

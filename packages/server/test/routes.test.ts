@@ -1,5 +1,6 @@
 import { memoryStorage } from '@agent-platform/adapters-storage/memory';
-import { AgentPlatform, MAX_DOCUMENT_CONTENT } from '@agent-platform/core';
+import { AgentPlatform } from '@agent-platform/core';
+import { MAX_DOCUMENT_CONTENT } from '@agent-platform/core/schemas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { type OllamaTestServer, ollamaTag, startOllamaServer } from '../../core/test/ollama-server.js';

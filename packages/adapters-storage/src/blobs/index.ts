@@ -1,6 +1,7 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type BlobStore, PlatformError, withRelativePaths } from '@agent-platform/core';
+import { type BlobStore, PlatformError } from '@agent-platform/core';
+import { withRelativePaths } from '@agent-platform/core/internal';
 
 /** Keys are file names made by the platform (ids); anything that could leave the folder is refused. */
 export function checkBlobKey(key: string): void {

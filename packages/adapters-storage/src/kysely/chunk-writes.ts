@@ -1,4 +1,5 @@
-import { type ChunkRecord, createPacer } from '@agent-platform/core';
+import type { ChunkRecord } from '@agent-platform/core';
+import { createPacer } from '@agent-platform/core/internal';
 import type { RowId } from './database.js';
 import type { ChunkWrite, Db } from './dialect.js';
 

@@ -1,4 +1,5 @@
-import { bm25Ceiling, type ChunkEmbeddings, type ChunkRecord } from '@agent-platform/core';
+import type { ChunkEmbeddings, ChunkRecord } from '@agent-platform/core';
+import { bm25Ceiling } from '@agent-platform/core/internal';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Flag, Timestamp } from './database.js';
 

@@ -5,7 +5,6 @@ import type {
   ChunkRecord,
   CredentialRecord,
   DocumentRecord,
-  DocumentStatus,
   FileRecord,
   JobRecord,
   McpServerRecord,
@@ -13,6 +12,7 @@ import type {
   ToolRecord,
   UserRecord,
 } from '@agent-platform/core';
+import type { DocumentStatus } from '@agent-platform/core/schemas';
 import type { Selectable } from 'kysely';
 import type { Database } from './database.js';
 import { readFlag, readTime, type StorageDialect } from './dialect.js';

@@ -1,4 +1,5 @@
-import { bm25Rank, type ChunkRecord, type ChunkRepository } from '@agent-platform/core';
+import type { ChunkRecord, ChunkRepository } from '@agent-platform/core';
+import { bm25Rank } from '@agent-platform/core/internal';
 import { clone, deleteChunkRows, insertUnique, type Tables } from './tables.js';
 
 /** The document's chunks in document order (not cloned). */

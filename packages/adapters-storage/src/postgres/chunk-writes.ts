@@ -1,4 +1,4 @@
-import { createPacer } from '@agent-platform/core';
+import { createPacer } from '@agent-platform/core/internal';
 import { sql } from 'kysely';
 import { type ChunkWrite, chunkRow, vectorBytes } from '../kysely/chunk-writes.js';
 import type { Db } from '../kysely/dialect.js';

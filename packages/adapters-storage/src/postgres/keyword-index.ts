@@ -1,4 +1,4 @@
-import { bm25Relative, keywordTerms } from '@agent-platform/core';
+import { bm25Relative, keywordTerms } from '@agent-platform/core/internal';
 import { sql } from 'kysely';
 import { type KeywordIndex, keywordCeiling } from '../kysely/dialect.js';
 

@@ -1,4 +1,5 @@
-import { createCoalescer, decodeNotification, encodeNotification, NotificationHandlers, type Notifier, PlatformError } from '@agent-platform/core';
+import { type Notifier, PlatformError } from '@agent-platform/core';
+import { createCoalescer, decodeNotification, encodeNotification, NotificationHandlers } from '@agent-platform/core/internal';
 import type pg from 'pg';
 
 export interface PostgresNotifierOptions {

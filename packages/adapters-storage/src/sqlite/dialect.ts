@@ -1,4 +1,4 @@
-import { bm25Relative } from '@agent-platform/core';
+import { bm25Relative } from '@agent-platform/core/internal';
 import { sql } from 'kysely';
 import { insertChunksInBatches } from '../kysely/chunk-writes.js';
 import { keywordCeiling, type StorageDialect } from '../kysely/dialect.js';

@@ -1,4 +1,4 @@
-import { keywordTerms } from '@agent-platform/core';
+import { keywordTerms } from '@agent-platform/core/internal';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, type SqliteDatabase, SqliteDialect } from 'kysely';
 import type { Database } from '../kysely/database.js';

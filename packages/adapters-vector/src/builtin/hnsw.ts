@@ -1,4 +1,4 @@
-import { createPacer } from '@agent-platform/core';
+import { createPacer } from '@agent-platform/core/internal';
 import hnswlib from 'hnswlib-node';
 import type { VectorMatrix } from './matrix.js';
 

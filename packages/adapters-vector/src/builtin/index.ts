@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createPacer, PlatformError, type VectorHit, type VectorRecord, type VectorStore, withRelativePaths } from '@agent-platform/core';
+import { PlatformError, type VectorHit, type VectorRecord, type VectorStore } from '@agent-platform/core';
+import { createPacer, withRelativePaths } from '@agent-platform/core/internal';
 import { HnswIndex, type HnswOptions } from './hnsw.js';
 import { LogAppender, type LogRecord, readLog, removeLog, rewriteLog } from './log.js';
 import { VectorMatrix } from './matrix.js';

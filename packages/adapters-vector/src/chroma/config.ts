@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { baseUrlProblem } from '@agent-platform/core';
+import { baseUrlProblem } from '@agent-platform/core/internal';
 import { z } from 'zod';
 import { httpUrl, invalidConfiguration, requiredString } from '../config.js';
 

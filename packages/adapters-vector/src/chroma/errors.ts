@@ -1,4 +1,5 @@
-import { answerTooLargeIn, type ByteLimit, boundedFetch, isPlatformError, limitBody, PlatformError } from '@agent-platform/core';
+import { type ByteLimit, isPlatformError, PlatformError } from '@agent-platform/core';
+import { answerTooLargeIn, boundedFetch, limitBody } from '@agent-platform/core/internal';
 import type { FetchFunction } from '../fetch.js';
 
 /** What error messages need to know of the store (never the API key). */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { type ByteLimit, createCoalescer, DEFAULT_UPSTREAM_LIMITS, PlatformError, type VectorHit, type VectorQuery, type VectorRecord, type VectorStore } from '@agent-platform/core';
+import { type ByteLimit, DEFAULT_UPSTREAM_LIMITS, PlatformError, type VectorHit, type VectorQuery, type VectorRecord, type VectorStore } from '@agent-platform/core';
+import { createCoalescer } from '@agent-platform/core/internal';
 import { ChromaClient, type Collection, type Where } from 'chromadb';
 import type { FetchFunction } from '../fetch.js';
 import { type ChromaConfig, parseChromaConfig } from './config.js';

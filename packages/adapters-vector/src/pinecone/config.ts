@@ -1,4 +1,5 @@
-import { baseUrlProblem, PlatformError } from '@agent-platform/core';
+import { PlatformError } from '@agent-platform/core';
+import { baseUrlProblem } from '@agent-platform/core/internal';
 import { z } from 'zod';
 
 /** Pinecone's public control plane, used when `endpoint` is not given. */

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { type ByteLimit, boundedFetch, isPlatformError, PlatformError } from '@agent-platform/core';
+import { type ByteLimit, isPlatformError, PlatformError } from '@agent-platform/core';
+import { boundedFetch } from '@agent-platform/core/internal';
 import type { FetchFunction } from '../fetch.js';
 
 /**

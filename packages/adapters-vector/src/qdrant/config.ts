@@ -1,4 +1,4 @@
-import { baseUrlProblem } from '@agent-platform/core';
+import { baseUrlProblem } from '@agent-platform/core/internal';
 import { z } from 'zod';
 import { httpUrl, invalidConfiguration, requiredString } from '../config.js';
 

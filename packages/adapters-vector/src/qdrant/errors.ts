@@ -1,4 +1,5 @@
-import { answerTooLargeIn, isPlatformError, PlatformError } from '@agent-platform/core';
+import { isPlatformError, PlatformError } from '@agent-platform/core';
+import { answerTooLargeIn } from '@agent-platform/core/internal';
 import { QdrantClientResourceExhaustedError, QdrantClientTimeoutError, QdrantClientUnexpectedResponseError } from '@qdrant/js-client-rest';
 
 /** The parts of the client's `ApiError` (a non-2xx answer) that we read. */

@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
-import { answerTooLargeIn, isPlatformError, PlatformError } from '@agent-platform/core';
+import { isPlatformError, PlatformError } from '@agent-platform/core';
+import { answerTooLargeIn } from '@agent-platform/core/internal';
 
 export interface ErrorContext {
   /** The configured REST endpoint, for messages (the config refuses credentials in it). */

@@ -1,7 +1,8 @@
 import { realpath } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { join, sep } from 'node:path';
-import { codeSyntaxError, PlatformError } from '@agent-platform/core';
+import { PlatformError } from '@agent-platform/core';
+import { codeSyntaxError } from '@agent-platform/core/internal';
 import { build, type Message, type Plugin } from 'esbuild';
 import { type NpmSpec, packageOf } from './specs.js';
 

@@ -1,4 +1,4 @@
-import { CreateKeyRequest, CreateKeyResponse, IdParam, ListKeysQuery, ListKeysResponse, MessageResponse } from '@agent-platform/core';
+import { CreateKeyRequest, CreateKeyResponse, IdParam, ListKeysQuery, ListKeysResponse, MessageResponse } from '@agent-platform/core/schemas';
 import { type ApiRoute, route } from '../route.js';
 
 /** The caller's API keys: their routes, in the order of the table (routes/index.ts). */

@@ -8,7 +8,7 @@ import {
   MessageResponse,
   RenameChatRequest,
   StreamResponse,
-} from '@agent-platform/core';
+} from '@agent-platform/core/schemas';
 import { z } from 'zod';
 import { type ApiRoute, route } from '../route.js';
 

@@ -1,4 +1,5 @@
-import { ChatCompletionChunk, ChatCompletionRequest, ChatCompletionResponse, type ErrorCode, IdParam, ListModelsQuery, ListModelsResponse, ModelObject } from '@agent-platform/core';
+import type { ErrorCode } from '@agent-platform/core';
+import { ChatCompletionChunk, ChatCompletionRequest, ChatCompletionResponse, IdParam, ListModelsQuery, ListModelsResponse, ModelObject } from '@agent-platform/core/schemas';
 import { type ApiRoute, route } from '../route.js';
 
 /** A completion may name an unknown chat or project, and calls a model provider. */

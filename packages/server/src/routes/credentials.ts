@@ -1,15 +1,15 @@
+import type { ErrorCode } from '@agent-platform/core';
 import {
   CreateCredentialRequest,
   CredentialResponse,
   CredentialTestResponse,
   DefaultModelsQuery,
-  type ErrorCode,
   IdParam,
   ListCredentialsResponse,
   MessageResponse,
   ProviderModelsResponse,
   UpdateCredentialRequest,
-} from '@agent-platform/core';
+} from '@agent-platform/core/schemas';
 import { type ApiRoute, route } from '../route.js';
 
 /** A model list asks an upstream, which may refuse the key, be down or slow. */

@@ -21,7 +21,7 @@ import {
   UploadQuery,
   UploadRequest,
   UploadResponse,
-} from '@agent-platform/core';
+} from '@agent-platform/core/schemas';
 import { z } from 'zod';
 import { type ApiRoute, route } from '../route.js';
 

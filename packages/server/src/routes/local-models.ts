@@ -1,4 +1,5 @@
-import { DeleteLocalModelRequest, DeleteLocalModelResponse, type ErrorCode, ListLocalModelsQuery, ListLocalModelsResponse } from '@agent-platform/core';
+import type { ErrorCode } from '@agent-platform/core';
+import { DeleteLocalModelRequest, DeleteLocalModelResponse, ListLocalModelsQuery, ListLocalModelsResponse } from '@agent-platform/core/schemas';
 import { type ApiRoute, route } from '../route.js';
 
 /** The local model runtime may be down, slow or broken. */

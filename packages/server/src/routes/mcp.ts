@@ -9,7 +9,7 @@ import {
   ListMcpServersResponse,
   McpServerResponse,
   McpToolsResponse,
-} from '@agent-platform/core';
+} from '@agent-platform/core/schemas';
 import { type ApiRoute, route } from '../route.js';
 
 /** MCP servers: their routes, in the order of the table (routes/index.ts). */

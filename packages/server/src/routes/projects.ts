@@ -1,4 +1,4 @@
-import { CreateProjectRequest, IdParam, ListProjectsQuery, ListProjectsResponse, MessageResponse, ProjectResponse, UpdateProjectRequest } from '@agent-platform/core';
+import { CreateProjectRequest, IdParam, ListProjectsQuery, ListProjectsResponse, MessageResponse, ProjectResponse, UpdateProjectRequest } from '@agent-platform/core/schemas';
 import { type ApiRoute, route } from '../route.js';
 
 /** Projects: their routes, in the order of the table (routes/index.ts). */

@@ -9,7 +9,7 @@ import {
   RunToolResponse,
   ToolResponse,
   UpdateToolRequest,
-} from '@agent-platform/core';
+} from '@agent-platform/core/schemas';
 import { type ApiRoute, route } from '../route.js';
 
 /** Tools: their routes, in the order of the table (routes/index.ts). */

@@ -1,4 +1,5 @@
-import { type ChunkRecord, keywordTerms, type StorageAdapter } from '@agent-platform/core';
+import type { ChunkRecord, StorageAdapter } from '@agent-platform/core';
+import { keywordTerms } from '@agent-platform/core/internal';
 import { sql, type Updateable } from 'kysely';
 import type { Database } from '../database.js';
 import { atomically, deleteLocked, type RepositoryContext } from './context.js';
