@@ -1,7 +1,6 @@
 import {
   type ByteLimit,
   type ChatEvent,
-  type ChatMessage,
   type ChatModel,
   type ChatModelCapabilities,
   type ChatRequest,
@@ -10,15 +9,12 @@ import {
   isPlatformError,
   PlatformError,
   type ToolCall,
-  type ToolChoice,
-  type ToolDefinition,
   type Usage,
 } from '@agent-platform/core';
 import { answerTooLarge, boundedFetch, byteBudget, displayUrl, isEventStream, isUnresolvedHost, safeReason, unreachableAs } from '@agent-platform/core/internal';
 import OpenAI from 'openai';
+import { toOpenAIMessage, toOpenAIResponseFormat, toOpenAITool, toOpenAIToolChoice } from './openai-request.js';
 
-type OpenAIMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
-type OpenAITool = OpenAI.Chat.Completions.ChatCompletionFunctionTool;
 type OpenAIChunk = OpenAI.Chat.Completions.ChatCompletionChunk;
 type StreamingBody = OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming;
 
@@ -69,57 +65,18 @@ export interface OpenAIChatModelOptions {
   readonly capabilities?: ChatModelCapabilities;
 }
 
-/** OpenAI's API honours every tool setting. */
-const OPENAI_CAPABILITIES: ChatModelCapabilities = { toolChoice: true, parallelToolCalls: true, strictTools: true };
-
-/** A participant's name, where the message has one. */
-const named = (message: { readonly name?: string }) => (message.name ? { name: message.name } : {});
-
-function toOpenAIMessage(message: ChatMessage): OpenAIMessage {
-  switch (message.role) {
-    case 'system':
-      return { role: 'system', content: message.content, ...named(message) };
-    case 'user':
-      return { role: 'user', content: message.content, ...named(message) };
-    case 'assistant': {
-      const calls = message.toolCalls ?? [];
-      if (calls.length === 0) return { role: 'assistant', content: message.content ?? '', ...named(message) };
-      return {
-        role: 'assistant',
-        ...named(message),
-        content: message.content,
-        tool_calls: calls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } })),
-      };
-    }
-    case 'tool':
-      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
-  }
-}
-
-function toOpenAITool(tool: ToolDefinition): OpenAITool {
-  return {
-    type: 'function',
-    function: {
-      name: tool.name,
-      ...(tool.description ? { description: tool.description } : {}),
-      parameters: tool.parameters,
-      ...(tool.strict !== undefined ? { strict: tool.strict } : {}),
-    },
-  };
-}
-
-function toOpenAIToolChoice(choice: ToolChoice): OpenAI.Chat.Completions.ChatCompletionToolChoiceOption {
-  return typeof choice === 'object' ? { type: 'function', function: { name: choice.name } } : choice;
-}
+/** OpenAI's API honours every tool setting, takes images (vision models) and structured outputs. */
+const OPENAI_CAPABILITIES: ChatModelCapabilities = { toolChoice: true, parallelToolCalls: true, strictTools: true, images: true, structuredOutputs: true };
 
 /**
  * OpenAI's finish reasons onto ours: `function_call` (the legacy form of a tool call) is
- * `tool_calls`; `content_filter` (the provider cut the answer) is `stop`, as is any reason this
- * code does not know; assembled tool calls make it `tool_calls` whatever the server said
- * (some servers report `stop`), except after `length`, whose tool calls may be cut short.
+ * `tool_calls`; `content_filter` (the provider cut the answer) is `content_filter`; any reason
+ * this code does not know is `stop`; assembled tool calls make it `tool_calls` whatever the
+ * server said (some servers report `stop`), except after `length` or `content_filter`, whose
+ * tool calls may be cut short.
  */
 function finishReasonOf(reason: string, hasToolCalls: boolean): FinishReason {
-  if (reason === 'length') return 'length';
+  if (reason === 'length' || reason === 'content_filter') return reason;
   if (hasToolCalls || reason === 'tool_calls' || reason === 'function_call') return 'tool_calls';
   return 'stop';
 }
@@ -303,6 +260,7 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
       ...(request.presencePenalty !== undefined ? { presence_penalty: request.presencePenalty } : {}),
       ...(request.seed !== undefined ? { seed: request.seed } : {}),
       ...(request.stop !== undefined ? { stop: [...request.stop] } : {}),
+      ...(request.responseFormat !== undefined ? { response_format: toOpenAIResponseFormat(request.responseFormat) } : {}),
     };
 
     // One controller for the call: the caller's signal and the stall timer both abort it.

@@ -129,7 +129,7 @@ describe('openaiChatModel', () => {
 
   it('sends tool_choice, parallel_tool_calls, strict and the sampling settings as OpenAI names them, and says it honours them', async () => {
     const m = model();
-    expect(m.capabilities).toEqual({ toolChoice: true, parallelToolCalls: true, strictTools: true });
+    expect(m.capabilities).toEqual({ toolChoice: true, parallelToolCalls: true, strictTools: true, images: true, structuredOutputs: true });
     const tools = [{ name: 'lookup', description: 'Looks a word up', parameters: { type: 'object', properties: { word: { type: 'string' } } }, strict: true }];
     fake.script({ toolCalls: [{ name: 'lookup', arguments: { word: 'cat' } }] });
     const result = await collectChat(
@@ -228,13 +228,46 @@ describe('openaiChatModel', () => {
     }
   });
 
-  it('maps finish reasons: stop, length, tool_calls, function_call → tool_calls, content_filter → stop', async () => {
+  it('sends image parts as image_url data URLs and responseFormat as response_format', async () => {
+    await collectChat(
+      model().stream({
+        model: 'gpt-4o-mini',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is this?' },
+              { type: 'image', mediaType: 'image/png', data: 'iVBORw0KGgo=' },
+            ],
+          },
+        ],
+        responseFormat: { type: 'json_schema', name: 'thing', description: 'What it is', schema: { type: 'object' }, strict: true },
+      }),
+    );
+    expect(fake.lastRequest()?.status).toBe(200);
+    expect(fake.lastRequest()?.body).toMatchObject({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          ],
+        },
+      ],
+      response_format: { type: 'json_schema', json_schema: { name: 'thing', description: 'What it is', schema: { type: 'object' }, strict: true } },
+    });
+    await collectChat(model().stream(ask('json please', { responseFormat: { type: 'json_object' } })));
+    expect(fake.lastRequest()?.body).toMatchObject({ response_format: { type: 'json_object' } });
+  });
+
+  it('maps finish reasons: stop, length, tool_calls, function_call → tool_calls, content_filter', async () => {
     const cases = [
       ['stop', 'stop'],
       ['length', 'length'],
       ['tool_calls', 'tool_calls'],
       ['function_call', 'tool_calls'],
-      ['content_filter', 'stop'],
+      ['content_filter', 'content_filter'],
     ] as const;
     for (const [upstream, ours] of cases) {
       fake.script({ text: 'Some text', finishReason: upstream });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatEvent, ChatModel, ChatRequest } from '../src/agent/chat-model.js';
+import { type ChatEvent, type ChatModel, type ChatRequest, collectChat, messageText } from '../src/agent/chat-model.js';
 import { type AgentEvent, EXCERPT_CHARS, excerptOf, runAgentTurn, systemContext } from '../src/agent/loop.js';
 import { checkToolResults, newToChat } from '../src/agent/tool-results.js';
 import type { AgentTool } from '../src/agent/tools.js';
@@ -52,6 +52,44 @@ describe('runAgentTurn', () => {
       { role: 'user', content: 'hi' },
     ]);
     expect(model.requests[0]?.tools).toBeUndefined();
+  });
+
+  it('passes reasoning through apart from the text, and sums usage with its cache and reasoning counts over the steps', async () => {
+    const model = scriptedModel([
+      [
+        { type: 'reasoning', delta: 'Weather: ask the tool.' },
+        { type: 'tool_call', call: { id: 'c1', name: 'weather', arguments: '{"city":"Paris"}' } },
+        { type: 'finish', reason: 'tool_calls', usage: { promptTokens: 10, completionTokens: 4, totalTokens: 14, cachedPromptTokens: 6, reasoningTokens: 3 } },
+      ],
+      [
+        { type: 'text', delta: 'Sunny.' },
+        { type: 'finish', reason: 'stop', usage: { promptTokens: 20, completionTokens: 2, totalTokens: 22, cachedPromptTokens: 10, cacheWritePromptTokens: 5 } },
+      ],
+    ]);
+    const events = await collect(runAgentTurn({ model, modelName: 'm', history: [], input: [{ role: 'user', content: 'weather?' }], tools: [weather] }));
+    expect(events.map((e) => e.type)).toEqual(['reasoning', 'tool_call', 'tool_result', 'text', 'finish']);
+    const finish = events.at(-1) as Extract<AgentEvent, { type: 'finish' }>;
+    expect(finish.usage).toEqual({ promptTokens: 30, completionTokens: 6, totalTokens: 36, cachedPromptTokens: 16, cacheWritePromptTokens: 5, reasoningTokens: 3 });
+    // The reasoning is not part of any message.
+    expect(JSON.stringify(finish.messages)).not.toContain('ask the tool');
+  });
+
+  it('collectChat keeps reasoning apart; messageText reads a content of parts', async () => {
+    const events = async function* (): AsyncGenerator<ChatEvent> {
+      yield { type: 'reasoning', delta: 'Think ' };
+      yield { type: 'reasoning', delta: 'twice.' };
+      yield { type: 'text', delta: 'Done.' };
+      yield { type: 'finish', reason: 'content_filter' };
+    };
+    expect(await collectChat(events())).toEqual({ content: 'Done.', reasoning: 'Think twice.', toolCalls: [], finishReason: 'content_filter' });
+    expect(
+      messageText([
+        { type: 'text', text: 'What is ' },
+        { type: 'image', mediaType: 'image/png', data: 'AAAA' },
+        { type: 'text', text: 'this?' },
+      ]),
+    ).toBe('What is this?');
+    expect(messageText('plain')).toBe('plain');
   });
 
   it('gives the model an error naming the limit for arguments nested too deep, without running the tool', async () => {

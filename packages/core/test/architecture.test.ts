@@ -32,7 +32,7 @@ const GRANDFATHERED: Record<string, number> = {
   'packages/adapters-vector/src/chroma/index.ts': 315,
   'packages/adapters-vector/src/qdrant/store.ts': 329,
   'packages/adapters-vector/src/weaviate/index.ts': 348,
-  'packages/adapters-models/src/openai.ts': 461,
+  'packages/adapters-models/src/openai.ts': 413,
   'packages/adapters-embedding/src/transformers-model.ts': 308,
   'packages/mcp/src/connector.ts': 348,
   'packages/sandbox/src/py-host.js': 326,

@@ -27,6 +27,7 @@ describe('@agent-platform/core exports', () => {
         "defaultLocalModelBaseUrl",
         "isPlatformError",
         "memoryStreamStore",
+        "messageText",
         "ollamaRuntime",
         "storageStreamStore",
         "systemClock",

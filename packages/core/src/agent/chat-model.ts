@@ -15,9 +15,23 @@ export interface ToolCall {
   readonly arguments: string;
 }
 
+/**
+ * A piece of a user message: text, or an image (already fetched and checked by the caller;
+ * adapters only encode it). Sent only to a model whose `capabilities.images` is true.
+ */
+export type ChatContentPart =
+  | { readonly type: 'text'; readonly text: string }
+  | {
+      readonly type: 'image';
+      /** e.g. `image/png`, `image/jpeg`, `image/webp`, `image/gif`. */
+      readonly mediaType: string;
+      /** The image's bytes, base64 (no `data:` prefix). */
+      readonly data: string;
+    };
+
 export type ChatMessage =
   | { readonly role: 'system'; readonly content: string; readonly name?: string }
-  | { readonly role: 'user'; readonly content: string; readonly name?: string }
+  | { readonly role: 'user'; readonly content: string | readonly ChatContentPart[]; readonly name?: string }
   | { readonly role: 'assistant'; readonly content: string | null; readonly toolCalls?: readonly ToolCall[]; readonly name?: string }
   | { readonly role: 'tool'; readonly toolCallId: string; readonly content: string };
 
@@ -48,7 +62,30 @@ export interface ChatModelCapabilities {
   readonly parallelToolCalls?: boolean;
   /** `ToolDefinition.strict` is honoured. Default false. */
   readonly strictTools?: boolean;
+  /** User messages may hold `image` parts (`ChatContentPart`). Default false. */
+  readonly images?: boolean;
+  /**
+   * `ChatRequest.responseFormat` is honoured: natively, or by the provider's documented
+   * equivalent (e.g. a forced tool) inside the adapter. Default false.
+   */
+  readonly structuredOutputs?: boolean;
+  /** The model may stream its reasoning as `reasoning` events (when asked through `providerOptions`). Default false. */
+  readonly reasoning?: boolean;
 }
+
+/**
+ * The shape the answer's text must have: `json_object` any JSON object; `json_schema` a JSON
+ * value that follows `schema` (`strict`: exactly, where the provider can enforce it).
+ */
+export type ResponseFormat =
+  | { readonly type: 'json_object' }
+  | {
+      readonly type: 'json_schema';
+      readonly name: string;
+      readonly description?: string;
+      readonly schema: Record<string, unknown>;
+      readonly strict?: boolean;
+    };
 
 export interface ChatRequest {
   /** The provider's model name, e.g. `gpt-4o-mini` or `llama3.2:3b`. */
@@ -72,26 +109,51 @@ export interface ChatRequest {
   readonly toolChoice?: ToolChoice;
   /** `false`: at most one tool call per answer. Only with `tools`, and only where `capabilities.parallelToolCalls`. */
   readonly parallelToolCalls?: boolean;
+  /** Only where `capabilities.structuredOutputs`. Default: free text. */
+  readonly responseFormat?: ResponseFormat;
+  /**
+   * The provider's own options, with no equivalent here (Anthropic's `thinking` and
+   * `cacheControl`, Gemini's `safetySettings` and `thinkingConfig`, Bedrock's
+   * `guardrailConfig`), in the names of the provider's adapter; others ignore them.
+   */
+  readonly providerOptions?: Record<string, unknown>;
   readonly signal?: AbortSignal;
 }
 
-export type FinishReason = 'stop' | 'length' | 'tool_calls';
+/**
+ * Why the answer ended: `stop` (done, or a stop sequence), `length` (`maxTokens` or the model's
+ * limit), `tool_calls` (it asks for tools), `content_filter` (the provider's safety system cut
+ * or refused the answer).
+ */
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 
 export interface Usage {
+  /** Every token of the prompt, cached ones included. */
   readonly promptTokens: number;
+  /** Every token of the answer, reasoning included. */
   readonly completionTokens: number;
   readonly totalTokens: number;
+  /** Of `promptTokens`, those read from the provider's prompt cache. */
+  readonly cachedPromptTokens?: number;
+  /** Of `promptTokens`, those written to the provider's prompt cache. */
+  readonly cacheWritePromptTokens?: number;
+  /** Of `completionTokens`, those the model spent reasoning. */
+  readonly reasoningTokens?: number;
 }
 
-/** What a streaming call yields, in order: text deltas and tool-call pieces, then one `finish`. */
+/** What a streaming call yields, in order: text (and reasoning) deltas and tool calls, then one `finish`. */
 export type ChatEvent =
   | { readonly type: 'text'; readonly delta: string }
+  /** Reasoning text the provider streams (never part of `text`). */
+  | { readonly type: 'reasoning'; readonly delta: string }
   /** A complete tool call (implementations assemble the streamed fragments). */
   | { readonly type: 'tool_call'; readonly call: ToolCall }
   | { readonly type: 'finish'; readonly reason: FinishReason; readonly usage?: Usage };
 
 export interface ChatResult {
   readonly content: string;
+  /** The reasoning text, when the model streamed any. */
+  readonly reasoning?: string;
   readonly toolCalls: readonly ToolCall[];
   readonly finishReason: FinishReason;
   readonly usage?: Usage;
@@ -131,16 +193,24 @@ export type ChatModelResolver = (config: ProviderConfig) => ChatModel;
 /** Collects a stream into one result (for non-streaming answers). */
 export async function collectChat(events: AsyncIterable<ChatEvent>): Promise<ChatResult> {
   let content = '';
+  let reasoning: string | undefined;
   const toolCalls: ToolCall[] = [];
   let finishReason: FinishReason = 'stop';
   let usage: Usage | undefined;
   for await (const event of events) {
     if (event.type === 'text') content += event.delta;
+    else if (event.type === 'reasoning') reasoning = (reasoning ?? '') + event.delta;
     else if (event.type === 'tool_call') toolCalls.push(event.call);
     else {
       finishReason = event.reason;
       usage = event.usage;
     }
   }
-  return usage ? { content, toolCalls, finishReason, usage } : { content, toolCalls, finishReason };
+  return { content, ...(reasoning !== undefined ? { reasoning } : {}), toolCalls, finishReason, ...(usage ? { usage } : {}) };
+}
+
+/** The text of a message's content: the content itself, or its text parts joined (images left out). */
+export function messageText(content: string | readonly ChatContentPart[]): string {
+  if (typeof content === 'string') return content;
+  return content.map((part) => (part.type === 'text' ? part.text : '')).join('');
 }

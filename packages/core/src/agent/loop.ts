@@ -38,6 +38,8 @@ export function excerptOf(text: string): string {
 /** What an agent turn yields, in order. */
 export type AgentEvent =
   | { readonly type: 'text'; readonly delta: string }
+  /** Reasoning text the model streamed (never stored, never part of the answer). */
+  | { readonly type: 'reasoning'; readonly delta: string }
   | { readonly type: 'tool_call'; readonly call: ToolCall }
   | { readonly type: 'tool_result'; readonly callId: string; readonly name: string; readonly content: string; readonly isError: boolean }
   | {
@@ -90,8 +92,19 @@ export interface AgentTurn {
 /** The message limit when a turn names none. */
 const DEFAULT_MESSAGE_LIMIT: ByteLimit = { bytes: DEFAULT_UPSTREAM_LIMITS.messageBytes, setting: 'the agent messageLimit option' };
 
-const addUsage = (a: Usage, b: Usage | undefined): Usage =>
-  b ? { promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens, totalTokens: a.totalTokens + b.totalTokens } : a;
+/** The optional counts of `Usage`, summed where either side has one. */
+const OPTIONAL_COUNTS = ['cachedPromptTokens', 'cacheWritePromptTokens', 'reasoningTokens'] as const;
+
+const addUsage = (a: Usage, b: Usage | undefined): Usage => {
+  if (!b) return a;
+  const sum: { -readonly [K in keyof Usage]: Usage[K] } = {
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+  };
+  for (const key of OPTIONAL_COUNTS) if (a[key] !== undefined || b[key] !== undefined) sum[key] = (a[key] ?? 0) + (b[key] ?? 0);
+  return sum;
+};
 
 /** The system context with numbered knowledge excerpts, or undefined when there is nothing to say. */
 export function systemContext(instructions: string | undefined, hits: readonly SearchHit[]): { system?: string; sources: Source[] } {
@@ -180,6 +193,8 @@ export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent>
         message.add(event.call.name);
         message.add(event.call.arguments);
         calls.push(event.call);
+      } else if (event.type === 'reasoning') {
+        yield event;
       } else {
         reason = event.reason;
         usage = addUsage(usage, event.usage);

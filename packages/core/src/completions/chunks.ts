@@ -87,7 +87,8 @@ export async function* completionChunks(plan: CompletionPlan, includeUsage: bool
       // The client's own functions to run: OpenAI's `delta.tool_calls`.
       const calls = toolCallsOut(event.toolCalls ?? []);
       for (const [index, call] of calls.entries()) yield { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index, ...call }] }, finish_reason: null }] };
-      yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: event.reason }] };
+      // The endpoint's schema has no `content_filter` yet: a filtered answer ends as `stop` there, as it did.
+      yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: event.reason === 'content_filter' ? 'stop' : event.reason }] };
       if (includeUsage) yield { ...base, choices: [], usage: usageOut(event.usage) };
     }
   }

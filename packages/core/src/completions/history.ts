@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../agent/chat-model.js';
+import { type ChatMessage, messageText } from '../agent/chat-model.js';
 import type { ChatMessageRecord, StorageAdapter } from '../storage/types.js';
 import { countTokens } from '../tokens.js';
 
@@ -80,7 +80,7 @@ class TokenCounter {
 
   /** Tokens of a message: its text, its tool calls' names and arguments, and the framing. */
   async message(m: ChatMessage, limit: number): Promise<number> {
-    let n = MESSAGE_OVERHEAD + (await this.count(m.content ?? '', limit));
+    let n = MESSAGE_OVERHEAD + (await this.count(m.content === null ? '' : messageText(m.content), limit));
     if (m.role === 'assistant') {
       for (const call of m.toolCalls ?? []) {
         if (n > limit) break;
@@ -175,11 +175,11 @@ export async function readRecentTurns(storage: StorageAdapter, userId: string, c
       const m = fromRecord(record);
       if (turns.length === 0) seen.push(m);
       if (full) {
-        if (m.role === 'user') return { budget, turns, pending: pendingOf(seen), question: m.content };
+        if (m.role === 'user') return { budget, turns, pending: pendingOf(seen), question: messageText(m.content) };
         if (++scanned >= QUESTION_SCAN) return { budget, turns, pending: pendingOf(seen), question };
         continue;
       }
-      if (m.role === 'user') question ??= m.content;
+      if (m.role === 'user') question ??= messageText(m.content);
       current.push(m);
       currentTokens += await counter.message(m, budget - total - currentTokens);
       if (total + currentTokens > budget) {

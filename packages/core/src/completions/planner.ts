@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatModel } from '../agent/chat-model.js';
+import { type ChatMessage, type ChatModel, messageText } from '../agent/chat-model.js';
 import { type AgentEvent, runAgentTurn, type Source, systemContext } from '../agent/loop.js';
 import { checkToolResults, newToChat } from '../agent/tool-results.js';
 import type { ToolSource } from '../agent/tools.js';
@@ -51,14 +51,18 @@ const splitModel = (value: string): { provider: string; model: string } => {
 
 const toRecord = (m: ChatMessage, createdAt: Date, sources?: readonly MessageSource[]): Omit<ChatMessageRecord, 'chatId' | 'position'> => ({
   role: m.role,
-  content: m.content,
+  // A user message's images are not stored (only its text): a reference to them is the images' own issue.
+  content: m.role === 'user' ? messageText(m.content) : m.content,
   toolCalls: m.role === 'assistant' && m.toolCalls ? [...m.toolCalls] : null,
   toolCallId: m.role === 'tool' ? m.toolCallId : null,
   ...(sources && sources.length > 0 ? { sources } : {}),
   createdAt,
 });
 
-const lastUserText = (messages: readonly ChatMessage[]): string | undefined => messages.findLast((m) => m.role === 'user')?.content ?? undefined;
+const lastUserText = (messages: readonly ChatMessage[]): string | undefined => {
+  const content = messages.findLast((m) => m.role === 'user')?.content;
+  return content ? messageText(content) : undefined;
+};
 
 /**
  * Plans and runs a chat completion: picks the agent (a project) or a plain model, loads the

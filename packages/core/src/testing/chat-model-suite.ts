@@ -1,41 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatEvent, ChatModel, ChatRequest, FinishReason, ToolDefinition, Usage } from '../agent/chat-model.js';
+import type { ChatEvent, ChatRequest, ToolDefinition } from '../agent/chat-model.js';
 import { collectChat } from '../agent/chat-model.js';
 import { isPlatformError } from '../errors.js';
+import { describeCapabilityCases } from './chat-model-capability-cases.js';
+import { type ChatModelSuiteOptions, drain, expectWellFormed, rejection, type ScriptedChatReply, texts } from './chat-model-checks.js';
 
-/**
- * What a test can make a steerable model (a fake upstream) answer to its next call. A
- * provider's test wires it to its fake, e.g. a loopback OpenAI-compatible server.
- */
-export interface ScriptedChatReply {
-  /** The answer's text, streamed in several pieces (e.g. word by word). */
-  readonly text?: string;
-  /** Tool calls the model asks for (arguments: a JSON text). */
-  readonly toolCalls?: readonly { readonly name: string; readonly arguments: string }[];
-  /** Default `tool_calls` with tool calls, else `stop`. */
-  readonly finishReason?: FinishReason;
-  /** Token counts the upstream reports. */
-  readonly usage?: Usage;
-  /** A pause between streamed pieces, ms (the abort check needs a stream that lasts). */
-  readonly chunkDelayMs?: number;
-  /** Fail the call with this HTTP status (or the provider's equivalent) instead of answering. */
-  readonly status?: number;
-}
-
-export interface ChatModelSuiteOptions {
-  /** A model under test (one per test). */
-  create(): ChatModel | Promise<ChatModel>;
-  /** The model name sent in requests. */
-  readonly model: string;
-  /**
-   * Steers the next call's answer. With it, the suite checks exact texts, tool calls, finish
-   * reasons, usage and upstream failures; without it (a real model), only what any model does
-   * (the tool-call and failure checks are skipped).
-   */
-  readonly scripted?: {
-    next(reply: ScriptedChatReply): void | Promise<void>;
-  };
-}
+export type { ChatModelSuiteOptions, ScriptedChatReply };
 
 const WEATHER: ToolDefinition = {
   name: 'get_weather',
@@ -47,47 +17,6 @@ const TIME: ToolDefinition = {
   description: 'The current time in a time zone',
   parameters: { type: 'object', properties: { zone: { type: 'string' } }, required: ['zone'], additionalProperties: false },
 };
-
-async function drain(events: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {
-  const out: ChatEvent[] = [];
-  for await (const event of events) out.push(event);
-  return out;
-}
-
-const texts = (events: readonly ChatEvent[]) => events.flatMap((e) => (e.type === 'text' ? [e.delta] : []));
-
-/** The stream's shape: text and tool calls, then exactly one `finish`, last. */
-function expectWellFormed(events: readonly ChatEvent[]): Extract<ChatEvent, { type: 'finish' }> {
-  expect(events.length).toBeGreaterThan(0);
-  const finishes = events.filter((e) => e.type === 'finish');
-  expect(finishes).toHaveLength(1);
-  const last = events[events.length - 1];
-  expect(last?.type).toBe('finish');
-  for (const event of events) {
-    if (event.type === 'text') {
-      expect(typeof event.delta).toBe('string');
-      expect(event.delta.length).toBeGreaterThan(0);
-    }
-  }
-  const finish = last as Extract<ChatEvent, { type: 'finish' }>;
-  expect(['stop', 'length', 'tool_calls']).toContain(finish.reason);
-  if (finish.usage) {
-    for (const n of [finish.usage.promptTokens, finish.usage.completionTokens, finish.usage.totalTokens]) {
-      expect(Number.isInteger(n) && n >= 0).toBe(true);
-    }
-  }
-  return finish;
-}
-
-/** Resolves to the error the promise rejects with (fails when it resolves). */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
 
 /**
  * The behaviour every `ChatModel` must have. Call it inside a vitest test file, e.g. against a
@@ -276,6 +205,8 @@ export function describeChatModel(name: string, options: ChatModelSuiteOptions):
       expect(result.content.length).toBeGreaterThan(0);
       if (scripted) expect(result.content).toBe('Still here.');
     });
+
+    describeCapabilityCases(options, script, request);
 
     it.runIf(scripted !== undefined)('turns an upstream failure into a PlatformError (upstream_error)', async () => {
       const model = await options.create();
