@@ -24,6 +24,17 @@ describe('@agent-platform/adapters-models exports', () => {
       ]
     `);
   });
+  it('./ai-sdk', async () => {
+    expect(Object.keys(await import('@agent-platform/adapters-models/ai-sdk')).sort()).toMatchInlineSnapshot(`
+      [
+        "DEFAULT_ANSWER_LIMIT",
+        "aiSdkChatModel",
+        "describeUpstream",
+        "getJson",
+        "modelFetch",
+      ]
+    `);
+  });
   it('./ollama', async () => {
     expect(Object.keys(await import('@agent-platform/adapters-models/ollama')).sort()).toMatchInlineSnapshot(`
       [
