@@ -7,6 +7,7 @@
  * \`@agent-platform/core/internal\`: not a public API, they change without notice.
  */
 export {
+  type ChatContentPart,
   type ChatEvent,
   type ChatMessage,
   type ChatModel,
@@ -17,7 +18,9 @@ export {
   type ChatRole,
   collectChat,
   type FinishReason,
+  messageText,
   type ProviderConfig,
+  type ResponseFormat,
   type ToolCall,
   type ToolChoice,
   type ToolDefinition,

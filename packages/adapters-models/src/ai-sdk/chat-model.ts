@@ -1,16 +1,5 @@
-import {
-  answerTooLarge,
-  type ByteLimit,
-  byteBudget,
-  type ChatEvent,
-  type ChatModel,
-  type ChatModelCapabilities,
-  type ChatRequest,
-  type FinishReason,
-  PlatformError,
-  type ToolCall,
-  type Usage,
-} from '@agent-platform/core';
+import { type ByteLimit, type ChatEvent, type ChatModel, type ChatModelCapabilities, type ChatRequest, type FinishReason, PlatformError, type ToolCall, type Usage } from '@agent-platform/core';
+import { answerTooLarge, byteBudget } from '@agent-platform/core/internal';
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4FinishReason, LanguageModelV4StreamPart, LanguageModelV4Usage } from '@ai-sdk/provider';
 import { toCallOptions } from './call-options.js';
 import { type FailureContext, type FailureReading, timeoutError, toPlatformError, type UpstreamFailure } from './errors.js';

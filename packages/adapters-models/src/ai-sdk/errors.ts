@@ -1,4 +1,5 @@
-import { answerTooLargeIn, isPlatformError, isUnresolvedHost, PlatformError, safeReason, unreachableAs } from '@agent-platform/core';
+import { isPlatformError, PlatformError } from '@agent-platform/core';
+import { answerTooLargeIn, isUnresolvedHost, safeReason, unreachableAs } from '@agent-platform/core/internal';
 import { APICallError } from '@ai-sdk/provider';
 
 /** What an upstream's refusal means, beyond its status (`details.kind`). */

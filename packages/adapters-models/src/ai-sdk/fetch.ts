@@ -1,4 +1,5 @@
-import { type ByteLimit, boundedFetch, DEFAULT_UPSTREAM_LIMITS, displayUrl, isEventStream } from '@agent-platform/core';
+import { type ByteLimit, DEFAULT_UPSTREAM_LIMITS } from '@agent-platform/core';
+import { boundedFetch, displayUrl, isEventStream } from '@agent-platform/core/internal';
 import { APICallError } from '@ai-sdk/provider';
 
 /** The default limit of a model's answer, and the setting that names it. */
