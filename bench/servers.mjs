@@ -13,7 +13,7 @@ const [kind, arg] = process.argv.slice(2);
 
 if (kind === 'ours') {
   const { startServer } = await import('@agent-platform/server');
-  const { parseAllowedHosts } = await import('@agent-platform/core');
+  const { parseAllowedHosts } = await import('@agent-platform/core/internal');
   const { default: pino } = await import('pino');
   // As `serve` reads it: hosts users' URLs may reach (AGENT_PLATFORM_ALLOWED_HOSTS).
   const allowedHosts = parseAllowedHosts(process.env.AGENT_PLATFORM_ALLOWED_HOSTS);
