@@ -1,7 +1,8 @@
-import { type ChatEvent, type ChatRequest, collectChat, isPlatformError } from '@agent-platform/core';
+import { type ChatRequest, collectChat } from '@agent-platform/core';
 import { APICallError, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { aiSdkChatModel } from '../src/ai-sdk/index.js';
+import { drain, failure } from './fakes/chat-events.js';
 
 /** One scripted answer of the fake language model: its parts, or a failure of `doStream`, or a hang. */
 type Answer = readonly LanguageModelV4StreamPart[] | { readonly fail: unknown } | 'hang';
@@ -58,19 +59,6 @@ const make = (answers: Answer[], extra: Partial<Parameters<typeof aiSdkChatModel
   return { model, calls: fake.calls };
 };
 const ask = (extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: 'fake-1', messages: [{ role: 'user', content: 'hi' }], ...extra });
-const drain = async (events: AsyncIterable<ChatEvent>) => {
-  const out: ChatEvent[] = [];
-  for await (const event of events) out.push(event);
-  return out;
-};
-const failure = async (events: AsyncIterable<ChatEvent>) => {
-  const error = await drain(events).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(isPlatformError(error)).toBe(true);
-  return error as Error & { code: string; retryable?: boolean; details?: Record<string, unknown> };
-};
 
 describe('aiSdkChatModel', () => {
   it('maps the request onto the call options: prompt, tools, tool choice, settings, response format, provider options', async () => {

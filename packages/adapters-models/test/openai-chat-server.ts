@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { startLoopback, watchExchange } from './fakes/loopback.js';
 
 /**
  * A loopback stand-in for an OpenAI-compatible chat server (OpenAI itself, or Ollama's `/v1`),
@@ -431,7 +431,6 @@ function echo(body: Record<string, unknown>): ScriptedReply {
 export async function startFakeChatServer(options: FakeChatServerOptions = {}): Promise<FakeChatServer> {
   const requests: RecordedChatRequest[] = [];
   let queue: ScriptedReply[] = [];
-  const sockets = new Set<Socket>();
 
   const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': randomId('req_', 16), ...headers });
@@ -612,7 +611,7 @@ export async function startFakeChatServer(options: FakeChatServerOptions = {}): 
     } catch {
       parseFailed = true;
     }
-    let settle: (how: 'completed' | 'client_closed') => void = () => undefined;
+    const exchange = watchExchange(res);
     const record: RecordedChatRequest = {
       method: req.method,
       path,
@@ -621,16 +620,9 @@ export async function startFakeChatServer(options: FakeChatServerOptions = {}): 
       raw,
       body: isObject(parsed) ? parsed : {},
       status: 0,
-      ended: new Promise((resolve) => {
-        settle = resolve;
-      }),
+      ended: exchange.ended,
     };
     requests.push(record);
-    let closed = false;
-    res.on('close', () => {
-      closed = !res.writableFinished;
-      settle(res.writableFinished ? 'completed' : 'client_closed');
-    });
     const fail = (error: ApiError) => {
       record.status = error.status;
       sendError(res, error);
@@ -649,26 +641,14 @@ export async function startFakeChatServer(options: FakeChatServerOptions = {}): 
     if (!isObject(parsed)) return fail(invalid(`Invalid type for body: expected an object, but got ${typeName(parsed)} instead.`));
     const problem = validate(parsed, options.models);
     if (problem) return fail(problem);
-    await complete(req, res, record, () => closed || res.destroyed);
+    await complete(req, res, record, exchange.closed);
   };
 
-  const server: Server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => {
-      handle(req, res, Buffer.concat(parts).toString('utf8')).catch((error: unknown) => {
-        if (!res.headersSent) sendJson(res, 500, { error: { message: String(error), type: 'server_error', param: null, code: null } });
-        else res.destroy();
-      });
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  const origin = `http://127.0.0.1:${port}`;
+  const loopback = await startLoopback(
+    (req, res, body) => handle(req, res, body.toString('utf8')),
+    (res, error) => sendJson(res, 500, { error: { message: String(error), type: 'server_error', param: null, code: null } }),
+  );
+  const { origin, port } = loopback;
   return {
     url: `${origin}/v1`,
     origin,
@@ -685,10 +665,6 @@ export async function startFakeChatServer(options: FakeChatServerOptions = {}): 
       queue = [];
       requests.length = 0;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    close: () => loopback.close(),
   };
 }

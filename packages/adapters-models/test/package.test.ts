@@ -35,6 +35,14 @@ describe('@agent-platform/adapters-models exports', () => {
       ]
     `);
   });
+  it('./anthropic', async () => {
+    expect(Object.keys(await import('@agent-platform/adapters-models/anthropic')).sort()).toMatchInlineSnapshot(`
+      [
+        "ANTHROPIC_BASE_URL",
+        "anthropicChatModel",
+      ]
+    `);
+  });
   it('./ollama', async () => {
     expect(Object.keys(await import('@agent-platform/adapters-models/ollama')).sort()).toMatchInlineSnapshot(`
       [
