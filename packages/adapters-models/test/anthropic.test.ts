@@ -112,6 +112,25 @@ describe('anthropicChatModel', () => {
     expect(result).toMatchObject({ content: 'Four.', reasoning: 'Two and two make four.', finishReason: 'stop' });
   });
 
+  it('known gap: a tool round with extended thinking is refused, as the thinking block is not carried back in the conversation', async () => {
+    // Claude wants the signed thinking block that preceded tool_use back in the next request;
+    // ChatMessage keeps no reasoning, so this round fails upstream until history carries it.
+    const error = await failure(
+      model().stream({
+        model: MODEL,
+        maxTokens: 4096,
+        providerOptions: { thinking: { type: 'enabled', budgetTokens: 1024 } },
+        tools: [WEATHER],
+        messages: [
+          { role: 'user', content: 'Weather in Paris?' },
+          { role: 'assistant', content: null, toolCalls: [{ id: 'toolu_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] },
+          { role: 'tool', toolCallId: 'toolu_1', content: 'sunny' },
+        ],
+      }),
+    );
+    expect(error).toMatchObject({ code: 'upstream_error', details: { status: 400 } });
+  });
+
   it('asks for prompt caching with cacheControl and reports the cache tokens in usage', async () => {
     fake.script({ text: 'Cached.', usage: { promptTokens: 1200, completionTokens: 3 }, cacheRead: 1000, cacheWrite: 150 });
     const result = await collectChat(model().stream(ask('hi', { providerOptions: { cacheControl: { type: 'ephemeral' } } })));

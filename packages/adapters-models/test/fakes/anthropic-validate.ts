@@ -121,12 +121,23 @@ function checkSettings(body: Record<string, unknown>): MessagesError | undefined
   return undefined;
 }
 
+/** With thinking enabled, a final assistant message that uses tools must start with its thinking block (as the model gave it, signed). */
+function checkThinkingTurn(body: Record<string, unknown>): MessagesError | undefined {
+  if (!isObject(body.thinking) || body.thinking.type !== 'enabled' || !Array.isArray(body.messages)) return undefined;
+  const index = body.messages.findLastIndex((m) => isObject(m) && m.role === 'assistant');
+  const blocks = blocksOf((body.messages[index] as Record<string, unknown> | undefined)?.content);
+  if (!blocks.some((b) => b.type === 'tool_use') || blocks[0]?.type === 'thinking' || blocks[0]?.type === 'redacted_thinking') return undefined;
+  return bad(
+    `messages.${index}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(blocks[0]?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`,
+  );
+}
+
 /** What the Messages API answers a request body with when it refuses it, or undefined when it takes it. */
 export function checkMessagesRequest(body: Record<string, unknown>, options: { readonly models: readonly string[]; readonly contextChars: number }): MessagesError | undefined {
   if (typeof body.model !== 'string') return bad('model: Field required');
   const extra = Object.keys(body).find((key) => !KNOWN.has(key));
   if (extra) return bad(`${extra}: Extra inputs are not permitted`);
-  const problem = checkSettings(body) ?? checkMessages(body.messages) ?? checkTools(body);
+  const problem = checkSettings(body) ?? checkMessages(body.messages) ?? checkTools(body) ?? checkThinkingTurn(body);
   if (problem) return problem;
   if (!options.models.includes(body.model)) return { status: 404, type: 'not_found_error', message: `model: ${body.model}` };
   const chars = JSON.stringify(body.messages).length + JSON.stringify(body.system ?? '').length;
