@@ -14,6 +14,7 @@ import {
 import { answerTooLarge, boundedFetch, byteBudget, displayUrl, isEventStream, isUnresolvedHost, safeReason, unreachableAs } from '@agent-platform/core/internal';
 import OpenAI from 'openai';
 import { toOpenAIMessage, toOpenAIResponseFormat, toOpenAITool, toOpenAIToolChoice } from './openai-request.js';
+import { classifyUpstream, upstreamErrorMessage } from './upstream-errors.js';
 
 type OpenAIChunk = OpenAI.Chat.Completions.ChatCompletionChunk;
 type StreamingBody = OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming;
@@ -195,7 +196,7 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
     return out;
   };
 
-  const toPlatformError = (error: unknown): PlatformError => {
+  const toPlatformError = (error: unknown, model?: string): PlatformError => {
     if (isPlatformError(error)) return error;
     if (error instanceof OpenAI.APIConnectionTimeoutError) {
       return new PlatformError('timeout', `${where} did not answer within ${timeoutMs} ms`, { retryable: true, details: details(), cause: error });
@@ -216,13 +217,12 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
         // An `{ "error": ... }` event inside the stream.
         return new PlatformError('upstream_error', `${where} reported an error mid-stream${reason}`, { retryable: true, details: details(), cause: error });
       }
-      const message =
-        status === 401 || status === 403
-          ? `${where} refused the credentials (HTTP ${status})${reason}${apiKey === undefined ? ' (no API key was configured)' : ''}`
-          : `${where} answered HTTP ${status}${reason}`;
+      // The kind (auth, rate_limited with retry-after, context_length, model_not_found, content_filter) the server answers alike for every provider.
+      const kind = classifyUpstream({ status, headers: error.headers, body: error.error });
+      const message = `${upstreamErrorMessage(where, status, reason, kind, model)}${kind.kind === 'auth' && apiKey === undefined ? ' (no API key was configured)' : ''}`;
       return new PlatformError('upstream_error', message, {
         retryable: status === 408 || status === 409 || status === 429 || status >= 500,
-        details: details({ status }),
+        details: details({ status, ...kind }),
         cause: error,
       });
     }
@@ -286,7 +286,7 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
         const chunks = await client.chat.completions.create(body, { signal: controller.signal });
         iterator = chunks[Symbol.asyncIterator]();
       } catch (error) {
-        throw interrupted() ?? toPlatformError(error);
+        throw interrupted() ?? toPlatformError(error, request.model);
       }
 
       const calls = new Map<number, PartialCall>();

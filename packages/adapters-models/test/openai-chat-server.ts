@@ -52,6 +52,8 @@ export interface ScriptedReply {
   readonly status?: number;
   /** The error body's message for `status` or `streamError`. */
   readonly errorMessage?: string;
+  /** The headers of the `status` answer, instead of the default (`retry-after-ms: 10` on a retryable status). */
+  readonly errorHeaders?: Record<string, string>;
   /** Wait this long before answering (before the headers). */
   readonly delayMs?: number;
   /** Wait this long before each streamed event after the first. */
@@ -92,6 +94,11 @@ export interface FakeChatServerOptions {
    * any name is accepted and `GET /v1/models` lists `gpt-4o-mini`, `gpt-4o` and `llama3.2`.
    */
   readonly models?: readonly string[];
+  /**
+   * The models' context window, in the fake's rough tokens: a prompt longer than that answers
+   * 400 `context_length_exceeded` as OpenAI words it. Default: unlimited.
+   */
+  readonly contextTokens?: number;
   /** Answers requests when the script queue is empty (return undefined for the default echo). */
   readonly reply?: (body: Record<string, unknown>) => ScriptedReply | undefined;
 }
@@ -370,6 +377,18 @@ function validate(body: Record<string, unknown>, models: readonly string[] | und
   return undefined;
 }
 
+/** A prompt longer than the context window, refused as OpenAI does. */
+function contextProblem(body: Record<string, unknown>, limit: number | undefined): ApiError | undefined {
+  if (limit === undefined) return undefined;
+  const used = (body.messages as Record<string, unknown>[]).reduce((sum, m) => sum + 4 + tokens(textOf(m.content)), 0);
+  if (used <= limit) return undefined;
+  return invalid(
+    `This model's maximum context length is ${limit} tokens. However, your messages resulted in ${used} tokens. Please reduce the length of the messages.`,
+    'messages',
+    'context_length_exceeded',
+  );
+}
+
 /** The error a scripted `status` answers with, as OpenAI words it. */
 function scriptedError(status: number, message: string | undefined): ApiError {
   const known: Record<number, Omit<ApiError, 'status'>> = {
@@ -436,9 +455,9 @@ export async function startFakeChatServer(options: FakeChatServerOptions = {}): 
     res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': randomId('req_', 16), ...headers });
     res.end(JSON.stringify(body));
   };
-  const sendError = (res: ServerResponse, error: ApiError) => {
+  const sendError = (res: ServerResponse, error: ApiError, headers?: Record<string, string>) => {
     const retry = error.status === 408 || error.status === 409 || error.status === 429 || error.status >= 500;
-    sendJson(res, error.status, { error: { message: error.message, type: error.type, param: error.param, code: error.code } }, retry ? { 'retry-after-ms': '10' } : {});
+    sendJson(res, error.status, { error: { message: error.message, type: error.type, param: error.param, code: error.code } }, headers ?? (retry ? { 'retry-after-ms': '10' } : {}));
   };
 
   const authError = (req: IncomingMessage): ApiError | undefined => {
@@ -476,7 +495,7 @@ export async function startFakeChatServer(options: FakeChatServerOptions = {}): 
     if (reply.hang || isClosed()) return;
     if (reply.status !== undefined) {
       record.status = reply.status;
-      return sendError(res, scriptedError(reply.status, reply.errorMessage));
+      return sendError(res, scriptedError(reply.status, reply.errorMessage), reply.errorHeaders);
     }
 
     const model = body.model as string;
@@ -639,7 +658,7 @@ export async function startFakeChatServer(options: FakeChatServerOptions = {}): 
       );
     }
     if (!isObject(parsed)) return fail(invalid(`Invalid type for body: expected an object, but got ${typeName(parsed)} instead.`));
-    const problem = validate(parsed, options.models);
+    const problem = validate(parsed, options.models) ?? contextProblem(parsed, options.contextTokens);
     if (problem) return fail(problem);
     await complete(req, res, record, exchange.closed);
   };

@@ -303,6 +303,51 @@ describe('openaiChatModel', () => {
     expect(bad.message).not.toContain('bad input');
   });
 
+  it('classifies a 429 as rate_limited with the wait its retry-after-ms or retry-after asks for', async () => {
+    fake.script({ status: 429 });
+    const limited = await failure(model().stream(ask('x')));
+    expect(limited).toMatchObject({ code: 'upstream_error', retryable: true, details: { provider: 'openai', status: 429, kind: 'rate_limited', retryAfterSeconds: 1 } });
+    expect(limited.message).toBe(`Model provider openai (${fake.url}) is rate limiting the requests (HTTP 429) (rate_limit_exceeded); retry after 1 s`);
+    fake.script({ status: 429, errorHeaders: { 'retry-after': '7' } });
+    expect((await failure(model().stream(ask('x')))).details).toMatchObject({ kind: 'rate_limited', retryAfterSeconds: 7 });
+    fake.script({ status: 429, errorHeaders: { 'retry-after': new Date(Date.now() + 30_000).toUTCString() } });
+    const dated = (await failure(model().stream(ask('x')))).details?.retryAfterSeconds as number;
+    expect(dated).toBeGreaterThanOrEqual(28);
+    expect(dated).toBeLessThanOrEqual(31);
+    fake.script({ status: 429, errorHeaders: {} });
+    const bare = await failure(model().stream(ask('x')));
+    expect(bare.details).toMatchObject({ kind: 'rate_limited' });
+    expect(bare.details).not.toHaveProperty('retryAfterSeconds');
+  });
+
+  it('classifies refused credentials (401, 403) as auth, and other statuses as no kind', async () => {
+    fake.script({ status: 403 });
+    const forbidden = await failure(model().stream(ask('x')));
+    expect(forbidden).toMatchObject({ details: { status: 403, kind: 'auth' }, message: `Model provider openai (${fake.url}) refused the credentials (HTTP 403) (invalid_request_error)` });
+    const wrong = await failure(openaiChatModel({ apiKey: 'sk-wrong', baseURL: fake.url, maxRetries: 0 }).stream(ask('x')));
+    expect(wrong.details).toMatchObject({ status: 401, kind: 'auth' });
+    fake.script({ status: 500 }, { status: 400 });
+    expect((await failure(model().stream(ask('x')))).details).not.toHaveProperty('kind');
+    expect((await failure(model().stream(ask('x')))).details).not.toHaveProperty('kind');
+  });
+
+  it('classifies an unknown model (model_not_found) and a prompt too long (context_length_exceeded), naming the model', async () => {
+    const strict = await startFakeChatServer({ apiKey: 'sk-test', models: ['gpt-4o-mini'], contextTokens: 30 });
+    try {
+      const m = openaiChatModel({ apiKey: 'sk-test', baseURL: strict.url, maxRetries: 0 });
+      const unknown = await failure(m.stream(ask('x', { model: 'gpt-9' })));
+      expect(unknown).toMatchObject({ code: 'upstream_error', retryable: false, details: { status: 404, kind: 'model_not_found' } });
+      expect(unknown.message).toBe(`Model provider openai (${strict.url}) does not know the model "gpt-9" (HTTP 404) (model_not_found)`);
+      const long = await failure(m.stream(ask('word '.repeat(40))));
+      expect(long).toMatchObject({ code: 'upstream_error', retryable: false, details: { status: 400, kind: 'context_length' } });
+      expect(long.message).toBe(`Model provider openai (${strict.url}) refused the prompt as too long for the model "gpt-4o-mini" (HTTP 400) (context_length_exceeded)`);
+      // The prompt that fits is answered.
+      expect((await collectChat(m.stream(ask('short')))).content).toBe('You said: short');
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('lets the client retry a failure before the stream starts (maxRetries)', async () => {
     fake.script({ status: 503 });
     const result = await collectChat(openaiChatModel({ apiKey: 'sk-test', baseURL: fake.url, maxRetries: 1 }).stream(ask('again')));
