@@ -122,7 +122,8 @@ export interface FakeChatServer {
   close(): Promise<void>;
 }
 
-interface ApiError {
+/** An error answer: its status and OpenAI's `{ error: { message, type, param, code } }`. */
+export interface ApiError {
   readonly status: number;
   readonly message: string;
   readonly type: string;
@@ -130,7 +131,7 @@ interface ApiError {
   readonly code: string | null;
 }
 
-const invalid = (message: string, param: string | null = null, code: string | null = null): ApiError => ({
+export const invalid = (message: string, param: string | null = null, code: string | null = null): ApiError => ({
   status: 400,
   message,
   type: 'invalid_request_error',
@@ -178,10 +179,10 @@ const KNOWN_PARAMETERS = new Set([
 const ROLES = ['system', 'assistant', 'user', 'function', 'tool', 'developer'];
 
 const typeName = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`);
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Text of a message's content: a string or a list of parts (`{ type: 'text', text }`). */
-function textOf(content: unknown): string {
+export function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content
@@ -340,7 +341,7 @@ function validateTools(body: Record<string, unknown>): ApiError | undefined {
   return undefined;
 }
 
-function validate(body: Record<string, unknown>, models: readonly string[] | undefined): ApiError | undefined {
+export function validate(body: Record<string, unknown>, models: readonly string[] | undefined): ApiError | undefined {
   for (const key of Object.keys(body)) {
     if (!KNOWN_PARAMETERS.has(key)) return invalid(`Unrecognized request argument supplied: ${key}`);
   }
@@ -378,7 +379,7 @@ function validate(body: Record<string, unknown>, models: readonly string[] | und
 }
 
 /** A prompt longer than the context window, refused as OpenAI does. */
-function contextProblem(body: Record<string, unknown>, limit: number | undefined): ApiError | undefined {
+export function contextProblem(body: Record<string, unknown>, limit: number | undefined): ApiError | undefined {
   if (limit === undefined) return undefined;
   const used = (body.messages as Record<string, unknown>[]).reduce((sum, m) => sum + 4 + tokens(textOf(m.content)), 0);
   if (used <= limit) return undefined;
@@ -390,7 +391,7 @@ function contextProblem(body: Record<string, unknown>, limit: number | undefined
 }
 
 /** The error a scripted `status` answers with, as OpenAI words it. */
-function scriptedError(status: number, message: string | undefined): ApiError {
+export function scriptedError(status: number, message: string | undefined): ApiError {
   const known: Record<number, Omit<ApiError, 'status'>> = {
     400: { message: 'Invalid request.', type: 'invalid_request_error', param: null, code: null },
     401: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' },
@@ -408,10 +409,10 @@ function scriptedError(status: number, message: string | undefined): ApiError {
 }
 
 /** Split into pieces that concatenate to the text: each word with the spaces after it. */
-const words = (text: string): string[] => (text === '' ? [] : text.split(/(?<=\s)(?=\S)/));
+export const words = (text: string): string[] => (text === '' ? [] : text.split(/(?<=\s)(?=\S)/));
 
 /** About three pieces of a tool call's arguments. */
-function pieces(text: string): string[] {
+export function pieces(text: string): string[] {
   if (text.length <= 2) return [text];
   const size = Math.ceil(text.length / 3);
   const out: string[] = [];
@@ -420,17 +421,17 @@ function pieces(text: string): string[] {
 }
 
 /** Rough token count: words and punctuation marks. */
-const tokens = (text: string): number => text.match(/[\p{L}\p{N}]+|[^\s\p{L}\p{N}]/gu)?.length ?? 0;
+export const tokens = (text: string): number => text.match(/[\p{L}\p{N}]+|[^\s\p{L}\p{N}]/gu)?.length ?? 0;
 
-const randomId = (prefix: string, length = 24): string => {
+export const randomId = (prefix: string, length = 24): string => {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
   return prefix + Array.from(randomBytes(length), (b) => alphabet[b % alphabet.length]).join('');
 };
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The default reply: echo the last user message, or report the last tool result. */
-function echo(body: Record<string, unknown>): ScriptedReply {
+export function echo(body: Record<string, unknown>): ScriptedReply {
   const messages = (Array.isArray(body.messages) ? body.messages : []) as Record<string, unknown>[];
   const last = messages[messages.length - 1];
   if (last?.role === 'tool') {

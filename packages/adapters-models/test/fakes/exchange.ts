@@ -1,0 +1,140 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/**
+ * The plumbing of a loopback fake (`127.0.0.1`, a free port): it reads each request whole,
+ * records it, tells how the exchange ended (the answer written in full, or the client closed the
+ * connection first: what an abort test waits for), and closes every connection on `close()`.
+ * Node built-ins only, so tests of other packages can import a fake by relative path.
+ */
+
+export interface RecordedRequest {
+  readonly method: string;
+  /** The path without the query, e.g. `/openai/deployments/gpt-4o/chat/completions`. */
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly headers: IncomingHttpHeaders;
+  /** The raw body text. */
+  readonly raw: string;
+  /** The parsed JSON body (`{}` when it was not a JSON object). */
+  readonly body: Record<string, unknown>;
+  /** True when the body was not JSON at all. */
+  readonly malformed: boolean;
+  /** The HTTP status answered (0 while no answer was started). */
+  status: number;
+  /** How the exchange ended. */
+  readonly ended: Promise<'completed' | 'client_closed'>;
+}
+
+export interface Exchange {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly record: RecordedRequest;
+  /** The client has gone (stop writing). */
+  closed(): boolean;
+  /** Answers JSON with that status (and records it). */
+  json(status: number, body: unknown, headers?: Record<string, string>): void;
+  /** Starts an event stream (200, `text/event-stream`), headers sent at once. */
+  startStream(headers?: Record<string, string>): void;
+}
+
+export interface Loopback {
+  readonly origin: string;
+  readonly port: number;
+  readonly requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Writes SSE records (`data: <json>`, or with `event:` lines), one per item, honouring a delay, a stall and a drop. */
+export async function writeEvents(
+  exchange: Exchange,
+  records: readonly string[],
+  options: { readonly delayMs?: number; readonly stallAfter?: number; readonly dropAfter?: number } = {},
+): Promise<void> {
+  for (let i = 0; i < records.length; i++) {
+    if (i > 0 && options.delayMs) await sleep(options.delayMs);
+    if (exchange.closed()) return;
+    if (i === options.stallAfter) return;
+    if (i === options.dropAfter) return void exchange.req.socket.destroy();
+    exchange.res.write(records[i]);
+  }
+  exchange.res.end();
+}
+
+export async function startLoopback(handle: (exchange: Exchange) => Promise<void> | void): Promise<Loopback> {
+  const requests: RecordedRequest[] = [];
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => parts.push(chunk));
+    req.on('end', () => {
+      const raw = Buffer.concat(parts).toString('utf8');
+      let parsed: unknown;
+      let malformed = false;
+      try {
+        parsed = raw === '' ? {} : JSON.parse(raw);
+      } catch {
+        malformed = true;
+      }
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      let settle: (how: 'completed' | 'client_closed') => void = () => undefined;
+      const record: RecordedRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        raw,
+        body: typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {},
+        malformed,
+        status: 0,
+        ended: new Promise((resolve) => {
+          settle = resolve;
+        }),
+      };
+      requests.push(record);
+      let gone = false;
+      res.on('close', () => {
+        gone = !res.writableFinished;
+        settle(res.writableFinished ? 'completed' : 'client_closed');
+      });
+      const exchange: Exchange = {
+        req,
+        res,
+        record,
+        closed: () => gone || res.destroyed,
+        json(status, body, headers = {}) {
+          record.status = status;
+          res.writeHead(status, { 'content-type': 'application/json', ...headers });
+          res.end(JSON.stringify(body));
+        },
+        startStream(headers = {}) {
+          record.status = 200;
+          res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', ...headers });
+          res.flushHeaders();
+        },
+      };
+      Promise.resolve(handle(exchange)).catch((error: unknown) => {
+        if (!res.headersSent) exchange.json(500, { error: { message: String(error), type: 'server_error', param: null, code: null } });
+        else res.destroy();
+      });
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
