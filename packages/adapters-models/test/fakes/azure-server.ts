@@ -1,6 +1,6 @@
 import type { ScriptedChatReply } from '@agent-platform/core/testing';
 import { type ApiError, contextProblem, echo, invalid, isObject, pieces, randomId, scriptedError, sleep, tokens, validate, words } from '../openai-chat-server.js';
-import { type Exchange, type RecordedRequest, startLoopback, writeEvents } from './exchange.js';
+import { type Exchange, replyQueue, type ScriptedFake, startLoopback, writeEvents } from './exchange.js';
 
 /**
  * A loopback Azure OpenAI resource (`https://{resource}.openai.azure.com`), speaking the data
@@ -53,15 +53,9 @@ export interface FakeAzureServerOptions {
   readonly contextTokens?: number;
 }
 
-export interface FakeAzureServer {
+export interface FakeAzureServer extends ScriptedFake<AzureScriptedReply> {
   /** `http://127.0.0.1:<port>`: what `https://{resource}.openai.azure.com` is for a real resource. */
   readonly endpoint: string;
-  /** Every request, in order (rejected ones too). */
-  readonly requests: RecordedRequest[];
-  script(...replies: AzureScriptedReply[]): void;
-  lastRequest(): RecordedRequest | undefined;
-  reset(): void;
-  close(): Promise<void>;
 }
 
 const STABLE_VERSIONS = ['2022-12-01', '2023-05-15', '2024-02-01', '2024-06-01', '2024-10-21'];
@@ -84,7 +78,7 @@ function send(exchange: Exchange, error: ApiError, headers: Record<string, strin
 export async function startFakeAzureServer(options: FakeAzureServerOptions = {}): Promise<FakeAzureServer> {
   const apiKey = options.apiKey ?? 'azure-test-key';
   const deployments = options.deployments ?? { 'gpt-4o-mini': 'gpt-4o-mini-2024-07-18', 'gpt-4o': 'gpt-4o-2024-08-06' };
-  let queue: AzureScriptedReply[] = [];
+  const replies = replyQueue<AzureScriptedReply>();
 
   const failWith = (exchange: Exchange, reply: AzureScriptedReply, status: number, version: string) => {
     if (status === 401) return send(exchange, azureError(401, '401', ACCESS_DENIED));
@@ -106,7 +100,7 @@ export async function startFakeAzureServer(options: FakeAzureServerOptions = {})
       (body.stream_options !== undefined && !hasStreamOptions(version) ? invalid('Unrecognized request argument supplied: stream_options') : undefined) ??
       contextProblem(body, options.contextTokens);
     if (problem) return send(exchange, problem);
-    const reply: AzureScriptedReply = queue.shift() ?? { text: echo(body).text ?? '' };
+    const reply: AzureScriptedReply = replies.next() ?? { text: echo(body).text ?? '' };
     if (reply.delayMs) await sleep(reply.delayMs);
     if (reply.hang || exchange.closed()) return;
     if (reply.status !== undefined) return failWith(exchange, reply, reply.status, version);
@@ -198,14 +192,7 @@ export async function startFakeAzureServer(options: FakeAzureServerOptions = {})
 
   return {
     endpoint: loopback.origin,
-    requests: loopback.requests,
-    script: (...replies) => void queue.push(...replies),
-    lastRequest: () => loopback.requests[loopback.requests.length - 1],
-    reset: () => {
-      queue = [];
-      loopback.requests.length = 0;
-    },
-    close: () => loopback.close(),
+    ...replies.controls(loopback),
   };
 }
 

@@ -138,3 +138,33 @@ export async function startLoopback(handle: (exchange: Exchange) => Promise<void
       }),
   };
 }
+
+/** What every scripted fake offers: the requests it got, the replies queued for the next ones, and closing. */
+export interface ScriptedFake<R> {
+  /** Every request, in order (rejected ones too). */
+  readonly requests: RecordedRequest[];
+  /** Queues replies for the next requests, in order. */
+  script(...replies: R[]): void;
+  lastRequest(): RecordedRequest | undefined;
+  /** Drops the queued replies and the recorded requests. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+/** A queue of scripted replies: `next()` takes the first one (undefined when none is queued). */
+export function replyQueue<R>(): { next(): R | undefined; controls(loopback: Loopback): ScriptedFake<R> } {
+  let queue: R[] = [];
+  return {
+    next: () => queue.shift(),
+    controls: (loopback) => ({
+      requests: loopback.requests,
+      script: (...replies) => void queue.push(...replies),
+      lastRequest: () => loopback.requests[loopback.requests.length - 1],
+      reset: () => {
+        queue = [];
+        loopback.requests.length = 0;
+      },
+      close: () => loopback.close(),
+    }),
+  };
+}
