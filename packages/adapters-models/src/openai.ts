@@ -13,8 +13,8 @@ import {
 } from '@agent-platform/core';
 import { answerTooLarge, boundedFetch, byteBudget, displayUrl, isEventStream, isUnresolvedHost, safeReason, unreachableAs } from '@agent-platform/core/internal';
 import OpenAI from 'openai';
+import { failureMessage, readFailure } from './ai-sdk/errors.js';
 import { toOpenAIMessage, toOpenAIResponseFormat, toOpenAITool, toOpenAIToolChoice } from './openai-request.js';
-import { classifyUpstream, upstreamErrorMessage } from './upstream-errors.js';
 
 type OpenAIChunk = OpenAI.Chat.Completions.ChatCompletionChunk;
 type StreamingBody = OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming;
@@ -218,11 +218,11 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
         return new PlatformError('upstream_error', `${where} reported an error mid-stream${reason}`, { retryable: true, details: details(), cause: error });
       }
       // The kind (auth, rate_limited with retry-after, context_length, model_not_found, content_filter) the server answers alike for every provider.
-      const kind = classifyUpstream({ status, headers: error.headers, body: error.error });
-      const message = `${upstreamErrorMessage(where, status, reason, kind, model)}${kind.kind === 'auth' && apiKey === undefined ? ' (no API key was configured)' : ''}`;
+      const reading = readFailure({ status, headers: Object.fromEntries(error.headers ?? []), body: { error: error.error }, model: model ?? '' }, reason);
+      const message = `${failureMessage(where, status, reason, reading, model ?? '')}${reading.kind === 'auth' && apiKey === undefined ? ' (no API key was configured)' : ''}`;
       return new PlatformError('upstream_error', message, {
         retryable: status === 408 || status === 409 || status === 429 || status >= 500,
-        details: details({ status, ...kind }),
+        details: details({ status, ...reading }),
         cause: error,
       });
     }

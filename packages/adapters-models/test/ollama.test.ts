@@ -51,7 +51,7 @@ describe('ollamaChatModel', () => {
     const model = ollamaChatModel({ host: ollama.origin, maxRetries: 0 });
     await expect(collectChat(model.stream({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }))).rejects.toMatchObject({
       code: 'upstream_error',
-      message: `Model provider ollama (${ollama.url}) does not know the model "no-such-model" (HTTP 404) (model_not_found)`,
+      message: `Model provider ollama (${ollama.url}) does not know the model no-such-model (HTTP 404) (model_not_found)`,
       details: { kind: 'model_not_found' },
     });
     const down = ollamaChatModel({ host: 'http://127.0.0.1:9', maxRetries: 0 });

@@ -307,7 +307,7 @@ describe('openaiChatModel', () => {
     fake.script({ status: 429 });
     const limited = await failure(model().stream(ask('x')));
     expect(limited).toMatchObject({ code: 'upstream_error', retryable: true, details: { provider: 'openai', status: 429, kind: 'rate_limited', retryAfterSeconds: 1 } });
-    expect(limited.message).toBe(`Model provider openai (${fake.url}) is rate limiting the requests (HTTP 429) (rate_limit_exceeded); retry after 1 s`);
+    expect(limited.message).toBe(`Model provider openai (${fake.url}) is rate limiting requests (HTTP 429) (rate_limit_exceeded); retry after 1 s`);
     fake.script({ status: 429, errorHeaders: { 'retry-after': '7' } });
     expect((await failure(model().stream(ask('x')))).details).toMatchObject({ kind: 'rate_limited', retryAfterSeconds: 7 });
     fake.script({ status: 429, errorHeaders: { 'retry-after': new Date(Date.now() + 30_000).toUTCString() } });
@@ -337,10 +337,10 @@ describe('openaiChatModel', () => {
       const m = openaiChatModel({ apiKey: 'sk-test', baseURL: strict.url, maxRetries: 0 });
       const unknown = await failure(m.stream(ask('x', { model: 'gpt-9' })));
       expect(unknown).toMatchObject({ code: 'upstream_error', retryable: false, details: { status: 404, kind: 'model_not_found' } });
-      expect(unknown.message).toBe(`Model provider openai (${strict.url}) does not know the model "gpt-9" (HTTP 404) (model_not_found)`);
+      expect(unknown.message).toBe(`Model provider openai (${strict.url}) does not know the model gpt-9 (HTTP 404) (model_not_found)`);
       const long = await failure(m.stream(ask('word '.repeat(40))));
       expect(long).toMatchObject({ code: 'upstream_error', retryable: false, details: { status: 400, kind: 'context_length' } });
-      expect(long.message).toBe(`Model provider openai (${strict.url}) refused the prompt as too long for the model "gpt-4o-mini" (HTTP 400) (context_length_exceeded)`);
+      expect(long.message).toBe(`Model provider openai (${strict.url}) refused the request: the prompt is too long for the model gpt-4o-mini (HTTP 400) (context_length_exceeded)`);
       // The prompt that fits is answered.
       expect((await collectChat(m.stream(ask('short')))).content).toBe('You said: short');
     } finally {

@@ -94,6 +94,37 @@ function kindOf({ status, body, model }: UpstreamFailure, reason: string): Upstr
   return undefined;
 }
 
+/**
+ * The kind of an upstream's error answer and how long to wait (`retryAfterSeconds`, whole
+ * seconds rounded up): the provider's `classify` hook first, then the common reading. Also what
+ * openai.ts classifies its client's errors with, so every provider's are alike.
+ */
+export function readFailure(failure: UpstreamFailure, reason: string, classify?: FailureContext['classify']): FailureReading {
+  const own = classify?.(failure);
+  const kind = own?.kind ?? kindOf(failure, reason);
+  const after = own?.retryAfterSeconds ?? retryAfterOf(failure.headers, failure.body);
+  return { ...(kind ? { kind } : {}), ...(after !== undefined ? { retryAfterSeconds: Math.ceil(after) } : {}) };
+}
+
+/** The message of an HTTP error answer of that reading; `reason` is the error's code in parentheses, never its text. */
+export function failureMessage(where: string, status: number, reason: string, { kind, retryAfterSeconds }: FailureReading, model: string): string {
+  const http = `HTTP ${status}`;
+  switch (kind) {
+    case 'auth':
+      return `${where} refused the credentials (${http})${reason}`;
+    case 'rate_limited':
+      return `${where} is rate limiting requests (${http})${reason}${retryAfterSeconds !== undefined ? `; retry after ${retryAfterSeconds} s` : ''}`;
+    case 'context_length':
+      return `${where} refused the request: the prompt is too long for the model ${model} (${http})${reason}`;
+    case 'model_not_found':
+      return `${where} does not know the model ${model} (${http})${reason}`;
+    case 'content_filter':
+      return `${where} refused the prompt: its content filter blocked it (${http})${reason}`;
+    default:
+      return `${where} answered ${http}${reason}`;
+  }
+}
+
 const parseBody = (text: string | undefined): unknown => {
   if (text === undefined || text === '') return undefined;
   try {
@@ -128,24 +159,9 @@ export function toPlatformError(context: FailureContext, error: unknown, model: 
     const body = answered ? (parseBody(answered.responseBody) ?? answered.data) : (event?.data ?? { error: { type: event?.type } });
     const failure: UpstreamFailure = { status, headers, body, model };
     const reason = reasonOf(body, headers);
-    const own = context.classify?.(failure);
-    const kind = own?.kind ?? kindOf(failure, reason);
-    const after = own?.retryAfterSeconds ?? retryAfterOf(headers, body);
-    const retryAfterSeconds = after === undefined ? undefined : Math.ceil(after);
-    const http = answered ? `HTTP ${status}` : 'an error event in the stream';
-    const message = !answered
-      ? `${where} reported an error mid-stream${reason}`
-      : kind === 'auth'
-        ? `${where} refused the credentials (${http})${reason}`
-        : kind === 'rate_limited'
-          ? `${where} is rate limiting requests (${http})${reason}${retryAfterSeconds !== undefined ? `; retry after ${retryAfterSeconds} s` : ''}`
-          : kind === 'context_length'
-            ? `${where} refused the request: the prompt is too long for the model ${model} (${http})${reason}`
-            : kind === 'model_not_found'
-              ? `${where} does not know the model ${model} (${http})${reason}`
-              : kind === 'content_filter'
-                ? `${where} refused the prompt: its content filter blocked it (${http})${reason}`
-                : `${where} answered ${http}${reason}`;
+    const reading = readFailure(failure, reason, context.classify);
+    const message = answered ? failureMessage(where, status, reason, reading, model) : `${where} reported an error mid-stream${reason}`;
+    const { kind, retryAfterSeconds } = reading;
     const retryable = answered ? status === 408 || status === 409 || status === 429 || status >= 500 : event?.isRetryable === true;
     return new PlatformError('upstream_error', scrub(message), {
       retryable,
