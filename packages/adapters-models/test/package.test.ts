@@ -52,4 +52,20 @@ describe('@agent-platform/adapters-models exports', () => {
       ]
     `);
   });
+  it('./azure', async () => {
+    expect(Object.keys(await import('@agent-platform/adapters-models/azure')).sort()).toMatchInlineSnapshot(`
+      [
+        "AZURE_API_VERSION",
+        "azureChatModel",
+      ]
+    `);
+  });
+  it('./openai-responses', async () => {
+    expect(Object.keys(await import('@agent-platform/adapters-models/openai-responses')).sort()).toMatchInlineSnapshot(`
+      [
+        "OPENAI_BASE_URL",
+        "openaiResponsesChatModel",
+      ]
+    `);
+  });
 });

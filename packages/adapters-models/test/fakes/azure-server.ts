@@ -1,6 +1,6 @@
 import type { ScriptedChatReply } from '@agent-platform/core/testing';
 import { type ApiError, contextProblem, echo, invalid, isObject, pieces, randomId, scriptedError, sleep, tokens, validate, words } from '../openai-chat-server.js';
-import { type Exchange, replyQueue, type ScriptedFake, startLoopback, writeEvents } from './exchange.js';
+import { type Exchange, replyQueue, type ScriptedFake, startExchangeServer, writeEvents } from './exchange.js';
 
 /**
  * A loopback Azure OpenAI resource (`https://{resource}.openai.azure.com`), speaking the data
@@ -161,7 +161,7 @@ export async function startFakeAzureServer(options: FakeAzureServerOptions = {})
     await writeEvents(exchange, records, { ...(reply.chunkDelayMs ? { delayMs: reply.chunkDelayMs } : {}), ...(reply.dropAfterChunks !== undefined ? { dropAfter: reply.dropAfterChunks } : {}) });
   };
 
-  const loopback = await startLoopback(async (exchange) => {
+  const loopback = await startExchangeServer(async (exchange) => {
     const { record } = exchange;
     const version = record.query.get('api-version');
     const deployment = /^\/openai\/deployments\/([^/]+)\/chat\/completions$/.exec(record.path)?.[1];

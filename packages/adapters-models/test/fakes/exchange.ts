@@ -38,7 +38,7 @@ export interface Exchange {
   startStream(headers?: Record<string, string>): void;
 }
 
-export interface Loopback {
+export interface ExchangeServer {
   readonly origin: string;
   readonly port: number;
   readonly requests: RecordedRequest[];
@@ -63,7 +63,7 @@ export async function writeEvents(
   exchange.res.end();
 }
 
-export async function startLoopback(handle: (exchange: Exchange) => Promise<void> | void): Promise<Loopback> {
+export async function startExchangeServer(handle: (exchange: Exchange) => Promise<void> | void): Promise<ExchangeServer> {
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   const server: Server = createServer((req, res) => {
@@ -152,7 +152,7 @@ export interface ScriptedFake<R> {
 }
 
 /** A queue of scripted replies: `next()` takes the first one (undefined when none is queued). */
-export function replyQueue<R>(): { next(): R | undefined; controls(loopback: Loopback): ScriptedFake<R> } {
+export function replyQueue<R>(): { next(): R | undefined; controls(server: ExchangeServer): ScriptedFake<R> } {
   let queue: R[] = [];
   return {
     next: () => queue.shift(),

@@ -1,7 +1,7 @@
 import type { ScriptedChatReply } from '@agent-platform/core/testing';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { echo, invalid, isObject, pieces, randomId, scriptedError, sleep, tokens, words } from '../openai-chat-server.js';
-import { type Exchange, replyQueue, type ScriptedFake, startLoopback, writeEvents } from './exchange.js';
+import { type Exchange, replyQueue, type ScriptedFake, startExchangeServer, writeEvents } from './exchange.js';
 import { checkResponsesBody } from './responses-request.js';
 
 /**
@@ -193,7 +193,7 @@ export async function startFakeResponsesServer(options: FakeResponsesServerOptio
     await writeEvents(exchange, records, { ...(reply.chunkDelayMs ? { delayMs: reply.chunkDelayMs } : {}), ...(reply.dropAfterChunks !== undefined ? { dropAfter: reply.dropAfterChunks } : {}) });
   };
 
-  const loopback = await startLoopback(async (exchange) => {
+  const loopback = await startExchangeServer(async (exchange) => {
     const { record } = exchange;
     const key = /^Bearer (.+)$/.exec(String(record.headers.authorization ?? ''))?.[1];
     if (key !== apiKey) {
