@@ -8,14 +8,15 @@
 //                model name and a project: time to first token and total, p50/p99, the two
 //                servers interleaved request by request (BENCH_COMPLETIONS requests per side).
 // Both servers run on SQLite, each with its own data folder, as child processes; ratios are
-// this checkout's figure ÷ the other's.
+// this checkout's figure ÷ the other's. CPU per request (the server process's user + system time)
+// is reported beside the times: on a busy machine it moves far less than req/s or latency.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServerScript } from './child.mjs';
 import { interleaved, streamOnce } from './completions.mjs';
-import { load, median } from './load.mjs';
+import { cpuMs, load, median } from './load.mjs';
 import { startBenchUpstream } from './upstream.mjs';
 
 const other = process.argv[2];
@@ -54,8 +55,16 @@ try {
     for (const s of r % 2 === 0 ? sides : [...sides].reverse()) row[s.name] = await load(`${s.child.url}/api/v1/projects?limit=20`, s.headers, s.child.pid);
     rounds.push(row);
   }
-  const list = Object.fromEntries(sides.map((s) => [s.name, { rps: Math.round(median(rounds.map((x) => x[s.name].rps))), p99: median(rounds.map((x) => x[s.name].p99)) }]));
+  const list = Object.fromEntries(
+    sides.map((s) => [
+      s.name,
+      { rps: Math.round(median(rounds.map((x) => x[s.name].rps))), p99: median(rounds.map((x) => x[s.name].p99)), cpuUs: Math.round(median(rounds.map((x) => x[s.name].cpuUs))) },
+    ]),
+  );
   const ask = { messages: [{ role: 'user', content: 'Hello' }], stream: true };
+  // CPU each server spent per completion (its process's user + system time over the run ÷ its requests,
+  // warm-ups included): steadier than times on a busy machine.
+  const cpuBefore = Object.fromEntries(sides.map((s) => [s.name, cpuMs(s.child.pid)]));
   const completions = await interleaved(
     COMPLETIONS,
     Object.fromEntries(
@@ -65,11 +74,13 @@ try {
       ]),
     ),
   );
+  const perCompletion = Object.fromEntries(sides.map((s) => [s.name, Math.round(((cpuMs(s.child.pid) - cpuBefore[s.name]) * 1000) / (2 * (COMPLETIONS + 5)))]));
   const ratio = (a, b) => Math.round((a / b) * 100) / 100;
   const result = {
     other: resolve(other),
-    list: { ...list, rpsRatio: ratio(list.this.rps, list.other.rps) },
+    list: { ...list, rpsRatio: ratio(list.this.rps, list.other.rps), cpuRatio: ratio(list.this.cpuUs, list.other.cpuUs) },
     completions,
+    completionCpuUs: { ...perCompletion, ratio: ratio(perCompletion.this, perCompletion.other) },
     ttftP50Ratio: {
       plain: ratio(completions['this plain'].ttft.p50, completions['other plain'].ttft.p50),
       agent: ratio(completions['this agent'].ttft.p50, completions['other agent'].ttft.p50),
