@@ -1,7 +1,7 @@
 import { createGoogle } from '@ai-sdk/google';
 import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeGoogleServer, startFakeGoogleServer } from './google-server.js';
+import { drain, type FakeGoogleServer, startFakeGoogleServer } from './google-server.js';
 
 let fake: FakeGoogleServer;
 beforeAll(async () => {
@@ -27,13 +27,6 @@ const records = (sse: string) => {
       expect(r.startsWith('data: ')).toBe(true);
       return JSON.parse(r.slice('data: '.length)) as Record<string, unknown>;
     });
-};
-
-const drain = async (stream: ReadableStream<LanguageModelV4StreamPart>) => {
-  const parts: LanguageModelV4StreamPart[] = [];
-  const reader = stream.getReader();
-  for (let next = await reader.read(); !next.done; next = await reader.read()) parts.push(next.value);
-  return parts;
 };
 
 describe('the loopback Gemini server', () => {
@@ -63,16 +56,17 @@ describe('the loopback Gemini server', () => {
     });
   });
 
-  it('streams SSE records with ?alt=sse (thoughts, text pieces, parallel calls in one chunk, the finish on the last) and a JSON array without it', async () => {
+  it('streams SSE records with ?alt=sse (thoughts when asked for, text pieces, parallel calls in one chunk, the finish on the last) and a JSON array without it', async () => {
     fake.script({
-      thoughts: 'Let me think.',
+      reasoning: 'Let me think.',
       text: 'Two calls.',
       toolCalls: [
         { name: 'a', arguments: { x: 1 } },
         { name: 'b', arguments: '{"y":2}' },
       ],
     });
-    const res = await post('gemini-2.5-flash', 'streamGenerateContent', user('go'), undefined, '?alt=sse');
+    const thinking = { generationConfig: { thinkingConfig: { includeThoughts: true } } };
+    const res = await post('gemini-2.5-flash', 'streamGenerateContent', { ...user('go'), ...thinking }, undefined, '?alt=sse');
     expect(res.headers.get('content-type')).toBe('text/event-stream');
     const chunks = records(await res.text());
     const parts = chunks.map((c) => (c.candidates as { content: { parts: unknown[] } }[])[0]?.content.parts);
@@ -86,8 +80,11 @@ describe('the loopback Gemini server', () => {
     ]);
     expect(chunks.slice(0, -1).every((c) => (c.candidates as Record<string, unknown>[])[0]?.finishReason === undefined)).toBe(true);
     expect(chunks.at(-1)).toMatchObject({ candidates: [{ finishReason: 'STOP' }], usageMetadata: { thoughtsTokenCount: 4 } });
-    const array = await post('gemini-2.5-flash', 'streamGenerateContent', user('go'));
-    expect(((await array.json()) as unknown[]).length).toBe(3);
+    // Without includeThoughts the thoughts are counted, not sent; without alt=sse the chunks come as one JSON array.
+    fake.script({ reasoning: 'Let me think.', text: 'Two calls.' });
+    const array = (await (await post('gemini-2.5-flash', 'streamGenerateContent', user('go'))).json()) as Record<string, unknown>[];
+    expect(array.map((c) => (c.candidates as { content: { parts: unknown[] } }[])[0]?.content.parts)).toEqual([[{ text: 'Two ' }], [{ text: 'calls.' }]]);
+    expect(array.at(-1)).toMatchObject({ usageMetadata: { thoughtsTokenCount: 4 } });
   });
 
   it('blocks a prompt with promptFeedback and no candidates, and an answer with finishReason SAFETY', async () => {
@@ -173,7 +170,7 @@ describe('the loopback Gemini server', () => {
   it('is read by @ai-sdk/google as Gemini: text, reasoning, parallel tool calls, usage, a prompt block as content-filter', async () => {
     const google = createGoogle({ apiKey: 'AIza-test', baseURL: fake.url });
     fake.script({
-      thoughts: 'Weather and time.',
+      reasoning: 'Weather and time.',
       toolCalls: [
         { name: 'get_weather', arguments: { city: 'Paris' } },
         { name: 'get_time', arguments: { zone: 'Europe/Paris' } },

@@ -30,8 +30,12 @@ export type GeminiFinishReason = 'STOP' | 'MAX_TOKENS' | 'SAFETY' | 'RECITATION'
 export interface GoogleScriptedReply {
   /** The answer's text, streamed word by word. */
   readonly text?: string;
-  /** Thought summaries streamed before the text as `thought: true` parts (`includeThoughts`). */
-  readonly thoughts?: string;
+  /**
+   * Thought summaries, streamed before the text as `thought: true` parts when the request asks
+   * for them (`generationConfig.thinkingConfig.includeThoughts`), as Gemini does; counted in
+   * `thoughtsTokenCount` either way.
+   */
+  readonly reasoning?: string;
   /** Function calls, all parts of one content. `arguments`: a JSON text or an object. */
   readonly toolCalls?: readonly { readonly name: string; readonly arguments: string | Record<string, unknown>; readonly id?: string }[];
   /** Gemini's finish reason, or the suite's name for one (`stop`, `length`, `tool_calls`, `content_filter`). Default `STOP`. */
@@ -161,7 +165,9 @@ function chunksOf(reply: GoogleScriptedReply, body: Record<string, unknown>, mod
     const safetyRatings = RATINGS.map((category, i) => ({ category, probability: i === 0 ? 'HIGH' : 'NEGLIGIBLE', ...(i === 0 ? { blocked: true } : {}) }));
     return [frame({ promptFeedback: { blockReason: reply.blockReason, safetyRatings } }, usageFor(0, 0))];
   }
-  const thoughtPieces = words(reply.thoughts ?? '');
+  const thinking = isObject(body.generationConfig) && isObject(body.generationConfig.thinkingConfig) ? body.generationConfig.thinkingConfig : {};
+  const thoughtPieces = thinking.includeThoughts === true ? words(reply.reasoning ?? '') : [];
+  const hiddenThoughts = thinking.includeThoughts === true ? 0 : tokens(reply.reasoning ?? '');
   const textPieces = words(reply.text ?? '');
   const calls = (reply.toolCalls ?? []).map((c) => ({
     functionCall: { ...(c.id ? { id: c.id } : {}), name: c.name, args: typeof c.arguments === 'string' ? JSON.parse(c.arguments) : c.arguments },
@@ -170,7 +176,7 @@ function chunksOf(reply: GoogleScriptedReply, body: Record<string, unknown>, mod
   const named = reply.finishReason ?? 'STOP';
   const finishReason = SUITE_REASONS[named] ?? (named as GeminiFinishReason);
   let completion = 0;
-  let thoughts = 0;
+  let thoughts = hiddenThoughts;
   const chunks = pieces.map((parts) => {
     for (const part of parts) {
       if (part.thought) thoughts += tokens(String(part.text));
@@ -201,6 +207,14 @@ function merge(chunks: Record<string, unknown>[]): Record<string, unknown> {
   }
   const candidate = (last.candidates as Record<string, unknown>[])[0] as Record<string, unknown>;
   return { ...last, candidates: [{ ...candidate, content: { parts, role: 'model' } }] };
+}
+
+/** Every part of a stream (a language model's `doStream`), in order. */
+export async function drain<T>(stream: ReadableStream<T>): Promise<T[]> {
+  const parts: T[] = [];
+  const reader = stream.getReader();
+  for (let next = await reader.read(); !next.done; next = await reader.read()) parts.push(next.value);
+  return parts;
 }
 
 export async function startFakeGoogleServer(options: FakeGoogleServerOptions = {}): Promise<FakeGoogleServer> {

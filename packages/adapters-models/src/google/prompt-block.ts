@@ -1,0 +1,41 @@
+import type { LanguageModelV4, LanguageModelV4StreamPart } from '@ai-sdk/provider';
+
+const member = (value: unknown, key: string): unknown => (typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined);
+
+/** The `promptFeedback.blockReason` of a finish, when Gemini refused the prompt itself (no candidate at all). */
+export function promptBlockReason(part: LanguageModelV4StreamPart): string | undefined {
+  if (part.type !== 'finish' || part.finishReason.unified !== 'content-filter') return undefined;
+  const reason = member(member(member(part.providerMetadata, 'google'), 'promptFeedback'), 'blockReason');
+  return typeof reason === 'string' && reason !== '' && !reason.endsWith('_UNSPECIFIED') ? reason : undefined;
+}
+
+/**
+ * The language model with one difference in its stream: when Gemini blocks the prompt
+ * (`promptFeedback.blockReason`, and no answer), the stream ends with an `error` part carrying
+ * `blocked(reason)` instead of a `content-filter` finish, so the caller gets a clear error
+ * rather than an empty answer. An answer that Gemini cut for safety (`finishReason: SAFETY`,
+ * `RECITATION`, ...) still finishes as `content-filter`, with the text it had.
+ */
+export function withPromptBlockAsError(model: LanguageModelV4, blocked: (reason: string) => Error): LanguageModelV4 {
+  return {
+    specificationVersion: model.specificationVersion,
+    provider: model.provider,
+    modelId: model.modelId,
+    get supportedUrls() {
+      return model.supportedUrls;
+    },
+    doGenerate: (options) => model.doGenerate(options),
+    doStream: async (options) => {
+      const result = await model.doStream(options);
+      const stream = result.stream.pipeThrough(
+        new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
+          transform(part, controller) {
+            const reason = promptBlockReason(part);
+            controller.enqueue(reason === undefined ? part : { type: 'error', error: blocked(reason) });
+          },
+        }),
+      );
+      return { ...result, stream };
+    },
+  };
+}
