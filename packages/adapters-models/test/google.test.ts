@@ -1,66 +1,313 @@
+import { type ChatEvent, type ChatRequest, collectChat, createGuardedFetch, createOutboundPolicy, isPlatformError } from '@agent-platform/core';
+import { describeChatModel } from '@agent-platform/core/testing';
 import { createGoogle } from '@ai-sdk/google';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { googleErrorHints } from '../src/google/errors.js';
-import { listGoogleModels } from '../src/google/models.js';
-import { withPromptBlockAsError } from '../src/google/prompt-block.js';
+import { googleChatModel } from '../src/google/index.js';
+import { promptBlockReason, withPromptBlockAsError } from '../src/google/prompt-block.js';
 import { drain, type FakeGoogleServer, startFakeGoogleServer } from './fakes/google-server.js';
-import { apiKeyInvalid, type GoogleApiError, modelNotFound, quotaExhausted, scriptedError, tooLong, unregisteredCaller } from './fakes/google-wire.js';
 
 let fake: FakeGoogleServer;
 beforeAll(async () => {
-  fake = await startFakeGoogleServer({ apiKey: 'AIza-test', models: ['gemini-2.5-flash', 'gemini-2.5-pro', 'gemini-3-pro-preview'], inputTokenLimit: 300 });
+  fake = await startFakeGoogleServer({ apiKey: 'AIza-test-key', models: ['gemini-2.5-flash', 'gemini-2.5-pro', 'gemini-3-pro-preview'], inputTokenLimit: 300 });
 });
 afterAll(async () => {
   await fake.close();
 });
-beforeEach(() => fake.reset());
 
-describe('the Gemini parts of googleChatModel', () => {
-  it('reads the kind of a failure and its retry hint from Google’s error bodies', () => {
-    const hints = (error: GoogleApiError) => googleErrorHints(error.code, { error });
-    expect(hints(apiKeyInvalid())).toEqual({ kind: 'auth' });
-    expect(hints(unregisteredCaller())).toEqual({ kind: 'auth' });
-    expect(hints(quotaExhausted('34.4s'))).toEqual({ kind: 'rate_limited', retryAfterSeconds: 35 });
-    expect(hints({ code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' })).toEqual({ kind: 'rate_limited' });
-    expect(hints(tooLong(1_200_293, 1_048_576))).toEqual({ kind: 'context_length' });
-    expect(hints(modelNotFound('gemini-9', 'generateContent'))).toEqual({ kind: 'model_not_found' });
-    // Other 400s and 404s, and 5xx, have no kind.
-    expect(hints(scriptedError(400))).toEqual({});
-    expect(hints(scriptedError(404))).toEqual({});
-    expect(hints(scriptedError(503))).toEqual({});
-    // The raw body when the SDK had not parsed it.
-    expect(googleErrorHints(400, undefined, JSON.stringify({ error: apiKeyInvalid() }))).toEqual({ kind: 'auth' });
-    expect(googleErrorHints(502, undefined, '<html>Bad gateway</html>')).toEqual({});
+describeChatModel('google (loopback server speaking the Gemini API)', {
+  create: () => googleChatModel({ apiKey: 'AIza-test-key', baseURL: fake.url, maxRetries: 0 }),
+  model: 'gemini-2.5-flash',
+  scripted: { next: (reply) => fake.script(reply) },
+  reasoning: { providerOptions: { thinkingConfig: { includeThoughts: true } } },
+});
+
+const model = (extra: Partial<Parameters<typeof googleChatModel>[0]> = {}) => googleChatModel({ apiKey: 'AIza-test-key', baseURL: fake.url, maxRetries: 0, ...extra });
+const ask = (content: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content }], ...extra });
+const events = async (stream: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> => {
+  const out: ChatEvent[] = [];
+  for await (const event of stream) out.push(event);
+  return out;
+};
+type Failure = Error & { code?: string; retryable?: boolean; details?: Record<string, unknown> };
+const failure = async (stream: AsyncIterable<ChatEvent>): Promise<Failure> => {
+  try {
+    await events(stream);
+  } catch (error) {
+    expect(isPlatformError(error)).toBe(true);
+    return error as Failure;
+  }
+  throw new Error('expected the stream to fail');
+};
+const WEATHER = { name: 'get_weather', description: 'The weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+const TIME = { name: 'get_time', description: 'The time', parameters: { type: 'object', properties: { zone: { type: 'string' } } } };
+
+describe('googleChatModel', () => {
+  beforeEach(() => fake.reset());
+
+  it('sends the conversation as Gemini contents, with the key in x-goog-api-key, to streamGenerateContent?alt=sse', async () => {
+    const m = model();
+    expect(m.provider).toBe('google');
+    expect(m.capabilities).toEqual({ toolChoice: true, images: true, structuredOutputs: true, reasoning: true });
+    const result = await collectChat(
+      m.stream({
+        model: 'gemini-2.5-flash',
+        temperature: 0.2,
+        topP: 0.9,
+        maxTokens: 300,
+        seed: 7,
+        stop: ['END'],
+        tools: [WEATHER],
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Weather in Paris?' },
+          { role: 'assistant', content: null, toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] },
+          { role: 'tool', toolCallId: 'call_1', content: 'sunny' },
+        ],
+      }),
+    );
+    expect(result.content).toMatch(/^The function get_weather returned: /);
+    const sent = fake.lastRequest();
+    expect(sent?.path).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
+    expect(sent?.headers['x-goog-api-key']).toBe('AIza-test-key');
+    expect(sent?.status).toBe(200);
+    expect(sent?.body).toMatchObject({
+      systemInstruction: { parts: [{ text: 'Be brief.' }] },
+      contents: [
+        { role: 'user', parts: [{ text: 'Weather in Paris?' }] },
+        { role: 'model', parts: [{ functionCall: { id: 'call_1', name: 'get_weather', args: { city: 'Paris' } } }] },
+        { role: 'user', parts: [{ functionResponse: { id: 'call_1', name: 'get_weather', response: { name: 'get_weather', content: 'sunny' } } }] },
+      ],
+      tools: [{ functionDeclarations: [{ name: 'get_weather', description: 'The weather', parametersJsonSchema: WEATHER.parameters }] }],
+      generationConfig: { temperature: 0.2, topP: 0.9, maxOutputTokens: 300, seed: 7, stopSequences: ['END'] },
+    });
   });
 
-  it('lists the models that serve generateContent, page by page, with the key in x-goog-api-key', async () => {
-    const models = await listGoogleModels(globalThis.fetch, fake.url, 'AIza-test');
-    expect(models).toEqual(['gemini-2.5-flash', 'gemini-2.5-pro', 'gemini-3-pro-preview']);
-    expect(fake.requests.map((r) => [r.path, r.headers['x-goog-api-key']])).toEqual([['/v1beta/models?pageSize=1000', 'AIza-test']]);
-    // Pages: a server that answers two to a page is read to its end.
-    const paging = (async (url: string | URL | Request, init?: RequestInit) => globalThis.fetch(String(url).replace('pageSize=1000', 'pageSize=2'), init)) as typeof fetch;
-    expect(await listGoogleModels(paging, fake.url, 'AIza-test')).toEqual(['gemini-2.5-flash', 'gemini-2.5-pro', 'gemini-3-pro-preview']);
-    // A refusal is the SDK's APICallError with the status and the body, for the one mapping of failures.
-    const refused = await listGoogleModels(globalThis.fetch, fake.url, 'AIza-wrong').catch((e: unknown) => e);
-    expect(refused).toMatchObject({ name: 'AI_APICallError', statusCode: 400, data: { error: { status: 'INVALID_ARGUMENT' } } });
-    expect(googleErrorHints(400, (refused as { data: unknown }).data)).toEqual({ kind: 'auth' });
+  it('asks for a tool as functionCallingConfig mode ANY (with allowedFunctionNames for a named one)', async () => {
+    fake.script({ toolCalls: [{ name: 'get_time', arguments: '{"zone":"UTC"}' }] }, { toolCalls: [{ name: 'get_weather', arguments: '{"city":"Oslo"}' }] });
+    await collectChat(model().stream(ask('x', { tools: [WEATHER, TIME], toolChoice: { name: 'get_time' } })));
+    expect(fake.lastRequest()?.body.toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_time'] } });
+    await collectChat(model().stream(ask('x', { tools: [WEATHER, TIME], toolChoice: 'required' })));
+    expect(fake.lastRequest()?.body.toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY' } });
   });
 
-  it('turns a blocked prompt into an error part, and leaves an answer cut for safety a content-filter finish', async () => {
-    const google = createGoogle({ apiKey: 'AIza-test', baseURL: fake.url });
-    const model = withPromptBlockAsError(google('gemini-2.5-flash'), (reason) => new Error(`blocked: ${reason}`));
-    const prompt = [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'x' }] }];
-    fake.script({ blockReason: 'SAFETY' }, { text: 'Partial answer', finishReason: 'SAFETY' });
-    const blocked = await drain((await model.doStream({ prompt })).stream);
-    expect(blocked.filter((p) => p.type === 'finish')).toEqual([]);
-    expect(blocked.at(-1)).toEqual({ type: 'error', error: new Error('blocked: SAFETY') });
-    const cut = await drain((await model.doStream({ prompt })).stream);
-    expect(cut.at(-1)).toMatchObject({ type: 'finish', finishReason: { unified: 'content-filter', raw: 'SAFETY' } });
+  it('turns parallel function calls into whole tool_call events with distinct ids, and sends their results back as one turn', async () => {
+    fake.script({
+      toolCalls: [
+        { name: 'get_weather', arguments: { city: 'Paris' } },
+        { name: 'get_time', arguments: { zone: 'Europe/Paris' } },
+      ],
+    });
+    const first = await collectChat(model().stream(ask('Weather and time in Paris?', { tools: [WEATHER, TIME] })));
+    expect(first.finishReason).toBe('tool_calls');
+    expect(first.toolCalls.map((c) => [c.name, c.arguments])).toEqual([
+      ['get_weather', '{"city":"Paris"}'],
+      ['get_time', '{"zone":"Europe/Paris"}'],
+    ]);
+    expect(new Set(first.toolCalls.map((c) => c.id)).size).toBe(2);
+    const [a, b] = first.toolCalls;
+    // Gemini wants as many function responses as there were calls, in the turn after them: the fake checks it.
+    const second = await collectChat(
+      model().stream(
+        ask('Weather and time in Paris?', {
+          tools: [WEATHER, TIME],
+          messages: [
+            { role: 'user', content: 'Weather and time in Paris?' },
+            { role: 'assistant', content: null, toolCalls: first.toolCalls },
+            { role: 'tool', toolCallId: a?.id ?? '', content: 'sunny' },
+            { role: 'tool', toolCallId: b?.id ?? '', content: '14:00' },
+          ],
+        }),
+      ),
+    );
+    expect(fake.lastRequest()?.status).toBe(200);
+    expect(second.content).toContain('The function get_time returned');
+    // Gemini 3 wants the calls of earlier turns signed: the SDK sends its documented skip value, which the API takes.
+    await collectChat(
+      model().stream(
+        ask('x', {
+          model: 'gemini-3-pro-preview',
+          tools: [WEATHER],
+          messages: [
+            { role: 'user', content: 'x' },
+            { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'get_weather', arguments: '{}' }] },
+            { role: 'tool', toolCallId: 'c1', content: 'ok' },
+          ],
+        }),
+      ),
+    );
+    expect(fake.lastRequest()?.status).toBe(200);
+  });
+
+  it('streams thought parts as reasoning events and reports cache and reasoning tokens, with thinkingConfig and safetySettings from providerOptions on the wire', async () => {
+    fake.script({ reasoning: 'Paris is in France.', text: 'Paris.', usage: { promptTokens: 20, completionTokens: 2, cachedPromptTokens: 8, reasoningTokens: 5 } });
+    const safetySettings = [{ category: 'HARM_CATEGORY_DANGEROUS_CONTENT', threshold: 'BLOCK_ONLY_HIGH' }];
+    const seen = await events(model().stream(ask('Capital of France?', { providerOptions: { thinkingConfig: { includeThoughts: true, thinkingBudget: 512 }, safetySettings } })));
     expect(
-      cut
-        .filter((p) => p.type === 'text-delta')
-        .map((p) => (p as { delta: string }).delta)
+      seen
+        .filter((e) => e.type === 'reasoning')
+        .map((e) => (e as { delta: string }).delta)
         .join(''),
-    ).toBe('Partial answer');
+    ).toBe('Paris is in France.');
+    expect(
+      seen
+        .filter((e) => e.type === 'text')
+        .map((e) => (e as { delta: string }).delta)
+        .join(''),
+    ).toBe('Paris.');
+    expect(seen.at(-1)).toEqual({ type: 'finish', reason: 'stop', usage: { promptTokens: 20, completionTokens: 7, totalTokens: 27, cachedPromptTokens: 8, reasoningTokens: 5 } });
+    expect(fake.lastRequest()?.body).toMatchObject({ generationConfig: { thinkingConfig: { includeThoughts: true, thinkingBudget: 512 } }, safetySettings });
+    // An option Gemini does not know is refused by the API, not dropped on the way.
+    const bad = await failure(model().stream(ask('x', { providerOptions: { safetySettings: [{ category: 'HARM_CATEGORY_HATE_SPEECH', threshold: 'BLOCK_SOME' }] } })));
+    expect(bad.code).toBe('invalid_request');
+  });
+
+  it('sends responseFormat as responseMimeType application/json with responseJsonSchema (json_object: the MIME type alone)', async () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    fake.script({ text: '{"city":"Paris"}' }, { text: '{"a":1}' });
+    const result = await collectChat(model().stream(ask('x', { responseFormat: { type: 'json_schema', name: 'city', schema, strict: true } })));
+    expect(JSON.parse(result.content)).toEqual({ city: 'Paris' });
+    expect(fake.lastRequest()?.body.generationConfig).toMatchObject({ responseMimeType: 'application/json', responseJsonSchema: schema });
+    await collectChat(model().stream(ask('x', { responseFormat: { type: 'json_object' } })));
+    expect(fake.lastRequest()?.body.generationConfig).toEqual({ responseMimeType: 'application/json' });
+  });
+
+  it('sends images as inlineData parts', async () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+    await collectChat(
+      model().stream({
+        model: 'gemini-2.5-flash',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is this?' },
+              { type: 'image', mediaType: 'image/png', data: png },
+            ],
+          },
+        ],
+      }),
+    );
+    expect(fake.lastRequest()?.body.contents).toEqual([{ role: 'user', parts: [{ text: 'What is this?' }, { inlineData: { mimeType: 'image/png', data: png } }] }]);
+  });
+
+  it('finishes an answer Gemini cut for safety as content_filter, and fails a blocked prompt with kind content_filter', async () => {
+    fake.script({ text: 'The first part', finishReason: 'SAFETY' }, { text: 'Quoted', finishReason: 'RECITATION' });
+    expect(await collectChat(model().stream(ask('x')))).toMatchObject({ content: 'The first part', finishReason: 'content_filter' });
+    expect(await collectChat(model().stream(ask('x')))).toMatchObject({ content: 'Quoted', finishReason: 'content_filter' });
+    fake.script({ blockReason: 'PROHIBITED_CONTENT' });
+    const error = await failure(model().stream(ask('x')));
+    expect(error).toMatchObject({ code: 'upstream_error', retryable: false, details: { provider: 'google', upstream: fake.url, kind: 'content_filter', blockReason: 'PROHIBITED_CONTENT' } });
+    expect(error.message).toBe(`Model provider google (${fake.url}) refused the prompt: Gemini blocked it (PROHIBITED_CONTENT), so no answer was generated`);
+  });
+
+  it('maps each error kind: a bad key, a quota with its RetryInfo, a prompt too long, an unknown model, an overloaded server', async () => {
+    const auth = await failure(googleChatModel({ apiKey: 'AIza-wrong-secret', baseURL: fake.url, maxRetries: 0 }).stream(ask('x')));
+    expect(auth).toMatchObject({ code: 'upstream_error', retryable: false, details: { status: 400, kind: 'auth' } });
+    expect(auth.message).toBe(`Model provider google (${fake.url}) refused the credentials (HTTP 400) (INVALID_ARGUMENT)`);
+    fake.script({ status: 429, retryDelay: '34.4s' });
+    const limited = await failure(model().stream(ask('x')));
+    expect(limited).toMatchObject({ code: 'upstream_error', retryable: true, details: { status: 429, kind: 'rate_limited', retryAfterSeconds: 35 } });
+    const long = await failure(model().stream(ask('word '.repeat(400))));
+    expect(long).toMatchObject({ details: { status: 400, kind: 'context_length' }, message: expect.stringContaining('the prompt is too long for the model gemini-2.5-flash') });
+    const unknown = await failure(model().stream(ask('x', { model: 'gemini-9-ultra' })));
+    expect(unknown).toMatchObject({ details: { status: 404, kind: 'model_not_found' }, message: expect.stringContaining('does not know the model gemini-9-ultra') });
+    fake.script({ status: 503 });
+    expect(await failure(model().stream(ask('x')))).toMatchObject({ code: 'upstream_error', retryable: true, details: { status: 503 } });
+    // Retried before the stream starts (maxRetries).
+    fake.script({ status: 503 });
+    expect((await collectChat(model({ maxRetries: 1 }).stream(ask('again')))).content).toBe('You said: again');
+    for (const e of [auth, limited, long, unknown]) expect(JSON.stringify({ m: e.message, d: e.details })).not.toMatch(/AIza-(wrong-secret|test-key)/);
+  });
+
+  it('fails a mid-stream error record as an upstream_error and a silent server as a timeout', async () => {
+    fake.script({ text: 'a b c d', streamError: 'The model crashed.' });
+    expect(await failure(model().stream(ask('x')))).toMatchObject({ code: 'upstream_error', message: expect.stringMatching(/reported an error mid-stream \(INTERNAL\)$/) });
+    fake.script({ hang: true });
+    expect(await failure(model({ timeoutMs: 300 }).stream(ask('x')))).toMatchObject({ code: 'timeout', message: `Model provider google (${fake.url}) did not answer within 300 ms` });
+    expect(await fake.lastRequest()?.ended).toBe('client_closed');
+  });
+
+  // Known gap of the common mapping (ai-sdk/errors.ts): @ai-sdk/provider-utils reports a body that
+  // broke off mid-stream as an APICallError "Failed to process successful response" with
+  // statusCode 200 (isRetryable true), which toPlatformError reads as an error answer: "answered
+  // HTTP 200", not retryable. Remove `.fails` when it maps a 2xx APICallError as a broken connection.
+  it.fails('fails a connection dropped mid-stream as a retryable upstream_error, after the text that came', async () => {
+    fake.script({ text: 'a b c d', chunkDelayMs: 20, dropAfterChunks: 3 });
+    const seen: ChatEvent[] = [];
+    const dropped = await failure(
+      (async function* () {
+        for await (const event of model().stream(ask('x'))) {
+          seen.push(event);
+          yield event;
+        }
+      })(),
+    );
+    expect(seen.map((e) => e.type)).toEqual(['text', 'text', 'text']);
+    expect(dropped).toMatchObject({ code: 'upstream_error', retryable: true, message: expect.stringContaining('the connection broke mid-stream') });
+  });
+
+  it('closes the upstream connection when aborted mid-stream', async () => {
+    fake.script({ text: Array.from({ length: 40 }, (_, i) => `w${i}`).join(' '), chunkDelayMs: 30 });
+    const controller = new AbortController();
+    const seen: ChatEvent[] = [];
+    const error = await failure(
+      (async function* () {
+        for await (const event of model().stream(ask('x', { signal: controller.signal }))) {
+          seen.push(event);
+          if (seen.length === 2) controller.abort();
+          yield event;
+        }
+      })(),
+    );
+    expect(error.code).toBe('aborted');
+    expect(await fake.lastRequest()?.ended).toBe('client_closed');
+  });
+
+  it('goes through the fetch it is given: a refused address rejects with the policy’s error and the fake gets no request', async () => {
+    const guarded = createGuardedFetch(createOutboundPolicy());
+    try {
+      const refused = googleChatModel({ apiKey: 'AIza-test-key', baseURL: fake.url, fetch: guarded as unknown as typeof fetch, maxRetries: 2 });
+      const error = await failure(refused.stream(ask('x')));
+      expect(error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/^Refused to connect to 127\.0\.0\.1: .*--allow-host 127\.0\.0\.1:\d+$/) });
+      await expect(refused.listModels?.()).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/^Refused to connect to 127\.0\.0\.1/) });
+      expect(fake.requests).toEqual([]);
+      // Allowed, the same fetch reaches it.
+      const allowed = googleChatModel({ apiKey: 'AIza-test-key', baseURL: fake.url, fetch: guarded.withPolicy(createOutboundPolicy({ allowedHosts: ['127.0.0.1'] })) as unknown as typeof fetch });
+      expect((await collectChat(allowed.stream(ask('hi')))).content).toBe('You said: hi');
+    } finally {
+      await guarded.close();
+    }
+  });
+
+  it('lists the models that serve generateContent; a bad key is an auth failure', async () => {
+    expect(await model().listModels?.()).toEqual(['gemini-2.5-flash', 'gemini-2.5-pro', 'gemini-3-pro-preview']);
+    expect(fake.requests.map((r) => [r.path, r.headers['x-goog-api-key']])).toEqual([['/v1beta/models?pageSize=1000', 'AIza-test-key']]);
+    const paging = (async (url: string | URL | Request, init?: RequestInit) => globalThis.fetch(String(url).replace('pageSize=1000', 'pageSize=2'), init)) as typeof fetch;
+    expect(await model({ fetch: paging }).listModels?.()).toEqual(['gemini-2.5-flash', 'gemini-2.5-pro', 'gemini-3-pro-preview']);
+    const wrong = await googleChatModel({ apiKey: 'AIza-wrong-secret', baseURL: fake.url })
+      .listModels?.()
+      .catch((e: unknown) => e);
+    expect(wrong).toMatchObject({ code: 'upstream_error', details: { status: 400, kind: 'auth' } });
+    expect((wrong as Error).message).not.toContain('AIza-wrong-secret');
+  });
+
+  it('passes every other part of the stream as it is, and keeps a block reason outside Gemini’s enum out of its message', async () => {
+    const google = createGoogle({ apiKey: 'AIza-test-key', baseURL: fake.url });
+    const wrapped = withPromptBlockAsError(google('gemini-2.5-flash'), (reason) => new Error(reason));
+    fake.script({ text: 'plain' });
+    const parts = await drain((await wrapped.doStream({ prompt: [{ role: 'user', content: [{ type: 'text', text: 'x' }] }] })).stream);
+    expect(parts.map((p) => p.type)).toEqual(['stream-start', 'response-metadata', 'text-start', 'text-delta', 'text-end', 'finish']);
+    expect(wrapped.modelId).toBe('gemini-2.5-flash');
+    const finish = (blockReason: string) =>
+      ({ type: 'finish', finishReason: { unified: 'content-filter', raw: blockReason }, usage: {} as never, providerMetadata: { google: { promptFeedback: { blockReason } } } }) as const;
+    expect(promptBlockReason(finish('SAFETY'))).toBe('SAFETY');
+    expect(promptBlockReason(finish('<b>the key is AIza…</b>'))).toBe('OTHER');
+    expect(promptBlockReason(finish('BLOCK_REASON_UNSPECIFIED'))).toBeUndefined();
+  });
+
+  it('validates its options', () => {
+    expect(() => googleChatModel({ apiKey: '' })).toThrow(/apiKey is required/);
+    expect(() => googleChatModel({ apiKey: 'k', timeoutMs: 0 })).toThrow(/timeoutMs/);
+    expect(googleChatModel({ apiKey: 'k' }).provider).toBe('google');
   });
 });

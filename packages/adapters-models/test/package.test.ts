@@ -68,4 +68,13 @@ describe('@agent-platform/adapters-models exports', () => {
       ]
     `);
   });
+  it('./google', async () => {
+    expect(Object.keys(await import('@agent-platform/adapters-models/google')).sort()).toMatchInlineSnapshot(`
+      [
+        "DEFAULT_GOOGLE_BASE_URL",
+        "GOOGLE_CAPABILITIES",
+        "googleChatModel",
+      ]
+    `);
+  });
 });

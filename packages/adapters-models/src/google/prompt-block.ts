@@ -6,7 +6,9 @@ const member = (value: unknown, key: string): unknown => (typeof value === 'obje
 export function promptBlockReason(part: LanguageModelV4StreamPart): string | undefined {
   if (part.type !== 'finish' || part.finishReason.unified !== 'content-filter') return undefined;
   const reason = member(member(member(part.providerMetadata, 'google'), 'promptFeedback'), 'blockReason');
-  return typeof reason === 'string' && reason !== '' && !reason.endsWith('_UNSPECIFIED') ? reason : undefined;
+  if (typeof reason !== 'string' || reason === '' || reason.endsWith('_UNSPECIFIED')) return undefined;
+  // Gemini's BlockReason enum (SAFETY, OTHER, BLOCKLIST, PROHIBITED_CONTENT, IMAGE_SAFETY); anything else is not repeated.
+  return /^[A-Z][A-Z_]{0,63}$/.test(reason) ? reason : 'OTHER';
 }
 
 /**
