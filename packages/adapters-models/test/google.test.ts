@@ -1,9 +1,10 @@
-import { type ChatEvent, type ChatRequest, collectChat, createGuardedFetch, createOutboundPolicy, isPlatformError } from '@agent-platform/core';
+import { type ChatEvent, type ChatRequest, collectChat, createGuardedFetch, createOutboundPolicy } from '@agent-platform/core';
 import { describeChatModel } from '@agent-platform/core/testing';
 import { createGoogle } from '@ai-sdk/google';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { googleChatModel } from '../src/google/index.js';
 import { promptBlockReason, withPromptBlockAsError } from '../src/google/prompt-block.js';
+import { drain as events, failure } from './fakes/chat-events.js';
 import { drain, type FakeGoogleServer, startFakeGoogleServer } from './fakes/google-server.js';
 
 let fake: FakeGoogleServer;
@@ -23,21 +24,6 @@ describeChatModel('google (loopback server speaking the Gemini API)', {
 
 const model = (extra: Partial<Parameters<typeof googleChatModel>[0]> = {}) => googleChatModel({ apiKey: 'AIza-test-key', baseURL: fake.url, maxRetries: 0, ...extra });
 const ask = (content: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content }], ...extra });
-const events = async (stream: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> => {
-  const out: ChatEvent[] = [];
-  for await (const event of stream) out.push(event);
-  return out;
-};
-type Failure = Error & { code?: string; retryable?: boolean; details?: Record<string, unknown> };
-const failure = async (stream: AsyncIterable<ChatEvent>): Promise<Failure> => {
-  try {
-    await events(stream);
-  } catch (error) {
-    expect(isPlatformError(error)).toBe(true);
-    return error as Failure;
-  }
-  throw new Error('expected the stream to fail');
-};
 const WEATHER = { name: 'get_weather', description: 'The weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
 const TIME = { name: 'get_time', description: 'The time', parameters: { type: 'object', properties: { zone: { type: 'string' } } } };
 

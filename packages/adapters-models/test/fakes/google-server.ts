@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { apiKeyInvalid, checkRequest, type GoogleApiError, invalidArgument, isObject, modelNotFound, scriptedError, tooLong, unregisteredCaller } from './google-wire.js';
+import { startLoopback, watchExchange } from './loopback.js';
 
 /**
  * A loopback stand-in for the Gemini API (`https://generativelanguage.googleapis.com/v1beta`),
@@ -220,7 +220,6 @@ export async function drain<T>(stream: ReadableStream<T>): Promise<T[]> {
 export async function startFakeGoogleServer(options: FakeGoogleServerOptions = {}): Promise<FakeGoogleServer> {
   const requests: RecordedGoogleRequest[] = [];
   let queue: GoogleScriptedReply[] = [];
-  const sockets = new Set<Socket>();
   const served = options.models ?? DEFAULT_MODELS;
   const limit = options.inputTokenLimit ?? 1_048_576;
 
@@ -289,13 +288,13 @@ export async function startFakeGoogleServer(options: FakeGoogleServerOptions = {
     const header = req.headers['x-goog-api-key'];
     const apiKey = (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('key') ?? undefined;
     const model = route?.[1] ? decodeURIComponent(route[1]) : undefined;
-    let settle: (how: 'completed' | 'client_closed') => void = () => undefined;
     let parsed: unknown;
     try {
       parsed = raw === '' ? {} : JSON.parse(raw);
     } catch {
       parsed = undefined;
     }
+    const exchange = watchExchange(res);
     const record: RecordedGoogleRequest = {
       method: req.method ?? 'GET',
       path: req.url ?? '/',
@@ -304,16 +303,9 @@ export async function startFakeGoogleServer(options: FakeGoogleServerOptions = {
       headers: req.headers,
       body: isObject(parsed) ? parsed : {},
       status: 0,
-      ended: new Promise((resolve) => {
-        settle = resolve;
-      }),
+      ended: exchange.ended,
     };
     requests.push(record);
-    let closed = false;
-    res.on('close', () => {
-      closed = !res.writableFinished;
-      settle(res.writableFinished ? 'completed' : 'client_closed');
-    });
     const fail = (error: GoogleApiError) => {
       record.status = error.code;
       sendError(res, error);
@@ -342,25 +334,14 @@ export async function startFakeGoogleServer(options: FakeGoogleServerOptions = {
     if (problem) return fail(problem);
     const count = promptTokens(parsed);
     if (count > limit) return fail(tooLong(count, limit));
-    await generate(req, res, record, method === 'streamGenerateContent', url.searchParams.get('alt') === 'sse', () => closed || res.destroyed);
+    await generate(req, res, record, method === 'streamGenerateContent', url.searchParams.get('alt') === 'sse', exchange.closed);
   };
 
-  const server: Server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => {
-      handle(req, res, Buffer.concat(parts).toString('utf8')).catch((error: unknown) => {
-        if (!res.headersSent) sendJson(res, 500, { error: { code: 500, message: String(error), status: 'INTERNAL' } });
-        else res.destroy();
-      });
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const loopback = await startLoopback(
+    (req, res, body) => handle(req, res, body.toString('utf8')),
+    (res, error) => sendJson(res, 500, { error: { code: 500, message: String(error), status: 'INTERNAL' } }),
+  );
+  const origin = loopback.origin;
   return {
     url: `${origin}/v1beta`,
     origin,
@@ -374,10 +355,6 @@ export async function startFakeGoogleServer(options: FakeGoogleServerOptions = {
       queue = [];
       requests.length = 0;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    close: () => loopback.close(),
   };
 }
