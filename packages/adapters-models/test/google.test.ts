@@ -142,9 +142,11 @@ describe('googleChatModel', () => {
     ).toBe('Paris.');
     expect(seen.at(-1)).toEqual({ type: 'finish', reason: 'stop', usage: { promptTokens: 20, completionTokens: 7, totalTokens: 27, cachedPromptTokens: 8, reasoningTokens: 5 } });
     expect(fake.lastRequest()?.body).toMatchObject({ generationConfig: { thinkingConfig: { includeThoughts: true, thinkingBudget: 512 } }, safetySettings });
-    // An option Gemini does not know is refused by the API, not dropped on the way.
+    // A value outside @ai-sdk/google's schema of the options is refused before any request, not dropped.
+    const sent = fake.requests.length;
     const bad = await failure(model().stream(ask('x', { providerOptions: { safetySettings: [{ category: 'HARM_CATEGORY_HATE_SPEECH', threshold: 'BLOCK_SOME' }] } })));
     expect(bad.code).toBe('invalid_request');
+    expect(fake.requests.length).toBe(sent);
   });
 
   it('sends responseFormat as responseMimeType application/json with responseJsonSchema (json_object: the MIME type alone)', async () => {
