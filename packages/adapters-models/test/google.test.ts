@@ -1,4 +1,4 @@
-import { type ChatEvent, type ChatRequest, collectChat, createGuardedFetch, createOutboundPolicy } from '@agent-platform/core';
+import { type ChatEvent, type ChatRequest, collectChat } from '@agent-platform/core';
 import { describeChatModel } from '@agent-platform/core/testing';
 import { createGoogle } from '@ai-sdk/google';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { googleChatModel } from '../src/google/index.js';
 import { promptBlockReason, withPromptBlockAsError } from '../src/google/prompt-block.js';
 import { drain as events, failure } from './fakes/chat-events.js';
 import { drain, type FakeGoogleServer, startFakeGoogleServer } from './fakes/google-server.js';
+import { expectAbortClosesUpstream, expectOnlyThroughFetch } from './fakes/provider-checks.js';
 
 let fake: FakeGoogleServer;
 beforeAll(async () => {
@@ -236,35 +237,11 @@ describe('googleChatModel', () => {
 
   it('closes the upstream connection when aborted mid-stream', async () => {
     fake.script({ text: Array.from({ length: 40 }, (_, i) => `w${i}`).join(' '), chunkDelayMs: 30 });
-    const controller = new AbortController();
-    const seen: ChatEvent[] = [];
-    const error = await failure(
-      (async function* () {
-        for await (const event of model().stream(ask('x', { signal: controller.signal }))) {
-          seen.push(event);
-          if (seen.length === 2) controller.abort();
-          yield event;
-        }
-      })(),
-    );
-    expect(error.code).toBe('aborted');
-    expect(await fake.lastRequest()?.ended).toBe('client_closed');
+    await expectAbortClosesUpstream(model(), fake, ask('x'));
   });
 
   it('goes through the fetch it is given: a refused address rejects with the policy’s error and the fake gets no request', async () => {
-    const guarded = createGuardedFetch(createOutboundPolicy());
-    try {
-      const refused = googleChatModel({ apiKey: 'AIza-test-key', baseURL: fake.url, fetch: guarded as unknown as typeof fetch, maxRetries: 2 });
-      const error = await failure(refused.stream(ask('x')));
-      expect(error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/^Refused to connect to 127\.0\.0\.1: .*--allow-host 127\.0\.0\.1:\d+$/) });
-      await expect(refused.listModels?.()).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/^Refused to connect to 127\.0\.0\.1/) });
-      expect(fake.requests).toEqual([]);
-      // Allowed, the same fetch reaches it.
-      const allowed = googleChatModel({ apiKey: 'AIza-test-key', baseURL: fake.url, fetch: guarded.withPolicy(createOutboundPolicy({ allowedHosts: ['127.0.0.1'] })) as unknown as typeof fetch });
-      expect((await collectChat(allowed.stream(ask('hi')))).content).toBe('You said: hi');
-    } finally {
-      await guarded.close();
-    }
+    await expectOnlyThroughFetch((fetch) => model({ fetch, maxRetries: 2 }), fake, ask('hi'));
   });
 
   it('lists the models that serve generateContent; a bad key is an auth failure', async () => {
