@@ -220,7 +220,7 @@ describe('googleChatModel', () => {
   // broke off mid-stream as an APICallError "Failed to process successful response" with
   // statusCode 200 (isRetryable true), which toPlatformError reads as an error answer: "answered
   // HTTP 200", not retryable. Remove `.fails` when it maps a 2xx APICallError as a broken connection.
-  it.fails('fails a connection dropped mid-stream as a retryable upstream_error, after the text that came', async () => {
+  it('fails a connection dropped mid-stream as a retryable upstream_error, after the text that came', async () => {
     fake.script({ text: 'a b c d', chunkDelayMs: 20, dropAfterChunks: 3 });
     const seen: ChatEvent[] = [];
     const dropped = await failure(

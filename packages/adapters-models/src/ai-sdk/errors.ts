@@ -151,7 +151,9 @@ export function toPlatformError(context: FailureContext, error: unknown, model: 
   const found = answerTooLargeIn(error) ?? (isPlatformError(error) ? error : isPlatformError((error as { cause?: unknown })?.cause) ? (error as { cause: PlatformError }).cause : undefined);
   if (found) return isUnresolvedHost(found) ? unreachableAs(`${where} is unreachable`, found) : found;
 
-  const answered = APICallError.isInstance(error) && error.statusCode !== undefined ? error : undefined;
+  // The AI SDK reports a body that broke off after a 2xx answer as an APICallError with that status: not an error answer.
+  const brokeOff = APICallError.isInstance(error) && typeof error.statusCode === 'number' && error.statusCode < 300;
+  const answered = APICallError.isInstance(error) && error.statusCode !== undefined && !brokeOff ? error : undefined;
   const event = answered === undefined && isStreamError(error) ? error : undefined;
   if (answered || event) {
     const status = answered ? (answered.statusCode as number) : typeof event?.statusCode === 'number' ? event.statusCode : 500;
@@ -169,7 +171,7 @@ export function toPlatformError(context: FailureContext, error: unknown, model: 
       cause: error,
     });
   }
-  if (APICallError.isInstance(error)) {
+  if (APICallError.isInstance(error) && !brokeOff) {
     // No answer: the connection failed (the AI SDK's "Cannot connect to API").
     return new PlatformError('unavailable', scrub(`${where} is unreachable: ${chainOf(error.cause ?? error)}`), { retryable: true, details: details(), cause: error });
   }
