@@ -1,17 +1,17 @@
 import { type ChatRequest, collectChat } from '@agent-platform/core';
-import { APICallError, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import { APICallError, type LanguageModelV3, type LanguageModelV3CallOptions, type LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { aiSdkChatModel } from '../src/ai-sdk/index.js';
 import { drain, failure } from './fakes/chat-events.js';
 
 /** One scripted answer of the fake language model: its parts, or a failure of `doStream`, or a hang. */
-type Answer = readonly LanguageModelV4StreamPart[] | { readonly fail: unknown } | 'hang';
+type Answer = readonly LanguageModelV3StreamPart[] | { readonly fail: unknown } | 'hang';
 
-/** A `LanguageModelV4` that answers from a script and records its call options. */
-function scriptedLanguageModel(answers: Answer[]): { model: LanguageModelV4; calls: LanguageModelV4CallOptions[] } {
-  const calls: LanguageModelV4CallOptions[] = [];
-  const model: LanguageModelV4 = {
-    specificationVersion: 'v4',
+/** A `LanguageModelV3` that answers from a script and records its call options. */
+function scriptedLanguageModel(answers: Answer[]): { model: LanguageModelV3; calls: LanguageModelV3CallOptions[] } {
+  const calls: LanguageModelV3CallOptions[] = [];
+  const model: LanguageModelV3 = {
+    specificationVersion: 'v3',
     provider: 'fake.chat',
     modelId: 'fake-1',
     supportedUrls: {},
@@ -43,12 +43,12 @@ const usage = (input: number, output: number, extra: { cacheRead?: number; cache
   inputTokens: { total: input, noCache: undefined, cacheRead: extra.cacheRead, cacheWrite: extra.cacheWrite },
   outputTokens: { total: output, text: undefined, reasoning: extra.reasoning },
 });
-const finish = (unified: 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'other' | 'interrupted', u = usage(3, 2)): LanguageModelV4StreamPart => ({
+const finish = (unified: 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'other', u = usage(3, 2)): LanguageModelV3StreamPart => ({
   type: 'finish',
   finishReason: { unified, raw: undefined },
   usage: u,
 });
-const text = (...deltas: string[]): LanguageModelV4StreamPart[] => deltas.map((delta) => ({ type: 'text-delta', id: 't', delta }));
+const text = (...deltas: string[]): LanguageModelV3StreamPart[] => deltas.map((delta) => ({ type: 'text-delta', id: 't', delta }));
 const httpError = (statusCode: number, body: unknown, headers: Record<string, string> = {}) =>
   new APICallError({ message: JSON.stringify(body), url: 'http://fake/v1/messages', requestBodyValues: {}, statusCode, responseHeaders: headers, responseBody: JSON.stringify(body) });
 
@@ -90,7 +90,7 @@ describe('aiSdkChatModel', () => {
         providerOptions: { thinking: { type: 'enabled', budgetTokens: 1024 } },
       }),
     );
-    const { abortSignal, ...sent } = calls[0] as LanguageModelV4CallOptions;
+    const { abortSignal, ...sent } = calls[0] as LanguageModelV3CallOptions;
     expect(abortSignal).toBeInstanceOf(AbortSignal);
     expect(sent).toEqual({
       prompt: [
@@ -99,7 +99,7 @@ describe('aiSdkChatModel', () => {
           role: 'user',
           content: [
             { type: 'text', text: 'What is this?' },
-            { type: 'file', mediaType: 'image/png', data: { type: 'data', data: 'iVBORw0KGgo=' } },
+            { type: 'file', mediaType: 'image/png', data: 'iVBORw0KGgo=' },
           ],
         },
         { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'call_1', toolName: 'lookup', input: { word: 'cat' } }] },
@@ -144,7 +144,7 @@ describe('aiSdkChatModel', () => {
     ]);
   });
 
-  it('maps the finish reasons, and fails a stream that ends without a finish or interrupted', async () => {
+  it('maps the finish reasons, and fails a stream that ends without a finish', async () => {
     for (const [unified, ours] of [
       ['stop', 'stop'],
       ['other', 'stop'],
@@ -155,7 +155,7 @@ describe('aiSdkChatModel', () => {
       const { model } = make([[...text('x'), finish(unified)]]);
       expect((await collectChat(model.stream(ask()))).finishReason).toBe(ours);
     }
-    for (const parts of [text('half'), [...text('half'), finish('interrupted')]]) {
+    for (const parts of [text('half')]) {
       const { model } = make([parts]);
       expect(await failure(model.stream(ask()))).toMatchObject({ code: 'upstream_error', message: `${WHERE} ended the stream before the answer was finished` });
     }

@@ -1,5 +1,5 @@
 import { createAzure } from '@ai-sdk/azure';
-import type { LanguageModelV4, LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import type { LanguageModelV3, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeAzureServer, startFakeAzureServer } from './fakes/azure-server.js';
 
@@ -17,7 +17,7 @@ afterAll(async () => {
 });
 beforeEach(() => fake.reset());
 
-const chat = (deployment: string, options: { apiVersion?: string; apiKey?: string; useDeploymentBasedUrls?: boolean } = {}): LanguageModelV4 =>
+const chat = (deployment: string, options: { apiVersion?: string; apiKey?: string; useDeploymentBasedUrls?: boolean } = {}): LanguageModelV3 =>
   createAzure({
     baseURL: `${fake.endpoint}/openai`,
     apiKey: options.apiKey ?? 'azure-test-key',
@@ -25,14 +25,14 @@ const chat = (deployment: string, options: { apiVersion?: string; apiKey?: strin
     useDeploymentBasedUrls: options.useDeploymentBasedUrls ?? true,
   }).chat(deployment);
 
-async function run(model: LanguageModelV4, text = 'Hello there', extra: Record<string, unknown> = {}): Promise<LanguageModelV4StreamPart[]> {
+async function run(model: LanguageModelV3, text = 'Hello there', extra: Record<string, unknown> = {}): Promise<LanguageModelV3StreamPart[]> {
   const { stream } = await model.doStream({ prompt: [{ role: 'user', content: [{ type: 'text', text }] }], ...extra });
-  const parts: LanguageModelV4StreamPart[] = [];
-  for await (const part of stream as unknown as AsyncIterable<LanguageModelV4StreamPart>) parts.push(part);
+  const parts: LanguageModelV3StreamPart[] = [];
+  for await (const part of stream as unknown as AsyncIterable<LanguageModelV3StreamPart>) parts.push(part);
   return parts;
 }
-const texts = (parts: LanguageModelV4StreamPart[]) => parts.flatMap((p) => (p.type === 'text-delta' ? [p.delta] : [])).join('');
-const finishOf = (parts: LanguageModelV4StreamPart[]) => parts.find((p) => p.type === 'finish') as Extract<LanguageModelV4StreamPart, { type: 'finish' }>;
+const texts = (parts: LanguageModelV3StreamPart[]) => parts.flatMap((p) => (p.type === 'text-delta' ? [p.delta] : [])).join('');
+const finishOf = (parts: LanguageModelV3StreamPart[]) => parts.find((p) => p.type === 'finish') as Extract<LanguageModelV3StreamPart, { type: 'finish' }>;
 const rejection = async (promise: Promise<unknown>) =>
   promise.then(
     () => expect.fail('expected a rejection'),

@@ -1,5 +1,5 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeResponsesServer, startFakeResponsesServer } from './fakes/responses-server.js';
 
@@ -17,17 +17,17 @@ afterAll(async () => {
 });
 beforeEach(() => fake.reset());
 
-const model = (id = 'gpt-4o-mini', apiKey = 'sk-responses'): LanguageModelV4 => createOpenAI({ baseURL: fake.url, apiKey }).responses(id);
-const user = (text: string): LanguageModelV4CallOptions['prompt'] => [{ role: 'user', content: [{ type: 'text', text }] }];
+const model = (id = 'gpt-4o-mini', apiKey = 'sk-responses'): LanguageModelV3 => createOpenAI({ baseURL: fake.url, apiKey }).responses(id);
+const user = (text: string): LanguageModelV3CallOptions['prompt'] => [{ role: 'user', content: [{ type: 'text', text }] }];
 
-async function run(m: LanguageModelV4, options: Partial<LanguageModelV4CallOptions> = {}): Promise<LanguageModelV4StreamPart[]> {
+async function run(m: LanguageModelV3, options: Partial<LanguageModelV3CallOptions> = {}): Promise<LanguageModelV3StreamPart[]> {
   const { stream } = await m.doStream({ prompt: user('Hello'), providerOptions: { openai: { store: false } }, ...options });
-  const parts: LanguageModelV4StreamPart[] = [];
-  for await (const part of stream as unknown as AsyncIterable<LanguageModelV4StreamPart>) parts.push(part);
+  const parts: LanguageModelV3StreamPart[] = [];
+  for await (const part of stream as unknown as AsyncIterable<LanguageModelV3StreamPart>) parts.push(part);
   return parts;
 }
-const joined = (parts: LanguageModelV4StreamPart[], type: 'text-delta' | 'reasoning-delta') => parts.flatMap((p) => (p.type === type ? [p.delta] : [])).join('');
-const finishOf = (parts: LanguageModelV4StreamPart[]) => parts.find((p) => p.type === 'finish') as Extract<LanguageModelV4StreamPart, { type: 'finish' }>;
+const joined = (parts: LanguageModelV3StreamPart[], type: 'text-delta' | 'reasoning-delta') => parts.flatMap((p) => (p.type === type ? [p.delta] : [])).join('');
+const finishOf = (parts: LanguageModelV3StreamPart[]) => parts.find((p) => p.type === 'finish') as Extract<LanguageModelV3StreamPart, { type: 'finish' }>;
 const eventTypes = (raw: string) => [...raw.matchAll(/^event: (.+)$/gm)].map((m) => m[1]);
 
 describe('fake OpenAI Responses API', () => {

@@ -1,5 +1,5 @@
 import type { ChatContentPart, ChatMessage, ChatModelCapabilities, ChatRequest, ResponseFormat, ToolChoice } from '@agent-platform/core';
-import type { LanguageModelV4CallOptions, LanguageModelV4Message, LanguageModelV4Prompt, LanguageModelV4ToolChoice } from '@ai-sdk/provider';
+import type { LanguageModelV3CallOptions, LanguageModelV3Message, LanguageModelV3Prompt, LanguageModelV3ToolChoice } from '@ai-sdk/provider';
 
 /** What shapes a request's call options beyond the request itself: the provider's ways. */
 export interface CallShaping {
@@ -20,13 +20,13 @@ function argumentsOf(text: string): unknown {
   }
 }
 
-function userContent(content: string | readonly ChatContentPart[]): Extract<LanguageModelV4Message, { role: 'user' }>['content'] {
+function userContent(content: string | readonly ChatContentPart[]): Extract<LanguageModelV3Message, { role: 'user' }>['content'] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
-  return content.map((part) => (part.type === 'text' ? { type: 'text', text: part.text } : { type: 'file', mediaType: part.mediaType, data: { type: 'data', data: part.data } }));
+  return content.map((part) => (part.type === 'text' ? { type: 'text', text: part.text } : { type: 'file', mediaType: part.mediaType, data: part.data }));
 }
 
 /** A message as the AI SDK's prompt has it; `toolNames` (call id → tool) is filled from assistant messages for the tool results after them. */
-function toMessage(message: ChatMessage, toolNames: Map<string, string>): LanguageModelV4Message {
+function toMessage(message: ChatMessage, toolNames: Map<string, string>): LanguageModelV3Message {
   switch (message.role) {
     case 'system':
       return { role: 'system', content: message.content };
@@ -55,22 +55,22 @@ function toMessage(message: ChatMessage, toolNames: Map<string, string>): Langua
  * Our messages as the AI SDK's prompt: the system prompt, user text and images, the assistant's
  * text and tool calls, and tool results (each naming its call's tool, which some providers need).
  */
-export function toPrompt(messages: readonly ChatMessage[]): LanguageModelV4Prompt {
+export function toPrompt(messages: readonly ChatMessage[]): LanguageModelV3Prompt {
   const toolNames = new Map<string, string>();
   return messages.map((message) => toMessage(message, toolNames));
 }
 
-function toolChoiceOf(choice: ToolChoice): LanguageModelV4ToolChoice {
+function toolChoiceOf(choice: ToolChoice): LanguageModelV3ToolChoice {
   return typeof choice === 'object' ? { type: 'tool', toolName: choice.name } : { type: choice };
 }
 
-function responseFormatOf(format: ResponseFormat): LanguageModelV4CallOptions['responseFormat'] {
+function responseFormatOf(format: ResponseFormat): LanguageModelV3CallOptions['responseFormat'] {
   if (format.type === 'json_object') return { type: 'json' };
   return { type: 'json', schema: format.schema as never, name: format.name, ...(format.description !== undefined ? { description: format.description } : {}) };
 }
 
 /** Our request as `doStream`'s call options (the signal is the caller's to add). */
-export function toCallOptions(request: ChatRequest, shaping: CallShaping): LanguageModelV4CallOptions {
+export function toCallOptions(request: ChatRequest, shaping: CallShaping): LanguageModelV3CallOptions {
   const tools = request.tools && request.tools.length > 0 ? request.tools : undefined;
   const own = { ...((request.providerOptions ?? {}) as Record<string, unknown>) };
   if (tools && request.parallelToolCalls !== undefined && shaping.parallelToolCalls) Object.assign(own, shaping.parallelToolCalls(request.parallelToolCalls));

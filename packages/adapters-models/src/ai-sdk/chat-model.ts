@@ -1,6 +1,6 @@
 import { type ByteLimit, type ChatEvent, type ChatModel, type ChatModelCapabilities, type ChatRequest, type FinishReason, PlatformError, type ToolCall, type Usage } from '@agent-platform/core';
 import { answerTooLarge, byteBudget } from '@agent-platform/core/internal';
-import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4FinishReason, LanguageModelV4StreamPart, LanguageModelV4Usage } from '@ai-sdk/provider';
+import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3FinishReason, LanguageModelV3StreamPart, LanguageModelV3Usage } from '@ai-sdk/provider';
 import { toCallOptions } from './call-options.js';
 import { type FailureContext, type FailureReading, timeoutError, toPlatformError, type UpstreamFailure } from './errors.js';
 import { DEFAULT_ANSWER_LIMIT } from './fetch.js';
@@ -13,7 +13,7 @@ export interface AiSdkChatModelOptions {
   /** The server's address as `details.upstream` gives it (`displayUrl` of the base URL; `describeUpstream`). */
   readonly upstream: string;
   /** The AI SDK's language model of a model name (e.g. `(id) => createAnthropic({...}).messages(id)`). */
-  readonly model: (modelId: string) => LanguageModelV4;
+  readonly model: (modelId: string) => LanguageModelV3;
   /** What the provider honours beyond text and tools. Default: none of it. */
   readonly capabilities?: ChatModelCapabilities;
   /** The model names of the provider's models route; its failures are mapped as the calls' are. */
@@ -36,7 +36,7 @@ export interface AiSdkChatModelOptions {
   /** The provider's own option for `ChatRequest.parallelToolCalls`, merged into its options. */
   readonly parallelToolCalls?: (parallel: boolean) => Record<string, unknown>;
   /** A last change of the call options for what the provider does its own way (e.g. `json_object` as a schema). */
-  readonly adjust?: (call: LanguageModelV4CallOptions, request: ChatRequest) => LanguageModelV4CallOptions;
+  readonly adjust?: (call: LanguageModelV3CallOptions, request: ChatRequest) => LanguageModelV3CallOptions;
   /** The provider's own reading of an error answer (its words for a kind, its retry hint). */
   readonly classify?: (failure: UpstreamFailure) => FailureReading | undefined;
 }
@@ -48,7 +48,7 @@ const CALL_FRAMING_BYTES = 64;
 
 const count = (value: number | undefined): number => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0);
 
-function usageOf(usage: LanguageModelV4Usage | undefined): Usage | undefined {
+function usageOf(usage: LanguageModelV3Usage | undefined): Usage | undefined {
   if (!usage || (usage.inputTokens.total === undefined && usage.outputTokens.total === undefined)) return undefined;
   const promptTokens = count(usage.inputTokens.total);
   const completionTokens = count(usage.outputTokens.total);
@@ -66,7 +66,7 @@ function usageOf(usage: LanguageModelV4Usage | undefined): Usage | undefined {
 }
 
 /** The AI SDK's finish reasons onto ours; tool calls make it `tool_calls` unless the answer was cut. */
-function finishReasonOf(reason: LanguageModelV4FinishReason['unified'], hasToolCalls: boolean): FinishReason {
+function finishReasonOf(reason: LanguageModelV3FinishReason['unified'], hasToolCalls: boolean): FinishReason {
   if (reason === 'length') return 'length';
   if (reason === 'content-filter') return 'content_filter';
   return hasToolCalls || reason === 'tool-calls' ? 'tool_calls' : 'stop';
@@ -96,7 +96,7 @@ function retryDelayMs(failure: PlatformError, attempt: number): number | undefin
 }
 
 /**
- * A `ChatModel` over an AI SDK language model (`LanguageModelV4` of `@ai-sdk/provider`): our
+ * A `ChatModel` over an AI SDK language model (`LanguageModelV3` of `@ai-sdk/provider`): our
  * request becomes `doStream`'s call options, its stream parts our events (text, reasoning,
  * whole tool calls, one `finish` with the reason and usage), and every failure a
  * `PlatformError` named after the server, the same way for every provider: `upstream_error`
@@ -139,7 +139,7 @@ export function aiSdkChatModel(options: AiSdkChatModelOptions): ChatModel {
     };
     const disarm = () => clearTimeout(timer);
     const interrupted = () => (signal?.aborted ? aborted() : timedOut ? timeoutError(context, timedOut === 'stall') : undefined);
-    let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart> | undefined;
+    let reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | undefined;
     let started = false;
     let finished = false;
 
@@ -153,14 +153,14 @@ export function aiSdkChatModel(options: AiSdkChatModelOptions): ChatModel {
       const answer = byteBudget(answerLimit.bytes, () => answerTooLarge(where, 'an answer', answerLimit.bytes, answerLimit.setting));
       const partial = new Map<string, { name: string; arguments: string }>();
       const calls: ToolCall[] = [];
-      let finish: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
+      let finish: Extract<LanguageModelV3StreamPart, { type: 'finish' }> | undefined;
       const emit = (event: ChatEvent): ChatEvent => {
         started = true;
         return event;
       };
       while (true) {
         arm('stall');
-        let next: Awaited<ReturnType<ReadableStreamDefaultReader<LanguageModelV4StreamPart>['read']>>;
+        let next: Awaited<ReturnType<ReadableStreamDefaultReader<LanguageModelV3StreamPart>['read']>>;
         try {
           next = await reader.read();
         } finally {
@@ -195,7 +195,7 @@ export function aiSdkChatModel(options: AiSdkChatModelOptions): ChatModel {
           throw part.error;
         }
       }
-      if (!finish || finish.finishReason.unified === 'interrupted') {
+      if (!finish) {
         throw new PlatformError('upstream_error', `${where} ended the stream before the answer was finished`, { retryable: true, details: { provider: options.provider, upstream: options.upstream } });
       }
       if (finish.finishReason.unified === 'error') {

@@ -164,7 +164,12 @@ export function toPlatformError(context: FailureContext, error: unknown, model: 
     const reading = readFailure(failure, reason, context.classify);
     const message = answered ? failureMessage(where, status, reason, reading, model) : `${where} reported an error mid-stream${reason}`;
     const { kind, retryAfterSeconds } = reading;
-    const retryable = answered ? status === 408 || status === 409 || status === 429 || status >= 500 : event?.isRetryable === true;
+    // An error event mid-stream: the AI SDK's flag where it gives one, else retryable unless its kind says the same call fails again.
+    const retryable = answered
+      ? status === 408 || status === 409 || status === 429 || status >= 500
+      : typeof event?.isRetryable === 'boolean'
+        ? event.isRetryable
+        : kind === undefined || kind === 'rate_limited';
     return new PlatformError('upstream_error', scrub(message), {
       retryable,
       details: details({ ...(answered ? { status } : {}), ...(kind ? { kind } : {}), ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) }),

@@ -1,5 +1,5 @@
 /**
- * One adapter from the AI SDK's language models (`LanguageModelV4`) to our `ChatModel`, and what
+ * One adapter from the AI SDK's language models (`LanguageModelV3`) to our `ChatModel`, and what
  * a provider built on it needs: the bounded fetch, the description of its server, a JSON GET
  * failing as the AI SDK's calls do. A provider is a folder that calls these (see `../anthropic`).
  */

@@ -1,5 +1,5 @@
 import { type ByteLimit, type ChatModel, type ChatModelCapabilities, PlatformError } from '@agent-platform/core';
-import { createGoogle } from '@ai-sdk/google';
+import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { aiSdkChatModel, DEFAULT_ANSWER_LIMIT, describeUpstream, modelFetch } from '../ai-sdk/index.js';
 import { classifyGoogleFailure } from './errors.js';
 import { listGoogleModels } from './models.js';
@@ -55,7 +55,7 @@ export function googleChatModel(options: GoogleChatModelOptions): ChatModel {
   const { where, upstream } = describeUpstream('google', baseURL);
   const answerLimit = options.answerLimit ?? DEFAULT_ANSWER_LIMIT;
   const fetch = modelFetch({ fetch: options.fetch, answerLimit, where });
-  const google = createGoogle({ apiKey, baseURL, fetch });
+  const google = createGoogleGenerativeAI({ apiKey, baseURL, fetch });
   const details = { provider: 'google', upstream };
   const blocked = (reason: string) =>
     new PlatformError('upstream_error', `${where} refused the prompt: Gemini blocked it (${reason}), so no answer was generated`, {

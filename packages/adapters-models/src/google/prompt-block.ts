@@ -1,9 +1,9 @@
-import type { LanguageModelV4, LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import type { LanguageModelV3, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 
 const member = (value: unknown, key: string): unknown => (typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined);
 
 /** The `promptFeedback.blockReason` of a finish, when Gemini refused the prompt itself (no candidate at all). */
-export function promptBlockReason(part: LanguageModelV4StreamPart): string | undefined {
+export function promptBlockReason(part: LanguageModelV3StreamPart): string | undefined {
   if (part.type !== 'finish' || part.finishReason.unified !== 'content-filter') return undefined;
   const reason = member(member(member(part.providerMetadata, 'google'), 'promptFeedback'), 'blockReason');
   if (typeof reason !== 'string' || reason === '' || reason.endsWith('_UNSPECIFIED')) return undefined;
@@ -18,7 +18,7 @@ export function promptBlockReason(part: LanguageModelV4StreamPart): string | und
  * rather than an empty answer. An answer that Gemini cut for safety (`finishReason: SAFETY`,
  * `RECITATION`, ...) still finishes as `content-filter`, with the text it had.
  */
-export function withPromptBlockAsError(model: LanguageModelV4, blocked: (reason: string) => Error): LanguageModelV4 {
+export function withPromptBlockAsError(model: LanguageModelV3, blocked: (reason: string) => Error): LanguageModelV3 {
   return {
     specificationVersion: model.specificationVersion,
     provider: model.provider,
@@ -30,7 +30,7 @@ export function withPromptBlockAsError(model: LanguageModelV4, blocked: (reason:
     doStream: async (options) => {
       const result = await model.doStream(options);
       const stream = result.stream.pipeThrough(
-        new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
+        new TransformStream<LanguageModelV3StreamPart, LanguageModelV3StreamPart>({
           transform(part, controller) {
             const reason = promptBlockReason(part);
             controller.enqueue(reason === undefined ? part : { type: 'error', error: blocked(reason) });

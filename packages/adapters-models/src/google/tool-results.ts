@@ -1,4 +1,4 @@
-import type { LanguageModelV4CallOptions, LanguageModelV4Prompt } from '@ai-sdk/provider';
+import type { LanguageModelV3CallOptions, LanguageModelV3Prompt } from '@ai-sdk/provider';
 
 /**
  * The call options with consecutive `tool` messages joined into one. Our conversation carries
@@ -7,8 +7,8 @@ import type { LanguageModelV4CallOptions, LanguageModelV4Prompt } from '@ai-sdk/
  * anything else with 400 "Please ensure that the number of function response parts is equal to
  * the number of function call parts of the function call turn."
  */
-export function joinToolResults(call: LanguageModelV4CallOptions): LanguageModelV4CallOptions {
-  const prompt: LanguageModelV4Prompt = [];
+export function joinToolResults(call: LanguageModelV3CallOptions): LanguageModelV3CallOptions {
+  const prompt: LanguageModelV3Prompt = [];
   for (const message of call.prompt) {
     const last = prompt[prompt.length - 1];
     if (message.role === 'tool' && last?.role === 'tool') prompt[prompt.length - 1] = { ...last, content: [...last.content, ...message.content] };

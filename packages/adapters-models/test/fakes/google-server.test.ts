@@ -1,5 +1,5 @@
-import { createGoogle } from '@ai-sdk/google';
-import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import { createGoogleGenerativeAI } from '@ai-sdk/google';
+import type { LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { drain, type FakeGoogleServer, startFakeGoogleServer } from './google-server.js';
 
@@ -168,7 +168,7 @@ describe('the loopback Gemini server', () => {
   });
 
   it('is read by @ai-sdk/google as Gemini: text, reasoning, parallel tool calls, usage, a prompt block as content-filter', async () => {
-    const google = createGoogle({ apiKey: 'AIza-test', baseURL: fake.url });
+    const google = createGoogleGenerativeAI({ apiKey: 'AIza-test', baseURL: fake.url });
     fake.script({
       reasoning: 'Weather and time.',
       toolCalls: [
@@ -194,7 +194,7 @@ describe('the loopback Gemini server', () => {
       ['get_weather', '{"city":"Paris"}'],
       ['get_time', '{"zone":"Europe/Paris"}'],
     ]);
-    const finish = parts.find((p) => p.type === 'finish') as Extract<LanguageModelV4StreamPart, { type: 'finish' }>;
+    const finish = parts.find((p) => p.type === 'finish') as Extract<LanguageModelV3StreamPart, { type: 'finish' }>;
     expect(finish.finishReason.unified).toBe('tool-calls');
     expect(finish.usage).toMatchObject({ inputTokens: { total: 12, cacheRead: 4 }, outputTokens: { text: 3, reasoning: 5 } });
     expect(fake.lastRequest()?.body).toMatchObject({
