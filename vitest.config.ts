@@ -51,6 +51,7 @@ const POSTGRES_SUITES = [
   'user-caps',
   'chat-history',
   'loopback-policy',
+  'completion-images',
 ].map((name) => `packages/server/test/${name}.test.ts`);
 
 export default defineConfig({

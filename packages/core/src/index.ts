@@ -28,6 +28,7 @@ export {
 } from './agent/chat-model.js';
 export type { AgentTool, ToolSource } from './agent/tools.js';
 export { type Clock, systemClock } from './clock.js';
+export { DEFAULT_IMAGE_LIMITS, type ImageLimits } from './completions/images.js';
 export type { AgentOptions, OperatorKeyLimits } from './completions/options.js';
 export type { StreamEvent, StreamHubOptions } from './completions/streams/hub.js';
 export { type StorageStreamStoreOptions, storageStreamStore } from './completions/streams/storage-stream-store.js';
@@ -90,6 +91,7 @@ export type {
   ProjectRepository,
   SettingsRepository,
   StorageAdapter,
+  StoredContentPart,
   StreamRepository,
   StreamRow,
   ToolPatch,

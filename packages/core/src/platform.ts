@@ -1,5 +1,6 @@
 import { authMethods } from './auth/methods.js';
 import { AuthService } from './auth/service.js';
+import { ChatImages } from './chats/images.js';
 import { chatsMethods } from './chats/methods.js';
 import { ChatsService } from './chats/service.js';
 import { type Clock, systemClock } from './clock.js';
@@ -19,6 +20,7 @@ import { mcpMethods } from './mcp/methods.js';
 import { McpService } from './mcp/service.js';
 import { MCP_TOOL_PREFIX, mcpToolSource } from './mcp/tool-source.js';
 import type { McpOptions } from './mcp/types.js';
+import { inMemoryBlobs } from './memory-blobs.js';
 import { installMethods } from './methods.js';
 import { createGuardedFetch, type GuardedFetch } from './net/guarded-fetch.js';
 import { createOutboundPolicy } from './net/policy.js';
@@ -30,6 +32,7 @@ import type { SecretBox } from './security/secrets.js';
 import type { StorageAdapter } from './storage/types.js';
 import { toolsMethods } from './tools/methods.js';
 import { ToolRunner } from './tools/project-tools.js';
+import { SchemaValidator } from './tools/schema-validator.js';
 import { ToolsService } from './tools/service.js';
 import { UserCapGuard } from './user-caps.js';
 
@@ -68,6 +71,8 @@ export class AgentPlatform {
   readonly fetch: GuardedFetch;
   readonly #defaultBaseUrl: DefaultBaseUrl | undefined;
   readonly #caps: UserCapGuard;
+  /** Checks completions' answers against their `response_format` schema. */
+  readonly #answers = new SchemaValidator();
   /** What every area service is built from. */
   readonly #ctx: PlatformContext;
   /** Chat completions, the models list and resumable chat streams. */
@@ -107,7 +112,8 @@ export class AgentPlatform {
       ...(options.localModelUrl ? { defaultBaseUrl: options.localModelUrl } : {}),
       ...(options.operatorFetch ? { operatorFetch: options.operatorFetch } : {}),
     });
-    this.chats = new ChatsService(this.#ctx);
+    // Chat images go where knowledge files go (the data folder's files, or the database's blobs).
+    this.chats = new ChatsService(this.#ctx, { images: new ChatImages(options.knowledge?.blobs ?? inMemoryBlobs()) });
     this.credentials = new CredentialsService(this.#ctx, {
       models: options.agent?.models,
       defaultBaseUrl: this.#defaultBaseUrl,
@@ -118,8 +124,8 @@ export class AgentPlatform {
     this.tools = new ToolsService(this.#ctx, { runner: this.#tools, reservedPrefix: MCP_TOOL_PREFIX });
     this.#mcp = options.mcp;
     this.mcp = new McpService(this.#ctx, this.#mcp);
-    // What deleting a project drops outside its rows: the knowledge's blobs and vectors, then the connections to its MCP servers.
-    this.projects = new ProjectsService(this.#ctx, { credentials: this.credentials, cleanups: [this.knowledge, this.mcp] });
+    // What deleting a project drops outside its rows: the knowledge's blobs and vectors, the connections to its MCP servers, its chats' images.
+    this.projects = new ProjectsService(this.#ctx, { credentials: this.credentials, cleanups: [this.knowledge, this.mcp, this.chats] });
     this.completions = new CompletionsService(this.#ctx, {
       agent: options.agent,
       streams: this.#streams,
@@ -127,6 +133,8 @@ export class AgentPlatform {
       credentials: this.credentials,
       knowledge: this.knowledge.retriever,
       tools: [...(this.#tools ? [this.#tools.source(this.storage)] : []), ...(this.#mcp ? [mcpToolSource(this.storage, this.#secrets, this.#mcp)] : []), ...(options.agent?.toolSources ?? [])],
+      images: this.chats,
+      answers: this.#answers,
     });
   }
 
@@ -144,6 +152,7 @@ export class AgentPlatform {
   async close(): Promise<void> {
     await this.knowledge.close();
     await this.#tools?.close();
+    await this.#answers.close();
     await this.mcp.close();
     await this.fetch.close();
     await this.#streams.close?.();

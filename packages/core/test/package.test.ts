@@ -10,6 +10,7 @@ describe('@agent-platform/core exports', () => {
       [
         "AgentPlatform",
         "DEFAULT_DOCUMENT_LIMITS",
+        "DEFAULT_IMAGE_LIMITS",
         "DEFAULT_LOCAL_MODEL_URL",
         "DEFAULT_TOOL_QUEUE",
         "DEFAULT_UPSTREAM_LIMITS",

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type AgentPlatform, PlatformError } from '@agent-platform/core';
+import { type AgentPlatform, DEFAULT_IMAGE_LIMITS, PlatformError } from '@agent-platform/core';
 import { getRouterParams, H3, type H3Event, handleCors } from 'h3';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -19,6 +19,8 @@ export interface AppOptions {
   readonly bodyLimit?: number;
   /** Largest body of the routes that take documents and files, in bytes. Default 16 MiB. */
   readonly uploadLimit?: number;
+  /** Largest body of the chat completion routes (JSON and its images as data: URLs). Default: the JSON limit plus `DEFAULT_IMAGE_LIMITS.maxRequestBytes` as base64. */
+  readonly completionBodyLimit?: number;
   /** Origins allowed to call the API from a browser; `['*']` for any. Default: none (no CORS headers). */
   readonly corsOrigins?: readonly string[];
   /** Interval of the keep-alive comment of every Server-Sent Events response, in ms. Default 15000. */
@@ -140,6 +142,7 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
   const handle = createRouteHandler(platform, {
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     uploadLimit: options.uploadLimit ?? DEFAULT_UPLOAD_LIMIT,
+    completionLimit: options.completionBodyLimit ?? (options.bodyLimit ?? DEFAULT_BODY_LIMIT) + Math.ceil(DEFAULT_IMAGE_LIMITS.maxRequestBytes / 3) * 4,
     keepAliveMs: options.sseKeepAliveMs ?? DEFAULT_SSE_KEEP_ALIVE_MS,
     logger: log,
   });

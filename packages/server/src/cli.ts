@@ -50,13 +50,12 @@ Options:
                         (env AGENT_PLATFORM_VECTOR_STORE_CONFIG)
   --no-console          Serve the API only: no web console at /console/ and no redirect of /
                         (env AGENT_PLATFORM_NO_CONSOLE=true; default: the console is served)
-  --cors-origin ORIGIN  Allow browser calls from ORIGIN; repeatable; "*" for any
-                        (env AGENT_PLATFORM_CORS_ORIGINS, comma-separated; default none)
+  --cors-origin ORIGIN  Allow browser calls from ORIGIN; repeatable; "*" for any (env AGENT_PLATFORM_CORS_ORIGINS, comma-separated; default none)
   --body-limit BYTES    Largest JSON request body (env AGENT_PLATFORM_BODY_LIMIT, default 1048576)
-  --upload-limit BYTES  Largest body of document and file uploads
-                        (env AGENT_PLATFORM_UPLOAD_LIMIT, default 16777216)
-  --default-model P:M   Model of completions that name none, as provider:model
-                        (env AGENT_PLATFORM_DEFAULT_MODEL, default openai:gpt-4o-mini)
+  --upload-limit BYTES  Largest body of document and file uploads (env AGENT_PLATFORM_UPLOAD_LIMIT, default 16777216)
+  --max-image-bytes BYTES  Largest image of a completion's messages, decoded (env AGENT_PLATFORM_MAX_IMAGE_BYTES, default 5242880)
+  --max-request-image-bytes BYTES  A completion's images together (env AGENT_PLATFORM_MAX_REQUEST_IMAGE_BYTES, default 20971520)
+  --default-model P:M   Model of completions that name none, as provider:model (env AGENT_PLATFORM_DEFAULT_MODEL, default openai:gpt-4o-mini)
   --max-steps N         Model calls per agent turn at most (env AGENT_PLATFORM_MAX_STEPS, default 8)
   --allow-host HOST[:PORT]
                         Let URLs that callers supply (local model baseUrl, a credential's baseUrl,
@@ -301,6 +300,7 @@ async function serveCommand(argv: string[]): Promise<void> {
     userCaps,
     ...(agentLimits.historyTokens !== undefined ? { historyTokens: agentLimits.historyTokens } : {}),
     envKey: agentLimits.envKey,
+    images: agentLimits.images,
     upstreamLimits,
     outbound: { allowedHosts, allowlistOnly: values['allowed-hosts-only'] === true },
     ...(values['allow-model-downloads'] ? { allowModelDownloads: true } : {}),

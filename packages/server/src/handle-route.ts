@@ -14,6 +14,8 @@ export interface RouteHandlerOptions {
   readonly bodyLimit: number;
   /** Largest body of the routes with `bodyLimit: 'upload'`, in bytes. */
   readonly uploadLimit: number;
+  /** Largest body of the routes with `bodyLimit: 'completion'` (the JSON limit and the request's images), in bytes. */
+  readonly completionLimit: number;
   /** Interval of the SSE keep-alive comment, in ms. */
   readonly keepAliveMs: number;
   readonly logger?: Logger | undefined;
@@ -72,7 +74,7 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
 
   async function readInput(route: ApiRoute, event: H3Event, caller: Caller): Promise<RouteInput> {
     // The body first: its size is checked against the route's byte limit before any parsing.
-    const limit = route.bodyLimit === 'upload' ? options.uploadLimit : options.bodyLimit;
+    const limit = route.bodyLimit === 'upload' ? options.uploadLimit : route.bodyLimit === 'completion' ? options.completionLimit : options.bodyLimit;
     const raw = !route.body ? undefined : route.bodyKind === 'multipart' ? await readMultipartBody(event.req, limit) : await readJsonBody(event.req, limit);
     return {
       caller,

@@ -75,8 +75,11 @@ export interface RouteSpec<
   readonly bodyKind?: 'json' | 'multipart';
   /** The body as the document shows it, when it differs from what `body` parses (a multipart form's files). */
   readonly bodyDoc?: z.ZodType;
-  /** `upload`: the body may be as large as the upload limit (documents, files) instead of the JSON limit. */
-  readonly bodyLimit?: 'json' | 'upload';
+  /**
+   * `upload`: the body may be as large as the upload limit (documents, files) instead of the JSON
+   * limit; `completion`: as the JSON limit plus the images a completion may carry.
+   */
+  readonly bodyLimit?: 'json' | 'upload' | 'completion';
   /**
    * Failures the route can answer besides those every route may (400 for bad input, 401, 413
    * with a body, 404 with path ids): each becomes a documented response.

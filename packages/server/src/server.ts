@@ -20,17 +20,18 @@ import { createMcpConnector, type StdioPermission } from '@agent-platform/mcp';
 import { javascriptSandbox, npmDependencies, type PythonIsolation, pythonSandbox } from '@agent-platform/sandbox';
 import { serve } from 'h3';
 import pino, { type Logger } from 'pino';
+import { serverAgentOptions } from './agent-options.js';
 import { createApp } from './app.js';
+import { DEFAULT_BODY_LIMIT } from './body.js';
 import { builtConsoleDir } from './console.js';
 import { checkDeployment, configUrls, DEFAULT_DATABASE_POOL, instanceIdOf, resolveDeployment, type SharedVectorStore } from './deployment.js';
 import { openKnowledge, type SharedKnowledge, vectorStoreFactory } from './knowledge.js';
 import { heartbeatOf, type Leases } from './lease-flags.js';
 import { stdioFromEnv } from './mcp-commands.js';
 import { outboundFetches } from './outbound.js';
-import { chatModelResolver, providerBaseUrl } from './providers/index.js';
 import { loadSecretBox } from './secrets.js';
 import { serverUpstreamLimits, upstreamLimitsFrom } from './upstream-limit-flags.js';
-import { agentLimitsFrom, type EnvKeyLimits, operatorKeyLimits, USER_CAP_HINTS, userCapsFrom } from './user-limits.js';
+import { completionBodyLimit, type EnvKeyLimits, type ImageSizes, serverImageLimits, USER_CAP_HINTS, userCapsFrom } from './user-limits.js';
 
 export interface ServerOptions {
   /** Port to listen on; 0 picks a free one. Default 3000. */
@@ -108,6 +109,8 @@ export interface ServerOptions {
    * (else 4096) and AGENT_PLATFORM_ENV_KEY_MODELS (else any model).
    */
   readonly envKey?: EnvKeyLimits;
+  /** Bytes of one image and of one request's images (`--max-image-bytes`, ...). Default from their env variables, else `DEFAULT_IMAGE_LIMITS`. */
+  readonly images?: ImageSizes;
   /**
    * Serve the web console at /console/ (and redirect `/` there): true by default; false
    * (`--no-console`, AGENT_PLATFORM_NO_CONSOLE) for an API-only server. Without a built console
@@ -210,6 +213,7 @@ export async function openPlatform(
     userCaps?: Partial<UserCaps>;
     historyTokens?: number;
     envKey?: EnvKeyLimits;
+    images?: ImageSizes;
   } = {},
 ): Promise<AgentPlatform> {
   const env = options.env ?? process.env;
@@ -218,8 +222,6 @@ export async function openPlatform(
   checkDeployment(deployment, env, options.knowledge === true);
   // The environment's values, under what the options give (the CLI's flags).
   const userCaps = { ...userCapsFrom({}, env), ...options.userCaps };
-  const agentLimits = agentLimitsFrom({}, env);
-  const historyTokens = options.historyTokens ?? agentLimits.historyTokens;
   await mkdir(resolve(dataDir), { recursive: true });
   const shared = deployment.database ? await openSharedStorage(deployment.database, deployment.databasePool) : undefined;
   const storage = shared ?? (await sqliteStorage({ path: databasePath(dataDir) }));
@@ -236,16 +238,7 @@ export async function openPlatform(
   const guarded = fetches.callers;
   // What every upstream may send back, each bound naming its flag (its env variable, else its default).
   const limits = serverUpstreamLimits(options.upstreamLimits ?? upstreamLimitsFrom({}, env));
-  const agent = {
-    models: chatModelResolver(env, fetches, limits.modelAnswerBytes),
-    messageLimit: limits.messageBytes,
-    defaultBaseUrl: (provider: string) => providerBaseUrl(env, provider),
-    defaultModel: options.defaultModel ?? env.AGENT_PLATFORM_DEFAULT_MODEL ?? 'openai:gpt-4o-mini',
-    ...(options.maxSteps ? { stepLimit: options.maxSteps } : {}),
-    ...(options.toolSources ? { toolSources: options.toolSources } : {}),
-    ...(historyTokens !== undefined ? { historyTokens } : {}),
-    operatorKey: operatorKeyLimits({ ...agentLimits.envKey, ...options.envKey }),
-  };
+  const agent = serverAgentOptions(env, fetches, limits, options);
   const common = {
     storage,
     secrets,
@@ -357,6 +350,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.userCaps ? { userCaps: options.userCaps } : {}),
     ...(options.historyTokens !== undefined ? { historyTokens: options.historyTokens } : {}),
     ...(options.envKey ? { envKey: options.envKey } : {}),
+    ...(options.images ? { images: options.images } : {}),
     logger,
   });
   await platform.start();
@@ -368,6 +362,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
     ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.uploadLimit ? { uploadLimit: options.uploadLimit } : {}),
+    completionBodyLimit: completionBodyLimit(options.bodyLimit ?? DEFAULT_BODY_LIMIT, serverImageLimits(options.images, options.env ?? process.env)),
   });
   const server = serve(app, {
     port: options.port ?? 3000,

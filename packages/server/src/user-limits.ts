@@ -1,4 +1,4 @@
-import { DEFAULT_USER_CAPS, type OperatorKeyLimits, type UserCapName, type UserCaps } from '@agent-platform/core';
+import { DEFAULT_IMAGE_LIMITS, DEFAULT_USER_CAPS, type ImageLimits, type OperatorKeyLimits, type UserCapName, type UserCaps } from '@agent-platform/core';
 import { DEFAULT_HISTORY_TOKENS } from '@agent-platform/core/internal';
 import { type IntegerFlag, integerFlagsFrom } from './integer-flags.js';
 
@@ -35,15 +35,33 @@ export interface EnvKeyLimits {
 /** Default of `--env-key-max-tokens`. */
 export const DEFAULT_ENV_KEY_MAX_TOKENS = 4096;
 
-/** The agent's integer settings of `serve`: the history budget and the cap of `max_tokens` on the server's key. */
-export const AGENT_LIMIT_FLAGS: readonly IntegerFlag<'historyTokens' | 'envKeyMaxTokens'>[] = [
+/** The agent's integer settings of `serve`: the history budget, the cap of `max_tokens` on the server's key, the images' sizes. */
+export const AGENT_LIMIT_FLAGS: readonly IntegerFlag<'historyTokens' | 'envKeyMaxTokens' | 'maxImageBytes' | 'maxRequestBytes'>[] = [
   { flag: 'history-tokens', env: 'AGENT_PLATFORM_HISTORY_TOKENS', key: 'historyTokens', min: 0, max: 100_000_000, defaultValue: DEFAULT_HISTORY_TOKENS },
   { flag: 'env-key-max-tokens', env: 'AGENT_PLATFORM_ENV_KEY_MAX_TOKENS', key: 'envKeyMaxTokens', min: 0, max: 100_000_000, defaultValue: DEFAULT_ENV_KEY_MAX_TOKENS },
+  { flag: 'max-image-bytes', env: 'AGENT_PLATFORM_MAX_IMAGE_BYTES', key: 'maxImageBytes', min: 1, max: 64 * 1024 * 1024, defaultValue: DEFAULT_IMAGE_LIMITS.maxImageBytes },
+  { flag: 'max-request-image-bytes', env: 'AGENT_PLATFORM_MAX_REQUEST_IMAGE_BYTES', key: 'maxRequestBytes', min: 1, max: 64 * 1024 * 1024, defaultValue: DEFAULT_IMAGE_LIMITS.maxRequestBytes },
 ];
 
-/** The history budget and the server key's cap given as flags or else env variables. */
-export function agentLimitsFrom(values: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv): { historyTokens?: number; envKey: EnvKeyLimits } {
-  const { historyTokens, envKeyMaxTokens } = integerFlagsFrom(AGENT_LIMIT_FLAGS, values, env);
+/** How much of the images of completions the server takes (`--max-image-bytes`, `--max-request-image-bytes`). */
+export type ImageSizes = Pick<ImageLimits, 'maxImageBytes' | 'maxRequestBytes'>;
+
+/** The image limits of the agent: the given ones over the environment's, over the defaults; the flags named in the 413s. */
+export function serverImageLimits(given: ImageSizes | undefined, env: NodeJS.ProcessEnv): Required<ImageSizes> & ImageLimits {
+  return {
+    ...DEFAULT_IMAGE_LIMITS,
+    ...agentLimitsFrom({}, env).images,
+    ...given,
+    hints: { maxImageBytes: '--max-image-bytes', maxRequestBytes: '--max-request-image-bytes' },
+  };
+}
+
+/** The completion routes' body limit: the JSON limit plus the request's images as base64 `data:` URLs. */
+export const completionBodyLimit = (bodyLimit: number, images: Required<ImageSizes>): number => bodyLimit + Math.ceil(images.maxRequestBytes / 3) * 4;
+
+/** The history budget, the server key's cap and the image sizes given as flags or else env variables. */
+export function agentLimitsFrom(values: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv): { historyTokens?: number; envKey: EnvKeyLimits; images: ImageSizes } {
+  const { historyTokens, envKeyMaxTokens, maxImageBytes, maxRequestBytes } = integerFlagsFrom(AGENT_LIMIT_FLAGS, values, env);
   const listed = values['env-key-model'];
   const models = Array.isArray(listed)
     ? listed.map(String)
@@ -53,6 +71,7 @@ export function agentLimitsFrom(values: Readonly<Record<string, unknown>>, env: 
   return {
     ...(historyTokens !== undefined ? { historyTokens } : {}),
     envKey: { ...(envKeyMaxTokens !== undefined ? { maxTokens: envKeyMaxTokens } : {}), ...(models.length > 0 ? { models } : {}) },
+    images: { ...(maxImageBytes !== undefined ? { maxImageBytes } : {}), ...(maxRequestBytes !== undefined ? { maxRequestBytes } : {}) },
   };
 }
 

@@ -427,21 +427,10 @@ describe('what the request may carry', () => {
   it('refuses each member it cannot honour with 400 naming it and why, before any model call, and an OpenAI client does not retry', async () => {
     const refused: [Record<string, unknown>, string][] = [
       [{ n: 2 }, 'n: only 1 is supported'],
-      [{ response_format: { type: 'json_object' } }, 'response_format.type: only {"type":"text"} is supported'],
-      [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } } }, 'response_format.type: only {"type":"text"}'],
+      [{ response_format: { type: 'xml' } }, 'response_format.type: must be {"type":"text"}, {"type":"json_object"} or {"type":"json_schema"'],
       [
-        {
-          messages: [
-            {
-              role: 'user',
-              content: [
-                { type: 'text', text: 'what is this?' },
-                { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
-              ],
-            },
-          ],
-        },
-        'messages.0.content.1.type: "image_url" content parts are not supported',
+        { messages: [{ role: 'assistant', content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }] },
+        'messages.0.content.0.type: "image_url" content parts are not supported in this message: images are taken in user messages only',
       ],
       [{ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }] }, 'messages.0.content.0.type: "input_audio" content parts are not supported'],
       [{ messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-1' } }] }] }, 'messages.0.content.0.type: "file" content parts are not supported'],
@@ -473,12 +462,12 @@ describe('what the request may carry', () => {
     expect(upstream.requests).toEqual([]);
     // Nothing half-written: the chat-scoped form did not create the chat it named.
     expect((await s.call('GET', '/api/chats/chat-refused/messages')).status).toBe(404);
-    // As LangChain's withStructuredOutput asks (response_format json_schema): one request, a 400 at once, no retry.
+    // A refused response_format (as LangChain's withStructuredOutput might send one this service cannot check): one request, a 400 at once, no retry.
     const { client: retrying, sent } = counted();
     const started = Date.now();
-    await expect(retrying.chat.completions.create({ ...ask(), response_format: { type: 'json_schema', json_schema: { name: 'joke', schema: { type: 'object' } } } })).rejects.toMatchObject({
+    await expect(retrying.chat.completions.create({ ...ask(), response_format: { type: 'json_schema', json_schema: { name: 'joke', schema: { type: 'nothing' } } } })).rejects.toMatchObject({
       status: 400,
-      message: expect.stringContaining('response_format'),
+      message: expect.stringContaining('response_format.json_schema.schema: not a valid JSON Schema'),
     });
     expect(sent()).toBe(1);
     expect(Date.now() - started).toBeLessThan(5000);

@@ -20,6 +20,9 @@ import { ALLOW_LOOPBACK, startTestServer, type TestServer } from './helpers.js';
  */
 
 const UPLOAD_LIMIT = 8 * 1024 * 1024;
+/** The images a completion may carry (`--max-request-image-bytes`), base64 in its body beside the JSON limit. */
+const REQUEST_IMAGES = 3 * 1024 * 1024;
+const COMPLETION_LIMIT = 1024 * 1024 + (REQUEST_IMAGES / 3) * 4;
 const TEN_MB = 10 * 1024 * 1024;
 
 let s: TestServer;
@@ -30,7 +33,12 @@ let openapi: { paths: Record<string, Record<string, { responses: Record<string, 
 
 beforeAll(async () => {
   [upstream, ollama, everything] = await Promise.all([startUpstream(), startOllamaServer(), startEverything('streamableHttp')]);
-  s = await startTestServer({ outbound: ALLOW_LOOPBACK, uploadLimit: UPLOAD_LIMIT, env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'k', OLLAMA_HOST: ollama.url } });
+  s = await startTestServer({
+    outbound: ALLOW_LOOPBACK,
+    uploadLimit: UPLOAD_LIMIT,
+    images: { maxRequestBytes: REQUEST_IMAGES },
+    env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'k', OLLAMA_HOST: ollama.url },
+  });
   openapi = (await s.call('GET', '/openapi.json', { key: null })).body;
 }, 120_000);
 afterAll(async () => {
@@ -299,7 +307,7 @@ describe.each(apiRoutes.map((route) => [name(route), route] as const))('%s', (_n
       : await send(route, call, s.keyA, JSON.stringify({ ...(call.body as object), padding: 'x'.repeat(TEN_MB) }));
     expect(res.status).toBe(413);
     expect(res.body).toMatchObject({ success: false, code: 'payload_too_large' });
-    expect(messageOf(route, res.body)).toContain(String(route.bodyLimit === 'upload' ? UPLOAD_LIMIT : 1024 * 1024));
+    expect(messageOf(route, res.body)).toContain(String(route.bodyLimit === 'upload' ? UPLOAD_LIMIT : route.bodyLimit === 'completion' ? COMPLETION_LIMIT : 1024 * 1024));
     expectErrorMembers(route, res.body);
     expectDocumented(route, 413);
   });

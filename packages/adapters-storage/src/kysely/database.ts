@@ -113,6 +113,8 @@ export interface Database {
     tool_call_id: string | null;
     /** JSON array of `MessageSource` or null (SQLite 0017, PostgreSQL 0008) */
     sources: ColumnType<unknown, string | null, string | null>;
+    /** JSON array of `StoredContentPart` (a user message with images) or null (SQLite 0022, PostgreSQL 0013) */
+    parts: ColumnType<unknown, string | null, string | null>;
     created_at: Timestamp;
   };
   tools: {

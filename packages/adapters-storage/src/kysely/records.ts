@@ -135,6 +135,7 @@ export function createRecords(dialect: Pick<StorageDialect, 'readJson'>) {
     toolCalls: row.tool_calls === null ? null : (json(row.tool_calls) as ChatMessageRecord['toolCalls']),
     toolCallId: row.tool_call_id,
     ...(row.sources === null ? {} : { sources: json(row.sources) as ChatMessageRecord['sources'] }),
+    ...(row.parts === null || row.parts === undefined ? {} : { parts: json(row.parts) as ChatMessageRecord['parts'] }),
     createdAt: readTime(row.created_at),
   });
 

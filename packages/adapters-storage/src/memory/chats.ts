@@ -37,7 +37,9 @@ export function memoryChats(tables: () => Tables): ChatRepository {
       const list = tables().messages.get(chatKey(userId, chatId));
       if (!list) throw new Error(`Chat ${chatId} does not exist`);
       // An empty list of sources is stored as none, as the other stores do.
-      for (const { sources, ...m } of messages) list.push(clone({ ...m, ...(sources?.length ? { sources } : {}), chatId, position: list.length }));
+      for (const { sources, parts, ...m } of messages) {
+        list.push(clone({ ...m, ...(sources?.length ? { sources } : {}), ...(parts?.length ? { parts } : {}), chatId, position: list.length }));
+      }
     },
     async messages(userId, chatId) {
       return (tables().messages.get(chatKey(userId, chatId)) ?? []).map(clone);
@@ -49,6 +51,15 @@ export function memoryChats(tables: () => Tables): ChatRepository {
         .slice(Math.max(0, end - limit), Math.max(0, end))
         .reverse()
         .map(clone);
+    },
+    async imageRefs(userId, scope) {
+      const t = tables();
+      const chats = 'chatId' in scope ? [t.chats.get(chatKey(userId, scope.chatId))] : [...t.chats.values()].filter((c) => c.userId === userId && c.projectId === scope.projectId);
+      return chats.flatMap((chat) => {
+        if (!chat || chat.userId !== userId) return [];
+        const refs = new Set((t.messages.get(chatKey(userId, chat.id)) ?? []).flatMap((m) => (m.parts ?? []).flatMap((p) => (p.type === 'image' ? [p.ref] : []))));
+        return [...refs].map((ref) => ({ chatId: chat.id, ref }));
+      });
     },
   };
 }

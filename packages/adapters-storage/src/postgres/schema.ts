@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addJobTenants } from '../kysely/job-tenants.js';
+import { addMessageParts } from '../kysely/message-parts.js';
 import { addProjectInstructions } from '../kysely/project-instructions.js';
 import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
 import { addUserCountsPostgres } from '../kysely/user-counts.js';
@@ -275,11 +276,7 @@ export const migrations: Record<string, Migration> = {
       await db.schema.alterTable('chat_messages').addColumn('sources', 'json').execute();
     },
   },
-  '0009_project_instructions': {
-    async up(db: Kysely<any>) {
-      await addProjectInstructions(db);
-    },
-  },
+  '0009_project_instructions': { up: (db: Kysely<any>) => addProjectInstructions(db) },
   '0010_fair_jobs': {
     // Each job's tenant, for fair claims between tenants (SQLite's 0019).
     async up(db: Kysely<any>) {
@@ -312,6 +309,8 @@ export const migrations: Record<string, Migration> = {
       await addUserCountsPostgres(db);
     },
   },
+  // A user message's images are kept as references in its parts (ChatMessageRecord.parts).
+  '0013_message_parts': { up: (db: Kysely<any>) => addMessageParts(db, 'json') },
 };
 
 /**

@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addJobTenants } from '../kysely/job-tenants.js';
+import { addMessageParts } from '../kysely/message-parts.js';
 import { addProjectInstructions } from '../kysely/project-instructions.js';
 import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
 import { addUserCountsSqlite } from '../kysely/user-counts.js';
@@ -374,11 +375,7 @@ export const migrations: Record<string, Migration> = {
       await db.schema.alterTable('chat_messages').addColumn('sources', 'text').execute();
     },
   },
-  '0018_project_instructions': {
-    async up(db: Kysely<any>) {
-      await addProjectInstructions(db);
-    },
-  },
+  '0018_project_instructions': { up: (db: Kysely<any>) => addProjectInstructions(db) },
   '0019_fair_jobs': {
     // Jobs are claimed fairly between tenants (docs/KNOWLEDGE.md, "The job queue"): each job
     // names its tenant, the owner key its share counts against (today the document's user),
@@ -441,4 +438,6 @@ export const migrations: Record<string, Migration> = {
       await addUserCountsSqlite(db);
     },
   },
+  // A user message's images are kept as references in its parts (ChatMessageRecord.parts).
+  '0022_message_parts': { up: (db: Kysely<any>) => addMessageParts(db, 'text') },
 };

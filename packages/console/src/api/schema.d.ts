@@ -1357,6 +1357,20 @@ export interface operations {
                             content: string | null;
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description A user message that held images: its text and references to its images, in order (`content` is its text) */
+                            parts?: ({
+                                text: string;
+                                /** @constant */
+                                type: "text";
+                            } | {
+                                /** @description Size of the image */
+                                bytes: number;
+                                mediaType: string;
+                                /** @description The image's SHA-256 (hex): kept once per chat in the blob store */
+                                ref: string;
+                                /** @constant */
+                                type: "image";
+                            })[];
                             /** @enum {string} */
                             role: "system" | "user" | "assistant" | "tool";
                             /** @description The knowledge the answer was given, as the completion returned it: on the assistant message that ends a turn */
@@ -3970,8 +3984,17 @@ export interface operations {
                             /** @constant */
                             type: "text";
                         } | {
+                            image_url: {
+                                /** @description Accepted and not used: the provider decides the detail */
+                                detail?: ("auto" | "low" | "high") | null;
+                                /** @description https: (or http:) URL fetched through the outbound policy, or a data: URL (base64); PNG, JPEG, GIF or WebP, told by its bytes */
+                                url: string;
+                            };
+                            /** @constant */
+                            type: "image_url";
+                        } | {
                             /** @enum {string} */
-                            type: "image_url" | "input_audio" | "file";
+                            type: "input_audio" | "file";
                         })[];
                         /** @description The participant's name, given to the model to tell participants of one role apart (not stored with a chat's messages) */
                         name?: string;
@@ -4063,10 +4086,27 @@ export interface operations {
                     provider?: "openai" | "ollama" | "local";
                     /** @description Not supported (400 unless left out or null): the model's settings are not taken from the request */
                     reasoning_effort?: null;
-                    response_format?: {
+                    /** @description text, json_object or json_schema: the answer is checked against it (docs/AGENT.md, "Structured outputs") */
+                    response_format?: ({
                         /** @constant */
                         type: "text";
-                    } | null;
+                    } | {
+                        /** @constant */
+                        type: "json_object";
+                    } | {
+                        json_schema: {
+                            description?: string;
+                            name: string;
+                            /** @description JSON Schema of the answer (at most 65536 characters of JSON, 32 levels deep) */
+                            schema: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Ask the provider to follow the schema exactly where it can; the answer is checked against it either way */
+                            strict?: boolean | null;
+                        };
+                        /** @constant */
+                        type: "json_schema";
+                    }) | null;
                     /** @description Accepted and not used: an end-user identifier for OpenAI's abuse monitoring */
                     safety_identifier?: string | null;
                     /** @description Forwarded to the model */
@@ -4396,8 +4436,17 @@ export interface operations {
                             /** @constant */
                             type: "text";
                         } | {
+                            image_url: {
+                                /** @description Accepted and not used: the provider decides the detail */
+                                detail?: ("auto" | "low" | "high") | null;
+                                /** @description https: (or http:) URL fetched through the outbound policy, or a data: URL (base64); PNG, JPEG, GIF or WebP, told by its bytes */
+                                url: string;
+                            };
+                            /** @constant */
+                            type: "image_url";
+                        } | {
                             /** @enum {string} */
-                            type: "image_url" | "input_audio" | "file";
+                            type: "input_audio" | "file";
                         })[];
                         /** @description The participant's name, given to the model to tell participants of one role apart (not stored with a chat's messages) */
                         name?: string;
@@ -4489,10 +4538,27 @@ export interface operations {
                     provider?: "openai" | "ollama" | "local";
                     /** @description Not supported (400 unless left out or null): the model's settings are not taken from the request */
                     reasoning_effort?: null;
-                    response_format?: {
+                    /** @description text, json_object or json_schema: the answer is checked against it (docs/AGENT.md, "Structured outputs") */
+                    response_format?: ({
                         /** @constant */
                         type: "text";
-                    } | null;
+                    } | {
+                        /** @constant */
+                        type: "json_object";
+                    } | {
+                        json_schema: {
+                            description?: string;
+                            name: string;
+                            /** @description JSON Schema of the answer (at most 65536 characters of JSON, 32 levels deep) */
+                            schema: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Ask the provider to follow the schema exactly where it can; the answer is checked against it either way */
+                            strict?: boolean | null;
+                        };
+                        /** @constant */
+                        type: "json_schema";
+                    }) | null;
                     /** @description Accepted and not used: an end-user identifier for OpenAI's abuse monitoring */
                     safety_identifier?: string | null;
                     /** @description Forwarded to the model */

@@ -3,7 +3,7 @@ import { jsonExceedsNesting, nestingError } from '../nesting.js';
 import { answerTooLarge } from '../net/bounded-body.js';
 import { type ByteLimit, byteBudget, DEFAULT_UPSTREAM_LIMITS, utf8Bytes } from '../net/upstream-limits.js';
 import type { SearchHit } from '../schemas/knowledge.js';
-import type { ChatMessage, ChatModel, ChatRequest, FinishReason, ToolCall, ToolChoice, ToolDefinition, Usage } from './chat-model.js';
+import type { ChatMessage, ChatModel, ChatRequest, FinishReason, ResponseFormat, ToolCall, ToolChoice, ToolDefinition, Usage } from './chat-model.js';
 import type { AgentTool } from './tools.js';
 
 /** A knowledge hit that went into the model's context, as the response reports it. */
@@ -76,6 +76,12 @@ export interface AgentTurn {
   readonly toolChoice?: 'none' | ToolChoice;
   readonly temperature?: number;
   readonly maxTokens?: number;
+  /**
+   * The answer's shape, given to every model call of the turn (as OpenAI takes `response_format`
+   * beside `tools`: a step may still call tools, the answer follows the format). Only for a
+   * model whose `capabilities.structuredOutputs` is true. Default: free text.
+   */
+  readonly responseFormat?: ResponseFormat;
   /** Given to every model call as they are; `parallelToolCalls` only to calls offered tools. */
   readonly modelSettings?: Pick<ChatRequest, 'topP' | 'frequencyPenalty' | 'presencePenalty' | 'seed' | 'stop' | 'parallelToolCalls'>;
   /** Model calls at most; the last one is offered no tools, so it answers. Default 8. */
@@ -182,6 +188,7 @@ export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent>
       ...(offerTools && parallelToolCalls !== undefined ? { parallelToolCalls } : {}),
       ...(turn.temperature !== undefined ? { temperature: turn.temperature } : {}),
       ...(turn.maxTokens !== undefined ? { maxTokens: turn.maxTokens } : {}),
+      ...(turn.responseFormat ? { responseFormat: turn.responseFormat } : {}),
       ...(turn.signal ? { signal: turn.signal } : {}),
     })) {
       if (event.type === 'text') {

@@ -5,6 +5,7 @@ import { CHAT_ID_RULE, isChatId } from '../ids.js';
 import { offsetPageFields } from '../paging.js';
 import type { Chat, ChatMessagesResponse, ChatResponse, CreateChatRequest, ListChatsQuery, ListChatsResponse, RenameChatRequest } from '../schemas/chats.js';
 import type { ChatRecord } from '../storage/types.js';
+import type { ChatImages } from './images.js';
 
 type CreateBody = z.output<typeof CreateChatRequest>;
 type ListQuery = z.output<typeof ListChatsQuery>;
@@ -22,13 +23,33 @@ function toChat(record: ChatRecord): Chat {
 
 /**
  * A user's chats: each belongs to one of the user's projects and holds its messages (the
- * completions write them). `open` and `get` serve the completions and their streams (`ChatOpener`).
+ * completions write them). `open` and `get` serve the completions and their streams
+ * (`ChatOpener`), `putImage` and `image` the images of their messages (kept in the blob store,
+ * referenced by the messages); a chat's delete, and a project's (`dropProject`), take its images.
  */
 export class ChatsService {
   readonly #ctx: PlatformContext;
+  readonly #images: ChatImages;
 
-  constructor(ctx: PlatformContext) {
+  constructor(ctx: PlatformContext, deps: { images: ChatImages }) {
     this.#ctx = ctx;
+    this.#images = deps.images;
+  }
+
+  /** Keeps an image of a message of the user's chat, once per chat; answers its reference. */
+  putImage(userId: string, chatId: string, bytes: Uint8Array): Promise<string> {
+    return this.#images.put(userId, chatId, bytes);
+  }
+
+  /** The bytes of an image of the user's chat (by its reference), undefined when it is gone. */
+  image(userId: string, chatId: string, ref: string): Promise<Uint8Array | undefined> {
+    return this.#images.get(userId, chatId, ref);
+  }
+
+  /** The chats part of a project's delete (`ProjectCleanup`): their images, read before and deleted after. */
+  async dropProject(caller: Caller, projectId: string): Promise<() => Promise<void>> {
+    const images = await this.#ctx.storage.chats.imageRefs(caller.userId, { projectId });
+    return () => this.#images.drop(caller.userId, images);
   }
 
   /** `POST /api/chats`: a chat of one of the caller's projects. */
@@ -100,6 +121,7 @@ export class ChatsService {
         ...(m.toolCalls ? { toolCalls: m.toolCalls.map((c) => ({ ...c })) } : {}),
         ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}),
         ...(m.sources?.length ? { sources: m.sources.map((source) => ({ ...source })) } : {}),
+        ...(m.parts?.length ? { parts: m.parts.map((part) => ({ ...part })) } : {}),
         createdAt: m.createdAt.toISOString(),
       })),
     };
@@ -112,9 +134,11 @@ export class ChatsService {
     return { success: true, chat: toChat(chat) };
   }
 
-  /** `DELETE /api/chats/{chatId}`: the chat and its messages. */
+  /** `DELETE /api/chats/{chatId}`: the chat, its messages and their images. */
   async delete(caller: Caller, chatId: string): Promise<{ success: true; message: string }> {
+    const images = await this.#ctx.storage.chats.imageRefs(caller.userId, { chatId });
     if (!(await this.#ctx.storage.chats.delete(caller.userId, chatId))) throw PlatformError.notFound('Chat not found');
+    await this.#images.drop(caller.userId, images);
     return { success: true, message: 'Chat deleted' };
   }
 }

@@ -1,4 +1,4 @@
-import { type ChatMessage, messageText } from '../agent/chat-model.js';
+import { type ChatContentPart, type ChatMessage, messageText } from '../agent/chat-model.js';
 import type { ChatMessageRecord, StorageAdapter } from '../storage/types.js';
 import { countTokens } from '../tokens.js';
 
@@ -11,6 +11,13 @@ export const DEFAULT_HISTORY_TOKENS = 32_000;
 
 /** Tokens a message costs beyond its text: its role and framing (OpenAI's chat format adds 3-4). */
 const MESSAGE_OVERHEAD = 4;
+
+/**
+ * Tokens an image is counted as: providers count images by their size (OpenAI 85 to about 1,100
+ * for a 1024x1024 image in high detail, Anthropic about 1,600 for the largest they keep), so a
+ * round figure in that range.
+ */
+export const IMAGE_TOKENS = 1_000;
 
 /** Messages read from storage per query, from the chat's end. */
 const PAGE = 100;
@@ -81,6 +88,7 @@ class TokenCounter {
   /** Tokens of a message: its text, its tool calls' names and arguments, and the framing. */
   async message(m: ChatMessage, limit: number): Promise<number> {
     let n = MESSAGE_OVERHEAD + (await this.count(m.content === null ? '' : messageText(m.content), limit));
+    if (m.role === 'user' && typeof m.content !== 'string') n += IMAGE_TOKENS * m.content.filter((p) => p.type === 'image').length;
     if (m.role === 'assistant') {
       for (const call of m.toolCalls ?? []) {
         if (n > limit) break;
@@ -101,13 +109,30 @@ class TokenCounter {
   }
 }
 
-/** A stored message as the model is given it. */
-export const fromRecord = (m: ChatMessageRecord): ChatMessage => {
+/** The bytes (base64) of an image a stored message refers to (`StoredContentPart.ref`), undefined when it is gone. */
+export type ImageLoader = (ref: string) => Promise<string | undefined>;
+
+/** A stored user message's parts, its images loaded (one that is gone is said so in text). */
+async function userContent(m: ChatMessageRecord, load: ImageLoader | undefined): Promise<string | ChatContentPart[]> {
+  if (!m.parts?.length || !load) return m.content ?? '';
+  const parts: ChatContentPart[] = [];
+  for (const part of m.parts) {
+    if (part.type === 'text') parts.push(part);
+    else {
+      const data = await load(part.ref);
+      parts.push(data === undefined ? { type: 'text', text: '[an image that is no longer stored]' } : { type: 'image', mediaType: part.mediaType, data });
+    }
+  }
+  return parts;
+}
+
+/** A stored message as the model is given it (a user's images loaded by `load`; without it, its text). */
+export const fromRecord = async (m: ChatMessageRecord, load?: ImageLoader): Promise<ChatMessage> => {
   switch (m.role) {
     case 'system':
       return { role: 'system', content: m.content ?? '' };
     case 'user':
-      return { role: 'user', content: m.content ?? '' };
+      return { role: 'user', content: await userContent(m, load) };
     case 'assistant':
       return { role: 'assistant', content: m.content, ...(m.toolCalls ? { toolCalls: m.toolCalls } : {}) };
     case 'tool':
@@ -154,11 +179,12 @@ function pendingOf(newestFirst: readonly ChatMessage[]): ChatMessage[] {
 
 /**
  * Reads a chat from its end, a page at a time, until its turns pass `budget` tokens (or the chat
- * starts): what a completion needs of it, whatever the chat's length. Turns start at a user
+ * starts): what a completion needs of it, whatever the chat's length; the images of its user
+ * messages are loaded by `load` (each counted as `IMAGE_TOKENS`). Turns start at a user
  * message (messages before the chat's first one make a turn of their own), so a tool call and
  * its results are always in one turn.
  */
-export async function readRecentTurns(storage: StorageAdapter, userId: string, chatId: string, budget: number): Promise<RecentTurns> {
+export async function readRecentTurns(storage: StorageAdapter, userId: string, chatId: string, budget: number, load?: ImageLoader): Promise<RecentTurns> {
   const counter = new TokenCounter();
   const turns: Turn[] = [];
   const seen: ChatMessage[] = []; // newest first, while the newest turn is read
@@ -172,7 +198,7 @@ export async function readRecentTurns(storage: StorageAdapter, userId: string, c
   for (;;) {
     const page = await storage.chats.recentMessages(userId, chatId, { limit: PAGE, ...(before !== undefined ? { before } : {}) });
     for (const record of page) {
-      const m = fromRecord(record);
+      const m = await fromRecord(record, full ? undefined : load);
       if (turns.length === 0) seen.push(m);
       if (full) {
         if (m.role === 'user') return { budget, turns, pending: pendingOf(seen), question: messageText(m.content) };

@@ -1,6 +1,7 @@
 import type { ChatModelResolver } from '../agent/chat-model.js';
 import type { ToolSource } from '../agent/tools.js';
 import type { ByteLimit } from '../net/upstream-limits.js';
+import type { ImageLimits } from './images.js';
 
 export interface AgentOptions {
   readonly models: ChatModelResolver;
@@ -38,6 +39,11 @@ export interface AgentOptions {
    * the operator's own account (the server's OPENAI_API_KEY for `openai`). Default: none.
    */
   readonly operatorKey?: Readonly<Record<string, OperatorKeyLimits>>;
+  /**
+   * Limits of the images of user messages (`image_url` parts): bytes of one image and of one
+   * request's images, and the time to fetch one. Default `DEFAULT_IMAGE_LIMITS` (5 MiB, 20 MiB, 10 s).
+   */
+  readonly images?: ImageLimits;
 }
 
 /** What calls on the operator's own key may ask (`AgentOptions.operatorKey`). */

@@ -8,11 +8,14 @@ import { randomString } from '../ids.js';
 import { isModelProvider } from '../registries/model-providers.js';
 import type { CompletionMessage } from '../schemas/completions.js';
 import { AGENT_MIN_SCORE, type SearchHit } from '../schemas/knowledge.js';
-import type { ChatMessageRecord, ChatRecord, MessageSource, ProjectRecord } from '../storage/types.js';
+import type { ChatMessageRecord, ChatRecord, MessageSource, ProjectRecord, StoredContentPart } from '../storage/types.js';
+import { type AnswerSchemaValidator, checkAnswer, checkResponseSchema, formatInstruction } from './answer-format.js';
+import { type ChatImageStore, imageLoader, storedParts, withoutImages } from './chat-images.js';
 import { type CompletionPlan, sourcesOut } from './chunks.js';
 import { countMessageTokens, DEFAULT_HISTORY_TOKENS, fitHistory, readRecentTurns } from './history.js';
+import { checkImageCapability, imageParts, loadImages } from './images.js';
 import type { AgentOptions, OperatorKeyLimits } from './options.js';
-import { type CompletionSettings, checkTools, operatorLimited, toChatMessages, turnSettings } from './request.js';
+import { type CompletionSettings, checkTools, operatorLimited, responseFormatOf, toChatMessages, turnSettings } from './request.js';
 
 /** A credential as a provider call uses it: decrypted. */
 export interface ProviderCredential {
@@ -42,6 +45,10 @@ export interface CompletionPlannerDeps {
   /** Undefined when the platform has no knowledge base: agents then search nothing. */
   readonly knowledge: KnowledgeSearch | undefined;
   readonly credentials: CredentialResolver;
+  /** Where the images of chats' messages are kept (the chats area). */
+  readonly images: ChatImageStore;
+  /** Checks answers against a `response_format` JSON schema (the tools area's validator). */
+  readonly answers: AnswerSchemaValidator;
 }
 
 const splitModel = (value: string): { provider: string; model: string } => {
@@ -49,13 +56,14 @@ const splitModel = (value: string): { provider: string; model: string } => {
   return at > 0 && isModelProvider(value.slice(0, at)) ? { provider: value.slice(0, at), model: value.slice(at + 1) } : { provider: 'openai', model: value };
 };
 
-const toRecord = (m: ChatMessage, createdAt: Date, sources?: readonly MessageSource[]): Omit<ChatMessageRecord, 'chatId' | 'position'> => ({
+const toRecord = (m: ChatMessage, createdAt: Date, sources?: readonly MessageSource[], parts?: readonly StoredContentPart[]): Omit<ChatMessageRecord, 'chatId' | 'position'> => ({
   role: m.role,
-  // A user message's images are not stored (only its text): a reference to them is the images' own issue.
+  // A user message's images are kept as references in its parts (`content` is its text).
   content: m.role === 'user' ? messageText(m.content) : m.content,
   toolCalls: m.role === 'assistant' && m.toolCalls ? [...m.toolCalls] : null,
   toolCallId: m.role === 'tool' ? m.toolCallId : null,
   ...(sources && sources.length > 0 ? { sources } : {}),
+  ...(parts ? { parts } : {}),
   createdAt,
 });
 
@@ -117,7 +125,8 @@ export class CompletionPlanner {
     // own (tool results continuing the chat's last turn) searches with the chat's last question.
     // The chat is read from its end only as far as the budget reaches.
     const budget = this.#agent.historyTokens ?? DEFAULT_HISTORY_TOKENS;
-    const history = chat ? readRecentTurns(this.#ctx.storage, chat.userId, chat.id, budget) : Promise.resolve(undefined);
+    const images = this.#deps.images;
+    const history = chat ? readRecentTurns(this.#ctx.storage, chat.userId, chat.id, budget, imageLoader(images, chat.userId, chat.id)) : Promise.resolve(undefined);
     const question = project && this.#deps.knowledge ? (lastUserText(requested) ?? (chat ? history.then((h) => h?.question) : undefined)) : undefined;
     const knowledge = this.#deps.knowledge;
     // A turn whose messages could not be stored is refused before the model is called.
@@ -144,9 +153,20 @@ export class CompletionPlanner {
     // for tool results has any, and its pending calls are always read); every tool call of the
     // conversation must have its result before the model is asked again. The history is what
     // the budget leaves after the system context and the request's own messages.
-    const input = recent ? newToChat(recent.pending, requested) : requested;
-    const earlier = recent ? fitHistory(recent, await countMessageTokens([...(system ? [{ role: 'system' as const, content: system }] : []), ...input], budget)) : [];
-    checkToolResults(earlier, input, requested);
+    // Images: refused for a model that cannot take them, else fetched or decoded and checked.
+    const pictured = imageParts(request.messages);
+    checkImageCapability(model, modelName, pictured);
+    const format = responseFormatOf(request.response_format);
+    const answers = this.#deps.answers;
+    await checkResponseSchema(format, answers, caller.userId);
+    const loaded = pictured.length > 0 ? toChatMessages(request.messages, await loadImages(pictured, { fetch: this.#ctx.fetch, limits: this.#agent.images, signal })) : requested;
+    // A model without structured outputs is told the format in the system prompt; its answer is checked all the same.
+    const native = model.capabilities?.structuredOutputs === true;
+    const prompt = format && !native ? [system, formatInstruction(format)].filter(Boolean).join('\n\n') : system;
+    const input = recent ? newToChat(recent.pending, loaded) : loaded;
+    const fitted = recent ? fitHistory(recent, await countMessageTokens([...(prompt ? [{ role: 'system' as const, content: prompt }] : []), ...input], budget)) : [];
+    const earlier = model.capabilities?.images ? fitted : withoutImages(fitted);
+    checkToolResults(earlier, input, loaded);
 
     const createdAt = this.#ctx.clock.now();
     const storage = this.#ctx.storage;
@@ -155,24 +175,32 @@ export class CompletionPlanner {
     const turn = runAgentTurn({
       model,
       modelName,
-      ...(system ? { system } : {}),
+      ...(prompt ? { system: prompt } : {}),
       history: earlier,
       input,
       tools,
       ...settings,
       ...(this.#agent.stepLimit ? { stepLimit: this.#agent.stepLimit } : {}),
       ...(this.#agent.messageLimit ? { messageLimit: this.#agent.messageLimit } : {}),
+      ...(format && native ? { responseFormat: format } : {}),
       ...(signal ? { signal } : {}),
     });
     const events: AsyncIterable<AgentEvent> = {
       async *[Symbol.asyncIterator]() {
         for await (const event of turn) {
+          // The answer must have the format asked before anything of the turn is stored or finished.
+          if (event.type === 'finish' && format && event.reason !== 'tool_calls') {
+            const answer = event.messages.findLast((m) => m.role === 'assistant')?.content ?? '';
+            await checkAnswer(format, answer, answers, caller.userId, signal);
+          }
           if (event.type === 'finish' && chat) {
             // The turn is stored only once it has completed: the request's new messages (not
             // its system prompt), the tool calls and results, and the answer; the assistant
             // message that ends the turn keeps the sources the response gives.
             const fresh = [...input.filter((m) => m.role !== 'system'), ...event.messages];
             const last = fresh.findLastIndex((m) => m.role === 'assistant');
+            // Images are put in the store first: a message never refers to an image that is not there.
+            const parts = await Promise.all(fresh.map((m) => storedParts(m, images, chat.userId, chat.id)));
             // Within the user's cap of messages, decided under the user's lock: over it the turn
             // is not stored (and the stream ends with the error).
             await storage.transaction(async (tx) => {
@@ -180,7 +208,7 @@ export class CompletionPlanner {
               await tx.chats.appendMessages(
                 chat.userId,
                 chat.id,
-                fresh.map((m, i) => toRecord(m, createdAt, i === last ? stored : undefined)),
+                fresh.map((m, i) => toRecord(m, createdAt, i === last ? stored : undefined, parts[i])),
               );
             });
             await storage.chats.touch(chat.userId, chat.id, createdAt);

@@ -1,22 +1,36 @@
-import type { ChatMessage, ChatModel, ToolDefinition } from '../agent/chat-model.js';
+import type { ChatContentPart, ChatMessage, ChatModel, ResponseFormat, ToolDefinition } from '../agent/chat-model.js';
 import type { AgentTurn } from '../agent/loop.js';
 import { PlatformError } from '../errors.js';
 import type { ChatCompletionRequest, CompletionMessage } from '../schemas/completions.js';
+import type { LoadedImage } from './images.js';
 import type { OperatorKeyLimits } from './options.js';
 
 /** A content's text: the string, or its text (and an assistant's refusal) parts joined. */
 const textOf = (content: CompletionMessage['content']): string =>
   typeof content === 'string' ? content : (content ?? []).map((p) => (p.type === 'text' ? p.text : p.type === 'refusal' ? p.refusal : '')).join('');
 
-/** OpenAI-format request messages to ours (`developer` is a system message). */
-export function toChatMessages(messages: readonly CompletionMessage[]): ChatMessage[] {
+/** A user's content: its text, or with images (`images`, by URL) its parts; without `images` its text only. */
+const userContent = (content: Extract<CompletionMessage, { role: 'user' }>['content'], images: ReadonlyMap<string, LoadedImage> | undefined): string | ChatContentPart[] => {
+  if (typeof content === 'string' || !images || !content.some((p) => p.type === 'image_url')) return textOf(content);
+  return content.flatMap((p): ChatContentPart[] => {
+    if (p.type === 'text') return [{ type: 'text', text: p.text }];
+    const image = p.type === 'image_url' ? images.get(p.image_url.url) : undefined;
+    return image ? [{ type: 'image', mediaType: image.mediaType, data: image.data }] : [];
+  });
+};
+
+/**
+ * OpenAI-format request messages to ours (`developer` is a system message). A user's images
+ * come from `images` (keyed by URL); without it a user message is its text.
+ */
+export function toChatMessages(messages: readonly CompletionMessage[], images?: ReadonlyMap<string, LoadedImage>): ChatMessage[] {
   return messages.map((m): ChatMessage => {
     switch (m.role) {
       case 'system':
       case 'developer':
         return { role: 'system', content: textOf(m.content), ...(m.name ? { name: m.name } : {}) };
       case 'user':
-        return { role: 'user', content: textOf(m.content), ...(m.name ? { name: m.name } : {}) };
+        return { role: 'user', content: userContent(m.content, images), ...(m.name ? { name: m.name } : {}) };
       case 'assistant':
         return {
           role: 'assistant',
@@ -31,9 +45,20 @@ export function toChatMessages(messages: readonly CompletionMessage[]): ChatMess
 }
 
 /** What a request asks of the model beyond its messages (the completion request's members, parsed). */
-export type CompletionSettings = Pick<ChatCompletionRequest, 'tools' | 'tool_choice' | 'parallel_tool_calls' | 'temperature' | 'top_p' | 'frequency_penalty' | 'presence_penalty' | 'seed' | 'stop'> & {
+export type CompletionSettings = Pick<
+  ChatCompletionRequest,
+  'tools' | 'tool_choice' | 'parallel_tool_calls' | 'temperature' | 'top_p' | 'frequency_penalty' | 'presence_penalty' | 'seed' | 'stop' | 'response_format'
+> & {
   readonly maxTokens?: number | null | undefined;
 };
+
+/** The answer's shape a request asks (`response_format`), in the model's terms; none for free text. */
+export function responseFormatOf(format: CompletionSettings['response_format']): ResponseFormat | undefined {
+  if (!format || format.type === 'text') return undefined;
+  if (format.type === 'json_object') return { type: 'json_object' };
+  const { name, description, schema, strict } = format.json_schema;
+  return { type: 'json_schema', name, schema, ...(description !== undefined ? { description } : {}), ...(strict !== undefined && strict !== null ? { strict } : {}) };
+}
 
 /** The request's settings for the agent turn, the model's members named. */
 export function turnSettings(request: CompletionSettings): Pick<AgentTurn, 'clientTools' | 'toolChoice' | 'temperature' | 'maxTokens' | 'modelSettings'> {

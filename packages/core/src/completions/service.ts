@@ -8,6 +8,8 @@ import type { ChatCompletionChunk, ChatCompletionRequest, ChatCompletionResponse
 import type { ListModelsQuery, ListModelsResponse, ModelObject } from '../schemas/models.js';
 import type { ChatRecord } from '../storage/types.js';
 import { samePathId } from '../validation.js';
+import type { AnswerSchemaValidator } from './answer-format.js';
+import type { ChatImageStore } from './chat-images.js';
 import { collectCompletion, completionChunks } from './chunks.js';
 import { getModel, listModels } from './models.js';
 import type { AgentOptions } from './options.js';
@@ -37,6 +39,10 @@ export interface CompletionsDeps {
   readonly knowledge: KnowledgeSearch | undefined;
   /** Where agents' tools come from: project tools, MCP servers and `agent.toolSources`, in that order. */
   readonly tools: readonly ToolSource[];
+  /** Where the images of chats' messages are kept (the chats area). */
+  readonly images: ChatImageStore;
+  /** Checks answers against a `response_format` JSON schema (the tools area's validator). */
+  readonly answers: AnswerSchemaValidator;
 }
 
 /** A completion: the whole answer, or with `stream: true` the chunks to send. */
@@ -54,7 +60,16 @@ export class CompletionsService {
   constructor(ctx: PlatformContext, deps: CompletionsDeps) {
     this.#ctx = ctx;
     this.#deps = deps;
-    this.#planner = deps.agent ? new CompletionPlanner(ctx, { agent: deps.agent, tools: deps.tools, knowledge: deps.knowledge, credentials: deps.credentials }) : undefined;
+    this.#planner = deps.agent
+      ? new CompletionPlanner(ctx, {
+          agent: deps.agent,
+          tools: deps.tools,
+          knowledge: deps.knowledge,
+          credentials: deps.credentials,
+          images: deps.images,
+          answers: deps.answers,
+        })
+      : undefined;
   }
 
   /**

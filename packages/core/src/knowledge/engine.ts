@@ -1,4 +1,5 @@
 import type { PlatformContext } from '../context.js';
+import { inMemoryBlobs } from '../memory-blobs.js';
 import { Ingestion } from './ingest/ingestion.js';
 import type { BlobStore } from './interfaces.js';
 import type { KnowledgeAdapters, KnowledgeOptions } from './options.js';
@@ -14,16 +15,6 @@ export interface KnowledgeEngine {
   readonly retriever: Retriever;
   /** Where uploaded files and posted texts are kept. */
   readonly blobs: BlobStore;
-}
-
-/** Blobs in a Map, for platforms built without a blob store. */
-function inMemoryBlobs(): BlobStore {
-  const blobs = new Map<string, Uint8Array>();
-  return {
-    put: async (key, bytes) => void blobs.set(key, new Uint8Array(bytes)),
-    get: async (key) => blobs.get(key),
-    delete: async (key) => blobs.delete(key),
-  };
 }
 
 /** Builds the knowledge base of a platform from its adapters and the shared context. */

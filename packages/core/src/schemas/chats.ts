@@ -53,6 +53,20 @@ export const ChatMessageOut = z.object({
   toolCalls: z.array(StoredToolCall).optional(),
   toolCallId: z.string().optional(),
   sources: z.array(CompletionSource).optional().describe('The knowledge the answer was given, as the completion returned it: on the assistant message that ends a turn'),
+  parts: z
+    .array(
+      z.discriminatedUnion('type', [
+        z.object({ type: z.literal('text'), text: z.string() }),
+        z.object({
+          type: z.literal('image'),
+          ref: z.string().describe("The image's SHA-256 (hex): kept once per chat in the blob store"),
+          mediaType: z.string(),
+          bytes: z.number().int().describe('Size of the image'),
+        }),
+      ]),
+    )
+    .optional()
+    .describe('A user message that held images: its text and references to its images, in order (`content` is its text)'),
   createdAt: Timestamp,
 });
 export type ChatMessageOut = z.output<typeof ChatMessageOut>;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CHAT_ID_RULE } from '../ids.js';
 import { MODEL_PROVIDER_IDS } from '../registries/model-providers.js';
 import { sizedText } from './common.js';
+import { ImagePart, partError, ResponseFormatIn, refusedParts } from './completion-parts.js';
 import { ToolName, ToolParameters } from './tools.js';
 
 const text = sizedText(1_000_000);
@@ -39,25 +40,16 @@ const TextPart = z.strictObject(
   unknownMember('a text content part'),
 );
 const RefusalPart = z.strictObject({ type: z.literal('refusal'), refusal: text }, unknownMember('a refusal content part'));
-/** OpenAI's other parts: named in the document, refused with a 400 that says so. */
-const RefusedPart = z
-  .object({ type: z.enum(['image_url', 'input_audio', 'file']) })
-  .superRefine((part, ctx) => {
-    ctx.addIssue({ code: 'custom', path: ['type'], message: `"${part.type}" content parts are not supported: the model is given text only (text parts)` });
-  })
-  .describe('Not supported (400): images, audio and files are not given to the model');
-
-const partError = {
-  error: (issue: { input?: unknown }) => {
-    const type = (issue.input as { type?: unknown } | undefined)?.type;
-    return type === undefined ? 'a content part needs a "type" ("text")' : `${JSON.stringify(type)} content parts are not supported: the model is given text only (text parts)`;
-  },
-};
+/** OpenAI's other parts: named in the document, refused with a 400 that says so (images only in user messages). */
+const RefusedPart = refusedParts(['image_url', 'input_audio', 'file'], 'in this message: images are taken in user messages only, audio and files nowhere');
+const UserRefusedPart = refusedParts(['input_audio', 'file'], 'here: the model is given text and images only');
 
 /** OpenAI's content: a string, or text parts (other parts are refused, not dropped). */
-const Content = z.union([text, z.array(z.discriminatedUnion('type', [TextPart, RefusedPart], partError)).max(100)]);
+const Content = z.union([text, z.array(z.discriminatedUnion('type', [TextPart, RefusedPart], partError('"text"'))).max(100)]);
+/** A user's content may hold images too. */
+const UserContent = z.union([text, z.array(z.discriminatedUnion('type', [TextPart, ImagePart, UserRefusedPart], partError('"text" or "image_url"'))).max(100)]);
 /** An assistant's content may hold its refusal too (as OpenAI answered it). */
-const AssistantContent = z.union([text, z.array(z.discriminatedUnion('type', [TextPart, RefusalPart, RefusedPart], partError)).max(100)]);
+const AssistantContent = z.union([text, z.array(z.discriminatedUnion('type', [TextPart, RefusalPart, RefusedPart], partError('"text" or "refusal"'))).max(100)]);
 
 const ToolCallIn = z.strictObject(
   {
@@ -80,7 +72,7 @@ export const CompletionMessage = z.discriminatedUnion(
   [
     z.strictObject({ role: z.literal('system'), content: Content, name: ParticipantName }, unknownMember('a system message')),
     z.strictObject({ role: z.literal('developer'), content: Content, name: ParticipantName }, unknownMember('a developer message')),
-    z.strictObject({ role: z.literal('user'), content: Content, name: ParticipantName }, unknownMember('a user message')),
+    z.strictObject({ role: z.literal('user'), content: UserContent, name: ParticipantName }, unknownMember('a user message')),
     z.strictObject(
       {
         role: z.literal('assistant'),
@@ -160,10 +152,7 @@ export const ChatCompletionRequest = z
       ),
       parallel_tool_calls: z.boolean().nullable().optional().describe('false: at most one tool call per model call, where the provider supports it (else 400)'),
       n: z.literal(1, { error: 'only 1 is supported (one answer per request)' }).nullable().optional(),
-      response_format: z
-        .object({ type: z.literal('text', { error: 'only {"type":"text"} is supported: json_object and json_schema answers are not (ask for JSON in the prompt, or give a tool)' }) })
-        .nullable()
-        .optional(),
+      response_format: ResponseFormatIn.nullable().optional().describe('text, json_object or json_schema: the answer is checked against it (docs/AGENT.md, "Structured outputs")'),
       logprobs: z.literal(false, { error: 'not supported: answers carry no log probabilities' }).nullable().optional(),
       top_logprobs: unsupported('answers carry no log probabilities'),
       logit_bias: z

@@ -31,6 +31,21 @@ export interface MessageSource {
   readonly excerpt: string;
 }
 
+/**
+ * A piece of a stored user message that held images: its text, or a reference to an image kept
+ * once per chat in the blob store (never the bytes themselves).
+ */
+export type StoredContentPart =
+  | { readonly type: 'text'; readonly text: string }
+  | {
+      readonly type: 'image';
+      /** The image's SHA-256 (hex): its name within its chat. */
+      readonly ref: string;
+      readonly mediaType: string;
+      /** Size of the image, bytes. */
+      readonly bytes: number;
+    };
+
 /** A stored chat message; `toolCalls` and `toolCallId` as in `ChatMessage`. */
 export interface ChatMessageRecord {
   readonly chatId: string;
@@ -45,6 +60,11 @@ export interface ChatMessageRecord {
    * a turn, in citation order. Absent when there was none (an empty list is stored as none).
    */
   readonly sources?: readonly MessageSource[];
+  /**
+   * A user message with images: its parts in order (`content` is then its text alone). Absent
+   * for every other message.
+   */
+  readonly parts?: readonly StoredContentPart[];
   readonly createdAt: Date;
 }
 
@@ -70,4 +90,9 @@ export interface ChatRepository {
    * turns, whatever the chat's length).
    */
   recentMessages(userId: string, chatId: string, options: { readonly limit: number; readonly before?: number }): Promise<ChatMessageRecord[]>;
+  /**
+   * The image references (`StoredContentPart.ref`) of the user's messages in one chat, or in
+   * every chat of one project, each chat's once: what deleting them leaves in the blob store.
+   */
+  imageRefs(userId: string, scope: { readonly chatId: string } | { readonly projectId: string }): Promise<{ chatId: string; ref: string }[]>;
 }

@@ -13,7 +13,7 @@ import type { ToolRepository } from './tools.js';
 import type { UserRepository } from './users.js';
 
 export type { ApiKeyRecord, ApiKeyRepository } from './api-keys.js';
-export type { ChatMessageRecord, ChatPatch, ChatRecord, ChatRepository, MessageSource } from './chats.js';
+export type { ChatMessageRecord, ChatPatch, ChatRecord, ChatRepository, MessageSource, StoredContentPart } from './chats.js';
 export type { ChunkEmbeddings, ChunkRecord, ChunkRepository, KeywordHit } from './chunks.js';
 export type { CredentialPatch, CredentialRecord, CredentialRepository, NewCredential } from './credentials.js';
 export type { DocumentListQuery, DocumentPatch, DocumentRecord, DocumentRepository } from './documents.js';

@@ -229,5 +229,33 @@ export function describeCredentialsAndChats(suite: StorageUnderTest): void {
       (messages[1]?.sources as unknown as { index: number }[])[0] = { index: 7 };
       expect((await storage.chats.messages('user_a', 'chat_s'))[1]?.sources).toEqual(sources);
     });
+
+    it("keeps a user message's parts (text and image references) and finds the image references of a chat or a project, each chat's once", async () => {
+      await storage.projects.insert(project('user_a', 1));
+      await storage.projects.insert(project('user_a', 2));
+      await storage.projects.insert(project('user_b', 3));
+      const chat = (id: string, userId: string, projectId: string) => storage.chats.insert({ id, userId, projectId, name: id, createdAt: at(1), updatedAt: at(1) });
+      await chat('chat_1', 'user_a', 'proj_000001');
+      await chat('chat_2', 'user_a', 'proj_000001');
+      await chat('chat_3', 'user_a', 'proj_000002');
+      await chat('chat_1', 'user_b', 'proj_000003');
+      const image = (ref: string) => ({ type: 'image' as const, ref, mediaType: 'image/png', bytes: 67 });
+      const parts = [{ type: 'text' as const, text: 'What is this?' }, image('a'.repeat(64))];
+      const user = (content: string, p?: typeof parts) => ({ role: 'user' as const, content, toolCalls: null, toolCallId: null, ...(p ? { parts: p } : {}), createdAt: at(2) });
+      await storage.chats.appendMessages('user_a', 'chat_1', [user('What is this?', parts), user('plain'), user('again', [image('a'.repeat(64)), image('b'.repeat(64))])]);
+      await storage.chats.appendMessages('user_a', 'chat_2', [user('x', [image('c'.repeat(64))])]);
+      await storage.chats.appendMessages('user_a', 'chat_3', [user('y', [image('d'.repeat(64))])]);
+      await storage.chats.appendMessages('user_b', 'chat_1', [user('z', [image('e'.repeat(64))])]);
+      const messages = await storage.chats.messages('user_a', 'chat_1');
+      expect(messages[0]).toEqual({ chatId: 'chat_1', position: 0, role: 'user', content: 'What is this?', toolCalls: null, toolCallId: null, parts, createdAt: at(2) });
+      expect(messages[1]).not.toHaveProperty('parts');
+      expect((await storage.chats.recentMessages('user_a', 'chat_1', { limit: 1 }))[0]?.parts).toHaveLength(2);
+      const sorted = (refs: { chatId: string; ref: string }[]) => refs.map((r) => `${r.chatId}:${r.ref[0]}`).sort();
+      expect(sorted(await storage.chats.imageRefs('user_a', { chatId: 'chat_1' }))).toEqual(['chat_1:a', 'chat_1:b']);
+      expect(sorted(await storage.chats.imageRefs('user_a', { projectId: 'proj_000001' }))).toEqual(['chat_1:a', 'chat_1:b', 'chat_2:c']);
+      expect(sorted(await storage.chats.imageRefs('user_b', { chatId: 'chat_1' }))).toEqual(['chat_1:e']);
+      expect(await storage.chats.imageRefs('user_b', { projectId: 'proj_000001' })).toEqual([]);
+      expect(await storage.chats.imageRefs('user_a', { chatId: 'chat_none' })).toEqual([]);
+    });
   });
 }

@@ -44,18 +44,18 @@ export class SchemaValidator {
     this.#scheduler = new FairScheduler(1, options.queue ?? { maxPerOwner: 64, maxTotal: 1024 }, 'argument checks');
   }
 
-  /** The schema's JSON text (the cache key), or `invalid_request` when it is too deep or too large. */
-  static text(schema: Record<string, unknown>): string {
-    const text = jsonWithinDepth('parameters', schema);
-    if (text.length > TOOL_LIMITS.maxSchemaChars) throw PlatformError.invalid(`parameters: larger than ${TOOL_LIMITS.maxSchemaChars} characters of JSON`);
+  /** The schema's JSON text (the cache key), or `invalid_request` when it is too deep or too large; `what` names the schema (default `parameters`). */
+  static text(schema: Record<string, unknown>, what = 'parameters'): string {
+    const text = jsonWithinDepth(what, schema);
+    if (text.length > TOOL_LIMITS.maxSchemaChars) throw PlatformError.invalid(`${what}: larger than ${TOOL_LIMITS.maxSchemaChars} characters of JSON`);
     return text;
   }
 
-  /** Compiles `schema` (cached in the worker), or throws `invalid_request` naming the problem. */
-  async compile(owner: string, schema: Record<string, unknown>): Promise<void> {
-    const text = SchemaValidator.text(schema);
-    const reply = await this.#call(owner, { op: 'compile', schema: text }, 'compiling parameters');
-    if (!reply.ok) throw PlatformError.invalid(`parameters: not a valid JSON Schema: ${reply.message}`);
+  /** Compiles `schema` (cached in the worker), or throws `invalid_request` naming the problem and `what` (default `parameters`). */
+  async compile(owner: string, schema: Record<string, unknown>, what = 'parameters'): Promise<void> {
+    const text = SchemaValidator.text(schema, what);
+    const reply = await this.#call(owner, { op: 'compile', schema: text }, `compiling ${what}`);
+    if (!reply.ok) throw PlatformError.invalid(`${what}: not a valid JSON Schema: ${reply.message}`);
   }
 
   /**

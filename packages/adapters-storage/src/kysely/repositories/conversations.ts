@@ -1,4 +1,4 @@
-import { PlatformError, type StorageAdapter } from '@agent-platform/core';
+import { PlatformError, type StorageAdapter, type StoredContentPart } from '@agent-platform/core';
 import type { Updateable } from 'kysely';
 import type { Database } from '../database.js';
 import { atomically, deleteLocked, type RepositoryContext } from './context.js';
@@ -83,6 +83,7 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
                 tool_calls: m.toolCalls === null ? null : JSON.stringify(m.toolCalls),
                 tool_call_id: m.toolCallId,
                 sources: m.sources?.length ? JSON.stringify(m.sources) : null,
+                parts: m.parts?.length ? JSON.stringify(m.parts) : null,
                 created_at: time(m.createdAt),
               })),
             )
@@ -104,6 +105,38 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
           .limit(limit)
           .execute();
         return rows.map(toMessage);
+      },
+      async imageRefs(userId, scope) {
+        // Only the messages that hold images (parts is set on those alone), of one chat or of
+        // every chat of the project.
+        const rows = await db
+          .selectFrom('chat_messages as m')
+          .select(['m.chat_id', 'm.parts'])
+          .where('m.user_id', '=', userId)
+          .where('m.parts', 'is not', null)
+          .$if('chatId' in scope, (q) => q.where('m.chat_id', '=', (scope as { chatId: string }).chatId))
+          .$if('projectId' in scope, (q) =>
+            q.where((eb) =>
+              eb.exists(
+                eb
+                  .selectFrom('chats as c')
+                  .select('c.id')
+                  .whereRef('c.user_id', '=', 'm.user_id')
+                  .whereRef('c.id', '=', 'm.chat_id')
+                  .where('c.project_id', '=', (scope as { projectId: string }).projectId),
+              ),
+            ),
+          )
+          .execute();
+        const seen = new Set<string>();
+        return rows.flatMap((row) =>
+          ((dialect.readJson(row.parts) ?? []) as readonly StoredContentPart[]).flatMap((p) => {
+            const key = `${row.chat_id}\0${p.type === 'image' ? p.ref : ''}`;
+            if (p.type !== 'image' || seen.has(key)) return [];
+            seen.add(key);
+            return [{ chatId: row.chat_id, ref: p.ref }];
+          }),
+        );
       },
     },
     tools: {

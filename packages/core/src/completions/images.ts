@@ -1,0 +1,172 @@
+import type { ChatModel } from '../agent/chat-model.js';
+import { isPlatformError, PlatformError } from '../errors.js';
+import { displayUrl } from '../net/display.js';
+import type { GuardedFetch } from '../net/guarded-fetch.js';
+import type { CompletionMessage } from '../schemas/completions.js';
+
+/** An image of the request, fetched or decoded and checked. */
+export interface LoadedImage {
+  /** Told by the bytes: `image/png`, `image/jpeg`, `image/gif` or `image/webp`. */
+  readonly mediaType: string;
+  /** The bytes, base64. */
+  readonly data: string;
+}
+
+/** How large the images of a completion may be (`AgentOptions.images`). */
+export interface ImageLimits {
+  /** Most bytes of one image, decoded. Default 5 MiB (`DEFAULT_IMAGE_LIMITS`). */
+  readonly maxImageBytes?: number;
+  /** Most bytes of all the images of one request together, decoded. Default 20 MiB. */
+  readonly maxRequestBytes?: number;
+  /** Time to fetch one image URL, ms. Default 10,000. */
+  readonly fetchTimeoutMs?: number;
+  /** How the operator sets each limit, named in the 413 (e.g. `--max-image-bytes`). Default `agent.images.<member>`. */
+  readonly hints?: { readonly maxImageBytes?: string; readonly maxRequestBytes?: string };
+}
+
+export const DEFAULT_IMAGE_LIMITS = { maxImageBytes: 5 * 1024 * 1024, maxRequestBytes: 20 * 1024 * 1024, fetchTimeoutMs: 10_000 } as const;
+
+/** The image types a model is given, told by their first bytes (the declared type is not trusted). */
+export const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
+
+const startsWith = (bytes: Uint8Array, prefix: readonly number[], at = 0) => prefix.every((b, i) => bytes[at + i] === b);
+const ascii = (text: string) => [...text].map((c) => c.charCodeAt(0));
+
+/** The type of an image by its magic bytes, or undefined when it is none of `IMAGE_TYPES`. */
+export function sniffImageType(bytes: Uint8Array): (typeof IMAGE_TYPES)[number] | undefined {
+  if (startsWith(bytes, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'image/png';
+  if (startsWith(bytes, [0xff, 0xd8, 0xff])) return 'image/jpeg';
+  if (startsWith(bytes, ascii('GIF87a')) || startsWith(bytes, ascii('GIF89a'))) return 'image/gif';
+  if (startsWith(bytes, ascii('RIFF')) && startsWith(bytes, ascii('WEBP'), 8)) return 'image/webp';
+  return undefined;
+}
+
+/** Where each image part of the request is: its path for messages (`messages.0.content.1.image_url.url`) and its URL. */
+export function imageParts(messages: readonly CompletionMessage[]): { path: string; url: string }[] {
+  return messages.flatMap((m, i) =>
+    m.role === 'user' && Array.isArray(m.content) ? m.content.flatMap((p, j) => (p.type === 'image_url' ? [{ path: `messages.${i}.content.${j}.image_url.url`, url: p.image_url.url }] : [])) : [],
+  );
+}
+
+/** A 400 naming the part. */
+const refuse = (path: string, message: string) => PlatformError.invalid(`${path}: ${message}`, [{ path: path.split('.'), code: 'custom', message }]);
+
+/** Refuses images for a model that cannot take them, naming the provider and model. */
+export function checkImageCapability(model: ChatModel, modelName: string, parts: readonly { path: string }[]): void {
+  const first = parts[0];
+  if (first && !model.capabilities?.images) {
+    throw refuse(first.path, `provider ${model.provider} (model ${modelName}) cannot take images: send text only, or use a model that takes images`);
+  }
+}
+
+/** The bytes of a `data:` URL (base64 or percent-encoded). */
+function decodeDataUrl(url: string, path: string): Uint8Array {
+  const comma = url.indexOf(',');
+  if (comma < 0) throw refuse(path, 'a data: URL needs a comma before its data');
+  const header = url.slice(5, comma);
+  const data = url.slice(comma + 1);
+  if (/;base64$/i.test(header)) {
+    if (!/^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(data)) throw refuse(path, 'the data of a ;base64 data: URL is not base64');
+    return Buffer.from(data, 'base64');
+  }
+  try {
+    return Buffer.from(decodeURIComponent(data), 'latin1');
+  } catch {
+    throw refuse(path, 'the data of the data: URL is not percent-encoded');
+  }
+}
+
+/** The answer of an image URL, read up to `max` bytes (past them: the 413). */
+async function readBody(response: Response, max: number, tooLarge: () => PlatformError): Promise<Uint8Array> {
+  if (Number(response.headers.get('content-length')) > max) {
+    await response.body?.cancel().catch(() => {});
+    throw tooLarge();
+  }
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  const reader = response.body?.getReader();
+  if (!reader) return new Uint8Array();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    parts.push(value);
+  }
+  return Buffer.concat(parts);
+}
+
+/**
+ * The images of a request, by URL (each URL fetched or decoded once): `data:` URLs decoded,
+ * `https:`/`http:` URLs fetched through the guarded fetch (the outbound policy's refusal, a 400
+ * naming the address, passes as it is). Each must be PNG, JPEG, GIF or WebP by its bytes and
+ * within the limits (413 naming the setting); a URL that cannot be read is a 400 naming it.
+ */
+export async function loadImages(
+  parts: readonly { path: string; url: string }[],
+  options: { fetch: GuardedFetch; limits: ImageLimits | undefined; signal?: AbortSignal | undefined },
+): Promise<Map<string, LoadedImage>> {
+  const limits = { ...DEFAULT_IMAGE_LIMITS, ...options.limits };
+  const hint = (member: 'maxImageBytes' | 'maxRequestBytes') => options.limits?.hints?.[member] ?? `agent.images.${member}`;
+  const images = new Map<string, LoadedImage>();
+  let total = 0;
+  for (const { path, url } of parts) {
+    if (images.has(url)) continue;
+    const tooLarge = () =>
+      new PlatformError('payload_too_large', `${path}: the image is larger than ${limits.maxImageBytes} bytes, the limit of one image (${hint('maxImageBytes')})`, {
+        details: { limitBytes: limits.maxImageBytes, setting: hint('maxImageBytes') },
+      });
+    const bytes = /^data:/i.test(url) ? decodeDataUrl(url, path) : await fetchImage(url, path, options, limits, tooLarge);
+    if (bytes.byteLength > limits.maxImageBytes) throw tooLarge();
+    total += bytes.byteLength;
+    if (total > limits.maxRequestBytes) {
+      throw new PlatformError('payload_too_large', `${path}: the request's images are larger than ${limits.maxRequestBytes} bytes together, the limit of one request (${hint('maxRequestBytes')})`, {
+        details: { limitBytes: limits.maxRequestBytes, setting: hint('maxRequestBytes') },
+      });
+    }
+    const mediaType = sniffImageType(bytes);
+    if (!mediaType) throw refuse(path, `not an image of a supported type (${IMAGE_TYPES.join(', ')}), judged by its bytes`);
+    images.set(url, { mediaType, data: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') });
+  }
+  return images;
+}
+
+async function fetchImage(
+  url: string,
+  path: string,
+  options: { fetch: GuardedFetch; signal?: AbortSignal | undefined },
+  limits: { maxImageBytes: number; fetchTimeoutMs: number },
+  tooLarge: () => PlatformError,
+): Promise<Uint8Array> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw refuse(path, 'not a URL: give an https: URL or a data: URL');
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw refuse(path, `${parsed.protocol} URLs are not taken: give an https: URL or a data: URL`);
+  const shown = displayUrl(url);
+  const timeout = AbortSignal.timeout(limits.fetchTimeoutMs);
+  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  try {
+    const response = await options.fetch(parsed, { signal, headers: { accept: IMAGE_TYPES.join(', ') } });
+    if (!response.ok) {
+      await response.body?.cancel().catch(() => {});
+      throw refuse(path, `the image at ${shown} could not be fetched: it answered HTTP ${response.status}`);
+    }
+    return await readBody(response, limits.maxImageBytes, tooLarge);
+  } catch (error) {
+    options.signal?.throwIfAborted();
+    // The outbound policy's refusal (a 400 naming the address), our own 400/413: as they are.
+    if (isPlatformError(error) && (error.code === 'invalid_request' || error.code === 'payload_too_large')) throw error;
+    const why = timeout.aborted
+      ? `it did not answer within ${limits.fetchTimeoutMs} ms`
+      : isPlatformError(error)
+        ? error.message
+        : (((error as Error).cause as Error | undefined)?.message ?? String(error));
+    throw refuse(path, `the image at ${shown} could not be fetched: ${why}`);
+  }
+}
