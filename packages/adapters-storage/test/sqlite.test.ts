@@ -83,6 +83,7 @@ describe('sqlite specifics', () => {
         { name: '0019_fair_jobs' },
         { name: '0020_chat_ids' },
         { name: '0021_user_counts' },
+        { name: '0022_message_parts' },
       ]);
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
       // foreign keys: a project of a missing user is refused; deleting a user removes its rows
