@@ -1,7 +1,7 @@
 import { type ChatRequest, collectChat } from '@agent-platform/core';
 import { APICallError, type LanguageModelV3, type LanguageModelV3CallOptions, type LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
-import { aiSdkChatModel } from '../src/ai-sdk/index.js';
+import { aiSdkChatModel, modelFetch } from '../src/ai-sdk/index.js';
 import { drain, failure } from './fakes/chat-events.js';
 
 /** One scripted answer of the fake language model: its parts, or a failure of `doStream`, or a hang. */
@@ -225,5 +225,43 @@ describe('aiSdkChatModel', () => {
     setTimeout(() => controller.abort(), 50);
     expect(await failure(hanging.model.stream(ask({ signal: controller.signal })))).toMatchObject({ code: 'aborted' });
     expect(hanging.calls[0]?.abortSignal?.aborted).toBe(true);
+  });
+});
+
+describe('modelFetch', () => {
+  /** A fetch answering a POST with a stream whose chunks the test pushes, and what the reader got so far. */
+  const streaming = (contentType: string) => {
+    let push: (bytes: Uint8Array) => void = () => undefined;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        push = (bytes) => controller.enqueue(bytes);
+      },
+    });
+    const fetch = (async () => new Response(body, { headers: { 'content-type': contentType } })) as unknown as typeof globalThis.fetch;
+    return { fetch, push: (bytes: Uint8Array) => push(bytes) };
+  };
+  const LIMIT = { bytes: 16, setting: '--max-model-answer' };
+  const binary = (n: number) => new Uint8Array(n).fill(0x41);
+
+  it('with eventBytes false, hands on binary chunks as they come and counts no lines in them; by default a run of bytes without a line end is one event past the limit', async () => {
+    const isBinary = (response: Response) => response.headers.get('content-type') === 'application/vnd.amazon.eventstream';
+    const upstream = streaming('application/vnd.amazon.eventstream');
+    const off = modelFetch({ fetch: upstream.fetch, answerLimit: LIMIT, where: WHERE, streamed: isBinary, eventBytes: false });
+    const reader = (await off('http://fake/v1/stream', { method: 'POST' })).body!.getReader();
+    // No 0x0a byte in it: still handed on at once, and 40 bytes pass a 16-byte event limit.
+    upstream.push(binary(40));
+    expect((await reader.read()).value?.byteLength).toBe(40);
+    upstream.push(binary(40));
+    expect((await reader.read()).value?.byteLength).toBe(40);
+    await reader.cancel();
+
+    const counted = streaming('application/vnd.amazon.eventstream');
+    const on = modelFetch({ fetch: counted.fetch, answerLimit: LIMIT, where: WHERE, streamed: isBinary });
+    const held = (await on('http://fake/v1/stream', { method: 'POST' })).body!.getReader();
+    counted.push(binary(40));
+    await expect(held.read()).rejects.toMatchObject({
+      code: 'upstream_error',
+      message: `${WHERE} sent an event larger than 16 bytes, the limit set by --max-model-answer: it was cut off there and not used`,
+    });
   });
 });

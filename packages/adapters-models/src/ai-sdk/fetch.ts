@@ -23,11 +23,20 @@ export function modelFetch(options: {
   readonly where: string;
   /** Answers that are streams although not `text/event-stream` (Bedrock's binary event stream). */
   readonly streamed?: (response: Response) => boolean;
+  /**
+   * Whether each event (the lines up to a blank line) of every answer is bounded by
+   * `answerLimit`, and the body handed on a whole line at a time. Default true. False for a
+   * binary stream (Bedrock's event stream), where a newline byte is no boundary: the count would
+   * be wrong and chunks held back until a `0x0a` byte happens to come; such a provider bounds its
+   * own frames.
+   */
+  readonly eventBytes?: boolean;
 }): typeof fetch {
   const streamed = options.streamed ?? isEventStream;
+  const maxEventBytes = options.eventBytes === false ? undefined : options.answerLimit.bytes;
   return boundedFetch(options.fetch ?? ((input, init) => globalThis.fetch(input, init)), (request, response) => ({
     maxBytes: request.method === 'POST' && streamed(response) ? undefined : options.answerLimit.bytes,
-    maxEventBytes: options.answerLimit.bytes,
+    maxEventBytes,
     subject: options.where,
     setting: options.answerLimit.setting,
   }));
