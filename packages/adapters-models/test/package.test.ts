@@ -43,6 +43,14 @@ describe('@agent-platform/adapters-models exports', () => {
       ]
     `);
   });
+  it('./bedrock', async () => {
+    expect(Object.keys(await import('@agent-platform/adapters-models/bedrock')).sort()).toMatchInlineSnapshot(`
+      [
+        "bedrockChatModel",
+        "bedrockProviderOptions",
+      ]
+    `);
+  });
   it('./ollama', async () => {
     expect(Object.keys(await import('@agent-platform/adapters-models/ollama')).sort()).toMatchInlineSnapshot(`
       [

@@ -1,6 +1,7 @@
-import { type ByteLimit, DEFAULT_UPSTREAM_LIMITS, PlatformError } from '@agent-platform/core';
-import { answerTooLarge, boundedFetch, displayUrl } from '@agent-platform/core/internal';
+import { type ByteLimit, PlatformError } from '@agent-platform/core';
+import { answerTooLarge, displayUrl } from '@agent-platform/core/internal';
 import { type AmazonBedrockProvider, createAmazonBedrock } from '@ai-sdk/amazon-bedrock';
+import { DEFAULT_ANSWER_LIMIT, describeUpstream, modelFetch } from '../ai-sdk/index.js';
 import { isAmazonEventStream, limitFrames } from './frames.js';
 
 export interface BedrockChatModelOptions {
@@ -27,14 +28,14 @@ export interface BedrockChatModelOptions {
   readonly controlPlaneURL?: string;
   /** The fetch every call goes through (the guarded one: SSRF policy, redirects, DNS). Default: the global fetch. */
   readonly fetch?: typeof fetch;
-  /** Milliseconds to wait for the answer's headers and, once it streams, for each next event. Default 120000. */
+  /** Milliseconds to wait for the answer (per attempt) and, once it streams, for each next event. Default 120000. */
   readonly timeoutMs?: number;
-  /** Retries of a call that failed before its stream began (429, 5xx, connection errors). Default 2. */
+  /** Retries of a call that failed before its stream began (408, 429, 5xx, connection errors). Default 2. */
   readonly maxRetries?: number;
   /**
    * Most bytes of one answer: a body that is not streamed (an error, the model list), one
-   * message of the event stream, and the text and tool calls of a streamed answer. Default
-   * 4 MiB (`DEFAULT_UPSTREAM_LIMITS.modelAnswerBytes`).
+   * message of the event stream, and the text, reasoning and tool calls of a streamed answer.
+   * Default 4 MiB (`DEFAULT_UPSTREAM_LIMITS.modelAnswerBytes`).
    */
   readonly answerLimit?: ByteLimit;
 }
@@ -44,7 +45,7 @@ const REGION = /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/;
 
 const dnsSuffix = (region: string): string => (region.startsWith('cn-') ? 'amazonaws.com.cn' : 'amazonaws.com');
 
-/** What the chat model and its listing share: the AI SDK's provider, the bounded fetch, the endpoints and the settings. */
+/** What the chat model and its listing share: the AI SDK's provider, the bounded fetch, the endpoints. */
 export interface BedrockSetup {
   readonly provider: AmazonBedrockProvider;
   readonly fetch: typeof fetch;
@@ -52,8 +53,8 @@ export interface BedrockSetup {
   readonly controlPlaneURL: string;
   /** `Model provider bedrock (<base URL>)`, for messages. */
   readonly where: string;
-  readonly timeoutMs: number;
-  readonly maxRetries: number;
+  /** The base URL as `details.upstream` gives it. */
+  readonly upstream: string;
   readonly answerLimit: ByteLimit;
   /** What no message may contain. */
   readonly secrets: readonly string[];
@@ -69,6 +70,9 @@ export interface BedrockSetup {
  * is the empty string (the package then signs with SigV4), the keys come from a
  * `credentialProvider` (which the package prefers to every other source), and the region and
  * base URL are always passed. The package reads no file (`~/.aws` is the AWS SDK's, not its).
+ *
+ * Answers are read through `modelFetch` without its line-based event count (the event stream is
+ * binary: a newline byte is no boundary), each event stream message bounded by `frames.ts`.
  */
 export function bedrockSetup(options: BedrockChatModelOptions): BedrockSetup {
   const fail = (what: string) => PlatformError.invalid(`bedrockChatModel: ${what}`);
@@ -76,11 +80,7 @@ export function bedrockSetup(options: BedrockChatModelOptions): BedrockSetup {
   if (typeof options.accessKeyId !== 'string' || options.accessKeyId.trim() === '') throw fail('accessKeyId is required');
   if (typeof options.secretAccessKey !== 'string' || options.secretAccessKey === '') throw fail('secretAccessKey is required');
   if (options.sessionToken !== undefined && (typeof options.sessionToken !== 'string' || options.sessionToken === '')) throw fail('sessionToken, when given, must be a non-empty string');
-  const timeoutMs = options.timeoutMs ?? 120_000;
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw fail('timeoutMs must be a positive integer');
-  const maxRetries = options.maxRetries ?? 2;
-  if (!Number.isInteger(maxRetries) || maxRetries < 0) throw fail('maxRetries must be an integer ≥ 0');
-  const answerLimit = options.answerLimit ?? { bytes: DEFAULT_UPSTREAM_LIMITS.modelAnswerBytes, setting: 'the answerLimit option of the chat model' };
+  const answerLimit = options.answerLimit ?? DEFAULT_ANSWER_LIMIT;
   const region = options.region;
   const baseURL = (options.baseURL ?? `https://bedrock-runtime.${region}.${dnsSuffix(region)}`).replace(/\/+$/, '');
   const controlPlaneURL = (options.controlPlaneURL ?? options.baseURL ?? `https://bedrock.${region}.${dnsSuffix(region)}`).replace(/\/+$/, '');
@@ -93,16 +93,10 @@ export function bedrockSetup(options: BedrockChatModelOptions): BedrockSetup {
     }
     if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw fail(`${displayUrl(url)} is not an http(s) URL`);
   }
-  const where = `Model provider bedrock (${displayUrl(baseURL)})`;
-  const base = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
-  // Whole bodies (errors, the model list) under the limit; an event stream message by message.
-  const bounded = boundedFetch(base, (request, response) => ({
-    maxBytes: request.method === 'POST' && isAmazonEventStream(response) ? undefined : answerLimit.bytes,
-    subject: where,
-    setting: answerLimit.setting,
-  }));
+  const { where, upstream } = describeUpstream('bedrock', baseURL);
+  const bounded = modelFetch({ fetch: options.fetch, answerLimit, where, streamed: isAmazonEventStream, eventBytes: false });
   const framed = (async (input: string | URL | Request, init?: RequestInit) => {
-    const response = await bounded(input as string, init);
+    const response = await bounded(input, init);
     return isAmazonEventStream(response) ? limitFrames(response, answerLimit.bytes, () => answerTooLarge(where, 'an event', answerLimit.bytes, answerLimit.setting)) : response;
   }) as typeof fetch;
   const credentials = { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey, ...(options.sessionToken ? { sessionToken: options.sessionToken } : {}) };
@@ -114,5 +108,5 @@ export function bedrockSetup(options: BedrockChatModelOptions): BedrockSetup {
     fetch: framed,
   });
   const secrets = [options.secretAccessKey, ...(options.sessionToken ? [options.sessionToken] : [])];
-  return { provider, fetch: framed, baseURL, controlPlaneURL, where, timeoutMs, maxRetries, answerLimit, secrets };
+  return { provider, fetch: framed, baseURL, controlPlaneURL, where, upstream, answerLimit, secrets };
 }

@@ -162,6 +162,15 @@ function textsOf(body: Record<string, unknown>): { all: string; lastUser: string
   return lastToolResult ? { all, lastUser, lastToolResult } : { all, lastUser };
 }
 
+/** The tool a request forces (`toolChoice: { tool: { name } }`, or `{ any: {} }`: the first tool), if it forces one. */
+function forcedTool(config: unknown): string | undefined {
+  if (!isObject(config) || !isObject(config.toolChoice) || !Array.isArray(config.tools)) return undefined;
+  const choice = config.toolChoice;
+  if (isObject(choice.tool) && typeof choice.tool.name === 'string') return choice.tool.name;
+  const first = config.tools[0];
+  return isObject(choice.any) && isObject(first) && isObject(first.toolSpec) && typeof first.toolSpec.name === 'string' ? first.toolSpec.name : undefined;
+}
+
 /** Starts the fake on 127.0.0.1 (a free port). */
 export async function startFakeBedrockServer(options: FakeBedrockOptions): Promise<FakeBedrockServer> {
   const region = options.region ?? 'us-east-1';
@@ -192,9 +201,14 @@ export async function startFakeBedrockServer(options: FakeBedrockOptions): Promi
     const blocked = guard.guardrail?.blockedWords.some((w) => texts.lastUser.toLowerCase().includes(w));
     const text = blocked
       ? (guard.guardrail?.blockedInputMessage ?? '')
-      : (reply.text ??
-        (reply.toolCalls || reply.reasoning ? '' : texts.lastToolResult ? `The tool ${texts.lastToolResult.name} returned: ${texts.lastToolResult.content}` : `You said: ${texts.lastUser}`));
-    const calls = blocked ? [] : (reply.toolCalls ?? []).map((c) => ({ id: c.id ?? toolUseId(), name: c.name, input: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) }));
+      : forcedTool(body.toolConfig) !== undefined && !reply.toolCalls && reply.text !== undefined
+        ? ''
+        : (reply.text ??
+          (reply.toolCalls || reply.reasoning ? '' : texts.lastToolResult ? `The tool ${texts.lastToolResult.name} returned: ${texts.lastToolResult.content}` : `You said: ${texts.lastUser}`));
+    const scripted = blocked ? [] : (reply.toolCalls ?? []).map((c) => ({ id: c.id ?? toolUseId(), name: c.name, input: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) }));
+    // A model forced to use a tool (toolChoice any or tool) answers through one: the scripted text becomes the input of the tool named, or of the first.
+    const forced = blocked || scripted.length > 0 || reply.text === undefined ? undefined : forcedTool(body.toolConfig);
+    const calls = forced ? [{ id: toolUseId(), name: forced, input: reply.text as string }] : scripted;
     const stopReason: BedrockStopReason = blocked
       ? 'guardrail_intervened'
       : (reply.stopReason ?? (reply.finishReason ? (STOP[reply.finishReason] as BedrockStopReason) : calls.length > 0 ? 'tool_use' : 'end_turn'));
