@@ -253,6 +253,18 @@ describe('bedrockChatModel', () => {
     expect((await collectChat(model({ answerLimit: limit }).stream(ask('Hi')))).content).toBe(words);
   });
 
+  it('bounds the tool input the AI SDK holds (its forced json tool’s, handed on only when the block stops): cut off as it passes answerLimit', async () => {
+    const limit = { bytes: 1000, setting: '--max-model-answer' };
+    // Three fragments of 700 bytes, each message under the limit; then the stream stalls before the block stops.
+    fake.script({ text: `"${'y'.repeat(2098)}"`, stallAfterEvents: 5 });
+    const error = await failure(model({ answerLimit: limit, timeoutMs: 5000 }).stream(ask('JSON please', { responseFormat: { type: 'json_object' } })));
+    expect(error).toMatchObject({
+      code: 'upstream_error',
+      message: `Model provider bedrock (${fake.url}) sent an answer larger than 1000 bytes, the limit set by --max-model-answer: it was cut off there and not used`,
+    });
+    expect(await fake.lastRequest()?.ended).toBe('client_closed');
+  });
+
   it('lists the text models callable on demand from the control plane, signed; maps its failures as the chat’s', async () => {
     expect(await model().listModels?.()).toEqual(FAKE_BEDROCK_MODELS);
     expect(fake.lastRequest()).toMatchObject({ method: 'GET', operation: 'foundation-models', status: 200, path: '/foundation-models?byOutputModality=TEXT&byInferenceType=ON_DEMAND' });

@@ -72,7 +72,8 @@ export interface BedrockSetup {
  * base URL are always passed. The package reads no file (`~/.aws` is the AWS SDK's, not its).
  *
  * Answers are read through `modelFetch` without its line-based event count (the event stream is
- * binary: a newline byte is no boundary), each event stream message bounded by `frames.ts`.
+ * binary: a newline byte is no boundary), each event stream message, and the tool input the AI
+ * SDK holds before handing it on, bounded by `frames.ts`.
  */
 export function bedrockSetup(options: BedrockChatModelOptions): BedrockSetup {
   const fail = (what: string) => PlatformError.invalid(`bedrockChatModel: ${what}`);
@@ -97,7 +98,7 @@ export function bedrockSetup(options: BedrockChatModelOptions): BedrockSetup {
   const bounded = modelFetch({ fetch: options.fetch, answerLimit, where, streamed: isAmazonEventStream, eventBytes: false });
   const framed = (async (input: string | URL | Request, init?: RequestInit) => {
     const response = await bounded(input, init);
-    return isAmazonEventStream(response) ? limitFrames(response, answerLimit.bytes, () => answerTooLarge(where, 'an event', answerLimit.bytes, answerLimit.setting)) : response;
+    return isAmazonEventStream(response) ? limitFrames(response, answerLimit.bytes, (what) => answerTooLarge(where, what, answerLimit.bytes, answerLimit.setting)) : response;
   }) as typeof fetch;
   const credentials = { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey, ...(options.sessionToken ? { sessionToken: options.sessionToken } : {}) };
   const provider = createAmazonBedrock({
