@@ -1,4 +1,4 @@
-import { type ChatEvent, type ChatRequest, collectChat, createGuardedFetch, createOutboundPolicy } from '@agent-platform/core';
+import { type ChatEvent, type ChatRequest, collectChat } from '@agent-platform/core';
 import { describeChatModel, type ScriptedChatReply } from '@agent-platform/core/testing';
 import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { bedrockChatModel } from '../src/bedrock/index.js';
 import { type BedrockChatModelOptions, bedrockSetup } from '../src/bedrock/provider.js';
 import { type BedrockScriptedReply, FAKE_BEDROCK_MODELS, type FakeBedrockServer, startFakeBedrockServer } from './fakes/bedrock-server.js';
 import { drain, failure } from './fakes/chat-events.js';
+import { expectAbortClosesUpstream, expectOnlyThroughFetch } from './fakes/provider-checks.js';
 
 const credentials = { accessKeyId: 'AKIAUSERKEY000000001', secretAccessKey: 'user/secret+KEY/0123456789abcdefghijklmn' };
 const sessionToken = 'IQoJb3JpZ2luX2VjEFAKE//user-session==';
@@ -209,34 +210,14 @@ describe('bedrockChatModel', () => {
 
   it('closes the upstream connection when the caller aborts, and when the stream stalls past timeoutMs', async () => {
     fake.script({ text: Array.from({ length: 40 }, (_, i) => `w${i}`).join(' '), chunkDelayMs: 30 });
-    const controller = new AbortController();
-    const seen: ChatEvent[] = [];
-    const aborted = await failure(
-      (async function* () {
-        for await (const event of model().stream(ask('Count', { signal: controller.signal }))) {
-          seen.push(event);
-          if (seen.length === 2) controller.abort();
-          yield event;
-        }
-      })(),
-    );
-    expect(aborted).toMatchObject({ code: 'aborted' });
-    expect(await fake.lastRequest()?.ended).toBe('client_closed');
+    await expectAbortClosesUpstream(model(), fake, ask('Count'));
     fake.script({ text: 'one two three', stallAfterEvents: 2 });
     expect(await failure(model({ timeoutMs: 300 }).stream(ask('Hi')))).toMatchObject({ code: 'timeout', message: `Model provider bedrock (${fake.url}) stopped streaming: no data for 300 ms` });
     expect(await fake.lastRequest()?.ended).toBe('client_closed');
   });
 
-  it('passes the outbound policy’s refusal through, and the fake gets no request (chat and listing)', async () => {
-    const guarded = createGuardedFetch(createOutboundPolicy()) as unknown as typeof fetch;
-    const error = await failure(model({ fetch: guarded }).stream(ask('Hi')));
-    expect(error.message).toMatch(/127\.0\.0\.1/);
-    expect(error.code).not.toBe('upstream_error');
-    const listing = await model({ fetch: guarded })
-      .listModels?.()
-      .catch((e: unknown) => e);
-    expect(listing).toMatchObject({ code: error.code });
-    expect(fake.requests).toHaveLength(0);
+  it('goes only through the fetch it is given: the outbound policy’s refusal passes through, and the fake gets no request (chat and listing)', async () => {
+    await expectOnlyThroughFetch((fetch) => model({ fetch }), fake, ask('Hi'));
   });
 
   it('bounds each event stream message by answerLimit (a longer one is cut off before it is held), never the stream by its line ends', async () => {

@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { checkConverse, type FakeGuardrail, guardrailOf } from './bedrock-converse.js';
 import { encodeEvent, encodeException } from './eventstream.js';
+import { startLoopback, watchExchange } from './loopback.js';
 import { type AwsCredentials, type AwsError, verifySigV4 } from './sigv4.js';
 
 /**
@@ -180,7 +180,6 @@ export async function startFakeBedrockServer(options: FakeBedrockOptions): Promi
   const maxInputTokens = options.maxInputTokens ?? 8192;
   const requests: RecordedBedrockRequest[] = [];
   let queue: BedrockScriptedReply[] = [];
-  const sockets = new Set<Socket>();
 
   const sendError = (res: ServerResponse, record: RecordedBedrockRequest, error: AwsError, headers: Record<string, string> = {}) => {
     record.status = error.status;
@@ -296,15 +295,7 @@ export async function startFakeBedrockServer(options: FakeBedrockOptions): Promi
       const parsed: unknown = raw.length > 0 ? JSON.parse(raw.toString('utf8')) : {};
       if (isObject(parsed)) body = parsed;
     } catch {}
-    let resolveEnded: (how: 'completed' | 'client_closed') => void = () => undefined;
-    const ended = new Promise<'completed' | 'client_closed'>((resolve) => {
-      resolveEnded = resolve;
-    });
-    let closed = false;
-    res.on('close', () => {
-      closed = !res.writableFinished;
-      resolveEnded(res.writableFinished ? 'completed' : 'client_closed');
-    });
+    const { ended, closed } = watchExchange(res);
     const record: RecordedBedrockRequest = { method: req.method ?? 'GET', path: url, operation, modelId, headers: req.headers, raw: raw.toString('utf8'), body, status: 0, ended };
     requests.push(record);
 
@@ -341,29 +332,18 @@ export async function startFakeBedrockServer(options: FakeBedrockOptions): Promi
       const [type, message] = BY_STATUS[reply.status] ?? ['InternalServerException', 'The system encountered an unexpected error during processing.'];
       return sendError(res, record, { status: reply.status, type: reply.errorType ?? type, message: reply.errorMessage ?? message });
     }
-    if (operation === 'converse-stream') return stream(res, record, body, reply, () => closed || res.destroyed);
+    if (operation === 'converse-stream') return stream(res, record, body, reply, closed);
     const { content, stopReason, usage, trace } = compose(body, reply);
     record.status = 200;
     res.writeHead(200, { 'content-type': 'application/json', 'x-amzn-requestid': randomUUID() });
     res.end(JSON.stringify({ output: { message: { role: 'assistant', content } }, stopReason, ...(usage ? { usage } : {}), metrics: { latencyMs: 42 }, ...(trace ? { trace } : {}) }));
   };
 
-  const server: Server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => {
-      handle(req, res, Buffer.concat(parts)).catch((error: unknown) => {
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ message: String(error) }));
-        else res.destroy();
-      });
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const server = await startLoopback(
+    async (req, res, raw) => void (await handle(req, res, raw)),
+    (res, error) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ message: String(error) })),
+  );
+  const url = server.origin;
   return {
     url,
     requests,
@@ -375,10 +355,6 @@ export async function startFakeBedrockServer(options: FakeBedrockOptions): Promi
       queue = [];
       requests.length = 0;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    close: () => server.close(),
   };
 }
