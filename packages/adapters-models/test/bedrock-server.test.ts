@@ -1,6 +1,6 @@
 import { crc32 as zlibCrc32 } from 'node:zlib';
 import { createAmazonBedrock } from '@ai-sdk/amazon-bedrock';
-import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import type { LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeBedrockServer, startFakeBedrockServer } from './fakes/bedrock-server.js';
 import { crc32, decodeMessages, encodeEvent, encodeException, encodeMessage } from './fakes/eventstream.js';
@@ -33,9 +33,9 @@ const provider = (server: FakeBedrockServer, settings: Partial<Parameters<typeof
   createAmazonBedrock({ apiKey: '', region: 'us-east-1', ...credentials, baseURL: server.url, ...settings });
 const prompt = [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'Hello there' }] }];
 
-async function parts(server: FakeBedrockServer, settings: Partial<Parameters<typeof createAmazonBedrock>[0]> = {}, model = MODEL): Promise<LanguageModelV4StreamPart[]> {
+async function parts(server: FakeBedrockServer, settings: Partial<Parameters<typeof createAmazonBedrock>[0]> = {}, model = MODEL): Promise<LanguageModelV3StreamPart[]> {
   const { stream } = await provider(server, settings).languageModel(model).doStream({ prompt });
-  const out: LanguageModelV4StreamPart[] = [];
+  const out: LanguageModelV3StreamPart[] = [];
   const reader = stream.getReader();
   for (let next = await reader.read(); !next.done; next = await reader.read()) out.push(next.value);
   return out;
@@ -78,7 +78,7 @@ describe('the fake Bedrock runtime', () => {
     const { stream } = await provider(fake)
       .languageModel(MODEL)
       .doStream({ prompt, tools: [{ type: 'function', name: 'lookup', description: 'Looks up', inputSchema: { type: 'object', properties: { word: { type: 'string' } } } }] });
-    const out: LanguageModelV4StreamPart[] = [];
+    const out: LanguageModelV3StreamPart[] = [];
     const reader = stream.getReader();
     for (let next = await reader.read(); !next.done; next = await reader.read()) out.push(next.value);
     expect(fake.lastRequest()).toMatchObject({ status: 200, operation: 'converse-stream', modelId: MODEL, path: '/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream' });

@@ -1,6 +1,6 @@
 import { type ChatEvent, type ChatRequest, collectChat } from '@agent-platform/core';
 import { describeChatModel, type ScriptedChatReply } from '@agent-platform/core/testing';
-import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import type { LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bedrockChatModel } from '../src/bedrock/index.js';
 import { type BedrockChatModelOptions, bedrockSetup } from '../src/bedrock/provider.js';
@@ -302,9 +302,9 @@ describe('bedrockSetup: nothing of the operator’s AWS environment reaches a us
   });
 
   /** One ConverseStream call through the setup's provider (the AI SDK's model over our fetch), read to its end. */
-  async function streamParts(setup: ReturnType<typeof bedrockSetup>): Promise<LanguageModelV4StreamPart[]> {
+  async function streamParts(setup: ReturnType<typeof bedrockSetup>): Promise<LanguageModelV3StreamPart[]> {
     const { stream } = await setup.provider.languageModel(MODEL).doStream({ prompt: [{ role: 'user', content: [{ type: 'text', text: 'Hello there' }] }] });
-    const out: LanguageModelV4StreamPart[] = [];
+    const out: LanguageModelV3StreamPart[] = [];
     const reader = stream.getReader();
     for (let next = await reader.read(); !next.done; next = await reader.read()) {
       if (next.value.type === 'error') throw next.value.error;

@@ -141,7 +141,8 @@ interface StreamError {
   readonly isRetryable?: unknown;
   readonly data?: unknown;
 }
-const isStreamError = (error: unknown): error is StreamError => !(error instanceof Error) && record(error) !== undefined && ('statusCode' in record(error)! || 'type' in record(error)!);
+/** An error part's value: the AI SDK's error object of the event, or (Bedrock) the exception's own payload; only error parts throw plain objects. */
+const isStreamError = (error: unknown): error is StreamError => !(error instanceof Error) && record(error) !== undefined;
 
 /** The `PlatformError` of any failure of a model call (or of `listModels`), for the model `model`. */
 export function toPlatformError(context: FailureContext, error: unknown, model: string): PlatformError {
