@@ -1,11 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type AgentPlatform, type Caller, isPlatformError } from '@agent-platform/core';
+import { AgentPlatform, type Caller, isPlatformError } from '@agent-platform/core';
 import { MAX_NESTING_DEPTH } from '@agent-platform/core/internal';
 import { deepValue } from '@agent-platform/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiRoutes } from '../src/routes.js';
 import { openPlatform } from '../src/server.js';
 
 /**
@@ -61,17 +60,53 @@ describe('AgentPlatform refuses values nested deeper than the limit', () => {
     expect(await refusal(platform.runTool(caller, toolId, { args }))).toMatchObject({ code: 'invalid_request', message: LIMIT_MESSAGE });
   });
 
-  it('every method behind a route with a body or a query refuses a deep value the same way', async () => {
-    const ids: Record<string, string> = { id: toolId, chatId: 'chat_none' };
-    for (const route of apiRoutes.filter((r) => r.body || r.query)) {
-      const params = Object.fromEntries(Object.keys(route.params?.shape ?? {}).map((name) => [name, ids[name] ?? '']));
-      // In-process callers pass objects of any shape, queries included: the handlers are called
-      // here with input the server would have refused, to reach the platform's own checks.
-      const query = route.query ? { projectId, x: deep(1_000) } : {};
-      const input = { caller, params, query, body: route.body ? { projectId, x: deep(1_000) } : undefined, signal: new AbortController().signal, headers: new Headers() };
-      const where = `${route.method} ${route.path}`;
-      const error = await refusal(route.handler(platform, input));
-      expect(error, where).toMatchObject({ code: 'invalid_request', message: LIMIT_MESSAGE });
+  it('every public method that parses input refuses a deep value the same way', async () => {
+    const x = () => ({ projectId, x: deep(1_000) }) as never;
+    const calls: Record<string, () => Promise<unknown>> = {
+      createUserWithKey: () => platform.createUserWithKey(x()),
+      createFirstKey: () => platform.createFirstKey(x()),
+      createKey: () => platform.createKey(caller, x()),
+      createKeyForUser: () => platform.createKeyForUser(caller.userId, x()),
+      listKeys: () => platform.listKeys(caller, x()),
+      createProject: () => platform.createProject(caller, x()),
+      listProjects: () => platform.listProjects(caller, x()),
+      updateProject: () => platform.updateProject(caller, projectId, x()),
+      createChat: () => platform.createChat(caller, x()),
+      listChats: () => platform.listChats(caller, x()),
+      renameChat: () => platform.renameChat(caller, 'chat_none', x()),
+      createCredential: () => platform.createCredential(caller, x()),
+      updateCredential: () => platform.updateCredential(caller, 'cred_none', x()),
+      listDefaultModels: () => platform.listDefaultModels(caller, x()),
+      createTool: () => platform.createTool(caller, x()),
+      listTools: () => platform.listTools(caller, x()),
+      updateTool: () => platform.updateTool(caller, toolId, x()),
+      activateTool: () => platform.activateTool(caller, toolId, x()),
+      runTool: () => platform.runTool(caller, toolId, x()),
+      addMcpServer: () => platform.addMcpServer(caller, x()),
+      listMcpServers: () => platform.listMcpServers(caller, x()),
+      detectMcpTransport: () => platform.detectMcpTransport(caller, x()),
+      listLocalModels: () => platform.listLocalModels(caller, x()),
+      deleteLocalModel: () => platform.deleteLocalModel(caller, x()),
+      chatCompletion: () => platform.chatCompletion(caller, x(), { form: 'v1' }),
+      models: () => platform.models(caller, x()),
+      createStream: () => platform.createStream(caller, 'chat_none', x()),
+      createDocument: () => platform.createDocument(caller, x()),
+      createDocumentStream: () => platform.createDocumentStream(caller, x()),
+      uploadFiles: () => platform.uploadFiles(caller, x()),
+      listDocuments: () => platform.listDocuments(caller, x()),
+      listDocumentChunks: () => platform.listDocumentChunks(caller, 'doc_none', x()),
+      searchKnowledge: () => platform.searchKnowledge(caller, x()),
+      search: () => platform.search(caller, x()),
+      reindexKnowledge: () => platform.reindexKnowledge(caller, x()),
+      getKnowledgeSettings: () => platform.getKnowledgeSettings(caller, x()),
+      putKnowledgeSettings: () => platform.putKnowledgeSettings(caller, x()),
+    };
+    // Every method that parses is in the table: the areas' methods that call parseInput.
+    const proto = AgentPlatform.prototype as unknown as Record<string, unknown>;
+    const parsing = Object.getOwnPropertyNames(proto).filter((name) => typeof proto[name] === 'function' && String(proto[name]).includes('parseInput'));
+    expect(Object.keys(calls).sort()).toEqual(parsing.sort());
+    for (const [name, call] of Object.entries(calls)) {
+      expect(await refusal(call()), name).toMatchObject({ code: 'invalid_request', message: LIMIT_MESSAGE });
     }
   });
 
