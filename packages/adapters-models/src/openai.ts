@@ -331,6 +331,12 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
           // Only one choice is asked for (no `n`); another index is not ours.
           if (!choice || (choice.index ?? 0) !== 0) continue;
           const delta = choice.delta ?? {};
+          // Reasoning, where a compatible server streams it (not in OpenAI's types): DeepSeek's and vLLM's `reasoning_content`, else vLLM's newer and Ollama's `reasoning`.
+          const thought = (delta as { reasoning_content?: unknown }).reasoning_content ?? (delta as { reasoning?: unknown }).reasoning;
+          if (typeof thought === 'string' && thought !== '') {
+            answer.add(thought);
+            yield { type: 'reasoning', delta: thought };
+          }
           if (typeof delta.content === 'string' && delta.content !== '') {
             answer.add(delta.content);
             yield { type: 'text', delta: delta.content };

@@ -43,6 +43,14 @@ export interface ScriptedUsage {
 export interface ScriptedReply {
   /** The assistant's text, streamed word by word. */
   readonly text?: string;
+  /**
+   * Reasoning streamed before the text, word by word, in the field an OpenAI-compatible
+   * reasoning server uses (`reasoning_content`: DeepSeek, vLLM up to 0.10; `reasoning`: newer
+   * vLLM, Ollama); in a JSON answer, the message's field of that name.
+   */
+  readonly reasoning?: string;
+  /** The field `reasoning` is sent in. Default `reasoning_content`. */
+  readonly reasoningField?: 'reasoning_content' | 'reasoning';
   readonly toolCalls?: readonly ScriptedToolCall[];
   /** Default `tool_calls` when there are tool calls, else `stop`. */
   readonly finishReason?: ScriptedFinishReason;
@@ -552,6 +560,7 @@ export async function startFakeChatServer(options: FakeChatServerOptions = {}): 
             content: text === '' && calls.length > 0 ? null : text,
             refusal: null,
             annotations: [],
+            ...(reply.reasoning !== undefined ? { [reply.reasoningField ?? 'reasoning_content']: reply.reasoning } : {}),
             ...(calls.length > 0 ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
           },
           logprobs: null,
@@ -579,6 +588,7 @@ export async function startFakeChatServer(options: FakeChatServerOptions = {}): 
     for (let index = 0; index < n; index++) {
       const choice = (delta: Record<string, unknown>, finish: string | null = null) => ({ index, delta, logprobs: null, finish_reason: finish });
       events.push(JSON.stringify(chunk([choice({ role: 'assistant', content: text === '' && calls.length > 0 ? null : '', refusal: null })])));
+      for (const piece of words(reply.reasoning ?? '')) events.push(JSON.stringify(chunk([choice({ content: null, [reply.reasoningField ?? 'reasoning_content']: piece })])));
       for (const piece of words(text)) events.push(JSON.stringify(chunk([choice({ content: piece })])));
       calls.forEach((call, k) => {
         events.push(JSON.stringify(chunk([choice({ tool_calls: [{ index: k, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] })])));

@@ -20,6 +20,14 @@ describeChatModel('openai (loopback server speaking /v1/chat/completions)', {
   scripted: { next: (reply) => fake.script(reply) },
 });
 
+// An OpenAI-compatible reasoning server (DeepSeek, vLLM): it streams its reasoning unasked, as `reasoning_content`.
+describeChatModel('openai-compatible reasoning server (loopback, reasoning_content deltas)', {
+  create: () => openaiChatModel({ apiKey: 'sk-test', baseURL: fake.url, maxRetries: 0, capabilities: { reasoning: true } }),
+  model: 'deepseek-reasoner',
+  scripted: { next: (reply) => fake.script(reply) },
+  reasoning: { providerOptions: {} },
+});
+
 const drain = async (events: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> => {
   const out: ChatEvent[] = [];
   for await (const event of events) out.push(event);
@@ -274,6 +282,28 @@ describe('openaiChatModel', () => {
       const result = await collectChat(model().stream(ask('x')));
       expect([upstream, result.finishReason]).toEqual([upstream, ours]);
       expect(result.content).toBe('Some text');
+    }
+  });
+
+  it('reads reasoning from reasoning_content (DeepSeek, vLLM) or reasoning (newer vLLM, Ollama) deltas as reasoning events, apart from the text', async () => {
+    for (const reasoningField of ['reasoning_content', 'reasoning'] as const) {
+      fake.script({ reasoning: 'Two and two make four.', reasoningField, text: 'Four.' });
+      const events = await drain(model().stream(ask('2+2?')));
+      expect(events.filter((e) => e.type === 'reasoning').map((e) => (e.type === 'reasoning' ? e.delta : ''))).toEqual(['Two ', 'and ', 'two ', 'make ', 'four.']);
+      expect(
+        await collectChat(
+          (async function* () {
+            yield* events;
+          })(),
+        ),
+      ).toMatchObject({ content: 'Four.', reasoning: 'Two and two make four.' });
+    }
+    // A server sending both fields with the same text (vLLM while it renamed the field) is read once.
+    const server = await sseServer([chunk({ reasoning_content: 'Hmm.', reasoning: 'Hmm.' }), chunk({ content: 'Yes.' }, 'stop'), '[DONE]']);
+    try {
+      expect(await collectChat(openaiChatModel({ baseURL: server.url, maxRetries: 0 }).stream(ask('x')))).toMatchObject({ content: 'Yes.', reasoning: 'Hmm.' });
+    } finally {
+      await server.close();
     }
   });
 

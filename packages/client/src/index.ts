@@ -73,3 +73,12 @@ export interface CompletionChunkFields {
   /** What a tool the agent ran answered. */
   toolResult?: ToolStepResult;
 }
+
+/**
+ * Members of an answer's message, and of a streamed chunk's `delta`, beside OpenAI's: the
+ * model's reasoning, named as OpenAI-compatible reasoning servers (DeepSeek, vLLM) name it.
+ */
+export interface CompletionMessageFields {
+  /** The model's reasoning, where its provider streams it; never part of `content`, never stored with a chat. */
+  reasoning_content?: string;
+}

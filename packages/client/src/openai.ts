@@ -1,7 +1,7 @@
 /**
  * Adds Agent Platform's members to the `openai` package's chat completion types, so that a
- * request may name `chatId` (and `streamId`, `provider`) and an answer has `sources`, `chatId`
- * and, on streamed chunks, the agent's tool steps. Import it once anywhere in a program:
+ * request may name `chatId` (and `streamId`, `provider`) and an answer has `sources`, `chatId`,
+ * the model's `reasoning_content` and, on streamed chunks, the agent's tool steps. Import it once anywhere in a program:
  *
  * @example
  * import OpenAI from 'openai';
@@ -15,9 +15,9 @@
  * Everything else (messages, tools, `tool_calls`, `finish_reason`) stays OpenAI's.
  */
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions/completions';
-import type { CompletionChunkFields, CompletionFields, CompletionRequestFields } from './index.js';
+import type { CompletionChunkFields, CompletionFields, CompletionMessageFields, CompletionRequestFields } from './index.js';
 
-export type { CompletionChunkFields, CompletionFields, CompletionRequestFields, CompletionSource, ToolStepCall, ToolStepResult } from './index.js';
+export type { CompletionChunkFields, CompletionFields, CompletionMessageFields, CompletionRequestFields, CompletionSource, ToolStepCall, ToolStepResult } from './index.js';
 
 /** OpenAI's answer with the members Agent Platform always sends (`sources`) required. */
 export type AgentChatCompletion = ChatCompletion & CompletionFields;
@@ -29,4 +29,8 @@ declare module 'openai/resources/chat/completions/completions' {
   interface ChatCompletionCreateParamsBase extends CompletionRequestFields {}
   interface ChatCompletion extends Partial<CompletionFields> {}
   interface ChatCompletionChunk extends CompletionChunkFields {}
+  interface ChatCompletionMessage extends CompletionMessageFields {}
+  namespace ChatCompletionChunk.Choice {
+    interface Delta extends CompletionMessageFields {}
+  }
 }

@@ -12,7 +12,7 @@ import type {
 } from '@agent-platform/core/schemas';
 import type * as OpenAI from 'openai/resources/chat/completions/completions';
 import type { z } from 'zod';
-import type { CompletionChunkFields, CompletionFields, CompletionRequestFields, CompletionSource, ToolStepCall, ToolStepResult } from '../src/index.js';
+import type { CompletionChunkFields, CompletionFields, CompletionMessageFields, CompletionRequestFields, CompletionSource, ToolStepCall, ToolStepResult } from '../src/index.js';
 import type {} from '../src/openai.js';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -29,8 +29,12 @@ export type Checks = [
   Expect<Equal<CompletionRequestFields, Pick<RequestMembers, keyof CompletionRequestFields>>>,
   Expect<Equal<CompletionFields, Pick<ChatCompletionResponse, keyof CompletionFields>>>,
   Expect<Equal<CompletionChunkFields, Pick<ChatCompletionChunk, keyof CompletionChunkFields>>>,
+  Expect<Equal<CompletionMessageFields, Pick<ChatCompletionResponse['choices'][number]['message'], keyof CompletionMessageFields>>>,
+  Expect<Equal<CompletionMessageFields, Pick<ChatCompletionChunk['choices'][number]['delta'], keyof CompletionMessageFields>>>,
   // ... and every member of the schemas is OpenAI's or ours.
   Expect<Equal<Exclude<keyof RequestMembers, keyof OpenAI.ChatCompletionCreateParamsBase>, never>>,
   Expect<Equal<Exclude<keyof ChatCompletionResponse, keyof OpenAI.ChatCompletion>, never>>,
   Expect<Equal<Exclude<keyof ChatCompletionChunk, keyof OpenAI.ChatCompletionChunk>, never>>,
+  Expect<Equal<Exclude<keyof ChatCompletionResponse['choices'][number]['message'], keyof OpenAI.ChatCompletionMessage>, never>>,
+  Expect<Equal<Exclude<keyof ChatCompletionChunk['choices'][number]['delta'], keyof OpenAI.ChatCompletionChunk.Choice.Delta>, never>>,
 ];

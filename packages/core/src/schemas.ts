@@ -1,6 +1,7 @@
 export * from './schemas/auth.js';
 export * from './schemas/chats.js';
 export * from './schemas/common.js';
+export * from './schemas/completion-answers.js';
 export * from './schemas/completions.js';
 export * from './schemas/credentials.js';
 export * from './schemas/knowledge.js';

@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { addToolSource } from './add-tool.js';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
-import { startTestServer, type TestServer } from './helpers.js';
+import { sseEvents, startTestServer, type TestServer } from './helpers.js';
 
 let upstream: FakeUpstream;
 let s: TestServer;
@@ -152,16 +152,7 @@ describe('POST /api/v1/chat/completions with the openai client', () => {
     });
     const replay = await fetch(`${s.url}/api/chats/${chat.id}/streams/${streamId}`, { headers: { authorization: `Bearer ${s.keyA}` } });
     const stepsOf = (sse: string) =>
-      sse
-        .split('\n\n')
-        .map((block) =>
-          block
-            .split('\n')
-            .find((line) => line.startsWith('data: {'))
-            ?.slice(6),
-        )
-        .filter((data): data is string => data !== undefined)
-        .map((data) => JSON.parse(data) as Step)
+      sseEvents<Step>(sse)
         .filter((c) => c.toolCall || c.toolResult)
         .map((c) => [c.toolCall?.name ?? c.toolResult?.name, c.toolCall ? 'call' : c.toolResult?.isError ? 'error' : 'result']);
     const expected = [

@@ -146,3 +146,17 @@ export function bagOfWords(text: string, dimensions: number): Float32Array {
   const n = Math.hypot(...v) || 1;
   return v.map((x) => x / n);
 }
+
+/** The JSON events of an SSE body (a live completion, or a stream's replay with its ids), `[DONE]` and comments left out. */
+export function sseEvents<T = any>(sse: string): T[] {
+  return sse
+    .split('\n\n')
+    .map((block) =>
+      block
+        .split('\n')
+        .find((line) => line.startsWith('data: {'))
+        ?.slice(6),
+    )
+    .filter((data): data is string => data !== undefined)
+    .map((data) => JSON.parse(data) as T);
+}

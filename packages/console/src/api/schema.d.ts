@@ -4171,11 +4171,13 @@ export interface operations {
                         chatId?: string;
                         choices: {
                             /** @enum {string} */
-                            finish_reason: "stop" | "length" | "tool_calls";
+                            finish_reason: "stop" | "length" | "tool_calls" | "content_filter";
                             index: number;
                             message: {
                                 /** @description null when the answer is only tool calls */
                                 content: string | null;
+                                /** @description The model's reasoning, where its provider streams it (never part of content) */
+                                reasoning_content?: string;
                                 /** @constant */
                                 role: "assistant";
                                 /** @description Calls of the client's functions (`tools`) to run; finish_reason is tool_calls */
@@ -4223,6 +4225,8 @@ export interface operations {
                         choices: {
                             delta: {
                                 content?: string;
+                                /** @description The model's reasoning, where its provider streams it (never part of content) */
+                                reasoning_content?: string;
                                 /** @constant */
                                 role?: "assistant";
                                 /** @description A call of the client's functions (`tools`), whole in one chunk; never the agent's own tools */
@@ -4238,7 +4242,7 @@ export interface operations {
                                     type: "function";
                                 }[];
                             };
-                            finish_reason: ("stop" | "length" | "tool_calls") | null;
+                            finish_reason: ("stop" | "length" | "tool_calls" | "content_filter") | null;
                             index: number;
                         }[];
                         created: number;
@@ -4623,11 +4627,13 @@ export interface operations {
                         chatId?: string;
                         choices: {
                             /** @enum {string} */
-                            finish_reason: "stop" | "length" | "tool_calls";
+                            finish_reason: "stop" | "length" | "tool_calls" | "content_filter";
                             index: number;
                             message: {
                                 /** @description null when the answer is only tool calls */
                                 content: string | null;
+                                /** @description The model's reasoning, where its provider streams it (never part of content) */
+                                reasoning_content?: string;
                                 /** @constant */
                                 role: "assistant";
                                 /** @description Calls of the client's functions (`tools`) to run; finish_reason is tool_calls */
@@ -4675,6 +4681,8 @@ export interface operations {
                         choices: {
                             delta: {
                                 content?: string;
+                                /** @description The model's reasoning, where its provider streams it (never part of content) */
+                                reasoning_content?: string;
                                 /** @constant */
                                 role?: "assistant";
                                 /** @description A call of the client's functions (`tools`), whole in one chunk; never the agent's own tools */
@@ -4690,7 +4698,7 @@ export interface operations {
                                     type: "function";
                                 }[];
                             };
-                            finish_reason: ("stop" | "length" | "tool_calls") | null;
+                            finish_reason: ("stop" | "length" | "tool_calls" | "content_filter") | null;
                             index: number;
                         }[];
                         created: number;

@@ -1,7 +1,7 @@
 import type { ToolCall, Usage } from '../agent/chat-model.js';
 import type { AgentEvent, Source } from '../agent/loop.js';
 import { PlatformError } from '../errors.js';
-import type { ChatCompletionChunk, ChatCompletionResponse } from '../schemas/completions.js';
+import type { ChatCompletionChunk, ChatCompletionResponse } from '../schemas/completion-answers.js';
 import type { ChatRecord, MessageSource } from '../storage/types.js';
 
 export interface CompletionPlan {
@@ -30,6 +30,7 @@ const toolCallsOut = (calls: readonly ToolCall[]) => calls.map((c) => ({ id: c.i
 export async function collectCompletion(chunks: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletionResponse> {
   let first: ChatCompletionChunk | undefined;
   let content = '';
+  let reasoning: string | undefined;
   const toolCalls: ReturnType<typeof toolCallsOut> = [];
   let finishReason: ChatCompletionResponse['choices'][number]['finish_reason'] | undefined;
   let usage: ChatCompletionResponse['usage'] | undefined;
@@ -37,6 +38,7 @@ export async function collectCompletion(chunks: AsyncIterable<ChatCompletionChun
     first ??= chunk;
     const choice = chunk.choices[0];
     content += choice?.delta.content ?? '';
+    if (choice?.delta.reasoning_content !== undefined) reasoning = (reasoning ?? '') + choice.delta.reasoning_content;
     for (const { id, type, function: f } of choice?.delta.tool_calls ?? []) toolCalls.push({ id, type, function: f });
     finishReason = choice?.finish_reason ?? finishReason;
     usage = chunk.usage ?? usage;
@@ -50,7 +52,12 @@ export async function collectCompletion(chunks: AsyncIterable<ChatCompletionChun
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: toolCalls.length > 0 && content === '' ? null : content, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+        message: {
+          role: 'assistant',
+          content: toolCalls.length > 0 && content === '' ? null : content,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+          ...(reasoning !== undefined ? { reasoning_content: reasoning } : {}),
+        },
         finish_reason: finishReason,
       },
     ],
@@ -61,7 +68,8 @@ export async function collectCompletion(chunks: AsyncIterable<ChatCompletionChun
 }
 
 /**
- * Runs a plan as OpenAI's chunk stream: a role chunk (with `sources`), content deltas and the
+ * Runs a plan as OpenAI's chunk stream: a role chunk (with `sources`), content deltas (and the
+ * model's reasoning as `delta.reasoning_content`, as DeepSeek and vLLM stream it) and the
  * agent's tool steps (`toolCall` when a tool starts, `toolResult` when it answered), the
  * client's tool calls (`delta.tool_calls`, one whole call per chunk), the finish, optionally usage.
  */
@@ -76,6 +84,8 @@ export async function* completionChunks(plan: CompletionPlan, includeUsage: bool
   for await (const event of plan.events) {
     if (event.type === 'text' && event.delta) {
       yield { ...base, choices: [{ index: 0, delta: { content: event.delta }, finish_reason: null }] };
+    } else if (event.type === 'reasoning' && event.delta) {
+      yield { ...base, choices: [{ index: 0, delta: { reasoning_content: event.delta }, finish_reason: null }] };
     } else if (event.type === 'tool_call') {
       // The agent's steps, as extensions on an empty delta: never `delta.tool_calls`, which
       // would ask an OpenAI client to run a tool the service runs itself.
@@ -87,8 +97,7 @@ export async function* completionChunks(plan: CompletionPlan, includeUsage: bool
       // The client's own functions to run: OpenAI's `delta.tool_calls`.
       const calls = toolCallsOut(event.toolCalls ?? []);
       for (const [index, call] of calls.entries()) yield { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index, ...call }] }, finish_reason: null }] };
-      // The endpoint's schema has no `content_filter` yet: a filtered answer ends as `stop` there, as it did.
-      yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: event.reason === 'content_filter' ? 'stop' : event.reason }] };
+      yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: event.reason }] };
       if (includeUsage) yield { ...base, choices: [], usage: usageOut(event.usage) };
     }
   }

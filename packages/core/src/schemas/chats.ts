@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { offsetPaging, Timestamp } from './common.js';
-import { CompletionSource } from './completions.js';
+import { CompletionSource } from './completion-answers.js';
 
 export const Chat = z.object({
   id: z.string(),

@@ -1,5 +1,5 @@
 import type { ErrorCode } from '../../errors.js';
-import type { ChatCompletionChunk } from '../../schemas/completions.js';
+import type { ChatCompletionChunk } from '../../schemas/completion-answers.js';
 import { type StreamEvent, StreamHub, type StreamHubOptions } from './hub.js';
 
 /** One event of a chat stream, as a completion writes it: a chunk, or the failure that ended it. */

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+
+/**
+ * What the chat completion routes answer: OpenAI's `chat.completion` and `chat.completion.chunk`
+ * with this service's extensions (`sources`, `chatId`, the agent's tool steps) and the members
+ * OpenAI-compatible servers add (`reasoning_content`, finish reason `content_filter`).
+ */
+
+/** A knowledge excerpt the answer was given; `[index]` in the text cites it. */
+export const CompletionSource = z.object({
+  index: z.number().int().describe('Citation number, from 1'),
+  chunkId: z.string(),
+  documentId: z.string(),
+  fileName: z.string(),
+  score: z.number().describe('Search score, 0..1'),
+  excerpt: z.string().describe("The excerpt's first words (at most 160 characters, … when cut)"),
+});
+
+/** A call of one of the client's functions (`tools`), for the client to run. */
+const ToolCallOut = z.object({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.object({ name: z.string(), arguments: z.string().describe('The arguments as the model wrote them (JSON text)') }),
+});
+const UsageOut = z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() });
+/** Why the answer ended: `content_filter` when the provider's safety system cut or refused it. */
+const FinishReasonOut = z.enum(['stop', 'length', 'tool_calls', 'content_filter']);
+/** Reasoning text the model streamed (DeepSeek's and vLLM's `reasoning_content`): never part of `content`, never stored with a chat. */
+const ReasoningOut = z.string().optional().describe("The model's reasoning, where its provider streams it (never part of content)");
+
+export const ChatCompletionResponse = z.object({
+  success: z.literal(true).optional().describe('On the chat-scoped form'),
+  id: z.string(),
+  object: z.literal('chat.completion'),
+  created: z.number().int(),
+  model: z.string(),
+  choices: z.array(
+    z.object({
+      index: z.number().int(),
+      message: z.object({
+        role: z.literal('assistant'),
+        content: z.string().nullable().describe('null when the answer is only tool calls'),
+        tool_calls: z.array(ToolCallOut).optional().describe("Calls of the client's functions (`tools`) to run; finish_reason is tool_calls"),
+        reasoning_content: ReasoningOut,
+      }),
+      finish_reason: FinishReasonOut,
+    }),
+  ),
+  usage: UsageOut,
+  sources: z.array(CompletionSource),
+  chatId: z.string().optional(),
+});
+export type ChatCompletionResponse = z.output<typeof ChatCompletionResponse>;
+
+/**
+ * A step of the agent, told in the stream so a client can show it: the agent's own tools and
+ * its MCP servers' tools (`mcp__<server>__<tool>`) run inside the service, so an OpenAI client
+ * never sees them as `delta.tool_calls` (which would ask the client to run them). These members
+ * are extensions, like `sources`, on chunks with an empty `delta`: OpenAI clients ignore them.
+ */
+export const ToolStepCall = z.object({
+  id: z.string().describe("The call's id, as the model gave it; the result carries the same"),
+  name: z.string().describe('The function name the model called'),
+  arguments: z.string().describe('The arguments as the model wrote them (JSON text)'),
+});
+
+export const ToolStepResult = z.object({
+  id: z.string().describe('The id of the call this answers'),
+  name: z.string(),
+  content: z.string().describe("What the model was given: the tool's result (JSON text for project tools), or `Error: ...`"),
+  isError: z.boolean().describe('Whether the tool failed (threw, timed out, was refused its arguments, or does not exist)'),
+});
+
+export const ChatCompletionChunk = z.object({
+  id: z.string(),
+  object: z.literal('chat.completion.chunk'),
+  created: z.number().int(),
+  model: z.string(),
+  choices: z.array(
+    z.object({
+      index: z.number().int(),
+      delta: z.object({
+        role: z.literal('assistant').optional(),
+        content: z.string().optional(),
+        tool_calls: z
+          .array(ToolCallOut.extend({ index: z.number().int() }))
+          .optional()
+          .describe("A call of the client's functions (`tools`), whole in one chunk; never the agent's own tools"),
+        reasoning_content: ReasoningOut,
+      }),
+      finish_reason: FinishReasonOut.nullable(),
+    }),
+  ),
+  usage: UsageOut.optional(),
+  sources: z.array(CompletionSource).optional().describe('On the first chunk'),
+  chatId: z.string().optional(),
+  toolCall: ToolStepCall.optional().describe('The agent is running one of its tools (on a chunk whose delta is empty)'),
+  toolResult: ToolStepResult.optional().describe('What a tool the agent ran answered (on a chunk whose delta is empty)'),
+});
+export type ChatCompletionChunk = z.output<typeof ChatCompletionChunk>;
