@@ -140,8 +140,62 @@ describe('aiSdkChatModel', () => {
       { type: 'text', delta: 'check.' },
       { type: 'tool_call', call: { id: 'c1', name: 'a', arguments: '{"x":1}' } },
       { type: 'tool_call', call: { id: 'c2', name: 'b', arguments: '{"y":2}' } },
-      { type: 'finish', reason: 'tool_calls', usage: { promptTokens: 30, completionTokens: 12, totalTokens: 42, cachedPromptTokens: 20, cacheWritePromptTokens: 5, reasoningTokens: 4 } },
+      {
+        type: 'finish',
+        reason: 'tool_calls',
+        usage: { promptTokens: 30, completionTokens: 12, totalTokens: 42, cachedPromptTokens: 20, cacheWritePromptTokens: 5, reasoningTokens: 4 },
+        reasoning: [{ text: 'Think.' }],
+      },
     ]);
+  });
+
+  it('gives the reasoning blocks whole with their provider metadata at the finish, and sends an assistant message’s back as reasoning parts', async () => {
+    const signed = { anthropic: { signature: 'sig-1' } };
+    const { model, calls } = make([
+      [
+        { type: 'reasoning-start', id: '0' },
+        { type: 'reasoning-delta', id: '0', delta: 'First ' },
+        { type: 'reasoning-delta', id: '0', delta: 'thought.' },
+        { type: 'reasoning-delta', id: '0', delta: '', providerMetadata: signed },
+        { type: 'reasoning-end', id: '0' },
+        { type: 'reasoning-start', id: '1', providerMetadata: { anthropic: { redactedData: 'opaque' } } },
+        { type: 'reasoning-end', id: '1' },
+        { type: 'tool-call', toolCallId: 'c1', toolName: 'a', input: '{}' },
+        finish('tool-calls'),
+      ],
+      [...text('done'), finish('stop')],
+    ]);
+    const events = await drain(model.stream(ask()));
+    const blocks = [
+      { text: 'First thought.', metadata: signed },
+      { text: '', metadata: { anthropic: { redactedData: 'opaque' } } },
+    ];
+    expect(events.at(-1)).toMatchObject({ type: 'finish', reason: 'tool_calls', reasoning: blocks });
+    // No empty reasoning event for the signature or the redacted block.
+    expect(events.filter((e) => e.type === 'reasoning')).toEqual([
+      { type: 'reasoning', delta: 'First ' },
+      { type: 'reasoning', delta: 'thought.' },
+    ]);
+
+    await drain(
+      model.stream(
+        ask({
+          messages: [
+            { role: 'user', content: 'hi' },
+            { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'a', arguments: '{}' }], reasoning: blocks },
+            { role: 'tool', toolCallId: 'c1', content: 'ok' },
+          ],
+        }),
+      ),
+    );
+    expect(calls[1]?.prompt[1]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'reasoning', text: 'First thought.', providerOptions: signed },
+        { type: 'reasoning', text: '', providerOptions: { anthropic: { redactedData: 'opaque' } } },
+        { type: 'tool-call', toolCallId: 'c1', toolName: 'a', input: {} },
+      ],
+    });
   });
 
   it('maps the finish reasons, and fails a stream that ends without a finish', async () => {

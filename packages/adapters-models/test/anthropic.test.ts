@@ -1,4 +1,5 @@
-import { type ChatEvent, type ChatRequest, collectChat, createGuardedFetch, createOutboundPolicy } from '@agent-platform/core';
+import { type AgentTool, type ChatEvent, type ChatModel, type ChatRequest, collectChat, createGuardedFetch, createOutboundPolicy } from '@agent-platform/core';
+import { type AgentEvent, runAgentTurn } from '@agent-platform/core/internal';
 import { describeChatModel } from '@agent-platform/core/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { anthropicChatModel } from '../src/anthropic/index.js';
@@ -112,23 +113,80 @@ describe('anthropicChatModel', () => {
     expect(result).toMatchObject({ content: 'Four.', reasoning: 'Two and two make four.', finishReason: 'stop' });
   });
 
-  it('known gap: a tool round with extended thinking is refused, as the thinking block is not carried back in the conversation', async () => {
-    // Claude wants the signed thinking block that preceded tool_use back in the next request;
-    // ChatMessage keeps no reasoning, so this round fails upstream until history carries it.
-    const error = await failure(
-      model().stream({
-        model: MODEL,
-        maxTokens: 4096,
-        providerOptions: { thinking: { type: 'enabled', budgetTokens: 1024 } },
-        tools: [WEATHER],
-        messages: [
-          { role: 'user', content: 'Weather in Paris?' },
-          { role: 'assistant', content: null, toolCalls: [{ id: 'toolu_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] },
-          { role: 'tool', toolCallId: 'toolu_1', content: 'sunny' },
-        ],
-      }),
+  it('carries the signed thinking block of a tool round back with the tool results (extended thinking across tool rounds)', async () => {
+    const thinking = { thinking: { type: 'enabled', budgetTokens: 1024 } };
+    const call = { id: 'toolu_1', name: 'get_weather', arguments: '{"city":"Paris"}' };
+    fake.script({ reasoning: 'I need the weather first.', toolCalls: [call] });
+    const events = await drain(model().stream(ask('Weather in Paris?', { maxTokens: 4096, providerOptions: thinking, tools: [WEATHER] })));
+    const finish = events.at(-1);
+    expect(finish).toMatchObject({ type: 'finish', reason: 'tool_calls', reasoning: [{ text: 'I need the weather first.', metadata: { anthropic: { signature: expect.any(String) } } }] });
+    const reasoning = finish?.type === 'finish' ? finish.reasoning : undefined;
+
+    // The next step, with the assistant's reasoning as it came: the thinking block goes first, signed.
+    const next = (blocks: typeof reasoning): ChatRequest => ({
+      model: MODEL,
+      maxTokens: 4096,
+      providerOptions: thinking,
+      tools: [WEATHER],
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: null, toolCalls: [call], ...(blocks ? { reasoning: blocks } : {}) },
+        { role: 'tool', toolCallId: 'toolu_1', content: 'sunny' },
+      ],
+    });
+    fake.script({ reasoning: 'It is sunny.', text: 'Sunny in Paris.' });
+    expect(await collectChat(model().stream(next(reasoning)))).toMatchObject({ content: 'Sunny in Paris.', reasoning: 'It is sunny.', finishReason: 'stop' });
+    const sent = fake.lastRequest()?.body.messages as { content: Record<string, unknown>[] }[] | undefined;
+    const signature = (reasoning?.[0]?.metadata?.anthropic as { signature?: string } | undefined)?.signature;
+    expect(sent?.[1]?.content[0]).toEqual({ type: 'thinking', thinking: 'I need the weather first.', signature });
+
+    // Without the block, or with its text changed, the API refuses the step.
+    expect(await failure(model().stream(next(undefined)))).toMatchObject({ code: 'upstream_error', details: { status: 400 } });
+    const altered = reasoning?.map((block) => ({ ...block, text: 'Something else.' }));
+    expect(await failure(model().stream(next(altered)))).toMatchObject({ code: 'upstream_error', details: { status: 400 } });
+  });
+
+  it('runs an agent turn of two tool rounds with extended thinking on (the loop sends each step its reasoning back)', async () => {
+    const thinking = { thinking: { type: 'enabled', budgetTokens: 1024 } };
+    const claude = model();
+    // The project's provider options on every call of the turn.
+    const withThinking: ChatModel = { ...claude, stream: (request) => claude.stream({ ...request, providerOptions: thinking }) };
+    fake.script(
+      { reasoning: 'Paris first.', toolCalls: [{ id: 'toolu_a', name: 'get_weather', arguments: '{"city":"Paris"}' }] },
+      { reasoning: 'Now Rome.', toolCalls: [{ id: 'toolu_b', name: 'get_weather', arguments: '{"city":"Rome"}' }] },
+      { reasoning: 'Both known.', text: 'Paris: sunny. Rome: rain.' },
     );
-    expect(error).toMatchObject({ code: 'upstream_error', details: { status: 400 } });
+    const weather: AgentTool = { definition: WEATHER, run: async (input) => ((input as { city: string }).city === 'Paris' ? 'sunny' : 'rain') };
+    const events: AgentEvent[] = [];
+    for await (const event of runAgentTurn({
+      model: withThinking,
+      modelName: MODEL,
+      history: [],
+      input: [{ role: 'user', content: 'Weather in Paris, then Rome?' }],
+      tools: [weather],
+      maxTokens: 4096,
+    })) {
+      events.push(event);
+    }
+    expect(events.at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
+    expect(
+      events
+        .filter((e) => e.type === 'text')
+        .map((e) => (e.type === 'text' ? e.delta : ''))
+        .join(''),
+    ).toBe('Paris: sunny. Rome: rain.');
+    expect(
+      events
+        .filter((e) => e.type === 'reasoning')
+        .map((e) => (e.type === 'reasoning' ? e.delta : ''))
+        .join(''),
+    ).toBe('Paris first.Now Rome.Both known.');
+    // Each request after a tool round sent every earlier step's thinking block first in its assistant message.
+    const requests = fake.requests.slice(-3);
+    expect(requests.map((r) => r.status)).toEqual([200, 200, 200]);
+    const thinkingOf = (r: (typeof requests)[number]) =>
+      (r.body.messages as { role: string; content: Record<string, unknown>[] }[]).filter((m) => m.role === 'assistant').map((m) => m.content[0]?.thinking);
+    expect(requests.map(thinkingOf)).toEqual([[], ['Paris first.'], ['Paris first.', 'Now Rome.']]);
   });
 
   it('asks for prompt caching with cacheControl and reports the cache tokens in usage', async () => {

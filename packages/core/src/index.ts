@@ -20,6 +20,7 @@ export {
   type FinishReason,
   messageText,
   type ProviderConfig,
+  type ReasoningBlock,
   type ResponseFormat,
   type ToolCall,
   type ToolChoice,

@@ -74,6 +74,23 @@ describe('runAgentTurn', () => {
     expect(JSON.stringify(finish.messages)).not.toContain('ask the tool');
   });
 
+  it("sends a tool step's reasoning blocks (the model's finish gave them) back with its tool calls in the next step of the turn", async () => {
+    const blocks = [{ text: 'Ask the tool.', metadata: { anthropic: { signature: 'sig' } } }];
+    const model = scriptedModel([
+      [
+        { type: 'reasoning', delta: 'Ask the tool.' },
+        { type: 'tool_call', call: { id: 'c1', name: 'weather', arguments: '{"city":"Paris"}' } },
+        { type: 'finish', reason: 'tool_calls', usage: usage(3), reasoning: blocks },
+      ],
+      [
+        { type: 'text', delta: 'Sunny.' },
+        { type: 'finish', reason: 'stop', usage: usage(4) },
+      ],
+    ]);
+    await collect(runAgentTurn({ model, modelName: 'm', history: [], input: [{ role: 'user', content: 'weather?' }], tools: [weather] }));
+    expect(model.requests[1]?.messages[1]).toEqual({ role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'weather', arguments: '{"city":"Paris"}' }], reasoning: blocks });
+  });
+
   it('collectChat keeps reasoning apart; messageText reads a content of parts', async () => {
     const events = async function* (): AsyncGenerator<ChatEvent> {
       yield { type: 'reasoning', delta: 'Think ' };

@@ -1,5 +1,5 @@
 import type { ChatContentPart, ChatMessage, ChatModelCapabilities, ChatRequest, ResponseFormat, ToolChoice } from '@agent-platform/core';
-import type { LanguageModelV3CallOptions, LanguageModelV3Message, LanguageModelV3Prompt, LanguageModelV3ToolChoice } from '@ai-sdk/provider';
+import type { LanguageModelV3CallOptions, LanguageModelV3Message, LanguageModelV3Prompt, LanguageModelV3ToolChoice, SharedV3ProviderOptions } from '@ai-sdk/provider';
 
 /** What shapes a request's call options beyond the request itself: the provider's ways. */
 export interface CallShaping {
@@ -38,6 +38,8 @@ function toMessage(message: ChatMessage, toolNames: Map<string, string>): Langua
       return {
         role: 'assistant',
         content: [
+          // The answer's reasoning first, with the provider's data it needs back (Anthropic's signed thinking block).
+          ...(message.reasoning ?? []).map((block) => ({ type: 'reasoning' as const, text: block.text, ...(block.metadata ? { providerOptions: block.metadata as SharedV3ProviderOptions } : {}) })),
           ...(message.content ? [{ type: 'text' as const, text: message.content }] : []),
           ...calls.map((call) => ({ type: 'tool-call' as const, toolCallId: call.id, toolName: call.name, input: argumentsOf(call.arguments) })),
         ],
@@ -53,7 +55,7 @@ function toMessage(message: ChatMessage, toolNames: Map<string, string>): Langua
 
 /**
  * Our messages as the AI SDK's prompt: the system prompt, user text and images, the assistant's
- * text and tool calls, and tool results (each naming its call's tool, which some providers need).
+ * reasoning, text and tool calls, and tool results (each naming its call's tool, which some providers need).
  */
 export function toPrompt(messages: readonly ChatMessage[]): LanguageModelV3Prompt {
   const toolNames = new Map<string, string>();

@@ -4,6 +4,7 @@ import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Finish
 import { toCallOptions } from './call-options.js';
 import { type FailureContext, type FailureReading, timeoutError, toPlatformError, type UpstreamFailure } from './errors.js';
 import { DEFAULT_ANSWER_LIMIT } from './fetch.js';
+import { ReasoningBlocks } from './reasoning.js';
 
 export interface AiSdkChatModelOptions {
   /** Our name of the provider (`ChatModel.provider`, `details.provider`), e.g. `anthropic`. */
@@ -153,6 +154,7 @@ export function aiSdkChatModel(options: AiSdkChatModelOptions): ChatModel {
       const answer = byteBudget(answerLimit.bytes, () => answerTooLarge(where, 'an answer', answerLimit.bytes, answerLimit.setting));
       const partial = new Map<string, { name: string; arguments: string }>();
       const calls: ToolCall[] = [];
+      const reasoning = new ReasoningBlocks();
       let finish: Extract<LanguageModelV3StreamPart, { type: 'finish' }> | undefined;
       const emit = (event: ChatEvent): ChatEvent => {
         started = true;
@@ -170,6 +172,11 @@ export function aiSdkChatModel(options: AiSdkChatModelOptions): ChatModel {
         if (cut) throw cut;
         if (next.done) break;
         const part = next.value;
+        if (part.type === 'reasoning-start' || part.type === 'reasoning-delta' || part.type === 'reasoning-end') {
+          // The provider's data of a block (a signature, a redacted block) counts against the answer's limit too.
+          if (part.providerMetadata) answer.add(JSON.stringify(part.providerMetadata));
+          reasoning.add(part);
+        }
         if (part.type === 'text-delta' || part.type === 'reasoning-delta') {
           if (part.delta === '') continue;
           answer.add(part.delta);
@@ -212,8 +219,9 @@ export function aiSdkChatModel(options: AiSdkChatModelOptions): ChatModel {
       }
       const usage = usageOf(finish.usage);
       const reason = finishReasonOf(finish.finishReason.unified, calls.length > 0);
+      const blocks = reasoning.list();
       finished = true;
-      yield usage ? { type: 'finish', reason, usage } : { type: 'finish', reason };
+      yield { type: 'finish', reason, ...(usage ? { usage } : {}), ...(blocks.length > 0 ? { reasoning: blocks } : {}) };
     }
 
     try {

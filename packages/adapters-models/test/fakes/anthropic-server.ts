@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { checkMessagesRequest, type MessagesError } from './anthropic-validate.js';
+import { checkMessagesRequest, type MessagesError, signThinking } from './anthropic-validate.js';
 import { startLoopback, watchExchange } from './loopback.js';
 
 /**
@@ -14,7 +14,8 @@ import { startLoopback, watchExchange } from './loopback.js';
  * - `POST /v1/messages` with `stream: true` answers `text/event-stream` with named events in
  *   the documented order: `message_start` (usage with `input_tokens` and the cache counts),
  *   per content block `content_block_start` / `content_block_delta` (`thinking_delta` then
- *   `signature_delta` for a thinking block, only when the request enabled thinking;
+ *   `signature_delta` for a thinking block, only when the request enabled thinking; a thinking
+ *   block sent back must carry the signature of its text, as the API checks;
  *   `text_delta` word by word; `input_json_delta` fragments for each `tool_use`, the first
  *   one empty) / `content_block_stop`, a `ping` after the first block starts, `message_delta`
  *   (`stop_reason`, `stop_sequence`, cumulative `usage`), `message_stop`. A scripted
@@ -141,7 +142,7 @@ export async function startFakeAnthropicServer(options: FakeAnthropicOptions): P
     if (thinking) {
       blocks.push({
         start: { type: 'thinking', thinking: '', signature: '' },
-        deltas: [...words(reply.reasoning ?? '').map((w) => ({ type: 'thinking_delta', thinking: w })), { type: 'signature_delta', signature: id('sig_') }],
+        deltas: [...words(reply.reasoning ?? '').map((w) => ({ type: 'thinking_delta', thinking: w })), { type: 'signature_delta', signature: signThinking(reply.reasoning ?? '') }],
       });
     }
     if (text !== '') blocks.push({ start: { type: 'text', text: '' }, deltas: words(text).map((w) => ({ type: 'text_delta', text: w })) });

@@ -1,3 +1,12 @@
+import { createHmac } from 'node:crypto';
+
+/**
+ * The signature of a thinking block: the API signs each block it streams and refuses a block
+ * sent back whose signature does not match its text. Here an HMAC of the text under the fake's
+ * own key stands for it (opaque to clients, as the real one is).
+ */
+export const signThinking = (thinking: string): string => createHmac('sha256', 'the-fake-anthropic-signing-key').update(thinking).digest('base64');
+
 /** An error answer of the Messages API: its status and its `error.type` and `error.message`. */
 export interface MessagesError {
   readonly status: number;
@@ -46,6 +55,12 @@ function checkBlock(block: Record<string, unknown>, at: string): MessagesError |
     }
     if (source.type === 'base64' && (typeof source.data !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(source.data))) return bad(`${at}.image.source.base64.data: invalid base64 data`);
   }
+  if (block.type === 'thinking') {
+    if (typeof block.thinking !== 'string') return bad(`${at}.thinking.thinking: Field required`);
+    if (typeof block.signature !== 'string') return bad(`${at}.thinking.signature: Field required`);
+    if (block.signature !== signThinking(block.thinking)) return bad(`${at}: Invalid \`signature\` in \`thinking\` block`);
+  }
+  if (block.type === 'redacted_thinking' && typeof block.data !== 'string') return bad(`${at}.redacted_thinking.data: Field required`);
   if (block.type === 'tool_use' && (typeof block.id !== 'string' || typeof block.name !== 'string' || !isObject(block.input))) return bad(`${at}.tool_use.input: Input should be a valid dictionary`);
   if (block.type === 'tool_result' && typeof block.tool_use_id !== 'string') return bad(`${at}.tool_result.tool_use_id: Field required`);
   return undefined;

@@ -29,10 +29,34 @@ export type ChatContentPart =
       readonly data: string;
     };
 
+/**
+ * A block of an answer's reasoning as the provider gave it, sent back with the assistant message
+ * within a turn: Anthropic's extended thinking requires the signed thinking block of a step that
+ * called tools in the next request, with the tool results (Gemini's and Bedrock's signatures
+ * likewise go back). Adapters that have no use for it leave it out of their requests.
+ */
+export interface ReasoningBlock {
+  /** The reasoning text (empty for a redacted block). */
+  readonly text: string;
+  /**
+   * The provider's opaque data of the block, as the adapter read it and wants it back (for the AI
+   * SDK's providers, its `providerMetadata`, e.g. `{ anthropic: { signature } }` or `{ anthropic:
+   * { redactedData } }`). Never shown, never stored.
+   */
+  readonly metadata?: Record<string, unknown>;
+}
+
 export type ChatMessage =
   | { readonly role: 'system'; readonly content: string; readonly name?: string }
   | { readonly role: 'user'; readonly content: string | readonly ChatContentPart[]; readonly name?: string }
-  | { readonly role: 'assistant'; readonly content: string | null; readonly toolCalls?: readonly ToolCall[]; readonly name?: string }
+  | {
+      readonly role: 'assistant';
+      readonly content: string | null;
+      readonly toolCalls?: readonly ToolCall[];
+      readonly name?: string;
+      /** The reasoning of this answer, in order, as the model's `finish` event gave it (sent back within a turn). */
+      readonly reasoning?: readonly ReasoningBlock[];
+    }
   | { readonly role: 'tool'; readonly toolCallId: string; readonly content: string };
 
 export interface ToolDefinition {
@@ -148,7 +172,17 @@ export type ChatEvent =
   | { readonly type: 'reasoning'; readonly delta: string }
   /** A complete tool call (implementations assemble the streamed fragments). */
   | { readonly type: 'tool_call'; readonly call: ToolCall }
-  | { readonly type: 'finish'; readonly reason: FinishReason; readonly usage?: Usage };
+  | {
+      readonly type: 'finish';
+      readonly reason: FinishReason;
+      readonly usage?: Usage;
+      /**
+       * The answer's reasoning blocks, whole and in order, with the provider's data, for the
+       * assistant message that is sent back (`ChatMessage.reasoning`). Only where the provider
+       * needs them back (the AI SDK's providers); the text already came as `reasoning` events.
+       */
+      readonly reasoning?: readonly ReasoningBlock[];
+    };
 
 export interface ChatResult {
   readonly content: string;

@@ -3,7 +3,7 @@ import { jsonExceedsNesting, nestingError } from '../nesting.js';
 import { answerTooLarge } from '../net/bounded-body.js';
 import { type ByteLimit, byteBudget, DEFAULT_UPSTREAM_LIMITS, utf8Bytes } from '../net/upstream-limits.js';
 import type { SearchHit } from '../schemas/knowledge.js';
-import type { ChatMessage, ChatModel, ChatRequest, FinishReason, ResponseFormat, ToolCall, ToolChoice, ToolDefinition, Usage } from './chat-model.js';
+import type { ChatMessage, ChatModel, ChatRequest, FinishReason, ReasoningBlock, ResponseFormat, ToolCall, ToolChoice, ToolDefinition, Usage } from './chat-model.js';
 import type { AgentTool } from './tools.js';
 
 /** A knowledge hit that went into the model's context, as the response reports it. */
@@ -176,6 +176,7 @@ export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent>
     let text = '';
     const calls: ToolCall[] = [];
     let reason: FinishReason = 'stop';
+    let reasoning: readonly ReasoningBlock[] | undefined;
     // The step's message, counted as it streams: past the limit the model is cut off (leaving
     // the loop closes its stream), so no more of it is read, sent on, recorded or stored.
     const message = byteBudget(limit.bytes, () => answerTooLarge(`The model ${turn.modelName}`, 'an answer', limit.bytes, limit.setting));
@@ -205,6 +206,7 @@ export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent>
       } else {
         reason = event.reason;
         usage = addUsage(usage, event.usage);
+        if (event.reasoning && event.reasoning.length > 0) reasoning = event.reasoning;
       }
     }
 
@@ -215,7 +217,8 @@ export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent>
       return;
     }
 
-    produced.push({ role: 'assistant', content: text || null, toolCalls: calls });
+    // The step's reasoning goes back with its tool calls (Claude's extended thinking requires the signed block with the results).
+    produced.push({ role: 'assistant', content: text || null, toolCalls: calls, ...(reasoning ? { reasoning } : {}) });
     // The agent's own calls run here, also in a step that calls the client's functions too: the
     // client then gets its calls with the agent's results already in the conversation.
     for (const call of calls) {
