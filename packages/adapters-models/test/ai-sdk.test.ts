@@ -149,22 +149,25 @@ describe('aiSdkChatModel', () => {
     ]);
   });
 
-  it('gives the reasoning blocks whole with their provider metadata at the finish, and sends an assistant message’s back as reasoning parts', async () => {
+  it('gives the reasoning blocks whole with their provider metadata at the finish, and sends an assistant message’s back as reasoning parts where asked (sendReasoning)', async () => {
     const signed = { anthropic: { signature: 'sig-1' } };
-    const { model, calls } = make([
+    const { model, calls } = make(
       [
-        { type: 'reasoning-start', id: '0' },
-        { type: 'reasoning-delta', id: '0', delta: 'First ' },
-        { type: 'reasoning-delta', id: '0', delta: 'thought.' },
-        { type: 'reasoning-delta', id: '0', delta: '', providerMetadata: signed },
-        { type: 'reasoning-end', id: '0' },
-        { type: 'reasoning-start', id: '1', providerMetadata: { anthropic: { redactedData: 'opaque' } } },
-        { type: 'reasoning-end', id: '1' },
-        { type: 'tool-call', toolCallId: 'c1', toolName: 'a', input: '{}' },
-        finish('tool-calls'),
+        [
+          { type: 'reasoning-start', id: '0' },
+          { type: 'reasoning-delta', id: '0', delta: 'First ' },
+          { type: 'reasoning-delta', id: '0', delta: 'thought.' },
+          { type: 'reasoning-delta', id: '0', delta: '', providerMetadata: signed },
+          { type: 'reasoning-end', id: '0' },
+          { type: 'reasoning-start', id: '1', providerMetadata: { anthropic: { redactedData: 'opaque' } } },
+          { type: 'reasoning-end', id: '1' },
+          { type: 'tool-call', toolCallId: 'c1', toolName: 'a', input: '{}' },
+          finish('tool-calls'),
+        ],
+        [...text('done'), finish('stop')],
       ],
-      [...text('done'), finish('stop')],
-    ]);
+      { sendReasoning: true },
+    );
     const events = await drain(model.stream(ask()));
     const blocks = [
       { text: 'First thought.', metadata: signed },
@@ -177,17 +180,12 @@ describe('aiSdkChatModel', () => {
       { type: 'reasoning', delta: 'thought.' },
     ]);
 
-    await drain(
-      model.stream(
-        ask({
-          messages: [
-            { role: 'user', content: 'hi' },
-            { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'a', arguments: '{}' }], reasoning: blocks },
-            { role: 'tool', toolCallId: 'c1', content: 'ok' },
-          ],
-        }),
-      ),
-    );
+    const messages: ChatRequest['messages'] = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'a', arguments: '{}' }], reasoning: blocks },
+      { role: 'tool', toolCallId: 'c1', content: 'ok' },
+    ];
+    await drain(model.stream(ask({ messages })));
     expect(calls[1]?.prompt[1]).toEqual({
       role: 'assistant',
       content: [
@@ -196,6 +194,10 @@ describe('aiSdkChatModel', () => {
         { type: 'tool-call', toolCallId: 'c1', toolName: 'a', input: {} },
       ],
     });
+    // By default (a provider that may refuse them) they stay here.
+    const plain = make([[...text('done'), finish('stop')]]);
+    await drain(plain.model.stream(ask({ messages })));
+    expect(plain.calls[0]?.prompt[1]).toEqual({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'a', input: {} }] });
   });
 
   it('maps the finish reasons, and fails a stream that ends without a finish', async () => {

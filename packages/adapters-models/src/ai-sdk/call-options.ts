@@ -8,6 +8,8 @@ export interface CallShaping {
   readonly capabilities: ChatModelCapabilities;
   /** The provider's own option for `parallelToolCalls` (e.g. Anthropic's `{ disableParallelToolUse: !parallel }`). */
   readonly parallelToolCalls?: ((parallel: boolean) => Record<string, unknown>) | undefined;
+  /** Send an assistant message's reasoning blocks back (`AiSdkChatModelOptions.sendReasoning`). */
+  readonly sendReasoning?: boolean | undefined;
 }
 
 /** A tool call's arguments as the AI SDK wants them: the JSON value (an unreadable text becomes `{}`, as no provider takes it). */
@@ -26,7 +28,7 @@ function userContent(content: string | readonly ChatContentPart[]): Extract<Lang
 }
 
 /** A message as the AI SDK's prompt has it; `toolNames` (call id → tool) is filled from assistant messages for the tool results after them. */
-function toMessage(message: ChatMessage, toolNames: Map<string, string>): LanguageModelV3Message {
+function toMessage(message: ChatMessage, toolNames: Map<string, string>, sendReasoning: boolean): LanguageModelV3Message {
   switch (message.role) {
     case 'system':
       return { role: 'system', content: message.content };
@@ -39,7 +41,11 @@ function toMessage(message: ChatMessage, toolNames: Map<string, string>): Langua
         role: 'assistant',
         content: [
           // The answer's reasoning first, with the provider's data it needs back (Anthropic's signed thinking block).
-          ...(message.reasoning ?? []).map((block) => ({ type: 'reasoning' as const, text: block.text, ...(block.metadata ? { providerOptions: block.metadata as SharedV3ProviderOptions } : {}) })),
+          ...(sendReasoning ? (message.reasoning ?? []) : []).map((block) => ({
+            type: 'reasoning' as const,
+            text: block.text,
+            ...(block.metadata ? { providerOptions: block.metadata as SharedV3ProviderOptions } : {}),
+          })),
           ...(message.content ? [{ type: 'text' as const, text: message.content }] : []),
           ...calls.map((call) => ({ type: 'tool-call' as const, toolCallId: call.id, toolName: call.name, input: argumentsOf(call.arguments) })),
         ],
@@ -55,11 +61,11 @@ function toMessage(message: ChatMessage, toolNames: Map<string, string>): Langua
 
 /**
  * Our messages as the AI SDK's prompt: the system prompt, user text and images, the assistant's
- * reasoning, text and tool calls, and tool results (each naming its call's tool, which some providers need).
+ * reasoning (where the provider takes it back), text and tool calls, and tool results (each naming its call's tool, which some providers need).
  */
-export function toPrompt(messages: readonly ChatMessage[]): LanguageModelV3Prompt {
+export function toPrompt(messages: readonly ChatMessage[], sendReasoning = false): LanguageModelV3Prompt {
   const toolNames = new Map<string, string>();
-  return messages.map((message) => toMessage(message, toolNames));
+  return messages.map((message) => toMessage(message, toolNames, sendReasoning));
 }
 
 function toolChoiceOf(choice: ToolChoice): LanguageModelV3ToolChoice {
@@ -77,7 +83,7 @@ export function toCallOptions(request: ChatRequest, shaping: CallShaping): Langu
   const own = { ...((request.providerOptions ?? {}) as Record<string, unknown>) };
   if (tools && request.parallelToolCalls !== undefined && shaping.parallelToolCalls) Object.assign(own, shaping.parallelToolCalls(request.parallelToolCalls));
   return {
-    prompt: toPrompt(request.messages),
+    prompt: toPrompt(request.messages, shaping.sendReasoning === true),
     ...(tools
       ? {
           tools: tools.map((tool) => ({

@@ -36,6 +36,13 @@ export interface AiSdkChatModelOptions {
   readonly providerOptionsKey?: string;
   /** The provider's own option for `ChatRequest.parallelToolCalls`, merged into its options. */
   readonly parallelToolCalls?: (parallel: boolean) => Record<string, unknown>;
+  /**
+   * Send an assistant message's reasoning blocks (`ChatMessage.reasoning`) back as reasoning
+   * parts: for a provider that needs them within a turn (Anthropic's signed thinking blocks). Off
+   * by default: elsewhere they may be refused (the Responses API with `store: false` answers 404
+   * for a reasoning item it did not store).
+   */
+  readonly sendReasoning?: boolean;
   /** A last change of the call options for what the provider does its own way (e.g. `json_object` as a schema). */
   readonly adjust?: (call: LanguageModelV3CallOptions, request: ChatRequest) => LanguageModelV3CallOptions;
   /** The provider's own reading of an error answer (its words for a kind, its retry hint). */
@@ -117,7 +124,7 @@ export function aiSdkChatModel(options: AiSdkChatModelOptions): ChatModel {
   const capabilities = { ...(options.capabilities ?? {}) };
   const { where } = options;
   const context: FailureContext = { provider: options.provider, where, upstream: options.upstream, secrets: options.secrets ?? [], timeoutMs, classify: options.classify };
-  const shaping = { providerOptionsKey: options.providerOptionsKey ?? options.provider, capabilities, parallelToolCalls: options.parallelToolCalls };
+  const shaping = { providerOptionsKey: options.providerOptionsKey ?? options.provider, capabilities, parallelToolCalls: options.parallelToolCalls, sendReasoning: options.sendReasoning };
 
   async function* stream(request: ChatRequest): AsyncGenerator<ChatEvent, void, undefined> {
     const signal = request.signal;

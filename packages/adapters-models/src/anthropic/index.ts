@@ -68,6 +68,8 @@ export function anthropicChatModel(options: AnthropicChatModelOptions): ChatMode
     ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
     answerLimit,
     parallelToolCalls: (parallel) => ({ disableParallelToolUse: !parallel }),
+    // With extended thinking, Claude requires the signed thinking block of a tool step back with the results.
+    sendReasoning: true,
     adjust: (call, request) => {
       if (request.responseFormat?.type !== 'json_object') return call;
       // Claude has no "any JSON object" mode: a forced tool taking any object stands for it.
