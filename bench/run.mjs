@@ -14,6 +14,7 @@ import { mastraSideBySide } from './mastra.mjs';
 import { mcpCalls } from './mcp.mjs';
 import { withStorageModes } from './modes.mjs';
 import { openaiEmbedderThroughput } from './openai-embedder.mjs';
+import { providerOverhead } from './providers.mjs';
 import { endToEndSearch } from './search.mjs';
 import { searchDuringIngest } from './search-ingest.mjs';
 import { storageModes } from './storage.mjs';
@@ -116,6 +117,7 @@ const entries = {
   search: endToEndSearch,
   'search-ingest': searchDuringIngest,
   completions: completionOverhead,
+  providers: providerOverhead,
   tools: toolRuns,
   mcp: mcpCalls,
   chroma: chromaAdapter,

@@ -1,0 +1,116 @@
+// Loopback stand-ins for the providers' streaming routes, for bench/providers.mjs, run in a child
+// process (bench/child.mjs's protocol: it sends `{ url }` once it listens and exits when the
+// parent disconnects) so the measured process does only the client's work. Every request is
+// answered at once with the same WORDS words, one event per word, in the format its path names:
+//   .../chat/completions   OpenAI's chat completion chunks (the openai and azure providers);
+//   .../messages           Anthropic's Messages events (message_start, a text block, message_delta, message_stop);
+//   .../responses          OpenAI's Responses API events (created, a message item, completed).
+// The shapes are the documented ones, as the tests' fakes (packages/adapters-models/test/fakes/)
+// give them, reduced to one text answer: what a provider's client must parse to yield its first
+// text. A provider added to bench/providers.mjs whose format is not here adds one entry to
+// FORMATS (its path, its answer, the marker of its first text).
+import { createServer } from 'node:http';
+
+export const WORDS = 20;
+const words = Array.from({ length: WORDS }, (_, i) => `word${i} `);
+const sse = (res, events) => {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  for (const [name, data] of events) res.write(`${name ? `event: ${name}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+  res.end();
+};
+
+function openaiChat(res, body) {
+  const base = { id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 0, model: body.model };
+  const chunk = (delta, finish_reason = null) => [undefined, { ...base, choices: [{ index: 0, delta, finish_reason }] }];
+  sse(res, [
+    chunk({ role: 'assistant', content: '' }),
+    ...words.map((content) => chunk({ content })),
+    chunk({}, 'stop'),
+    [undefined, { ...base, choices: [], usage: { prompt_tokens: 10, completion_tokens: WORDS, total_tokens: 10 + WORDS } }],
+    [undefined, '[DONE]'],
+  ]);
+}
+
+function anthropic(res, body) {
+  const usage = { input_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  sse(res, [
+    [
+      'message_start',
+      {
+        type: 'message_start',
+        message: { id: 'msg_bench', type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+      },
+    ],
+    ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
+    ['ping', { type: 'ping' }],
+    ...words.map((text) => ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }]),
+    ['content_block_stop', { type: 'content_block_stop', index: 0 }],
+    ['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { ...usage, output_tokens: WORDS } }],
+    ['message_stop', { type: 'message_stop' }],
+  ]);
+}
+
+function responses(res, body) {
+  let sequence = 0;
+  const event = (type, fields) => [type, { type, sequence_number: sequence++, ...fields }];
+  const response = (status, extra = {}) => ({
+    id: 'resp_bench',
+    object: 'response',
+    created_at: 0,
+    status,
+    error: null,
+    incomplete_details: null,
+    model: body.model,
+    output: [],
+    usage: null,
+    ...extra,
+  });
+  const item = { id: 'msg_bench', type: 'message', status: 'in_progress', role: 'assistant', content: [] };
+  const at = { item_id: item.id, output_index: 0, content_index: 0 };
+  const part = (text) => ({ type: 'output_text', annotations: [], logprobs: [], text });
+  const text = words.join('');
+  const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: WORDS, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 10 + WORDS };
+  sse(res, [
+    event('response.created', { response: response('in_progress') }),
+    event('response.in_progress', { response: response('in_progress') }),
+    event('response.output_item.added', { output_index: 0, item }),
+    event('response.content_part.added', { ...at, part: part('') }),
+    ...words.map((delta) => event('response.output_text.delta', { ...at, delta, logprobs: [] })),
+    event('response.output_text.done', { ...at, text, logprobs: [] }),
+    event('response.content_part.done', { ...at, part: part(text) }),
+    event('response.output_item.done', { output_index: 0, item: { ...item, status: 'completed', content: [part(text)] } }),
+    event('response.completed', { response: response('completed', { usage }) }),
+  ]);
+}
+
+/** Each format: whether a request path is its, its answer, and a text found in the first body chunk that carries answer text. */
+export const FORMATS = {
+  'openai-chat': { path: /\/chat\/completions(\?|$)/, answer: openaiChat, marker: '"content":"word' },
+  anthropic: { path: /\/messages$/, answer: anthropic, marker: '"text_delta"' },
+  responses: { path: /\/responses$/, answer: responses, marker: 'response.output_text.delta' },
+};
+
+export function startProviderFakes() {
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => {
+      raw += c;
+    });
+    req.on('end', () => {
+      const format = Object.values(FORMATS).find((f) => f.path.test(req.url ?? ''));
+      if (req.method !== 'POST' || !format) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
+        return;
+      }
+      format.answer(res, JSON.parse(raw));
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() })));
+}
+
+if (process.send) {
+  const { url } = await startProviderFakes();
+  process.send({ url });
+  process.on('disconnect', () => process.exit(0));
+}
