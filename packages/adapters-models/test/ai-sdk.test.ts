@@ -140,12 +140,7 @@ describe('aiSdkChatModel', () => {
       { type: 'text', delta: 'check.' },
       { type: 'tool_call', call: { id: 'c1', name: 'a', arguments: '{"x":1}' } },
       { type: 'tool_call', call: { id: 'c2', name: 'b', arguments: '{"y":2}' } },
-      {
-        type: 'finish',
-        reason: 'tool_calls',
-        usage: { promptTokens: 30, completionTokens: 12, totalTokens: 42, cachedPromptTokens: 20, cacheWritePromptTokens: 5, reasoningTokens: 4 },
-        reasoning: [{ text: 'Think.' }],
-      },
+      { type: 'finish', reason: 'tool_calls', usage: { promptTokens: 30, completionTokens: 12, totalTokens: 42, cachedPromptTokens: 20, cacheWritePromptTokens: 5, reasoningTokens: 4 } },
     ]);
   });
 
@@ -194,9 +189,9 @@ describe('aiSdkChatModel', () => {
         { type: 'tool-call', toolCallId: 'c1', toolName: 'a', input: {} },
       ],
     });
-    // By default (a provider that may refuse them) they stay here.
-    const plain = make([[...text('done'), finish('stop')]]);
-    await drain(plain.model.stream(ask({ messages })));
+    // By default (a provider that may refuse them) they are neither given nor sent.
+    const plain = make([[{ type: 'reasoning-delta', id: '0', delta: 'Hmm.', providerMetadata: signed }, ...text('done'), finish('stop')]]);
+    expect((await drain(plain.model.stream(ask({ messages })))).at(-1)).not.toHaveProperty('reasoning');
     expect(plain.calls[0]?.prompt[1]).toEqual({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'a', input: {} }] });
   });
 

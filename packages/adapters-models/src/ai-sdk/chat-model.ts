@@ -37,8 +37,9 @@ export interface AiSdkChatModelOptions {
   /** The provider's own option for `ChatRequest.parallelToolCalls`, merged into its options. */
   readonly parallelToolCalls?: (parallel: boolean) => Record<string, unknown>;
   /**
-   * Send an assistant message's reasoning blocks (`ChatMessage.reasoning`) back as reasoning
-   * parts: for a provider that needs them within a turn (Anthropic's signed thinking blocks). Off
+   * Give each answer's reasoning blocks with their provider metadata on its `finish` event, and
+   * send an assistant message's (`ChatMessage.reasoning`) back as reasoning parts: for a provider
+   * that needs them within a turn (Anthropic's signed thinking blocks). Off
    * by default: elsewhere they may be refused (the Responses API with `store: false` answers 404
    * for a reasoning item it did not store).
    */
@@ -226,7 +227,8 @@ export function aiSdkChatModel(options: AiSdkChatModelOptions): ChatModel {
       }
       const usage = usageOf(finish.usage);
       const reason = finishReasonOf(finish.finishReason.unified, calls.length > 0);
-      const blocks = reasoning.list();
+      // The blocks only where they go back (`sendReasoning`): elsewhere the text came as events, enough.
+      const blocks = options.sendReasoning ? reasoning.list() : [];
       finished = true;
       yield { type: 'finish', reason, ...(usage ? { usage } : {}), ...(blocks.length > 0 ? { reasoning: blocks } : {}) };
     }

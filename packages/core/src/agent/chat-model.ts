@@ -179,7 +179,7 @@ export type ChatEvent =
       /**
        * The answer's reasoning blocks, whole and in order, with the provider's data, for the
        * assistant message that is sent back (`ChatMessage.reasoning`). Only where the provider
-       * needs them back (the AI SDK's providers); the text already came as `reasoning` events.
+       * needs them back (Anthropic's extended thinking); the text already came as `reasoning` events.
        */
       readonly reasoning?: readonly ReasoningBlock[];
     };
