@@ -4,7 +4,8 @@
 // answered at once with the same WORDS words, one event per word, in the format its path names:
 //   .../chat/completions   OpenAI's chat completion chunks (the openai and azure providers);
 //   .../messages           Anthropic's Messages events (message_start, a text block, message_delta, message_stop);
-//   .../responses          OpenAI's Responses API events (created, a message item, completed).
+//   .../responses          OpenAI's Responses API events (created, a message item, completed);
+//   ...:streamGenerateContent?alt=sse  Gemini's GenerateContentResponse records (CRLF-separated).
 // The shapes are the documented ones, as the tests' fakes (packages/adapters-models/test/fakes/)
 // give them, reduced to one text answer: what a provider's client must parse to yield its first
 // text. A provider added to bench/providers.mjs whose format is not here adds one entry to
@@ -83,11 +84,22 @@ function responses(res, body) {
   ]);
 }
 
+function gemini(res) {
+  const usage = (n) => ({ promptTokenCount: 10, candidatesTokenCount: n, totalTokenCount: 10 + n });
+  const frame = (candidate, n) => [undefined, { candidates: [{ index: 0, ...candidate }], usageMetadata: usage(n), modelVersion: 'bench-model', responseId: 'bench' }];
+  // Gemini separates its SSE records with CRLF CRLF.
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const records = words.map((text, i) => frame({ content: { parts: [{ text }], role: 'model' }, ...(i === WORDS - 1 ? { finishReason: 'STOP' } : {}) }, i + 1));
+  for (const [, data] of records) res.write(`data: ${JSON.stringify(data)}\r\n\r\n`);
+  res.end();
+}
+
 /** Each format: whether a request path is its, its answer, and a text found in the first body chunk that carries answer text. */
 export const FORMATS = {
   'openai-chat': { path: /\/chat\/completions(\?|$)/, answer: openaiChat, marker: '"content":"word' },
   anthropic: { path: /\/messages$/, answer: anthropic, marker: '"text_delta"' },
   responses: { path: /\/responses$/, answer: responses, marker: 'response.output_text.delta' },
+  gemini: { path: /:streamGenerateContent\?alt=sse$/, answer: gemini, marker: '"text":"word' },
 };
 
 export function startProviderFakes() {
@@ -103,7 +115,7 @@ export function startProviderFakes() {
         res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
         return;
       }
-      format.answer(res, JSON.parse(raw));
+      format.answer(res, raw ? JSON.parse(raw) : {});
     });
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() })));

@@ -22,6 +22,7 @@ const ADAPTERS = [
   { name: 'openai', entry: './openai', factory: 'openaiChatModel', format: 'openai-chat', options: (url) => ({ apiKey: KEY, baseURL: `${url}/openai/v1` }) },
   { name: 'anthropic', entry: './anthropic', factory: 'anthropicChatModel', format: 'anthropic', options: (url) => ({ apiKey: KEY, baseURL: `${url}/anthropic/v1` }) },
   { name: 'azure', entry: './azure', factory: 'azureChatModel', format: 'openai-chat', options: (url) => ({ apiKey: KEY, baseURL: `${url}/azure/openai` }) },
+  { name: 'google', entry: './google', factory: 'googleChatModel', format: 'gemini', options: (url) => ({ apiKey: KEY, baseURL: `${url}/google/v1beta` }) },
   { name: 'openai-responses', entry: './openai-responses', factory: 'openaiResponsesChatModel', format: 'responses', options: (url) => ({ apiKey: KEY, baseURL: `${url}/responses/v1` }) },
 ];
 
