@@ -5,7 +5,8 @@
 //   .../chat/completions   OpenAI's chat completion chunks (the openai and azure providers);
 //   .../messages           Anthropic's Messages events (message_start, a text block, message_delta, message_stop);
 //   .../responses          OpenAI's Responses API events (created, a message item, completed);
-//   ...:streamGenerateContent?alt=sse  Gemini's GenerateContentResponse records (CRLF-separated).
+//   ...:streamGenerateContent?alt=sse  Gemini's GenerateContentResponse records (CRLF-separated);
+//   .../converse-stream    Bedrock's ConverseStream events in AWS's binary event stream.
 // The shapes are the documented ones, as the tests' fakes (packages/adapters-models/test/fakes/)
 // give them, reduced to one text answer: what a provider's client must parse to yield its first
 // text. A provider added to bench/providers.mjs whose format is not here adds one entry to
@@ -94,11 +95,60 @@ function gemini(res) {
   res.end();
 }
 
+// AWS's event stream framing (application/vnd.amazon.eventstream): prelude (total and headers
+// lengths, their CRC32), string headers, the JSON payload, the message's CRC32.
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+const crc32 = (bytes) => {
+  let crc = 0xffffffff;
+  for (const byte of bytes) crc = CRC_TABLE[(crc ^ byte) & 0xff] ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+};
+function eventMessage(eventType, payload) {
+  const headers = Buffer.concat(
+    Object.entries({ ':event-type': eventType, ':content-type': 'application/json', ':message-type': 'event' }).flatMap(([name, value]) => {
+      const head = Buffer.alloc(4 + name.length);
+      head.writeUInt8(name.length, 0);
+      head.write(name, 1, 'utf8');
+      head.writeUInt8(7, 1 + name.length);
+      head.writeUInt16BE(Buffer.byteLength(value), 2 + name.length);
+      return [head, Buffer.from(value, 'utf8')];
+    }),
+  );
+  const body = Buffer.from(JSON.stringify(payload), 'utf8');
+  const total = 12 + headers.length + body.length + 4;
+  const message = Buffer.alloc(total);
+  message.writeUInt32BE(total, 0);
+  message.writeUInt32BE(headers.length, 4);
+  message.writeUInt32BE(crc32(message.subarray(0, 8)), 8);
+  headers.copy(message, 12);
+  body.copy(message, 12 + headers.length);
+  message.writeUInt32BE(crc32(message.subarray(0, total - 4)), total - 4);
+  return message;
+}
+
+function bedrock(res) {
+  res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+  const events = [
+    ['messageStart', { role: 'assistant' }],
+    ...words.map((text) => ['contentBlockDelta', { contentBlockIndex: 0, delta: { text } }]),
+    ['contentBlockStop', { contentBlockIndex: 0 }],
+    ['messageStop', { stopReason: 'end_turn' }],
+    ['metadata', { usage: { inputTokens: 10, outputTokens: WORDS, totalTokens: 10 + WORDS }, metrics: { latencyMs: 1 } }],
+  ];
+  for (const [type, payload] of events) res.write(eventMessage(type, payload));
+  res.end();
+}
+
 /** Each format: whether a request path is its, its answer, and a text found in the first body chunk that carries answer text. */
 export const FORMATS = {
   'openai-chat': { path: /\/chat\/completions(\?|$)/, answer: openaiChat, marker: '"content":"word' },
   anthropic: { path: /\/messages$/, answer: anthropic, marker: '"text_delta"' },
   responses: { path: /\/responses$/, answer: responses, marker: 'response.output_text.delta' },
+  'bedrock-converse': { path: /\/converse-stream$/, answer: bedrock, marker: '"text":"word' },
   gemini: { path: /:streamGenerateContent\?alt=sse$/, answer: gemini, marker: '"text":"word' },
 };
 

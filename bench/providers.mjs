@@ -22,6 +22,13 @@ const ADAPTERS = [
   { name: 'openai', entry: './openai', factory: 'openaiChatModel', format: 'openai-chat', options: (url) => ({ apiKey: KEY, baseURL: `${url}/openai/v1` }) },
   { name: 'anthropic', entry: './anthropic', factory: 'anthropicChatModel', format: 'anthropic', options: (url) => ({ apiKey: KEY, baseURL: `${url}/anthropic/v1` }) },
   { name: 'azure', entry: './azure', factory: 'azureChatModel', format: 'openai-chat', options: (url) => ({ apiKey: KEY, baseURL: `${url}/azure/openai` }) },
+  {
+    name: 'bedrock',
+    entry: './bedrock',
+    factory: 'bedrockChatModel',
+    format: 'bedrock-converse',
+    options: (url) => ({ region: 'us-east-1', accessKeyId: 'AKIDBENCH0123456789', secretAccessKey: KEY, baseURL: `${url}/bedrock` }),
+  },
   { name: 'google', entry: './google', factory: 'googleChatModel', format: 'gemini', options: (url) => ({ apiKey: KEY, baseURL: `${url}/google/v1beta` }) },
   { name: 'openai-responses', entry: './openai-responses', factory: 'openaiResponsesChatModel', format: 'responses', options: (url) => ({ apiKey: KEY, baseURL: `${url}/responses/v1` }) },
 ];
