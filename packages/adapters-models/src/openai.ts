@@ -261,6 +261,7 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
       ...(request.seed !== undefined ? { seed: request.seed } : {}),
       ...(request.stop !== undefined ? { stop: [...request.stop] } : {}),
       ...(request.responseFormat !== undefined ? { response_format: toOpenAIResponseFormat(request.responseFormat) } : {}),
+      ...(typeof request.providerOptions?.reasoningEffort === 'string' ? { reasoning_effort: request.providerOptions.reasoningEffort as OpenAI.ReasoningEffort } : {}),
     };
 
     // One controller for the call: the caller's signal and the stall timer both abort it.

@@ -36,6 +36,7 @@ export async function withDocument(storage: StorageAdapter): Promise<void> {
     model: 'm',
     provider: 'openai',
     credentialId: null,
+    providerOptions: null,
     createdAt: at,
     updatedAt: at,
   });

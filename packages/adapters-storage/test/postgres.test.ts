@@ -101,6 +101,7 @@ describe('postgres specifics', () => {
         model: 'm',
         provider: 'openai',
         credentialId: null,
+        providerOptions: null,
         createdAt: at,
         updatedAt: at,
       });
@@ -453,6 +454,7 @@ describe('postgres specifics', () => {
         model: 'm',
         provider: 'openai',
         credentialId: null,
+        providerOptions: null,
         createdAt: at,
         updatedAt: at,
       });

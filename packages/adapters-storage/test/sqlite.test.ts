@@ -84,6 +84,7 @@ describe('sqlite specifics', () => {
         { name: '0020_chat_ids' },
         { name: '0021_user_counts' },
         { name: '0022_message_parts' },
+        { name: '0023_provider_settings' },
       ]);
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
       // foreign keys: a project of a missing user is refused; deleting a user removes its rows
@@ -99,6 +100,7 @@ describe('sqlite specifics', () => {
           model: 'm',
           provider: 'openai',
           credentialId: null,
+          providerOptions: null,
           createdAt: new Date(),
           updatedAt: new Date(),
         }),
@@ -332,6 +334,7 @@ describe('sqlite specifics', () => {
         provider: 'openai',
         secret: 's',
         last4: 'abcd',
+        fields: null,
         baseUrl: null,
         baseUrlSecret: null,
         proxy: false,

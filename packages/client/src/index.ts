@@ -51,6 +51,8 @@ export interface CompletionRequestFields {
   streamId?: string;
   /** The provider of `model` when `model` is a model name, not a project id. */
   provider?: 'openai' | 'ollama' | 'local';
+  /** The provider's own options for this request (e.g. Anthropic's `thinking`), over the project's `providerOptions`; a key the provider does not take is a 400. */
+  provider_options?: Record<string, unknown>;
 }
 
 /** Members of a whole (non-streamed) answer beside OpenAI's. */

@@ -57,12 +57,19 @@ const FORM_ENUMS = [
   },
 ];
 
-/** The values of the enum at `member` of a request body schema (also as a member of `anyOf`, as nullable members are). */
+/**
+ * The values of the enum at `member` of a request body schema (also as a member of `anyOf`, as
+ * nullable members are), or of its `const` in each variant of a `oneOf` body (a discriminated
+ * union: the credential's provider).
+ */
 function enumAt(schema, member, where) {
-  let at = schema;
-  for (const key of member) at = at?.properties?.[key];
-  const values = at?.enum ?? at?.anyOf?.find((s) => Array.isArray(s.enum))?.enum;
-  if (!Array.isArray(values)) throw new Error(`${where}: no enum at ${member.join('.')}`);
+  const valuesOf = (variant) => {
+    let at = variant;
+    for (const key of member) at = at?.properties?.[key];
+    return at?.enum ?? at?.anyOf?.find((s) => Array.isArray(s.enum))?.enum ?? (at?.const !== undefined ? [at.const] : undefined);
+  };
+  const values = Array.isArray(schema?.oneOf) ? schema.oneOf.flatMap((variant) => valuesOf(variant) ?? []) : valuesOf(schema);
+  if (!Array.isArray(values) || values.length === 0) throw new Error(`${where}: no enum at ${member.join('.')}`);
   return values;
 }
 

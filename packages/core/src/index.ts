@@ -91,6 +91,7 @@ export type {
   ProjectRecord,
   ProjectRepository,
   SettingsRepository,
+  ShownCredentialFields,
   StorageAdapter,
   StoredContentPart,
   StreamRepository,

@@ -133,6 +133,7 @@ describe('@agent-platform/core exports', () => {
         "ProjectResponse",
         "Provider",
         "ProviderModelsResponse",
+        "ProviderOptions",
         "PutSettingsRequest",
         "PutSettingsResponse",
         "ReindexRequest",

@@ -2,7 +2,7 @@ import { memoryStorage } from '@agent-platform/adapters-storage/memory';
 import { AgentPlatform } from '@agent-platform/core';
 import { MAX_DOCUMENT_CONTENT } from '@agent-platform/core/schemas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { type OllamaTestServer, ollamaTag, startOllamaServer } from '../../core/test/ollama-server.js';
 import { type ServerProcess, startEverything } from '../../mcp/test/helpers.js';
 import { createApp } from '../src/app.js';
@@ -209,6 +209,15 @@ function expectDocumented(route: ApiRoute, status: number) {
   expect(Object.keys(responses), `${name(route)} answered ${status}, which /openapi.json does not list`).toContain(String(status));
 }
 
+/** The object schema of a body: the body's own, or the variant of a discriminated union that `body` is (a credential's provider). */
+function objectOf(schema: z.ZodType, body: unknown): z.ZodObject | undefined {
+  if ('shape' in schema) return schema as z.ZodObject;
+  if (!(schema instanceof z.ZodDiscriminatedUnion)) return undefined;
+  const key = schema.def.discriminator;
+  const value = (body as Record<string, unknown>)[key];
+  return (schema.options as z.ZodObject[]).find((option) => (option.shape[key] as z.ZodLiteral).values.has(value as never));
+}
+
 /** A value of each field that its schema refuses: the field, and the input with it. */
 function breakField(schema: z.ZodObject, input: Record<string, unknown>, candidates: readonly unknown[]): { field: string; input: Record<string, unknown> } | undefined {
   for (const field of Object.keys(schema.shape)) {
@@ -285,8 +294,8 @@ describe.each(apiRoutes.map((route) => [name(route), route] as const))('%s', (_n
       if (broken) bad.push({ field: broken.field, call: { ...call, query: broken.input as Record<string, string> } });
     }
     if (call.form) bad.push({ field: 'projectId', call: { form: { ...call.form, fields: { projectId: 'x'.repeat(201) } } } });
-    else if (route.body && 'shape' in route.body) {
-      const broken = breakField(route.body as z.ZodObject, call.body as Record<string, unknown>, [12345, 'x', {}, [1]]);
+    else if (route.body && objectOf(route.body, call.body)) {
+      const broken = breakField(objectOf(route.body, call.body) as z.ZodObject, call.body as Record<string, unknown>, [12345, 'x', {}, [1]]);
       if (broken) bad.push({ field: broken.field, call: { ...call, body: broken.input } });
     }
     expect(bad.length).toBeGreaterThan(0);

@@ -89,6 +89,8 @@ export interface Database {
     base_url: string | null;
     /** Sealed whole base URL, or null (migration 0010). */
     base_url_secret: string | null;
+    /** JSON of the shown provider fields (`ShownCredentialFields`), or null for a key-only credential stored before them (SQLite 0023, PostgreSQL 0014). */
+    fields: string | null;
     proxy: Flag;
     is_valid: Flag | null;
     /** The user's default credential of the provider (SQLite 0016, PostgreSQL 0007): at most one per user and provider, by a partial unique index. */
@@ -113,7 +115,7 @@ export interface Database {
     tool_call_id: string | null;
     /** JSON array of `MessageSource` or null (SQLite 0017, PostgreSQL 0008) */
     sources: ColumnType<unknown, string | null, string | null>;
-    /** JSON array of `StoredContentPart` (a user message with images) or null (SQLite 0022, PostgreSQL 0013) */
+    /** JSON array of `StoredContentPart` (a user message with images) or null (SQLite 0023, PostgreSQL 0014) */
     parts: ColumnType<unknown, string | null, string | null>;
     created_at: Timestamp;
   };
@@ -205,6 +207,8 @@ export interface Database {
     provider: string;
     /** The credential the project's provider calls use, or null (SQLite 0011, PostgreSQL 0002). */
     credential_id: string | null;
+    /** JSON of the provider's options, or null (SQLite 0023, PostgreSQL 0014). */
+    provider_options: string | null;
     created_at: Timestamp;
     updated_at: Timestamp;
   };

@@ -46,6 +46,7 @@ export function createRecords(dialect: Pick<StorageDialect, 'readJson'>) {
     model: row.model,
     provider: row.provider,
     credentialId: row.credential_id,
+    providerOptions: row.provider_options === null ? null : JSON.parse(row.provider_options),
     createdAt: readTime(row.created_at),
     updatedAt: readTime(row.updated_at),
   });
@@ -111,6 +112,7 @@ export function createRecords(dialect: Pick<StorageDialect, 'readJson'>) {
     last4: row.last4,
     baseUrl: row.base_url,
     baseUrlSecret: row.base_url_secret,
+    fields: row.fields === null ? null : JSON.parse(row.fields),
     proxy: readFlag(row.proxy),
     isValid: row.is_valid === null ? null : readFlag(row.is_valid),
     isDefault: readFlag(row.is_default),

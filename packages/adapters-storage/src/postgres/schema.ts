@@ -3,6 +3,7 @@ import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addJobTenants } from '../kysely/job-tenants.js';
 import { addMessageParts } from '../kysely/message-parts.js';
 import { addProjectInstructions } from '../kysely/project-instructions.js';
+import { addProviderSettings } from '../kysely/provider-settings.js';
 import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
 import { addUserCountsPostgres } from '../kysely/user-counts.js';
 
@@ -305,12 +306,11 @@ export const migrations: Record<string, Migration> = {
   '0012_user_counts': {
     // Each user's keys, credentials, chats, tools, MCP servers, documents and chat messages,
     // counted on the user's row by triggers (SQLite's 0021), for the per-user caps.
-    async up(db: Kysely<any>) {
-      await addUserCountsPostgres(db);
-    },
+    up: addUserCountsPostgres,
   },
   // A user message's images are kept as references in its parts (ChatMessageRecord.parts).
   '0013_message_parts': { up: (db: Kysely<any>) => addMessageParts(db, 'json') },
+  '0014_provider_settings': { up: addProviderSettings },
 };
 
 /**

@@ -3,6 +3,7 @@ import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addJobTenants } from '../kysely/job-tenants.js';
 import { addMessageParts } from '../kysely/message-parts.js';
 import { addProjectInstructions } from '../kysely/project-instructions.js';
+import { addProviderSettings } from '../kysely/provider-settings.js';
 import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
 import { addUserCountsSqlite } from '../kysely/user-counts.js';
 
@@ -434,10 +435,9 @@ export const migrations: Record<string, Migration> = {
   '0021_user_counts': {
     // Each user's keys, credentials, chats, tools, MCP servers, documents and chat messages,
     // counted on the user's row by triggers (as projects are since 0002), for the per-user caps.
-    async up(db: Kysely<any>) {
-      await addUserCountsSqlite(db);
-    },
+    up: addUserCountsSqlite,
   },
   // A user message's images are kept as references in its parts (ChatMessageRecord.parts).
   '0022_message_parts': { up: (db: Kysely<any>) => addMessageParts(db, 'text') },
+  '0023_provider_settings': { up: addProviderSettings },
 };

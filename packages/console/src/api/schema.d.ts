@@ -1575,7 +1575,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description The members to change: name, baseUrl, proxy, default, isValid, or fields of the credential's provider (another provider's field is a 400 naming it) */
                     data: {
+                        /** @description Stored encrypted; never returned (its last four characters are) */
                         apiKey?: string;
                         /** @description A new base URL (checked against the outbound policy), or null for the provider's default address */
                         baseUrl?: string | null;
@@ -3257,6 +3259,9 @@ export interface operations {
                      * @enum {string}
                      */
                     provider: "openai" | "ollama" | "local";
+                    providerOptions?: {
+                        [key: string]: unknown;
+                    } | null;
                 };
             };
         };
@@ -3286,6 +3291,10 @@ export interface operations {
                              * @enum {string}
                              */
                             provider: "openai" | "ollama" | "local";
+                            /** @description The provider's own options, or null for none */
+                            providerOptions: {
+                                [key: string]: unknown;
+                            } | null;
                             /** @description Which credential and base URL the agent's model calls use now (never the key) */
                             resolved: {
                                 /** @description Where the calls go, without user:password or query values; null when not known */
@@ -4084,6 +4093,10 @@ export interface operations {
                      * @enum {string}
                      */
                     provider?: "openai" | "ollama" | "local";
+                    /** @description The provider's own options for this request, over the project's providerOptions (a key the provider does not take is a 400 naming it) */
+                    provider_options?: {
+                        [key: string]: unknown;
+                    };
                     /** @description Not supported (400 unless left out or null): the model's settings are not taken from the request */
                     reasoning_effort?: null;
                     /** @description text, json_object or json_schema: the answer is checked against it (docs/AGENT.md, "Structured outputs") */
@@ -4540,6 +4553,10 @@ export interface operations {
                      * @enum {string}
                      */
                     provider?: "openai" | "ollama" | "local";
+                    /** @description The provider's own options for this request, over the project's providerOptions (a key the provider does not take is a 400 naming it) */
+                    provider_options?: {
+                        [key: string]: unknown;
+                    };
                     /** @description Not supported (400 unless left out or null): the model's settings are not taken from the request */
                     reasoning_effort?: null;
                     /** @description text, json_object or json_schema: the answer is checked against it (docs/AGENT.md, "Structured outputs") */
@@ -4845,7 +4862,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         credentials: {
-                            /** @description The last four characters of the key */
+                            /** @description The last four characters of the key (of the first secret field: Bedrock's secretAccessKey) */
                             apiKeyLast4: string;
                             /** @description The base URL with any user:password and query values masked as ****; stored encrypted */
                             baseUrl: string | null;
@@ -4853,6 +4870,10 @@ export interface operations {
                             createdAt: string;
                             /** @description The caller's default credential of its provider: projects that name no credential use it */
                             default: boolean;
+                            /** @description The provider's fields that are not secrets (Bedrock's region and accessKeyId, Azure's endpoint masked, apiVersion, deployments) */
+                            fields: {
+                                [key: string]: unknown;
+                            };
                             id: string;
                             /** @description The outcome of the last test (POST /api/v1/credentials/{id}/test) or as set; null when unknown (never tested since the key or address changed) */
                             isValid: boolean | null;
@@ -4860,6 +4881,10 @@ export interface operations {
                             /** @enum {string} */
                             provider: "openai" | "ollama";
                             proxy: boolean;
+                            /** @description The last four characters of each secret field (apiKey, secretAccessKey, sessionToken) */
+                            secretsLast4: {
+                                [key: string]: string;
+                            };
                             /** Format: date-time */
                             updatedAt: string;
                         }[];
@@ -4889,18 +4914,33 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Stored encrypted; never returned */
+                    /** @description Stored encrypted; never returned (its last four characters are) */
                     apiKey: string;
                     /**
                      * Format: uri
-                     * @description Base URL of an OpenAI-compatible server or an Ollama host (no query string or fragment)
+                     * @description The provider's address instead of its default (a gateway, a VPC endpoint, an OpenAI-compatible server; no query string or fragment)
                      */
                     baseUrl?: string;
                     /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
                     default?: boolean;
                     name: string;
-                    /** @enum {string} */
-                    provider: "openai" | "ollama";
+                    /** @constant */
+                    provider: "openai";
+                    /** @description Send this provider's traffic through the configured HTTP(S) proxy */
+                    proxy?: boolean;
+                } | {
+                    /** @description Stored encrypted; never returned (its last four characters are) */
+                    apiKey: string;
+                    /**
+                     * Format: uri
+                     * @description The provider's address instead of its default (a gateway, a VPC endpoint, an OpenAI-compatible server; no query string or fragment)
+                     */
+                    baseUrl?: string;
+                    /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
+                    default?: boolean;
+                    name: string;
+                    /** @constant */
+                    provider: "ollama";
                     /** @description Send this provider's traffic through the configured HTTP(S) proxy */
                     proxy?: boolean;
                 };
@@ -4915,7 +4955,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         credential: {
-                            /** @description The last four characters of the key */
+                            /** @description The last four characters of the key (of the first secret field: Bedrock's secretAccessKey) */
                             apiKeyLast4: string;
                             /** @description The base URL with any user:password and query values masked as ****; stored encrypted */
                             baseUrl: string | null;
@@ -4923,6 +4963,10 @@ export interface operations {
                             createdAt: string;
                             /** @description The caller's default credential of its provider: projects that name no credential use it */
                             default: boolean;
+                            /** @description The provider's fields that are not secrets (Bedrock's region and accessKeyId, Azure's endpoint masked, apiVersion, deployments) */
+                            fields: {
+                                [key: string]: unknown;
+                            };
                             id: string;
                             /** @description The outcome of the last test (POST /api/v1/credentials/{id}/test) or as set; null when unknown (never tested since the key or address changed) */
                             isValid: boolean | null;
@@ -4930,6 +4974,10 @@ export interface operations {
                             /** @enum {string} */
                             provider: "openai" | "ollama";
                             proxy: boolean;
+                            /** @description The last four characters of each secret field (apiKey, secretAccessKey, sessionToken) */
+                            secretsLast4: {
+                                [key: string]: string;
+                            };
                             /** Format: date-time */
                             updatedAt: string;
                         };
@@ -4995,7 +5043,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         credential: {
-                            /** @description The last four characters of the key */
+                            /** @description The last four characters of the key (of the first secret field: Bedrock's secretAccessKey) */
                             apiKeyLast4: string;
                             /** @description The base URL with any user:password and query values masked as ****; stored encrypted */
                             baseUrl: string | null;
@@ -5003,6 +5051,10 @@ export interface operations {
                             createdAt: string;
                             /** @description The caller's default credential of its provider: projects that name no credential use it */
                             default: boolean;
+                            /** @description The provider's fields that are not secrets (Bedrock's region and accessKeyId, Azure's endpoint masked, apiVersion, deployments) */
+                            fields: {
+                                [key: string]: unknown;
+                            };
                             id: string;
                             /** @description The outcome of the last test (POST /api/v1/credentials/{id}/test) or as set; null when unknown (never tested since the key or address changed) */
                             isValid: boolean | null;
@@ -5010,6 +5062,10 @@ export interface operations {
                             /** @enum {string} */
                             provider: "openai" | "ollama";
                             proxy: boolean;
+                            /** @description The last four characters of each secret field (apiKey, secretAccessKey, sessionToken) */
+                            secretsLast4: {
+                                [key: string]: string;
+                            };
                             /** Format: date-time */
                             updatedAt: string;
                         };
@@ -5121,7 +5177,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description The members to change: name, baseUrl, proxy, default, isValid, or fields of the credential's provider (another provider's field is a 400 naming it) */
                     data: {
+                        /** @description Stored encrypted; never returned (its last four characters are) */
                         apiKey?: string;
                         /** @description A new base URL (checked against the outbound policy), or null for the provider's default address */
                         baseUrl?: string | null;
@@ -5318,7 +5376,7 @@ export interface operations {
                         code: ("invalid_request" | "upstream_error" | "unavailable" | "timeout") | null;
                         /** @description The credential with the outcome recorded in isValid */
                         credential: {
-                            /** @description The last four characters of the key */
+                            /** @description The last four characters of the key (of the first secret field: Bedrock's secretAccessKey) */
                             apiKeyLast4: string;
                             /** @description The base URL with any user:password and query values masked as ****; stored encrypted */
                             baseUrl: string | null;
@@ -5326,6 +5384,10 @@ export interface operations {
                             createdAt: string;
                             /** @description The caller's default credential of its provider: projects that name no credential use it */
                             default: boolean;
+                            /** @description The provider's fields that are not secrets (Bedrock's region and accessKeyId, Azure's endpoint masked, apiVersion, deployments) */
+                            fields: {
+                                [key: string]: unknown;
+                            };
                             id: string;
                             /** @description The outcome of the last test (POST /api/v1/credentials/{id}/test) or as set; null when unknown (never tested since the key or address changed) */
                             isValid: boolean | null;
@@ -5333,6 +5395,10 @@ export interface operations {
                             /** @enum {string} */
                             provider: "openai" | "ollama";
                             proxy: boolean;
+                            /** @description The last four characters of each secret field (apiKey, secretAccessKey, sessionToken) */
+                            secretsLast4: {
+                                [key: string]: string;
+                            };
                             /** Format: date-time */
                             updatedAt: string;
                         };
@@ -5879,6 +5945,10 @@ export interface operations {
                              * @enum {string}
                              */
                             provider: "openai" | "ollama" | "local";
+                            /** @description The provider's own options, or null for none */
+                            providerOptions: {
+                                [key: string]: unknown;
+                            } | null;
                             /** Format: date-time */
                             updatedAt: string;
                         }[];
@@ -5945,6 +6015,10 @@ export interface operations {
                              * @enum {string}
                              */
                             provider: "openai" | "ollama" | "local";
+                            /** @description The provider's own options, or null for none */
+                            providerOptions: {
+                                [key: string]: unknown;
+                            } | null;
                             /** @description Which credential and base URL the agent's model calls use now (never the key) */
                             resolved: {
                                 /** @description Where the calls go, without user:password or query values; null when not known */
@@ -6075,6 +6149,10 @@ export interface operations {
                      * @enum {string}
                      */
                     provider?: "openai" | "ollama" | "local";
+                    /** @description New provider options (replacing the project's), or null for none */
+                    providerOptions?: {
+                        [key: string]: unknown;
+                    } | null;
                 };
             };
         };
@@ -6104,6 +6182,10 @@ export interface operations {
                              * @enum {string}
                              */
                             provider: "openai" | "ollama" | "local";
+                            /** @description The provider's own options, or null for none */
+                            providerOptions: {
+                                [key: string]: unknown;
+                            } | null;
                             /** @description Which credential and base URL the agent's model calls use now (never the key) */
                             resolved: {
                                 /** @description Where the calls go, without user:password or query values; null when not known */

@@ -216,9 +216,34 @@ export interface ChatModel {
 /** What a provider call needs: the provider and, when the caller has one, their credential. */
 export interface ProviderConfig {
   readonly provider: string;
+  /** The credential's key (the same as `fields.apiKey` when `fields` is given). */
   readonly apiKey?: string;
   readonly baseUrl?: string;
   readonly proxy?: boolean;
+  /**
+   * The credential's fields, unsealed, as the provider's registry entry declares them (`apiKey`,
+   * Bedrock's `region`/`accessKeyId`/`secretAccessKey`/`sessionToken`, Azure's `endpoint`/`apiVersion`/`deployments`).
+   * Absent without a credential: the server then reads the operator's environment (the entry's `env`).
+   */
+  readonly fields?: Readonly<Record<string, unknown>>;
+}
+
+/** A caller's credential as a provider call uses it: unsealed. */
+export interface ProviderCredential {
+  /** Its API key, when its provider has one (`fields.apiKey`). */
+  readonly apiKey?: string;
+  /** Every field of its provider (`apiKey`, Bedrock's keys and region, Azure's endpoint, ...). */
+  readonly fields: Readonly<Record<string, unknown>>;
+  /** Where its calls go; null: the provider's default (the server's environment). */
+  readonly baseUrl: string | null;
+  readonly proxy: boolean;
+}
+
+/** The config of a call of `provider` with the caller's credential, or without one (the server then reads the operator's environment). */
+export function providerConfig(provider: string, credential: ProviderCredential | undefined): ProviderConfig {
+  if (!credential) return { provider };
+  const { apiKey, fields, baseUrl, proxy } = credential;
+  return { provider, ...(apiKey !== undefined ? { apiKey } : {}), fields, proxy, ...(baseUrl ? { baseUrl } : {}) };
 }
 
 /** Makes the chat model of a provider (the server applies environment fallbacks and the URL policy). */

@@ -83,7 +83,7 @@ export interface AgentTurn {
    */
   readonly responseFormat?: ResponseFormat;
   /** Given to every model call as they are; `parallelToolCalls` only to calls offered tools. */
-  readonly modelSettings?: Pick<ChatRequest, 'topP' | 'frequencyPenalty' | 'presencePenalty' | 'seed' | 'stop' | 'parallelToolCalls'>;
+  readonly modelSettings?: Pick<ChatRequest, 'topP' | 'frequencyPenalty' | 'presencePenalty' | 'seed' | 'stop' | 'parallelToolCalls' | 'providerOptions'>;
   /** Model calls at most; the last one is offered no tools, so it answers. Default 8. */
   readonly stepLimit?: number;
   /**

@@ -1,11 +1,11 @@
-import { type ChatMessage, type ChatModel, messageText } from '../agent/chat-model.js';
+import { type ChatMessage, type ChatModel, messageText, type ProviderCredential, providerConfig } from '../agent/chat-model.js';
 import { type AgentEvent, runAgentTurn, type Source, systemContext } from '../agent/loop.js';
 import { checkToolResults, newToChat } from '../agent/tool-results.js';
 import type { ToolSource } from '../agent/tools.js';
 import type { Caller, PlatformContext } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { randomString } from '../ids.js';
-import { isModelProvider } from '../registries/model-providers.js';
+import { checkProviderOptions, isModelProvider } from '../registries/model-providers.js';
 import type { CompletionMessage } from '../schemas/completions.js';
 import { AGENT_MIN_SCORE, type SearchHit } from '../schemas/knowledge.js';
 import type { ChatMessageRecord, ChatRecord, MessageSource, ProjectRecord, StoredContentPart } from '../storage/types.js';
@@ -16,14 +16,6 @@ import { countMessageTokens, DEFAULT_HISTORY_TOKENS, fitHistory, readRecentTurns
 import { checkImageCapability, imageParts, loadImages } from './images.js';
 import type { AgentOptions, OperatorKeyLimits } from './options.js';
 import { type CompletionSettings, checkTools, operatorLimited, responseFormatOf, toChatMessages, turnSettings } from './request.js';
-
-/** A credential as a provider call uses it: decrypted. */
-export interface ProviderCredential {
-  readonly apiKey: string;
-  /** Where its calls go; null: the provider's default (the server's environment). */
-  readonly baseUrl: string | null;
-  readonly proxy: boolean;
-}
 
 /** The caller's credential of a provider call (the credentials area implements it). */
 export interface CredentialResolver {
@@ -94,11 +86,7 @@ export class CompletionPlanner {
       throw new PlatformError('unsupported', 'The local provider has no bundled model in this version; use openai or ollama');
     }
     const credential = await this.#deps.credentials.resolve(caller, provider, credentialId);
-    const model = this.#agent.models({
-      provider,
-      ...(credential ? { apiKey: credential.apiKey, proxy: credential.proxy } : {}),
-      ...(credential?.baseUrl ? { baseUrl: credential.baseUrl } : {}),
-    });
+    const model = this.#agent.models(providerConfig(provider, credential));
     return { model, operator: credential ? undefined : this.#agent.operatorKey?.[provider] };
   }
 
@@ -120,6 +108,9 @@ export class CompletionPlanner {
       modelName = chosen.model;
       provider = chosen.provider;
     }
+    // The provider's own options: the request's over the project's, checked against the provider (400 naming the key).
+    const providerOptions = { ...project?.providerOptions, ...request.provider_options };
+    checkProviderOptions(provider, providerOptions, [request.provider_options ? 'provider_options' : 'providerOptions']);
     // The turn's inputs do not depend on each other: the credential, the chat's history, the
     // knowledge hits and each source's tools are read at once. A request with no question of its
     // own (tool results continuing the chat's last turn) searches with the chat's last question.
@@ -143,7 +134,8 @@ export class CompletionPlanner {
     ]);
     const { system, sources } = project ? systemContext(project.instructions, hits) : { system: undefined, sources: [] as Source[] };
     const tools = toolLists.flat();
-    const settings = operatorLimited(turnSettings(request), modelName, provider, operator);
+    const limited = operatorLimited(turnSettings(request), modelName, provider, operator);
+    const settings = Object.keys(providerOptions).length > 0 ? { ...limited, modelSettings: { ...limited.modelSettings, providerOptions } } : limited;
     checkTools(
       model,
       tools.map((t) => t.definition.name),

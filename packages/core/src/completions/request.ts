@@ -47,7 +47,7 @@ export function toChatMessages(messages: readonly CompletionMessage[], images?: 
 /** What a request asks of the model beyond its messages (the completion request's members, parsed). */
 export type CompletionSettings = Pick<
   ChatCompletionRequest,
-  'tools' | 'tool_choice' | 'parallel_tool_calls' | 'temperature' | 'top_p' | 'frequency_penalty' | 'presence_penalty' | 'seed' | 'stop' | 'response_format'
+  'tools' | 'tool_choice' | 'parallel_tool_calls' | 'temperature' | 'top_p' | 'frequency_penalty' | 'presence_penalty' | 'seed' | 'stop' | 'response_format' | 'provider_options'
 > & {
   readonly maxTokens?: number | null | undefined;
 };

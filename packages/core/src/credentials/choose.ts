@@ -1,9 +1,11 @@
+import type { ProviderCredential } from '../agent/chat-model.js';
 import { PlatformError } from '../errors.js';
 import { baseUrlProblem } from '../net/base-url.js';
 import { displayUrl, maskUrl } from '../net/display.js';
 import type { ResolvedProvider } from '../schemas/projects.js';
 import type { SecretBox } from '../security/secrets.js';
 import type { CredentialRecord, ProjectRecord, StorageAdapter } from '../storage/types.js';
+import { openFields } from './fields.js';
 
 /**
  * Which credential a provider call uses, in order (docs/API.md, "Credentials"):
@@ -21,12 +23,8 @@ export interface CredentialChoice {
   readonly source: ResolvedProvider['source'];
 }
 
-/** What a provider call needs from the chosen credential: its key and address, unsealed. */
-export interface UsableCredential {
-  readonly apiKey: string;
-  readonly baseUrl: string | null;
-  readonly proxy: boolean;
-}
+/** What a provider call needs from the chosen credential: its fields and address, unsealed. */
+export type UsableCredential = ProviderCredential;
 
 /** Where a provider's calls go when no credential names an address (the server's environment). */
 export type DefaultBaseUrl = (provider: string) => string | undefined;
@@ -75,7 +73,8 @@ export function unseal(record: CredentialRecord, box: SecretBox): UsableCredenti
       { path: ['baseUrl'], code: 'custom', message: problem },
     ]);
   }
-  return { apiKey: box.open(record.secret), baseUrl, proxy: record.proxy };
+  const fields = openFields(record, box);
+  return { ...(typeof fields.apiKey === 'string' ? { apiKey: fields.apiKey } : {}), fields, baseUrl, proxy: record.proxy };
 }
 
 /** What a project's answer shows of the choice: the credential's id and the address, masked; never the key. */

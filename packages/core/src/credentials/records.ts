@@ -15,6 +15,8 @@ export function toCredential(record: CredentialRecord): Credential {
     isValid: record.isValid,
     default: record.isDefault,
     apiKeyLast4: record.last4,
+    fields: { ...record.fields?.values },
+    secretsLast4: record.fields ? { ...record.fields.last4 } : { apiKey: record.last4 },
     createdAt: record.createdAt.toISOString(),
     updatedAt: record.updatedAt.toISOString(),
   };

@@ -1,15 +1,16 @@
 import type { z } from 'zod';
-import type { ChatModelResolver } from '../agent/chat-model.js';
+import { type ChatModelResolver, providerConfig } from '../agent/chat-model.js';
 import type { Caller, PlatformContext } from '../context.js';
 import { isPlatformError, PlatformError } from '../errors.js';
 import { displayUrl, MASK } from '../net/display.js';
-import { isUnresolvedHost, unreachableAs } from '../net/unresolved-host.js';
 import type { CreateCredentialRequest, CredentialResponse, CredentialTestResponse, ListCredentialsResponse, UpdateCredentialRequest } from '../schemas/credentials.js';
 import type { ResolvedProvider } from '../schemas/projects.js';
 import type { DefaultModelsQuery, ProviderModelsResponse } from '../schemas/provider-models.js';
 import type { SecretBox } from '../security/secrets.js';
 import type { CredentialPatch, CredentialRecord, ProjectRecord, StorageAdapter } from '../storage/types.js';
+import { checkAddresses } from './addresses.js';
 import { checkNamedCredential, chooseCredential, type DefaultBaseUrl, describeChoice, shownBaseUrl, type UsableCredential, unseal } from './choose.js';
+import { checkFieldsOf, fieldsOf, mergeFields, openFields, sealFields, secretValues } from './fields.js';
 import { storedUrl, toCredential } from './records.js';
 
 /** How long a credential's test call, or a provider's model list, may take, answer included. */
@@ -52,34 +53,11 @@ export class CredentialsService {
     return this.#ctx.secrets;
   }
 
-  /**
-   * Refuses an address the outbound policy refuses, before anything is stored: 400 naming the
-   * host, the address it resolved to and `--allow-host`. A host name that does not resolve is
-   * 503 `unavailable` (as adding an MCP server at such an address is): whether the policy allows
-   * it cannot be known, and a name that resolves nowhere is usually a typo.
-   */
-  async #checkAddress(url: string, path: readonly string[]): Promise<void> {
-    const field = path.join('.');
-    try {
-      await this.#ctx.fetch.check(url);
-    } catch (error) {
-      if (isUnresolvedHost(error)) throw unreachableAs(field, error);
-      if (isPlatformError(error)) {
-        throw new PlatformError(error.code, `${field}: ${error.message}`, {
-          issues: [{ path, code: 'custom', message: error.message }],
-          ...(error.details ? { details: error.details } : {}),
-        });
-      }
-      // The resolver itself failed (no DNS server answered): nothing could be checked.
-      const reason = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
-      throw new PlatformError('unavailable', `${field}: the address of ${displayUrl(url)} could not be looked up: ${reason}`, { retryable: true, cause: error });
-    }
-  }
-
   /** `POST /api/v1/credentials`: the key is sealed before it is stored and never returned. */
   async create(caller: Caller, body: CreateBody): Promise<CredentialResponse> {
     const box = this.#box();
-    if (body.baseUrl) await this.#checkAddress(body.baseUrl, ['baseUrl']);
+    const fields = fieldsOf(body);
+    await checkAddresses(this.#ctx.fetch, body.provider, { ...fields, ...(body.baseUrl ? { baseUrl: body.baseUrl } : {}) }, []);
     const now = this.#ctx.clock.now();
     const record = await this.#ctx.storage.transaction(async (tx) => {
       await this.#ctx.caps.reserve(tx, caller.userId, 'credentials');
@@ -88,8 +66,7 @@ export class CredentialsService {
         userId: caller.userId,
         name: body.name,
         provider: body.provider,
-        secret: box.seal(body.apiKey),
-        last4: body.apiKey.slice(-4),
+        ...sealFields(body.provider, fields, box),
         ...storedUrl(body.baseUrl ?? null, box),
         proxy: body.proxy ?? false,
         isValid: null,
@@ -120,19 +97,28 @@ export class CredentialsService {
    */
   async update(caller: Caller, id: string, { data }: UpdateBody): Promise<{ success: true; message: string }> {
     const box = this.#box();
-    if (data.baseUrl) await this.#checkAddress(data.baseUrl, ['data', 'baseUrl']);
-    const changesWhere = data.apiKey !== undefined || data.baseUrl !== undefined;
-    const patch: CredentialPatch = {
+    const given = fieldsOf(data);
+    const current = Object.keys(given).length > 0 ? await this.#ctx.storage.credentials.get(caller.userId, id) : undefined;
+    if (current) checkFieldsOf(current.provider, given);
+    await checkAddresses(this.#ctx.fetch, current?.provider ?? '', { ...given, ...(data.baseUrl ? { baseUrl: data.baseUrl } : {}) }, ['data']);
+    const patchOf = (record: CredentialRecord | undefined): CredentialPatch => ({
       ...(data.name !== undefined ? { name: data.name } : {}),
-      ...(data.apiKey !== undefined ? { secret: box.seal(data.apiKey), last4: data.apiKey.slice(-4) } : {}),
+      ...(record ? sealFields(record.provider, mergeFields(openFields(record, box), given), box) : {}),
       ...(data.baseUrl !== undefined ? storedUrl(data.baseUrl, box) : {}),
-      ...(changesWhere ? { isValid: null } : {}),
+      ...(record || data.baseUrl !== undefined ? { isValid: null } : {}),
       ...(data.isValid !== undefined ? { isValid: data.isValid } : {}),
       ...(data.proxy !== undefined ? { proxy: data.proxy } : {}),
       ...(data.default !== undefined ? { isDefault: data.default } : {}),
       updatedAt: this.#ctx.clock.now(),
-    };
-    if (!(await this.#ctx.storage.credentials.update(caller.userId, id, patch))) throw notFound();
+    });
+    // New fields are merged with the stored ones read in the same transaction, so two updates of different fields both hold.
+    const updated = current
+      ? await this.#ctx.storage.transaction(async (tx) => {
+          const record = await tx.credentials.get(caller.userId, id);
+          return record && tx.credentials.update(caller.userId, id, patchOf(record));
+        })
+      : await this.#ctx.storage.credentials.update(caller.userId, id, patchOf(undefined));
+    if (!updated) throw notFound();
     return { success: true, message: 'Credential updated' };
   }
 
@@ -174,8 +160,8 @@ export class CredentialsService {
     const box = this.#box();
     const record = await this.#ctx.storage.credentials.get(caller.userId, id);
     if (!record) throw notFound();
-    // The key only, to keep it out of the message: a stored address a call refuses is an outcome of the test.
-    const apiKey = box.open(record.secret);
+    // The secrets only, to keep them out of the message: a stored address a call refuses is an outcome of the test.
+    const secrets = secretValues(record.provider, openFields(record, box));
     const started = performance.now();
     let outcome: Omit<TestOutcome, 'durationMs'>;
     try {
@@ -187,7 +173,7 @@ export class CredentialsService {
     }
     const durationMs = Math.round(performance.now() - started);
     // Never the key, whatever an upstream echoed (adapters scrub it too).
-    const message = outcome.message.split(apiKey).join(MASK);
+    const message = secrets.reduce((text, secret) => text.split(secret).join(MASK), outcome.message);
     const stored = await this.#record(caller.userId, record, outcome.ok);
     return { success: true, ...outcome, message, durationMs, credential: toCredential(stored) };
   }
@@ -256,7 +242,7 @@ export class CredentialsService {
     const resolve = this.#deps.models;
     if (!resolve) throw new PlatformError('unsupported', 'Asking a provider needs model providers: construct AgentPlatform with `agent: { models }`');
     const usable = record ? unseal(record, this.#box()) : undefined;
-    const model = resolve({ provider, ...(usable ? { apiKey: usable.apiKey, proxy: usable.proxy, ...(usable.baseUrl ? { baseUrl: usable.baseUrl } : {}) } : {}) });
+    const model = resolve(providerConfig(provider, usable));
     if (!model.listModels) throw new PlatformError('unsupported', `Provider ${provider} has no models route`);
     const address = usable?.baseUrl ?? this.#deps.defaultBaseUrl?.(provider);
     const limitMs = this.#deps.testTimeoutMs ?? CREDENTIAL_TEST_TIMEOUT_MS;

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Caller, PlatformContext } from '../context.js';
 import { PlatformError } from '../errors.js';
+import { checkProviderOptions } from '../registries/model-providers.js';
 import type { CreateProjectRequest, ListProjectsQuery, ListProjectsResponse, Project, ProjectDetail, ProjectResponse, ResolvedProvider, UpdateProjectRequest } from '../schemas/projects.js';
 import type { ProjectRecord, StorageAdapter } from '../storage/types.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -47,6 +48,7 @@ export function toProject(record: ProjectRecord): Project {
     model: record.model,
     provider: record.provider as Project['provider'],
     credentialId: record.credentialId,
+    providerOptions: record.providerOptions,
     createdAt: record.createdAt.toISOString(),
     updatedAt: record.updatedAt.toISOString(),
   };
@@ -76,6 +78,7 @@ export class ProjectsService {
       model: body.model,
       provider: body.provider,
       credentialId: body.credentialId ?? null,
+      providerOptions: body.providerOptions ?? null,
       createdAt: now,
       updatedAt: now,
     };
@@ -141,6 +144,9 @@ export class ProjectsService {
       if (credentialId && (patch.credentialId !== undefined || patch.provider !== undefined)) {
         await this.#deps.credentials.checkNamed(tx, caller.userId, credentialId, patch.provider ?? current.provider);
       }
+      // The options the project will have must be those of the provider it will use (kept options too, when the provider changes).
+      const options = patch.providerOptions !== undefined ? patch.providerOptions : current.providerOptions;
+      if (options && (patch.providerOptions !== undefined || patch.provider !== undefined)) checkProviderOptions(patch.provider ?? current.provider, options, ['providerOptions']);
       return tx.projects.update(caller.userId, id, { ...patch, updatedAt: this.#ctx.clock.now() });
     });
     if (!record) throw PlatformError.notFound(`Project ${id} not found`);

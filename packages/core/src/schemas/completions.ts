@@ -143,8 +143,7 @@ export const ChatCompletionRequest = z
       seed: z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).nullable().optional().describe('Forwarded to the model'),
       stop: z
         .union([z.string().min(1).max(1000), z.array(z.string().min(1).max(1000)).max(4)])
-        .nullable()
-        .optional()
+        .nullish()
         .describe('Forwarded to the model (up to 4 sequences)'),
       tools: z.array(ClientTool).max(128).optional().describe("The client's functions: offered beside the agent's tools; a call of one ends the answer with tool_calls"),
       tool_choice: ToolChoiceIn.optional().describe(
@@ -190,8 +189,9 @@ export const ChatCompletionRequest = z
         ),
       streamId: z.string().min(1).max(200).optional().describe('Also write the events to this stream of the chat (resumable)'),
       provider: z.enum(MODEL_PROVIDER_IDS).optional().describe('Provider of `model` when it is not a project'),
+      provider_options: anyObject.optional().describe("The provider's own options for this request, over the project's providerOptions (a key the provider does not take is a 400 naming it)"),
     },
-    unknownMember("OpenAI's chat completion request or this service's extensions (chatId, streamId, provider)"),
+    unknownMember("OpenAI's chat completion request or this service's extensions (chatId, streamId, provider, provider_options)"),
   )
   .superRefine((body, ctx) => {
     const names = new Set<string>();

@@ -1,39 +1,55 @@
 import { z } from 'zod';
-import { baseUrlProblem } from '../net/base-url.js';
-import { CREDENTIAL_PROVIDER_IDS } from '../registries/model-providers.js';
+import { CREDENTIAL_PROVIDER_IDS, type CredentialProviderId, MODEL_PROVIDERS } from '../registries/model-providers.js';
+import { callerUrl } from '../registries/provider-schemas.js';
 import { Timestamp } from './common.js';
 
 /** Providers a credential can be for (DESIGN.md, "Model providers"): those of registries/model-providers.ts that take one. */
 export const CredentialProvider = z.enum(CREDENTIAL_PROVIDER_IDS);
 
-const baseUrl = z
-  .url({ protocol: /^https?$/, error: 'must be an http or https URL' })
-  .max(2000)
-  .refine((url) => baseUrlProblem(url) === undefined, { error: (issue) => baseUrlProblem(String(issue.input)) })
-  .describe('Base URL of an OpenAI-compatible server or an Ollama host (no query string or fragment)');
+const baseUrl = callerUrl.describe("The provider's address instead of its default (a gateway, a VPC endpoint, an OpenAI-compatible server; no query string or fragment)");
 
-export const CreateCredentialRequest = z
-  .object({
-    name: z.string().trim().min(1).max(100),
-    provider: CredentialProvider,
-    apiKey: z.string().min(1).max(4096).describe('Stored encrypted; never returned'),
-    baseUrl: baseUrl.optional(),
-    proxy: z.boolean().optional().describe("Send this provider's traffic through the configured HTTP(S) proxy"),
-    default: z
-      .boolean()
-      .optional()
-      .describe(
-        "true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider)",
-      ),
-  })
-  .strict();
+const common = {
+  name: z.string().trim().min(1).max(100),
+  baseUrl: baseUrl.optional(),
+  proxy: z.boolean().optional().describe("Send this provider's traffic through the configured HTTP(S) proxy"),
+  default: z
+    .boolean()
+    .optional()
+    .describe(
+      "true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider)",
+    ),
+};
+
+type FieldsShape<K extends CredentialProviderId> = (typeof MODEL_PROVIDERS)[K]['fields']['shape'];
+type CreateVariant<K extends CredentialProviderId> = z.ZodObject<typeof common & { provider: z.ZodLiteral<K> } & FieldsShape<K>, z.core.$strict>;
+type CreateVariants = { [K in CredentialProviderId]: CreateVariant<K> }[CredentialProviderId];
+
+/** One variant per credential provider: the common members and the provider's fields (its registry entry's `fields`). */
+const variant = <K extends CredentialProviderId>(provider: K): CreateVariant<K> =>
+  z.strictObject({ ...common, provider: z.literal(provider), ...MODEL_PROVIDERS[provider].fields.shape }) as unknown as CreateVariant<K>;
+
+/**
+ * `POST /api/v1/credentials`: one variant per provider (docs/PROVIDERS.md, "Credentials per
+ * provider"), told apart by `provider`; each takes its provider's fields and no other.
+ */
+export const CreateCredentialRequest = z.discriminatedUnion('provider', CREDENTIAL_PROVIDER_IDS.map(variant) as unknown as [CreateVariants, ...CreateVariants[]], {
+  error: (issue) => (issue.code === 'invalid_union' ? `provider must be one of ${CREDENTIAL_PROVIDER_IDS.join(', ')}` : undefined),
+});
 export type CreateCredentialRequest = z.input<typeof CreateCredentialRequest>;
+
+/** Every provider's fields, each optional (a field a credential's provider does not have is refused by the service, naming it); an optional field may be null to remove it. */
+const anyFields: Record<string, z.ZodType> = {};
+for (const id of CREDENTIAL_PROVIDER_IDS) {
+  for (const [field, schema] of Object.entries(MODEL_PROVIDERS[id].fields.shape as Record<string, z.ZodType>)) {
+    anyFields[field] = schema instanceof z.ZodOptional ? schema.nullable() : schema.optional();
+  }
+}
 
 export const UpdateCredentialRequest = z.object({
   data: z
     .object({
       name: z.string().trim().min(1).max(100).optional(),
-      apiKey: z.string().min(1).max(4096).optional(),
+      ...anyFields,
       baseUrl: baseUrl.nullable().optional().describe("A new base URL (checked against the outbound policy), or null for the provider's default address"),
       isValid: z.boolean().optional(),
       proxy: z.boolean().optional(),
@@ -44,7 +60,8 @@ export const UpdateCredentialRequest = z.object({
       id: z.never({ error: 'the id of a credential cannot be changed' }).optional(),
       provider: z.never({ error: 'the provider of a credential cannot be changed' }).optional(),
     })
-    .strict(),
+    .strict()
+    .describe("The members to change: name, baseUrl, proxy, default, isValid, or fields of the credential's provider (another provider's field is a 400 naming it)"),
 });
 export type UpdateCredentialRequest = z.input<typeof UpdateCredentialRequest>;
 
@@ -56,7 +73,9 @@ export const Credential = z.object({
   proxy: z.boolean(),
   isValid: z.boolean().nullable().describe('The outcome of the last test (POST /api/v1/credentials/{id}/test) or as set; null when unknown (never tested since the key or address changed)'),
   default: z.boolean().describe("The caller's default credential of its provider: projects that name no credential use it"),
-  apiKeyLast4: z.string().describe('The last four characters of the key'),
+  apiKeyLast4: z.string().describe("The last four characters of the key (of the first secret field: Bedrock's secretAccessKey)"),
+  fields: z.record(z.string(), z.unknown()).describe("The provider's fields that are not secrets (Bedrock's region and accessKeyId, Azure's endpoint masked, apiVersion, deployments)"),
+  secretsLast4: z.record(z.string(), z.string()).describe('The last four characters of each secret field (apiKey, secretAccessKey, sessionToken)'),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

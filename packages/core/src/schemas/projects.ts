@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MODEL_PROVIDER_IDS } from '../registries/model-providers.js';
+import { MODEL_PROVIDER_IDS, MODEL_PROVIDERS, providerOptionsIssues } from '../registries/model-providers.js';
 import { offsetPaging, Timestamp } from './common.js';
 
 /** The model providers (registries/model-providers.ts). */
@@ -18,16 +18,32 @@ const icon = z.string().max(200);
 const color = z.string().max(50).describe('Colour code, e.g. #3b82f6');
 const credentialId = z.string().trim().min(1).max(200).nullable().describe("One of the caller's credentials, of the project's provider, that the agent's model calls use (null: none named)");
 
-export const CreateProjectRequest = z.object({
-  name,
-  model,
-  provider: Provider,
-  description: description.optional(),
-  instructions: instructions.optional(),
-  icon: icon.optional(),
-  color: color.optional(),
-  credentialId: credentialId.optional(),
-});
+/** A project's provider options: its provider's own (docs/PROVIDERS.md), checked against the provider's registry entry. */
+export const ProviderOptions = z
+  .record(z.string(), z.unknown())
+  .describe(
+    `The provider's own options, as its registry entry takes them (a key it does not take is a 400 naming it): ${MODEL_PROVIDER_IDS.map((id) => `${id}: ${Object.keys(MODEL_PROVIDERS[id].options.shape).join(', ') || 'none'}`).join('; ')}`,
+  );
+
+/** The options given with a provider, checked against it. */
+const optionsFit = (body: { provider?: string | undefined; providerOptions?: Record<string, unknown> | null | undefined }, ctx: z.RefinementCtx) => {
+  if (body.provider === undefined || !body.providerOptions) return;
+  for (const issue of providerOptionsIssues(body.provider, body.providerOptions, ['providerOptions'])) ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message });
+};
+
+export const CreateProjectRequest = z
+  .object({
+    name,
+    model,
+    provider: Provider,
+    description: description.optional(),
+    instructions: instructions.optional(),
+    icon: icon.optional(),
+    color: color.optional(),
+    credentialId: credentialId.optional(),
+    providerOptions: ProviderOptions.nullable().optional(),
+  })
+  .superRefine(optionsFit);
 export type CreateProjectRequest = z.input<typeof CreateProjectRequest>;
 
 export const UpdateProjectRequest = z
@@ -40,11 +56,13 @@ export const UpdateProjectRequest = z
     icon: icon.optional(),
     color: color.optional(),
     credentialId: credentialId.optional().describe('A credential of the caller to use, or null to name none'),
+    providerOptions: ProviderOptions.nullable().optional().describe("New provider options (replacing the project's), or null for none"),
   })
   .strict()
   .refine((patch) => Object.values(patch).some((v) => v !== undefined), {
     message: 'at least one field to change is required',
-  });
+  })
+  .superRefine(optionsFit);
 export type UpdateProjectRequest = z.input<typeof UpdateProjectRequest>;
 
 export const Project = z.object({
@@ -57,6 +75,7 @@ export const Project = z.object({
   model: z.string(),
   provider: Provider,
   credentialId: z.string().nullable().describe('The credential the project names, or null'),
+  providerOptions: ProviderOptions.nullable().describe("The provider's own options, or null for none"),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

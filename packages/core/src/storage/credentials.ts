@@ -1,10 +1,26 @@
+/**
+ * What answers show of a credential's provider fields (registries/model-providers.ts): the
+ * values of the fields that are not secrets (addresses masked) and the last four characters of
+ * each secret.
+ */
+export interface ShownCredentialFields {
+  readonly values: Readonly<Record<string, unknown>>;
+  readonly last4: Readonly<Record<string, string>>;
+}
+
 export interface CredentialRecord {
   readonly id: string;
   readonly userId: string;
   readonly name: string;
   readonly provider: string;
-  /** The API key, encrypted (`SecretBox` format); never the plain key. */
+  /**
+   * Encrypted (`SecretBox` format), never in the clear: the JSON object of every provider field
+   * (`{ "apiKey": ... }`, Bedrock's keys and region, ...) when `fields` is set; the API key alone
+   * for a credential stored before fields existed (`fields` null).
+   */
   readonly secret: string;
+  /** What answers show of the provider fields; null for a credential stored before fields existed (an API key only). */
+  readonly fields: ShownCredentialFields | null;
   /** Last four characters of the key, to tell keys apart. */
   readonly last4: string;
   /** The server address, with any user:password and query values masked (`****`) when `baseUrlSecret` holds it. */
@@ -30,7 +46,7 @@ export interface CredentialRecord {
  */
 export type NewCredential = Omit<CredentialRecord, 'isDefault'> & { readonly isDefault: boolean | 'if-none' };
 
-export type CredentialPatch = Partial<Pick<CredentialRecord, 'name' | 'secret' | 'last4' | 'baseUrl' | 'baseUrlSecret' | 'proxy' | 'isValid' | 'isDefault'>> & {
+export type CredentialPatch = Partial<Pick<CredentialRecord, 'name' | 'secret' | 'fields' | 'last4' | 'baseUrl' | 'baseUrlSecret' | 'proxy' | 'isValid' | 'isDefault'>> & {
   readonly updatedAt: Date;
 };
 

@@ -13,11 +13,15 @@ export interface ProjectRecord {
   readonly provider: string;
   /** The credential (of the same user) the project's provider calls use, or null: the user's default one of the provider, else the environment. */
   readonly credentialId: string | null;
+  /** The provider's own options (validated by the provider's registry entry when set), or null for none. */
+  readonly providerOptions: Readonly<Record<string, unknown>> | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
 
-export type ProjectPatch = Partial<Pick<ProjectRecord, 'name' | 'description' | 'instructions' | 'icon' | 'color' | 'model' | 'provider' | 'credentialId'>> & { readonly updatedAt: Date };
+export type ProjectPatch = Partial<Pick<ProjectRecord, 'name' | 'description' | 'instructions' | 'icon' | 'color' | 'model' | 'provider' | 'credentialId' | 'providerOptions'>> & {
+  readonly updatedAt: Date;
+};
 
 export interface ProjectListQuery {
   readonly userId: string;

@@ -15,7 +15,7 @@ import type { UserRepository } from './users.js';
 export type { ApiKeyRecord, ApiKeyRepository } from './api-keys.js';
 export type { ChatMessageRecord, ChatPatch, ChatRecord, ChatRepository, MessageSource, StoredContentPart } from './chats.js';
 export type { ChunkEmbeddings, ChunkRecord, ChunkRepository, KeywordHit } from './chunks.js';
-export type { CredentialPatch, CredentialRecord, CredentialRepository, NewCredential } from './credentials.js';
+export type { CredentialPatch, CredentialRecord, CredentialRepository, NewCredential, ShownCredentialFields } from './credentials.js';
 export type { DocumentListQuery, DocumentPatch, DocumentRecord, DocumentRepository } from './documents.js';
 export type { FileRecord, FileRepository } from './files.js';
 export type { ClaimOptions, JobLease, JobRecord, JobRepository, LeaseState, NewJob } from './jobs.js';

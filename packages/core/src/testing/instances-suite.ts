@@ -49,6 +49,7 @@ export function describeSharedWrites(current: () => StorageAdapter, options: Sto
         model: 'm',
         provider: 'openai',
         credentialId: null,
+        providerOptions: null,
         createdAt: at,
         updatedAt: at,
       });
@@ -70,6 +71,7 @@ export function describeSharedWrites(current: () => StorageAdapter, options: Sto
         provider: 'openai',
         secret: 's',
         last4: 'abcd',
+        fields: null,
         baseUrl: null,
         baseUrlSecret: null,
         proxy: false,

@@ -66,6 +66,7 @@ export function describeJobQueue(current: () => StorageAdapter, options: Storage
         model: 'm',
         provider: 'openai',
         credentialId: null,
+        providerOptions: null,
         createdAt: at(0),
         updatedAt: at(0),
       });

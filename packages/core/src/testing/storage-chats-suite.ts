@@ -20,6 +20,7 @@ export function describeCredentialsAndChats(suite: StorageUnderTest): void {
       provider: 'openai',
       secret: `v1:sealed-${id}`,
       last4: 'abcd',
+      fields: null,
       baseUrl: null,
       baseUrlSecret: null,
       proxy: false,
@@ -47,6 +48,21 @@ export function describeCredentialsAndChats(suite: StorageUnderTest): void {
       expect(await storage.credentials.delete('user_b', 'cred_1')).toBe(false);
       expect(await storage.credentials.delete('user_a', 'cred_1')).toBe(true);
       expect(await storage.credentials.get('user_a', 'cred_1')).toBeUndefined();
+    });
+
+    it("keeps a credential's shown provider fields and a project's provider options, replaced and cleared by updates", async () => {
+      const fields = { values: { region: 'us-east-1', deployments: { 'gpt-4o': 'prod-4o' } }, last4: { secretAccessKey: 'wxyz' } };
+      await storage.credentials.insert({ ...credential('cred_f', 'user_a', 1), provider: 'bedrock', fields });
+      expect(await storage.credentials.get('user_a', 'cred_f')).toMatchObject({ fields, secret: 'v1:sealed-cred_f' });
+      const next = { values: { region: 'eu-west-1' }, last4: { secretAccessKey: 'abcd' } };
+      expect(await storage.credentials.update('user_a', 'cred_f', { fields: next, secret: 'v1:resealed', updatedAt: at(9) })).toMatchObject({ fields: next, secret: 'v1:resealed' });
+      expect((await storage.credentials.get('user_a', 'cred_f'))?.fields).toEqual(next);
+      const options = { thinking: { type: 'enabled', budgetTokens: 2048 }, cacheControl: { type: 'ephemeral' } };
+      await storage.projects.insert(project('user_a', 5, { providerOptions: options }));
+      expect((await storage.projects.get('user_a', 'proj_000005'))?.providerOptions).toEqual(options);
+      expect((await storage.projects.update('user_a', 'proj_000005', { providerOptions: { sendReasoning: false }, updatedAt: at(9) }))?.providerOptions).toEqual({ sendReasoning: false });
+      expect((await storage.projects.update('user_a', 'proj_000005', { providerOptions: null, updatedAt: at(10) }))?.providerOptions).toBeNull();
+      expect((await storage.projects.update('user_a', 'proj_000005', { name: 'kept', updatedAt: at(11) }))?.providerOptions).toBeNull();
     });
 
     it('keeps at most one default per user and provider: the first one, or the one made so', async () => {

@@ -26,6 +26,7 @@ export function project(userId: string, n: number, overrides: Partial<ProjectRec
     model: 'gpt-4o-mini',
     provider: 'openai',
     credentialId: null,
+    providerOptions: null,
     createdAt: at(n),
     updatedAt: at(n),
     ...overrides,

@@ -19,20 +19,38 @@ export function providerBaseUrl(env: NodeJS.ProcessEnv, provider: string): strin
 /** What every factory gets besides the call's own config: the fetch, retries, time and answer limits, the provider's address and key. */
 type Common = Pick<OpenAIChatModelOptions, 'maxRetries' | 'fetch' | 'timeoutMs' | 'answerLimit'>;
 
-/** Makes a provider's chat model from the call's config, its address (the credential's, else the default) and key (the credential's, else the operator's). */
-type ChatModelFactory = (common: Common, baseUrl: string | undefined, apiKey: string | undefined) => ChatModel;
+/** A credential's fields (the caller's, else the operator's environment), as the provider's registry entry declares them. */
+type Fields = Readonly<Record<string, unknown>>;
+
+/**
+ * Makes a provider's chat model from the call's config, its address (the credential's, else the
+ * default) and its credential's fields (the caller's, else the operator's environment).
+ */
+type ChatModelFactory = (common: Common, baseUrl: string | undefined, fields: Fields) => ChatModel;
+
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 /**
  * One factory per provider of the registry: a provider without one is a compile error, and a
  * name that is none of them is refused (never sent to another provider's address).
  */
 const CHAT_MODELS = {
-  openai: (common, baseUrl, apiKey) => openaiChatModel({ ...common, ...(apiKey ? { apiKey } : {}), ...(baseUrl !== undefined ? { baseURL: baseUrl } : {}) }),
-  ollama: (common, baseUrl, apiKey) => ollamaChatModel({ ...common, ...(baseUrl !== undefined ? { host: baseUrl } : {}), ...(apiKey ? { apiKey } : {}) }),
+  openai: (common, baseUrl, fields) => openaiChatModel({ ...common, ...(text(fields.apiKey) ? { apiKey: text(fields.apiKey) } : {}), ...(baseUrl !== undefined ? { baseURL: baseUrl } : {}) }),
+  ollama: (common, baseUrl, fields) => ollamaChatModel({ ...common, ...(baseUrl !== undefined ? { host: baseUrl } : {}), ...(text(fields.apiKey) ? { apiKey: text(fields.apiKey) } : {}) }),
   local: () => {
     throw new PlatformError('unsupported', 'The local provider has no bundled model in this version; use openai or ollama');
   },
 } satisfies Record<ModelProviderId, ChatModelFactory>;
+
+/** The operator's values of a provider's credential fields (the entry's `env`: the first variable set of each). */
+function environmentFields(env: NodeJS.ProcessEnv, entry: ModelProviderEntry): Fields {
+  const fields: Record<string, string> = {};
+  for (const [field, names] of Object.entries(entry.env ?? {})) {
+    const value = names.map((name) => env[name]).find((v) => v !== undefined && v !== '');
+    if (value !== undefined) fields[field] = value;
+  }
+  return fields;
+}
 
 /**
  * The chat model of a provider call: the caller's credential when they have one, else the
@@ -49,18 +67,21 @@ export function chatModelResolver(env: NodeJS.ProcessEnv, fetches: OutboundFetch
   const cache = new Map<string, ChatModel>();
   const resolve: ChatModelResolver = (config) => {
     const timeout = Number(env.AGENT_PLATFORM_MODEL_TIMEOUT_MS);
-    const base = config.baseUrl !== undefined ? fetches.callers : fetches.operator;
-    const chosenFetch = (config.proxy ? proxiedFetch(env, base, fetches.operator) : base) as unknown as typeof fetch;
-    // One retry of a request that failed before its answer began (5xx, 429, connection errors).
-    const common = { maxRetries: 1, fetch: chosenFetch, ...(timeout > 0 ? { timeoutMs: timeout } : {}), ...(answerLimit ? { answerLimit } : {}) };
     if (!Object.hasOwn(CHAT_MODELS, config.provider)) throw new PlatformError('unsupported', `Unknown model provider "${config.provider}"`);
     const provider = config.provider as ModelProviderId;
     const entry: ModelProviderEntry = MODEL_PROVIDERS[provider];
-    const apiKey = config.apiKey ?? (entry.apiKeyEnv ? env[entry.apiKeyEnv] : undefined);
-    return CHAT_MODELS[provider](common, config.baseUrl ?? providerBaseUrl(env, provider), apiKey);
+    // An address a caller chose (a credential's baseUrl, or an address among its fields) goes through the callers' policy.
+    const chosen = config.baseUrl !== undefined || (entry.urls ?? []).some((field) => config.fields?.[field] !== undefined);
+    const base = chosen ? fetches.callers : fetches.operator;
+    const chosenFetch = (config.proxy ? proxiedFetch(env, base, fetches.operator) : base) as unknown as typeof fetch;
+    // One retry of a request that failed before its answer began (5xx, 429, connection errors).
+    const common = { maxRetries: 1, fetch: chosenFetch, ...(timeout > 0 ? { timeoutMs: timeout } : {}), ...(answerLimit ? { answerLimit } : {}) };
+    // The operator's environment only for a call without a credential, whose address is then the provider's default.
+    const fields = config.fields ?? (config.apiKey !== undefined ? { apiKey: config.apiKey } : chosen ? {} : environmentFields(env, entry));
+    return CHAT_MODELS[provider](common, config.baseUrl ?? providerBaseUrl(env, provider), fields);
   };
   return (config) => {
-    const key = JSON.stringify([config.provider, config.apiKey ?? null, config.baseUrl ?? null, config.proxy ?? false]);
+    const key = JSON.stringify([config.provider, config.apiKey ?? null, config.fields ?? null, config.baseUrl ?? null, config.proxy ?? false]);
     let model = cache.get(key);
     if (!model) {
       if (cache.size >= 1000) cache.delete(cache.keys().next().value as string);

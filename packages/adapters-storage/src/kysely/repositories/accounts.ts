@@ -137,6 +137,7 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
             model: p.model,
             provider: p.provider,
             credential_id: p.credentialId,
+            provider_options: p.providerOptions === null ? null : JSON.stringify(p.providerOptions),
             created_at: time(p.createdAt),
             updated_at: time(p.updatedAt),
           })
@@ -185,6 +186,7 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
           if (value !== undefined) set[field] = value;
         }
         if (patch.credentialId !== undefined) set.credential_id = patch.credentialId;
+        if (patch.providerOptions !== undefined) set.provider_options = patch.providerOptions === null ? null : JSON.stringify(patch.providerOptions);
         const row = await db.updateTable('projects').set(set).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
         return row && toProject(row);
       },
@@ -218,6 +220,7 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
               last4: c.last4,
               base_url: c.baseUrl,
               base_url_secret: c.baseUrlSecret,
+              fields: c.fields === null ? null : JSON.stringify(c.fields),
               proxy: flag(c.proxy),
               is_valid: c.isValid === null ? null : flag(c.isValid),
               is_default: flag(isDefault),
@@ -247,6 +250,7 @@ export function accountRepositories({ db, dialect, records }: RepositoryContext)
         if (patch.last4 !== undefined) set.last4 = patch.last4;
         if (patch.baseUrl !== undefined) set.base_url = patch.baseUrl;
         if (patch.baseUrlSecret !== undefined) set.base_url_secret = patch.baseUrlSecret;
+        if (patch.fields !== undefined) set.fields = patch.fields === null ? null : JSON.stringify(patch.fields);
         if (patch.proxy !== undefined) set.proxy = flag(patch.proxy);
         if (patch.isValid !== undefined) set.is_valid = patch.isValid === null ? null : flag(patch.isValid);
         if (patch.isDefault !== undefined) set.is_default = flag(patch.isDefault);
