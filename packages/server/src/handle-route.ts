@@ -4,7 +4,7 @@ import { getRouterParams, type H3Event } from 'h3';
 import type { Logger } from 'pino';
 import { FastResponse } from 'srvx';
 import { queryObject, readJsonBody } from './body.js';
-import { openaiError, toErrorResponse } from './errors.js';
+import { failureHeaders, openaiError, toErrorResponse } from './errors.js';
 import { readMultipartBody } from './multipart.js';
 import type { ApiRoute, RouteInput } from './route.js';
 import { COMPLETION_END, completionFrame, dataFrame, eventStream } from './sse.js';
@@ -128,13 +128,13 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
   function failure(route: ApiRoute, error: unknown, event: H3Event): Response {
     const { status, body, bug } = toErrorResponse(error);
     if (bug) log?.error({ reqId: event.context.requestId, err: error }, 'unhandled error');
-    const headers: Record<string, string> = status === 401 ? { 'www-authenticate': 'Bearer' } : {};
+    const headers: Record<string, string> = status === 401 ? { 'www-authenticate': 'Bearer' } : failureHeaders(error);
     const extra = route.failure ?? {};
     if (route.kind === 'raw') {
       const { message, ...rest } = body;
       return json(status, { ...extra, ...rest, error: message }, headers);
     }
-    if (route.kind === 'openai') return json(status, { ...extra, ...body, error: openaiError(body.code, body.message) }, headers);
+    if (route.kind === 'openai') return json(status, { ...extra, ...body, error: openaiError(body.code, body.message, body.details) }, headers);
     return json(status, { ...extra, ...body }, headers);
   }
 

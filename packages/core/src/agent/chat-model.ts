@@ -230,6 +230,9 @@ export interface ProviderConfig {
 
 /** A caller's credential as a provider call uses it: unsealed. */
 export interface ProviderCredential {
+  /** The credential's id and name, for messages (a refused key names its credential). */
+  readonly id?: string;
+  readonly name?: string;
   /** Its API key, when its provider has one (`fields.apiKey`). */
   readonly apiKey?: string;
   /** Every field of its provider (`apiKey`, Bedrock's keys and region, Azure's endpoint, ...). */

@@ -15,6 +15,7 @@ import { type CompletionPlan, sourcesOut } from './chunks.js';
 import { countMessageTokens, DEFAULT_HISTORY_TOKENS, fitHistory, readRecentTurns } from './history.js';
 import { checkImageCapability, imageParts, loadImages } from './images.js';
 import type { AgentOptions, OperatorKeyLimits } from './options.js';
+import { withCredentialNamed } from './refused-credential.js';
 import { type CompletionSettings, checkTools, operatorLimited, responseFormatOf, toChatMessages, turnSettings } from './request.js';
 
 /** The caller's credential of a provider call (the credentials area implements it). */
@@ -86,7 +87,7 @@ export class CompletionPlanner {
       throw new PlatformError('unsupported', 'The local provider has no bundled model in this version; use openai or ollama');
     }
     const credential = await this.#deps.credentials.resolve(caller, provider, credentialId);
-    const model = this.#agent.models(providerConfig(provider, credential));
+    const model = withCredentialNamed(this.#agent.models(providerConfig(provider, credential)), provider, credential);
     return { model, operator: credential ? undefined : this.#agent.operatorKey?.[provider] };
   }
 

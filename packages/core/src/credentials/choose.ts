@@ -74,7 +74,7 @@ export function unseal(record: CredentialRecord, box: SecretBox): UsableCredenti
     ]);
   }
   const fields = openFields(record, box);
-  return { ...(typeof fields.apiKey === 'string' ? { apiKey: fields.apiKey } : {}), fields, baseUrl, proxy: record.proxy };
+  return { id: record.id, name: record.name, ...(typeof fields.apiKey === 'string' ? { apiKey: fields.apiKey } : {}), fields, baseUrl, proxy: record.proxy };
 }
 
 /** What a project's answer shows of the choice: the credential's id and the address, masked; never the key. */
