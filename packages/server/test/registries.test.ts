@@ -26,11 +26,12 @@ describe('model providers', () => {
     expect(resolve({ provider: 'openai' }).provider).toBe('openai');
     expect(resolve({ provider: 'ollama' }).provider).toBe('ollama');
     expect(() => resolve({ provider: 'local' })).toThrow(/local provider has no bundled model/);
-    expect(Object.keys(MODEL_PROVIDERS)).toEqual(['openai', 'ollama', 'local']);
+    expect(Object.keys(MODEL_PROVIDERS)).toEqual(['openai', 'ollama', 'local', 'anthropic', 'azure']);
+    expect(resolve({ provider: 'anthropic', apiKey: 'sk-ant' }).provider).toBe('anthropic');
   });
 
   it('refuses a provider it does not know instead of falling through to OpenAI', async () => {
-    for (const provider of ['anthropic', 'OpenAI', '', 'constructor', '__proto__', 'toString']) {
+    for (const provider of ['gemini', 'Anthropic', 'OpenAI', '', 'constructor', '__proto__', 'toString']) {
       expect(await codeOf(() => resolve({ provider, apiKey: 'sk-ant-secret' })), provider).toBe('unsupported');
     }
   });
@@ -41,7 +42,8 @@ describe('model providers', () => {
     expect(providerBaseUrl({}, 'ollama')).toBe('http://127.0.0.1:11434');
     expect(providerBaseUrl({ OLLAMA_HOST: 'http://gpu:11434' }, 'ollama')).toBe('http://gpu:11434');
     expect(providerBaseUrl({}, 'local')).toBeUndefined();
-    expect(providerBaseUrl({ OPENAI_BASE_URL: 'http://10.0.0.5/v1' }, 'anthropic')).toBeUndefined();
+    expect(providerBaseUrl({ OPENAI_BASE_URL: 'http://10.0.0.5/v1' }, 'azure')).toBeUndefined();
+    expect(providerBaseUrl({}, 'anthropic')).toBe('https://api.anthropic.com/v1');
   });
 });
 

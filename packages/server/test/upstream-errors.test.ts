@@ -23,7 +23,16 @@ beforeEach(() => {
   upstream.requests.length = 0;
 });
 
-const ask = (model = 'gpt-test') => client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hello' }] }).catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+type ApiError = InstanceType<typeof OpenAI.APIError>;
+/** The error a call answered (it fails the test when it succeeds). */
+const failing = (call: Promise<unknown>): Promise<ApiError> =>
+  call.then(
+    () => {
+      throw new Error('the completion succeeded');
+    },
+    (e: unknown) => e as ApiError,
+  );
+const ask = (model = 'gpt-test') => failing(client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hello' }] }));
 
 describe('upstream refusals at the endpoint', () => {
   it('a refused key is 502 naming the credential by name and id, never its secret', async () => {
@@ -38,9 +47,7 @@ describe('upstream refusals at the endpoint', () => {
     expect(JSON.stringify(error.error)).not.toContain('NEVER-SHOWN');
     // Without a credential of the caller's, it is the server's own key that was refused.
     upstream.script({ status: 401, error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } });
-    const operator = await client.chat.completions
-      .create({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }, { headers: { authorization: `Bearer ${s.keyB}` } })
-      .catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+    const operator = await failing(client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }, { headers: { authorization: `Bearer ${s.keyB}` } }));
     expect(operator.status).toBe(502);
     expect(operator.message).toContain("the server's own openai key was refused");
     expect(JSON.stringify(operator.error)).not.toContain('NEVER-SHOWN');

@@ -1579,10 +1579,19 @@ export interface operations {
                     data: {
                         /** @description Stored encrypted; never returned (its last four characters are) */
                         apiKey?: string;
+                        apiVersion?: string | null;
                         /** @description A new base URL (checked against the outbound policy), or null for the provider's default address */
                         baseUrl?: string | null;
                         /** @description true: becomes the default of its provider (the previous default stops being it); false: the provider then has no default (projects that name none use the server's environment) */
                         default?: boolean;
+                        deployments?: {
+                            [key: string]: string;
+                        } | null;
+                        /**
+                         * Format: uri
+                         * @description The resource endpoint, e.g. https://my-resource.openai.azure.com (checked against the outbound policy)
+                         */
+                        endpoint?: string;
                         id?: unknown;
                         isValid?: boolean;
                         name?: string;
@@ -3258,7 +3267,7 @@ export interface operations {
                      * @description Model provider of the agent
                      * @enum {string}
                      */
-                    provider: "openai" | "ollama" | "local";
+                    provider: "openai" | "ollama" | "local" | "anthropic" | "azure";
                     providerOptions?: {
                         [key: string]: unknown;
                     } | null;
@@ -3290,7 +3299,7 @@ export interface operations {
                              * @description Model provider of the agent
                              * @enum {string}
                              */
-                            provider: "openai" | "ollama" | "local";
+                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure";
                             /** @description The provider's own options, or null for none */
                             providerOptions: {
                                 [key: string]: unknown;
@@ -4092,7 +4101,7 @@ export interface operations {
                      * @description Provider of `model` when it is not a project
                      * @enum {string}
                      */
-                    provider?: "openai" | "ollama" | "local";
+                    provider?: "openai" | "ollama" | "local" | "anthropic" | "azure";
                     /** @description The provider's own options for this request, over the project's providerOptions (a key the provider does not take is a 400 naming it) */
                     provider_options?: {
                         [key: string]: unknown;
@@ -4552,7 +4561,7 @@ export interface operations {
                      * @description Provider of `model` when it is not a project
                      * @enum {string}
                      */
-                    provider?: "openai" | "ollama" | "local";
+                    provider?: "openai" | "ollama" | "local" | "anthropic" | "azure";
                     /** @description The provider's own options for this request, over the project's providerOptions (a key the provider does not take is a 400 naming it) */
                     provider_options?: {
                         [key: string]: unknown;
@@ -4879,7 +4888,7 @@ export interface operations {
                             isValid: boolean | null;
                             name: string;
                             /** @enum {string} */
-                            provider: "openai" | "ollama";
+                            provider: "openai" | "ollama" | "anthropic" | "azure";
                             proxy: boolean;
                             /** @description The last four characters of each secret field (apiKey, secretAccessKey, sessionToken) */
                             secretsLast4: {
@@ -4943,6 +4952,47 @@ export interface operations {
                     provider: "ollama";
                     /** @description Send this provider's traffic through the configured HTTP(S) proxy */
                     proxy?: boolean;
+                } | {
+                    /** @description Stored encrypted; never returned (its last four characters are) */
+                    apiKey: string;
+                    /**
+                     * Format: uri
+                     * @description The provider's address instead of its default (a gateway, a VPC endpoint, an OpenAI-compatible server; no query string or fragment)
+                     */
+                    baseUrl?: string;
+                    /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
+                    default?: boolean;
+                    name: string;
+                    /** @constant */
+                    provider: "anthropic";
+                    /** @description Send this provider's traffic through the configured HTTP(S) proxy */
+                    proxy?: boolean;
+                } | {
+                    /** @description Stored encrypted; never returned (its last four characters are) */
+                    apiKey: string;
+                    /** @description The api-version query parameter of every call (default 2024-10-21, the latest GA version) */
+                    apiVersion?: string;
+                    /**
+                     * Format: uri
+                     * @description The provider's address instead of its default (a gateway, a VPC endpoint, an OpenAI-compatible server; no query string or fragment)
+                     */
+                    baseUrl?: string;
+                    /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
+                    default?: boolean;
+                    /** @description Model name → deployment name; a model not listed is taken as the deployment name itself */
+                    deployments?: {
+                        [key: string]: string;
+                    };
+                    /**
+                     * Format: uri
+                     * @description The resource endpoint, e.g. https://my-resource.openai.azure.com (checked against the outbound policy)
+                     */
+                    endpoint: string;
+                    name: string;
+                    /** @constant */
+                    provider: "azure";
+                    /** @description Send this provider's traffic through the configured HTTP(S) proxy */
+                    proxy?: boolean;
                 };
             };
         };
@@ -4972,7 +5022,7 @@ export interface operations {
                             isValid: boolean | null;
                             name: string;
                             /** @enum {string} */
-                            provider: "openai" | "ollama";
+                            provider: "openai" | "ollama" | "anthropic" | "azure";
                             proxy: boolean;
                             /** @description The last four characters of each secret field (apiKey, secretAccessKey, sessionToken) */
                             secretsLast4: {
@@ -5060,7 +5110,7 @@ export interface operations {
                             isValid: boolean | null;
                             name: string;
                             /** @enum {string} */
-                            provider: "openai" | "ollama";
+                            provider: "openai" | "ollama" | "anthropic" | "azure";
                             proxy: boolean;
                             /** @description The last four characters of each secret field (apiKey, secretAccessKey, sessionToken) */
                             secretsLast4: {
@@ -5181,10 +5231,19 @@ export interface operations {
                     data: {
                         /** @description Stored encrypted; never returned (its last four characters are) */
                         apiKey?: string;
+                        apiVersion?: string | null;
                         /** @description A new base URL (checked against the outbound policy), or null for the provider's default address */
                         baseUrl?: string | null;
                         /** @description true: becomes the default of its provider (the previous default stops being it); false: the provider then has no default (projects that name none use the server's environment) */
                         default?: boolean;
+                        deployments?: {
+                            [key: string]: string;
+                        } | null;
+                        /**
+                         * Format: uri
+                         * @description The resource endpoint, e.g. https://my-resource.openai.azure.com (checked against the outbound policy)
+                         */
+                        endpoint?: string;
                         id?: unknown;
                         isValid?: boolean;
                         name?: string;
@@ -5283,7 +5342,7 @@ export interface operations {
                             id: string;
                         }[];
                         /** @enum {string} */
-                        provider: "openai" | "ollama";
+                        provider: "openai" | "ollama" | "anthropic" | "azure";
                         /** @constant */
                         success: true;
                     };
@@ -5393,7 +5452,7 @@ export interface operations {
                             isValid: boolean | null;
                             name: string;
                             /** @enum {string} */
-                            provider: "openai" | "ollama";
+                            provider: "openai" | "ollama" | "anthropic" | "azure";
                             proxy: boolean;
                             /** @description The last four characters of each secret field (apiKey, secretAccessKey, sessionToken) */
                             secretsLast4: {
@@ -5456,7 +5515,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description The provider whose models to list */
-                provider: "openai" | "ollama";
+                provider: "openai" | "ollama" | "anthropic" | "azure";
             };
             header?: never;
             path?: never;
@@ -5481,7 +5540,7 @@ export interface operations {
                             id: string;
                         }[];
                         /** @enum {string} */
-                        provider: "openai" | "ollama";
+                        provider: "openai" | "ollama" | "anthropic" | "azure";
                         /** @constant */
                         success: true;
                     };
@@ -5944,7 +6003,7 @@ export interface operations {
                              * @description Model provider of the agent
                              * @enum {string}
                              */
-                            provider: "openai" | "ollama" | "local";
+                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure";
                             /** @description The provider's own options, or null for none */
                             providerOptions: {
                                 [key: string]: unknown;
@@ -6014,7 +6073,7 @@ export interface operations {
                              * @description Model provider of the agent
                              * @enum {string}
                              */
-                            provider: "openai" | "ollama" | "local";
+                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure";
                             /** @description The provider's own options, or null for none */
                             providerOptions: {
                                 [key: string]: unknown;
@@ -6148,7 +6207,7 @@ export interface operations {
                      * @description Model provider of the agent
                      * @enum {string}
                      */
-                    provider?: "openai" | "ollama" | "local";
+                    provider?: "openai" | "ollama" | "local" | "anthropic" | "azure";
                     /** @description New provider options (replacing the project's), or null for none */
                     providerOptions?: {
                         [key: string]: unknown;
@@ -6181,7 +6240,7 @@ export interface operations {
                              * @description Model provider of the agent
                              * @enum {string}
                              */
-                            provider: "openai" | "ollama" | "local";
+                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure";
                             /** @description The provider's own options, or null for none */
                             providerOptions: {
                                 [key: string]: unknown;

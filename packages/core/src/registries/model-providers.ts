@@ -8,7 +8,7 @@
  */
 import type { z } from 'zod';
 import { PlatformError, type ValidationIssue } from '../errors.js';
-import { ApiKeyFields, NoOptions, OpenAIOptions } from './provider-schemas.js';
+import { AnthropicOptions, ApiKeyFields, AzureFields, AzureOptions, NoOptions, OpenAIOptions } from './provider-schemas.js';
 
 export interface ModelProviderEntry {
   /**
@@ -56,6 +56,24 @@ export const MODEL_PROVIDERS = {
   ollama: { credential: true, defaultBaseUrl: { env: 'OLLAMA_HOST', url: 'http://127.0.0.1:11434' }, fields: ApiKeyFields, secrets: ['apiKey'], options: NoOptions },
   /** A model run by the platform itself: none is bundled in this version. */
   local: { credential: false, options: NoOptions },
+  /** Anthropic's Messages API (Claude). */
+  anthropic: {
+    credential: true,
+    defaultBaseUrl: { env: 'ANTHROPIC_BASE_URL', url: 'https://api.anthropic.com/v1' },
+    fields: ApiKeyFields,
+    secrets: ['apiKey'],
+    env: { apiKey: ['ANTHROPIC_API_KEY'] },
+    options: AnthropicOptions,
+  },
+  /** An Azure OpenAI resource: its deployments' chat completions. No default address: the resource's endpoint is a field. */
+  azure: {
+    credential: true,
+    fields: AzureFields,
+    secrets: ['apiKey'],
+    urls: ['endpoint'],
+    env: { apiKey: ['AZURE_OPENAI_API_KEY'], endpoint: ['AZURE_OPENAI_ENDPOINT'], apiVersion: ['AZURE_OPENAI_API_VERSION'] },
+    options: AzureOptions,
+  },
 } as const satisfies Record<string, ModelProviderEntry>;
 
 /** A model provider's name, e.g. `openai`. */

@@ -15,7 +15,7 @@ export const callerUrl = z
 
 const apiKey = z.string().min(1).max(4096).describe('Stored encrypted; never returned (its last four characters are)');
 
-/** The fields of a credential that holds an API key and nothing else (OpenAI-compatible servers, Ollama, Anthropic, Gemini). */
+/** The fields of a credential that holds an API key and nothing else (OpenAI-compatible servers, Ollama, Anthropic). */
 export const ApiKeyFields = z.strictObject({ apiKey });
 
 /** Azure OpenAI: the resource's endpoint, the API version and, optionally, the deployment of each model name. */
@@ -25,25 +25,12 @@ export const AzureFields = z.strictObject({
   apiVersion: z
     .string()
     .regex(/^\d{4}-\d{2}-\d{2}(-preview)?$|^v1$/, { error: 'must be an Azure OpenAI api-version such as 2024-10-21, 2025-01-01-preview or v1' })
-    .describe('The api-version query parameter of every call'),
+    .optional()
+    .describe('The api-version query parameter of every call (default 2024-10-21, the latest GA version)'),
   deployments: z
     .record(z.string().min(1).max(200), z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, { error: 'must be a deployment name (letters, digits, . _ -)' }))
     .optional()
     .describe('Model name → deployment name; a model not listed is taken as the deployment name itself'),
-});
-
-/** Amazon Bedrock: SigV4 keys of an IAM identity and the region they sign for. */
-export const BedrockFields = z.strictObject({
-  region: z
-    .string()
-    .regex(/^[a-z]{2}(-[a-z]+)+-\d{1,2}$/, { error: 'must be an AWS region such as us-east-1' })
-    .describe('The AWS region, e.g. us-east-1'),
-  accessKeyId: z
-    .string()
-    .regex(/^[A-Z0-9]{16,128}$/, { error: 'must be an AWS access key id (AKIA... or ASIA...)' })
-    .describe('The access key id (shown)'),
-  secretAccessKey: z.string().min(1).max(4096).describe('Signs each request; stored encrypted, never returned (its last four characters are)'),
-  sessionToken: z.string().min(1).max(8192).optional().describe('For temporary (STS) keys; stored encrypted, never returned'),
 });
 
 /** OpenAI (and compatible servers): which API of the upstream answers, and o-series reasoning effort. */
@@ -51,6 +38,9 @@ export const OpenAIOptions = z.strictObject({
   api: z.enum(['chat', 'responses']).optional().describe('chat (default): POST /chat/completions; responses: POST /responses, for models served only by the Responses API'),
   reasoningEffort: z.enum(['minimal', 'low', 'medium', 'high']).optional().describe("A reasoning model's effort (reasoning_effort / reasoning.effort)"),
 });
+
+/** Azure OpenAI's chat completions: a reasoning deployment's effort (the AI SDK's OpenAI chat option). */
+export const AzureOptions = OpenAIOptions.omit({ api: true });
 
 /** Ollama takes no options of its own here. */
 export const NoOptions = z.strictObject({});
@@ -66,42 +56,4 @@ export const AnthropicOptions = z.strictObject({
     .optional()
     .describe('Prompt caching of the system prompt and tools: { type: "ephemeral" }'),
   sendReasoning: z.boolean().optional().describe('Send earlier reasoning back with the history (default true)'),
-});
-
-const HARM_CATEGORIES = ['HARM_CATEGORY_HATE_SPEECH', 'HARM_CATEGORY_DANGEROUS_CONTENT', 'HARM_CATEGORY_HARASSMENT', 'HARM_CATEGORY_SEXUALLY_EXPLICIT', 'HARM_CATEGORY_CIVIC_INTEGRITY'] as const;
-const THRESHOLDS = ['HARM_BLOCK_THRESHOLD_UNSPECIFIED', 'BLOCK_LOW_AND_ABOVE', 'BLOCK_MEDIUM_AND_ABOVE', 'BLOCK_ONLY_HIGH', 'BLOCK_NONE', 'OFF'] as const;
-
-/** Gemini: safety settings and thinking config (the AI SDK's Google options). */
-export const GoogleOptions = z.strictObject({
-  safetySettings: z
-    .array(z.strictObject({ category: z.enum(HARM_CATEGORIES), threshold: z.enum(THRESHOLDS) }))
-    .max(10)
-    .optional()
-    .describe('Per harm category, the threshold that blocks an answer'),
-  thinkingConfig: z
-    .strictObject({
-      thinkingBudget: z.number().int().min(-1).max(100_000).optional(),
-      includeThoughts: z.boolean().optional(),
-      thinkingLevel: z.enum(['minimal', 'low', 'medium', 'high']).optional(),
-    })
-    .optional()
-    .describe('Thinking models: the token budget (0 off, -1 dynamic), whether thought summaries stream as reasoning'),
-});
-
-/** Amazon Bedrock's Converse: a guardrail and the model's own request fields (the AI SDK's Bedrock options). */
-export const BedrockOptions = z.strictObject({
-  guardrailConfig: z
-    .strictObject({
-      guardrailIdentifier: z.string().min(1).max(2048),
-      guardrailVersion: z.string().min(1).max(20),
-      trace: z.enum(['enabled', 'disabled', 'enabled_full']).optional(),
-      streamProcessingMode: z.enum(['sync', 'async']).optional(),
-    })
-    .optional()
-    .describe('A Bedrock guardrail applied to the prompt and the answer'),
-  additionalModelRequestFields: z.record(z.string(), z.unknown()).optional().describe("The model's own request fields, e.g. Claude's thinking on Bedrock"),
-  reasoningConfig: z
-    .strictObject({ type: z.enum(['enabled', 'disabled']), budgetTokens: z.number().int().min(1).max(1_000_000).optional() })
-    .optional()
-    .describe('Reasoning of the models that have it'),
 });

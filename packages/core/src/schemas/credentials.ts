@@ -21,7 +21,8 @@ const common = {
 };
 
 type FieldsShape<K extends CredentialProviderId> = (typeof MODEL_PROVIDERS)[K]['fields']['shape'];
-type CreateVariant<K extends CredentialProviderId> = z.ZodObject<typeof common & { provider: z.ZodLiteral<K> } & FieldsShape<K>, z.core.$strict>;
+type Shaped<T> = T extends z.core.$ZodShape ? T : never;
+type CreateVariant<K extends CredentialProviderId> = z.ZodObject<Shaped<typeof common & { provider: z.ZodLiteral<K> } & FieldsShape<K>>, z.core.$strict>;
 type CreateVariants = { [K in CredentialProviderId]: CreateVariant<K> }[CredentialProviderId];
 
 /** One variant per credential provider: the common members and the provider's fields (its registry entry's `fields`). */

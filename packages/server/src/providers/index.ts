@@ -1,7 +1,10 @@
+import { anthropicChatModel } from '@agent-platform/adapters-models/anthropic';
+import { azureChatModel } from '@agent-platform/adapters-models/azure';
 import { ollamaChatModel } from '@agent-platform/adapters-models/ollama';
-import { type OpenAIChatModelOptions, openaiChatModel } from '@agent-platform/adapters-models/openai';
+import type { OpenAIChatModelOptions } from '@agent-platform/adapters-models/openai';
 import { type ByteLimit, type ChatModel, type ChatModelResolver, MODEL_PROVIDERS, type ModelProviderEntry, type ModelProviderId, PlatformError } from '@agent-platform/core';
 import type { OutboundFetches } from '../outbound.js';
+import { openaiModel } from './openai.js';
 import { proxiedFetch } from './proxy.js';
 
 /**
@@ -35,11 +38,21 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
  * name that is none of them is refused (never sent to another provider's address).
  */
 const CHAT_MODELS = {
-  openai: (common, baseUrl, fields) => openaiChatModel({ ...common, ...(text(fields.apiKey) ? { apiKey: text(fields.apiKey) } : {}), ...(baseUrl !== undefined ? { baseURL: baseUrl } : {}) }),
+  openai: (common, baseUrl, fields) => openaiModel(common, baseUrl, text(fields.apiKey)),
   ollama: (common, baseUrl, fields) => ollamaChatModel({ ...common, ...(baseUrl !== undefined ? { host: baseUrl } : {}), ...(text(fields.apiKey) ? { apiKey: text(fields.apiKey) } : {}) }),
   local: () => {
     throw new PlatformError('unsupported', 'The local provider has no bundled model in this version; use openai or ollama');
   },
+  anthropic: (common, baseUrl, fields) => anthropicChatModel({ ...common, apiKey: text(fields.apiKey) ?? '', ...(baseUrl !== undefined ? { baseURL: baseUrl } : {}) }),
+  azure: (common, baseUrl, fields) =>
+    azureChatModel({
+      ...common,
+      apiKey: text(fields.apiKey) ?? '',
+      ...(text(fields.endpoint) ? { endpoint: text(fields.endpoint) } : {}),
+      ...(text(fields.apiVersion) ? { apiVersion: text(fields.apiVersion) } : {}),
+      ...(fields.deployments ? { deployments: fields.deployments as Record<string, string> } : {}),
+      ...(baseUrl !== undefined ? { baseURL: baseUrl } : {}),
+    }),
 } satisfies Record<ModelProviderId, ChatModelFactory>;
 
 /** The operator's values of a provider's credential fields (the entry's `env`: the first variable set of each). */

@@ -8,12 +8,14 @@ import { describedBy, ErrorNote, Field, Options } from '../../components/ui';
 export type Credential = ResultOf<'/api/v1/credentials', 'get'>['credentials'][number];
 type Provider = BodyOf<'/api/v1/credentials', 'post'>['provider'];
 
-const FIELDS = ['name', 'provider', 'apiKey', 'baseUrl', 'proxy', 'default'] as const;
+const FIELDS = ['name', 'provider', 'apiKey', 'endpoint', 'apiVersion', 'baseUrl', 'proxy', 'default'] as const;
 /** The outbound policy's refusal ends "...; allow it with --allow-host": that part is about the address too. */
 const POLICY_HINT = { 'allow it with --allow-host': 'baseUrl' };
 const DEFAULT_ADDRESS: Record<Provider, string> = {
   openai: "Empty: the server's OPENAI_BASE_URL, else https://api.openai.com/v1.",
   ollama: "Empty: the server's OLLAMA_HOST, else http://127.0.0.1:11434.",
+  anthropic: "Empty: the server's ANTHROPIC_BASE_URL, else https://api.anthropic.com/v1.",
+  azure: 'Empty: {endpoint}/openai. A gateway in front of the resource (API Management, LiteLLM) goes here.',
 };
 
 /**
@@ -31,6 +33,9 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
     name: credential?.name ?? '',
     provider: credential?.provider ?? ('openai' as Provider),
     apiKey: '',
+    // Azure's resource endpoint and API version (shown fields of the credential).
+    endpoint: String(credential?.fields.endpoint ?? ''),
+    apiVersion: String(credential?.fields.apiVersion ?? ''),
     baseUrl: credential?.baseUrl ?? '',
     proxy: credential?.proxy ?? false,
     // New: ticked makes it the default; unticked leaves the default where it is (the first credential of a provider is its default anyway).
@@ -38,7 +43,7 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
   });
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
-  const set = (name: 'name' | 'provider' | 'apiKey' | 'baseUrl') => (e: Event) => setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).value });
+  const set = (name: 'name' | 'provider' | 'apiKey' | 'endpoint' | 'apiVersion' | 'baseUrl') => (e: Event) => setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).value });
   const check = (name: 'proxy' | 'isDefault') => (e: Event) => setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).checked });
 
   const submit = async (e: Event) => {
@@ -49,22 +54,26 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
       if (credential) {
         const data: BodyOf<'/api/v1/credentials/{id}', 'patch'>['data'] = { name: values.name, proxy: values.proxy };
         if (values.apiKey) data.apiKey = values.apiKey;
+        if (credential.provider === 'azure' && values.endpoint.trim() !== String(credential.fields.endpoint ?? '')) data.endpoint = values.endpoint.trim();
+        if (credential.provider === 'azure' && values.apiVersion.trim() !== String(credential.fields.apiVersion ?? '')) data.apiVersion = values.apiVersion.trim();
         // The masked address as shown means "unchanged"; empty means the provider's default.
         const baseUrl = values.baseUrl.trim();
         if (baseUrl !== (credential.baseUrl ?? '')) data.baseUrl = baseUrl === '' ? null : baseUrl;
         if (values.isDefault !== credential.default) data.default = values.isDefault;
         await api.call('patch', '/api/v1/credentials/{id}', { params: { id: credential.id }, body: { data } });
       } else {
-        await api.call('post', '/api/v1/credentials', {
-          body: {
-            name: values.name,
-            provider: values.provider,
-            apiKey: values.apiKey,
-            ...(values.baseUrl.trim() ? { baseUrl: values.baseUrl.trim() } : {}),
-            proxy: values.proxy,
-            ...(values.isDefault ? { default: true } : {}),
-          },
-        });
+        const common = {
+          name: values.name,
+          apiKey: values.apiKey,
+          ...(values.baseUrl.trim() ? { baseUrl: values.baseUrl.trim() } : {}),
+          proxy: values.proxy,
+          ...(values.isDefault ? { default: true } : {}),
+        };
+        const body: BodyOf<'/api/v1/credentials', 'post'> =
+          values.provider === 'azure'
+            ? { ...common, provider: 'azure', endpoint: values.endpoint.trim(), ...(values.apiVersion.trim() ? { apiVersion: values.apiVersion.trim() } : {}) }
+            : { ...common, provider: values.provider };
+        await api.call('post', '/api/v1/credentials', { body });
       }
       onDone(true);
     } catch (err) {
@@ -75,7 +84,7 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
     }
   };
 
-  const field = (name: 'name' | 'apiKey' | 'baseUrl', label: string, extra: Record<string, unknown> = {}, hint?: string) => (
+  const field = (name: 'name' | 'apiKey' | 'endpoint' | 'apiVersion' | 'baseUrl', label: string, extra: Record<string, unknown> = {}, hint?: string) => (
     <Field id={`credential-${name}`} label={label} error={errors[name]} {...(hint ? { hint } : {})}>
       <input id={`credential-${name}`} value={values[name]} onInput={set(name)} {...describedBy(`credential-${name}`, errors[name], Boolean(hint))} {...extra} />
     </Field>
@@ -98,6 +107,8 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
           { type: 'password', autocomplete: 'new-password', spellcheck: false, required: credential === null },
           credential ? `Empty keeps the current key (ending in ${credential.apiKeyLast4}).` : 'Stored encrypted; only its last four characters are ever shown.',
         )}
+        {values.provider === 'azure' && field('endpoint', 'Resource endpoint', { type: 'url', required: true, placeholder: 'https://my-resource.openai.azure.com' })}
+        {values.provider === 'azure' && field('apiVersion', 'API version', { placeholder: '2024-10-21' }, 'Empty: 2024-10-21, the latest GA version.')}
         {field(
           'baseUrl',
           'Base URL',
