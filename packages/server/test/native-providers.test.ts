@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeAnthropicServer, startFakeAnthropicServer } from '../../adapters-models/test/fakes/anthropic-server.js';
 import { type FakeAzureServer, startFakeAzureServer } from '../../adapters-models/test/fakes/azure-server.js';
+import { type FakeGoogleServer, startFakeGoogleServer } from '../../adapters-models/test/fakes/google-server.js';
 import { type FakeResponsesServer, startFakeResponsesServer } from '../../adapters-models/test/fakes/responses-server.js';
 import { ALLOW_LOOPBACK, startTestServer, type TestServer } from './helpers.js';
 
@@ -11,21 +12,23 @@ import { ALLOW_LOOPBACK, startTestServer, type TestServer } from './helpers.js';
 let anthropic: FakeAnthropicServer;
 let azure: FakeAzureServer;
 let responses: FakeResponsesServer;
+let google: FakeGoogleServer;
 let s: TestServer;
 let client: OpenAI;
 
 beforeAll(async () => {
-  [anthropic, azure, responses] = await Promise.all([
+  [anthropic, azure, responses, google] = await Promise.all([
     startFakeAnthropicServer({ apiKey: 'sk-ant-test-key-0001', models: ['claude-test'] }),
     startFakeAzureServer({ apiKey: 'azure-key-0002' }),
     startFakeResponsesServer({ apiKey: 'sk-responses-0003' }),
+    startFakeGoogleServer({ apiKey: 'gemini-key-0004' }),
   ]);
   s = await startTestServer({ outbound: ALLOW_LOOPBACK });
   client = new OpenAI({ apiKey: s.keyA, baseURL: `${s.url}/api/v1`, maxRetries: 0 });
 });
 afterAll(async () => {
   await s.stop();
-  await Promise.all([anthropic.close(), azure.close(), responses.close()]);
+  await Promise.all([anthropic.close(), azure.close(), responses.close(), google.close()]);
 });
 
 const credential = async (body: Record<string, unknown>) => {
@@ -87,6 +90,18 @@ describe('azure', () => {
     const foreign = await s.call('PATCH', `/api/v1/credentials/${openai.id}`, { body: { data: { endpoint: azure.endpoint } } });
     expect(foreign.status).toBe(400);
     expect(foreign.body.message).toMatch(/^data\.endpoint: not a field of openai credentials/);
+  });
+});
+
+describe('google', () => {
+  it("runs a project's agent on Gemini with its safety settings on the wire, and lists the credential's models", async () => {
+    const cred = await credential({ provider: 'google', apiKey: 'gemini-key-0004', baseUrl: google.url });
+    expect((await s.call('GET', `/api/v1/credentials/${cred.id}/models`)).body.models).toContainEqual({ id: 'gemini-2.5-flash' });
+    const safetySettings = [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_ONLY_HIGH' }];
+    const id = await project({ provider: 'google', model: 'gemini-2.5-flash', credentialId: cred.id, providerOptions: { safetySettings } });
+    google.script({ text: 'Hello from Gemini' });
+    expect((await ask(id)).choices[0]?.message.content).toBe('Hello from Gemini');
+    expect(google.lastRequest()).toMatchObject({ model: 'gemini-2.5-flash', apiKey: 'gemini-key-0004', body: { safetySettings } });
   });
 });
 

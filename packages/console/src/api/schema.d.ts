@@ -3267,7 +3267,7 @@ export interface operations {
                      * @description Model provider of the agent
                      * @enum {string}
                      */
-                    provider: "openai" | "ollama" | "local" | "anthropic" | "azure";
+                    provider: "openai" | "ollama" | "local" | "anthropic" | "azure" | "google";
                     providerOptions?: {
                         [key: string]: unknown;
                     } | null;
@@ -3299,7 +3299,7 @@ export interface operations {
                              * @description Model provider of the agent
                              * @enum {string}
                              */
-                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure";
+                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure" | "google";
                             /** @description The provider's own options, or null for none */
                             providerOptions: {
                                 [key: string]: unknown;
@@ -4101,7 +4101,7 @@ export interface operations {
                      * @description Provider of `model` when it is not a project
                      * @enum {string}
                      */
-                    provider?: "openai" | "ollama" | "local" | "anthropic" | "azure";
+                    provider?: "openai" | "ollama" | "local" | "anthropic" | "azure" | "google";
                     /** @description The provider's own options for this request, over the project's providerOptions (a key the provider does not take is a 400 naming it) */
                     provider_options?: {
                         [key: string]: unknown;
@@ -4561,7 +4561,7 @@ export interface operations {
                      * @description Provider of `model` when it is not a project
                      * @enum {string}
                      */
-                    provider?: "openai" | "ollama" | "local" | "anthropic" | "azure";
+                    provider?: "openai" | "ollama" | "local" | "anthropic" | "azure" | "google";
                     /** @description The provider's own options for this request, over the project's providerOptions (a key the provider does not take is a 400 naming it) */
                     provider_options?: {
                         [key: string]: unknown;
@@ -4888,7 +4888,7 @@ export interface operations {
                             isValid: boolean | null;
                             name: string;
                             /** @enum {string} */
-                            provider: "openai" | "ollama" | "anthropic" | "azure";
+                            provider: "openai" | "ollama" | "anthropic" | "azure" | "google";
                             proxy: boolean;
                             /** @description The last four characters of each secret field (apiKey, secretAccessKey, sessionToken) */
                             secretsLast4: {
@@ -4993,6 +4993,21 @@ export interface operations {
                     provider: "azure";
                     /** @description Send this provider's traffic through the configured HTTP(S) proxy */
                     proxy?: boolean;
+                } | {
+                    /** @description Stored encrypted; never returned (its last four characters are) */
+                    apiKey: string;
+                    /**
+                     * Format: uri
+                     * @description The provider's address instead of its default (a gateway, a VPC endpoint, an OpenAI-compatible server; no query string or fragment)
+                     */
+                    baseUrl?: string;
+                    /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
+                    default?: boolean;
+                    name: string;
+                    /** @constant */
+                    provider: "google";
+                    /** @description Send this provider's traffic through the configured HTTP(S) proxy */
+                    proxy?: boolean;
                 };
             };
         };
@@ -5022,7 +5037,7 @@ export interface operations {
                             isValid: boolean | null;
                             name: string;
                             /** @enum {string} */
-                            provider: "openai" | "ollama" | "anthropic" | "azure";
+                            provider: "openai" | "ollama" | "anthropic" | "azure" | "google";
                             proxy: boolean;
                             /** @description The last four characters of each secret field (apiKey, secretAccessKey, sessionToken) */
                             secretsLast4: {
@@ -5110,7 +5125,7 @@ export interface operations {
                             isValid: boolean | null;
                             name: string;
                             /** @enum {string} */
-                            provider: "openai" | "ollama" | "anthropic" | "azure";
+                            provider: "openai" | "ollama" | "anthropic" | "azure" | "google";
                             proxy: boolean;
                             /** @description The last four characters of each secret field (apiKey, secretAccessKey, sessionToken) */
                             secretsLast4: {
@@ -5342,7 +5357,7 @@ export interface operations {
                             id: string;
                         }[];
                         /** @enum {string} */
-                        provider: "openai" | "ollama" | "anthropic" | "azure";
+                        provider: "openai" | "ollama" | "anthropic" | "azure" | "google";
                         /** @constant */
                         success: true;
                     };
@@ -5452,7 +5467,7 @@ export interface operations {
                             isValid: boolean | null;
                             name: string;
                             /** @enum {string} */
-                            provider: "openai" | "ollama" | "anthropic" | "azure";
+                            provider: "openai" | "ollama" | "anthropic" | "azure" | "google";
                             proxy: boolean;
                             /** @description The last four characters of each secret field (apiKey, secretAccessKey, sessionToken) */
                             secretsLast4: {
@@ -5515,7 +5530,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description The provider whose models to list */
-                provider: "openai" | "ollama" | "anthropic" | "azure";
+                provider: "openai" | "ollama" | "anthropic" | "azure" | "google";
             };
             header?: never;
             path?: never;
@@ -5540,7 +5555,7 @@ export interface operations {
                             id: string;
                         }[];
                         /** @enum {string} */
-                        provider: "openai" | "ollama" | "anthropic" | "azure";
+                        provider: "openai" | "ollama" | "anthropic" | "azure" | "google";
                         /** @constant */
                         success: true;
                     };
@@ -6003,7 +6018,7 @@ export interface operations {
                              * @description Model provider of the agent
                              * @enum {string}
                              */
-                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure";
+                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure" | "google";
                             /** @description The provider's own options, or null for none */
                             providerOptions: {
                                 [key: string]: unknown;
@@ -6073,7 +6088,7 @@ export interface operations {
                              * @description Model provider of the agent
                              * @enum {string}
                              */
-                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure";
+                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure" | "google";
                             /** @description The provider's own options, or null for none */
                             providerOptions: {
                                 [key: string]: unknown;
@@ -6207,7 +6222,7 @@ export interface operations {
                      * @description Model provider of the agent
                      * @enum {string}
                      */
-                    provider?: "openai" | "ollama" | "local" | "anthropic" | "azure";
+                    provider?: "openai" | "ollama" | "local" | "anthropic" | "azure" | "google";
                     /** @description New provider options (replacing the project's), or null for none */
                     providerOptions?: {
                         [key: string]: unknown;
@@ -6240,7 +6255,7 @@ export interface operations {
                              * @description Model provider of the agent
                              * @enum {string}
                              */
-                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure";
+                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure" | "google";
                             /** @description The provider's own options, or null for none */
                             providerOptions: {
                                 [key: string]: unknown;

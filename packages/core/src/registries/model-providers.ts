@@ -8,7 +8,7 @@
  */
 import type { z } from 'zod';
 import { PlatformError, type ValidationIssue } from '../errors.js';
-import { AnthropicOptions, ApiKeyFields, AzureFields, AzureOptions, NoOptions, OpenAIOptions } from './provider-schemas.js';
+import { AnthropicOptions, ApiKeyFields, AzureFields, AzureOptions, GoogleOptions, NoOptions, OpenAIOptions } from './provider-schemas.js';
 
 export interface ModelProviderEntry {
   /**
@@ -73,6 +73,15 @@ export const MODEL_PROVIDERS = {
     urls: ['endpoint'],
     env: { apiKey: ['AZURE_OPENAI_API_KEY'], endpoint: ['AZURE_OPENAI_ENDPOINT'], apiVersion: ['AZURE_OPENAI_API_VERSION'] },
     options: AzureOptions,
+  },
+  /** Google's Gemini API. */
+  google: {
+    credential: true,
+    defaultBaseUrl: { env: 'GOOGLE_GENERATIVE_AI_BASE_URL', url: 'https://generativelanguage.googleapis.com/v1beta' },
+    fields: ApiKeyFields,
+    secrets: ['apiKey'],
+    env: { apiKey: ['GOOGLE_GENERATIVE_AI_API_KEY', 'GEMINI_API_KEY'] },
+    options: GoogleOptions,
   },
 } as const satisfies Record<string, ModelProviderEntry>;
 

@@ -15,7 +15,7 @@ export const callerUrl = z
 
 const apiKey = z.string().min(1).max(4096).describe('Stored encrypted; never returned (its last four characters are)');
 
-/** The fields of a credential that holds an API key and nothing else (OpenAI-compatible servers, Ollama, Anthropic). */
+/** The fields of a credential that holds an API key and nothing else (OpenAI-compatible servers, Ollama, Anthropic, Gemini). */
 export const ApiKeyFields = z.strictObject({ apiKey });
 
 /** Azure OpenAI: the resource's endpoint, the API version and, optionally, the deployment of each model name. */
@@ -56,4 +56,24 @@ export const AnthropicOptions = z.strictObject({
     .optional()
     .describe('Prompt caching of the system prompt and tools: { type: "ephemeral" }'),
   sendReasoning: z.boolean().optional().describe('Send earlier reasoning back with the history (default true)'),
+});
+
+const HARM_CATEGORIES = ['HARM_CATEGORY_HATE_SPEECH', 'HARM_CATEGORY_DANGEROUS_CONTENT', 'HARM_CATEGORY_HARASSMENT', 'HARM_CATEGORY_SEXUALLY_EXPLICIT', 'HARM_CATEGORY_CIVIC_INTEGRITY'] as const;
+const THRESHOLDS = ['HARM_BLOCK_THRESHOLD_UNSPECIFIED', 'BLOCK_LOW_AND_ABOVE', 'BLOCK_MEDIUM_AND_ABOVE', 'BLOCK_ONLY_HIGH', 'BLOCK_NONE', 'OFF'] as const;
+
+/** Gemini: safety settings and thinking config (the AI SDK's Google options). */
+export const GoogleOptions = z.strictObject({
+  safetySettings: z
+    .array(z.strictObject({ category: z.enum(HARM_CATEGORIES), threshold: z.enum(THRESHOLDS) }))
+    .max(10)
+    .optional()
+    .describe('Per harm category, the threshold that blocks an answer'),
+  thinkingConfig: z
+    .strictObject({
+      thinkingBudget: z.number().int().min(-1).max(100_000).optional(),
+      includeThoughts: z.boolean().optional(),
+      thinkingLevel: z.enum(['minimal', 'low', 'medium', 'high']).optional(),
+    })
+    .optional()
+    .describe('Thinking models: the token budget (0 off, -1 dynamic) or level, and whether thought summaries stream as reasoning'),
 });

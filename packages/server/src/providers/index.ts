@@ -1,5 +1,6 @@
 import { anthropicChatModel } from '@agent-platform/adapters-models/anthropic';
 import { azureChatModel } from '@agent-platform/adapters-models/azure';
+import { googleChatModel } from '@agent-platform/adapters-models/google';
 import { ollamaChatModel } from '@agent-platform/adapters-models/ollama';
 import type { OpenAIChatModelOptions } from '@agent-platform/adapters-models/openai';
 import { type ByteLimit, type ChatModel, type ChatModelResolver, MODEL_PROVIDERS, type ModelProviderEntry, type ModelProviderId, PlatformError } from '@agent-platform/core';
@@ -43,6 +44,7 @@ const CHAT_MODELS = {
   local: () => {
     throw new PlatformError('unsupported', 'The local provider has no bundled model in this version; use openai or ollama');
   },
+  google: (common, baseUrl, fields) => googleChatModel({ ...common, apiKey: text(fields.apiKey) ?? '', ...(baseUrl !== undefined ? { baseURL: baseUrl } : {}) }),
   anthropic: (common, baseUrl, fields) => anthropicChatModel({ ...common, apiKey: text(fields.apiKey) ?? '', ...(baseUrl !== undefined ? { baseURL: baseUrl } : {}) }),
   azure: (common, baseUrl, fields) =>
     azureChatModel({

@@ -15,6 +15,7 @@ const DEFAULT_ADDRESS: Record<Provider, string> = {
   openai: "Empty: the server's OPENAI_BASE_URL, else https://api.openai.com/v1.",
   ollama: "Empty: the server's OLLAMA_HOST, else http://127.0.0.1:11434.",
   anthropic: "Empty: the server's ANTHROPIC_BASE_URL, else https://api.anthropic.com/v1.",
+  google: "Empty: the server's GOOGLE_GENERATIVE_AI_BASE_URL, else https://generativelanguage.googleapis.com/v1beta.",
   azure: 'Empty: {endpoint}/openai. A gateway in front of the resource (API Management, LiteLLM) goes here.',
 };
 
