@@ -50,7 +50,7 @@ export interface CompletionRequestFields {
   /** Also write the events to this stream of the chat, which a client can replay (needs `chatId`). */
   streamId?: string;
   /** The provider of `model` when `model` is a model name, not a project id. */
-  provider?: 'openai' | 'ollama' | 'local' | 'anthropic' | 'azure' | 'google';
+  provider?: 'openai' | 'ollama' | 'local' | 'anthropic' | 'azure' | 'bedrock' | 'google';
   /** The provider's own options for this request (e.g. Anthropic's `thinking`), over the project's `providerOptions`; a key the provider does not take is a 400. */
   provider_options?: Record<string, unknown>;
 }

@@ -39,6 +39,7 @@ export { createPacer } from './pacer.js';
 export { decodeCursor, encodeCursor } from './projects/cursor.js';
 export { toProject } from './projects/service.js';
 export { EMBEDDER_FORMS, splitEmbedderName } from './registries/embedders.js';
+export { BedrockOptions } from './registries/provider-schemas.js';
 export { SHARED_VECTOR_STORE_IDS } from './registries/vector-stores.js';
 export { codeSyntaxError } from './tools/code-syntax.js';
 export { FairQueue, type FairQueueLimits, FairScheduler } from './tools/fair-queue.js';

@@ -180,6 +180,7 @@ describe('@agent-platform/core exports', () => {
       [
         "BM25_B",
         "BM25_K1",
+        "BedrockOptions",
         "DEFAULT_HISTORY_TOKENS",
         "DEFAULT_MAX_OPEN_STREAMS",
         "DEFAULT_SIMILARITY",

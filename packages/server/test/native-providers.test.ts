@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeAnthropicServer, startFakeAnthropicServer } from '../../adapters-models/test/fakes/anthropic-server.js';
 import { type FakeAzureServer, startFakeAzureServer } from '../../adapters-models/test/fakes/azure-server.js';
+import { type FakeBedrockServer, startFakeBedrockServer } from '../../adapters-models/test/fakes/bedrock-server.js';
 import { type FakeGoogleServer, startFakeGoogleServer } from '../../adapters-models/test/fakes/google-server.js';
 import { type FakeResponsesServer, startFakeResponsesServer } from '../../adapters-models/test/fakes/responses-server.js';
 import { ALLOW_LOOPBACK, startTestServer, type TestServer } from './helpers.js';
@@ -13,22 +14,25 @@ let anthropic: FakeAnthropicServer;
 let azure: FakeAzureServer;
 let responses: FakeResponsesServer;
 let google: FakeGoogleServer;
+let bedrock: FakeBedrockServer;
+const AWS = { accessKeyId: 'AKIAFAKEKEYID0000001', secretAccessKey: 'aws-secret-NEVER-SHOWN-abcd' };
 let s: TestServer;
 let client: OpenAI;
 
 beforeAll(async () => {
-  [anthropic, azure, responses, google] = await Promise.all([
+  [anthropic, azure, responses, google, bedrock] = await Promise.all([
     startFakeAnthropicServer({ apiKey: 'sk-ant-test-key-0001', models: ['claude-test'] }),
     startFakeAzureServer({ apiKey: 'azure-key-0002' }),
     startFakeResponsesServer({ apiKey: 'sk-responses-0003' }),
     startFakeGoogleServer({ apiKey: 'gemini-key-0004' }),
+    startFakeBedrockServer({ credentials: AWS, region: 'eu-west-1' }),
   ]);
   s = await startTestServer({ outbound: ALLOW_LOOPBACK });
   client = new OpenAI({ apiKey: s.keyA, baseURL: `${s.url}/api/v1`, maxRetries: 0 });
 });
 afterAll(async () => {
   await s.stop();
-  await Promise.all([anthropic.close(), azure.close(), responses.close(), google.close()]);
+  await Promise.all([anthropic.close(), azure.close(), responses.close(), google.close(), bedrock.close()]);
 });
 
 const credential = async (body: Record<string, unknown>) => {
@@ -102,6 +106,35 @@ describe('google', () => {
     google.script({ text: 'Hello from Gemini' });
     expect((await ask(id)).choices[0]?.message.content).toBe('Hello from Gemini');
     expect(google.lastRequest()).toMatchObject({ model: 'gemini-2.5-flash', apiKey: 'gemini-key-0004', body: { safetySettings } });
+  });
+});
+
+describe('bedrock', () => {
+  it('keeps the region and access key id as shown fields and the secret sealed, and runs an agent signed with SigV4 with its guardrail on the wire', async () => {
+    const cred = await credential({ provider: 'bedrock', region: 'eu-west-1', ...AWS, baseUrl: bedrock.url });
+    expect(cred).toMatchObject({ fields: { region: 'eu-west-1', accessKeyId: AWS.accessKeyId }, secretsLast4: { secretAccessKey: 'abcd' } });
+    expect(JSON.stringify(cred)).not.toContain('NEVER-SHOWN');
+    expect((await s.call('GET', `/api/v1/credentials/${cred.id}/models`)).body.models).toContainEqual({ id: 'amazon.nova-lite-v1:0' });
+    const guardrailConfig = { guardrailIdentifier: 'gr-test', guardrailVersion: '1' };
+    const id = await project({ provider: 'bedrock', model: 'amazon.nova-lite-v1:0', credentialId: cred.id, providerOptions: { guardrailConfig } });
+    bedrock.script({ text: 'Hello from Bedrock' });
+    expect((await ask(id)).choices[0]?.message.content).toBe('Hello from Bedrock');
+    expect(bedrock.lastRequest()).toMatchObject({ operation: 'converse-stream', modelId: 'amazon.nova-lite-v1:0', body: { guardrailConfig } });
+    expect(String(bedrock.lastRequest()?.headers.authorization)).toContain(`Credential=${AWS.accessKeyId}/`);
+  });
+
+  it('refuses an option Bedrock does not take, and a call without a credential names what it needs (no AWS environment is read)', async () => {
+    const bad = await s.call('POST', '/api/projects/create', { body: { name: 'x', provider: 'bedrock', model: 'm', providerOptions: { messages: [] } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toContain('"messages" is not an option of provider bedrock (it takes guardrailConfig, reasoningConfig');
+    const none = await client.chat.completions
+      .create({ model: 'amazon.nova-lite-v1:0', messages: [{ role: 'user', content: 'hi' }], provider: 'bedrock' } as never, { headers: { authorization: `Bearer ${s.keyB}` } })
+      .then(
+        () => undefined,
+        (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+      );
+    expect(none?.status).toBe(400);
+    expect(none?.message).toContain('Provider bedrock needs a credential of yours');
   });
 });
 

@@ -26,7 +26,7 @@ describe('model providers', () => {
     expect(resolve({ provider: 'openai' }).provider).toBe('openai');
     expect(resolve({ provider: 'ollama' }).provider).toBe('ollama');
     expect(() => resolve({ provider: 'local' })).toThrow(/local provider has no bundled model/);
-    expect(Object.keys(MODEL_PROVIDERS)).toEqual(['openai', 'ollama', 'local', 'anthropic', 'azure', 'google']);
+    expect(Object.keys(MODEL_PROVIDERS)).toEqual(['openai', 'ollama', 'local', 'anthropic', 'azure', 'bedrock', 'google']);
     expect(resolve({ provider: 'anthropic', apiKey: 'sk-ant' }).provider).toBe('anthropic');
   });
 

@@ -1,5 +1,6 @@
 import { type ChatModel, type ChatModelCapabilities, PlatformError } from '@agent-platform/core';
-import { z } from 'zod';
+import { BedrockOptions } from '@agent-platform/core/internal';
+import type { z } from 'zod';
 import { aiSdkChatModel } from '../ai-sdk/index.js';
 import { classifyBedrockFailure } from './errors.js';
 import { listBedrockModels } from './models.js';
@@ -7,37 +8,8 @@ import { type BedrockChatModelOptions, bedrockSetup } from './provider.js';
 
 export type { BedrockChatModelOptions } from './provider.js';
 
-/**
- * The provider options a Bedrock chat takes (`ChatRequest.providerOptions`), and only them: the
- * AI SDK spreads `providerOptions.bedrock` into the Converse body as it is, so any other key
- * would reach the wire (a `messages` key would replace the conversation).
- */
-export const bedrockProviderOptions = z.strictObject({
-  /** A guardrail applied to the input and the streamed answer (ConverseStream's `GuardrailStreamConfiguration`). */
-  guardrailConfig: z
-    .strictObject({
-      guardrailIdentifier: z.string().min(1),
-      guardrailVersion: z.string().min(1),
-      trace: z.enum(['enabled', 'disabled', 'enabled_full']).optional(),
-      streamProcessingMode: z.enum(['sync', 'async']).optional(),
-    })
-    .optional(),
-  /** Extended thinking (the AI SDK's: Claude's `thinking`, Nova's and OpenAI's reasoning settings); streamed as `reasoning` events. */
-  reasoningConfig: z
-    .strictObject({
-      type: z.enum(['enabled', 'disabled', 'adaptive']).optional(),
-      budgetTokens: z.number().int().positive().optional(),
-      maxReasoningEffort: z.enum(['low', 'medium', 'high', 'xhigh', 'max']).optional(),
-      display: z.enum(['omitted', 'summarized']).optional(),
-    })
-    .optional(),
-  /** The model's own request fields beyond Converse's `inferenceConfig` (e.g. `{ top_k: 40 }`). */
-  additionalModelRequestFields: z.record(z.string(), z.unknown()).optional(),
-  /** Latency-optimized inference where the model offers it. */
-  performanceConfig: z.strictObject({ latency: z.enum(['standard', 'optimized']) }).optional(),
-  /** The service tier of the request. */
-  serviceTier: z.enum(['reserved', 'priority', 'default', 'flex']).optional(),
-});
+/** The provider options a Bedrock chat takes, and only them: the registry's schema (core's `registries/provider-schemas.ts`), so a project's options and each call are checked alike. */
+export const bedrockProviderOptions = BedrockOptions;
 export type BedrockProviderOptions = z.input<typeof bedrockProviderOptions>;
 
 /** Converse takes a forced tool choice, images, reasoning; structured outputs as the AI SDK's forced `json` tool (or Claude's native format). */

@@ -2,10 +2,10 @@
 import type { BodyOf } from './client';
 
 /** The model providers a project can name. From POST /api/projects/create, `provider`. */
-export const MODEL_PROVIDERS = ["openai", "ollama", "local", "anthropic", "azure", "google"] as const satisfies readonly BodyOf<'/api/projects/create', 'post'>['provider'][];
+export const MODEL_PROVIDERS = ["openai", "ollama", "local", "anthropic", "azure", "bedrock", "google"] as const satisfies readonly BodyOf<'/api/projects/create', 'post'>['provider'][];
 
 /** The providers a credential can be for (those with a model list). From POST /api/v1/credentials, `provider`. */
-export const CREDENTIAL_PROVIDERS = ["openai", "ollama", "anthropic", "azure", "google"] as const satisfies readonly BodyOf<'/api/v1/credentials', 'post'>['provider'][];
+export const CREDENTIAL_PROVIDERS = ["openai", "ollama", "anthropic", "azure", "bedrock", "google"] as const satisfies readonly BodyOf<'/api/v1/credentials', 'post'>['provider'][];
 
 /** The vector stores a project's knowledge settings can name. From PUT /api/knowledge/settings, `settings.vectorstoreProvider`. */
 export const VECTOR_STORES = ["builtin", "pinecone", "weaviate", "qdrant", "chroma"] as const satisfies readonly NonNullable<NonNullable<BodyOf<'/api/knowledge/settings', 'put'>['settings']>['vectorstoreProvider']>[];

@@ -1577,6 +1577,8 @@ export interface operations {
                 "application/json": {
                     /** @description The members to change: name, baseUrl, proxy, default, isValid, or fields of the credential's provider (another provider's field is a 400 naming it) */
                     data: {
+                        /** @description The access key id (shown) */
+                        accessKeyId?: string;
                         /** @description Stored encrypted; never returned (its last four characters are) */
                         apiKey?: string;
                         apiVersion?: string | null;
@@ -1597,6 +1599,11 @@ export interface operations {
                         name?: string;
                         provider?: unknown;
                         proxy?: boolean;
+                        /** @description The AWS region, e.g. us-east-1 */
+                        region?: string;
+                        /** @description Signs each request; stored encrypted, never returned (its last four characters are) */
+                        secretAccessKey?: string;
+                        sessionToken?: string | null;
                     };
                 };
             };
@@ -3267,7 +3274,7 @@ export interface operations {
                      * @description Model provider of the agent
                      * @enum {string}
                      */
-                    provider: "openai" | "ollama" | "local" | "anthropic" | "azure" | "google";
+                    provider: "openai" | "ollama" | "local" | "anthropic" | "azure" | "bedrock" | "google";
                     providerOptions?: {
                         [key: string]: unknown;
                     } | null;
@@ -3299,7 +3306,7 @@ export interface operations {
                              * @description Model provider of the agent
                              * @enum {string}
                              */
-                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure" | "google";
+                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure" | "bedrock" | "google";
                             /** @description The provider's own options, or null for none */
                             providerOptions: {
                                 [key: string]: unknown;
@@ -4101,7 +4108,7 @@ export interface operations {
                      * @description Provider of `model` when it is not a project
                      * @enum {string}
                      */
-                    provider?: "openai" | "ollama" | "local" | "anthropic" | "azure" | "google";
+                    provider?: "openai" | "ollama" | "local" | "anthropic" | "azure" | "bedrock" | "google";
                     /** @description The provider's own options for this request, over the project's providerOptions (a key the provider does not take is a 400 naming it) */
                     provider_options?: {
                         [key: string]: unknown;
@@ -4561,7 +4568,7 @@ export interface operations {
                      * @description Provider of `model` when it is not a project
                      * @enum {string}
                      */
-                    provider?: "openai" | "ollama" | "local" | "anthropic" | "azure" | "google";
+                    provider?: "openai" | "ollama" | "local" | "anthropic" | "azure" | "bedrock" | "google";
                     /** @description The provider's own options for this request, over the project's providerOptions (a key the provider does not take is a 400 naming it) */
                     provider_options?: {
                         [key: string]: unknown;
@@ -4888,7 +4895,7 @@ export interface operations {
                             isValid: boolean | null;
                             name: string;
                             /** @enum {string} */
-                            provider: "openai" | "ollama" | "anthropic" | "azure" | "google";
+                            provider: "openai" | "ollama" | "anthropic" | "azure" | "bedrock" | "google";
                             proxy: boolean;
                             /** @description The last four characters of each secret field (apiKey, secretAccessKey, sessionToken) */
                             secretsLast4: {
@@ -4994,6 +5001,27 @@ export interface operations {
                     /** @description Send this provider's traffic through the configured HTTP(S) proxy */
                     proxy?: boolean;
                 } | {
+                    /** @description The access key id (shown) */
+                    accessKeyId: string;
+                    /**
+                     * Format: uri
+                     * @description The provider's address instead of its default (a gateway, a VPC endpoint, an OpenAI-compatible server; no query string or fragment)
+                     */
+                    baseUrl?: string;
+                    /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
+                    default?: boolean;
+                    name: string;
+                    /** @constant */
+                    provider: "bedrock";
+                    /** @description Send this provider's traffic through the configured HTTP(S) proxy */
+                    proxy?: boolean;
+                    /** @description The AWS region, e.g. us-east-1 */
+                    region: string;
+                    /** @description Signs each request; stored encrypted, never returned (its last four characters are) */
+                    secretAccessKey: string;
+                    /** @description For temporary (STS) keys; stored encrypted, never returned */
+                    sessionToken?: string;
+                } | {
                     /** @description Stored encrypted; never returned (its last four characters are) */
                     apiKey: string;
                     /**
@@ -5037,7 +5065,7 @@ export interface operations {
                             isValid: boolean | null;
                             name: string;
                             /** @enum {string} */
-                            provider: "openai" | "ollama" | "anthropic" | "azure" | "google";
+                            provider: "openai" | "ollama" | "anthropic" | "azure" | "bedrock" | "google";
                             proxy: boolean;
                             /** @description The last four characters of each secret field (apiKey, secretAccessKey, sessionToken) */
                             secretsLast4: {
@@ -5125,7 +5153,7 @@ export interface operations {
                             isValid: boolean | null;
                             name: string;
                             /** @enum {string} */
-                            provider: "openai" | "ollama" | "anthropic" | "azure" | "google";
+                            provider: "openai" | "ollama" | "anthropic" | "azure" | "bedrock" | "google";
                             proxy: boolean;
                             /** @description The last four characters of each secret field (apiKey, secretAccessKey, sessionToken) */
                             secretsLast4: {
@@ -5244,6 +5272,8 @@ export interface operations {
                 "application/json": {
                     /** @description The members to change: name, baseUrl, proxy, default, isValid, or fields of the credential's provider (another provider's field is a 400 naming it) */
                     data: {
+                        /** @description The access key id (shown) */
+                        accessKeyId?: string;
                         /** @description Stored encrypted; never returned (its last four characters are) */
                         apiKey?: string;
                         apiVersion?: string | null;
@@ -5264,6 +5294,11 @@ export interface operations {
                         name?: string;
                         provider?: unknown;
                         proxy?: boolean;
+                        /** @description The AWS region, e.g. us-east-1 */
+                        region?: string;
+                        /** @description Signs each request; stored encrypted, never returned (its last four characters are) */
+                        secretAccessKey?: string;
+                        sessionToken?: string | null;
                     };
                 };
             };
@@ -5357,7 +5392,7 @@ export interface operations {
                             id: string;
                         }[];
                         /** @enum {string} */
-                        provider: "openai" | "ollama" | "anthropic" | "azure" | "google";
+                        provider: "openai" | "ollama" | "anthropic" | "azure" | "bedrock" | "google";
                         /** @constant */
                         success: true;
                     };
@@ -5467,7 +5502,7 @@ export interface operations {
                             isValid: boolean | null;
                             name: string;
                             /** @enum {string} */
-                            provider: "openai" | "ollama" | "anthropic" | "azure" | "google";
+                            provider: "openai" | "ollama" | "anthropic" | "azure" | "bedrock" | "google";
                             proxy: boolean;
                             /** @description The last four characters of each secret field (apiKey, secretAccessKey, sessionToken) */
                             secretsLast4: {
@@ -5530,7 +5565,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description The provider whose models to list */
-                provider: "openai" | "ollama" | "anthropic" | "azure" | "google";
+                provider: "openai" | "ollama" | "anthropic" | "azure" | "bedrock" | "google";
             };
             header?: never;
             path?: never;
@@ -5555,7 +5590,7 @@ export interface operations {
                             id: string;
                         }[];
                         /** @enum {string} */
-                        provider: "openai" | "ollama" | "anthropic" | "azure" | "google";
+                        provider: "openai" | "ollama" | "anthropic" | "azure" | "bedrock" | "google";
                         /** @constant */
                         success: true;
                     };
@@ -6018,7 +6053,7 @@ export interface operations {
                              * @description Model provider of the agent
                              * @enum {string}
                              */
-                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure" | "google";
+                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure" | "bedrock" | "google";
                             /** @description The provider's own options, or null for none */
                             providerOptions: {
                                 [key: string]: unknown;
@@ -6088,7 +6123,7 @@ export interface operations {
                              * @description Model provider of the agent
                              * @enum {string}
                              */
-                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure" | "google";
+                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure" | "bedrock" | "google";
                             /** @description The provider's own options, or null for none */
                             providerOptions: {
                                 [key: string]: unknown;
@@ -6222,7 +6257,7 @@ export interface operations {
                      * @description Model provider of the agent
                      * @enum {string}
                      */
-                    provider?: "openai" | "ollama" | "local" | "anthropic" | "azure" | "google";
+                    provider?: "openai" | "ollama" | "local" | "anthropic" | "azure" | "bedrock" | "google";
                     /** @description New provider options (replacing the project's), or null for none */
                     providerOptions?: {
                         [key: string]: unknown;
@@ -6255,7 +6290,7 @@ export interface operations {
                              * @description Model provider of the agent
                              * @enum {string}
                              */
-                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure" | "google";
+                            provider: "openai" | "ollama" | "local" | "anthropic" | "azure" | "bedrock" | "google";
                             /** @description The provider's own options, or null for none */
                             providerOptions: {
                                 [key: string]: unknown;

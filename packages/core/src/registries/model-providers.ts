@@ -8,7 +8,7 @@
  */
 import type { z } from 'zod';
 import { PlatformError, type ValidationIssue } from '../errors.js';
-import { AnthropicOptions, ApiKeyFields, AzureFields, AzureOptions, GoogleOptions, NoOptions, OpenAIOptions } from './provider-schemas.js';
+import { AnthropicOptions, ApiKeyFields, AzureFields, AzureOptions, BedrockFields, BedrockOptions, GoogleOptions, NoOptions, OpenAIOptions } from './provider-schemas.js';
 
 export interface ModelProviderEntry {
   /**
@@ -74,6 +74,8 @@ export const MODEL_PROVIDERS = {
     env: { apiKey: ['AZURE_OPENAI_API_KEY'], endpoint: ['AZURE_OPENAI_ENDPOINT'], apiVersion: ['AZURE_OPENAI_API_VERSION'] },
     options: AzureOptions,
   },
+  /** Amazon Bedrock's Converse API, signed with SigV4. No default address (the region's runtime endpoint) and no operator environment: a call needs a credential. */
+  bedrock: { credential: true, fields: BedrockFields, secrets: ['secretAccessKey', 'sessionToken'], options: BedrockOptions },
   /** Google's Gemini API. */
   google: {
     credential: true,

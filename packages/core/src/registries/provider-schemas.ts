@@ -33,6 +33,20 @@ export const AzureFields = z.strictObject({
     .describe('Model name → deployment name; a model not listed is taken as the deployment name itself'),
 });
 
+/** Amazon Bedrock: SigV4 keys of an IAM identity and the region they sign for (no AWS environment variable is ever read for a user). */
+export const BedrockFields = z.strictObject({
+  region: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z]+)+-\d{1,2}$/, { error: 'must be an AWS region such as us-east-1' })
+    .describe('The AWS region, e.g. us-east-1'),
+  accessKeyId: z
+    .string()
+    .regex(/^[A-Z0-9]{16,128}$/, { error: 'must be an AWS access key id (AKIA... or ASIA...)' })
+    .describe('The access key id (shown)'),
+  secretAccessKey: z.string().min(1).max(4096).describe('Signs each request; stored encrypted, never returned (its last four characters are)'),
+  sessionToken: z.string().min(1).max(8192).optional().describe('For temporary (STS) keys; stored encrypted, never returned'),
+});
+
 /** OpenAI (and compatible servers): which API of the upstream answers, and o-series reasoning effort. */
 export const OpenAIOptions = z.strictObject({
   api: z.enum(['chat', 'responses']).optional().describe('chat (default): POST /chat/completions; responses: POST /responses, for models served only by the Responses API'),
@@ -76,4 +90,36 @@ export const GoogleOptions = z.strictObject({
     })
     .optional()
     .describe('Thinking models: the token budget (0 off, -1 dynamic) or level, and whether thought summaries stream as reasoning'),
+});
+
+/**
+ * The provider options a Bedrock chat takes, and only them (the Bedrock adapter checks each call
+ * with this same schema): the AI SDK spreads `providerOptions.bedrock` into the Converse body as
+ * it is, so any other key would reach the wire (a `messages` key would replace the conversation).
+ */
+export const BedrockOptions = z.strictObject({
+  /** A guardrail applied to the input and the streamed answer (ConverseStream's `GuardrailStreamConfiguration`). */
+  guardrailConfig: z
+    .strictObject({
+      guardrailIdentifier: z.string().min(1),
+      guardrailVersion: z.string().min(1),
+      trace: z.enum(['enabled', 'disabled', 'enabled_full']).optional(),
+      streamProcessingMode: z.enum(['sync', 'async']).optional(),
+    })
+    .optional(),
+  /** Extended thinking (the AI SDK's: Claude's `thinking`, Nova's and OpenAI's reasoning settings); streamed as `reasoning` events. */
+  reasoningConfig: z
+    .strictObject({
+      type: z.enum(['enabled', 'disabled', 'adaptive']).optional(),
+      budgetTokens: z.number().int().positive().optional(),
+      maxReasoningEffort: z.enum(['low', 'medium', 'high', 'xhigh', 'max']).optional(),
+      display: z.enum(['omitted', 'summarized']).optional(),
+    })
+    .optional(),
+  /** The model's own request fields beyond Converse's `inferenceConfig` (e.g. `{ top_k: 40 }`). */
+  additionalModelRequestFields: z.record(z.string(), z.unknown()).optional(),
+  /** Latency-optimized inference where the model offers it. */
+  performanceConfig: z.strictObject({ latency: z.enum(['standard', 'optimized']) }).optional(),
+  /** The service tier of the request. */
+  serviceTier: z.enum(['reserved', 'priority', 'default', 'flex']).optional(),
 });

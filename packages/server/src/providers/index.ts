@@ -1,5 +1,6 @@
 import { anthropicChatModel } from '@agent-platform/adapters-models/anthropic';
 import { azureChatModel } from '@agent-platform/adapters-models/azure';
+import { bedrockChatModel } from '@agent-platform/adapters-models/bedrock';
 import { googleChatModel } from '@agent-platform/adapters-models/google';
 import { ollamaChatModel } from '@agent-platform/adapters-models/ollama';
 import type { OpenAIChatModelOptions } from '@agent-platform/adapters-models/openai';
@@ -43,6 +44,13 @@ const CHAT_MODELS = {
   ollama: (common, baseUrl, fields) => ollamaChatModel({ ...common, ...(baseUrl !== undefined ? { host: baseUrl } : {}), ...(text(fields.apiKey) ? { apiKey: text(fields.apiKey) } : {}) }),
   local: () => {
     throw new PlatformError('unsupported', 'The local provider has no bundled model in this version; use openai or ollama');
+  },
+  bedrock: (common, baseUrl, fields) => {
+    const [region, accessKeyId, secretAccessKey, sessionToken] = [fields.region, fields.accessKeyId, fields.secretAccessKey, fields.sessionToken].map(text);
+    if (!region || !accessKeyId || !secretAccessKey) {
+      throw PlatformError.invalid('Provider bedrock needs a credential of yours (region, accessKeyId, secretAccessKey): the server reads no AWS environment for users (POST /api/v1/credentials)');
+    }
+    return bedrockChatModel({ ...common, region, accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}), ...(baseUrl !== undefined ? { baseURL: baseUrl } : {}) });
   },
   google: (common, baseUrl, fields) => googleChatModel({ ...common, apiKey: text(fields.apiKey) ?? '', ...(baseUrl !== undefined ? { baseURL: baseUrl } : {}) }),
   anthropic: (common, baseUrl, fields) => anthropicChatModel({ ...common, apiKey: text(fields.apiKey) ?? '', ...(baseUrl !== undefined ? { baseURL: baseUrl } : {}) }),

@@ -8,13 +8,14 @@ import { describedBy, ErrorNote, Field, Options } from '../../components/ui';
 export type Credential = ResultOf<'/api/v1/credentials', 'get'>['credentials'][number];
 type Provider = BodyOf<'/api/v1/credentials', 'post'>['provider'];
 
-const FIELDS = ['name', 'provider', 'apiKey', 'endpoint', 'apiVersion', 'baseUrl', 'proxy', 'default'] as const;
+const FIELDS = ['name', 'provider', 'apiKey', 'secretAccessKey', 'endpoint', 'apiVersion', 'region', 'accessKeyId', 'sessionToken', 'baseUrl', 'proxy', 'default'] as const;
 /** The outbound policy's refusal ends "...; allow it with --allow-host": that part is about the address too. */
 const POLICY_HINT = { 'allow it with --allow-host': 'baseUrl' };
 const DEFAULT_ADDRESS: Record<Provider, string> = {
   openai: "Empty: the server's OPENAI_BASE_URL, else https://api.openai.com/v1.",
   ollama: "Empty: the server's OLLAMA_HOST, else http://127.0.0.1:11434.",
   anthropic: "Empty: the server's ANTHROPIC_BASE_URL, else https://api.anthropic.com/v1.",
+  bedrock: 'Empty: https://bedrock-runtime.{region}.amazonaws.com. A VPC endpoint or a gateway forwarding signed requests goes here.',
   google: "Empty: the server's GOOGLE_GENERATIVE_AI_BASE_URL, else https://generativelanguage.googleapis.com/v1beta.",
   azure: 'Empty: {endpoint}/openai. A gateway in front of the resource (API Management, LiteLLM) goes here.',
 };
@@ -37,6 +38,10 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
     // Azure's resource endpoint and API version (shown fields of the credential).
     endpoint: String(credential?.fields.endpoint ?? ''),
     apiVersion: String(credential?.fields.apiVersion ?? ''),
+    // Bedrock's region and access key id (shown); its secret access key is typed in the key field, its session token below.
+    region: String(credential?.fields.region ?? ''),
+    accessKeyId: String(credential?.fields.accessKeyId ?? ''),
+    sessionToken: '',
     baseUrl: credential?.baseUrl ?? '',
     proxy: credential?.proxy ?? false,
     // New: ticked makes it the default; unticked leaves the default where it is (the first credential of a provider is its default anyway).
@@ -44,7 +49,8 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
   });
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
-  const set = (name: 'name' | 'provider' | 'apiKey' | 'endpoint' | 'apiVersion' | 'baseUrl') => (e: Event) => setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).value });
+  const set = (name: 'name' | 'provider' | 'apiKey' | 'endpoint' | 'apiVersion' | 'region' | 'accessKeyId' | 'sessionToken' | 'baseUrl') => (e: Event) =>
+    setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).value });
   const check = (name: 'proxy' | 'isDefault') => (e: Event) => setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).checked });
 
   const submit = async (e: Event) => {
@@ -54,7 +60,11 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
     try {
       if (credential) {
         const data: BodyOf<'/api/v1/credentials/{id}', 'patch'>['data'] = { name: values.name, proxy: values.proxy };
-        if (values.apiKey) data.apiKey = values.apiKey;
+        const bedrock = credential.provider === 'bedrock';
+        if (values.apiKey) data[bedrock ? 'secretAccessKey' : 'apiKey'] = values.apiKey;
+        if (bedrock && values.region.trim() !== String(credential.fields.region ?? '')) data.region = values.region.trim();
+        if (bedrock && values.accessKeyId.trim() !== String(credential.fields.accessKeyId ?? '')) data.accessKeyId = values.accessKeyId.trim();
+        if (bedrock && values.sessionToken) data.sessionToken = values.sessionToken;
         if (credential.provider === 'azure' && values.endpoint.trim() !== String(credential.fields.endpoint ?? '')) data.endpoint = values.endpoint.trim();
         if (credential.provider === 'azure' && values.apiVersion.trim() !== String(credential.fields.apiVersion ?? '')) data.apiVersion = values.apiVersion.trim();
         // The masked address as shown means "unchanged"; empty means the provider's default.
@@ -65,15 +75,24 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
       } else {
         const common = {
           name: values.name,
-          apiKey: values.apiKey,
           ...(values.baseUrl.trim() ? { baseUrl: values.baseUrl.trim() } : {}),
           proxy: values.proxy,
           ...(values.isDefault ? { default: true } : {}),
         };
+        const provider = values.provider;
         const body: BodyOf<'/api/v1/credentials', 'post'> =
-          values.provider === 'azure'
-            ? { ...common, provider: 'azure', endpoint: values.endpoint.trim(), ...(values.apiVersion.trim() ? { apiVersion: values.apiVersion.trim() } : {}) }
-            : { ...common, provider: values.provider };
+          provider === 'azure'
+            ? { ...common, provider, apiKey: values.apiKey, endpoint: values.endpoint.trim(), ...(values.apiVersion.trim() ? { apiVersion: values.apiVersion.trim() } : {}) }
+            : provider === 'bedrock'
+              ? {
+                  ...common,
+                  provider,
+                  region: values.region.trim(),
+                  accessKeyId: values.accessKeyId.trim(),
+                  secretAccessKey: values.apiKey,
+                  ...(values.sessionToken ? { sessionToken: values.sessionToken } : {}),
+                }
+              : { ...common, provider, apiKey: values.apiKey };
         await api.call('post', '/api/v1/credentials', { body });
       }
       onDone(true);
@@ -85,7 +104,7 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
     }
   };
 
-  const field = (name: 'name' | 'apiKey' | 'endpoint' | 'apiVersion' | 'baseUrl', label: string, extra: Record<string, unknown> = {}, hint?: string) => (
+  const field = (name: 'name' | 'apiKey' | 'endpoint' | 'apiVersion' | 'region' | 'accessKeyId' | 'sessionToken' | 'baseUrl', label: string, extra: Record<string, unknown> = {}, hint?: string) => (
     <Field id={`credential-${name}`} label={label} error={errors[name]} {...(hint ? { hint } : {})}>
       <input id={`credential-${name}`} value={values[name]} onInput={set(name)} {...describedBy(`credential-${name}`, errors[name], Boolean(hint))} {...extra} />
     </Field>
@@ -103,11 +122,15 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
         {field('name', 'Name', { required: true, maxLength: 100 })}
         {field(
           'apiKey',
-          credential ? 'New API key' : 'API key',
+          values.provider === 'bedrock' ? (credential ? 'New secret access key' : 'Secret access key') : credential ? 'New API key' : 'API key',
           // A password field: the key is not echoed on screen, and the browser offers no autofill.
           { type: 'password', autocomplete: 'new-password', spellcheck: false, required: credential === null },
           credential ? `Empty keeps the current key (ending in ${credential.apiKeyLast4}).` : 'Stored encrypted; only its last four characters are ever shown.',
         )}
+        {values.provider === 'bedrock' && field('region', 'AWS region', { required: true, placeholder: 'us-east-1' })}
+        {values.provider === 'bedrock' && field('accessKeyId', 'Access key id', { required: true, spellcheck: false })}
+        {values.provider === 'bedrock' &&
+          field('sessionToken', 'Session token', { type: 'password', autocomplete: 'new-password', spellcheck: false }, 'Only for temporary (STS) keys; stored encrypted.')}
         {values.provider === 'azure' && field('endpoint', 'Resource endpoint', { type: 'url', required: true, placeholder: 'https://my-resource.openai.azure.com' })}
         {values.provider === 'azure' && field('apiVersion', 'API version', { placeholder: '2024-10-21' }, 'Empty: 2024-10-21, the latest GA version.')}
         {field(
