@@ -24,7 +24,8 @@ if (!other) throw new Error('usage: node bench/versus.mjs <dir of another built 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PROJECTS = Number(process.env.BENCH_PROJECTS ?? 2000);
 const COMPLETIONS = Number(process.env.BENCH_COMPLETIONS ?? 200);
-const here = resolve(fileURLToPath(import.meta.url), '../..');
+// BENCH_VERSUS_THIS: measure another built checkout as `this` (default: the checkout of this script).
+const here = resolve(process.env.BENCH_VERSUS_THIS || resolve(fileURLToPath(import.meta.url), '../..'));
 
 async function post(url, headers, body) {
   const res = await fetch(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
