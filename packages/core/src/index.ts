@@ -52,6 +52,7 @@ export { AgentPlatform } from './platform.js';
 export type { AgentPlatformOptions } from './platform-options.js';
 export { EMBEDDERS, type EmbedderEntry, type EmbedderKind } from './registries/embedders.js';
 export { type CredentialProviderId, MODEL_PROVIDERS, type ModelProviderEntry, type ModelProviderId } from './registries/model-providers.js';
+export { OPENAI_COMPATIBLE_SERVICES, type OpenAICompatibleService } from './registries/openai-compatible.js';
 export { VECTOR_STORES, type VectorStoreEntry } from './registries/vector-stores.js';
 export { createSecretBox, type SecretBox } from './security/secrets.js';
 export type {

@@ -17,6 +17,7 @@ describe('@agent-platform/core exports', () => {
         "DEFAULT_USER_CAPS",
         "EMBEDDERS",
         "MODEL_PROVIDERS",
+        "OPENAI_COMPATIBLE_SERVICES",
         "PlatformError",
         "VECTOR_STORES",
         "collectChat",

@@ -4935,6 +4935,15 @@ export interface operations {
                     /**
                      * Format: uri
                      * @description The provider's address instead of its default (a gateway, a VPC endpoint, an OpenAI-compatible server; no query string or fragment)
+                     * @example https://api.mistral.ai/v1
+                     * @example https://api.groq.com/openai/v1
+                     * @example https://api.deepseek.com
+                     * @example https://api.x.ai/v1
+                     * @example https://openrouter.ai/api/v1
+                     * @example https://api.together.ai/v1
+                     * @example https://api.fireworks.ai/inference/v1
+                     * @example http://HOST:8000/v1
+                     * @example http://localhost:1234/v1
                      */
                     baseUrl?: string;
                     /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
@@ -4950,6 +4959,15 @@ export interface operations {
                     /**
                      * Format: uri
                      * @description The provider's address instead of its default (a gateway, a VPC endpoint, an OpenAI-compatible server; no query string or fragment)
+                     * @example https://api.mistral.ai/v1
+                     * @example https://api.groq.com/openai/v1
+                     * @example https://api.deepseek.com
+                     * @example https://api.x.ai/v1
+                     * @example https://openrouter.ai/api/v1
+                     * @example https://api.together.ai/v1
+                     * @example https://api.fireworks.ai/inference/v1
+                     * @example http://HOST:8000/v1
+                     * @example http://localhost:1234/v1
                      */
                     baseUrl?: string;
                     /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
@@ -4965,6 +4983,15 @@ export interface operations {
                     /**
                      * Format: uri
                      * @description The provider's address instead of its default (a gateway, a VPC endpoint, an OpenAI-compatible server; no query string or fragment)
+                     * @example https://api.mistral.ai/v1
+                     * @example https://api.groq.com/openai/v1
+                     * @example https://api.deepseek.com
+                     * @example https://api.x.ai/v1
+                     * @example https://openrouter.ai/api/v1
+                     * @example https://api.together.ai/v1
+                     * @example https://api.fireworks.ai/inference/v1
+                     * @example http://HOST:8000/v1
+                     * @example http://localhost:1234/v1
                      */
                     baseUrl?: string;
                     /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
@@ -4982,6 +5009,15 @@ export interface operations {
                     /**
                      * Format: uri
                      * @description The provider's address instead of its default (a gateway, a VPC endpoint, an OpenAI-compatible server; no query string or fragment)
+                     * @example https://api.mistral.ai/v1
+                     * @example https://api.groq.com/openai/v1
+                     * @example https://api.deepseek.com
+                     * @example https://api.x.ai/v1
+                     * @example https://openrouter.ai/api/v1
+                     * @example https://api.together.ai/v1
+                     * @example https://api.fireworks.ai/inference/v1
+                     * @example http://HOST:8000/v1
+                     * @example http://localhost:1234/v1
                      */
                     baseUrl?: string;
                     /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
@@ -5006,6 +5042,15 @@ export interface operations {
                     /**
                      * Format: uri
                      * @description The provider's address instead of its default (a gateway, a VPC endpoint, an OpenAI-compatible server; no query string or fragment)
+                     * @example https://api.mistral.ai/v1
+                     * @example https://api.groq.com/openai/v1
+                     * @example https://api.deepseek.com
+                     * @example https://api.x.ai/v1
+                     * @example https://openrouter.ai/api/v1
+                     * @example https://api.together.ai/v1
+                     * @example https://api.fireworks.ai/inference/v1
+                     * @example http://HOST:8000/v1
+                     * @example http://localhost:1234/v1
                      */
                     baseUrl?: string;
                     /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
@@ -5027,6 +5072,15 @@ export interface operations {
                     /**
                      * Format: uri
                      * @description The provider's address instead of its default (a gateway, a VPC endpoint, an OpenAI-compatible server; no query string or fragment)
+                     * @example https://api.mistral.ai/v1
+                     * @example https://api.groq.com/openai/v1
+                     * @example https://api.deepseek.com
+                     * @example https://api.x.ai/v1
+                     * @example https://openrouter.ai/api/v1
+                     * @example https://api.together.ai/v1
+                     * @example https://api.fireworks.ai/inference/v1
+                     * @example http://HOST:8000/v1
+                     * @example http://localhost:1234/v1
                      */
                     baseUrl?: string;
                     /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */

@@ -1,12 +1,15 @@
 import { z } from 'zod';
 import { CREDENTIAL_PROVIDER_IDS, type CredentialProviderId, MODEL_PROVIDERS } from '../registries/model-providers.js';
+import { OPENAI_COMPATIBLE_SERVICES } from '../registries/openai-compatible.js';
 import { callerUrl } from '../registries/provider-schemas.js';
 import { Timestamp } from './common.js';
 
 /** Providers a credential can be for (DESIGN.md, "Model providers"): those of registries/model-providers.ts that take one. */
 export const CredentialProvider = z.enum(CREDENTIAL_PROVIDER_IDS);
 
-const baseUrl = callerUrl.describe("The provider's address instead of its default (a gateway, a VPC endpoint, an OpenAI-compatible server; no query string or fragment)");
+const baseUrl = callerUrl
+  .describe("The provider's address instead of its default (a gateway, a VPC endpoint, an OpenAI-compatible server; no query string or fragment)")
+  .meta({ examples: OPENAI_COMPATIBLE_SERVICES.map((service) => service.baseUrl) });
 
 const common = {
   name: z.string().trim().min(1).max(100),
