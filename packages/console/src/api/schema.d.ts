@@ -4944,6 +4944,7 @@ export interface operations {
                      * @example https://api.fireworks.ai/inference/v1
                      * @example http://HOST:8000/v1
                      * @example http://localhost:1234/v1
+                     * @example https://api.cerebras.ai/v1
                      */
                     baseUrl?: string;
                     /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
@@ -4968,6 +4969,7 @@ export interface operations {
                      * @example https://api.fireworks.ai/inference/v1
                      * @example http://HOST:8000/v1
                      * @example http://localhost:1234/v1
+                     * @example https://api.cerebras.ai/v1
                      */
                     baseUrl?: string;
                     /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
@@ -4992,6 +4994,7 @@ export interface operations {
                      * @example https://api.fireworks.ai/inference/v1
                      * @example http://HOST:8000/v1
                      * @example http://localhost:1234/v1
+                     * @example https://api.cerebras.ai/v1
                      */
                     baseUrl?: string;
                     /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
@@ -5018,6 +5021,7 @@ export interface operations {
                      * @example https://api.fireworks.ai/inference/v1
                      * @example http://HOST:8000/v1
                      * @example http://localhost:1234/v1
+                     * @example https://api.cerebras.ai/v1
                      */
                     baseUrl?: string;
                     /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
@@ -5051,6 +5055,7 @@ export interface operations {
                      * @example https://api.fireworks.ai/inference/v1
                      * @example http://HOST:8000/v1
                      * @example http://localhost:1234/v1
+                     * @example https://api.cerebras.ai/v1
                      */
                     baseUrl?: string;
                     /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */
@@ -5081,6 +5086,7 @@ export interface operations {
                      * @example https://api.fireworks.ai/inference/v1
                      * @example http://HOST:8000/v1
                      * @example http://localhost:1234/v1
+                     * @example https://api.cerebras.ai/v1
                      */
                     baseUrl?: string;
                     /** @description true: becomes the caller's default credential of its provider (projects that name none use it); false: never the default; absent: the default only when the provider has none yet (the first credential of a provider) */

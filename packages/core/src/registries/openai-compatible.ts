@@ -22,4 +22,5 @@ export const OPENAI_COMPATIBLE_SERVICES = [
   { name: 'Fireworks AI', baseUrl: 'https://api.fireworks.ai/inference/v1' },
   { name: 'vLLM', baseUrl: 'http://HOST:8000/v1' },
   { name: 'LM Studio', baseUrl: 'http://localhost:1234/v1' },
+  { name: 'Cerebras', baseUrl: 'https://api.cerebras.ai/v1' },
 ] as const satisfies readonly OpenAICompatibleService[];
