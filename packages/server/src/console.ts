@@ -24,8 +24,12 @@ const pagePolicy = (imageSources: string) =>
     "form-action 'self'",
   ].join('; ');
 
-/** The console's pages run under this policy: images from this server only. */
-export const CONSOLE_CSP = pagePolicy("'self'");
+/**
+ * The console's pages run under this policy: images from this server, and `blob:` images the
+ * page makes itself (the images a user attaches to a chat question, shown from their file; an
+ * image runs no script).
+ */
+export const CONSOLE_CSP = pagePolicy("'self' blob:");
 
 /**
  * /docs (swagger-ui) runs under the console's policy, except that its stylesheet draws its icons

@@ -51,8 +51,8 @@ describe('authentication', () => {
       expect(csp, path).toBe(DOCS_CSP);
       expect(csp, path).toContain("frame-ancestors 'none'");
       expect(csp, path).toContain("script-src 'self'");
-      // The console's policy but for swagger-ui's icons (data: images); nothing else is loosened.
-      expect(csp.replace("img-src 'self' data:", "img-src 'self'"), path).toBe(CONSOLE_CSP);
+      // The console's policy but for its images (swagger-ui's icons are data: images, the console's attached ones blob:); nothing else is loosened.
+      expect(csp.replace("img-src 'self' data:", "img-src 'self' blob:"), path).toBe(CONSOLE_CSP);
       expect(csp, path).not.toMatch(/unsafe-inline|unsafe-eval|\*|https?:/);
       expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
       expect(res.headers.get('referrer-policy'), path).toBe('no-referrer');

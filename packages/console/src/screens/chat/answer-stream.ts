@@ -1,4 +1,4 @@
-import { type Api, fillPath, type ResultOf } from '../../api/client';
+import { type Api, type BodyOf, fillPath, type ResultOf } from '../../api/client';
 import type { paths } from '../../api/schema';
 import { sseEvents } from '../../api/sse';
 
@@ -28,12 +28,20 @@ export interface ToolStep {
   readonly content?: string;
 }
 
-/** What the answer so far is: its text, sources and tool steps, told on every chunk. */
+/** What the answer so far is: its text, sources and tool steps, and the model's reasoning apart from the text, told on every chunk. */
 export interface AnswerProgress {
   readonly text: string;
   readonly sources: readonly Source[];
   readonly steps: readonly ToolStep[];
+  /** `reasoning_content` (where the provider streams reasoning): never part of `text`. */
+  readonly reasoning: string;
 }
+
+type CompletionBody = NonNullable<BodyOf<'/api/v1/ai/chat/completions', 'post'>>;
+/** What a user message's content may be: text, or text and `image_url` parts. */
+export type UserContent = Extract<CompletionBody['messages'][number], { role: 'user' }>['content'];
+/** `response_format` of a completion request (none: the answer is free text). */
+export type ResponseFormat = NonNullable<CompletionBody['response_format']>;
 
 /** A chunk, or the `{ error }` object that ends a failed stream. */
 type Chunk = Partial<StreamChunk> & { error?: { message?: string } };
@@ -58,17 +66,20 @@ export async function readAnswer(res: Response, onProgress: (answer: AnswerProgr
   let text = '';
   let sources: readonly Source[] = [];
   let steps: readonly ToolStep[] = [];
+  let reasoning = '';
   for await (const event of sseEvents(res, signal)) {
     if (event.data === '[DONE]') break;
     const chunk = JSON.parse(event.data) as Chunk;
     if (chunk.error) throw new Error(chunk.error.message ?? 'The answer failed');
     if (chunk.sources) sources = chunk.sources;
     steps = withStep(steps, chunk);
-    text += chunk.choices?.[0]?.delta?.content ?? '';
-    onProgress({ text, sources, steps });
+    const delta = chunk.choices?.[0]?.delta;
+    text += delta?.content ?? '';
+    reasoning += delta?.reasoning_content ?? '';
+    onProgress({ text, sources, steps, reasoning });
   }
   if (signal?.aborted) throw new DOMException('Stopped', 'AbortError');
-  return { text, sources, steps };
+  return { text, sources, steps, reasoning };
 }
 
 /**
@@ -78,12 +89,27 @@ export async function readAnswer(res: Response, onProgress: (answer: AnswerProgr
  */
 export async function askInStream(
   api: Api,
-  opts: { projectId: string; chatId: string; question: string; signal: AbortSignal; onStream: (streamId: string) => void; onProgress: (answer: AnswerProgress) => void },
+  opts: {
+    projectId: string;
+    chatId: string;
+    content: UserContent;
+    responseFormat?: ResponseFormat | undefined;
+    signal: AbortSignal;
+    onStream: (streamId: string) => void;
+    onProgress: (answer: AnswerProgress) => void;
+  },
 ): Promise<AnswerProgress> {
   const { stream } = await api.call('post', '/api/chats/{chatId}/streams', { params: { chatId: opts.chatId }, body: { chatId: opts.chatId } });
   opts.onStream(stream.id);
   const res = await api.fetch('post', '/api/v1/ai/chat/completions', {
-    body: { model: opts.projectId, chatId: opts.chatId, streamId: stream.id, stream: true, messages: [{ role: 'user', content: opts.question }] },
+    body: {
+      model: opts.projectId,
+      chatId: opts.chatId,
+      streamId: stream.id,
+      stream: true,
+      messages: [{ role: 'user', content: opts.content }],
+      ...(opts.responseFormat ? { response_format: opts.responseFormat } : {}),
+    } satisfies CompletionBody,
     signal: opts.signal,
   });
   return readAnswer(res, opts.onProgress, opts.signal);

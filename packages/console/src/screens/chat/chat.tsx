@@ -4,10 +4,11 @@ import { useApi } from '../../api/context';
 import { Empty, ErrorNote, Loading } from '../../components/ui';
 import { pendingAnswer, setPendingAnswer } from '../../session';
 import { type AnswerProgress, askInStream, resumeAnswer, type Source } from './answer-stream';
+import { AskForm, contentOf, imageError, type Question } from './ask-form';
 import { type Chat, ChatHeader } from './chat-header';
-import { CitationPanel, CitedText } from './citation';
+import { CitationPanel } from './citation';
 import { type Turn, turnsOf } from './history';
-import { ToolSteps } from './tool-steps';
+import { TurnView } from './turn-view';
 
 /**
  * The chat playground of a project: its chats listed, the selected chat's history, and a new
@@ -19,7 +20,6 @@ export function ChatScreen({ projectId }: { projectId: string }) {
   const [chats, setChats] = useState<Chat[] | null>(null);
   const [chatId, setChatId] = useState<string | null>(null);
   const [turns, setTurns] = useState<Turn[]>([]);
-  const [question, setQuestion] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [open, setOpen] = useState<{ source: Source; question: string } | null>(null);
   const running = useRef<AbortController | null>(null);
@@ -37,7 +37,7 @@ export function ChatScreen({ projectId }: { projectId: string }) {
   };
 
   /** Streams an answer into the last turn, whichever way it comes (asked now, or resumed). */
-  const follow = async (q: string, run: (signal: AbortSignal, onProgress: (a: AnswerProgress) => void) => Promise<AnswerProgress>) => {
+  const follow = async (q: string, run: (signal: AbortSignal, onProgress: (a: AnswerProgress) => void) => Promise<AnswerProgress>, json = false) => {
     const abort = new AbortController();
     running.current = abort;
     setBusy(true);
@@ -46,10 +46,11 @@ export function ChatScreen({ projectId }: { projectId: string }) {
         const last = list.at(-1) as Turn;
         return [...list.slice(0, -1), { ...last, ...(typeof patch === 'function' ? patch(last) : patch) }];
       });
-    setTurns((list) => [...list, { role: 'assistant', text: '', question: q, state: 'streaming' }]);
+    setTurns((list) => [...list, { role: 'assistant', text: '', question: q, state: 'streaming', ...(json ? { json } : {}) }]);
+    const shown = (a: AnswerProgress) => ({ text: a.text, sources: a.sources, steps: a.steps, ...(a.reasoning ? { reasoning: a.reasoning } : {}) });
     try {
-      const answer = await run(abort.signal, (a) => show({ text: a.text, sources: a.sources, steps: a.steps }));
-      show({ text: answer.text, sources: answer.sources, steps: answer.steps, state: undefined });
+      const answer = await run(abort.signal, (a) => show(shown(a)));
+      show({ ...shown(answer), state: undefined });
       setPendingAnswer(null);
     } catch (e) {
       // Stopped: the request is aborted and the answer no longer followed or resumed.
@@ -95,16 +96,12 @@ export function ChatScreen({ projectId }: { projectId: string }) {
     }
   };
 
-  const send = async (e: Event) => {
-    e.preventDefault();
-    const q = question.trim();
-    if (!q || busy) return;
+  const send = async (q: Question) => {
     setError(null);
-    setQuestion('');
     let id = chatId;
     try {
       if (!id) {
-        id = (await api.call('post', '/api/chats', { body: { projectId, name: q.slice(0, 60) } })).chat.id;
+        id = (await api.call('post', '/api/chats', { body: { projectId, name: (q.text || q.images.map((i) => i.name).join(', ')).slice(0, 60) } })).chat.id;
         setChatId(id);
         void loadChats();
       }
@@ -112,9 +109,22 @@ export function ChatScreen({ projectId }: { projectId: string }) {
       return setError(messageOf(err));
     }
     const chat = id;
-    setTurns((list) => [...list, { role: 'user', text: q }]);
-    await follow(q, (signal, onProgress) =>
-      askInStream(api, { projectId, chatId: chat, question: q, signal, onProgress, onStream: (streamId) => setPendingAnswer({ projectId, chatId: chat, streamId, question: q }) }),
+    setTurns((list) => [...list, { role: 'user', text: q.text, ...(q.images.length ? { images: q.images } : {}) }]);
+    await follow(
+      q.text,
+      (signal, onProgress) =>
+        askInStream(api, {
+          projectId,
+          chatId: chat,
+          content: contentOf(q),
+          responseFormat: q.format,
+          signal,
+          onProgress,
+          onStream: (streamId) => setPendingAnswer({ projectId, chatId: chat, streamId, question: q.text }),
+        }).catch((e: unknown) => {
+          throw imageError(e, q);
+        }),
+      q.format !== undefined,
     );
   };
 
@@ -151,55 +161,11 @@ export function ChatScreen({ projectId }: { projectId: string }) {
         {turns.length === 0 ? <Empty title="Ask the agent">It answers from this project's knowledge and tools, and cites its sources as [1], [2]…</Empty> : null}
         <ol class="turns" aria-live="polite">
           {turns.map((t, i) => (
-            <li key={i} class={`turn ${t.role}`} data-state={t.state}>
-              <span class="visually-hidden">{t.role === 'user' ? 'You:' : 'Agent:'}</span>
-              {t.steps ? <ToolSteps steps={t.steps} /> : null}
-              <div class="text">{t.role === 'assistant' ? <CitedText text={t.text} sources={t.sources ?? []} onOpen={(source) => setOpen({ source, question: t.question ?? '' })} /> : t.text}</div>
-              {t.state === 'streaming' ? <span class="muted">Answering…</span> : null}
-              {t.state === 'stopped' ? <span class="muted">Stopped</span> : null}
-              {t.error ? <ErrorNote message={t.error} /> : null}
-              {t.sources && t.sources.length > 0 ? (
-                <ul class="sources" aria-label="Sources">
-                  {t.sources.map((s) => (
-                    <li key={s.index}>
-                      <button type="button" class="link" onClick={() => setOpen({ source: s, question: t.question ?? '' })}>
-                        [{s.index}] {s.fileName}
-                      </button>
-                    </li>
-                  ))}
-                </ul>
-              ) : null}
-            </li>
+            <TurnView key={i} turn={t} onOpen={(source, question) => setOpen({ source, question })} />
           ))}
         </ol>
         {open ? <CitationPanel question={open.question} source={open.source} onClose={() => setOpen(null)} /> : null}
-        <form class="ask" onSubmit={send}>
-          <label for="question" class="visually-hidden">
-            Question
-          </label>
-          <textarea
-            id="question"
-            rows={2}
-            placeholder="Ask a question (Enter sends, Shift+Enter adds a line)"
-            value={question}
-            onInput={(e) => setQuestion(e.currentTarget.value)}
-            onKeyDown={(e) => {
-              if (e.key === 'Enter' && !e.shiftKey) {
-                e.preventDefault();
-                e.currentTarget.form?.requestSubmit();
-              }
-            }}
-          />
-          {busy ? (
-            <button type="button" class="danger" onClick={() => running.current?.abort()}>
-              Stop
-            </button>
-          ) : (
-            <button type="submit" class="primary">
-              Send
-            </button>
-          )}
-        </form>
+        <AskForm busy={busy} onSend={(q) => void send(q)} onStop={() => running.current?.abort()} />
       </section>
     </div>
   );

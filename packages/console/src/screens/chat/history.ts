@@ -1,12 +1,18 @@
 import type { ResultOf } from '../../api/client';
 import type { Source, ToolStep } from './answer-stream';
+import { type ShownImage, storedImage } from './images';
 
 type Message = ResultOf<'/api/chats/{chatId}/messages', 'get'>['messages'][number];
 
-/** A turn as shown: the question, or an answer with its tool steps, sources and how it ended. */
+/** A turn as shown: the question with its images, or an answer with its tool steps, sources, reasoning and how it ended. */
 export interface Turn {
   readonly role: 'user' | 'assistant';
   readonly text: string;
+  readonly images?: readonly ShownImage[];
+  /** The model's reasoning, apart from the answer (live answers only: it is not stored). */
+  readonly reasoning?: string;
+  /** Asked as JSON (`response_format`): the answer is shown as code. */
+  readonly json?: boolean;
   readonly sources?: readonly Source[];
   readonly steps?: readonly ToolStep[];
   /** The question an answer answers (to open its citations). */
@@ -19,7 +25,8 @@ export interface Turn {
  * A chat's stored messages as turns, the way the answers looked while they streamed: each
  * question, then one answer made of everything the agent did for it (assistant messages with
  * tool calls, a tool message per result, the final text) and the sources it was given (kept on
- * the assistant message that ended the turn, so `[n]` opens them again). A stored result does
+ * the assistant message that ended the turn, so `[n]` opens them again). A question's images are
+ * references (`parts`), shown from this page's copy when it sent them. A stored result does
  * not say whether the tool failed; the agent words every failure it feeds the model `Error: …`,
  * so that prefix marks a failed step (a project tool's result is JSON, so it never starts that
  * way).
@@ -38,7 +45,8 @@ export function turnsOf(messages: readonly Message[]): Turn[] {
   for (const m of messages) {
     if (m.role === 'user') {
       question = m.content ?? '';
-      turns.push({ role: 'user', text: question });
+      const images = (m.parts ?? []).flatMap((p) => (p.type === 'image' ? [storedImage(p)] : []));
+      turns.push({ role: 'user', text: question, ...(images.length ? { images } : {}) });
     } else if (m.role === 'assistant') {
       const current = answer();
       const calls = (m.toolCalls ?? []).map((c): ToolStep => ({ id: c.id, name: c.name, arguments: c.arguments, state: 'running' }));

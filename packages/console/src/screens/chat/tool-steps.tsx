@@ -1,7 +1,7 @@
 import type { ToolStep } from './answer-stream';
 
 /** JSON text indented for reading; anything else as it is. */
-function pretty(text: string | undefined): string {
+export function pretty(text: string | undefined): string {
   if (!text) return '';
   try {
     return JSON.stringify(JSON.parse(text), null, 2);
