@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Writes src/api/schema.d.ts, the console's API types, and src/api/enums.ts, the values of the
-// enums its forms offer (model providers, credential providers, vector stores), from the
+// enums its forms offer (model providers, credential providers, vector stores) and each
+// credential provider's fields, from the
 // server's committed OpenAPI contract (packages/server/test/__snapshots__/openapi.json, the
 // document GET /openapi.json serves). The files are committed: the build and the type check
 // need no server, and test/api-types.test.ts fails when the contract moved without them.
@@ -73,6 +74,50 @@ function enumAt(schema, member, where) {
   return values;
 }
 
+/** The members every credential has (the form's own fields); the rest of a variant are its provider's fields. */
+const CREDENTIAL_COMMON = new Set(['name', 'provider', 'baseUrl', 'proxy', 'default']);
+
+/**
+ * Each credential provider's fields, from the variants of `POST /api/v1/credentials` (one per
+ * provider, its `provider` a const): name, whether required, whether a secret (`writeOnly`: sent,
+ * never returned), the kind of input (`url` for a URI, `map` for an object of names, else
+ * `text`) and the contract's description. The console's credential form is built from it.
+ */
+function credentialFields(document) {
+  const variants = document.paths['/api/v1/credentials']?.post?.requestBody?.content?.['application/json']?.schema?.oneOf;
+  if (!Array.isArray(variants)) throw new Error('POST /api/v1/credentials: no oneOf of providers');
+  const out = {};
+  for (const variant of variants) {
+    const provider = variant.properties?.provider?.const;
+    if (typeof provider !== 'string') throw new Error('POST /api/v1/credentials: a variant without a provider const');
+    const required = new Set(variant.required ?? []);
+    out[provider] = Object.entries(variant.properties)
+      .filter(([name]) => !CREDENTIAL_COMMON.has(name))
+      .map(([name, schema]) => ({
+        name,
+        required: required.has(name),
+        secret: schema.writeOnly === true,
+        kind: schema.format === 'uri' ? 'url' : schema.type === 'object' ? 'map' : 'text',
+        description: schema.description ?? '',
+      }));
+  }
+  return out;
+}
+
+const CREDENTIAL_FIELDS_TYPE = `/** A field of a credential of one provider, as its variant of POST /api/v1/credentials has it. */
+export interface CredentialField<Body> {
+  readonly name: Exclude<keyof Body, 'name' | 'provider' | 'baseUrl' | 'proxy' | 'default'> & string;
+  readonly required: boolean;
+  /** Sent, never returned (\`writeOnly\`): a password field, and only its last four characters are shown. */
+  readonly secret: boolean;
+  /** \`url\`: an address; \`map\`: names to names (an object of strings); \`text\`: anything else. */
+  readonly kind: 'text' | 'url' | 'map';
+  readonly description: string;
+}
+
+type CredentialBody = BodyOf<'/api/v1/credentials', 'post'>;
+`;
+
 /** The TypeScript text of src/api/enums.ts for the OpenAPI document at `contract`. */
 export async function generateApiEnums(contract = CONTRACT) {
   const document = JSON.parse(await readFile(contract, 'utf8'));
@@ -81,7 +126,9 @@ export async function generateApiEnums(contract = CONTRACT) {
     const values = enumAt(schema, member, `${method.toUpperCase()} ${path}`);
     return `/** ${doc} From ${method.toUpperCase()} ${path}, \`${member.join('.')}\`. */\nexport const ${name} = ${JSON.stringify(values).replaceAll(',', ', ')} as const satisfies readonly ${type}[];\n`;
   });
-  return `${HEADER}import type { BodyOf } from './client';\n\n${consts.join('\n')}`;
+  const fields = JSON.stringify(credentialFields(document), null, 2);
+  const credential = `/** Each credential provider's own fields (beyond name, baseUrl, proxy, default). From POST /api/v1/credentials, its variants. */\nexport const CREDENTIAL_FIELDS = ${fields} as const satisfies { readonly [P in CredentialBody['provider']]: readonly CredentialField<Extract<CredentialBody, { provider: P }>>[] };\n`;
+  return `${HEADER}import type { BodyOf } from './client.js';\n\n${consts.join('\n')}\n${CREDENTIAL_FIELDS_TYPE}\n${credential}`;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -11,6 +11,8 @@ export type Project = ResultOf<'/api/v1/projects', 'get'>['projects'][number];
 
 type Provider = (typeof MODEL_PROVIDERS)[number];
 const FIELDS = ['name', 'description', 'instructions', 'icon', 'color', 'model', 'provider', 'credentialId'] as const;
+/** The model a new project's form starts with (its provider is openai). */
+const DEFAULT_MODEL = 'gpt-4o-mini';
 /** The service's limit on instructions (characters). */
 const MAX_INSTRUCTIONS = 32_000;
 
@@ -28,7 +30,7 @@ export function ProjectForm({ project, onDone }: { project: Project | null; onDo
     instructions: project?.instructions ?? '',
     icon: project?.icon ?? '',
     color: project?.color ?? '',
-    model: project?.model ?? 'gpt-4o-mini',
+    model: project?.model ?? DEFAULT_MODEL,
     provider: (project?.provider ?? 'openai') as Provider,
     credentialId: project?.credentialId ?? '',
   });
@@ -40,8 +42,12 @@ export function ProjectForm({ project, onDone }: { project: Project | null; onDo
   // What "Default" means for this provider: your default credential of it, else the server's own.
   const fallback = ofProvider.find((c) => c.default);
   const set = (name: keyof typeof values) => (e: Event) => setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).value });
-  // Another provider's credential cannot be the project's: the choice goes back to the default.
-  const setProvider = (e: Event) => setValues({ ...values, provider: (e.currentTarget as HTMLSelectElement).value as Provider, credentialId: '' });
+  // Another provider's credential cannot be the project's: the choice goes back to the default. A model
+  // picked from the old provider's list (or the new form's default) goes too: it is the old provider's.
+  const setProvider = (e: Event) => {
+    const oldModel = values.model === (project?.model ?? DEFAULT_MODEL) || (models.state === 'loaded' && models.ids.includes(values.model));
+    setValues({ ...values, provider: (e.currentTarget as HTMLSelectElement).value as Provider, credentialId: '', model: oldModel ? '' : values.model });
+  };
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -104,6 +110,7 @@ export function ProjectForm({ project, onDone }: { project: Project | null; onDo
             onInput={set('model')}
             required
             list="project-model-options"
+            placeholder="Pick one offered or type its name"
             autocomplete="off"
             aria-busy={models.state === 'loading' ? true : undefined}
             {...describedBy('project-model', errors.model, true)}

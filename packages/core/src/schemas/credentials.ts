@@ -28,9 +28,20 @@ type Shaped<T> = T extends z.core.$ZodShape ? T : never;
 type CreateVariant<K extends CredentialProviderId> = z.ZodObject<Shaped<typeof common & { provider: z.ZodLiteral<K> } & FieldsShape<K>>, z.core.$strict>;
 type CreateVariants = { [K in CredentialProviderId]: CreateVariant<K> }[CredentialProviderId];
 
+/**
+ * A provider's fields as its credentials take them, its secrets marked `writeOnly` (JSON Schema's
+ * word for a member sent and never returned), so the OpenAPI document tells a client which fields
+ * to take like passwords (the console's credential form is generated from it).
+ */
+const fieldsOf = (provider: CredentialProviderId): Record<string, z.ZodType> => {
+  const secrets: readonly string[] = MODEL_PROVIDERS[provider].secrets;
+  return Object.fromEntries(
+    Object.entries(MODEL_PROVIDERS[provider].fields.shape as Record<string, z.ZodType>).map(([name, schema]) => [name, secrets.includes(name) ? schema.meta({ writeOnly: true }) : schema]),
+  );
+};
+
 /** One variant per credential provider: the common members and the provider's fields (its registry entry's `fields`). */
-const variant = <K extends CredentialProviderId>(provider: K): CreateVariant<K> =>
-  z.strictObject({ ...common, provider: z.literal(provider), ...MODEL_PROVIDERS[provider].fields.shape }) as unknown as CreateVariant<K>;
+const variant = <K extends CredentialProviderId>(provider: K): CreateVariant<K> => z.strictObject({ ...common, provider: z.literal(provider), ...fieldsOf(provider) }) as unknown as CreateVariant<K>;
 
 /**
  * `POST /api/v1/credentials`: one variant per provider (docs/PROVIDERS.md, "Credentials per
@@ -44,7 +55,7 @@ export type CreateCredentialRequest = z.input<typeof CreateCredentialRequest>;
 /** Every provider's fields, each optional (a field a credential's provider does not have is refused by the service, naming it); an optional field may be null to remove it. */
 const anyFields: Record<string, z.ZodType> = {};
 for (const id of CREDENTIAL_PROVIDER_IDS) {
-  for (const [field, schema] of Object.entries(MODEL_PROVIDERS[id].fields.shape as Record<string, z.ZodType>)) {
+  for (const [field, schema] of Object.entries(fieldsOf(id))) {
     anyFields[field] = schema instanceof z.ZodOptional ? schema.nullable() : schema.optional();
   }
 }

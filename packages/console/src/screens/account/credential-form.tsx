@@ -1,17 +1,21 @@
 import { useState } from 'preact/hooks';
-import { ApiError, type BodyOf, messageOf, type ResultOf } from '../../api/client';
+import { ApiError, type BodyOf, messageOf } from '../../api/client';
 import { useApi } from '../../api/context';
 import { CREDENTIAL_PROVIDERS } from '../../api/enums';
+import { labelOf } from '../../components/error-text';
 import { fieldErrors } from '../../components/field-errors';
 import { describedBy, ErrorNote, Field, Options } from '../../components/ui';
+import { ALL_FIELDS, asPatch, type Credential, fieldsOf, fieldsToSend, initialFields, type Provider, type ProviderField } from './credential-fields';
 
-export type Credential = ResultOf<'/api/v1/credentials', 'get'>['credentials'][number];
-type Provider = BodyOf<'/api/v1/credentials', 'post'>['provider'];
+const lowerFirst = (text: string) => (/^[A-Z][a-z]/.test(text) ? text.charAt(0).toLowerCase() + text.slice(1) : text);
 
-const FIELDS = ['name', 'provider', 'apiKey', 'secretAccessKey', 'endpoint', 'apiVersion', 'region', 'accessKeyId', 'sessionToken', 'baseUrl', 'proxy', 'default'] as const;
+export type { Credential } from './credential-fields';
+
+const FIELDS = ['name', 'provider', 'baseUrl', 'proxy', 'default', ...ALL_FIELDS];
 /** The outbound policy's refusal ends "...; allow it with --allow-host": that part is about the address too. */
 const POLICY_HINT = { 'allow it with --allow-host': 'baseUrl' };
-const DEFAULT_ADDRESS: Record<Provider, string> = {
+/** Where a provider's calls go with no base URL (the registry's defaults, as the docs give them); a provider not listed says it generally. */
+const DEFAULT_ADDRESS: Partial<Record<Provider, string>> = {
   openai: "Empty: the server's OPENAI_BASE_URL, else https://api.openai.com/v1.",
   ollama: "Empty: the server's OLLAMA_HOST, else http://127.0.0.1:11434.",
   anthropic: "Empty: the server's ANTHROPIC_BASE_URL, else https://api.anthropic.com/v1.",
@@ -19,12 +23,15 @@ const DEFAULT_ADDRESS: Record<Provider, string> = {
   google: "Empty: the server's GOOGLE_GENERATIVE_AI_BASE_URL, else https://generativelanguage.googleapis.com/v1beta.",
   azure: 'Empty: {endpoint}/openai. A gateway in front of the resource (API Management, LiteLLM) goes here.',
 };
+const addressHint = (provider: Provider) => DEFAULT_ADDRESS[provider] ?? "Empty: the provider's default address.";
 
 /**
- * Add a credential (`credential` null) or change one. The key is typed into a password field,
- * sent once and then dropped from the form: the console never shows it back (the service
- * answers only its last four characters). The provider is fixed once created. The base URL is
- * shown as the service answers it (user:password and query values masked): it is sent only when
+ * Add a credential (`credential` null) or change one. The provider's own fields come from the
+ * API's contract (`CREDENTIAL_FIELDS`, generated): a secret (`writeOnly`) is typed into a
+ * password field, sent once and then dropped from the form, never shown back (the service answers
+ * only its last four characters; empty keeps it); an address is a URL field; a map (Azure's
+ * deployments) is `name = value` lines. The provider is fixed once created. The base URL is shown
+ * as the service answers it (user:password and query values masked): it is sent only when
  * changed, and emptying it sends null (the provider's default address). The service checks an
  * address against the server's outbound policy; its 400 message for a field is shown next to
  * that field.
@@ -34,65 +41,45 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
   const [values, setValues] = useState({
     name: credential?.name ?? '',
     provider: credential?.provider ?? ('openai' as Provider),
-    apiKey: '',
-    // Azure's resource endpoint and API version (shown fields of the credential).
-    endpoint: String(credential?.fields.endpoint ?? ''),
-    apiVersion: String(credential?.fields.apiVersion ?? ''),
-    // Bedrock's region and access key id (shown); its secret access key is typed in the key field, its session token below.
-    region: String(credential?.fields.region ?? ''),
-    accessKeyId: String(credential?.fields.accessKeyId ?? ''),
-    sessionToken: '',
     baseUrl: credential?.baseUrl ?? '',
     proxy: credential?.proxy ?? false,
     // New: ticked makes it the default; unticked leaves the default where it is (the first credential of a provider is its default anyway).
     isDefault: credential?.default ?? false,
   });
+  const [fields, setFields] = useState(() => initialFields(values.provider, credential));
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
-  const set = (name: 'name' | 'provider' | 'apiKey' | 'endpoint' | 'apiVersion' | 'region' | 'accessKeyId' | 'sessionToken' | 'baseUrl') => (e: Event) =>
-    setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).value });
+  const text = (e: Event) => (e.currentTarget as HTMLInputElement).value;
   const check = (name: 'proxy' | 'isDefault') => (e: Event) => setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).checked });
+  const setProvider = (e: Event) => {
+    const provider = text(e) as Provider;
+    setValues({ ...values, provider });
+    setFields(initialFields(provider, null));
+  };
 
   const submit = async (e: Event) => {
     e.preventDefault();
+    const own = fieldsToSend(values.provider, fields, credential);
+    setErrors(own.errors);
+    if (Object.keys(own.errors).length > 0) return;
     setBusy(true);
-    setErrors({});
     try {
       if (credential) {
-        const data: BodyOf<'/api/v1/credentials/{id}', 'patch'>['data'] = { name: values.name, proxy: values.proxy };
-        const bedrock = credential.provider === 'bedrock';
-        if (values.apiKey) data[bedrock ? 'secretAccessKey' : 'apiKey'] = values.apiKey;
-        if (bedrock && values.region.trim() !== String(credential.fields.region ?? '')) data.region = values.region.trim();
-        if (bedrock && values.accessKeyId.trim() !== String(credential.fields.accessKeyId ?? '')) data.accessKeyId = values.accessKeyId.trim();
-        if (bedrock && values.sessionToken) data.sessionToken = values.sessionToken;
-        if (credential.provider === 'azure' && values.endpoint.trim() !== String(credential.fields.endpoint ?? '')) data.endpoint = values.endpoint.trim();
-        if (credential.provider === 'azure' && values.apiVersion.trim() !== String(credential.fields.apiVersion ?? '')) data.apiVersion = values.apiVersion.trim();
+        const data: BodyOf<'/api/v1/credentials/{id}', 'patch'>['data'] = { name: values.name, proxy: values.proxy, ...asPatch(own.data) };
         // The masked address as shown means "unchanged"; empty means the provider's default.
         const baseUrl = values.baseUrl.trim();
         if (baseUrl !== (credential.baseUrl ?? '')) data.baseUrl = baseUrl === '' ? null : baseUrl;
         if (values.isDefault !== credential.default) data.default = values.isDefault;
         await api.call('patch', '/api/v1/credentials/{id}', { params: { id: credential.id }, body: { data } });
       } else {
-        const common = {
+        const body = {
           name: values.name,
+          provider: values.provider,
+          ...own.data,
           ...(values.baseUrl.trim() ? { baseUrl: values.baseUrl.trim() } : {}),
           proxy: values.proxy,
           ...(values.isDefault ? { default: true } : {}),
-        };
-        const provider = values.provider;
-        const body: BodyOf<'/api/v1/credentials', 'post'> =
-          provider === 'azure'
-            ? { ...common, provider, apiKey: values.apiKey, endpoint: values.endpoint.trim(), ...(values.apiVersion.trim() ? { apiVersion: values.apiVersion.trim() } : {}) }
-            : provider === 'bedrock'
-              ? {
-                  ...common,
-                  provider,
-                  region: values.region.trim(),
-                  accessKeyId: values.accessKeyId.trim(),
-                  secretAccessKey: values.apiKey,
-                  ...(values.sessionToken ? { sessionToken: values.sessionToken } : {}),
-                }
-              : { ...common, provider, apiKey: values.apiKey };
+        } as BodyOf<'/api/v1/credentials', 'post'>;
         await api.call('post', '/api/v1/credentials', { body });
       }
       onDone(true);
@@ -104,40 +91,54 @@ export function CredentialForm({ credential, onDone }: { credential: Credential 
     }
   };
 
-  const field = (name: 'name' | 'apiKey' | 'endpoint' | 'apiVersion' | 'region' | 'accessKeyId' | 'sessionToken' | 'baseUrl', label: string, extra: Record<string, unknown> = {}, hint?: string) => (
-    <Field id={`credential-${name}`} label={label} error={errors[name]} {...(hint ? { hint } : {})}>
-      <input id={`credential-${name}`} value={values[name]} onInput={set(name)} {...describedBy(`credential-${name}`, errors[name], Boolean(hint))} {...extra} />
+  const input = (id: string, label: string, value: string, onInput: (e: Event) => void, extra: Record<string, unknown>, hint?: string) => (
+    <Field key={id} id={`credential-${id}`} label={label} error={errors[id]} {...(hint ? { hint } : {})}>
+      <input id={`credential-${id}`} value={value} onInput={onInput} {...describedBy(`credential-${id}`, errors[id], Boolean(hint))} {...extra} />
     </Field>
   );
+  const own = (f: ProviderField) => {
+    const value = fields[f.name] ?? '';
+    const onInput = (e: Event) => setFields({ ...fields, [f.name]: text(e) });
+    if (f.secret) {
+      const last4 = credential?.secretsLast4[f.name];
+      return input(
+        f.name,
+        credential ? `New ${lowerFirst(labelOf(f.name))}` : labelOf(f.name),
+        value,
+        onInput,
+        // A password field: the secret is not echoed on screen, and the browser offers no autofill.
+        { type: 'password', autocomplete: 'new-password', spellcheck: false, required: f.required && credential === null },
+        credential ? (last4 ? `Empty keeps the current one (ending in ${last4}).` : 'Empty: none.') : 'Stored encrypted; only its last four characters are ever shown.',
+      );
+    }
+    if (f.kind === 'map') {
+      return (
+        <Field key={f.name} id={`credential-${f.name}`} label={labelOf(f.name)} error={errors[f.name]} hint={`${f.description}. One "name = value" a line.`}>
+          <textarea id={`credential-${f.name}`} rows={3} value={value} onInput={onInput} spellcheck={false} {...describedBy(`credential-${f.name}`, errors[f.name], true)} />
+        </Field>
+      );
+    }
+    return input(f.name, labelOf(f.name), value, onInput, { type: f.kind === 'url' ? 'url' : 'text', required: f.required, spellcheck: false }, f.description);
+  };
 
   return (
     <form class="card form" onSubmit={submit} aria-labelledby="credential-form-title">
       <h2 id="credential-form-title">{credential ? `Edit ${credential.name}` : 'New credential'}</h2>
       <div class="grid">
         <Field id="credential-provider" label="Provider" error={errors.provider}>
-          <select id="credential-provider" value={values.provider} onChange={set('provider')} disabled={credential !== null} {...describedBy('credential-provider', errors.provider)}>
+          <select id="credential-provider" value={values.provider} onChange={setProvider} disabled={credential !== null} {...describedBy('credential-provider', errors.provider)}>
             <Options values={CREDENTIAL_PROVIDERS} />
           </select>
         </Field>
-        {field('name', 'Name', { required: true, maxLength: 100 })}
-        {field(
-          'apiKey',
-          values.provider === 'bedrock' ? (credential ? 'New secret access key' : 'Secret access key') : credential ? 'New API key' : 'API key',
-          // A password field: the key is not echoed on screen, and the browser offers no autofill.
-          { type: 'password', autocomplete: 'new-password', spellcheck: false, required: credential === null },
-          credential ? `Empty keeps the current key (ending in ${credential.apiKeyLast4}).` : 'Stored encrypted; only its last four characters are ever shown.',
-        )}
-        {values.provider === 'bedrock' && field('region', 'AWS region', { required: true, placeholder: 'us-east-1' })}
-        {values.provider === 'bedrock' && field('accessKeyId', 'Access key id', { required: true, spellcheck: false })}
-        {values.provider === 'bedrock' &&
-          field('sessionToken', 'Session token', { type: 'password', autocomplete: 'new-password', spellcheck: false }, 'Only for temporary (STS) keys; stored encrypted.')}
-        {values.provider === 'azure' && field('endpoint', 'Resource endpoint', { type: 'url', required: true, placeholder: 'https://my-resource.openai.azure.com' })}
-        {values.provider === 'azure' && field('apiVersion', 'API version', { placeholder: '2024-10-21' }, 'Empty: 2024-10-21, the latest GA version.')}
-        {field(
+        {input('name', 'Name', values.name, (e) => setValues({ ...values, name: text(e) }), { required: true, maxLength: 100 })}
+        {fieldsOf(values.provider).map(own)}
+        {input(
           'baseUrl',
           'Base URL',
+          values.baseUrl,
+          (e) => setValues({ ...values, baseUrl: text(e) }),
           { type: 'url', placeholder: 'https://…' },
-          credential?.baseUrl?.includes('****') ? `Shown masked: leave it as it is to keep it. ${DEFAULT_ADDRESS[values.provider]}` : DEFAULT_ADDRESS[values.provider],
+          credential?.baseUrl?.includes('****') ? `Shown masked: leave it as it is to keep it. ${addressHint(values.provider)}` : addressHint(values.provider),
         )}
       </div>
       <div class="checks">

@@ -137,7 +137,7 @@ export function CredentialsScreen() {
       ) : null}
       <ErrorNote message={error} />
       {credentials && credentials.length === 0 ? (
-        <Empty title="No credentials yet">Add the API key (and address) of an OpenAI-compatible server or an Ollama host with New credential; projects of that provider then use it.</Empty>
+        <Empty title="No credentials yet">Add the key (and address) of a model provider with New credential (each provider asks for its own fields); projects of that provider then use it.</Empty>
       ) : null}
       {credentials && credentials.length > 0 ? (
         <ListTable caption="Credentials, newest first" columns={['Name', 'Provider', 'Base URL', 'Key', 'Status', 'Named by', 'Created']}>
