@@ -13,7 +13,7 @@ import {
 } from '@agent-platform/core';
 import { answerTooLarge, boundedFetch, byteBudget, displayUrl, isEventStream, isUnresolvedHost, safeReason, unreachableAs } from '@agent-platform/core/internal';
 import OpenAI from 'openai';
-import { failureMessage, readFailure } from './ai-sdk/errors.js';
+import { chainOf, failureMessage, readFailure } from './ai-sdk/errors.js';
 import { toOpenAIMessage, toOpenAIResponseFormat, toOpenAITool, toOpenAIToolChoice } from './openai-request.js';
 
 type OpenAIChunk = OpenAI.Chat.Completions.ChatCompletionChunk;
@@ -99,19 +99,6 @@ interface PartialCall {
   id: string;
   name: string;
   arguments: string;
-}
-
-/** The message of an error and of its causes, e.g. `fetch failed (connect ECONNREFUSED 127.0.0.1:9)`. */
-function reasonOf(error: unknown): string {
-  const parts: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
-    if (current.message && !parts.includes(current.message)) parts.push(current.message);
-    current = current.cause;
-  }
-  if (parts.length === 0) return String(error);
-  const [first, ...rest] = parts;
-  return rest.length > 0 ? `${first} (${rest.join('; ')})` : (first as string);
 }
 
 /**
@@ -206,7 +193,7 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
       // The fetch refused the address (the outbound policy): pass its answer through.
       if (isUnresolvedHost(error.cause)) return unreachableAs(`${where} is unreachable`, error.cause);
       if (isPlatformError(error.cause)) return error.cause;
-      const reason = scrub(reasonOf(error.cause ?? error));
+      const reason = scrub(chainOf(error.cause ?? error));
       return new PlatformError('unavailable', `${where} is unreachable: ${reason}`, { retryable: true, details: details(), cause: error });
     }
     if (error instanceof OpenAI.APIError) {
@@ -231,7 +218,7 @@ export function openaiCompatibleModel(options: OpenAIChatModelOptions, listing: 
       return new PlatformError('upstream_error', `${where} sent a malformed event stream: an event that is not JSON`, { details: details(), cause: error });
     }
     // A body that broke off (the socket closed or was reset while streaming), or anything else the transport threw.
-    return new PlatformError('upstream_error', `${where} is unreachable: the connection broke mid-stream: ${scrub(reasonOf(error))}`, {
+    return new PlatformError('upstream_error', `${where} is unreachable: the connection broke mid-stream: ${scrub(chainOf(error))}`, {
       retryable: true,
       details: details(),
       cause: error,

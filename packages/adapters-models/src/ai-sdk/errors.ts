@@ -194,7 +194,7 @@ export function toPlatformError(context: FailureContext, error: unknown, model: 
 }
 
 /** The message of an error and of its causes, e.g. `fetch failed (connect ECONNREFUSED 127.0.0.1:9)`. */
-function chainOf(error: unknown): string {
+export function chainOf(error: unknown): string {
   const parts: string[] = [];
   for (let current = error, depth = 0; depth < 5 && current instanceof Error; current = current.cause, depth++) {
     if (current.message && !parts.includes(current.message)) parts.push(current.message);

@@ -1,5 +1,5 @@
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { startLoopback, watchExchange } from './loopback.js';
 
 /**
  * The plumbing of a loopback fake (`127.0.0.1`, a free port): it reads each request whole,
@@ -63,14 +63,18 @@ export async function writeEvents(
   exchange.res.end();
 }
 
+const serverError = (error: unknown) => ({ error: { message: String(error), type: 'server_error', param: null, code: null } });
+
 export async function startExchangeServer(handle: (exchange: Exchange) => Promise<void> | void): Promise<ExchangeServer> {
   const requests: RecordedRequest[] = [];
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => parts.push(chunk));
-    req.on('end', () => {
-      const raw = Buffer.concat(parts).toString('utf8');
+  const answer = (res: ServerResponse, record: RecordedRequest | undefined, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    if (record) record.status = status;
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
+  const loopback = await startLoopback(
+    async (req, res, body) => {
+      const raw = body.toString('utf8');
       let parsed: unknown;
       let malformed = false;
       try {
@@ -79,7 +83,7 @@ export async function startExchangeServer(handle: (exchange: Exchange) => Promis
         malformed = true;
       }
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-      let settle: (how: 'completed' | 'client_closed') => void = () => undefined;
+      const watched = watchExchange(res);
       const record: RecordedRequest = {
         method: req.method ?? 'GET',
         path: url.pathname,
@@ -89,54 +93,32 @@ export async function startExchangeServer(handle: (exchange: Exchange) => Promis
         body: typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {},
         malformed,
         status: 0,
-        ended: new Promise((resolve) => {
-          settle = resolve;
-        }),
+        ended: watched.ended,
       };
       requests.push(record);
-      let gone = false;
-      res.on('close', () => {
-        gone = !res.writableFinished;
-        settle(res.writableFinished ? 'completed' : 'client_closed');
-      });
       const exchange: Exchange = {
         req,
         res,
         record,
-        closed: () => gone || res.destroyed,
-        json(status, body, headers = {}) {
-          record.status = status;
-          res.writeHead(status, { 'content-type': 'application/json', ...headers });
-          res.end(JSON.stringify(body));
-        },
+        closed: watched.closed,
+        json: (status, json, headers) => answer(res, record, status, json, headers),
         startStream(headers = {}) {
           record.status = 200;
           res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', ...headers });
           res.flushHeaders();
         },
       };
-      Promise.resolve(handle(exchange)).catch((error: unknown) => {
-        if (!res.headersSent) exchange.json(500, { error: { message: String(error), type: 'server_error', param: null, code: null } });
-        else res.destroy();
-      });
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    port,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
+      try {
+        await handle(exchange);
+      } catch (error) {
+        // Before the answer started: a 500 in OpenAI's error shape (after it, the loopback drops the connection).
+        if (res.headersSent) throw error;
+        exchange.json(500, serverError(error));
+      }
+    },
+    (res, error) => answer(res, undefined, 500, serverError(error)),
+  );
+  return { origin: loopback.origin, port: loopback.port, requests, close: loopback.close };
 }
 
 /** What every scripted fake offers: the requests it got, the replies queued for the next ones, and closing. */
