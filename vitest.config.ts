@@ -52,6 +52,7 @@ const POSTGRES_SUITES = [
   'chat-history',
   'loopback-policy',
   'completion-images',
+  'chat-images',
 ].map((name) => `packages/server/test/${name}.test.ts`);
 
 export default defineConfig({

@@ -28,6 +28,7 @@ export {
   type Usage,
 } from './agent/chat-model.js';
 export type { AgentTool, ToolSource } from './agent/tools.js';
+export type { ChatImage } from './chats/service.js';
 export { type Clock, systemClock } from './clock.js';
 export { DEFAULT_IMAGE_LIMITS, type ImageLimits } from './completions/images.js';
 export type { AgentOptions, OperatorKeyLimits } from './completions/options.js';
@@ -37,6 +38,7 @@ export { memoryStreamStore, type StreamInfo, type StreamRecord, type StreamStore
 export type { Caller } from './context.js';
 export { type ErrorCode, isPlatformError, PlatformError, type PlatformErrorOptions, type ValidationIssue } from './errors.js';
 export { createIdGenerator, type IdGenerator } from './ids.js';
+export { IMAGE_TYPES, type ImageType } from './image-types.js';
 export type { IndexingEvent } from './knowledge/indexing-events.js';
 export type { BlobStore, EmbeddingModel, VectorHit, VectorQuery, VectorRecord, VectorStore, VectorStoreProvider } from './knowledge/interfaces.js';
 export { DEFAULT_DOCUMENT_LIMITS, type DocumentLimitName, type DocumentLimits } from './knowledge/limits.js';

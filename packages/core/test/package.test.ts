@@ -16,6 +16,7 @@ describe('@agent-platform/core exports', () => {
         "DEFAULT_UPSTREAM_LIMITS",
         "DEFAULT_USER_CAPS",
         "EMBEDDERS",
+        "IMAGE_TYPES",
         "MODEL_PROVIDERS",
         "OPENAI_COMPATIBLE_SERVICES",
         "PlatformError",

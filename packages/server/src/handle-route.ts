@@ -3,6 +3,7 @@ import { parseInput } from '@agent-platform/core/internal';
 import { getRouterParams, type H3Event } from 'h3';
 import type { Logger } from 'pino';
 import { FastResponse } from 'srvx';
+import { binaryResponse } from './binary.js';
 import { queryObject, readJsonBody } from './body.js';
 import { failureHeaders, openaiError, toErrorResponse } from './errors.js';
 import { readMultipartBody } from './multipart.js';
@@ -118,6 +119,8 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
           keepAliveMs,
           ...clientGone(event),
         });
+      case 'binary':
+        return binaryResponse(await route.handler(platform, input), route.media, input.headers);
       default:
         // `json`, and `raw`, whose failures alone differ (see `failure`).
         return json(route.status ?? 200, await route.handler(platform, input));

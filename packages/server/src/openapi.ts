@@ -97,12 +97,21 @@ const operationId = (method: string, path: string) =>
 
 /** The success response of an API route, by its kind. */
 function successResponse(route: ApiRoute) {
-  const body = schemaOf(route.response, 'output');
   switch (route.kind) {
+    case 'binary':
+      return {
+        description: `The stored bytes as they are (ETag; If-None-Match answers 304; cached privately for ${route.media.maxAgeSeconds} s)`,
+        headers: {
+          ETag: { description: 'A strong validator of the bytes', schema: { type: 'string' } },
+          'Cache-Control': { description: 'Only the caller may cache the bytes', schema: { type: 'string' } },
+        },
+        content: Object.fromEntries(route.media.types.map((type) => [type, { schema: { type: 'string', format: 'binary', contentMediaType: type } }])),
+      };
     case 'sse':
     case 'replay':
-      return { description: 'Server-Sent Events: a comment opens the stream, each data line is one event of this schema', ...events(body) };
+      return { description: 'Server-Sent Events: a comment opens the stream, each data line is one event of this schema', ...events(schemaOf(route.response, 'output')) };
     case 'openai': {
+      const body = schemaOf(route.response, 'output');
       const chunk = route.events ? schemaOf(route.events, 'output') : body;
       return {
         description: 'The completion as JSON, or with stream true as Server-Sent Events of chunks ending with data: [DONE]',
@@ -110,7 +119,7 @@ function successResponse(route: ApiRoute) {
       };
     }
     default:
-      return { description: 'Success', ...json(body) };
+      return { description: 'Success', ...json(schemaOf(route.response, 'output')) };
   }
 }
 
@@ -162,7 +171,11 @@ export function buildOpenApi(apiRoutes: readonly ApiRoute[], publicRoutes: reado
             },
           }
         : {}),
-      responses: { [route.status ?? 200]: successResponse(route), ...errorResponses(route, errorSchema, true) },
+      responses: {
+        [route.status ?? 200]: successResponse(route),
+        ...(route.kind === 'binary' ? { 304: { description: 'Not modified: If-None-Match names these bytes' } } : {}),
+        ...errorResponses(route, errorSchema, true),
+      },
     });
   }
 

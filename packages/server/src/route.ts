@@ -14,8 +14,28 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * | `openai` | `{ stream: false, body }` or `{ stream: true, chunks }` | JSON, or OpenAI's SSE ending `data: [DONE]`; errors also carry OpenAI's `error` object |
  * | `replay` | an `AsyncIterable` of `{ id, data }`, `data` a recorded chunk or failure | SSE with event ids (resumable with `Last-Event-ID`), framed as `openai` streams are, ending `data: [DONE]` |
  * | `raw` | the body | JSON, 200; errors put their message in `error`, not `message` (the Ollama-style local model routes) |
+ * | `binary` | a `BinaryBody` (bytes, type, validator) | the bytes as they are, with the route's `media` headers; `If-None-Match` answered 304 |
  */
-export type RouteKind = 'json' | 'sse' | 'openai' | 'replay' | 'raw';
+export type RouteKind = 'json' | 'sse' | 'openai' | 'replay' | 'raw' | 'binary';
+
+/** What a `binary` route's handler returns: stored bytes, served as they are. */
+export interface BinaryBody {
+  readonly bytes: Uint8Array;
+  /** Their type, one of the route's `media.types`. */
+  readonly contentType: string;
+  /** A strong validator of exactly these bytes (e.g. their digest), without quotes: the `ETag`. */
+  readonly etag: string;
+}
+
+/** How a `binary` route serves its bodies. */
+export interface BinaryMedia {
+  /** Every content type a body may have: the document lists each. */
+  readonly types: readonly string[];
+  /** How long the caller's own cache may keep a body, in seconds (`cache-control: private, max-age`). */
+  readonly maxAgeSeconds: number;
+  /** The file name a saved body gets, from the body (`content-disposition: inline; filename=...`). */
+  readonly fileName: (body: BinaryBody) => string;
+}
 
 /** What a handler of each kind returns. */
 export interface RouteResults {
@@ -24,6 +44,7 @@ export interface RouteResults {
   openai: { stream: false; body: unknown } | { stream: true; chunks: AsyncIterable<ChatCompletionChunk> };
   replay: AsyncIterable<StreamEvent<StreamRecord>>;
   raw: unknown;
+  binary: BinaryBody;
 }
 
 /** The parsed value of an optional schema; `{}` when the route declares none. */
@@ -40,12 +61,33 @@ export interface RouteInput<P = unknown, Q = unknown, B = unknown> {
   readonly headers: Headers;
 }
 
+/** What a route answers on success, as the document shows it: a schema, or for `binary` routes (which must say their kind) the bytes' media. */
+type RouteAnswer<K extends RouteKind> = [K] extends ['binary']
+  ? {
+      readonly kind: 'binary';
+      /** The types the bodies may have and how they are served. */
+      readonly media: BinaryMedia;
+      readonly response?: undefined;
+    }
+  : {
+      /** The success body (`json`, `openai` without `stream`, `raw`), or the schema of each event's `data` (`sse`, `replay`). */
+      readonly response: z.ZodType;
+      readonly media?: undefined;
+    };
+
 /**
  * One API route. Its `params`, `query` and `body` schemas parse the request before the handler
  * runs (400 `invalid_request` naming the field, 413 past a size limit), type the handler's
  * input, and document the route in /openapi.json.
  */
-export interface RouteSpec<
+export type RouteSpec<
+  P extends z.ZodObject | undefined = z.ZodObject | undefined,
+  Q extends z.ZodObject | undefined = z.ZodObject | undefined,
+  B extends z.ZodType | undefined = z.ZodType | undefined,
+  K extends RouteKind = RouteKind,
+> = RouteBase<P, Q, B, K> & RouteAnswer<K>;
+
+interface RouteBase<
   P extends z.ZodObject | undefined = z.ZodObject | undefined,
   Q extends z.ZodObject | undefined = z.ZodObject | undefined,
   B extends z.ZodType | undefined = z.ZodType | undefined,
@@ -60,11 +102,6 @@ export interface RouteSpec<
   readonly params?: P;
   readonly query?: Q;
   readonly body?: B;
-  /**
-   * The success body (`json`, `openai` without `stream`, `raw`), or the schema of each event's
-   * `data` (`sse`, `replay`).
-   */
-  readonly response: z.ZodType;
   /** `openai` routes: the schema of each streamed chunk (`stream: true`). */
   readonly events?: z.ZodType;
   /** How the route answers. Default `json`. */
@@ -96,9 +133,10 @@ export interface RouteSpec<
 }
 
 /** A route of one kind with its input types erased: what `createApp` and the document read. */
-type ErasedRoute<K extends RouteKind> = Omit<RouteSpec<z.ZodObject | undefined, z.ZodObject | undefined, z.ZodType | undefined, K>, 'handler'> & {
-  handler(platform: AgentPlatform, input: RouteInput): Promise<RouteResults[K]>;
-};
+type ErasedRoute<K extends RouteKind> = Omit<RouteBase<z.ZodObject | undefined, z.ZodObject | undefined, z.ZodType | undefined, K>, 'handler'> &
+  RouteAnswer<K> & {
+    handler(platform: AgentPlatform, input: RouteInput): Promise<RouteResults[K]>;
+  };
 
 /** A route of the table; `kind` tells which (`undefined` is `json`). */
 export type ApiRoute = { [K in RouteKind]: ErasedRoute<K> }[RouteKind];

@@ -36,6 +36,12 @@ export interface TestServer extends RunningServer {
    * machine), longer than the route's own wait may last.
    */
   indexed(documentId: string, key?: string): Promise<any>;
+  /**
+   * Another instance on this server's data, as a second machine runs it: on PostgreSQL a server
+   * of the same options on the same database (its own data folder); undefined on SQLite, whose
+   * data one process holds. The caller stops it.
+   */
+  peer(): Promise<(RunningServer & { stop(): Promise<void> }) | undefined>;
   stop(): Promise<void>;
 }
 
@@ -124,6 +130,18 @@ export async function startTestServer(options: Omit<ServerOptions, 'port' | 'hos
         await new Promise((r) => setTimeout(r, 50));
       }
       throw new Error(`document ${documentId} is still being indexed after a minute`);
+    },
+    async peer() {
+      if (!mode.database) return undefined;
+      const peerDir = await mkdtemp(join(tmpdir(), 'ap-peer-'));
+      const peer = await startServer({ port: 0, host: '127.0.0.1', dataDir: peerDir, logger: pino({ level: 'silent' }), ...options, ...mode });
+      return {
+        ...peer,
+        async stop() {
+          await peer.close();
+          await rm(peerDir, { recursive: true, force: true });
+        },
+      };
     },
     async stop() {
       await server.close();

@@ -84,6 +84,8 @@ const make = {
 };
 const doc = (projectId: string) => ({ projectId, fileName: 'notes.md', fileType: 'md', sourceType: 'upload', content: '# Pumps\n\nThe pump needs oil.' });
 const mcpUrl = () => `http://127.0.0.1:${everything.port}/mcp`;
+/** A real 1x1 PNG, base64. */
+const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 const completion = (model: string) => ({ model, messages: [{ role: 'user', content: 'hello' }] });
 
 /** A valid call of every route, made as the user of `key`. */
@@ -103,6 +105,14 @@ const VALID: Record<string, (key: string) => Promise<Call>> = {
   'POST /api/chats': async (key) => ({ body: { projectId: await make.project(key), name: 'Support' } }),
   'GET /api/chats': async () => ({ query: { limit: '5', offset: '0' } }),
   'GET /api/chats/{chatId}/messages': async (key) => ({ params: { chatId: await make.chat(key) } }),
+  'GET /api/chats/{chatId}/images/{ref}': async (key) => {
+    const chatId = await make.chat(key);
+    const projectId = (await s.call('GET', `/api/chats`, { key })).body.chats.find((c: { id: string }) => c.id === chatId).projectId;
+    const content = [{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_1X1}` } }];
+    await create(key, 'POST', '/api/v1/chat/completions', { model: projectId, messages: [{ role: 'user', content }], chatId });
+    const { messages } = await create(key, 'GET', `/api/chats/${chatId}/messages`, undefined);
+    return { params: { chatId, ref: messages[0].parts[0].ref } };
+  },
   'PATCH /api/chats/{chatId}': async (key) => ({ params: { chatId: await make.chat(key) }, body: { name: 'Renamed' } }),
   'DELETE /api/chats/{chatId}': async (key) => ({ params: { chatId: await make.chat(key) } }),
   'POST /api/chats/{chatId}/streams': async (key) => {
@@ -257,6 +267,9 @@ describe.each(apiRoutes.map((route) => [name(route), route] as const))('%s', (_n
         .map((line) => JSON.parse(line.slice(6)));
       expect(data.length).toBeGreaterThan(0);
       if (route.kind === 'sse') for (const event of data) expect(route.response.safeParse(event).error).toBeUndefined();
+    } else if (route.kind === 'binary') {
+      expect(route.media.types).toContain(res.headers.get('content-type'));
+      expect(res.headers.get('etag')).toMatch(/^"[^"]+"$/);
     } else {
       expect(route.response.safeParse(res.body).error).toBeUndefined();
     }

@@ -87,6 +87,23 @@ export interface paths {
         patch: operations["patchApiChatsChatId"];
         trace?: never;
     };
+    "/api/chats/{chatId}/images/{ref}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An image of a chat's message, by the ref its parts name: the bytes, of the type told by them */
+        get: operations["getApiChatsChatIdImagesRef"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/chats/{chatId}/messages": {
         parameters: {
             query?: never;
@@ -1326,6 +1343,71 @@ export interface operations {
             };
             /** @description Body or a field over its size limit; the message names the limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getApiChatsChatIdImagesRef: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chatId: string;
+                /** @description The image's SHA-256 (hex), as the message's parts name it */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stored bytes as they are (ETag; If-None-Match answers 304; cached privately for 86400 s) */
+            200: {
+                headers: {
+                    /** @description Only the caller may cache the bytes */
+                    "Cache-Control"?: string;
+                    /** @description A strong validator of the bytes */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/gif": string;
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
+                };
+            };
+            /** @description Not modified: If-None-Match names these bytes */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -2,7 +2,7 @@ import type { Caller } from '../context.js';
 import { publicMethods } from '../methods.js';
 import { type ChatMessagesResponse, type ChatResponse, CreateChatRequest, ListChatsQuery, type ListChatsResponse, RenameChatRequest } from '../schemas/chats.js';
 import { parseInput } from '../validation.js';
-import type { ChatsService } from './service.js';
+import type { ChatImage, ChatsService } from './service.js';
 
 /**
  * Chats and their messages: `AgentPlatform`'s public methods of the area (installed on its prototype,
@@ -23,6 +23,15 @@ export const chatsMethods = publicMethods<{ chats: ChatsService }>()({
   /** `GET /api/chats/{chatId}/messages`: every stored message, in order (tool calls and results included). */
   chatMessages(caller: Caller, chatId: string): Promise<ChatMessagesResponse> {
     return this.chats.messages(caller, chatId);
+  },
+
+  /**
+   * `GET /api/chats/{chatId}/images/{ref}`: an image of a message of the caller's chat (its bytes
+   * and type), by the ref the message's `parts` name. Another user's chat, or a ref the chat does
+   * not keep, is `not_found`.
+   */
+  chatImage(caller: Caller, chatId: string, ref: string): Promise<ChatImage> {
+    return this.chats.imageOf(caller, chatId, ref);
   },
 
   /** `PATCH /api/chats/{chatId}`: renames the chat. */

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { type Caller, callerProject, type PlatformContext } from '../context.js';
 import { isPlatformError, PlatformError } from '../errors.js';
 import { CHAT_ID_RULE, isChatId } from '../ids.js';
+import { type ImageType, sniffImageType } from '../image-types.js';
 import { offsetPageFields } from '../paging.js';
 import type { Chat, ChatMessagesResponse, ChatResponse, CreateChatRequest, ListChatsQuery, ListChatsResponse, RenameChatRequest } from '../schemas/chats.js';
 import type { ChatRecord } from '../storage/types.js';
@@ -19,6 +20,15 @@ function toChat(record: ChatRecord): Chat {
     createdAt: record.createdAt.toISOString(),
     updatedAt: record.updatedAt.toISOString(),
   };
+}
+
+/** A stored image of a chat's message, as `GET /api/chats/{chatId}/images/{ref}` serves it. */
+export interface ChatImage {
+  /** The image's SHA-256 (hex): its name in the chat's history, and a strong validator of its bytes. */
+  readonly ref: string;
+  /** Told by its bytes (only the types a completion takes are ever stored). */
+  readonly mediaType: ImageType;
+  readonly bytes: Uint8Array;
 }
 
 /**
@@ -44,6 +54,19 @@ export class ChatsService {
   /** The bytes of an image of the user's chat (by its reference), undefined when it is gone. */
   image(userId: string, chatId: string, ref: string): Promise<Uint8Array | undefined> {
     return this.#images.get(userId, chatId, ref);
+  }
+
+  /**
+   * `GET /api/chats/{chatId}/images/{ref}`: an image of one of the caller's chats, by the ref
+   * its message keeps (`parts`). `not_found` for another user's chat, an unknown ref, a ref of
+   * another chat (each chat keeps its own copy) and anything that is not a ref.
+   */
+  async imageOf(caller: Caller, chatId: string, ref: string): Promise<ChatImage> {
+    await this.get(caller, chatId);
+    const bytes = await this.#images.get(caller.userId, chatId, ref);
+    const mediaType = bytes && sniffImageType(bytes);
+    if (!bytes || !mediaType) throw PlatformError.notFound('Image not found');
+    return { ref, mediaType, bytes };
   }
 
   /** The chats part of a project's delete (`ProjectCleanup`): their images, read before and deleted after. */

@@ -1,5 +1,6 @@
 import type { ChatModel } from '../agent/chat-model.js';
 import { isPlatformError, PlatformError } from '../errors.js';
+import { IMAGE_TYPES, sniffImageType } from '../image-types.js';
 import { displayUrl } from '../net/display.js';
 import type { GuardedFetch } from '../net/guarded-fetch.js';
 import type { CompletionMessage } from '../schemas/completions.js';
@@ -25,21 +26,6 @@ export interface ImageLimits {
 }
 
 export const DEFAULT_IMAGE_LIMITS = { maxImageBytes: 5 * 1024 * 1024, maxRequestBytes: 20 * 1024 * 1024, fetchTimeoutMs: 10_000 } as const;
-
-/** The image types a model is given, told by their first bytes (the declared type is not trusted). */
-export const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
-
-const startsWith = (bytes: Uint8Array, prefix: readonly number[], at = 0) => prefix.every((b, i) => bytes[at + i] === b);
-const ascii = (text: string) => [...text].map((c) => c.charCodeAt(0));
-
-/** The type of an image by its magic bytes, or undefined when it is none of `IMAGE_TYPES`. */
-export function sniffImageType(bytes: Uint8Array): (typeof IMAGE_TYPES)[number] | undefined {
-  if (startsWith(bytes, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'image/png';
-  if (startsWith(bytes, [0xff, 0xd8, 0xff])) return 'image/jpeg';
-  if (startsWith(bytes, ascii('GIF87a')) || startsWith(bytes, ascii('GIF89a'))) return 'image/gif';
-  if (startsWith(bytes, ascii('RIFF')) && startsWith(bytes, ascii('WEBP'), 8)) return 'image/webp';
-  return undefined;
-}
 
 /** Where each image part of the request is: its path for messages (`messages.0.content.1.image_url.url`) and its URL. */
 export function imageParts(messages: readonly CompletionMessage[]): { path: string; url: string }[] {

@@ -1,3 +1,4 @@
+import { IMAGE_TYPES } from '@agent-platform/core';
 import {
   ChatMessagesResponse,
   ChatResponse,
@@ -13,6 +14,13 @@ import { z } from 'zod';
 import { type ApiRoute, route } from '../route.js';
 
 const ChatIdParam = z.object({ chatId: z.string().min(1).max(200) });
+
+/**
+ * How long the caller's browser may keep a chat's image without asking again: a day. The bytes of
+ * a ref never change (the ref is their digest), so a longer time would serve no stale image; a
+ * day bounds how long a deleted chat's images stay in the caller's own cache.
+ */
+const IMAGE_MAX_AGE_SECONDS = 86_400;
 
 /** Chats, their messages and their resumable streams: their routes, in the order of the table (routes/index.ts). */
 export const chatsRoutes: readonly ApiRoute[] = [
@@ -45,6 +53,20 @@ export const chatsRoutes: readonly ApiRoute[] = [
     params: ChatIdParam,
     response: ChatMessagesResponse,
     handler: (p, i) => p.chats.messages(i.caller, i.params.chatId),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/chats/{chatId}/images/{ref}',
+    summary: "An image of a chat's message, by the ref its parts name: the bytes, of the type told by them",
+    tag: 'Chats',
+    params: ChatIdParam.extend({ ref: z.string().min(1).max(200).describe("The image's SHA-256 (hex), as the message's parts name it") }),
+    kind: 'binary',
+    // Never SVG or any type a browser runs: only the types a completion takes are ever stored.
+    media: { types: IMAGE_TYPES, maxAgeSeconds: IMAGE_MAX_AGE_SECONDS, fileName: (image) => `${image.etag}.${image.contentType.slice('image/'.length)}` },
+    handler: async (p, i) => {
+      const image = await p.chats.imageOf(i.caller, i.params.chatId, i.params.ref);
+      return { bytes: image.bytes, contentType: image.mediaType, etag: image.ref };
+    },
   }),
   route({
     method: 'PATCH',
