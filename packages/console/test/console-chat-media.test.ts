@@ -120,12 +120,45 @@ describe('console: chat with images, structured output and reasoning', () => {
       await page.getByText('Ask the agent').waitFor();
       await list.getByRole('button', { name: 'What colours are these?' }).click();
       await expect.poll(() => loadedImages(page, '.turn.user .images img'), { timeout: 10_000 }).toEqual([48, 48]);
-      // After a reload the page has no copy (the API serves no stored image): each is described.
+      // After a reload the page has no copy: each stored image is fetched from the chat with the
+      // key (in the Authorization header, as an <img> cannot send it) and shown from a blob: URL.
       await page.reload();
       await page.getByRole('heading', { name: 'Chats' }).waitFor();
+      const fetched: { url: string; authorization: string | undefined }[] = [];
+      page.on('request', (r) => {
+        if (r.url().includes('/images/')) fetched.push({ url: r.url(), authorization: r.headers().authorization });
+      });
       await list.getByRole('button', { name: 'What colours are these?' }).click();
-      await expect.poll(() => question(page).locator('.image-ref').allTextContents(), { timeout: 10_000 }).toEqual([`Image 1: PNG, ${red.length} bytes`, `Image 2: PNG, ${blue.length} bytes`]);
+      await expect.poll(() => loadedImages(page, '.turn.user .images img'), { timeout: 10_000 }).toEqual([48, 48]);
+      expect(
+        await question(page)
+          .locator('.images img')
+          .evaluateAll((imgs) => imgs.map((i) => [i.getAttribute('src')?.slice(0, 5), i.getAttribute('alt')])),
+      ).toEqual([
+        ['blob:', `PNG, ${red.length} bytes`],
+        ['blob:', `PNG, ${blue.length} bytes`],
+      ]);
+      expect(fetched.map((f) => new URL(f.url).pathname).sort()).toEqual([`/api/chats/${chat?.id}/images/${sha256(red)}`, `/api/chats/${chat?.id}/images/${sha256(blue)}`].sort());
+      expect(fetched.every((f) => f.authorization === `Bearer ${server.keyA}`)).toBe(true);
       expect(await question(page).locator('.text').textContent()).toBe('What colours are these?');
+      // Shown from the fetched bytes: the page draws them back and gets the colours sent.
+      const colours = await question(page)
+        .locator('.images img')
+        .evaluateAll((imgs) =>
+          imgs.map((i) => {
+            const canvas = document.createElement('canvas');
+            canvas.width = 1;
+            canvas.height = 1;
+            const g = canvas.getContext('2d') as CanvasRenderingContext2D;
+            g.drawImage(i as HTMLImageElement, 0, 0);
+            return Array.from(g.getImageData(0, 0, 1, 1).data.slice(0, 3));
+          }),
+        );
+      expect(colours).toEqual([
+        [221, 0, 0],
+        [0, 0, 221],
+      ]);
+      await screenshot(page, 'chat-images-reloaded');
       expectCleanConsole(problems);
     } finally {
       await context.close();

@@ -33,7 +33,7 @@ export function ChatScreen({ projectId }: { projectId: string }) {
 
   const loadTurns = async (id: string): Promise<Turn[]> => {
     const { messages } = await api.call('get', '/api/chats/{chatId}/messages', { params: { chatId: id } });
-    return turnsOf(messages);
+    return turnsOf(messages, id);
   };
 
   /** Streams an answer into the last turn, whichever way it comes (asked now, or resumed). */

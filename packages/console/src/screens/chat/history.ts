@@ -26,12 +26,12 @@ export interface Turn {
  * question, then one answer made of everything the agent did for it (assistant messages with
  * tool calls, a tool message per result, the final text) and the sources it was given (kept on
  * the assistant message that ended the turn, so `[n]` opens them again). A question's images are
- * references (`parts`), shown from this page's copy when it sent them. A stored result does
+ * references (`parts`) to the chat's stored images, fetched when shown. A stored result does
  * not say whether the tool failed; the agent words every failure it feeds the model `Error: …`,
  * so that prefix marks a failed step (a project tool's result is JSON, so it never starts that
  * way).
  */
-export function turnsOf(messages: readonly Message[]): Turn[] {
+export function turnsOf(messages: readonly Message[], chatId: string): Turn[] {
   const turns: Turn[] = [];
   let question: string | undefined;
   const answer = (): Turn => {
@@ -45,7 +45,7 @@ export function turnsOf(messages: readonly Message[]): Turn[] {
   for (const m of messages) {
     if (m.role === 'user') {
       question = m.content ?? '';
-      const images = (m.parts ?? []).flatMap((p) => (p.type === 'image' ? [storedImage(p)] : []));
+      const images = (m.parts ?? []).flatMap((p) => (p.type === 'image' ? [storedImage(p, chatId)] : []));
       turns.push({ role: 'user', text: question, ...(images.length ? { images } : {}) });
     } else if (m.role === 'assistant') {
       const current = answer();
