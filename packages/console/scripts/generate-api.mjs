@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Writes src/api/schema.d.ts, the console's API types, and src/api/enums.ts, the values of the
-// enums its forms offer (model providers, credential providers, vector stores) and each
-// credential provider's fields, from the
+// enums its forms offer (model providers, credential providers, vector stores), each
+// credential provider's fields and each model provider's options (a JSON Schema), from the
 // server's committed OpenAPI contract (packages/server/test/__snapshots__/openapi.json, the
 // document GET /openapi.json serves). The files are committed: the build and the type check
 // need no server, and test/api-types.test.ts fails when the contract moved without them.
@@ -104,6 +104,31 @@ function credentialFields(document) {
   return out;
 }
 
+/**
+ * Each model provider's `providerOptions` as a JSON Schema (with its `examples`, without its
+ * descriptions), from the
+ * `x-provider-options` of `POST /api/projects/create`'s `providerOptions` (the server writes it
+ * from its registry). The project form checks the options against it before sending.
+ */
+function providerOptions(document) {
+  const member = document.paths['/api/projects/create']?.post?.requestBody?.content?.['application/json']?.schema?.properties?.providerOptions;
+  const schemas = (member?.anyOf ?? [member]).find((s) => s?.['x-provider-options'])?.['x-provider-options'];
+  if (!schemas || typeof schemas !== 'object') throw new Error('POST /api/projects/create: providerOptions has no x-provider-options');
+  // What the form checks and shows (keys, types, bounds, examples): the descriptions stay in the
+  // document, out of the console's first load.
+  const checked = (value) =>
+    Array.isArray(value)
+      ? value.map(checked)
+      : value && typeof value === 'object'
+        ? Object.fromEntries(
+            Object.entries(value)
+              .filter(([k, v]) => !(k === 'description' && typeof v === 'string'))
+              .map(([k, v]) => [k, checked(v)]),
+          )
+        : value;
+  return checked(schemas);
+}
+
 const CREDENTIAL_FIELDS_TYPE = `/** A field of a credential of one provider, as its variant of POST /api/v1/credentials has it. */
 export interface CredentialField<Body> {
   readonly name: Exclude<keyof Body, 'name' | 'provider' | 'baseUrl' | 'proxy' | 'default'> & string;
@@ -128,7 +153,9 @@ export async function generateApiEnums(contract = CONTRACT) {
   });
   const fields = JSON.stringify(credentialFields(document), null, 2);
   const credential = `/** Each credential provider's own fields (beyond name, baseUrl, proxy, default). From POST /api/v1/credentials, its variants. */\nexport const CREDENTIAL_FIELDS = ${fields} as const satisfies { readonly [P in CredentialBody['provider']]: readonly CredentialField<Extract<CredentialBody, { provider: P }>>[] };\n`;
-  return `${HEADER}import type { BodyOf } from './client.js';\n\n${consts.join('\n')}\n${CREDENTIAL_FIELDS_TYPE}\n${credential}`;
+  const lines = Object.entries(providerOptions(document)).map(([id, schema]) => `  ${JSON.stringify(id)}: ${JSON.stringify(schema)},\n`);
+  const options = `/** Each model provider's providerOptions as a JSON Schema (with \`examples\`). From POST /api/projects/create, \`providerOptions\`'s \`x-provider-options\`. */\nexport const PROVIDER_OPTIONS = {\n${lines.join('')}} as const satisfies { readonly [P in BodyOf<'/api/projects/create', 'post'>['provider']]: { readonly type: 'object'; readonly [keyword: string]: unknown } };\n`;
+  return `${HEADER}import type { BodyOf } from './client.js';\n\n${consts.join('\n')}\n${CREDENTIAL_FIELDS_TYPE}\n${credential}\n${options}`;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

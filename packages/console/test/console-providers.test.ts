@@ -1,13 +1,14 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeAnthropicServer, startFakeAnthropicServer } from '../../adapters-models/test/fakes/anthropic-server.js';
-import { CREDENTIAL_FIELDS, CREDENTIAL_PROVIDERS, MODEL_PROVIDERS } from '../src/api/enums.js';
+import { CREDENTIAL_FIELDS, CREDENTIAL_PROVIDERS, MODEL_PROVIDERS, PROVIDER_OPTIONS } from '../src/api/enums.js';
 import { labelOf } from '../src/components/error-text.js';
 import { type ConsoleServer, expectAccessible, expectCleanConsole, launchBrowser, openPage, screenshot, signIn, startConsoleServer } from './browser.js';
 
 // The credential form of each provider, built from the API's contract (CREDENTIAL_FIELDS,
-// generated), and a project of a provider other than openai whose model picker is fed by its
-// credential's upstream (a loopback fake of Anthropic's API).
+// generated), a project of a provider other than openai whose model picker is fed by its
+// credential's upstream (a loopback fake of Anthropic's API), and a project's provider options
+// checked against the provider's schema from the contract (PROVIDER_OPTIONS, generated).
 
 let browser: Browser;
 let server: ConsoleServer;
@@ -159,6 +160,82 @@ describe('console: providers', () => {
       await page.getByRole('link', { name: 'Claude desk' }).waitFor();
       const created = (await server.call('GET', '/api/v1/projects?searchWord=Claude')).body.projects[0];
       expect(created).toMatchObject({ provider: 'anthropic', model: 'claude-test-haiku', credentialId: null });
+      expectCleanConsole(problems);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
+  it("edits a project's provider options as JSON: the provider's example offered, checked against its schema before sending, the service's refusal in its words, the saved value shown after a reload", async () => {
+    const { context, page, problems } = await openPage(browser);
+    const field = page.getByLabel('Provider options');
+    const error = page.locator('#project-providerOptions-error');
+    const project = async () => ((await server.call('GET', '/api/v1/projects?searchWord=Thinking')).body.projects as { providerOptions: unknown; provider: string }[])[0];
+    try {
+      await signIn(page, server);
+      await page.getByRole('button', { name: 'New project' }).click();
+      await page.getByLabel('Name', { exact: true }).fill('Thinking desk');
+      await page.getByLabel('Provider', { exact: true }).selectOption('anthropic');
+      await page.getByLabel('Model', { exact: true }).fill('claude-test');
+      // What the provider takes and its example, from the contract.
+      const example = PROVIDER_OPTIONS.anthropic.examples[0];
+      await page.getByText(`JSON: the options of anthropic (thinking, cacheControl, sendReasoning), checked before saving. Empty: none. Example: ${JSON.stringify(example)}`).waitFor();
+      await page.getByRole('button', { name: 'Use the example' }).click();
+      expect(JSON.parse(await field.inputValue())).toEqual(example);
+      await expectAccessible(page, 'project form (provider options)');
+
+      // Refused in the page, at the field (which gets the focus), before anything is sent.
+      const refused = async (text: string, message: string | RegExp) => {
+        await field.fill(text);
+        await page.getByRole('button', { name: 'Create project' }).click();
+        await expect.poll(() => error.textContent()).toMatch(message);
+        expect(await field.evaluate((el) => el === document.activeElement)).toBe(true);
+        expect(await field.getAttribute('aria-invalid')).toBe('true');
+        expect(await project()).toBeUndefined();
+      };
+      await refused('{ "thinking": ', /^Provider options are not valid JSON: /);
+      await refused('{ "thinking": { "type": "enabled", "budgetTokens": 100 } }', 'providerOptions.thinking.budgetTokens: at least 1024');
+      await refused('{ "thinking": { "type": "on" } }', 'providerOptions.thinking.type: must be one of "enabled", "disabled"');
+      await refused(
+        '{ "thinkng": true, "sendReasoning": "yes" }',
+        'providerOptions: "thinkng" is not an option here (it takes thinking, cacheControl, sendReasoning); providerOptions.sendReasoning: must be a boolean, not string',
+      );
+      await screenshot(page, 'project-provider-options');
+
+      // Past the page's checks, the service's refusal in its words (here its body limit).
+      await page.getByLabel('Provider', { exact: true }).selectOption('bedrock');
+      await page.getByLabel('Model', { exact: true }).fill('anthropic.claude-test');
+      await field.fill(JSON.stringify({ additionalModelRequestFields: { padding: 'x'.repeat(1024 * 1024) } }));
+      await page.getByRole('button', { name: 'Create project' }).click();
+      await expect.poll(() => page.locator('form .error[role=alert]').last().textContent()).toMatch(/1048576 bytes/);
+      expect(await project()).toBeUndefined();
+
+      // Saved, and shown back after a reload.
+      await page.getByLabel('Provider', { exact: true }).selectOption('anthropic');
+      await page.getByLabel('Model', { exact: true }).fill('claude-test');
+      const options = { thinking: { type: 'enabled', budgetTokens: 2048 }, cacheControl: { type: 'ephemeral', ttl: '1h' } };
+      await field.fill(JSON.stringify(options));
+      await page.getByRole('button', { name: 'Create project' }).click();
+      await page.getByRole('link', { name: 'Thinking desk' }).waitFor();
+      expect(await project()).toMatchObject({ provider: 'anthropic', providerOptions: options });
+      await page.reload();
+      await page.getByRole('button', { name: 'Edit Thinking desk' }).click();
+      expect(await field.inputValue()).toBe(JSON.stringify(options, null, 2));
+
+      // Another provider: its own keys; the kept options are refused by name until changed; emptied, none.
+      await page.getByLabel('Provider', { exact: true }).selectOption('google');
+      await page.getByText(/^JSON: the options of google \(safetySettings, thinkingConfig\)/).waitFor();
+      await page.getByLabel('Model', { exact: true }).fill('gemini-test');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await expect
+        .poll(() => error.textContent())
+        .toBe(
+          'providerOptions: "thinking" is not an option here (it takes safetySettings, thinkingConfig); providerOptions: "cacheControl" is not an option here (it takes safetySettings, thinkingConfig)',
+        );
+      await field.fill('');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await expect.poll(async () => (await project())?.provider).toBe('google');
+      expect((await project())?.providerOptions).toBeNull();
       expectCleanConsole(problems);
     } finally {
       await context.close();

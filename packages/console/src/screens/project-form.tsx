@@ -5,12 +5,13 @@ import { MODEL_PROVIDERS } from '../api/enums';
 import { fieldErrors } from '../components/field-errors';
 import { describedBy, ErrorNote, Field, Options } from '../components/ui';
 import { modelsHint, useCredentials, useModels } from './project-pickers';
+import { optionsText, ProviderOptionsField, parseOptions } from './provider-options';
 
 /** A project as the list answers it (what the form edits). */
 export type Project = ResultOf<'/api/v1/projects', 'get'>['projects'][number];
 
 type Provider = (typeof MODEL_PROVIDERS)[number];
-const FIELDS = ['name', 'description', 'instructions', 'icon', 'color', 'model', 'provider', 'credentialId'] as const;
+const FIELDS = ['name', 'description', 'instructions', 'icon', 'color', 'model', 'provider', 'credentialId', 'providerOptions'] as const;
 /** The model a new project's form starts with (its provider is openai). */
 const DEFAULT_MODEL = 'gpt-4o-mini';
 /** The service's limit on instructions (characters). */
@@ -20,7 +21,8 @@ const MAX_INSTRUCTIONS = 32_000;
  * Create (project null) or edit a project; the service's messages land next to their fields.
  * The credential picker offers the caller's credentials of the chosen provider, or none named
  * ("Default": the provider's default credential, else the server's); the model field suggests
- * the models that upstream lists, and takes any name.
+ * the models that upstream lists, and takes any name. The provider's options are JSON checked
+ * against the provider's schema from the API's contract before sending.
  */
 export function ProjectForm({ project, onDone }: { project: Project | null; onDone: (saved: boolean) => void }) {
   const api = useApi();
@@ -33,6 +35,7 @@ export function ProjectForm({ project, onDone }: { project: Project | null; onDo
     model: project?.model ?? DEFAULT_MODEL,
     provider: (project?.provider ?? 'openai') as Provider,
     credentialId: project?.credentialId ?? '',
+    providerOptions: optionsText(project?.providerOptions),
   });
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
@@ -53,7 +56,14 @@ export function ProjectForm({ project, onDone }: { project: Project | null; onDo
     e.preventDefault();
     setBusy(true);
     setErrors({});
-    const body = { ...values, credentialId: values.credentialId || null };
+    const options = parseOptions(values.providerOptions, values.provider);
+    if ('error' in options) {
+      setErrors({ providerOptions: options.error });
+      setBusy(false);
+      document.getElementById('project-providerOptions')?.focus();
+      return;
+    }
+    const body = { ...values, credentialId: values.credentialId || null, providerOptions: options.options };
     try {
       if (project) await api.call('patch', '/api/v1/projects/{id}', { params: { id: project.id }, body });
       else await api.call('post', '/api/projects/create', { body });
@@ -124,6 +134,7 @@ export function ProjectForm({ project, onDone }: { project: Project | null; onDo
         {input('icon', 'Icon', { placeholder: 'e.g. 📚' })}
         {input('color', 'Colour', { placeholder: '#3b82f6' })}
       </div>
+      <ProviderOptionsField provider={values.provider} value={values.providerOptions} error={errors.providerOptions} onChange={(text) => setValues({ ...values, providerOptions: text })} />
       <Field id="project-description" label="Description" error={errors.description} hint="What the project is for, shown to people. The model never sees it.">
         <textarea id="project-description" rows={2} value={values.description} onInput={set('description')} {...describedBy('project-description', errors.description, true)} />
       </Field>

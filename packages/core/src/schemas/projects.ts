@@ -25,6 +25,20 @@ export const ProviderOptions = z
     `The provider's own options, as its registry entry takes them (a key it does not take is a 400 naming it): ${MODEL_PROVIDER_IDS.map((id) => `${id}: ${Object.keys(MODEL_PROVIDERS[id].options.shape).join(', ') || 'none'}`).join('; ')}`,
   );
 
+/**
+ * The provider options a request may give, documented with each provider's options as a JSON
+ * Schema (the document's `x-provider-options`, by provider, with its examples): what a client
+ * can check before sending. The service checks them with the same registry schemas.
+ */
+const ProviderOptionsInput = ProviderOptions.meta({
+  'x-provider-options': Object.fromEntries(
+    MODEL_PROVIDER_IDS.map((id) => {
+      const { $schema: _, ...schema } = z.toJSONSchema(MODEL_PROVIDERS[id].options, { io: 'input' });
+      return [id, schema];
+    }),
+  ),
+});
+
 /** The options given with a provider, checked against it. */
 const optionsFit = (body: { provider?: string | undefined; providerOptions?: Record<string, unknown> | null | undefined }, ctx: z.RefinementCtx) => {
   if (body.provider === undefined || !body.providerOptions) return;
@@ -41,7 +55,7 @@ export const CreateProjectRequest = z
     icon: icon.optional(),
     color: color.optional(),
     credentialId: credentialId.optional(),
-    providerOptions: ProviderOptions.nullable().optional(),
+    providerOptions: ProviderOptionsInput.nullable().optional(),
   })
   .superRefine(optionsFit);
 export type CreateProjectRequest = z.input<typeof CreateProjectRequest>;
@@ -56,7 +70,7 @@ export const UpdateProjectRequest = z
     icon: icon.optional(),
     color: color.optional(),
     credentialId: credentialId.optional().describe('A credential of the caller to use, or null to name none'),
-    providerOptions: ProviderOptions.nullable().optional().describe("New provider options (replacing the project's), or null for none"),
+    providerOptions: ProviderOptionsInput.nullable().optional().describe("New provider options (replacing the project's), or null for none"),
   })
   .strict()
   .refine((patch) => Object.values(patch).some((v) => v !== undefined), {
