@@ -186,11 +186,11 @@ describe('console: projects', () => {
       await expectAccessible(page, 'project form');
 
       // Another provider: its credentials only; an upstream that is down says so, typing stays possible.
-      await page.getByLabel('Provider').selectOption('ollama');
+      await page.getByLabel('Provider', { exact: true }).selectOption('ollama');
       expect(await credentials()).toEqual(['Default (Ollama box)', 'Ollama box (…1234)']);
       await page.getByLabel('Credential').selectOption(ollamaKey.id);
       await page.getByText(/^Could not list the provider's models: .*unreachable.*Type the model name\.$/).waitFor();
-      await page.getByLabel('Provider').selectOption('openai');
+      await page.getByLabel('Provider', { exact: true }).selectOption('openai');
       expect(await page.getByLabel('Credential').inputValue()).toBe('');
       await page.getByLabel('Credential').selectOption(credential.id);
       await page.getByLabel('Model', { exact: true }).fill('my-fine-tune');
