@@ -56,6 +56,7 @@ describe('GET /api/chats/{chatId}/images/{ref}', () => {
       expect(res.headers.get('content-length')).toBe(String(bytes.byteLength));
       expect(res.headers.get('etag')).toBe(`"${refs[i]}"`);
       expect(res.headers.get('cache-control')).toBe('private, max-age=86400');
+      expect(res.headers.get('vary')).toBe('Authorization');
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
       types.push(res.headers.get('content-type'));
