@@ -14,11 +14,10 @@ let browser: Browser;
 let server: ConsoleServer;
 let anthropic: FakeAnthropicServer;
 beforeAll(async () => {
-  [browser, server, anthropic] = await Promise.all([
-    launchBrowser(),
-    startConsoleServer(),
-    startFakeAnthropicServer({ apiKey: 'sk-ant-console-key-2468', models: ['claude-test', 'claude-test-haiku'] }),
-  ]);
+  anthropic = await startFakeAnthropicServer({ apiKey: 'sk-ant-console-key-2468', models: ['claude-test', 'claude-test-haiku'] });
+  // The providers' default addresses on loopback (the fake, and a port nothing listens on), so a
+  // form that lists a provider's models without a credential of it never reaches the real one.
+  [browser, server] = await Promise.all([launchBrowser(), startConsoleServer({ ANTHROPIC_BASE_URL: anthropic.url, GOOGLE_GENERATIVE_AI_BASE_URL: 'http://127.0.0.1:9/v1beta' })]);
 }, 180_000);
 afterAll(async () => {
   await browser?.close();
