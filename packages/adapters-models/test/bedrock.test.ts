@@ -137,6 +137,20 @@ describe('bedrockChatModel', () => {
     expect(sent?.additionalModelRequestFields).toBeUndefined();
   });
 
+  it('answers a structured output beside other tools through the json tool, and a named tool choice through that tool, as Converse does', async () => {
+    // The AI SDK forces its json tool with toolChoice any beside the caller's tools: a forced reply goes to json, not the first tool.
+    fake.script({ text: '{"answer":42}' });
+    const answer = await collectChat(model().stream(ask('Answer 42 as JSON.', { tools: [WEATHER], responseFormat: { type: 'json_object' } })));
+    expect(fake.lastRequest()?.body.toolConfig).toMatchObject({ tools: [{ toolSpec: { name: 'get_weather' } }, { toolSpec: { name: 'json' } }], toolChoice: { any: {} } });
+    expect(answer).toMatchObject({ content: '{"answer":42}', toolCalls: [] });
+    // A named tool (toolChoice tool) gets the call, whichever place it has.
+    const CLOCK = { name: 'get_time', description: 'Time of a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } };
+    fake.script({ text: '{"city":"Oslo"}' });
+    const named = await collectChat(model().stream(ask('Time in Oslo?', { tools: [WEATHER, CLOCK], toolChoice: { name: 'get_time' } })));
+    expect(fake.lastRequest()?.body.toolConfig).toMatchObject({ toolChoice: { tool: { name: 'get_time' } } });
+    expect(named.toolCalls).toEqual([expect.objectContaining({ name: 'get_time', arguments: '{"city":"Oslo"}' })]);
+  });
+
   it('passes the allowed provider options to the wire; a guardrail that intervenes ends the answer as content_filter', async () => {
     const guardrailConfig = { guardrailIdentifier: 'gr-test', guardrailVersion: '1', trace: 'enabled' as const };
     const blocked = await collectChat(

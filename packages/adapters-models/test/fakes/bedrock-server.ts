@@ -162,13 +162,18 @@ function textsOf(body: Record<string, unknown>): { all: string; lastUser: string
   return lastToolResult ? { all, lastUser, lastToolResult } : { all, lastUser };
 }
 
-/** The tool a request forces (`toolChoice: { tool: { name } }`, or `{ any: {} }`: the first tool), if it forces one. */
+/**
+ * The tool a request forces, if it forces one: the one `toolChoice: { tool: { name } }` names; with
+ * `{ any: {} }` the model picks, and the fake picks as a model asked for a structured answer does:
+ * the AI SDK's `json` answer tool when it is offered, else the first tool.
+ */
 function forcedTool(config: unknown): string | undefined {
   if (!isObject(config) || !isObject(config.toolChoice) || !Array.isArray(config.tools)) return undefined;
   const choice = config.toolChoice;
   if (isObject(choice.tool) && typeof choice.tool.name === 'string') return choice.tool.name;
-  const first = config.tools[0];
-  return isObject(choice.any) && isObject(first) && isObject(first.toolSpec) && typeof first.toolSpec.name === 'string' ? first.toolSpec.name : undefined;
+  if (!isObject(choice.any)) return undefined;
+  const names = config.tools.flatMap((tool) => (isObject(tool) && isObject(tool.toolSpec) && typeof tool.toolSpec.name === 'string' ? [tool.toolSpec.name] : []));
+  return names.includes('json') ? 'json' : names[0];
 }
 
 /** Starts the fake on 127.0.0.1 (a free port). */
