@@ -116,7 +116,38 @@ describe('bedrockChatModel', () => {
     expect(events.flatMap((e) => (e.type === 'reasoning' ? [e.delta] : [])).join('')).toBe('Two and two make four.');
     expect(events.flatMap((e) => (e.type === 'text' ? [e.delta] : [])).join('')).toBe('Four.');
     expect(fake.lastRequest()?.body).toMatchObject({ additionalModelRequestFields: { thinking: { type: 'enabled', budget_tokens: 1024 } }, inferenceConfig: { maxTokens: 1124 } });
-    expect(events.at(-1)).toEqual({ type: 'finish', reason: 'stop', usage: { promptTokens: 150, completionTokens: 9, totalTokens: 159, cachedPromptTokens: 100, cacheWritePromptTokens: 30 } });
+    expect(events.at(-1)).toEqual({
+      type: 'finish',
+      reason: 'stop',
+      usage: { promptTokens: 150, completionTokens: 9, totalTokens: 159, cachedPromptTokens: 100, cacheWritePromptTokens: 30 },
+      reasoning: [{ text: 'Two and two make four.', metadata: { bedrock: { signature: expect.any(String) } } }],
+    });
+  });
+
+  it('carries the signed reasoning block of a tool round back with the tool results (sendReasoning), as Claude on Bedrock requires', async () => {
+    const thinking = { reasoningConfig: { type: 'enabled', budgetTokens: 1024 } };
+    const call = { id: 'tooluse_1', name: 'get_weather', arguments: '{"city":"Paris"}' };
+    fake.script({ reasoning: 'I need the weather first.', toolCalls: [call] });
+    const events = await drain(model().stream(ask('Weather in Paris?', { maxTokens: 100, providerOptions: thinking, tools: [WEATHER] })));
+    const finish = events.at(-1);
+    expect(finish).toMatchObject({ type: 'finish', reason: 'tool_calls', reasoning: [{ text: 'I need the weather first.', metadata: { bedrock: { signature: expect.any(String) } } }] });
+    const reasoning = finish?.type === 'finish' ? finish.reasoning : undefined;
+    const next = (blocks: typeof reasoning): ChatRequest => ({
+      ...ask('Weather in Paris?', { maxTokens: 100, providerOptions: thinking, tools: [WEATHER] }),
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: null, toolCalls: [call], ...(blocks ? { reasoning: blocks } : {}) },
+        { role: 'tool', toolCallId: 'tooluse_1', content: 'sunny' },
+      ],
+    });
+    fake.script({ reasoning: 'It is sunny.', text: 'Sunny in Paris.' });
+    expect(await collectChat(model().stream(next(reasoning)))).toMatchObject({ content: 'Sunny in Paris.', finishReason: 'stop' });
+    const signature = (reasoning?.[0]?.metadata?.bedrock as { signature?: string } | undefined)?.signature;
+    const sent = fake.lastRequest()?.body.messages as { content: Record<string, unknown>[] }[] | undefined;
+    expect(sent?.[1]?.content[0]).toEqual({ reasoningContent: { reasoningText: { text: 'I need the weather first.', signature } } });
+    // Without the block, or with its text changed, Bedrock refuses the step (a ValidationException, 400).
+    expect(await failure(model().stream(next(undefined)))).toMatchObject({ code: 'upstream_error', details: { status: 400 } });
+    expect(await failure(model().stream(next(reasoning?.map((block) => ({ ...block, text: 'Something else.' })))))).toMatchObject({ code: 'upstream_error', details: { status: 400 } });
   });
 
   it('answers responseFormat through the forced json tool the fake checks: the schema as its input schema, json_object as { type: object }', async () => {

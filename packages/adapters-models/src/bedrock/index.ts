@@ -56,6 +56,8 @@ export function bedrockChatModel(options: BedrockChatModelOptions): ChatModel {
     ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
     answerLimit: setup.answerLimit,
     classify: classifyBedrockFailure,
+    // Claude's reasoning on Bedrock is signed as on Anthropic's API and must come back with a tool step's results.
+    sendReasoning: true,
     adjust: (call, request) => {
       checkProviderOptions(request.providerOptions);
       if (request.responseFormat?.type !== 'json_object') return call;

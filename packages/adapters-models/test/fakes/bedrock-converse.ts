@@ -1,3 +1,4 @@
+import { signThinking } from './anthropic-validate.js';
 import type { AwsError } from './sigv4.js';
 
 /**
@@ -69,7 +70,18 @@ function checkBlock(block: unknown, at: string, role: string, limits: ConverseLi
       }
       return role === 'user' ? undefined : invalid(`The toolResult field in the ContentBlock object at ${at} is only allowed in user messages.`);
     }
-    case 'reasoningContent':
+    case 'reasoningContent': {
+      // Claude's reasoning sent back: its text with the signature it came with (an HMAC of the text here, as the Anthropic fake's), or a redacted block.
+      const reasoning = block.reasoningContent;
+      const kind = isObject(reasoning) ? oneMember(reasoning) : undefined;
+      if (role !== 'assistant') return invalid(`The reasoningContent field in the ContentBlock object at ${at} is only allowed in assistant messages.`);
+      if (kind === 'redactedContent') return undefined;
+      const text = isObject(reasoning) && isObject(reasoning.reasoningText) ? reasoning.reasoningText : undefined;
+      if (kind !== 'reasoningText' || typeof text?.text !== 'string')
+        return invalid(`The ReasoningContentBlock object at ${at}.reasoningContent must set exactly one of reasoningText, redactedContent.`);
+      if (typeof text.signature !== 'string' || text.signature !== signThinking(text.text)) return invalid(`${at}: Invalid \`signature\` in \`thinking\` block`);
+      return undefined;
+    }
     case 'cachePoint':
     case 'guardContent':
     case 'document':
@@ -177,10 +189,28 @@ export function guardrailOf(config: unknown, guardrails: readonly FakeGuardrail[
   return { guardrail, trace: config.trace === 'enabled' };
 }
 
+/**
+ * With Claude's thinking on (`additionalModelRequestFields.thinking`), the last assistant message
+ * that uses tools must start with its reasoning block: Bedrock answers Anthropic's own refusal.
+ */
+function checkThinkingTurn(body: Record<string, unknown>): AwsError | undefined {
+  const fields = isObject(body.additionalModelRequestFields) ? body.additionalModelRequestFields : {};
+  if (!isObject(fields.thinking) || fields.thinking.type !== 'enabled' || !Array.isArray(body.messages)) return undefined;
+  const index = body.messages.findLastIndex((m) => isObject(m) && m.role === 'assistant');
+  const message = body.messages[index];
+  const blocks = isObject(message) && Array.isArray(message.content) ? (message.content as unknown[]).filter(isObject) : [];
+  if (!blocks.some((b) => b.toolUse !== undefined) || blocks[0]?.reasoningContent !== undefined) return undefined;
+  return invalid(
+    `messages.${index}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${blocks[0]?.text !== undefined ? 'text' : 'tool_use'}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`,
+  );
+}
+
 /** Checks a Converse / ConverseStream body: undefined when Bedrock would take it. */
 export function checkConverse(body: Record<string, unknown>, limits: ConverseLimits): AwsError | undefined {
   const { error, usesTools } = checkMessages(body.messages, limits);
   if (error) return error;
+  const thinking = checkThinkingTurn(body);
+  if (thinking) return thinking;
   if (body.system !== undefined && (!Array.isArray(body.system) || body.system.some((b) => !isObject(b) || !oneMember(b) || (b.text !== undefined && typeof b.text !== 'string')))) {
     return invalid('The system field must be a list of SystemContentBlock objects.');
   }

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { signThinking } from './anthropic-validate.js';
 import { checkConverse, type FakeGuardrail, guardrailOf } from './bedrock-converse.js';
 import { encodeEvent, encodeException } from './eventstream.js';
 import { startLoopback, watchExchange } from './loopback.js';
@@ -18,7 +19,8 @@ import { type AwsCredentials, type AwsError, verifySigV4 } from './sigv4.js';
  *   too long for requested model.", 429 `ThrottlingException`, ...).
  * - ConverseStream answers `application/vnd.amazon.eventstream` (`eventstream.ts`) in the
  *   service's order: `messageStart`; a reasoning block (`reasoningContent` text deltas, then its
- *   signature); a text block (no `contentBlockStart` for text, as Bedrock sends none) of word
+ *   signature: an HMAC of the text, checked when the block comes back, as Claude's thinking
+ *   blocks are; with thinking on, a last assistant message with tool use must start with one); a text block (no `contentBlockStart` for text, as Bedrock sends none) of word
  *   deltas; each tool call as `contentBlockStart` (`toolUse {toolUseId, name}`), its input in
  *   pieces, `contentBlockStop`; `messageStop {stopReason}`; `metadata {usage, metrics}`. Every
  *   payload carries the random `p` padding field the service adds.
@@ -220,7 +222,7 @@ export async function startFakeBedrockServer(options: FakeBedrockOptions): Promi
     const content: Record<string, unknown>[] = [];
     let index = 0;
     if (reply.reasoning && !blocked) {
-      const signature = randomBytes(48).toString('base64');
+      const signature = signThinking(reply.reasoning);
       for (const piece of words(reply.reasoning)) events.push(['contentBlockDelta', { contentBlockIndex: index, delta: { reasoningContent: { text: piece } } }]);
       events.push(['contentBlockDelta', { contentBlockIndex: index, delta: { reasoningContent: { signature } } }], ['contentBlockStop', { contentBlockIndex: index }]);
       content.push({ reasoningContent: { reasoningText: { text: reply.reasoning, signature } } });
