@@ -1,4 +1,5 @@
-import { type ChatEvent, type ChatRequest, collectChat } from '@agent-platform/core';
+import { type AgentTool, type ChatEvent, type ChatRequest, collectChat } from '@agent-platform/core';
+import { type AgentEvent, runAgentTurn } from '@agent-platform/core/internal';
 import { describeChatModel } from '@agent-platform/core/testing';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import { googleChatModel } from '../src/google/index.js';
 import { promptBlockReason, withPromptBlockAsError } from '../src/google/prompt-block.js';
 import { drain as events, failure } from './fakes/chat-events.js';
 import { drain, type FakeGoogleServer, startFakeGoogleServer } from './fakes/google-server.js';
+import { signFunctionCall } from './fakes/google-wire.js';
 import { expectAbortClosesUpstream, expectOnlyThroughFetch } from './fakes/provider-checks.js';
 
 let fake: FakeGoogleServer;
@@ -124,6 +126,62 @@ describe('googleChatModel', () => {
       ),
     );
     expect(fake.lastRequest()?.status).toBe(200);
+  });
+
+  it('gives a Gemini 3 call its thought signature (ToolCall.metadata) and sends it back with the call; a wrong one is refused', async () => {
+    fake.script({ toolCalls: [{ name: 'get_weather', arguments: '{"city":"Paris"}' }] });
+    const first = await collectChat(model().stream(ask('Weather in Paris?', { model: 'gemini-3-pro-preview', tools: [WEATHER] })));
+    const call = first.toolCalls[0];
+    expect(call?.metadata).toEqual({ google: { thoughtSignature: signFunctionCall('get_weather', { city: 'Paris' }) } });
+    const next = (calls: typeof first.toolCalls) =>
+      model().stream(
+        ask('Weather in Paris?', {
+          model: 'gemini-3-pro-preview',
+          tools: [WEATHER],
+          messages: [
+            { role: 'user', content: 'Weather in Paris?' },
+            { role: 'assistant', content: null, toolCalls: calls },
+            { role: 'tool', toolCallId: call?.id ?? '', content: 'sunny' },
+          ],
+        }),
+      );
+    await collectChat(next(first.toolCalls));
+    expect(fake.lastRequest()?.status).toBe(200);
+    const contents = fake.lastRequest()?.body.contents as { parts: Record<string, unknown>[] }[] | undefined;
+    expect(contents?.[1]?.parts[0]?.thoughtSignature).toBe(signFunctionCall('get_weather', { city: 'Paris' }));
+    // Another call's signature (or an altered one) is refused as Gemini refuses it.
+    const altered = first.toolCalls.map((c) => ({ ...c, metadata: { google: { thoughtSignature: signFunctionCall('get_weather', { city: 'Rome' }) } } }));
+    expect(await failure(next(altered))).toMatchObject({ code: 'upstream_error', details: { status: 400 } });
+  });
+
+  it('runs an agent turn of several tool rounds on Gemini 3, each step sending every earlier step’s signed calls back', async () => {
+    fake.script(
+      {
+        toolCalls: [
+          { name: 'get_weather', arguments: { city: 'Paris' } },
+          { name: 'get_time', arguments: { zone: 'CET' } },
+        ],
+      },
+      { toolCalls: [{ name: 'get_weather', arguments: { city: 'Rome' } }] },
+      { text: 'Paris: sunny at 14:00. Rome: rain.' },
+    );
+    const tools: AgentTool[] = [
+      { definition: WEATHER, run: async (input) => ((input as { city: string }).city === 'Paris' ? 'sunny' : 'rain') },
+      { definition: TIME, run: async () => '14:00' },
+    ];
+    const seen: AgentEvent[] = [];
+    for await (const event of runAgentTurn({ model: model(), modelName: 'gemini-3-pro-preview', history: [], input: [{ role: 'user', content: 'Paris, then Rome?' }], tools })) seen.push(event);
+    expect(seen.at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
+    const requests = fake.requests.slice(-3);
+    expect(requests.map((r) => r.status)).toEqual([200, 200, 200]);
+    // The first call of each model content carries the signature the fake gave it, never a skip value.
+    const signaturesOf = (r: (typeof requests)[number]) =>
+      (r.body.contents as { role: string; parts: Record<string, unknown>[] }[]).filter((c) => c.role === 'model').map((c) => c.parts.map((p) => p.thoughtSignature ?? null));
+    expect(requests.map(signaturesOf)).toEqual([
+      [],
+      [[signFunctionCall('get_weather', { city: 'Paris' }), null]],
+      [[signFunctionCall('get_weather', { city: 'Paris' }), null], [signFunctionCall('get_weather', { city: 'Rome' })]],
+    ]);
   });
 
   it('streams thought parts as reasoning events and reports cache and reasoning tokens, with thinkingConfig and safetySettings from providerOptions on the wire', async () => {

@@ -10,7 +10,12 @@ export interface CallShaping {
   readonly parallelToolCalls?: ((parallel: boolean) => Record<string, unknown>) | undefined;
   /** Send an assistant message's reasoning blocks back (`AiSdkChatModelOptions.sendReasoning`). */
   readonly sendReasoning?: boolean | undefined;
+  /** Send each call's provider metadata back with it (`AiSdkChatModelOptions.callMetadata`). */
+  readonly callMetadata?: boolean | undefined;
 }
+
+/** What of an assistant message's provider data goes back (`CallShaping`). */
+type SendBack = Pick<CallShaping, 'sendReasoning' | 'callMetadata'>;
 
 /** A tool call's arguments as the AI SDK wants them: the JSON value (an unreadable text becomes `{}`, as no provider takes it). */
 function argumentsOf(text: string): unknown {
@@ -28,7 +33,7 @@ function userContent(content: string | readonly ChatContentPart[]): Extract<Lang
 }
 
 /** A message as the AI SDK's prompt has it; `toolNames` (call id → tool) is filled from assistant messages for the tool results after them. */
-function toMessage(message: ChatMessage, toolNames: Map<string, string>, sendReasoning: boolean): LanguageModelV3Message {
+function toMessage(message: ChatMessage, toolNames: Map<string, string>, send: SendBack): LanguageModelV3Message {
   switch (message.role) {
     case 'system':
       return { role: 'system', content: message.content };
@@ -41,13 +46,20 @@ function toMessage(message: ChatMessage, toolNames: Map<string, string>, sendRea
         role: 'assistant',
         content: [
           // The answer's reasoning first, with the provider's data it needs back (Anthropic's signed thinking block).
-          ...(sendReasoning ? (message.reasoning ?? []) : []).map((block) => ({
+          ...(send.sendReasoning ? (message.reasoning ?? []) : []).map((block) => ({
             type: 'reasoning' as const,
             text: block.text,
             ...(block.metadata ? { providerOptions: block.metadata as SharedV3ProviderOptions } : {}),
           })),
           ...(message.content ? [{ type: 'text' as const, text: message.content }] : []),
-          ...calls.map((call) => ({ type: 'tool-call' as const, toolCallId: call.id, toolName: call.name, input: argumentsOf(call.arguments) })),
+          ...calls.map((call) => ({
+            type: 'tool-call' as const,
+            toolCallId: call.id,
+            toolName: call.name,
+            input: argumentsOf(call.arguments),
+            // The provider's data of the call as it gave it (Gemini's thought signature).
+            ...(send.callMetadata && call.metadata ? { providerOptions: call.metadata as SharedV3ProviderOptions } : {}),
+          })),
         ],
       };
     }
@@ -61,11 +73,11 @@ function toMessage(message: ChatMessage, toolNames: Map<string, string>, sendRea
 
 /**
  * Our messages as the AI SDK's prompt: the system prompt, user text and images, the assistant's
- * reasoning (where the provider takes it back), text and tool calls, and tool results (each naming its call's tool, which some providers need).
+ * reasoning and its calls' data (where the provider takes them back), text and tool calls, and tool results (each naming its call's tool, which some providers need).
  */
-export function toPrompt(messages: readonly ChatMessage[], sendReasoning = false): LanguageModelV3Prompt {
+export function toPrompt(messages: readonly ChatMessage[], send: SendBack = {}): LanguageModelV3Prompt {
   const toolNames = new Map<string, string>();
-  return messages.map((message) => toMessage(message, toolNames, sendReasoning));
+  return messages.map((message) => toMessage(message, toolNames, send));
 }
 
 function toolChoiceOf(choice: ToolChoice): LanguageModelV3ToolChoice {
@@ -83,7 +95,7 @@ export function toCallOptions(request: ChatRequest, shaping: CallShaping): Langu
   const own = { ...((request.providerOptions ?? {}) as Record<string, unknown>) };
   if (tools && request.parallelToolCalls !== undefined && shaping.parallelToolCalls) Object.assign(own, shaping.parallelToolCalls(request.parallelToolCalls));
   return {
-    prompt: toPrompt(request.messages, shaping.sendReasoning === true),
+    prompt: toPrompt(request.messages, shaping),
     ...(tools
       ? {
           tools: tools.map((tool) => ({

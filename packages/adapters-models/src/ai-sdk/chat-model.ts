@@ -44,6 +44,13 @@ export interface AiSdkChatModelOptions {
    * for a reasoning item it did not store).
    */
   readonly sendReasoning?: boolean;
+  /**
+   * Give each tool call the provider's metadata of its part (`ToolCall.metadata`) and send a
+   * call's back with it: for a provider that needs it (Gemini's thought signatures). Off by
+   * default: elsewhere it may change the request (the Responses API's item ids become references
+   * to items it may not have stored).
+   */
+  readonly callMetadata?: boolean;
   /** A last change of the call options for what the provider does its own way (e.g. `json_object` as a schema). */
   readonly adjust?: (call: LanguageModelV3CallOptions, request: ChatRequest) => LanguageModelV3CallOptions;
   /** The provider's own reading of an error answer (its words for a kind, its retry hint). */
@@ -125,7 +132,13 @@ export function aiSdkChatModel(options: AiSdkChatModelOptions): ChatModel {
   const capabilities = { ...(options.capabilities ?? {}) };
   const { where } = options;
   const context: FailureContext = { provider: options.provider, where, upstream: options.upstream, secrets: options.secrets ?? [], timeoutMs, classify: options.classify };
-  const shaping = { providerOptionsKey: options.providerOptionsKey ?? options.provider, capabilities, parallelToolCalls: options.parallelToolCalls, sendReasoning: options.sendReasoning };
+  const shaping = {
+    providerOptionsKey: options.providerOptionsKey ?? options.provider,
+    capabilities,
+    parallelToolCalls: options.parallelToolCalls,
+    sendReasoning: options.sendReasoning,
+    callMetadata: options.callMetadata,
+  };
 
   async function* stream(request: ChatRequest): AsyncGenerator<ChatEvent, void, undefined> {
     const signal = request.signal;
@@ -201,7 +214,10 @@ export function aiSdkChatModel(options: AiSdkChatModelOptions): ChatModel {
         } else if (part.type === 'tool-call' && !part.providerExecuted) {
           // The provider's whole call: what its fragments added up to, counted once.
           if (!partial.delete(part.toolCallId)) answer.add(`${part.toolCallId}${part.toolName}${part.input}`);
-          const whole: ToolCall = { id: part.toolCallId || `call_${crypto.randomUUID().replaceAll('-', '')}`, name: part.toolName, arguments: part.input };
+          // The provider's data of the call (a thought signature), where it goes back.
+          const metadata = options.callMetadata && part.providerMetadata && Object.keys(part.providerMetadata).length > 0 ? part.providerMetadata : undefined;
+          if (metadata) answer.add(JSON.stringify(metadata));
+          const whole: ToolCall = { id: part.toolCallId || `call_${crypto.randomUUID().replaceAll('-', '')}`, name: part.toolName, arguments: part.input, ...(metadata ? { metadata } : {}) };
           calls.push(whole);
           yield emit({ type: 'tool_call', call: whole });
         } else if (part.type === 'finish') {

@@ -73,6 +73,8 @@ export function googleChatModel(options: GoogleChatModelOptions): ChatModel {
     answerLimit,
     classify: classifyGoogleFailure,
     adjust: joinToolResults,
+    // Gemini 3 signs the function calls of a turn and refuses the turn's next request without them.
+    callMetadata: true,
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
   });

@@ -144,6 +144,47 @@ describe('the loopback Gemini server', () => {
     expect((await fetch(`${fake.url}/chat/completions`, { method: 'POST' })).status).toBe(404);
   });
 
+  it('signs the first function call of a Gemini 3 answer, and checks the signatures of the current turn only: the one it gave or a skip value', async () => {
+    fake.script({
+      toolCalls: [
+        { name: 'a', arguments: { x: 1 } },
+        { name: 'b', arguments: {} },
+      ],
+    });
+    const answer = (await (await post('gemini-3-pro-preview', 'generateContent', user('go'))).json()) as { candidates: { content: { parts: Record<string, unknown>[] } }[] };
+    const [first, second] = answer.candidates[0]?.content.parts ?? [];
+    expect(first).toEqual({ functionCall: { name: 'a', args: { x: 1 } }, thoughtSignature: expect.any(String) });
+    expect(second).not.toHaveProperty('thoughtSignature');
+    const turn = (signature: unknown, earlier: Record<string, unknown>[] = []) => ({
+      contents: [
+        ...earlier,
+        { role: 'user', parts: [{ text: 'go' }] },
+        { role: 'model', parts: [{ ...first, thoughtSignature: signature }, second] },
+        { role: 'user', parts: [{ functionResponse: { name: 'a', response: {} } }, { functionResponse: { name: 'b', response: {} } }] },
+      ],
+    });
+    const status = async (body: unknown) => {
+      const res = await post('gemini-3-pro-preview', 'generateContent', body);
+      return res.status === 200 ? 200 : ((await res.json()) as ErrorBody).error.message;
+    };
+    expect(await status(turn(first?.thoughtSignature))).toBe(200);
+    expect(await status(turn('skip_thought_signature_validator'))).toBe(200);
+    expect(await status(turn(undefined))).toMatch(/missing a thought_signature/);
+    expect(await status(turn('c2lnbmVkIGVsc2V3aGVyZQ=='))).toMatch(/^Corrupted thought signature/);
+    // A signature given for another call does not pass either.
+    const other = { ...turn(first?.thoughtSignature) };
+    (other.contents[1] as { parts: Record<string, unknown>[] }).parts[0] = { functionCall: { name: 'a', args: { x: 2 } }, thoughtSignature: first?.thoughtSignature };
+    expect(await status(other)).toMatch(/^Corrupted thought signature/);
+    // An earlier turn's unsigned call is not checked (only the current turn is).
+    const earlier = [
+      { role: 'user', parts: [{ text: 'before' }] },
+      { role: 'model', parts: [{ functionCall: { name: 'a', args: {} } }] },
+      { role: 'user', parts: [{ functionResponse: { name: 'a', response: {} } }] },
+      { role: 'model', parts: [{ text: 'done' }] },
+    ];
+    expect(await status(turn(first?.thoughtSignature, earlier))).toBe(200);
+  });
+
   it('answers scripted failures with Google’s statuses, a 429 with a RetryInfo retryDelay, and an error record mid-stream', async () => {
     fake.script({ status: 429, retryDelay: '34.4s' }, { status: 503 }, { text: 'one two three four', streamError: 'boom' });
     const limited = await post('gemini-2.5-flash', 'generateContent', user('x'));

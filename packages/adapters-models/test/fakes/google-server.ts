@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { apiKeyInvalid, checkRequest, type GoogleApiError, invalidArgument, isObject, modelNotFound, scriptedError, tooLong, unregisteredCaller } from './google-wire.js';
+import { apiKeyInvalid, checkRequest, type GoogleApiError, invalidArgument, isGemini3, isObject, modelNotFound, scriptedError, signFunctionCall, tooLong, unregisteredCaller } from './google-wire.js';
 import { startLoopback, watchExchange } from './loopback.js';
 
 /**
@@ -15,7 +15,11 @@ import { startLoopback, watchExchange } from './loopback.js';
  *   `candidates[0].content { role: 'model', parts }`, `usageMetadata` (running counts),
  *   `modelVersion` and `responseId`; the last has `finishReason` and `safetyRatings`. Thought
  *   parts (`{ text, thought: true }`) come first, then the text in pieces, then all function
- *   calls in one chunk (parallel calls are parts of one content).
+ *   calls in one chunk (parallel calls are parts of one content). A model named like Gemini 3
+ *   (`isGemini3`) signs the first function call of each answer (`thoughtSignature`) and refuses
+ *   a request whose current turn (since the last user text) has a model content whose first call
+ *   lacks its signature (400 "Function call is missing a thought_signature") or carries another
+ *   one ("Corrupted thought signature"); Google's documented skip values pass.
  * - A blocked prompt answers `{ promptFeedback: { blockReason, safetyRatings }, usageMetadata }`
  *   and no candidates; a blocked answer ends with `finishReason: 'SAFETY'` and a rating with `blocked: true`.
  * - The body is checked as the API checks it (`google-wire.ts`), including the input token limit.
@@ -169,9 +173,12 @@ function chunksOf(reply: GoogleScriptedReply, body: Record<string, unknown>, mod
   const thoughtPieces = thinking.includeThoughts === true ? words(reply.reasoning ?? '') : [];
   const hiddenThoughts = thinking.includeThoughts === true ? 0 : tokens(reply.reasoning ?? '');
   const textPieces = words(reply.text ?? '');
-  const calls = (reply.toolCalls ?? []).map((c) => ({
-    functionCall: { ...(c.id ? { id: c.id } : {}), name: c.name, args: typeof c.arguments === 'string' ? JSON.parse(c.arguments) : c.arguments },
-  }));
+  // Gemini 3 signs the first function call of an answer (parallel calls after it go unsigned).
+  const signs = isGemini3(model);
+  const calls = (reply.toolCalls ?? []).map((c, i) => {
+    const args = typeof c.arguments === 'string' ? JSON.parse(c.arguments) : c.arguments;
+    return { functionCall: { ...(c.id ? { id: c.id } : {}), name: c.name, args }, ...(signs && i === 0 ? { thoughtSignature: signFunctionCall(c.name, args) } : {}) };
+  });
   const pieces: Record<string, unknown>[][] = [...thoughtPieces.map((text) => [{ text, thought: true }]), ...textPieces.map((text) => [{ text }]), ...(calls.length > 0 ? [calls] : [])];
   const named = reply.finishReason ?? 'STOP';
   const finishReason = SUITE_REASONS[named] ?? (named as GeminiFinishReason);

@@ -1,3 +1,5 @@
+import { createHmac } from 'node:crypto';
+
 /**
  * The Gemini API's documented request checks and error bodies, for the loopback server in
  * `google-server.ts`. Errors are Google's `{ error: { code, message, status, details? } }`
@@ -146,11 +148,50 @@ function checkPart(part: unknown, path: string): GoogleApiError | undefined {
   return undefined;
 }
 
+/**
+ * The thought signature of a function call: Gemini 3 signs the first function call of each answer
+ * (an opaque, encrypted value); here an HMAC of the call's name and arguments under the fake's
+ * own key stands for it, so a signature that comes back with another call, or altered, is told apart.
+ */
+export const signFunctionCall = (name: string, args: unknown): string =>
+  createHmac('sha256', 'the-fake-gemini-signing-key')
+    .update(`${name}\n${JSON.stringify(args ?? {})}`)
+    .digest('base64');
+
+/** Models named like Gemini 3 (`gemini-3-pro-preview`, `gemini-3.1-flash`, ...): they sign their function calls and check the signatures of the current turn. */
+export const isGemini3 = (model: string): boolean => /^gemini-3/.test(model);
+
+/** The values Google documents for a function call that has no signature of its own (history from another model, or one written by hand). */
+export const SKIP_SIGNATURES = ['skip_thought_signature_validator', 'context_engineering_is_the_way_to_go'];
+
+/** Where the current turn starts: after the last user content with a part that is not a function response (its index, or 0). */
+function currentTurnStart(contents: readonly unknown[]): number {
+  const at = contents.findLastIndex((c) => isObject(c) && (c.role ?? 'user') === 'user' && Array.isArray(c.parts) && c.parts.some((p) => isObject(p) && p.functionResponse === undefined));
+  return Math.max(at, 0);
+}
+
+/**
+ * Gemini 3's rule for the current turn: the first function call of each model content carries the
+ * signature it came with (or a documented skip value); a missing one and a wrong one are 400s.
+ * Earlier turns are not checked, as Google documents.
+ */
+function checkSignature(call: Record<string, unknown>, index: number): GoogleApiError | undefined {
+  const fn = call.functionCall as { name: string; args?: unknown };
+  if (typeof call.thoughtSignature !== 'string') {
+    return invalidArgument(
+      `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${fn.name}\` , position ${index + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`,
+    );
+  }
+  if (SKIP_SIGNATURES.includes(call.thoughtSignature) || call.thoughtSignature === signFunctionCall(fn.name, fn.args)) return undefined;
+  return invalidArgument(`Corrupted thought signature. Function call \`default_api:${fn.name}\` , position ${index + 1}.`);
+}
+
 /** `contents`: roles, parts, and Gemini's ordering rules for function calls and their responses. */
 function checkContents(contents: unknown, thoughtSignatures: boolean): GoogleApiError | undefined {
   if (contents === undefined || (Array.isArray(contents) && contents.length === 0)) return field('contents', 'contents is not specified');
   if (!Array.isArray(contents)) return invalidArgument(`Invalid value at 'contents' (type.googleapis.com/google.ai.generativelanguage.v1beta.Content), ${JSON.stringify(contents)}`);
   let previous: { role: string; calls: number; responses: number } | undefined;
+  const turn = currentTurnStart(contents);
   for (const [i, content] of contents.entries()) {
     if (!isObject(content)) return invalidArgument(`Invalid value at 'contents[${i}]' (type.googleapis.com/google.ai.generativelanguage.v1beta.Content), ${JSON.stringify(content)}`);
     const role = content.role ?? 'user';
@@ -166,14 +207,9 @@ function checkContents(contents: unknown, thoughtSignatures: boolean): GoogleApi
     if (calls.length > 0) {
       if (role !== 'model') return invalidArgument('Please ensure that function call parts are only in model turns.');
       if (previous && previous.role !== 'user') return invalidArgument('Please ensure that function call turn comes immediately after a user turn or after a function response turn.');
-      // Gemini 3 wants the first function call of each model turn signed (the SDKs send a skip value when they have none).
-      const first = calls[0] as Record<string, unknown>;
-      if (thoughtSignatures && typeof first.thoughtSignature !== 'string') {
-        const name = (first.functionCall as { name: string }).name;
-        return invalidArgument(
-          `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${name}\` , position ${i + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`,
-        );
-      }
+      // Gemini 3 wants the first function call of each model content of the current turn signed (the SDKs send a skip value when they have none).
+      const problem = thoughtSignatures && i > turn ? checkSignature(calls[0] as Record<string, unknown>, i) : undefined;
+      if (problem) return problem;
     }
     if (previous && previous.calls > 0 && responses !== previous.calls) {
       return invalidArgument('Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.');
@@ -297,5 +333,5 @@ export function checkRequest(body: Record<string, unknown>, model: string): Goog
   if (system !== undefined && (!isObject(system) || !Array.isArray(system.parts) || system.parts.some((p) => !isObject(p) || typeof p.text !== 'string'))) {
     return field('system_instruction', 'system_instruction must have text parts');
   }
-  return checkContents(body.contents, /^gemini-3/.test(model)) ?? checkTools(body.tools, body.toolConfig) ?? checkGeneration(body.generationConfig) ?? checkSafety(body.safetySettings);
+  return checkContents(body.contents, isGemini3(model)) ?? checkTools(body.tools, body.toolConfig) ?? checkGeneration(body.generationConfig) ?? checkSafety(body.safetySettings);
 }

@@ -117,6 +117,10 @@ export interface Database {
     sources: ColumnType<unknown, string | null, string | null>;
     /** JSON array of `StoredContentPart` (a user message with images) or null (SQLite 0023, PostgreSQL 0014) */
     parts: ColumnType<unknown, string | null, string | null>;
+    /** The provider whose model wrote an assistant message, or null (SQLite 0024, PostgreSQL 0015) */
+    provider: string | null;
+    /** JSON array of `ReasoningBlock` (an assistant message's, with the provider's data) or null (SQLite 0024, PostgreSQL 0015) */
+    reasoning: ColumnType<unknown, string | null, string | null>;
     created_at: Timestamp;
   };
   tools: {

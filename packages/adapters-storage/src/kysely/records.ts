@@ -138,6 +138,8 @@ export function createRecords(dialect: Pick<StorageDialect, 'readJson'>) {
     toolCallId: row.tool_call_id,
     ...(row.sources === null ? {} : { sources: json(row.sources) as ChatMessageRecord['sources'] }),
     ...(row.parts === null || row.parts === undefined ? {} : { parts: json(row.parts) as ChatMessageRecord['parts'] }),
+    ...(row.provider === null || row.provider === undefined ? {} : { provider: row.provider }),
+    ...(row.reasoning === null || row.reasoning === undefined ? {} : { reasoning: json(row.reasoning) as ChatMessageRecord['reasoning'] }),
     createdAt: readTime(row.created_at),
   });
 

@@ -36,9 +36,10 @@ export function memoryChats(tables: () => Tables): ChatRepository {
     async appendMessages(userId, chatId, messages) {
       const list = tables().messages.get(chatKey(userId, chatId));
       if (!list) throw new Error(`Chat ${chatId} does not exist`);
-      // An empty list of sources is stored as none, as the other stores do.
-      for (const { sources, parts, ...m } of messages) {
-        list.push(clone({ ...m, ...(sources?.length ? { sources } : {}), ...(parts?.length ? { parts } : {}), chatId, position: list.length }));
+      // An empty list of sources (parts, reasoning blocks) is stored as none, as the other stores do.
+      for (const { sources, parts, reasoning, provider, ...m } of messages) {
+        const extra = { ...(sources?.length ? { sources } : {}), ...(parts?.length ? { parts } : {}), ...(reasoning?.length ? { reasoning } : {}), ...(provider !== undefined ? { provider } : {}) };
+        list.push(clone({ ...m, ...extra, chatId, position: list.length }));
       }
     },
     async messages(userId, chatId) {

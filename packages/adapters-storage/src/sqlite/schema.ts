@@ -1,7 +1,7 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addJobTenants } from '../kysely/job-tenants.js';
-import { addMessageParts } from '../kysely/message-parts.js';
+import { addMessageParts, addMessageReasoning } from '../kysely/message-parts.js';
 import { addProjectInstructions } from '../kysely/project-instructions.js';
 import { addProviderSettings } from '../kysely/provider-settings.js';
 import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
@@ -440,4 +440,5 @@ export const migrations: Record<string, Migration> = {
   // A user message's images are kept as references in its parts (ChatMessageRecord.parts).
   '0022_message_parts': { up: (db: Kysely<any>) => addMessageParts(db, 'text') },
   '0023_provider_settings': { up: addProviderSettings },
+  '0024_message_reasoning': { up: (db: Kysely<any>) => addMessageReasoning(db, 'text') },
 };

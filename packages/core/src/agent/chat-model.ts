@@ -13,6 +13,14 @@ export interface ToolCall {
   readonly name: string;
   /** The arguments as the model wrote them: a JSON text (may be malformed). */
   readonly arguments: string;
+  /**
+   * The provider's opaque data of the call, as the adapter read it and wants it back with the
+   * call (for the AI SDK's providers, its `providerMetadata`: Gemini's `{ google: {
+   * thoughtSignature } }`, which Gemini 3 requires on the calls of the current turn). Kept within
+   * the turn and stored with the chat's message; sent back only to the provider that gave it,
+   * never shown to API clients. Absent where the provider has none or does not need it.
+   */
+  readonly metadata?: Record<string, unknown>;
 }
 
 /**
@@ -30,10 +38,11 @@ export type ChatContentPart =
     };
 
 /**
- * A block of an answer's reasoning as the provider gave it, sent back with the assistant message
- * within a turn: Anthropic's extended thinking requires the signed thinking block of a step that
- * called tools in the next request, with the tool results (Gemini's and Bedrock's signatures
- * likewise go back). Adapters that have no use for it leave it out of their requests.
+ * A block of an answer's reasoning as the provider gave it, sent back with the assistant message:
+ * Anthropic's extended thinking requires the signed thinking block of a step that called tools in
+ * the next request, with the tool results (Claude's on Bedrock likewise), also when the tools are
+ * the client's and the turn goes on in a later request of the chat. Adapters that have no use for
+ * it leave it out of their requests.
  */
 export interface ReasoningBlock {
   /** The reasoning text (empty for a redacted block). */
@@ -41,7 +50,8 @@ export interface ReasoningBlock {
   /**
    * The provider's opaque data of the block, as the adapter read it and wants it back (for the AI
    * SDK's providers, its `providerMetadata`, e.g. `{ anthropic: { signature } }` or `{ anthropic:
-   * { redactedData } }`). Never shown, never stored.
+   * { redactedData } }`). Never shown to API clients; stored with the chat's message and sent
+   * back only to the provider that gave it.
    */
   readonly metadata?: Record<string, unknown>;
 }

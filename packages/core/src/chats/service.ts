@@ -141,7 +141,8 @@ export class ChatsService {
       messages: messages.map((m) => ({
         role: m.role,
         content: m.content,
-        ...(m.toolCalls ? { toolCalls: m.toolCalls.map((c) => ({ ...c })) } : {}),
+        // Never the provider's data (signatures of calls and reasoning): only what the API shows of a call.
+        ...(m.toolCalls ? { toolCalls: m.toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) } : {}),
         ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}),
         ...(m.sources?.length ? { sources: m.sources.map((source) => ({ ...source })) } : {}),
         ...(m.parts?.length ? { parts: m.parts.map((part) => ({ ...part })) } : {}),

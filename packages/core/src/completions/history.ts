@@ -1,4 +1,4 @@
-import { type ChatContentPart, type ChatMessage, messageText } from '../agent/chat-model.js';
+import { type ChatContentPart, type ChatMessage, messageText, type ToolCall } from '../agent/chat-model.js';
 import type { ChatMessageRecord, StorageAdapter } from '../storage/types.js';
 import { countTokens } from '../tokens.js';
 
@@ -126,15 +126,33 @@ async function userContent(m: ChatMessageRecord, load: ImageLoader | undefined):
   return parts;
 }
 
-/** A stored message as the model is given it (a user's images loaded by `load`; without it, its text). */
-export const fromRecord = async (m: ChatMessageRecord, load?: ImageLoader): Promise<ChatMessage> => {
+/** How stored messages are read for a model call. */
+export interface RecordReading {
+  /** Loads a user message's images; without it, the message is its text. */
+  readonly load?: ImageLoader | undefined;
+  /**
+   * The provider of the call: an assistant message that provider's model wrote keeps its
+   * reasoning blocks and its calls' metadata (signatures it needs back); another provider's
+   * messages go without them, as their data means nothing to it (or is refused by it).
+   */
+  readonly provider?: string | undefined;
+}
+
+/** An assistant message's calls without the provider's data. */
+const plainCalls = (calls: readonly ToolCall[]): ToolCall[] => calls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args }));
+
+/** A stored message as the model is given it (see `RecordReading`). */
+export const fromRecord = async (m: ChatMessageRecord, reading: RecordReading = {}): Promise<ChatMessage> => {
   switch (m.role) {
     case 'system':
       return { role: 'system', content: m.content ?? '' };
     case 'user':
-      return { role: 'user', content: await userContent(m, load) };
-    case 'assistant':
-      return { role: 'assistant', content: m.content, ...(m.toolCalls ? { toolCalls: m.toolCalls } : {}) };
+      return { role: 'user', content: await userContent(m, reading.load) };
+    case 'assistant': {
+      const own = reading.provider !== undefined && m.provider === reading.provider;
+      const calls = m.toolCalls && (own ? m.toolCalls : plainCalls(m.toolCalls));
+      return { role: 'assistant', content: m.content, ...(calls ? { toolCalls: calls } : {}), ...(own && m.reasoning?.length ? { reasoning: m.reasoning } : {}) };
+    }
     case 'tool':
       return { role: 'tool', toolCallId: m.toolCallId ?? '', content: m.content ?? '' };
   }
@@ -180,11 +198,13 @@ function pendingOf(newestFirst: readonly ChatMessage[]): ChatMessage[] {
 /**
  * Reads a chat from its end, a page at a time, until its turns pass `budget` tokens (or the chat
  * starts): what a completion needs of it, whatever the chat's length; the images of its user
- * messages are loaded by `load` (each counted as `IMAGE_TOKENS`). Turns start at a user
+ * messages are loaded by `reading.load` (each counted as `IMAGE_TOKENS`), and the assistant
+ * messages of `reading.provider` keep that provider's data (not counted: Anthropic does not count
+ * earlier turns' thinking, and signatures are not text). Turns start at a user
  * message (messages before the chat's first one make a turn of their own), so a tool call and
  * its results are always in one turn.
  */
-export async function readRecentTurns(storage: StorageAdapter, userId: string, chatId: string, budget: number, load?: ImageLoader): Promise<RecentTurns> {
+export async function readRecentTurns(storage: StorageAdapter, userId: string, chatId: string, budget: number, reading: RecordReading = {}): Promise<RecentTurns> {
   const counter = new TokenCounter();
   const turns: Turn[] = [];
   const seen: ChatMessage[] = []; // newest first, while the newest turn is read
@@ -198,7 +218,7 @@ export async function readRecentTurns(storage: StorageAdapter, userId: string, c
   for (;;) {
     const page = await storage.chats.recentMessages(userId, chatId, { limit: PAGE, ...(before !== undefined ? { before } : {}) });
     for (const record of page) {
-      const m = await fromRecord(record, full ? undefined : load);
+      const m = await fromRecord(record, full ? { provider: reading.provider } : reading);
       if (turns.length === 0) seen.push(m);
       if (full) {
         if (m.role === 'user') return { budget, turns, pending: pendingOf(seen), question: messageText(m.content) };

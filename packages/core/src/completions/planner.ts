@@ -49,7 +49,15 @@ const splitModel = (value: string): { provider: string; model: string } => {
   return at > 0 && isModelProvider(value.slice(0, at)) ? { provider: value.slice(0, at), model: value.slice(at + 1) } : { provider: 'openai', model: value };
 };
 
-const toRecord = (m: ChatMessage, createdAt: Date, sources?: readonly MessageSource[], parts?: readonly StoredContentPart[]): Omit<ChatMessageRecord, 'chatId' | 'position'> => ({
+/** What a stored message is: `provider` names the provider of a message its model wrote (whose reasoning and calls' data go back to it alone). */
+interface RecordOf {
+  readonly createdAt: Date;
+  readonly sources?: readonly MessageSource[] | undefined;
+  readonly parts?: readonly StoredContentPart[] | undefined;
+  readonly provider?: string | undefined;
+}
+
+const toRecord = (m: ChatMessage, { createdAt, sources, parts, provider }: RecordOf): Omit<ChatMessageRecord, 'chatId' | 'position'> => ({
   role: m.role,
   // A user message's images are kept as references in its parts (`content` is its text).
   content: m.role === 'user' ? messageText(m.content) : m.content,
@@ -57,6 +65,7 @@ const toRecord = (m: ChatMessage, createdAt: Date, sources?: readonly MessageSou
   toolCallId: m.role === 'tool' ? m.toolCallId : null,
   ...(sources && sources.length > 0 ? { sources } : {}),
   ...(parts ? { parts } : {}),
+  ...(m.role === 'assistant' && provider ? { provider, ...(m.reasoning?.length ? { reasoning: m.reasoning } : {}) } : {}),
   createdAt,
 });
 
@@ -118,7 +127,7 @@ export class CompletionPlanner {
     // The chat is read from its end only as far as the budget reaches.
     const budget = this.#agent.historyTokens ?? DEFAULT_HISTORY_TOKENS;
     const images = this.#deps.images;
-    const history = chat ? readRecentTurns(this.#ctx.storage, chat.userId, chat.id, budget, imageLoader(images, chat.userId, chat.id)) : Promise.resolve(undefined);
+    const history = chat ? readRecentTurns(this.#ctx.storage, chat.userId, chat.id, budget, { load: imageLoader(images, chat.userId, chat.id), provider }) : Promise.resolve(undefined);
     const question = project && this.#deps.knowledge ? (lastUserText(requested) ?? (chat ? history.then((h) => h?.question) : undefined)) : undefined;
     const knowledge = this.#deps.knowledge;
     // A turn whose messages could not be stored is refused before the model is called.
@@ -190,7 +199,9 @@ export class CompletionPlanner {
             // The turn is stored only once it has completed: the request's new messages (not
             // its system prompt), the tool calls and results, and the answer; the assistant
             // message that ends the turn keeps the sources the response gives.
-            const fresh = [...input.filter((m) => m.role !== 'system'), ...event.messages];
+            const own = input.filter((m) => m.role !== 'system');
+            const requestedCount = own.length;
+            const fresh = [...own, ...event.messages];
             const last = fresh.findLastIndex((m) => m.role === 'assistant');
             // Images are put in the store first: a message never refers to an image that is not there.
             const parts = await Promise.all(fresh.map((m) => storedParts(m, images, chat.userId, chat.id)));
@@ -201,7 +212,8 @@ export class CompletionPlanner {
               await tx.chats.appendMessages(
                 chat.userId,
                 chat.id,
-                fresh.map((m, i) => toRecord(m, createdAt, i === last ? stored : undefined, parts[i])),
+                // The turn's own messages (after the request's) are the model's: its provider's data stays with them.
+                fresh.map((m, i) => toRecord(m, { createdAt, sources: i === last ? stored : undefined, parts: parts[i], provider: i >= requestedCount ? provider : undefined })),
               );
             });
             await storage.chats.touch(chat.userId, chat.id, createdAt);

@@ -1,3 +1,4 @@
+import type { ReasoningBlock, ToolCall } from '../agent/chat-model.js';
 import type { Page } from './page.js';
 
 export interface ChatRecord {
@@ -53,8 +54,21 @@ export interface ChatMessageRecord {
   readonly position: number;
   readonly role: 'system' | 'user' | 'assistant' | 'tool';
   readonly content: string | null;
-  readonly toolCalls: readonly { id: string; name: string; arguments: string }[] | null;
+  /** With each call's `metadata` when the provider gave any (never shown: see `provider`). */
+  readonly toolCalls: readonly ToolCall[] | null;
   readonly toolCallId: string | null;
+  /**
+   * An assistant message a model wrote: the provider whose model it was (`anthropic`, `google`,
+   * ...). Its `reasoning` and its calls' `metadata` go back to that provider only (a chat's
+   * project may change provider), and never to API clients. Absent for other messages.
+   */
+  readonly provider?: string;
+  /**
+   * An assistant message's reasoning blocks with the provider's data (Anthropic's and Bedrock's
+   * signatures, redacted blocks), in order, where the provider needs them back (the adapter gave
+   * them on `finish`). Absent when there were none (an empty list is stored as none).
+   */
+  readonly reasoning?: readonly ReasoningBlock[];
   /**
    * The knowledge the answer was given, in citation order: on the assistant message that ends
    * a turn, in citation order. Absent when there was none (an empty list is stored as none).

@@ -246,6 +246,29 @@ export function describeCredentialsAndChats(suite: StorageUnderTest): void {
       expect((await storage.chats.messages('user_a', 'chat_s'))[1]?.sources).toEqual(sources);
     });
 
+    it("keeps an assistant message's provider, its reasoning blocks with the provider's data, and its calls' metadata, as given", async () => {
+      await storage.projects.insert(project('user_a', 1));
+      await storage.chats.insert({ id: 'chat_r', userId: 'user_a', projectId: 'proj_000001', name: 'Reasoning', createdAt: at(1), updatedAt: at(1) });
+      const reasoning = [
+        { text: 'I need the weather — «first».', metadata: { anthropic: { signature: 'c2lnbmF0dXJl+/==' } } },
+        { text: '', metadata: { anthropic: { redactedData: 'EmwKAhgBEgy3va3pzix/LafPsn4a' } } },
+        { text: 'No data here.' },
+      ];
+      const toolCalls = [
+        { id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}', metadata: { google: { thoughtSignature: 'Cv4BAb4+9vs=' } } },
+        { id: 'call_2', name: 'get_time', arguments: '{}' },
+      ];
+      await storage.chats.appendMessages('user_a', 'chat_r', [
+        { role: 'user', content: 'weather?', toolCalls: null, toolCallId: null, createdAt: at(2) },
+        { role: 'assistant', content: null, toolCalls, toolCallId: null, provider: 'anthropic', reasoning, createdAt: at(2) },
+        { role: 'assistant', content: 'Sunny.', toolCalls: null, toolCallId: null, provider: 'google', reasoning: [], createdAt: at(3) },
+      ]);
+      const messages = await storage.chats.messages('user_a', 'chat_r');
+      expect(messages[1]).toEqual({ chatId: 'chat_r', position: 1, role: 'assistant', content: null, toolCalls, toolCallId: null, provider: 'anthropic', reasoning, createdAt: at(2) });
+      expect(messages[2]).toEqual({ chatId: 'chat_r', position: 2, role: 'assistant', content: 'Sunny.', toolCalls: null, toolCallId: null, provider: 'google', createdAt: at(3) });
+      expect((await storage.chats.recentMessages('user_a', 'chat_r', { limit: 2 }))[1]).toMatchObject({ provider: 'anthropic', reasoning, toolCalls });
+    });
+
     it("keeps a user message's parts (text and image references) and finds the image references of a chat or a project, each chat's once", async () => {
       await storage.projects.insert(project('user_a', 1));
       await storage.projects.insert(project('user_a', 2));

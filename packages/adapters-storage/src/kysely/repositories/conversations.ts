@@ -84,6 +84,8 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
                 tool_call_id: m.toolCallId,
                 sources: m.sources?.length ? JSON.stringify(m.sources) : null,
                 parts: m.parts?.length ? JSON.stringify(m.parts) : null,
+                provider: m.provider ?? null,
+                reasoning: m.reasoning?.length ? JSON.stringify(m.reasoning) : null,
                 created_at: time(m.createdAt),
               })),
             )
