@@ -146,6 +146,25 @@ describe('anthropicChatModel', () => {
     expect(await failure(model().stream(next(altered)))).toMatchObject({ code: 'upstream_error', details: { status: 400 } });
   });
 
+  it('with thinking on, never forces a tool (the API refuses tool_choice any or tool then): the AI SDK asks with auto', async () => {
+    const thinking = { type: 'enabled', budget_tokens: 1024 };
+    const body = { model: MODEL, max_tokens: 4096, thinking, messages: [{ role: 'user', content: 'x' }], tools: [{ name: 'get_weather', input_schema: { type: 'object' } }] };
+    for (const tool_choice of [{ type: 'any' }, { type: 'tool', name: 'get_weather' }]) {
+      const res = await fetch(`${fake.url}/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+        body: JSON.stringify({ ...body, tool_choice }),
+      });
+      expect([res.status, ((await res.json()) as { error: { message: string } }).error.message]).toEqual([400, 'Thinking may not be enabled when tool_choice forces tool use.']);
+    }
+    fake.script({ reasoning: 'Hm.', toolCalls: [{ name: 'get_weather', arguments: '{"city":"Paris"}' }] });
+    const answer = await collectChat(
+      model().stream(ask('Weather?', { maxTokens: 4096, tools: [WEATHER], toolChoice: 'required', providerOptions: { thinking: { type: 'enabled', budgetTokens: 1024 } } })),
+    );
+    expect(answer.finishReason).toBe('tool_calls');
+    expect(fake.lastRequest()?.body.tool_choice).toEqual({ type: 'auto' });
+  });
+
   it('runs an agent turn of two tool rounds with extended thinking on (the loop sends each step its reasoning back)', async () => {
     const thinking = { thinking: { type: 'enabled', budgetTokens: 1024 } };
     const claude = model();

@@ -147,12 +147,19 @@ function checkThinkingTurn(body: Record<string, unknown>): MessagesError | undef
   );
 }
 
+/** With thinking on, tool use may not be forced (`tool_choice` `any` or `tool`): only `auto` and `none` are taken. */
+function checkThinkingChoice(body: Record<string, unknown>): MessagesError | undefined {
+  const choice = isObject(body.tool_choice) ? body.tool_choice.type : undefined;
+  if (!isObject(body.thinking) || body.thinking.type !== 'enabled' || (choice !== 'any' && choice !== 'tool')) return undefined;
+  return bad('Thinking may not be enabled when tool_choice forces tool use.');
+}
+
 /** What the Messages API answers a request body with when it refuses it, or undefined when it takes it. */
 export function checkMessagesRequest(body: Record<string, unknown>, options: { readonly models: readonly string[]; readonly contextChars: number }): MessagesError | undefined {
   if (typeof body.model !== 'string') return bad('model: Field required');
   const extra = Object.keys(body).find((key) => !KNOWN.has(key));
   if (extra) return bad(`${extra}: Extra inputs are not permitted`);
-  const problem = checkSettings(body) ?? checkMessages(body.messages) ?? checkTools(body) ?? checkThinkingTurn(body);
+  const problem = checkSettings(body) ?? checkMessages(body.messages) ?? checkTools(body) ?? checkThinkingChoice(body) ?? checkThinkingTurn(body);
   if (problem) return problem;
   if (!options.models.includes(body.model)) return { status: 404, type: 'not_found_error', message: `model: ${body.model}` };
   const chars = JSON.stringify(body.messages).length + JSON.stringify(body.system ?? '').length;
