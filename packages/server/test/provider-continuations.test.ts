@@ -82,7 +82,7 @@ describe("a client's tool call continued by chatId", () => {
       expect(await callAndContinue(projectId, chatId, stream)).toBe('Rainy in Oslo.');
       const continued = anthropic.lastRequest();
       expect(continued?.status).toBe(200);
-      const assistant = (continued?.body.messages as { role: string; content: Record<string, unknown>[] }[]).find((m) => m.role === 'assistant');
+      const assistant = ((continued?.body.messages ?? []) as { role: string; content: Record<string, unknown>[] }[]).find((m) => m.role === 'assistant');
       expect(assistant?.content[0]).toEqual({ type: 'thinking', thinking: 'The client can look the weather up.', signature: expect.any(String) });
       await expectNothingShown(chatId, [String(assistant?.content[0]?.signature), 'The client can look']);
     });
@@ -95,7 +95,7 @@ describe("a client's tool call continued by chatId", () => {
     const continued = google.lastRequest();
     expect(continued?.status).toBe(200);
     const signature = signFunctionCall('get_weather', { city: 'Oslo' });
-    const model = (continued?.body.contents as { role: string; parts: Record<string, unknown>[] }[]).find((c) => c.role === 'model');
+    const model = ((continued?.body.contents ?? []) as { role: string; parts: Record<string, unknown>[] }[]).find((c) => c.role === 'model');
     // The signature the fake gave, not the skip value the AI SDK would put in its place.
     expect(model?.parts[0]).toMatchObject({ functionCall: { name: 'get_weather', args: { city: 'Oslo' } }, thoughtSignature: signature });
     await expectNothingShown(chatId, [signature]);
