@@ -10,7 +10,7 @@ import { STATUS_BY_CODE, toErrorResponse } from './errors.js';
 import { createRouteHandler, json } from './handle-route.js';
 import { buildOpenApi, type PublicRouteDoc } from './openapi.js';
 import { apiRoutes, HealthResponse } from './routes/index.js';
-import { DEFAULT_SSE_KEEP_ALIVE_MS } from './sse.js';
+import { DEFAULT_SSE_KEEP_ALIVE_MS, DEFAULT_STREAM_HOLD_MS } from './sse.js';
 
 export interface AppOptions {
   /** Request logs (one line per request) and errors. Omit for none. */
@@ -25,6 +25,13 @@ export interface AppOptions {
   readonly corsOrigins?: readonly string[];
   /** Interval of the keep-alive comment of every Server-Sent Events response, in ms. Default 15000. */
   readonly sseKeepAliveMs?: number;
+  /**
+   * How long a streamed chat completion waits for the run's first event (the model's first
+   * output, or its failure) before sending its headers, in ms. Default 5000. A failure within it
+   * is answered with its HTTP status, as without `stream`; after it, the headers go out and a
+   * failure is the stream's last event.
+   */
+  readonly streamHoldMs?: number;
   /**
    * The folder of a built web console (`@agent-platform/console`'s dist/, see `builtConsoleDir`)
    * to serve at /console/, with `/` redirecting there. Default: none (API only).
@@ -144,6 +151,7 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
     uploadLimit: options.uploadLimit ?? DEFAULT_UPLOAD_LIMIT,
     completionLimit: options.completionBodyLimit ?? (options.bodyLimit ?? DEFAULT_BODY_LIMIT) + Math.ceil(DEFAULT_IMAGE_LIMITS.maxRequestBytes / 3) * 4,
     keepAliveMs: options.sseKeepAliveMs ?? DEFAULT_SSE_KEEP_ALIVE_MS,
+    streamHoldMs: options.streamHoldMs ?? DEFAULT_STREAM_HOLD_MS,
     logger: log,
   });
   for (const route of apiRoutes) {

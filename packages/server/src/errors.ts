@@ -39,9 +39,15 @@ function upstreamKind(err: PlatformError): UpstreamKind | undefined {
   return typeof kind === 'string' && Object.hasOwn(UPSTREAM_KINDS, kind) ? (kind as UpstreamKind) : undefined;
 }
 
-/** The headers of a failure: an upstream's `Retry-After` (whole seconds) passed on with its 429. */
+/**
+ * The headers of a failure: an upstream's `Retry-After` (whole seconds) passed on with its 429;
+ * on a refused key's 502, `x-should-retry: false`, which OpenAI's clients read: a 5xx is retried
+ * by default, and asking again with the same key only adds refusals.
+ */
 export function failureHeaders(error: unknown): Record<string, string> {
-  if (!isPlatformError(error) || upstreamKind(error) !== 'rate_limited') return {};
+  if (!isPlatformError(error)) return {};
+  if (upstreamKind(error) === 'auth') return { 'x-should-retry': 'false' };
+  if (upstreamKind(error) !== 'rate_limited') return {};
   const after = error.details?.retryAfterSeconds;
   return typeof after === 'number' && Number.isFinite(after) && after >= 0 ? { 'retry-after': String(Math.ceil(after)) } : {};
 }

@@ -8,7 +8,7 @@ import { queryObject, readJsonBody } from './body.js';
 import { failureHeaders, openaiError, toErrorResponse } from './errors.js';
 import { readMultipartBody } from './multipart.js';
 import type { ApiRoute, RouteInput } from './route.js';
-import { COMPLETION_END, completionFrame, dataFrame, eventStream } from './sse.js';
+import { afterFirstEvent, COMPLETION_END, completionFrame, dataFrame, eventStream } from './sse.js';
 
 export interface RouteHandlerOptions {
   /** Largest JSON body, in bytes. */
@@ -19,6 +19,8 @@ export interface RouteHandlerOptions {
   readonly completionLimit: number;
   /** Interval of the SSE keep-alive comment, in ms. */
   readonly keepAliveMs: number;
+  /** How long a completion's stream waits for the run's first event before sending its headers, in ms (`afterFirstEvent`). */
+  readonly streamHoldMs: number;
   readonly logger?: Logger | undefined;
 }
 
@@ -58,8 +60,8 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
   };
   /** The failure event that ends a chat completion's stream, live or replayed. */
   const completionFailure = (error: unknown, event: H3Event) => {
-    const { code, message } = streamFailure(error, event);
-    return completionFrame({ type: 'error', code, message });
+    const { code, message, details } = streamFailure(error, event);
+    return completionFrame({ type: 'error', code, message, ...(details ? { details } : {}) });
   };
   /**
    * What a stream logs when its client goes away before the end (a closed tab, a reload, a
@@ -93,7 +95,8 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
       case 'openai': {
         const completion = await route.handler(platform, input);
         if (!completion.stream) return json(200, completion.body);
-        return eventStream(completion.chunks, {
+        // A failure before the run's first event throws here: answered with its status, as without `stream`.
+        return eventStream(await afterFirstEvent(completion.chunks, options.streamHoldMs), {
           frame: (chunk) => completionFrame({ type: 'chunk', chunk }),
           failure: (e) => completionFailure(e, event),
           end: COMPLETION_END,

@@ -117,6 +117,8 @@ export interface ServerOptions {
    * (`pnpm run build` builds it) the server starts without it and logs a warning.
    */
   readonly console?: boolean;
+  /** How long a streamed chat completion waits for the run's first event before sending its headers (`AppOptions.streamHoldMs`). Default 5000 ms. */
+  readonly streamHoldMs?: number;
 }
 
 export interface RunningServer {
@@ -362,6 +364,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
     ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.uploadLimit ? { uploadLimit: options.uploadLimit } : {}),
+    ...(options.streamHoldMs !== undefined ? { streamHoldMs: options.streamHoldMs } : {}),
     completionBodyLimit: completionBodyLimit(options.bodyLimit ?? DEFAULT_BODY_LIMIT, serverImageLimits(options.images, options.env ?? process.env)),
   });
   const server = serve(app, {

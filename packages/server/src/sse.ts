@@ -4,6 +4,12 @@ import { openaiError } from './errors.js';
 /** Default interval of the keep-alive comment of every SSE response: 15 s. */
 export const DEFAULT_SSE_KEEP_ALIVE_MS = 15_000;
 
+/**
+ * Default time a completion's stream waits for the run's first event before its headers go out:
+ * 5 s. A model that refuses (a bad key, a 429, an unknown model) does so well within it.
+ */
+export const DEFAULT_STREAM_HOLD_MS = 5_000;
+
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache',
@@ -45,7 +51,7 @@ export const dataFrame = (value: unknown) => `data: ${JSON.stringify(value)}\n\n
  * failure reads the same in both.
  */
 export function completionFrame(record: StreamRecord, id?: number): string {
-  const data = record.type === 'chunk' ? record.chunk : { error: openaiError(record.code, record.message) };
+  const data = record.type === 'chunk' ? record.chunk : { error: openaiError(record.code, record.message, record.details) };
   return id === undefined ? dataFrame(data) : `id: ${id}\n${dataFrame(data)}`;
 }
 
@@ -110,4 +116,36 @@ export function eventStream<T>(events: AsyncIterable<T>, options: EventStreamOpt
     },
   });
   return new Response(stream, { headers: SSE_HEADERS });
+}
+
+/**
+ * `events` once its first value or failure came, or `holdMs` passed: a completion's stream holds
+ * its response (status and headers) until the run has something to say, so a run that fails
+ * before its first event (the model refused the key, a 429, an unknown model) is answered with
+ * the status of that failure, as the same request without `stream` is: this throws it. After
+ * `holdMs`, what the run has not yet said is streamed as it comes (headers and keep-alives go
+ * out, so a slow model never leaves a client without headers), and a later failure is the
+ * stream's last event.
+ */
+export async function afterFirstEvent<T>(events: AsyncIterable<T>, holdMs: number): Promise<AsyncIterable<T>> {
+  const iterator = events[Symbol.asyncIterator]();
+  let first: Promise<IteratorResult<T>> | undefined = iterator.next();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const held = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, holdMs);
+  });
+  try {
+    await Promise.race([first, held]);
+  } finally {
+    clearTimeout(timer);
+  }
+  const rest: AsyncIterator<T> = {
+    next: () => {
+      const next = first ?? iterator.next();
+      first = undefined;
+      return next;
+    },
+    return: (value?: unknown) => iterator.return?.(value) ?? Promise.resolve({ done: true, value: undefined }),
+  };
+  return { [Symbol.asyncIterator]: () => rest };
 }

@@ -68,20 +68,29 @@ export async function collectCompletion(chunks: AsyncIterable<ChatCompletionChun
 }
 
 /**
- * Runs a plan as OpenAI's chunk stream: a role chunk (with `sources`), content deltas (and the
+ * Runs a plan as OpenAI's chunk stream: a role chunk (with `sources`, sent with the run's first
+ * event), content deltas (and the
  * model's reasoning as `delta.reasoning_content`, as DeepSeek and vLLM stream it) and the
  * agent's tool steps (`toolCall` when a tool starts, `toolResult` when it answered), the
  * client's tool calls (`delta.tool_calls`, one whole call per chunk), the finish, optionally usage.
  */
 export async function* completionChunks(plan: CompletionPlan, includeUsage: boolean): AsyncGenerator<ChatCompletionChunk> {
   const base = { id: plan.id, object: 'chat.completion.chunk' as const, created: plan.created, model: plan.responseModel };
-  yield {
+  const role: ChatCompletionChunk = {
     ...base,
     choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
     sources: sourcesOut(plan.sources),
     ...(plan.chat ? { chatId: plan.chat.id } : {}),
   };
+  // The role chunk comes with the run's first event, not before: a run that fails before the
+  // model said anything yields nothing, so a streamed request can be answered with the
+  // failure's status (the server holds its headers until the first chunk).
+  let opened = false;
   for await (const event of plan.events) {
+    if (!opened) {
+      opened = true;
+      yield role;
+    }
     if (event.type === 'text' && event.delta) {
       yield { ...base, choices: [{ index: 0, delta: { content: event.delta }, finish_reason: null }] };
     } else if (event.type === 'reasoning' && event.delta) {
@@ -101,4 +110,5 @@ export async function* completionChunks(plan: CompletionPlan, includeUsage: bool
       if (includeUsage) yield { ...base, choices: [], usage: usageOut(event.usage) };
     }
   }
+  if (!opened) yield role;
 }

@@ -129,7 +129,7 @@ export class CompletionsService {
         for await (const chunk of completionChunks(plan, true)) await recorder.append({ type: 'chunk', chunk });
       } catch (error) {
         const e = isPlatformError(error) ? error : new PlatformError('internal', 'Internal server error');
-        await recorder.append({ type: 'error', code: e.code, message: e.message }).catch(() => {});
+        await recorder.append({ type: 'error', code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) }).catch(() => {});
       } finally {
         await recorder.end().catch(() => {});
       }
@@ -137,7 +137,7 @@ export class CompletionsService {
     // The recorded chunks (from where this completion started), parsed; a recorded failure throws.
     const recorded = async function* (signal?: AbortSignal) {
       for await (const { data } of streams.read(caller.userId, chatId, streamId, startAfter, signal)) {
-        if (data.type === 'error') throw new PlatformError(data.code, data.message);
+        if (data.type === 'error') throw new PlatformError(data.code, data.message, data.details ? { details: data.details } : {});
         yield data.chunk;
       }
     };

@@ -3,7 +3,10 @@ import type { ChatCompletionChunk } from '../../schemas/completion-answers.js';
 import { type StreamEvent, StreamHub, type StreamHubOptions } from './hub.js';
 
 /** One event of a chat stream, as a completion writes it: a chunk, or the failure that ended it. */
-export type StreamRecord = { readonly type: 'chunk'; readonly chunk: ChatCompletionChunk } | { readonly type: 'error'; readonly code: ErrorCode; readonly message: string };
+export type StreamRecord =
+  | { readonly type: 'chunk'; readonly chunk: ChatCompletionChunk }
+  /** `details`: the error's facts (e.g. an upstream refusal's `kind` and `retryAfterSeconds`), so a reader answers it as the writer would. */
+  | { readonly type: 'error'; readonly code: ErrorCode; readonly message: string; readonly details?: Record<string, unknown> };
 
 /** A stream as `get` answers it. */
 export interface StreamInfo {
