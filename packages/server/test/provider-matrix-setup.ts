@@ -40,6 +40,17 @@ export interface Row {
    * `toolChoice: any`, and answers by calling it (the AI SDK turns that call into the text).
    */
   readonly json?: (text: string) => Reply;
+  /** The fake's own scripted answer of a 429 asking to retry after 1 s (its provider's form), and the `Retry-After` the caller gets. */
+  readonly rateLimited: Record<string, unknown>;
+  readonly retryAfter: string | null;
+  /** The row's credential with a key the fake refuses (in the provider's form: 401, Gemini's 400 API_KEY_INVALID, a SigV4 signature AWS refuses). */
+  readonly badKey: () => Record<string, unknown>;
+  /** A model the fake does not serve. */
+  readonly unknownModel: string;
+  /** What a `json_object` response_format is in the provider's request (searched anywhere in the body): its JSON mode, or a forced `json` tool. */
+  readonly jsonMode: Record<string, unknown>;
+  /** How the model gives a json_object answer. Default: as `json` says. */
+  readonly jsonObject?: (text: string) => Reply;
 }
 
 /** A real 1x1 PNG. */
@@ -53,6 +64,11 @@ export const SUM_TOOL = {
   parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
 };
 const AWS = { accessKeyId: 'AKIAFAKEKEYID0000009', secretAccessKey: 'aws-secret-matrix-0009' };
+/** The secret of every row's refused credential: never in an answer. */
+export const BAD_KEY = 'bad-key-NEVER-SHOWN-0042';
+/** Every fake's context window (the fake's rough tokens; Anthropic's 100,000 characters, Bedrock's 8,192 tokens): `TOO_LONG` is past all. */
+const CONTEXT_TOKENS = 20_000;
+export const TOO_LONG = 'word '.repeat(30_000);
 
 let s: TestServer;
 let client: OpenAI;
@@ -68,6 +84,11 @@ export const ROWS: readonly Row[] = [
     project: { provider: 'openai', model: 'gpt-4o-mini' },
     fake: fake('openai'),
     image: (data) => ({ type: 'image_url', image_url: expect.objectContaining({ url: `data:image/png;base64,${data}` }) }),
+    rateLimited: { status: 429, errorHeaders: { 'retry-after': '1' } },
+    retryAfter: '1',
+    badKey: () => ({ provider: 'openai', apiKey: BAD_KEY, baseUrl: url('openai') }),
+    unknownModel: 'gpt-nope',
+    jsonMode: { response_format: { type: 'json_object' } },
   },
   {
     name: 'openai responses',
@@ -75,6 +96,11 @@ export const ROWS: readonly Row[] = [
     project: { provider: 'openai', model: 'gpt-4o-mini', providerOptions: { api: 'responses' } },
     fake: fake('responses'),
     image: (data) => ({ type: 'input_image', image_url: `data:image/png;base64,${data}` }),
+    rateLimited: { status: 429, retryAfterSeconds: 1 },
+    retryAfter: '1',
+    badKey: () => ({ provider: 'openai', apiKey: BAD_KEY, baseUrl: url('responses') }),
+    unknownModel: 'gpt-nope',
+    jsonMode: { format: { type: 'json_object' } },
   },
   {
     name: 'anthropic',
@@ -82,6 +108,13 @@ export const ROWS: readonly Row[] = [
     project: { provider: 'anthropic', model: 'claude-test' },
     fake: fake('anthropic'),
     image: (data) => ({ type: 'image', source: { type: 'base64', media_type: 'image/png', data } }),
+    rateLimited: { status: 429, retryAfter: '1' },
+    retryAfter: '1',
+    badKey: () => ({ provider: 'anthropic', apiKey: BAD_KEY, baseUrl: url('anthropic') }),
+    unknownModel: 'claude-nope',
+    // Without a schema the AI SDK offers a `json` tool and forces a tool call; the model answers by calling it.
+    jsonMode: { tool_choice: { type: 'any', disable_parallel_tool_use: true } },
+    jsonObject: (text) => ({ toolCalls: [{ name: 'json', arguments: text }] }),
   },
   {
     name: 'google',
@@ -89,6 +122,12 @@ export const ROWS: readonly Row[] = [
     project: { provider: 'google', model: 'gemini-2.5-flash' },
     fake: fake('google'),
     image: (data) => ({ inlineData: { mimeType: 'image/png', data } }),
+    // Gemini says when to retry in the body (RetryInfo.retryDelay), not in a header.
+    rateLimited: { status: 429, retryDelay: '1s' },
+    retryAfter: '1',
+    badKey: () => ({ provider: 'google', apiKey: BAD_KEY, baseUrl: url('google') }),
+    unknownModel: 'gemini-nope',
+    jsonMode: { responseMimeType: 'application/json' },
   },
   {
     name: 'bedrock',
@@ -97,6 +136,12 @@ export const ROWS: readonly Row[] = [
     fake: fake('bedrock'),
     image: (data) => ({ image: { format: 'png', source: { bytes: data } } }),
     json: (text) => ({ toolCalls: [{ name: 'json', arguments: text }] }),
+    // Bedrock's ThrottlingException says no wait.
+    rateLimited: { status: 429 },
+    retryAfter: null,
+    badKey: () => ({ provider: 'bedrock', region: 'eu-west-1', accessKeyId: AWS.accessKeyId, secretAccessKey: BAD_KEY, baseUrl: url('bedrock') }),
+    unknownModel: 'amazon.nope-v1:0',
+    jsonMode: { toolChoice: { any: {} } },
   },
   {
     name: 'azure',
@@ -104,6 +149,11 @@ export const ROWS: readonly Row[] = [
     project: { provider: 'azure', model: 'my-gpt' },
     fake: fake('azure'),
     image: (data) => ({ type: 'image_url', image_url: expect.objectContaining({ url: `data:image/png;base64,${data}` }) }),
+    rateLimited: { status: 429, retryAfter: { seconds: 1 } },
+    retryAfter: '1',
+    badKey: () => ({ provider: 'azure', apiKey: BAD_KEY, endpoint: (fakes.get('azure') as unknown as { endpoint: string }).endpoint, deployments: { 'my-gpt': 'gpt-4o-mini' } }),
+    unknownModel: 'gpt-nope',
+    jsonMode: { response_format: { type: 'json_object' } },
   },
 ];
 
@@ -112,16 +162,18 @@ export interface Matrix {
   readonly client: OpenAI;
   /** The project of each row, by row name. */
   readonly projects: ReadonlyMap<string, string>;
+  /** Per row: a bare project (the model alone) on its credential, one on a refused credential, one of a model the fake does not serve. */
+  readonly bare: ReadonlyMap<string, { plain: string; badKey: string; badKeyCredential: string; unknownModel: string }>;
 }
 
 export async function startMatrix(): Promise<Matrix> {
   const started = await Promise.all([
-    startFakeChatServer({ apiKey: 'sk-matrix-chat' }),
-    startFakeResponsesServer({ apiKey: 'sk-matrix-responses' }),
+    startFakeChatServer({ apiKey: 'sk-matrix-chat', models: ['gpt-4o-mini'], contextTokens: CONTEXT_TOKENS }),
+    startFakeResponsesServer({ apiKey: 'sk-matrix-responses', models: ['gpt-4o-mini'], contextTokens: CONTEXT_TOKENS }),
     startFakeAnthropicServer({ apiKey: 'sk-ant-matrix', models: ['claude-test'] }),
-    startFakeGoogleServer({ apiKey: 'gemini-matrix' }),
+    startFakeGoogleServer({ apiKey: 'gemini-matrix', models: ['gemini-2.5-flash'], inputTokenLimit: CONTEXT_TOKENS }),
     startFakeBedrockServer({ credentials: AWS, region: 'eu-west-1' }),
-    startFakeAzureServer({ apiKey: 'azure-matrix' }),
+    startFakeAzureServer({ apiKey: 'azure-matrix', contextTokens: CONTEXT_TOKENS }),
     startEverything('streamableHttp'),
   ]);
   everything = started[6];
@@ -129,8 +181,20 @@ export async function startMatrix(): Promise<Matrix> {
   s = await startTestServer({ outbound: ALLOW_LOOPBACK });
   client = new OpenAI({ apiKey: s.keyA, baseURL: `${s.url}/api/v1`, maxRetries: 0 });
   const projects = new Map<string, string>();
-  for (const row of ROWS) projects.set(row.name, await agentOf(row));
-  return { s, client, projects };
+  const bare = new Map<string, { plain: string; badKey: string; badKeyCredential: string; unknownModel: string }>();
+  for (const row of ROWS) {
+    const { project, credential } = await agentOf(row);
+    projects.set(row.name, project);
+    const badKeyCredential = (await created('/api/v1/credentials', { name: `${row.name} refused`, default: false, ...row.badKey() })).credential.id;
+    const bareProject = async (model: unknown, credentialId: string) => (await created('/api/projects/create', { name: row.name, ...row.project, model, credentialId })).project.id as string;
+    bare.set(row.name, {
+      plain: await bareProject(row.project.model, credential),
+      badKey: await bareProject(row.project.model, badKeyCredential),
+      badKeyCredential,
+      unknownModel: await bareProject(row.unknownModel, credential),
+    });
+  }
+  return { s, client, projects, bare };
 }
 
 export async function stopMatrix(): Promise<void> {
@@ -145,14 +209,14 @@ const created = async (path: string, body: Record<string, unknown>) => {
 };
 
 /** A row's project: its credential, a document, the JavaScript tool and server-everything. */
-async function agentOf(row: Row): Promise<string> {
+async function agentOf(row: Row): Promise<{ project: string; credential: string }> {
   const credential = (await created('/api/v1/credentials', { name: row.name, default: false, ...row.credential() })).credential.id;
   const projectId = (await created('/api/projects/create', { name: row.name, ...row.project, credentialId: credential })).project.id;
   const doc = await s.call('POST', '/api/knowledge/documents', { body: { projectId, fileName: 'refunds.md', fileType: 'md', sourceType: 'upload', content: DOCUMENT } });
   await s.indexed(doc.body.documentId);
   await created('/api/tools/create', { projectId, ...SUM_TOOL });
   await created('/api/mcp/add-server', { projectId, name: 'everything', transport: 'http', url: `http://127.0.0.1:${everything.port}/mcp` });
-  return projectId;
+  return { project: projectId, credential };
 }
 
 /** Every object nested in a value (the value itself included). */

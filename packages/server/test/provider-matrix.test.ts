@@ -1,13 +1,14 @@
-import type OpenAI from 'openai';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sseEvents } from './helpers.js';
-import { DOCUMENT, type Matrix, objectsIn, PNG, type Reply, ROWS, type Row, startMatrix, stopMatrix } from './provider-matrix-setup.js';
+import { BAD_KEY, DOCUMENT, type Matrix, objectsIn, PNG, type Reply, ROWS, type Row, startMatrix, stopMatrix, TOO_LONG } from './provider-matrix-setup.js';
 
 // Everything an agent does, on every provider (docs/PROVIDERS.md), through the official openai
 // client against the built server, each provider's loopback fake speaking its wire format:
 // knowledge with sources, a project's JavaScript tool and an MCP tool (server-everything over
 // streamable HTTP) called in parallel, a chat's second turn seeing the first, streamed and not,
-// usage and finish reasons, structured output, an image, and a resumable stream.
+// usage and finish reasons, structured output, an image, a resumable stream, and each upstream
+// refusal (the fake answering in its provider's documented form) as the caller's problem.
 
 let m: Matrix;
 beforeAll(async () => {
@@ -39,6 +40,26 @@ const bodies = (row: Row) => row.fake().requests.map((r) => JSON.stringify(r.bod
 const ofRow = (row: Row) => m.projects.get(row.name) as string;
 const textOf = (chunks: readonly Chunk[]) => chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
 const finishOf = (chunks: readonly Chunk[]) => chunks.flatMap((c) => (c.choices[0]?.finish_reason ? [c.choices[0].finish_reason] : []));
+type ApiError = InstanceType<typeof OpenAI.APIError>;
+/** The errors of one question asked without and with `stream` (at once), each as the openai client throws it. */
+const refusedBoth = (model: string, content = 'hello') =>
+  Promise.all(
+    [false, true].map((stream) =>
+      m.client.chat.completions.create({ model, messages: [{ role: 'user', content }], stream }).then(
+        () => new Error(`the ${stream ? 'streamed' : 'plain'} completion succeeded`),
+        (e: unknown) => e,
+      ),
+    ),
+  );
+/** Both are the client's typed error with this status and OpenAI code. */
+function expectRefused(errors: unknown[], type: abstract new (...args: never[]) => unknown, status: number, code: string): ApiError[] {
+  for (const e of errors) {
+    expect(e).toBeInstanceOf(type);
+    expect((e as ApiError).status).toBe(status);
+    expect((e as ApiError).error).toMatchObject({ code });
+  }
+  return errors as ApiError[];
+}
 
 describe.each(ROWS)('$name', (row) => {
   it('runs an agent with knowledge, a JavaScript tool and an MCP tool in parallel, and a chat whose streamed second turn sees the first', async () => {
@@ -133,5 +154,40 @@ describe.each(ROWS)('$name', (row) => {
     expect(textOf(chunks)).toBe('Thirty days [1].');
     expect(finishOf(chunks)).toEqual(['stop']);
     expect(textOf(sseEvents<Chunk>(live.body as string))).toBe('Thirty days [1].');
+  });
+
+  it('answers upstream refusals as the caller problem they are, streamed and not: a bad key, a 429, a prompt too long, an unknown model', async () => {
+    const fake = row.fake();
+    fake.reset();
+    const bare = m.bare.get(row.name) as { plain: string; badKey: string; badKeyCredential: string; unknownModel: string };
+    for (const e of expectRefused(await refusedBoth(bare.badKey), OpenAI.InternalServerError, 502, 'upstream_auth')) {
+      expect(e.message).toContain(`(${bare.badKeyCredential}) was refused`);
+      expect(JSON.stringify(e.error)).not.toContain(BAD_KEY);
+    }
+    // The server waits as asked and tries once more: enough refusals for both calls.
+    fake.script(...Array.from({ length: 6 }, () => row.rateLimited as Reply));
+    for (const e of expectRefused(await refusedBoth(bare.plain), OpenAI.RateLimitError, 429, 'rate_limit_exceeded')) expect(e.headers?.get('retry-after') ?? null).toBe(row.retryAfter);
+    fake.reset();
+    expectRefused(await refusedBoth(bare.plain, TOO_LONG), OpenAI.BadRequestError, 400, 'context_length_exceeded');
+    for (const e of expectRefused(await refusedBoth(bare.unknownModel), OpenAI.NotFoundError, 404, 'model_not_found')) expect(e.message).toContain(row.unknownModel);
+  });
+
+  it('answers a json_object response_format as a JSON object, and refuses an answer that is not one', async () => {
+    const fake = row.fake();
+    fake.reset();
+    const model = (m.bare.get(row.name) as { plain: string }).plain;
+    const ask = { model, messages: [{ role: 'user' as const, content: 'The answer, as JSON' }], response_format: { type: 'json_object' as const } };
+    const json = row.jsonObject ?? row.json ?? ((text: string) => ({ text }));
+    fake.script(json('{"answer":42}'));
+    const answer = await m.client.chat.completions.create(ask);
+    expect(JSON.parse(answer.choices[0]?.message.content ?? '')).toEqual({ answer: 42 });
+    expect(objectsIn(fake.requests.at(-1)?.body)).toContainEqual(expect.objectContaining(row.jsonMode));
+    fake.script(json('[42]'));
+    const refused = await m.client.chat.completions.create(ask).then(
+      () => undefined,
+      (e: ApiError) => e,
+    );
+    expect(refused?.status).toBe(502);
+    expect(refused?.message).toContain('not a JSON object');
   });
 });

@@ -31,8 +31,11 @@ import { checkResponsesBody } from './responses-request.js';
 export interface ResponsesScriptedReply extends ScriptedChatReply {
   /** After `response.in_progress`: `response.failed` with this error (no output). */
   readonly failed?: { readonly code: string; readonly message: string };
-  /** After `response.in_progress`: an `error` event with this code (nested: in an `error` member), then `response.failed`. */
-  readonly errorEvent?: { readonly code: string; readonly message: string; readonly nested?: boolean };
+  /**
+   * After `response.in_progress`: an `error` event with this code (nested: in an `error` member,
+   * whose `type` is `type`, default the code), then `response.failed`.
+   */
+  readonly errorEvent?: { readonly code: string; readonly message: string; readonly nested?: boolean; readonly type?: string; readonly param?: string };
   /** For a 429: the wait in seconds (default 1), sent as `retry-after-ms` and `retry-after`. */
   readonly retryAfterSeconds?: number;
   readonly delayMs?: number;
@@ -45,7 +48,16 @@ export interface FakeResponsesServerOptions {
   readonly apiKey?: string;
   /** The models it serves: others answer 404 `model_not_found`. Default: any, listing `gpt-4o-mini`, `gpt-5-mini`, `o4-mini`. */
   readonly models?: readonly string[];
+  /**
+   * The models' context window, in the fake's rough tokens of the input: a longer input is
+   * refused as the service does, `context_length_exceeded` (param `input`): a 400 without
+   * `stream`, an `error` event after `response.in_progress` with it. Default: unlimited.
+   */
+  readonly contextTokens?: number;
 }
+
+/** The service's words for an input longer than the model's context window. */
+const CONTEXT_WINDOW = 'Your input exceeds the context window of this model. Please adjust your input and try again.';
 
 export interface FakeResponsesServer extends ScriptedFake<ResponsesScriptedReply> {
   /** `http://127.0.0.1:<port>/v1`, a client's `baseURL`. */
@@ -79,8 +91,11 @@ export async function startFakeResponsesServer(options: FakeResponsesServerOptio
       const error = problem ?? { status: 404, message: `The model '${model}' does not exist or you do not have access to it.`, type: 'invalid_request_error', param: null, code: 'model_not_found' };
       return exchange.json(error.status, { error: { message: error.message, type: error.type, param: error.param, code: error.code } });
     }
+    const overflow = options.contextTokens !== undefined && tokens(JSON.stringify(body.input ?? '')) > options.contextTokens;
+    const tooLong = { message: CONTEXT_WINDOW, type: 'invalid_request_error', param: 'input', code: 'context_length_exceeded' };
+    if (overflow && body.stream !== true) return exchange.json(400, { error: tooLong });
     const said = lastUserText(body.input);
-    const reply: ResponsesScriptedReply = replies.next() ?? {
+    const reply: ResponsesScriptedReply = (overflow ? { errorEvent: { ...tooLong, nested: true } } : replies.next()) ?? {
       text: said.startsWith('__tool__') ? `The tool returned: ${said.slice(8)}` : (echo({ messages: [{ role: 'user', content: said }] }).text ?? ''),
     };
     if (reply.delayMs) await sleep(reply.delayMs);
@@ -131,8 +146,8 @@ export async function startFakeResponsesServer(options: FakeResponsesServerOptio
     if (reply.failed || reply.errorEvent) {
       const error = reply.failed ?? (reply.errorEvent as { code: string; message: string });
       if (reply.errorEvent) {
-        const fields = { code: error.code, message: error.message, param: null };
-        emit('error', reply.errorEvent.nested ? { error: { type: error.code, ...fields } } : fields);
+        const fields = { code: error.code, message: error.message, param: reply.errorEvent.param ?? null };
+        emit('error', reply.errorEvent.nested ? { error: { type: reply.errorEvent.type ?? error.code, ...fields } } : fields);
       }
       emit('response.failed', { response: response('failed', { error: { code: error.code, message: error.message } }) });
     } else {
