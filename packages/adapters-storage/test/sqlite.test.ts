@@ -86,6 +86,7 @@ describe('sqlite specifics', () => {
         { name: '0022_message_parts' },
         { name: '0023_provider_settings' },
         { name: '0024_message_reasoning' },
+        { name: '0028_mcp_sampling' },
       ]);
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
       // foreign keys: a project of a missing user is refused; deleting a user removes its rows

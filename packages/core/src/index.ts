@@ -27,7 +27,7 @@ export {
   type ToolDefinition,
   type Usage,
 } from './agent/chat-model.js';
-export type { AgentTool, ToolSource } from './agent/tools.js';
+export type { AgentTool, ToolRunContext, ToolSampleRequest, ToolSampleResult, ToolSource } from './agent/tools.js';
 export type { ChatImage } from './chats/service.js';
 export { type Clock, systemClock } from './clock.js';
 export { DEFAULT_IMAGE_LIMITS, type ImageLimits } from './completions/images.js';

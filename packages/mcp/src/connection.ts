@@ -4,10 +4,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, McpError, ErrorCode as RpcCode, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { parseServerUrl, serverLabel, withUrlCredentials } from './config.js';
 import { type ConnectionEvidence, mapError } from './errors.js';
 import { type FetchFunction, watchedFetch } from './fetch.js';
+import { answerSampling, type Sampler } from './sampling.js';
 import { createSseTransport, isSseError } from './sse-transport.js';
 import { checkStdio, type ResolvedStdioPermission } from './stdio-permission.js';
 
@@ -32,6 +33,11 @@ export interface Connection {
   onBroken: ((error: PlatformError) => void) | undefined;
   /** Set by the owner: called on each `notifications/tools/list_changed` the server sends. */
   onToolsChanged: (() => void) | undefined;
+  /**
+   * The samplers of the tool calls in flight (with `allowSampling`), oldest first: a server's
+   * `sampling/createMessage` is answered by the oldest (all are the same project's model).
+   */
+  readonly samplers: Set<Sampler>;
   /** Ends the session (HTTP: DELETE, politely and briefly) and closes the transport. Never rejects. */
   close(): Promise<void>;
 }
@@ -155,7 +161,16 @@ export async function openConnection(config: McpServerConfig, options: OpenOptio
       void connection?.close();
     },
   );
-  const client = new Client({ name: options.clientInfo.name, version: options.clientInfo.version }, { capabilities: {} });
+  // Sampling is declared only where the server's configuration allows it: servers offer it to clients that declare it.
+  const client = new Client({ name: options.clientInfo.name, version: options.clientInfo.version }, { capabilities: config.allowSampling ? { sampling: {} } : {} });
+  const samplers = new Set<Sampler>();
+  if (config.allowSampling) {
+    client.setRequestHandler(CreateMessageRequestSchema, (request, extra) => {
+      const sampler = samplers.values().next().value;
+      if (!sampler) throw new McpError(RpcCode.InvalidRequest, 'Sampling is answered only during a tool call of this server');
+      return answerSampling(request.params, sampler, extra.signal);
+    });
+  }
   client.onerror = (error) => {
     if (!connected) {
       if (error instanceof SyntaxError || error.name === 'ZodError') evidence.protocolError ??= error;
@@ -214,6 +229,6 @@ export async function openConnection(config: McpServerConfig, options: OpenOptio
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
   }
-  connection = { client, label, evidence, onBroken: undefined, onToolsChanged: undefined, close };
+  connection = { client, label, evidence, onBroken: undefined, onToolsChanged: undefined, samplers, close };
   return connection;
 }

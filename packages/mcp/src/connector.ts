@@ -302,11 +302,18 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
       const timeoutMs = call.timeoutMs ?? callTimeoutMs;
       const signal = call.signal;
       const result = await request(serverId, config, `tool "${call.name}"`, timeoutMs, signal, async (connection, remaining) => {
-        const answer = await connection.client.callTool({ name: call.name, arguments: args as Record<string, unknown> }, undefined, {
-          timeout: remaining,
-          ...(signal ? { signal } : {}),
-        });
-        return toToolResult(answer as { content?: unknown; structuredContent?: unknown; isError?: unknown });
+        // Each call's own sampler (a wrapper: the same function may serve two calls at once).
+        const sampler = config.allowSampling && call.sample ? (r: Parameters<NonNullable<typeof call.sample>>[0]) => (call.sample as NonNullable<typeof call.sample>)(r) : undefined;
+        if (sampler) connection.samplers.add(sampler);
+        try {
+          const answer = await connection.client.callTool({ name: call.name, arguments: args as Record<string, unknown> }, undefined, {
+            timeout: remaining,
+            ...(signal ? { signal } : {}),
+          });
+          return toToolResult(answer as { content?: unknown; structuredContent?: unknown; isError?: unknown });
+        } finally {
+          if (sampler) connection.samplers.delete(sampler);
+        }
       });
       // Checked outside the request: a large result is the tool's failure, not the connection's.
       if (utf8Bytes(result.text) > toolResultLimit.bytes) {

@@ -154,6 +154,7 @@ export interface Database {
     env_names: Json;
     /** Sealed JSON or null */
     secrets: string | null;
+    allow_sampling: Flag;
     created_at: Timestamp;
     updated_at: Timestamp;
   };

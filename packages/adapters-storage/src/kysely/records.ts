@@ -170,6 +170,7 @@ export function createRecords(dialect: Pick<StorageDialect, 'readJson'>) {
     headerNames: json(row.header_names) as string[],
     envNames: json(row.env_names) as string[],
     secrets: row.secrets,
+    allowSampling: readFlag(row.allow_sampling),
     createdAt: readTime(row.created_at),
     updatedAt: readTime(row.updated_at),
   });

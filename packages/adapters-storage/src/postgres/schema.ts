@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addJobTenants } from '../kysely/job-tenants.js';
+import { addMcpSampling } from '../kysely/mcp-sampling.js';
 import { addMessageParts, addMessageReasoning } from '../kysely/message-parts.js';
 import { addProjectInstructions } from '../kysely/project-instructions.js';
 import { addProviderSettings } from '../kysely/provider-settings.js';
@@ -312,6 +313,7 @@ export const migrations: Record<string, Migration> = {
   '0013_message_parts': { up: (db: Kysely<any>) => addMessageParts(db, 'json') },
   '0014_provider_settings': { up: addProviderSettings },
   '0015_message_reasoning': { up: (db: Kysely<any>) => addMessageReasoning(db, 'json') },
+  '0019_mcp_sampling': { up: (db: Kysely<any>) => addMcpSampling(db, 'boolean') },
 };
 
 /**

@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addJobTenants } from '../kysely/job-tenants.js';
+import { addMcpSampling } from '../kysely/mcp-sampling.js';
 import { addMessageParts, addMessageReasoning } from '../kysely/message-parts.js';
 import { addProjectInstructions } from '../kysely/project-instructions.js';
 import { addProviderSettings } from '../kysely/provider-settings.js';
@@ -441,4 +442,5 @@ export const migrations: Record<string, Migration> = {
   '0022_message_parts': { up: (db: Kysely<any>) => addMessageParts(db, 'text') },
   '0023_provider_settings': { up: addProviderSettings },
   '0024_message_reasoning': { up: (db: Kysely<any>) => addMessageReasoning(db, 'text') },
+  '0028_mcp_sampling': { up: (db: Kysely<any>) => addMcpSampling(db, 'integer') },
 };

@@ -2824,6 +2824,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Let the server ask the project's model for completions (sampling/createMessage) during its tool calls, within the turn's max_tokens and counted in its usage. Default false */
+                    allowSampling?: boolean;
                     /** @description stdio: its arguments */
                     args?: string[];
                     /** @description stdio: the program to start (only where the operator allows stdio servers) */
@@ -2857,6 +2859,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         server: {
+                            /** @description Whether the server may ask the project's model for completions during its tool calls */
+                            allowSampling: boolean;
                             args: string[];
                             command: string | null;
                             /** Format: date-time */
@@ -3067,6 +3071,8 @@ export interface operations {
                         message: string;
                         nextOffset: number;
                         servers: {
+                            /** @description Whether the server may ask the project's model for completions during its tool calls */
+                            allowSampling: boolean;
                             args: string[];
                             command: string | null;
                             /** Format: date-time */
@@ -3139,6 +3145,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         server: {
+                            /** @description Whether the server may ask the project's model for completions during its tool calls */
+                            allowSampling: boolean;
                             args: string[];
                             command: string | null;
                             /** Format: date-time */

@@ -4,7 +4,7 @@ import { answerTooLarge } from '../net/bounded-body.js';
 import { type ByteLimit, byteBudget, DEFAULT_UPSTREAM_LIMITS, utf8Bytes } from '../net/upstream-limits.js';
 import type { SearchHit } from '../schemas/knowledge.js';
 import type { ChatMessage, ChatModel, ChatRequest, FinishReason, ReasoningBlock, ResponseFormat, ToolCall, ToolChoice, ToolDefinition, Usage } from './chat-model.js';
-import type { AgentTool } from './tools.js';
+import type { AgentTool, ToolSampleRequest, ToolSampleResult } from './tools.js';
 
 /** A knowledge hit that went into the model's context, as the response reports it. */
 export interface Source {
@@ -97,6 +97,9 @@ export interface AgentTurn {
 
 /** The message limit when a turn names none. */
 const DEFAULT_MESSAGE_LIMIT: ByteLimit = { bytes: DEFAULT_UPSTREAM_LIMITS.messageBytes, setting: 'the agent messageLimit option' };
+
+/** The most tokens a tool's completion (`ToolRunContext.sample`) may ask for when the turn sets no `maxTokens`. */
+export const DEFAULT_SAMPLING_MAX_TOKENS = 4096;
 
 /** The optional counts of `Usage`, summed where either side has one. */
 const OPTIONAL_COUNTS = ['cachedPromptTokens', 'cacheWritePromptTokens', 'reasoningTokens'] as const;
@@ -217,6 +220,31 @@ export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent>
       return;
     }
 
+    // A tool's completion (MCP sampling) on the turn's model, bounded by the turn's limits, counted in its usage.
+    const sample = async (request: ToolSampleRequest): Promise<ToolSampleResult> => {
+      const budget = byteBudget(limit.bytes, () => answerTooLarge(`The model ${turn.modelName}`, 'an answer', limit.bytes, limit.setting));
+      let answer = '';
+      let finishReason: FinishReason = 'stop';
+      const signal = request.signal ?? turn.signal;
+      for await (const event of turn.model.stream({
+        model: turn.modelName,
+        messages: [...(request.system ? [{ role: 'system' as const, content: request.system }] : []), ...request.messages],
+        ...(settings.providerOptions ? { providerOptions: settings.providerOptions } : {}),
+        maxTokens: Math.max(1, Math.min(request.maxTokens, turn.maxTokens ?? DEFAULT_SAMPLING_MAX_TOKENS)),
+        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+        ...(request.stop && request.stop.length > 0 ? { stop: request.stop } : {}),
+        ...(signal ? { signal } : {}),
+      })) {
+        if (event.type === 'text') {
+          budget.add(event.delta);
+          answer += event.delta;
+        } else if (event.type === 'finish') {
+          finishReason = event.reason;
+          usage = addUsage(usage, event.usage);
+        }
+      }
+      return { text: answer, model: turn.modelName, finishReason };
+    };
     // The step's reasoning goes back with its tool calls (Claude's extended thinking requires the signed block with the results).
     produced.push({ role: 'assistant', content: text || null, toolCalls: calls, ...(reasoning ? { reasoning } : {}) });
     // The agent's own calls run here, also in a step that calls the client's functions too: the
@@ -229,7 +257,7 @@ export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent>
       let isError = false;
       try {
         if (!tool) throw new PlatformError('not_found', `There is no tool named ${call.name}`);
-        content = await tool.run(parseArguments(call.arguments), turn.signal ? { signal: turn.signal } : {});
+        content = await tool.run(parseArguments(call.arguments), { sample, ...(turn.signal ? { signal: turn.signal } : {}) });
         if (utf8Bytes(content) > limit.bytes) {
           throw new PlatformError('payload_too_large', `the result of ${call.name} is larger than ${limit.bytes} bytes, the limit set by ${limit.setting}`);
         }

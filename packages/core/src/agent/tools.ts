@@ -1,5 +1,33 @@
 import type { Caller } from '../context.js';
-import type { ToolDefinition } from './chat-model.js';
+import type { ChatMessage, FinishReason, ToolDefinition } from './chat-model.js';
+
+/**
+ * A completion a running tool asks of the turn's own model (an MCP server's
+ * `sampling/createMessage` during its tool call): plain messages, no tools.
+ */
+export interface ToolSampleRequest {
+  readonly system?: string | undefined;
+  readonly messages: readonly ChatMessage[];
+  /** The most tokens the tool asks for; the turn's own limit (or `DEFAULT_SAMPLING_MAX_TOKENS`) bounds it. */
+  readonly maxTokens: number;
+  readonly temperature?: number | undefined;
+  readonly stop?: readonly string[] | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** The answer of a `ToolSampleRequest`: the text, the model that gave it and why it stopped. */
+export interface ToolSampleResult {
+  readonly text: string;
+  readonly model: string;
+  readonly finishReason: FinishReason;
+}
+
+/** What a tool's run gets besides its arguments. */
+export interface ToolRunContext {
+  readonly signal?: AbortSignal;
+  /** The turn's own model, for a tool that asks for a completion; its usage is added to the turn's. */
+  readonly sample?: (request: ToolSampleRequest) => Promise<ToolSampleResult>;
+}
 
 /** A function the agent can call: its definition (offered to the model) and how to run it. */
 export interface AgentTool {
@@ -8,7 +36,7 @@ export interface AgentTool {
    * Runs the tool with the arguments the model gave (parsed JSON). Answers the text fed back to
    * the model; throwing reports the error to the model as the tool's result.
    */
-  run(args: unknown, context: { readonly signal?: AbortSignal }): Promise<string>;
+  run(args: unknown, context: ToolRunContext): Promise<string>;
 }
 
 /**

@@ -20,9 +20,10 @@ interface SealedServerSecrets {
 /** The configuration a connector needs, with the secrets opened. */
 export function serverConfig(record: McpServerRecord, secrets: SecretBox | undefined): McpServerConfig {
   const opened = record.secrets && secrets ? (JSON.parse(secrets.open(record.secrets)) as SealedServerSecrets) : {};
+  const sampling = record.allowSampling ? { allowSampling: true } : {};
   return record.transport === 'stdio'
-    ? { transport: 'stdio', command: record.command ?? '', args: record.args, ...(opened.env ? { env: opened.env } : {}) }
-    : { transport: record.transport, url: opened.url ?? record.url ?? '', ...(opened.headers ? { headers: opened.headers } : {}) };
+    ? { transport: 'stdio', command: record.command ?? '', args: record.args, ...(opened.env ? { env: opened.env } : {}), ...sampling }
+    : { transport: record.transport, url: opened.url ?? record.url ?? '', ...(opened.headers ? { headers: opened.headers } : {}), ...sampling };
 }
 
 export function toServerView(r: McpServerRecord): McpServerView {
@@ -36,6 +37,7 @@ export function toServerView(r: McpServerRecord): McpServerView {
     args: [...r.args],
     headerNames: [...r.headerNames],
     envNames: [...r.envNames],
+    allowSampling: r.allowSampling,
     createdAt: r.createdAt.toISOString(),
     updatedAt: r.updatedAt.toISOString(),
   };

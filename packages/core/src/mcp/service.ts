@@ -87,6 +87,8 @@ export class McpService {
       body.transport === 'stdio'
         ? { transport: 'stdio', command: body.command ?? '', args: body.args ?? [], ...(body.env ? { env: body.env } : {}) }
         : { transport: body.transport, url: body.url ?? '', ...(body.headers ? { headers: body.headers } : {}) };
+    // Probed as it will run: a server may offer tools only to clients that can sample.
+    if (body.allowSampling) Object.assign(config, { allowSampling: true });
     let probe: Awaited<ReturnType<typeof mcp.connector.probe>>;
     try {
       probe = await mcp.connector.probe(config, signal ? { signal } : {});
@@ -95,7 +97,10 @@ export class McpService {
     }
     const now = clock.now();
     const { projectId, name, transport, url, command, args, headers, env } = body;
-    const record = newServerRecord({ id: ids.next('mcpServer'), userId: caller.userId, projectId, name, transport, url, command, args, headers, env, createdAt: now, updatedAt: now }, secrets);
+    const record = newServerRecord(
+      { id: ids.next('mcpServer'), userId: caller.userId, projectId, name, transport, url, command, args, headers, env, allowSampling: body.allowSampling === true, createdAt: now, updatedAt: now },
+      secrets,
+    );
     await storage.transaction(async (tx) => {
       await caps.reserve(tx, caller.userId, 'mcpServers');
       await tx.mcpServers.insert(record);

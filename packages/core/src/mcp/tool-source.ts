@@ -54,6 +54,7 @@ function agentTool(server: McpServerRecord, config: McpServerConfig, tool: McpTo
         args: args ?? {},
         ...(options.callTimeoutMs ? { timeoutMs: options.callTimeoutMs } : {}),
         ...(context.signal ? { signal: context.signal } : {}),
+        ...(server.allowSampling && context.sample ? { sample: context.sample } : {}),
       });
       // The model sees a failing tool's text as an error, like a project tool's.
       if (result.isError) throw new Error(result.text || `MCP tool ${tool.name} failed`);

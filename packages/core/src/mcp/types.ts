@@ -1,3 +1,5 @@
+import type { ToolSampleRequest, ToolSampleResult } from '../agent/tools.js';
+
 /**
  * The MCP plug-in interface: connections to Model Context Protocol servers (stdio, streamable
  * HTTP, legacy SSE), their tools, and transport detection. Implemented over the official SDK in
@@ -19,6 +21,12 @@ export interface McpServerConfig {
   readonly args?: readonly string[];
   /** `stdio`: environment of the program, added to a minimal one (PATH, HOME, ...). */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Declare the `sampling` capability and answer the server's `sampling/createMessage` requests
+   * during a tool call with the `sample` of that call (the project's model). Default false: the
+   * capability is not declared and such requests are refused.
+   */
+  readonly allowSampling?: boolean;
 }
 
 /** One tool a server offers. */
@@ -71,7 +79,18 @@ export interface McpConnector {
    * (`timeout`, `unavailable`, `upstream_error`); a tool that reports an error resolves with
    * `isError: true`.
    */
-  callTool(serverId: string, config: McpServerConfig, call: { readonly name: string; readonly args: unknown; readonly timeoutMs?: number; readonly signal?: AbortSignal }): Promise<McpToolResult>;
+  callTool(
+    serverId: string,
+    config: McpServerConfig,
+    call: {
+      readonly name: string;
+      readonly args: unknown;
+      readonly timeoutMs?: number;
+      readonly signal?: AbortSignal;
+      /** Answers the server's `sampling/createMessage` requests while this call runs (with `config.allowSampling`). */
+      readonly sample?: (request: ToolSampleRequest) => Promise<ToolSampleResult>;
+    },
+  ): Promise<McpToolResult>;
   /** Closes a server's shared connection (after it is deleted). Never rejects. */
   disconnect(serverId: string): Promise<void>;
   /**

@@ -33,6 +33,10 @@ export const AddMcpServerRequest = z
     command: z.string().min(1).max(500).optional().describe('stdio: the program to start (only where the operator allows stdio servers)'),
     args: z.array(z.string().max(2000)).max(50).optional().describe('stdio: its arguments'),
     env: env.optional().describe('stdio: environment variables of the program (stored encrypted)'),
+    allowSampling: z
+      .boolean()
+      .optional()
+      .describe("Let the server ask the project's model for completions (sampling/createMessage) during its tool calls, within the turn's max_tokens and counted in its usage. Default false"),
   })
   .strict()
   .superRefine((body, ctx) => {
@@ -56,6 +60,7 @@ export const McpServerView = z.object({
   args: z.array(z.string()),
   headerNames: z.array(z.string()).describe('Names of the stored headers (values are never shown)'),
   envNames: z.array(z.string()).describe('Names of the stored environment variables (values are never shown)'),
+  allowSampling: z.boolean().describe("Whether the server may ask the project's model for completions during its tool calls"),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

@@ -18,6 +18,8 @@ export interface McpServerRecord {
   readonly envNames: readonly string[];
   /** `{ headers, env, url }` as JSON, encrypted (`SecretBox` format); null when there are none. */
   readonly secrets: string | null;
+  /** Whether the server may ask the project's model for completions (`sampling/createMessage`) during its tool calls. */
+  readonly allowSampling: boolean;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }

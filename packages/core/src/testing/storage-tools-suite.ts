@@ -61,6 +61,7 @@ export function describeToolsAndMcpServers(suite: StorageUnderTest): void {
       headerNames: [],
       envNames: [],
       secrets: null,
+      allowSampling: false,
       createdAt: at(n),
       updatedAt: at(n),
       ...overrides,
@@ -87,7 +88,8 @@ export function describeToolsAndMcpServers(suite: StorageUnderTest): void {
     it('round-trips every field and never answers another user', async () => {
       const s1 = stdio('mcp_1', 1);
       const s2 = server('mcp_2', 2, { transport: 'sse', headerNames: ['Authorization', 'X-Team'], secrets: 'v1:sealed-headers' });
-      const s3 = server('mcp_3', 3);
+      // One that may ask the project's model for completions: the flag is kept, both ways.
+      const s3 = server('mcp_3', 3, { allowSampling: true });
       for (const s of [s1, s2, s3]) await storage.mcpServers.insert(s);
       expect(await storage.mcpServers.get('user_a', 'mcp_1')).toEqual(s1);
       expect(await storage.mcpServers.get('user_a', 'mcp_2')).toEqual(s2);

@@ -66,6 +66,7 @@ const rows = {
     args: [],
     headerNames: [],
     envNames: [],
+    allowSampling: false,
     secrets: null,
     createdAt: at(1),
     updatedAt: at(1),

@@ -207,6 +207,7 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
               header_names: JSON.stringify(m.headerNames),
               env_names: JSON.stringify(m.envNames),
               secrets: m.secrets,
+              allow_sampling: dialect.flag(m.allowSampling),
               created_at: time(m.createdAt),
               updated_at: time(m.updatedAt),
             })
