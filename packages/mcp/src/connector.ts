@@ -7,6 +7,7 @@ import { detectTransport } from './detect.js';
 import { mapError, operationSubject } from './errors.js';
 import type { FetchFunction } from './fetch.js';
 import { toMcpTool, toToolResult } from './results.js';
+import { whileSampling } from './sampling.js';
 import { resolveStdioPermission, type StdioPermission } from './stdio-permission.js';
 
 export interface McpConnectorOptions {
@@ -302,18 +303,13 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
       const timeoutMs = call.timeoutMs ?? callTimeoutMs;
       const signal = call.signal;
       const result = await request(serverId, config, `tool "${call.name}"`, timeoutMs, signal, async (connection, remaining) => {
-        // Each call's own sampler (a wrapper: the same function may serve two calls at once).
-        const sampler = config.allowSampling && call.sample ? (r: Parameters<NonNullable<typeof call.sample>>[0]) => (call.sample as NonNullable<typeof call.sample>)(r) : undefined;
-        if (sampler) connection.samplers.add(sampler);
-        try {
-          const answer = await connection.client.callTool({ name: call.name, arguments: args as Record<string, unknown> }, undefined, {
+        const answer = await whileSampling(connection.samplers, config.allowSampling ? call.sample : undefined, () =>
+          connection.client.callTool({ name: call.name, arguments: args as Record<string, unknown> }, undefined, {
             timeout: remaining,
             ...(signal ? { signal } : {}),
-          });
-          return toToolResult(answer as { content?: unknown; structuredContent?: unknown; isError?: unknown });
-        } finally {
-          if (sampler) connection.samplers.delete(sampler);
-        }
+          }),
+        );
+        return toToolResult(answer as { content?: unknown; structuredContent?: unknown; isError?: unknown });
       });
       // Checked outside the request: a large result is the tool's failure, not the connection's.
       if (utf8Bytes(result.text) > toolResultLimit.bytes) {

@@ -39,3 +39,16 @@ export async function answerSampling(params: CreateMessageRequest['params'], sam
   });
   return { role: 'assistant', content: { type: 'text', text: result.text }, model: result.model, stopReason: STOP_REASONS[result.finishReason] ?? result.finishReason };
 }
+
+/** Runs a tool call with `sample` (when given) answering the connection's sampling requests meanwhile. */
+export async function whileSampling<T>(samplers: Set<Sampler>, sample: Sampler | undefined, run: () => Promise<T>): Promise<T> {
+  if (!sample) return run();
+  // The call's own entry: the same function may serve two calls at once.
+  const own: Sampler = (request) => sample(request);
+  samplers.add(own);
+  try {
+    return await run();
+  } finally {
+    samplers.delete(own);
+  }
+}
