@@ -5,6 +5,8 @@
 export type ErrorCode =
   | 'invalid_request'
   | 'unauthorized'
+  /** The caller may not make this request from where it comes (403): a foreign `Origin`. */
+  | 'forbidden'
   | 'not_found'
   | 'conflict'
   | 'payload_too_large'

@@ -4,6 +4,8 @@
  * `@agent-platform/core` and `@agent-platform/core/schemas`.
  */
 export { type AgentEvent, type AgentTurn, runAgentTurn, type Source, systemContext } from './agent/loop.js';
+export type { RunKey } from './agent-mcp/cancellations.js';
+export { AGENT_MCP_TOOL_NAMES, AGENT_MCP_TOOLS, type AgentMcpTool, projectToolForMcp, searchKnowledgeResult } from './agent-mcp/tools.js';
 export { displayPrefix, generateKey, hashKey, KEY_PREFIX, keyLookup, keyMatches, type NewKey } from './auth/keys.js';
 export { type Coalescer, createCoalescer } from './coalescer.js';
 export { DEFAULT_HISTORY_TOKENS } from './completions/history.js';

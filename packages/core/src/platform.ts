@@ -1,3 +1,5 @@
+import { agentMcpMethods } from './agent-mcp/methods.js';
+import { AgentMcpService } from './agent-mcp/service.js';
 import { authMethods } from './auth/methods.js';
 import { AuthService } from './auth/service.js';
 import { ChatImages } from './chats/images.js';
@@ -44,7 +46,8 @@ type PublicMethods = typeof authMethods &
   typeof mcpMethods &
   typeof localModelsMethods &
   typeof completionsMethods &
-  typeof knowledgeMethods;
+  typeof knowledgeMethods &
+  typeof agentMcpMethods;
 
 /** The areas' methods, which `installMethods` (below) puts on the class's prototype. */
 export interface AgentPlatform extends PublicMethods {}
@@ -93,6 +96,8 @@ export class AgentPlatform {
   readonly mcp: McpService;
   /** The local model runtime (Ollama). */
   readonly localModels: LocalModelsService;
+  /** What each project's MCP server offers its owner's MCP clients (the agent, its knowledge, opted-in tools). */
+  readonly agentMcp: AgentMcpService;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
@@ -136,6 +141,7 @@ export class AgentPlatform {
       images: this.chats,
       answers: this.#answers,
     });
+    this.agentMcp = new AgentMcpService(this.#ctx, { completions: this.completions, knowledge: this.knowledge, tools: this.tools });
   }
 
   /** Resumes background work left by an earlier run (unfinished indexing jobs). Call once after constructing. */
@@ -150,6 +156,7 @@ export class AgentPlatform {
 
   /** Stops background work and closes the adapters (storage last). Idempotent. */
   async close(): Promise<void> {
+    this.agentMcp.close();
     await this.knowledge.close();
     await this.#tools?.close();
     await this.#answers.close();
@@ -161,4 +168,4 @@ export class AgentPlatform {
   }
 }
 
-installMethods(AgentPlatform, authMethods, projectsMethods, chatsMethods, credentialsMethods, toolsMethods, mcpMethods, localModelsMethods, completionsMethods, knowledgeMethods);
+installMethods(AgentPlatform, authMethods, projectsMethods, chatsMethods, credentialsMethods, toolsMethods, mcpMethods, localModelsMethods, completionsMethods, knowledgeMethods, agentMcpMethods);

@@ -1,3 +1,4 @@
+export * from './schemas/agent-mcp.js';
 export * from './schemas/auth.js';
 export * from './schemas/chats.js';
 export * from './schemas/common.js';

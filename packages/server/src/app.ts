@@ -112,8 +112,8 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
       const preflight = handleCors(event, {
         origin,
         methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-        allowHeaders: ['authorization', 'content-type', 'x-request-id', 'last-event-id'],
-        exposeHeaders: ['x-request-id'],
+        allowHeaders: ['authorization', 'content-type', 'x-request-id', 'last-event-id', 'mcp-session-id', 'mcp-protocol-version'],
+        exposeHeaders: ['x-request-id', 'mcp-session-id'],
         maxAge: '600',
       });
       if (preflight !== false) return preflight;
@@ -153,6 +153,7 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
     keepAliveMs: options.sseKeepAliveMs ?? DEFAULT_SSE_KEEP_ALIVE_MS,
     streamHoldMs: options.streamHoldMs ?? DEFAULT_STREAM_HOLD_MS,
     logger: log,
+    corsOrigins: options.corsOrigins,
   });
   for (const route of apiRoutes) {
     app.on(route.method, route.path.replace(/\{(\w+)\}/g, ':$1'), (event) => handle(route, event));

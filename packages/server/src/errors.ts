@@ -4,6 +4,7 @@ import { type ErrorCode, isPlatformError, PlatformError } from '@agent-platform/
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   invalid_request: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,

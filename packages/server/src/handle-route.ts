@@ -22,6 +22,8 @@ export interface RouteHandlerOptions {
   /** How long a completion's stream waits for the run's first event before sending its headers, in ms (`afterFirstEvent`). */
   readonly streamHoldMs: number;
   readonly logger?: Logger | undefined;
+  /** Origins allowed besides the server's own on routes with `checkOrigin`; `'*'` for any. */
+  readonly corsOrigins?: readonly string[] | undefined;
 }
 
 /**
@@ -86,6 +88,7 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
       body: route.body ? parseInput(route.body, raw) : undefined,
       signal: event.req.signal,
       headers: event.req.headers,
+      request: event.req,
     };
   }
 
@@ -124,6 +127,8 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
         });
       case 'binary':
         return binaryResponse(await route.handler(platform, input), route.media, input.headers);
+      case 'web':
+        return route.handler(platform, input);
       default:
         // `json`, and `raw`, whose failures alone differ (see `failure`).
         return json(route.status ?? 200, await route.handler(platform, input));
@@ -144,8 +149,18 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
     return json(status, { ...extra, ...body }, headers);
   }
 
+  /**
+   * Whether a request may come from its `Origin`: none (not a browser's), or one of the CORS
+   * origins. Not the server's own either: a page reached by DNS rebinding has that origin too.
+   */
+  const allowedOrigin = (event: H3Event): boolean => {
+    const origin = event.req.headers.get('origin');
+    return origin === null || options.corsOrigins?.includes('*') === true || options.corsOrigins?.includes(origin) === true;
+  };
+
   return async function handle(route: ApiRoute, event: H3Event): Promise<Response> {
     try {
+      if (route.checkOrigin && !allowedOrigin(event)) throw new PlatformError('forbidden', 'Forbidden: requests from this Origin are not accepted');
       const caller = await authenticate(platform, event);
       if (!caller) throw new PlatformError('unauthorized', 'Unauthorized');
       return await answer(route, await readInput(route, event, caller), event);

@@ -118,6 +118,11 @@ function successResponse(route: ApiRoute) {
         content: { 'application/json': { schema: body }, 'text/event-stream': { schema: chunk } },
       };
     }
+    case 'web':
+      return {
+        description: 'A JSON response, or Server-Sent Events of the messages ending with the response',
+        content: { 'application/json': { schema: body }, 'text/event-stream': { schema: body } },
+      };
     default:
       return { description: 'Success', ...json(schemaOf(route.response, 'output')) };
   }
@@ -175,6 +180,7 @@ export function buildOpenApi(apiRoutes: readonly ApiRoute[], publicRoutes: reado
         [route.status ?? 200]: successResponse(route),
         ...(route.kind === 'binary' ? { 304: { description: 'Not modified: If-None-Match names these bytes' } } : {}),
         ...errorResponses(route, errorSchema, true),
+        ...Object.fromEntries(Object.entries(route.protocolAnswers ?? {}).map(([status, description]) => [status, { description }])),
       },
     });
   }
@@ -203,6 +209,7 @@ const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
   Chats: 'Chats of a project, their messages and resumable streams',
   Tools: 'Code tools run in a sandbox',
   'MCP servers': 'Model Context Protocol servers of a project',
+  'MCP server': "A project's agent served to MCP clients (Claude Desktop, IDEs): streamable HTTP",
   'Local models': 'The local model runtime (Ollama-compatible)',
   Credentials: 'Model provider credentials (secrets never returned)',
   Knowledge: 'Documents, files, search and retrieval settings of a project',

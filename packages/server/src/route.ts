@@ -15,8 +15,10 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * | `replay` | an `AsyncIterable` of `{ id, data }`, `data` a recorded chunk or failure | SSE with event ids (resumable with `Last-Event-ID`), framed as `openai` streams are, ending `data: [DONE]` |
  * | `raw` | the body | JSON, 200; errors put their message in `error`, not `message` (the Ollama-style local model routes) |
  * | `binary` | a `BinaryBody` (bytes, type, validator) | the bytes as they are, with the route's `media` headers; `If-None-Match` answered 304 |
+ * | `web` | a web `Response` | as it is: a protocol that answers for itself (the MCP server's streamable HTTP transport); failures before it (401, 404, a bad body) in the API's error shape |
  */
-export type RouteKind = 'json' | 'sse' | 'openai' | 'replay' | 'raw' | 'binary';
+export type RouteKind = 'json' | 'sse' | 'openai' | 'replay' | 'raw' | 'binary' | 'web';
+
 
 /** What a `binary` route's handler returns: stored bytes, served as they are. */
 export interface BinaryBody {
@@ -37,6 +39,7 @@ export interface BinaryMedia {
   readonly fileName: (body: BinaryBody) => string;
 }
 
+
 /** What a handler of each kind returns. */
 export interface RouteResults {
   json: unknown;
@@ -45,6 +48,7 @@ export interface RouteResults {
   replay: AsyncIterable<StreamEvent<StreamRecord>>;
   raw: unknown;
   binary: BinaryBody;
+  web: Response;
 }
 
 /** The parsed value of an optional schema; `{}` when the route declares none. */
@@ -59,6 +63,8 @@ export interface RouteInput<P = unknown, Q = unknown, B = unknown> {
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal;
   readonly headers: Headers;
+  /** The request itself, for `web` routes that hand it to a protocol's own handler. */
+  readonly request: Request;
 }
 
 /** What a route answers on success, as the document shows it: a schema, or for `binary` routes (which must say their kind) the bytes' media. */
@@ -128,6 +134,14 @@ interface RouteBase<
    * error goes under `details`.
    */
   readonly failure?: Readonly<Record<string, unknown>>;
+  /**
+   * `true`: a request with an `Origin` that is not one of the CORS origins is refused with 403
+   * before anything else, so no web page can call the route (one reached by DNS rebinding
+   * included) unless the operator allows its origin. Default false.
+   */
+  readonly checkOrigin?: boolean;
+  /** Answers of a `web` route's protocol besides success and the API's errors, documented as they are: status and what it means. */
+  readonly protocolAnswers?: Readonly<Record<number, string>>;
   // A method, not a function property: the erased `ApiRoute` accepts every route's handler.
   handler(platform: AgentPlatform, input: RouteInput<Parsed<P>, Parsed<Q>, Parsed<B>>): Promise<RouteResults[K]>;
 }

@@ -135,6 +135,8 @@ export interface Database {
     /** JSON array */
     dependencies: Json;
     enabled: Flag;
+    /** Since SQLite 0027 / PostgreSQL 0018. */
+    expose_over_mcp: Flag;
     created_at: Timestamp;
     updated_at: Timestamp;
   };

@@ -154,6 +154,7 @@ export function createRecords(dialect: Pick<StorageDialect, 'readJson'>) {
     parameters: json(row.parameters) as Record<string, unknown>,
     dependencies: json(row.dependencies) as string[],
     enabled: readFlag(row.enabled),
+    exposeOverMcp: readFlag(row.expose_over_mcp),
     createdAt: readTime(row.created_at),
     updatedAt: readTime(row.updated_at),
   });

@@ -6,6 +6,7 @@ import { addMessageParts, addMessageReasoning } from '../kysely/message-parts.js
 import { addProjectInstructions } from '../kysely/project-instructions.js';
 import { addProviderSettings } from '../kysely/provider-settings.js';
 import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
+import { addToolMcpExposure } from '../kysely/tool-mcp-exposure.js';
 import { addUserCountsPostgres } from '../kysely/user-counts.js';
 
 /**
@@ -313,6 +314,8 @@ export const migrations: Record<string, Migration> = {
   '0013_message_parts': { up: (db: Kysely<any>) => addMessageParts(db, 'json') },
   '0014_provider_settings': { up: addProviderSettings },
   '0015_message_reasoning': { up: (db: Kysely<any>) => addMessageReasoning(db, 'json') },
+  // A tool the owner offers on the project's MCP server (SQLite's 0027).
+  '0018_tool_mcp_exposure': { up: (db: Kysely<any>) => addToolMcpExposure(db, 'boolean', sql`false`) },
   '0019_mcp_sampling': { up: (db: Kysely<any>) => addMcpSampling(db, 'boolean') },
 };
 

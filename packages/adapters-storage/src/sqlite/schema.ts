@@ -6,6 +6,7 @@ import { addMessageParts, addMessageReasoning } from '../kysely/message-parts.js
 import { addProjectInstructions } from '../kysely/project-instructions.js';
 import { addProviderSettings } from '../kysely/provider-settings.js';
 import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
+import { addToolMcpExposure } from '../kysely/tool-mcp-exposure.js';
 import { addUserCountsSqlite } from '../kysely/user-counts.js';
 
 /**
@@ -442,5 +443,7 @@ export const migrations: Record<string, Migration> = {
   '0022_message_parts': { up: (db: Kysely<any>) => addMessageParts(db, 'text') },
   '0023_provider_settings': { up: addProviderSettings },
   '0024_message_reasoning': { up: (db: Kysely<any>) => addMessageReasoning(db, 'text') },
+  // A tool the owner offers on the project's MCP server (ToolRecord.exposeOverMcp); existing tools are not.
+  '0027_tool_mcp_exposure': { up: (db: Kysely<any>) => addToolMcpExposure(db, 'integer', sql`0`) },
   '0028_mcp_sampling': { up: (db: Kysely<any>) => addMcpSampling(db, 'integer') },
 };

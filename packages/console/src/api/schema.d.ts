@@ -761,6 +761,25 @@ export interface paths {
         patch: operations["patchApiV1ProjectsId"];
         trace?: never;
     };
+    "/api/v1/projects/{id}/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** GET: 405, this server answers each POST on its own response (no stream or session to open or end) */
+        get: operations["getApiV1ProjectsIdMcp"];
+        put?: never;
+        /** The project's agent as an MCP server (streamable HTTP): tools ask, search_knowledge and the project's tools opted in */
+        post: operations["postApiV1ProjectsIdMcp"];
+        /** DELETE: 405, this server answers each POST on its own response (no stream or session to open or end) */
+        delete: operations["deleteApiV1ProjectsIdMcp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/docs": {
         parameters: {
             query?: never;
@@ -3480,6 +3499,7 @@ export interface operations {
                             createdAt: string;
                             description: string;
                             enabled: boolean;
+                            exposeOverMcp: boolean;
                             id: string;
                             /** @enum {string} */
                             language: "javascript" | "python";
@@ -3545,6 +3565,7 @@ export interface operations {
                             dependencies: string[];
                             description: string;
                             enabled: boolean;
+                            exposeOverMcp: boolean;
                             id: string;
                             /** @enum {string} */
                             language: "javascript" | "python";
@@ -3606,6 +3627,8 @@ export interface operations {
                         /** @description Packages the code imports: npm specs (name or name@range) for javascript, package names for python; readied when the tool is saved */
                         dependencies?: string[];
                         description?: string;
+                        /** @description Offer the tool to MCP clients of the project's MCP server (/api/v1/projects/{id}/mcp) while it is enabled */
+                        exposeOverMcp?: boolean;
                         name?: string;
                         /** @description JSON Schema of the arguments object */
                         parameters?: {
@@ -3927,6 +3950,11 @@ export interface operations {
                     description?: string;
                     /** @default true */
                     enabled?: boolean;
+                    /**
+                     * @description Offer the tool to MCP clients of the project's MCP server (/api/v1/projects/{id}/mcp) while it is enabled
+                     * @default false
+                     */
+                    exposeOverMcp?: boolean;
                     /** @enum {string} */
                     language: "javascript" | "python";
                     name: string;
@@ -3961,6 +3989,7 @@ export interface operations {
                             dependencies: string[];
                             description: string;
                             enabled: boolean;
+                            exposeOverMcp: boolean;
                             id: string;
                             /** @enum {string} */
                             language: "javascript" | "python";
@@ -6500,6 +6529,262 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
+            };
+        };
+    };
+    getApiV1ProjectsIdMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A JSON response, or Server-Sent Events of the messages ending with the response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    "text/event-stream": {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed: POST only */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    postApiV1ProjectsIdMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": ({
+                    id?: string | number;
+                    /** @constant */
+                    jsonrpc: "2.0";
+                    method?: string;
+                } & {
+                    [key: string]: unknown;
+                }) | ({
+                    id?: string | number;
+                    /** @constant */
+                    jsonrpc: "2.0";
+                    method?: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            };
+        };
+        responses: {
+            /** @description A JSON response, or Server-Sent Events of the messages ending with the response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    "text/event-stream": {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Accepted: the body had notifications or responses only */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The client does not accept application/json and text/event-stream */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Body or a field over its size limit; the message names the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteApiV1ProjectsIdMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A JSON response, or Server-Sent Events of the messages ending with the response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    "text/event-stream": {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed: POST only */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

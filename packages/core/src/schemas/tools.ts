@@ -12,6 +12,7 @@ export const ToolParameters = z
   .record(z.string(), z.unknown())
   .describe('JSON Schema of the arguments object')
   .refine((schema) => schema.type === undefined || schema.type === 'object', { message: 'must describe an object (type: "object")' });
+const exposeOverMcp = z.boolean().describe("Offer the tool to MCP clients of the project's MCP server (/api/v1/projects/{id}/mcp) while it is enabled");
 const dependencies = z
   .array(z.string().min(1).max(214))
   .max(20)
@@ -27,6 +28,7 @@ export const CreateToolRequest = z
     parameters: ToolParameters.default({ type: 'object', properties: {} }),
     dependencies: dependencies.default([]),
     enabled: z.boolean().default(true),
+    exposeOverMcp: exposeOverMcp.default(false),
   })
   .strict();
 export type CreateToolRequest = z.input<typeof CreateToolRequest>;
@@ -37,6 +39,7 @@ export const ToolListItem = z.object({
   description: z.string(),
   language: ToolLanguageSchema,
   enabled: z.boolean(),
+  exposeOverMcp: z.boolean(),
   createdAt: Timestamp,
 });
 
@@ -70,7 +73,16 @@ export type ListToolsResponse = z.output<typeof ListToolsResponse>;
 
 export const UpdateToolRequest = z.object({
   toolId: z.string().min(1).max(200).describe('Must equal the id of the path'),
-  tool: z.object({ name: ToolName.optional(), description: description.optional(), dependencies: dependencies.optional(), code: code.optional(), parameters: ToolParameters.optional() }).strict(),
+  tool: z
+    .object({
+      name: ToolName.optional(),
+      description: description.optional(),
+      dependencies: dependencies.optional(),
+      code: code.optional(),
+      parameters: ToolParameters.optional(),
+      exposeOverMcp: exposeOverMcp.optional(),
+    })
+    .strict(),
 });
 export type UpdateToolRequest = z.input<typeof UpdateToolRequest>;
 

@@ -12,11 +12,13 @@ export interface ToolRecord {
   readonly parameters: Record<string, unknown>;
   readonly dependencies: readonly string[];
   readonly enabled: boolean;
+  /** Offered as a tool of the project's MCP server (`/api/v1/projects/{id}/mcp`) while enabled too. */
+  readonly exposeOverMcp: boolean;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
 
-export type ToolPatch = Partial<Pick<ToolRecord, 'name' | 'description' | 'code' | 'parameters' | 'dependencies' | 'enabled'>> & {
+export type ToolPatch = Partial<Pick<ToolRecord, 'name' | 'description' | 'code' | 'parameters' | 'dependencies' | 'enabled' | 'exposeOverMcp'>> & {
   readonly updatedAt: Date;
 };
 

@@ -21,6 +21,7 @@ export function describeToolsAndMcpServers(suite: StorageUnderTest): void {
       parameters: { type: 'object', properties: { q: { type: 'string' } } },
       dependencies: [],
       enabled: true,
+      exposeOverMcp: false,
       createdAt: at(n),
       updatedAt: at(n),
       ...overrides,
@@ -44,6 +45,21 @@ export function describeToolsAndMcpServers(suite: StorageUnderTest): void {
       expect(await storage.tools.delete('user_a', 'tool_3')).toBe(true);
       await storage.projects.delete('user_a', 'proj_000001');
       expect(await storage.tools.get('user_a', 'tool_1')).toBeUndefined();
+    });
+
+    it("keeps whether a tool is offered on the project's MCP server, and changes it alone", async () => {
+      await storage.projects.insert(project('user_a', 1));
+      await storage.tools.insert(tool('tool_1', 1, { exposeOverMcp: true }));
+      await storage.tools.insert(tool('tool_2', 2));
+      expect(await storage.tools.get('user_a', 'tool_1')).toEqual(tool('tool_1', 1, { exposeOverMcp: true }));
+      expect((await storage.tools.enabled('proj_000001')).map((t) => [t.id, t.exposeOverMcp])).toEqual([
+        ['tool_1', true],
+        ['tool_2', false],
+      ]);
+      expect(await storage.tools.update('user_a', 'tool_2', { exposeOverMcp: true, updatedAt: at(9) })).toEqual(tool('tool_2', 2, { exposeOverMcp: true, updatedAt: at(9) }));
+      expect(await storage.tools.update('user_a', 'tool_1', { exposeOverMcp: false, updatedAt: at(9) })).toEqual(tool('tool_1', 1, { updatedAt: at(9) }));
+      // Another change leaves it as it is.
+      expect(await storage.tools.update('user_a', 'tool_2', { name: 'renamed', updatedAt: at(10) })).toMatchObject({ exposeOverMcp: true, name: 'renamed' });
     });
   });
 

@@ -52,6 +52,7 @@ const rows = {
     parameters: {},
     dependencies: [],
     enabled: true,
+    exposeOverMcp: false,
     createdAt: at(1),
     updatedAt: at(1),
   }),

@@ -30,6 +30,7 @@ function toTool(t: ToolRecord): ToolFull {
     description: t.description,
     language: t.language,
     enabled: t.enabled,
+    exposeOverMcp: t.exposeOverMcp,
     createdAt: t.createdAt.toISOString(),
     projectId: t.projectId,
     code: t.code,
@@ -95,8 +96,8 @@ export class ToolsService {
     return {
       success: true,
       tools: page.items.map((t) => {
-        const { id, name, description, language, enabled, createdAt } = toTool(t);
-        return { id, name, description, language, enabled, createdAt };
+        const { id, name, description, language, enabled, exposeOverMcp, createdAt } = toTool(t);
+        return { id, name, description, language, enabled, exposeOverMcp, createdAt };
       }),
       ...offsetPageFields(q.offset, page),
       message: page.total === 0 ? 'No tools found' : `Found ${page.total} tool${page.total === 1 ? '' : 's'}`,

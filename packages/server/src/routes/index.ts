@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ApiRoute } from '../route.js';
+import { agentMcpRoutes } from './agent-mcp.js';
 import { authRoutes } from './auth.js';
 import { chatsRoutes } from './chats.js';
 import { completionsRoutes } from './completions.js';
@@ -22,6 +23,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...chatsRoutes,
   ...toolsRoutes,
   ...mcpRoutes,
+  ...agentMcpRoutes,
   ...localModelsRoutes,
   ...credentialsRoutes,
   ...knowledgeRoutes,

@@ -156,6 +156,7 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
             parameters: JSON.stringify(t.parameters),
             dependencies: JSON.stringify(t.dependencies),
             enabled: flag(t.enabled),
+            expose_over_mcp: flag(t.exposeOverMcp),
             created_at: time(t.createdAt),
             updated_at: time(t.updatedAt),
           })
@@ -183,6 +184,7 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
         if (patch.parameters !== undefined) set.parameters = JSON.stringify(patch.parameters);
         if (patch.dependencies !== undefined) set.dependencies = JSON.stringify(patch.dependencies);
         if (patch.enabled !== undefined) set.enabled = flag(patch.enabled);
+        if (patch.exposeOverMcp !== undefined) set.expose_over_mcp = flag(patch.exposeOverMcp);
         const row = await db.updateTable('tools').set(set).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
         return row && toTool(row);
       },

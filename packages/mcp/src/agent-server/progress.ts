@@ -1,0 +1,41 @@
+import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
+
+/** Sends a notification related to the request being answered (on its own response stream). */
+export type SendNotification = (notification: ServerNotification) => Promise<void>;
+
+/** Shortest interval between two progress notifications of streamed text, in ms. */
+const TEXT_PROGRESS_MS = 200;
+
+/**
+ * The progress notifications of one tool call, when its client sent a `progressToken`: each
+ * step (a tool round of the agent) is one, and the answer's text as it streams at most one per
+ * 200 ms. `progress` counts the notifications sent, so it always increases; there is no total,
+ * as the number of rounds is the model's choice.
+ */
+export function progressReporter(token: string | number | undefined, send: SendNotification) {
+  let progress = 0;
+  let lastText = 0;
+  const notify = (message: string) => {
+    if (token === undefined) return;
+    progress += 1;
+    // A client gone or a stream closed: progress is best effort, the result says the rest.
+    send({ method: 'notifications/progress', params: { progressToken: token, progress, message } }).catch(() => {});
+  };
+  return {
+    step: notify,
+    /** The answer so far is `chars` characters long. */
+    text(chars: number) {
+      const now = performance.now();
+      if (lastText !== 0 && now - lastText < TEXT_PROGRESS_MS) return;
+      lastText = now;
+      notify(`Answering: ${chars} characters`);
+    },
+  };
+}
+
+/** Sends a log message (`notifications/message`) on the request's stream, best effort. */
+export function logTo(send: SendNotification) {
+  return (level: 'debug' | 'info' | 'warning' | 'error', data: string) => {
+    send({ method: 'notifications/message', params: { level, logger: 'agent', data } }).catch(() => {});
+  };
+}
