@@ -2,6 +2,7 @@
 // See docs/BENCHMARKS.md for what each entry measures and the recorded figures.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { agentMcpAsk } from './agent-mcp.mjs';
 import { startChild } from './child.mjs';
 import { chromaAdapter } from './chroma-adapter.mjs';
 import { completionOverhead } from './completions.mjs';
@@ -120,6 +121,7 @@ const entries = {
   providers: providerOverhead,
   tools: toolRuns,
   mcp: mcpCalls,
+  'agent-mcp': agentMcpAsk,
   chroma: chromaAdapter,
   embedder: embedderThroughput,
   'openai-embedder': openaiEmbedderThroughput,
