@@ -15,7 +15,7 @@ const timeouts = { testTimeout: 30_000, hookTimeout: 60_000 };
  * documents, upload and blobs, fair indexing between users and the bound on a user's queue,
  * search of every type, owner-scoped chunk reads, settings, re-indexing and moving stores,
  * chats, completions, client tools continuing a chat and resumable streams, credentials, tools,
- * MCP servers, models, secrets at rest, every route with a valid call, the per-user caps (their
+ * MCP servers, each project's own MCP server, models, secrets at rest, every route with a valid call, the per-user caps (their
  * counts and row locks, creates racing at a cap), chat history read from a chat's end within a
  * token budget, and the loopback policy (its operator URLs differ in that mode: the shared
  * vector store). Left out to keep the
@@ -46,6 +46,7 @@ const POSTGRES_SUITES = [
   'secrets-at-rest',
   'tools',
   'mcp',
+  'agent-mcp',
   'models',
   'routes',
   'user-caps',

@@ -45,6 +45,8 @@ describe('@agent-platform/core exports', () => {
         "AddMcpServerRequest",
         "AddMcpServerResponse",
         "ApiKeySummary",
+        "AskArguments",
+        "AskResult",
         "Chat",
         "ChatCompletionChunk",
         "ChatCompletionRequest",
@@ -146,6 +148,8 @@ describe('@agent-platform/core exports', () => {
         "RunToolResponse",
         "SETTING_NAMES",
         "SearchHit",
+        "SearchKnowledgeArguments",
+        "SearchKnowledgeResult",
         "SearchRequest",
         "SearchResponse",
         "SearchType",
@@ -180,6 +184,8 @@ describe('@agent-platform/core exports', () => {
   it('./internal (for the sibling packages; not a public API)', async () => {
     expect(Object.keys(await import('@agent-platform/core/internal')).sort()).toMatchInlineSnapshot(`
       [
+        "AGENT_MCP_TOOLS",
+        "AGENT_MCP_TOOL_NAMES",
         "BM25_B",
         "BM25_K1",
         "BedrockOptions",
@@ -256,6 +262,7 @@ describe('@agent-platform/core exports', () => {
         "parseDocument",
         "parseInput",
         "parseToolResult",
+        "projectToolForMcp",
         "randomString",
         "readDocument",
         "refusalError",
@@ -264,6 +271,7 @@ describe('@agent-platform/core exports', () => {
         "resolveUpstreamLimits",
         "runAgentTurn",
         "safeReason",
+        "searchKnowledgeResult",
         "similarityScore",
         "splitEmbedderName",
         "systemContext",

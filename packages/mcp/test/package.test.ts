@@ -8,8 +8,10 @@ describe('@agent-platform/mcp exports', () => {
   it('.', async () => {
     expect(Object.keys(await import('@agent-platform/mcp')).sort()).toMatchInlineSnapshot(`
       [
+        "createAgentMcpServer",
         "createMcpConnector",
         "formatCommandLine",
+        "handleAgentMcpRequest",
         "parseStdioEntry",
         "splitCommandLine",
       ]
