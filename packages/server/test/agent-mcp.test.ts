@@ -165,6 +165,17 @@ describe("a project's MCP server", () => {
     };
     expect(await client.callTool({ name: 'shout', arguments: { word: 'hey' } })).toEqual({ content: [{ type: 'text', text: 'HEY!' }] });
     expect(logs).toEqual([{ level: 'info', logger: 'agent', data: 'shouting' }]);
+    // A level set on one request holds for the session's next ones; another session keeps its own.
+    await client.setLoggingLevel('warning');
+    expect(await client.callTool({ name: 'shout', arguments: { word: 'again' } })).toEqual({ content: [{ type: 'text', text: 'AGAIN!' }] });
+    expect(logs).toHaveLength(1);
+    const other = await connect();
+    const otherLogs: unknown[] = [];
+    other.fallbackNotificationHandler = async (n) => {
+      if (n.method === 'notifications/message') otherLogs.push(n.params);
+    };
+    await other.callTool({ name: 'shout', arguments: { word: 'hey' } });
+    expect(otherLogs).toEqual([{ level: 'info', logger: 'agent', data: 'shouting' }]);
     // Opting out takes it away at once.
     const id = (await s.call('GET', `/api/tools?projectId=${projectId}`)).body.tools.find((t: { name: string }) => t.name === 'shout').id;
     await s.call('PUT', `/api/tools/${id}`, { body: { toolId: id, tool: { exposeOverMcp: false } } });

@@ -11,6 +11,7 @@ import type { RunToolResponse } from '../schemas/tools.js';
 import type { ProjectRecord, ToolRecord } from '../storage/types.js';
 import type { ToolsService } from '../tools/service.js';
 import { RunCancellations, type RunKey } from './cancellations.js';
+import { SessionLogLevels } from './log-levels.js';
 
 export interface AgentMcpDeps {
   readonly completions: CompletionsService;
@@ -29,15 +30,20 @@ export class AgentMcpService {
   readonly #deps: AgentMcpDeps;
   /** Runs under way here, cancelled from any instance. */
   readonly runs: RunCancellations;
+  /** The log level of each MCP session, on every instance. */
+  readonly logLevels: SessionLogLevels;
 
   constructor(ctx: PlatformContext, deps: AgentMcpDeps) {
     this.#ctx = ctx;
     this.#deps = deps;
     this.runs = new RunCancellations(ctx.notifier);
+    this.logLevels = new SessionLogLevels(ctx.notifier);
   }
 
   /** The caller's project, or `not_found` (another user's project too). */
   project(caller: Caller, projectId: string): Promise<ProjectRecord> {
+    // This instance serves MCP clients from now on: it hears the levels sessions set elsewhere.
+    this.logLevels.listen();
     return callerProject(this.#ctx, caller, projectId);
   }
 
@@ -90,5 +96,6 @@ export class AgentMcpService {
 
   close(): void {
     this.runs.close();
+    this.logLevels.close();
   }
 }

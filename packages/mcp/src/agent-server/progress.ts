@@ -33,9 +33,10 @@ export function progressReporter(token: string | number | undefined, send: SendN
   };
 }
 
-/** Sends a log message (`notifications/message`) on the request's stream, best effort. */
-export function logTo(send: SendNotification) {
-  return (level: 'debug' | 'info' | 'warning' | 'error', data: string) => {
+/** Sends a log message (`notifications/message`) on the request's stream when the session's level `allows` it, best effort. */
+export function logTo(send: SendNotification, allows: (level: 'info' | 'warning') => boolean) {
+  return (level: 'info' | 'warning', data: string) => {
+    if (!allows(level)) return;
     send({ method: 'notifications/message', params: { level, logger: 'agent', data } }).catch(() => {});
   };
 }

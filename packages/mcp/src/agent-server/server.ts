@@ -2,7 +2,7 @@ import { type AgentPlatform, type Caller, isPlatformError, type ProjectRecord } 
 import { AGENT_MCP_TOOL_NAMES, AGENT_MCP_TOOLS, type AgentMcpTool, projectToolForMcp, type RunKey, searchKnowledgeResult } from '@agent-platform/core/internal';
 import type { AskResult } from '@agent-platform/core/schemas';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, type CallToolResult, CancelledNotificationSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, type CallToolResult, CancelledNotificationSchema, ErrorCode, ListToolsRequestSchema, McpError, SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { logTo, progressReporter, type SendNotification } from './progress.js';
 
 export interface AgentMcpServerOptions {
@@ -48,7 +48,9 @@ export function createAgentMcpServer(platform: AgentPlatform, options: AgentMcpS
       instructions: `The agent "${project.name}"${project.description ? `: ${project.description}` : ''}. Call ask with a question; search_knowledge searches its knowledge base.`,
     },
   );
-  const runKey = (requestId: string | number): RunKey => ({ userId: caller.userId, projectId: project.id, sessionId, requestId });
+  const session = { userId: caller.userId, projectId: project.id, sessionId };
+  const runKey = (requestId: string | number): RunKey => ({ ...session, requestId });
+  const allows = (level: 'info' | 'warning') => platform.agentMcp.logLevels.allows(session, level);
 
   const builtIn = new Set<string>(AGENT_MCP_TOOL_NAMES);
   server.setRequestHandler(ListToolsRequestSchema, async () => {
@@ -58,7 +60,7 @@ export function createAgentMcpServer(platform: AgentPlatform, options: AgentMcpS
 
   async function ask(args: unknown, signal: AbortSignal, send: SendNotification, token: string | number | undefined): Promise<CallToolResult> {
     const progress = progressReporter(token, send);
-    const log = logTo(send);
+    const log = logTo(send, allows);
     progress.step('Thinking');
     const chunks = await platform.askAgent(caller, project.id, args as { question: string }, { signal });
     const result: AskResult = { answer: '', sources: [], finishReason: 'stop' };
@@ -93,7 +95,7 @@ export function createAgentMcpServer(platform: AgentPlatform, options: AgentMcpS
   async function projectTool(name: string, args: Record<string, unknown>, signal: AbortSignal, send: SendNotification): Promise<CallToolResult> {
     const run = await platform.agentMcp.runTool(caller, project.id, name, args, signal);
     // The tool's console output, as log messages.
-    const log = logTo(send);
+    const log = logTo(send, allows);
     for (const line of run.logs) log('info', line);
     if (!run.success) return { content: [{ type: 'text', text: run.message ?? 'The tool failed' }], isError: true };
     return { content: [{ type: 'text', text: typeof run.result === 'string' ? run.result : JSON.stringify(run.result ?? null) }] };
@@ -117,6 +119,12 @@ export function createAgentMcpServer(platform: AgentPlatform, options: AgentMcpS
     } finally {
       release();
     }
+  });
+
+  // The level holds for the session's later requests, whichever instance answers them.
+  server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+    await platform.agentMcp.logLevels.set(session, request.params.level);
+    return {};
   });
 
   // A cancel may reach another instance than the run's (each request of the streamable HTTP
