@@ -7,6 +7,8 @@ export type ErrorCode =
   | 'unauthorized'
   /** The caller may not make this request from where it comes (403): a foreign `Origin`. */
   | 'forbidden'
+  /** The path exists, not with this method (405). */
+  | 'method_not_allowed'
   | 'not_found'
   | 'conflict'
   | 'payload_too_large'

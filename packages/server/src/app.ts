@@ -156,7 +156,11 @@ export function createApp(platform: AgentPlatform, options: AppOptions = {}): H3
     corsOrigins: options.corsOrigins,
   });
   for (const route of apiRoutes) {
-    app.on(route.method, route.path.replace(/\{(\w+)\}/g, ':$1'), (event) => handle(route, event));
+    const path = route.path.replace(/\{(\w+)\}/g, ':$1');
+    app.on(route.method, path, (event) => handle(route, event));
+    for (const method of route.refusedMethods ?? []) {
+      app.on(method, path, () => json(405, toErrorResponse(new PlatformError('method_not_allowed', `Method not allowed: ${route.method} only`)).body, { allow: route.method }));
+    }
   }
 
   // Anything else: 404 in the API's error shape.

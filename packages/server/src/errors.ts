@@ -5,6 +5,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   invalid_request: 400,
   unauthorized: 401,
   forbidden: 403,
+  method_not_allowed: 405,
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,

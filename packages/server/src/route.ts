@@ -140,6 +140,12 @@ interface RouteBase<
    * included) unless the operator allows its origin. Default false.
    */
   readonly checkOrigin?: boolean;
+  /**
+   * Other methods on this path that a protocol names and the route refuses: each answers 405
+   * with `Allow: <method>` (MCP's streamable HTTP names GET and DELETE; a stateless server
+   * refuses both). They are no operations of the document; the route's summary tells.
+   */
+  readonly refusedMethods?: readonly HttpMethod[];
   /** Answers of a `web` route's protocol besides success and the API's errors, documented as they are: status and what it means. */
   readonly protocolAnswers?: Readonly<Record<number, string>>;
   // A method, not a function property: the erased `ApiRoute` accepts every route's handler.

@@ -255,18 +255,23 @@ describe("a project's MCP server", () => {
     expect(await s.call('POST', `/api/v1/projects/${projectId}/mcp`, { key: s.keyB, body: init, headers: accept })).toMatchObject({ status: 404, body: { code: 'not_found' } });
   });
 
-  it('answers only POST (405 for GET and DELETE), mints a session id at initialize, and refuses a foreign Origin (403)', async () => {
+  it('answers only POST (405 for GET and DELETE), mints a session id at initialize, refuses a foreign Origin (403), bad JSON (400) and a body over the limit (413)', async () => {
     const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
     const accept = { accept: 'application/json, text/event-stream' };
     const path = `/api/v1/projects/${projectId}/mcp`;
     const ok = await s.call('POST', path, { body: init, headers: accept });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('mcp-session-id')).toMatch(/^mcps_[0-9a-f]{32}$/);
-    expect((await s.call('GET', path, { headers: { accept: 'text/event-stream' } })).status).toBe(405);
-    expect((await s.call('DELETE', path)).status).toBe(405);
+    for (const method of ['GET', 'DELETE']) {
+      const refused = await s.call(method, path, { headers: { accept: 'text/event-stream' } });
+      expect(refused).toMatchObject({ status: 405, body: { code: 'method_not_allowed', message: 'Method not allowed: POST only' } });
+      expect(refused.headers.get('allow')).toBe('POST');
+    }
     expect(await s.call('POST', path, { body: init, headers: { ...accept, origin: 'http://evil.example.com' } })).toMatchObject({ status: 403, body: { code: 'forbidden' } });
     // Not even the server's own: a page reached by DNS rebinding has it (an allowed origin: agent-mcp-conformance.test.ts).
     expect((await s.call('POST', path, { body: init, headers: { ...accept, origin: s.url } })).status).toBe(403);
     expect(await s.call('POST', path, { raw: '{"jsonrpc":', headers: accept })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+    const huge = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'ask', arguments: { question: 'x'.repeat(1_100_000) } } });
+    expect(await s.call('POST', path, { raw: huge, headers: accept })).toMatchObject({ status: 413, body: { code: 'payload_too_large' } });
   });
 });

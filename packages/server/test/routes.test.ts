@@ -52,6 +52,8 @@ interface Call {
   readonly query?: Record<string, string>;
   readonly body?: unknown;
   readonly form?: { readonly fields: Record<string, string>; readonly files: { name: string; text: string }[] };
+  /** Headers a protocol asks for (the MCP transport's `Accept`). */
+  readonly headers?: Record<string, string>;
 }
 
 /** Creates a resource as the user of `key`, failing the test unless it worked. */
@@ -147,6 +149,11 @@ const VALID: Record<string, (key: string) => Promise<Call>> = {
   'GET /api/mcp/servers/{id}/tools': async (key) => ({ params: { id: await make.mcpServer(key) } }),
   'DELETE /api/mcp/servers/{id}': async (key) => ({ params: { id: await make.mcpServer(key) } }),
   'POST /api/mcp/detect-transport': async () => ({ body: { url: mcpUrl() } }),
+  'POST /api/v1/projects/{id}/mcp': async (key) => ({
+    params: { id: await make.project(key) },
+    headers: { accept: 'application/json, text/event-stream' },
+    body: { jsonrpc: '2.0', id: 1, method: 'ping' },
+  }),
   'GET /api/v1/localmodel/list-models': async () => ({ query: { baseUrl: ollama.url } }),
   'DELETE /api/v1/localmodel/delete-model': async () => {
     ollama.models = [ollamaTag('tiny:latest', 1000)];
@@ -187,7 +194,7 @@ const valid = (route: ApiRoute) => VALID[name(route)] as (key: string) => Promis
 async function send(route: ApiRoute, call: Call, key: string | null, rawBody?: string) {
   let path = route.path.replace(/\{(\w+)\}/g, (_, param: string) => encodeURIComponent(call.params?.[param] ?? ''));
   if (call.query) path += `?${new URLSearchParams(call.query)}`;
-  if (!call.form) return s.call(route.method, path, { key, ...(rawBody !== undefined ? { raw: rawBody } : { body: call.body }) });
+  if (!call.form) return s.call(route.method, path, { key, headers: call.headers ?? {}, ...(rawBody !== undefined ? { raw: rawBody } : { body: call.body }) });
   const form = new FormData();
   for (const [field, value] of Object.entries(call.form.fields)) form.set(field, value);
   for (const file of call.form.files) form.append('files', new Blob([file.text]), file.name);
@@ -258,18 +265,25 @@ describe.each(apiRoutes.map((route) => [name(route), route] as const))('%s', (_n
     const res = await send(route, await valid(route)(s.keyA), s.keyA);
     expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(route.status ?? 200);
     expectDocumented(route, res.status);
-    if (route.kind === 'sse' || route.kind === 'replay') {
-      expect(res.headers.get('content-type')).toContain('text/event-stream');
-      // The data of each event (replayed events carry an `id:` line first); comments are not events.
-      const data = String(res.body)
+    // The data of each event (replayed events carry an `id:` line first); comments are not events.
+    const eventData = () =>
+      String(res.body)
         .split('\n\n')
         .flatMap((block) => block.split('\n').filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]'))
         .map((line) => JSON.parse(line.slice(6)));
+    if (route.kind === 'sse' || route.kind === 'replay') {
+      expect(res.headers.get('content-type')).toContain('text/event-stream');
+      const data = eventData();
       expect(data.length).toBeGreaterThan(0);
       if (route.kind === 'sse') for (const event of data) expect(route.response.safeParse(event).error).toBeUndefined();
     } else if (route.kind === 'binary') {
       expect(route.media.types).toContain(res.headers.get('content-type'));
       expect(res.headers.get('etag')).toMatch(/^"[^"]+"$/);
+    } else if (route.kind === 'web' && res.headers.get('content-type')?.includes('text/event-stream')) {
+      // A protocol's event stream (MCP's): each message of the response schema.
+      const data = eventData();
+      expect(data.length).toBeGreaterThan(0);
+      for (const message of data) expect(route.response.safeParse(message).error).toBeUndefined();
     } else {
       expect(route.response.safeParse(res.body).error).toBeUndefined();
     }

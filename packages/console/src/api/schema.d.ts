@@ -768,13 +768,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** GET: 405, this server answers each POST on its own response (no stream or session to open or end) */
-        get: operations["getApiV1ProjectsIdMcp"];
+        get?: never;
         put?: never;
-        /** The project's agent as an MCP server (streamable HTTP): tools ask, search_knowledge and the project's tools opted in */
+        /** The project's agent as an MCP server (streamable HTTP): tools ask, search_knowledge and the project's tools opted in; GET and DELETE answer 405 */
         post: operations["postApiV1ProjectsIdMcp"];
-        /** DELETE: 405, this server answers each POST on its own response (no stream or session to open or end) */
-        delete: operations["deleteApiV1ProjectsIdMcp"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -6532,80 +6530,6 @@ export interface operations {
             };
         };
     };
-    getApiV1ProjectsIdMcp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A JSON response, or Server-Sent Events of the messages ending with the response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        jsonrpc: "2.0";
-                    } & {
-                        [key: string]: unknown;
-                    };
-                    "text/event-stream": {
-                        /** @constant */
-                        jsonrpc: "2.0";
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description Invalid input; the message names the field */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Missing or unknown API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The request came from a foreign Origin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not found (also for ids of other users) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Not allowed: POST only */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     postApiV1ProjectsIdMcp: {
         parameters: {
             query?: never;
@@ -6680,7 +6604,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The request came from a foreign Origin */
+            /** @description The request came from an Origin that is not allowed (--cors-origin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6696,7 +6620,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The client does not accept application/json and text/event-stream */
+            /** @description The client does not accept both application/json and text/event-stream */
             406: {
                 headers: {
                     [name: string]: unknown;
@@ -6711,80 +6635,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
-            };
-        };
-    };
-    deleteApiV1ProjectsIdMcp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A JSON response, or Server-Sent Events of the messages ending with the response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        jsonrpc: "2.0";
-                    } & {
-                        [key: string]: unknown;
-                    };
-                    "text/event-stream": {
-                        /** @constant */
-                        jsonrpc: "2.0";
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description Invalid input; the message names the field */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Missing or unknown API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The request came from a foreign Origin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not found (also for ids of other users) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Not allowed: POST only */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
