@@ -118,11 +118,13 @@ function successResponse(route: ApiRoute) {
         content: { 'application/json': { schema: body }, 'text/event-stream': { schema: chunk } },
       };
     }
-    case 'web':
+    case 'web': {
+      const body = schemaOf(route.response, 'output');
       return {
         description: 'A JSON response, or Server-Sent Events of the messages ending with the response',
         content: { 'application/json': { schema: body }, 'text/event-stream': { schema: body } },
       };
+    }
     default:
       return { description: 'Success', ...json(schemaOf(route.response, 'output')) };
   }
