@@ -53,6 +53,27 @@ describeStorageAdapter('sqlite file', {
 describe('sqlite specifics', () => {
   const inspect = (path: string) => new BetterSqlite3(path, { readonly: true });
 
+  it('runs a migration that lands after a higher number already ran (numbers taken ahead by parallel work)', async () => {
+    const path = join(dir, 'unordered.sqlite');
+    await (await openFile(path)).close();
+    // As if 0024 had not landed yet when this database ran 0027: its row and its columns gone.
+    const raw = new BetterSqlite3(path);
+    raw.prepare("delete from kysely_migration where name = '0024_message_reasoning'").run();
+    raw.exec('alter table chat_messages drop column provider; alter table chat_messages drop column reasoning');
+    raw.close();
+    await (await openFile(path)).close();
+    const check = inspect(path);
+    try {
+      expect(check.prepare("select name from kysely_migration where name in ('0024_message_reasoning', '0027_tool_mcp_exposure') order by name").all()).toEqual([
+        { name: '0024_message_reasoning' },
+        { name: '0027_tool_mcp_exposure' },
+      ]);
+      expect((check.prepare('select name from pragma_table_info(?)').all('chat_messages') as { name: string }[]).map((c) => c.name)).toContain('reasoning');
+    } finally {
+      check.close();
+    }
+  });
+
   it('records migrations once, uses WAL and enforces foreign keys', async () => {
     const path = join(dir, 'specifics.sqlite');
     const storage = await openFile(path);
@@ -86,6 +107,7 @@ describe('sqlite specifics', () => {
         { name: '0022_message_parts' },
         { name: '0023_provider_settings' },
         { name: '0024_message_reasoning' },
+        { name: '0027_tool_mcp_exposure' },
         { name: '0028_mcp_sampling' },
       ]);
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');

@@ -46,7 +46,9 @@ async function openPool(options: PostgresStorageOptions): Promise<PostgresPool> 
  */
 export async function postgresStorage(options: PostgresStorageOptions): Promise<DatabaseStorage> {
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: await openPool(options) }) });
-  const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateToLatest();
+  // Unordered: work landing in parallel takes numbers ahead of time (a later number may land
+  // first), and a database that has run it still runs a lower number that lands after.
+  const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations }, allowUnorderedMigrations: true }).migrateToLatest();
   if (error) {
     await db.destroy();
     throw error;

@@ -57,7 +57,9 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<Data
   database.function(KEYWORD_TERMS_FUNCTION, { deterministic: true }, (text) => keywordTerms(String(text ?? '')).join(' '));
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
 
-  const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateToLatest();
+  // Unordered: work landing in parallel takes numbers ahead of time (a later number may land
+  // first), and a database that has run it still runs a lower number that lands after.
+  const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations }, allowUnorderedMigrations: true }).migrateToLatest();
   if (error) {
     await db.destroy();
     throw error;
