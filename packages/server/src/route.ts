@@ -19,7 +19,6 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  */
 export type RouteKind = 'json' | 'sse' | 'openai' | 'replay' | 'raw' | 'binary' | 'web';
 
-
 /** What a `binary` route's handler returns: stored bytes, served as they are. */
 export interface BinaryBody {
   readonly bytes: Uint8Array;
@@ -38,7 +37,6 @@ export interface BinaryMedia {
   /** The file name a saved body gets, from the body (`content-disposition: inline; filename=...`). */
   readonly fileName: (body: BinaryBody) => string;
 }
-
 
 /** What a handler of each kind returns. */
 export interface RouteResults {
