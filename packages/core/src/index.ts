@@ -60,6 +60,11 @@ export { createSecretBox, type SecretBox } from './security/secrets.js';
 export type {
   ApiKeyRecord,
   ApiKeyRepository,
+  ApprovalDecision,
+  ApprovalKind,
+  ApprovalRecord,
+  ApprovalRepository,
+  ApprovalState,
   ChatMessageRecord,
   ChatPatch,
   ChatRecord,

@@ -137,6 +137,8 @@ export interface Database {
     enabled: Flag;
     /** Since SQLite 0027 / PostgreSQL 0018. */
     expose_over_mcp: Flag;
+    /** SQLite 0026, PostgreSQL 0017. */
+    requires_approval: Generated<Flag>;
     created_at: Timestamp;
     updated_at: Timestamp;
   };
@@ -157,8 +159,31 @@ export interface Database {
     /** Sealed JSON or null */
     secrets: string | null;
     allow_sampling: Flag;
+    /** JSON text: `true`, `false` or the tool names (SQLite 0026, PostgreSQL 0017). */
+    requires_approval: Generated<string>;
     created_at: Timestamp;
     updated_at: Timestamp;
+  };
+  /** Pending questions of runs and their decisions (SQLite 0026, PostgreSQL 0017). */
+  approvals: {
+    id: string;
+    user_id: string;
+    project_id: string;
+    chat_id: string | null;
+    kind: string;
+    group_id: string;
+    call_id: string;
+    tool: string;
+    arguments: string;
+    message: string | null;
+    schema: ColumnType<unknown, string | null, string | null>;
+    resume: ColumnType<unknown, string | null, string | null>;
+    state: string;
+    reason: string | null;
+    content: ColumnType<unknown, string | null, string | null>;
+    created_at: Timestamp;
+    expires_at: Timestamp;
+    decided_at: Timestamp | null;
   };
   /** The vector of a chunk, kept for re-indexing; goes with its chunk row (foreign key cascade). */
   chunk_embeddings: {

@@ -1,5 +1,6 @@
 import type {
   ApiKeyRecord,
+  ApprovalRecord,
   ChatMessageRecord,
   ChatRecord,
   ChunkRecord,
@@ -155,6 +156,7 @@ export function createRecords(dialect: Pick<StorageDialect, 'readJson'>) {
     dependencies: json(row.dependencies) as string[],
     enabled: readFlag(row.enabled),
     exposeOverMcp: readFlag(row.expose_over_mcp),
+    requiresApproval: readFlag(row.requires_approval),
     createdAt: readTime(row.created_at),
     updatedAt: readTime(row.updated_at),
   });
@@ -172,10 +174,32 @@ export function createRecords(dialect: Pick<StorageDialect, 'readJson'>) {
     envNames: json(row.env_names) as string[],
     secrets: row.secrets,
     allowSampling: readFlag(row.allow_sampling),
+    requiresApproval: JSON.parse(row.requires_approval) as McpServerRecord['requiresApproval'],
     createdAt: readTime(row.created_at),
     updatedAt: readTime(row.updated_at),
   });
-  return { toUser, toKey, toProject, toDocument, toFile, toChunk, toJob, toCredential, toChat, toMessage, toTool, toMcpServer };
+
+  const toApproval = (row: Selectable<Database['approvals']>): ApprovalRecord => ({
+    id: row.id,
+    userId: row.user_id,
+    projectId: row.project_id,
+    chatId: row.chat_id,
+    kind: row.kind as ApprovalRecord['kind'],
+    groupId: row.group_id,
+    callId: row.call_id,
+    tool: row.tool,
+    arguments: row.arguments,
+    message: row.message,
+    schema: row.schema === null ? null : (json(row.schema) as Record<string, unknown>),
+    resume: row.resume === null ? null : (json(row.resume) as Record<string, unknown>),
+    state: row.state as ApprovalRecord['state'],
+    reason: row.reason,
+    content: row.content === null ? null : (json(row.content) as Record<string, unknown>),
+    createdAt: readTime(row.created_at),
+    expiresAt: readTime(row.expires_at),
+    decidedAt: row.decided_at === null ? null : readTime(row.decided_at),
+  });
+  return { toUser, toKey, toProject, toDocument, toFile, toChunk, toJob, toCredential, toChat, toMessage, toTool, toMcpServer, toApproval };
 }
 
 /** The converters of one dialect. */

@@ -4,6 +4,7 @@ import type { Database } from './database.js';
 import type { Db, StorageDialect } from './dialect.js';
 import { createRecords } from './records.js';
 import { accountRepositories } from './repositories/accounts.js';
+import { approvalRepository } from './repositories/approvals.js';
 import { databaseBlobStore } from './repositories/blobs.js';
 import { conversationRepositories } from './repositories/conversations.js';
 import { jobRepository } from './repositories/jobs.js';
@@ -35,6 +36,7 @@ export function kyselyStorage(db: Kysely<Database>, dialect: StorageDialect, clo
       ...jobRepository(context),
       ...conversationRepositories(context),
       ...streamRepository(context),
+      ...approvalRepository(context),
       // A transaction inside a transaction runs in the outer one.
       transaction: over.isTransaction ? (fn) => fn(adapter(over)) : (fn) => (over as Kysely<Database>).transaction().execute((trx) => fn(adapter(trx))),
       close: closeOnce,

@@ -26,6 +26,7 @@ export function memoryChats(tables: () => Tables): ChatRepository {
     async delete(userId, id) {
       const t = tables();
       t.messages.delete(chatKey(userId, id));
+      for (const approval of [...t.approvals.values()]) if (approval.userId === userId && approval.chatId === id) t.approvals.delete(approval.id);
       return t.chats.delete(chatKey(userId, id));
     },
     async touch(userId, id, at) {

@@ -1,5 +1,6 @@
 import type { StorageAdapter } from '@agent-platform/core';
 import { memoryApiKeys } from './api-keys.js';
+import { memoryApprovals } from './approvals.js';
 import { memoryChats } from './chats.js';
 import { memoryChunks } from './chunks.js';
 import { memoryCredentials } from './credentials.js';
@@ -27,6 +28,7 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
     chats: memoryChats(tables),
     tools: memoryTools(tables),
     mcpServers: memoryMcpServers(tables),
+    approvals: memoryApprovals(tables),
     transaction,
     close,
   };

@@ -1,5 +1,5 @@
 import { type McpServerRepository, PlatformError } from '@agent-platform/core';
-import { clone, compareNewestFirst, insertUnique, projectPage, type Tables } from './tables.js';
+import { clone, compareNewestFirst, insertUnique, patchRow, projectPage, type Tables } from './tables.js';
 
 /** MCP servers in memory, names unique within a project. */
 export function memoryMcpServers(tables: () => Tables): McpServerRepository {
@@ -24,6 +24,9 @@ export function memoryMcpServers(tables: () => Tables): McpServerRepository {
         .filter((m) => m.projectId === projectId)
         .sort((a, b) => compareNewestFirst(b, a))
         .map(clone);
+    },
+    async setRequiresApproval(userId, id, requiresApproval, updatedAt) {
+      return patchRow(tables().mcpServers, id, { requiresApproval, updatedAt }, userId);
     },
     async delete(userId, id) {
       const t = tables();

@@ -1,5 +1,6 @@
 import type {
   ApiKeyRecord,
+  ApprovalRecord,
   ChatMessageRecord,
   ChatRecord,
   ChunkRecord,
@@ -34,6 +35,7 @@ export interface Tables {
   messages: Map<string, ChatMessageRecord[]>;
   tools: Map<string, ToolRecord>;
   mcpServers: Map<string, McpServerRecord>;
+  approvals: Map<string, ApprovalRecord>;
 }
 
 export const emptyTables = (): Tables => ({
@@ -51,6 +53,7 @@ export const emptyTables = (): Tables => ({
   messages: new Map(),
   tools: new Map(),
   mcpServers: new Map(),
+  approvals: new Map(),
 });
 
 export const copyTables = (t: Tables): Tables => ({
@@ -68,6 +71,7 @@ export const copyTables = (t: Tables): Tables => ({
   messages: new Map([...t.messages].map(([k, v]) => [k, [...v]])),
   tools: new Map(t.tools),
   mcpServers: new Map(t.mcpServers),
+  approvals: new Map(t.approvals),
 });
 
 /** Deep copy through structuredClone: rows hold nested metadata objects and Dates. */

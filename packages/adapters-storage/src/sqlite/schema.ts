@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
+import { addApprovals } from '../kysely/approvals-table.js';
 import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addJobTenants } from '../kysely/job-tenants.js';
 import { addMcpSampling } from '../kysely/mcp-sampling.js';
@@ -446,4 +447,6 @@ export const migrations: Record<string, Migration> = {
   // A tool the owner offers on the project's MCP server (ToolRecord.exposeOverMcp); existing tools are not.
   '0027_tool_mcp_exposure': { up: (db: Kysely<any>) => addToolMcpExposure(db, 'integer', sql`0`) },
   '0028_mcp_sampling': { up: (db: Kysely<any>) => addMcpSampling(db, 'integer') },
+  // Tool calls a person approves, and MCP servers' questions (kysely/approvals-table.ts).
+  '0026_approvals': { up: (db: Kysely<any>) => addApprovals(db, { time: 'integer', flag: 'integer', json: 'text' }) },
 };

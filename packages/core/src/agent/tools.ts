@@ -32,6 +32,8 @@ export interface ToolRunContext {
 /** A function the agent can call: its definition (offered to the model) and how to run it. */
 export interface AgentTool {
   readonly definition: ToolDefinition;
+  /** The agent's call of it waits for a person's approval: the turn pauses there (`approval_required`). Default false. */
+  readonly requiresApproval?: boolean;
   /**
    * Runs the tool with the arguments the model gave (parsed JSON). Answers the text fed back to
    * the model; throwing reports the error to the model as the tool's result.

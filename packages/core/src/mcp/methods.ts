@@ -9,6 +9,7 @@ import {
   type ListMcpServersResponse,
   type McpServerResponse,
   type McpToolsResponse,
+  UpdateMcpServerRequest,
 } from '../schemas/mcp.js';
 import { parseInput } from '../validation.js';
 import type { McpService } from './service.js';
@@ -36,6 +37,11 @@ export const mcpMethods = publicMethods<{ mcp: McpService }>()({
   /** `GET /api/mcp/servers/{id}`. */
   getMcpServer(caller: Caller, id: string): Promise<McpServerResponse> {
     return this.mcp.get(caller, id);
+  },
+
+  /** `PATCH /api/mcp/servers/{id}`: which of its tools' calls wait for a person's approval. */
+  async updateMcpServer(caller: Caller, id: string, input: UpdateMcpServerRequest): Promise<McpServerResponse> {
+    return this.mcp.update(caller, id, parseInput(UpdateMcpServerRequest, input));
   },
 
   /** `GET /api/mcp/servers/{id}/tools`: what the server offers now, over its shared connection. */

@@ -38,6 +38,7 @@ export function toServerView(r: McpServerRecord): McpServerView {
     headerNames: [...r.headerNames],
     envNames: [...r.envNames],
     allowSampling: r.allowSampling,
+    requiresApproval: typeof r.requiresApproval === 'boolean' ? r.requiresApproval : [...r.requiresApproval],
     createdAt: r.createdAt.toISOString(),
     updatedAt: r.updatedAt.toISOString(),
   };

@@ -12,6 +12,7 @@ import type {
   ListMcpServersResponse,
   McpServerResponse,
   McpToolsResponse,
+  UpdateMcpServerRequest,
 } from '../schemas/mcp.js';
 import { newServerRecord, serverConfig, toServerView, toToolView } from './records.js';
 import type { McpOptions, McpServerConfig } from './types.js';
@@ -19,6 +20,7 @@ import type { McpOptions, McpServerConfig } from './types.js';
 type AddBody = z.output<typeof AddMcpServerRequest>;
 type ListQuery = z.output<typeof ListMcpServersQuery>;
 type DetectBody = z.output<typeof DetectTransportRequest>;
+type UpdateBody = z.output<typeof UpdateMcpServerRequest>;
 
 /** The notifier channel of deleted MCP servers, `{ serverId }`: every instance closes its connection to it. */
 export const MCP_DELETED_CHANNEL = 'mcp.server-deleted';
@@ -96,9 +98,24 @@ export class McpService {
       throw probeError(error, config);
     }
     const now = clock.now();
-    const { projectId, name, transport, url, command, args, headers, env } = body;
+    const { projectId, name, transport, url, command, args, headers, env, requiresApproval } = body;
     const record = newServerRecord(
-      { id: ids.next('mcpServer'), userId: caller.userId, projectId, name, transport, url, command, args, headers, env, allowSampling: body.allowSampling === true, createdAt: now, updatedAt: now },
+      {
+        id: ids.next('mcpServer'),
+        userId: caller.userId,
+        projectId,
+        name,
+        transport,
+        url,
+        command,
+        args,
+        headers,
+        env,
+        requiresApproval,
+        allowSampling: body.allowSampling === true,
+        createdAt: now,
+        updatedAt: now,
+      },
       secrets,
     );
     await storage.transaction(async (tx) => {
@@ -123,6 +140,13 @@ export class McpService {
   /** `GET /api/mcp/servers/{id}`. */
   async get(caller: Caller, id: string): Promise<McpServerResponse> {
     return { success: true, server: toServerView(await this.#server(caller, id)) };
+  }
+
+  /** `PATCH /api/mcp/servers/{id}`: which of its tools' calls wait for a person's approval. */
+  async update(caller: Caller, id: string, body: UpdateBody): Promise<McpServerResponse> {
+    const updated = await this.#ctx.storage.mcpServers.setRequiresApproval(caller.userId, id, body.requiresApproval, this.#ctx.clock.now());
+    if (!updated) throw PlatformError.notFound('MCP server not found');
+    return { success: true, server: toServerView(updated) };
   }
 
   /** `GET /api/mcp/servers/{id}/tools`: what the server offers now, over its shared connection. */

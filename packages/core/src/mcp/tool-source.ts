@@ -45,9 +45,13 @@ export function mcpToolSource(storage: StorageAdapter, secrets: SecretBox | unde
   };
 }
 
+/** Whether the server's setting makes calls of `tool` wait for a person's approval. */
+export const needsApproval = (setting: McpServerRecord['requiresApproval'], tool: string): boolean => (typeof setting === 'boolean' ? setting : setting.includes(tool));
+
 function agentTool(server: McpServerRecord, config: McpServerConfig, tool: McpTool, options: McpOptions): AgentTool {
   return {
     definition: { name: mcpFunctionName(server.name, tool.name), description: tool.description || `${tool.name} (MCP server ${server.name})`, parameters: tool.inputSchema },
+    ...(needsApproval(server.requiresApproval, tool.name) ? { requiresApproval: true } : {}),
     async run(args, context) {
       const result = await options.connector.callTool(server.id, config, {
         name: tool.name,

@@ -23,6 +23,11 @@ const env = z
   .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,99}$/, 'must be an environment variable name'), z.string().max(8000))
   .refine((e) => Object.keys(e).length <= 50, 'at most 50 variables');
 
+/** Which of a server's tools wait for a person's approval: all (`true`), none (`false`), or those named. */
+export const McpRequiresApproval = z
+  .union([z.boolean(), z.array(z.string().min(1).max(200)).max(200)])
+  .describe("true: every call of the server's tools waits for a person's approval; a list: calls of the tools named (the server's own tool names); false: none");
+
 export const AddMcpServerRequest = z
   .object({
     projectId: z.string().min(1).max(200),
@@ -37,6 +42,7 @@ export const AddMcpServerRequest = z
       .boolean()
       .optional()
       .describe("Let the server ask the project's model for completions (sampling/createMessage) during its tool calls, within the turn's max_tokens and counted in its usage. Default false"),
+    requiresApproval: McpRequiresApproval.default(false),
   })
   .strict()
   .superRefine((body, ctx) => {
@@ -61,6 +67,7 @@ export const McpServerView = z.object({
   headerNames: z.array(z.string()).describe('Names of the stored headers (values are never shown)'),
   envNames: z.array(z.string()).describe('Names of the stored environment variables (values are never shown)'),
   allowSampling: z.boolean().describe("Whether the server may ask the project's model for completions during its tool calls"),
+  requiresApproval: McpRequiresApproval,
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -78,6 +85,9 @@ export const AddMcpServerResponse = z.object({
   tools: z.array(McpToolView).describe('What the server offered when it was added'),
 });
 export type AddMcpServerResponse = z.output<typeof AddMcpServerResponse>;
+
+export const UpdateMcpServerRequest = z.object({ requiresApproval: McpRequiresApproval }).strict();
+export type UpdateMcpServerRequest = z.input<typeof UpdateMcpServerRequest>;
 
 export const McpServerResponse = z.object({ success: z.literal(true), server: McpServerView });
 export type McpServerResponse = z.output<typeof McpServerResponse>;

@@ -13,6 +13,7 @@ export const ToolParameters = z
   .describe('JSON Schema of the arguments object')
   .refine((schema) => schema.type === undefined || schema.type === 'object', { message: 'must describe an object (type: "object")' });
 const exposeOverMcp = z.boolean().describe("Offer the tool to MCP clients of the project's MCP server (/api/v1/projects/{id}/mcp) while it is enabled");
+const requiresApproval = z.boolean().describe("The agent's calls of it wait for a person's approval (POST /api/v1/approvals/{id})");
 const dependencies = z
   .array(z.string().min(1).max(214))
   .max(20)
@@ -29,6 +30,7 @@ export const CreateToolRequest = z
     dependencies: dependencies.default([]),
     enabled: z.boolean().default(true),
     exposeOverMcp: exposeOverMcp.default(false),
+    requiresApproval: requiresApproval.default(false),
   })
   .strict();
 export type CreateToolRequest = z.input<typeof CreateToolRequest>;
@@ -40,6 +42,7 @@ export const ToolListItem = z.object({
   language: ToolLanguageSchema,
   enabled: z.boolean(),
   exposeOverMcp: z.boolean(),
+  requiresApproval: z.boolean(),
   createdAt: Timestamp,
 });
 
@@ -81,6 +84,7 @@ export const UpdateToolRequest = z.object({
       code: code.optional(),
       parameters: ToolParameters.optional(),
       exposeOverMcp: exposeOverMcp.optional(),
+      requiresApproval: requiresApproval.optional(),
     })
     .strict(),
 });

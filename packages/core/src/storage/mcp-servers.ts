@@ -20,6 +20,8 @@ export interface McpServerRecord {
   readonly secrets: string | null;
   /** Whether the server may ask the project's model for completions (`sampling/createMessage`) during its tool calls. */
   readonly allowSampling: boolean;
+  /** Which of its tools' calls wait for a person's approval: all (`true`), none (`false`), or those named (the server's tool names). */
+  readonly requiresApproval: boolean | readonly string[];
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
@@ -32,5 +34,7 @@ export interface McpServerRepository {
   list(query: { userId: string; projectId: string; limit: number; offset: number }): Promise<Page<McpServerRecord>>;
   /** Every server of a project, oldest first (for the agent). */
   forProject(projectId: string): Promise<McpServerRecord[]>;
+  /** Changes which tools' calls wait for approval; the record as changed, or undefined when the user has none of that id. */
+  setRequiresApproval(userId: string, id: string, requiresApproval: boolean | readonly string[], updatedAt: Date): Promise<McpServerRecord | undefined>;
   delete(userId: string, id: string): Promise<boolean>;
 }

@@ -14,11 +14,13 @@ export interface ToolRecord {
   readonly enabled: boolean;
   /** Offered as a tool of the project's MCP server (`/api/v1/projects/{id}/mcp`) while enabled too. */
   readonly exposeOverMcp: boolean;
+  /** A call of it by the agent waits for a person's approval. */
+  readonly requiresApproval: boolean;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
 
-export type ToolPatch = Partial<Pick<ToolRecord, 'name' | 'description' | 'code' | 'parameters' | 'dependencies' | 'enabled' | 'exposeOverMcp'>> & {
+export type ToolPatch = Partial<Pick<ToolRecord, 'name' | 'description' | 'code' | 'parameters' | 'dependencies' | 'enabled' | 'exposeOverMcp' | 'requiresApproval'>> & {
   readonly updatedAt: Date;
 };
 

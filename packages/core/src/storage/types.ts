@@ -1,4 +1,5 @@
 import type { ApiKeyRepository } from './api-keys.js';
+import type { ApprovalRepository } from './approvals.js';
 import type { ChatRepository } from './chats.js';
 import type { ChunkRepository } from './chunks.js';
 import type { CredentialRepository } from './credentials.js';
@@ -13,6 +14,7 @@ import type { ToolRepository } from './tools.js';
 import type { UserRepository } from './users.js';
 
 export type { ApiKeyRecord, ApiKeyRepository } from './api-keys.js';
+export type { ApprovalDecision, ApprovalKind, ApprovalRecord, ApprovalRepository, ApprovalState } from './approvals.js';
 export type { ChatMessageRecord, ChatPatch, ChatRecord, ChatRepository, MessageSource, StoredContentPart } from './chats.js';
 export type { ChunkEmbeddings, ChunkRecord, ChunkRepository, KeywordHit } from './chunks.js';
 export type { CredentialPatch, CredentialRecord, CredentialRepository, NewCredential, ShownCredentialFields } from './credentials.js';
@@ -48,6 +50,8 @@ export interface StorageAdapter {
   readonly mcpServers: McpServerRepository;
   /** Chat streams in the database (SQLite and PostgreSQL adapters); absent in memory, where `memoryStreamStore` serves. */
   readonly streams?: StreamRepository;
+  /** Pending questions of runs (tool calls to approve, MCP elicitations), and their decisions. */
+  readonly approvals: ApprovalRepository;
   /** Runs `fn` atomically: all its writes land or none do. */
   transaction<T>(fn: (tx: StorageAdapter) => Promise<T>): Promise<T>;
   /** Releases connections and file handles. Idempotent. */

@@ -3,6 +3,7 @@ import type { StorageAdapter } from '../storage/types.js';
 import { describeSharedWrites } from './instances-suite.js';
 import { describeJobQueue } from './job-queue-suite.js';
 import { describeAccounts } from './storage-accounts-suite.js';
+import { describeApprovals } from './storage-approvals-suite.js';
 import { describeCredentialsAndChats } from './storage-chats-suite.js';
 import { describeKnowledge } from './storage-knowledge-suite.js';
 import type { StorageSuiteOptions } from './storage-options.js';
@@ -39,6 +40,7 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
     describeKnowledge(suite);
     describeCredentialsAndChats(suite);
     describeToolsAndMcpServers(suite);
+    describeApprovals(suite);
 
     describeJobQueue(() => storage, options);
     describeSharedWrites(() => storage, options);

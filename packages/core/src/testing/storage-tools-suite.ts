@@ -22,6 +22,7 @@ export function describeToolsAndMcpServers(suite: StorageUnderTest): void {
       dependencies: [],
       enabled: true,
       exposeOverMcp: false,
+      requiresApproval: false,
       createdAt: at(n),
       updatedAt: at(n),
       ...overrides,
@@ -38,8 +39,9 @@ export function describeToolsAndMcpServers(suite: StorageUnderTest): void {
       expect(page.items.map((t) => t.id)).toEqual(['tool_3', 'tool_2']);
       expect(page.total).toBe(3);
       expect((await storage.tools.enabled('proj_000001')).map((t) => t.id)).toEqual(['tool_1', 'tool_3']);
-      const updated = await storage.tools.update('user_a', 'tool_1', { enabled: false, code: 'x', updatedAt: at(9) });
-      expect(updated).toMatchObject({ enabled: false, code: 'x', name: 'tool 1', updatedAt: at(9) });
+      const updated = await storage.tools.update('user_a', 'tool_1', { enabled: false, code: 'x', requiresApproval: true, updatedAt: at(9) });
+      expect(updated).toMatchObject({ enabled: false, code: 'x', name: 'tool 1', requiresApproval: true, updatedAt: at(9) });
+      expect(await storage.tools.get('user_a', 'tool_1')).toMatchObject({ requiresApproval: true });
       expect(await storage.tools.update('user_b', 'tool_1', { name: 'x', updatedAt: at(9) })).toBeUndefined();
       expect(await storage.tools.delete('user_b', 'tool_3')).toBe(false);
       expect(await storage.tools.delete('user_a', 'tool_3')).toBe(true);
@@ -78,6 +80,7 @@ export function describeToolsAndMcpServers(suite: StorageUnderTest): void {
       envNames: [],
       secrets: null,
       allowSampling: false,
+      requiresApproval: false,
       createdAt: at(n),
       updatedAt: at(n),
       ...overrides,
@@ -104,8 +107,8 @@ export function describeToolsAndMcpServers(suite: StorageUnderTest): void {
     it('round-trips every field and never answers another user', async () => {
       const s1 = stdio('mcp_1', 1);
       const s2 = server('mcp_2', 2, { transport: 'sse', headerNames: ['Authorization', 'X-Team'], secrets: 'v1:sealed-headers' });
-      // One that may ask the project's model for completions: the flag is kept, both ways.
-      const s3 = server('mcp_3', 3, { allowSampling: true });
+      // One that may ask the project's model for completions, and whose named tools wait for approval: both kept.
+      const s3 = server('mcp_3', 3, { allowSampling: true, requiresApproval: ['delete_file', 'send mail'] });
       for (const s of [s1, s2, s3]) await storage.mcpServers.insert(s);
       expect(await storage.mcpServers.get('user_a', 'mcp_1')).toEqual(s1);
       expect(await storage.mcpServers.get('user_a', 'mcp_2')).toEqual(s2);
@@ -113,6 +116,9 @@ export function describeToolsAndMcpServers(suite: StorageUnderTest): void {
       expect(await storage.mcpServers.get('user_a', 'mcp_missing')).toBeUndefined();
       expect(await storage.mcpServers.get('user_b', 'mcp_1')).toBeUndefined();
       expect((await storage.mcpServers.list({ userId: 'user_b', projectId: 'proj_000001', limit: 10, offset: 0 })).total).toBe(0);
+      expect(await storage.mcpServers.setRequiresApproval('user_b', 'mcp_1', true, at(9))).toBeUndefined();
+      expect(await storage.mcpServers.setRequiresApproval('user_a', 'mcp_2', true, at(9))).toEqual({ ...s2, requiresApproval: true, updatedAt: at(9) });
+      expect(await storage.mcpServers.get('user_a', 'mcp_2')).toEqual({ ...s2, requiresApproval: true, updatedAt: at(9) });
       expect(await storage.mcpServers.delete('user_b', 'mcp_1')).toBe(false);
       expect(await storage.mcpServers.get('user_a', 'mcp_1')).toEqual(s1);
       expect(await storage.mcpServers.delete('user_a', 'mcp_1')).toBe(true);

@@ -121,6 +121,7 @@ export class ToolRunner {
       tools: async (_caller: Caller, projectId: string): Promise<AgentTool[]> =>
         (await storage.tools.enabled(projectId)).map((tool) => ({
           definition: { name: tool.name, description: tool.description, parameters: tool.parameters },
+          ...(tool.requiresApproval ? { requiresApproval: true } : {}),
           run: async (args, { signal }) => {
             const outcome = await this.run(tool, args, signal);
             if (!outcome.ok) throw new Error(`${outcome.error.kind}: ${outcome.error.message}`);

@@ -31,6 +31,7 @@ function toTool(t: ToolRecord): ToolFull {
     language: t.language,
     enabled: t.enabled,
     exposeOverMcp: t.exposeOverMcp,
+    requiresApproval: t.requiresApproval,
     createdAt: t.createdAt.toISOString(),
     projectId: t.projectId,
     code: t.code,
@@ -96,8 +97,8 @@ export class ToolsService {
     return {
       success: true,
       tools: page.items.map((t) => {
-        const { id, name, description, language, enabled, exposeOverMcp, createdAt } = toTool(t);
-        return { id, name, description, language, enabled, exposeOverMcp, createdAt };
+        const { id, name, description, language, enabled, exposeOverMcp, requiresApproval, createdAt } = toTool(t);
+        return { id, name, description, language, enabled, exposeOverMcp, requiresApproval, createdAt };
       }),
       ...offsetPageFields(q.offset, page),
       message: page.total === 0 ? 'No tools found' : `Found ${page.total} tool${page.total === 1 ? '' : 's'}`,

@@ -9,6 +9,7 @@ import {
   ListMcpServersResponse,
   McpServerResponse,
   McpToolsResponse,
+  UpdateMcpServerRequest,
 } from '@agent-platform/core/schemas';
 import { type ApiRoute, route } from '../route.js';
 
@@ -43,6 +44,16 @@ export const mcpRoutes: readonly ApiRoute[] = [
     params: IdParam,
     response: McpServerResponse,
     handler: (p, i) => p.mcp.get(i.caller, i.params.id),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/mcp/servers/{id}',
+    summary: "Change which of an MCP server's tools wait for a person's approval (requiresApproval: true, false or tool names)",
+    tag: 'MCP servers',
+    params: IdParam,
+    body: UpdateMcpServerRequest,
+    response: McpServerResponse,
+    handler: (p, i) => p.mcp.update(i.caller, i.params.id, i.body),
   }),
   route({
     method: 'GET',

@@ -157,6 +157,7 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
             dependencies: JSON.stringify(t.dependencies),
             enabled: flag(t.enabled),
             expose_over_mcp: flag(t.exposeOverMcp),
+            requires_approval: flag(t.requiresApproval),
             created_at: time(t.createdAt),
             updated_at: time(t.updatedAt),
           })
@@ -185,6 +186,7 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
         if (patch.dependencies !== undefined) set.dependencies = JSON.stringify(patch.dependencies);
         if (patch.enabled !== undefined) set.enabled = flag(patch.enabled);
         if (patch.exposeOverMcp !== undefined) set.expose_over_mcp = flag(patch.exposeOverMcp);
+        if (patch.requiresApproval !== undefined) set.requires_approval = flag(patch.requiresApproval);
         const row = await db.updateTable('tools').set(set).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
         return row && toTool(row);
       },
@@ -210,6 +212,7 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
               env_names: JSON.stringify(m.envNames),
               secrets: m.secrets,
               allow_sampling: dialect.flag(m.allowSampling),
+              requires_approval: JSON.stringify(m.requiresApproval),
               created_at: time(m.createdAt),
               updated_at: time(m.updatedAt),
             })
@@ -235,6 +238,16 @@ export function conversationRepositories({ db, dialect, records }: RepositoryCon
       async forProject(projectId) {
         const rows = await db.selectFrom('mcp_servers').selectAll().where('project_id', '=', projectId).orderBy('created_at').orderBy('id').execute();
         return rows.map(toMcpServer);
+      },
+      async setRequiresApproval(userId, id, requiresApproval, updatedAt) {
+        const row = await db
+          .updateTable('mcp_servers')
+          .set({ requires_approval: JSON.stringify(requiresApproval), updated_at: time(updatedAt) })
+          .where('id', '=', id)
+          .where('user_id', '=', userId)
+          .returningAll()
+          .executeTakeFirst();
+        return row && toMcpServer(row);
       },
       delete(userId, id) {
         return deleteLocked(db, dialect, userId, (tx) => tx.deleteFrom('mcp_servers').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst());

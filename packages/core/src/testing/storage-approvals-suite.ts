@@ -1,0 +1,95 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { ApprovalRecord, StorageAdapter } from '../storage/types.js';
+import { at, project, type StorageUnderTest } from './storage-rows.js';
+
+/** Pending questions of runs: scoping by user, filters, groups, one decision each, cascades. */
+export function describeApprovals(suite: StorageUnderTest): void {
+  describe('approvals', () => {
+    let storage: StorageAdapter;
+    const approval = (id: string, n: number, overrides: Partial<ApprovalRecord> = {}): ApprovalRecord => ({
+      id,
+      userId: 'user_a',
+      projectId: 'proj_000001',
+      chatId: 'chat_1',
+      kind: 'tool',
+      groupId: 'grp_1',
+      callId: `call_${n}`,
+      tool: 'delete_file',
+      arguments: '{"path":"/tmp/x"}',
+      message: null,
+      schema: null,
+      resume: { temperature: 0.2, tools: [{ type: 'function' }] },
+      state: 'pending',
+      reason: null,
+      content: null,
+      createdAt: at(n),
+      expiresAt: at(n + 3600),
+      decidedAt: null,
+      ...overrides,
+    });
+
+    beforeEach(async () => {
+      storage = suite.current();
+      await storage.projects.insert(project('user_a', 1));
+      await storage.projects.insert(project('user_b', 2));
+      await storage.chats.insert({ id: 'chat_1', userId: 'user_a', projectId: 'proj_000001', name: 'c', createdAt: at(1), updatedAt: at(1) });
+      await storage.chats.insert({ id: 'chat_2', userId: 'user_a', projectId: 'proj_000001', name: 'c', createdAt: at(1), updatedAt: at(1) });
+    });
+
+    it('round-trips every field, lists newest first by chat and state, and never answers another user', async () => {
+      const a1 = approval('apv_1', 1);
+      const a2 = approval('apv_2', 2);
+      const e3 = approval('apv_3', 3, {
+        chatId: null,
+        kind: 'elicitation',
+        groupId: 'grp_2',
+        message: 'Your name?',
+        schema: { type: 'object', properties: { name: { type: 'string', default: 'Ada' } } },
+        resume: null,
+      });
+      await storage.approvals.insert([a1, a2]);
+      await storage.approvals.insert([e3]);
+      expect(await storage.approvals.get('user_a', 'apv_1')).toEqual(a1);
+      expect(await storage.approvals.get('user_a', 'apv_3')).toEqual(e3);
+      expect(await storage.approvals.get('user_b', 'apv_1')).toBeUndefined();
+      const all = await storage.approvals.list({ userId: 'user_a', limit: 2, offset: 0 });
+      expect(all.items.map((a) => a.id)).toEqual(['apv_3', 'apv_2']);
+      expect(all.total).toBe(3);
+      expect((await storage.approvals.list({ userId: 'user_a', chatId: 'chat_1', limit: 10, offset: 0 })).items.map((a) => a.id)).toEqual(['apv_2', 'apv_1']);
+      expect((await storage.approvals.list({ userId: 'user_b', limit: 10, offset: 0 })).total).toBe(0);
+      expect((await storage.approvals.group('user_a', 'grp_1')).map((a) => a.id)).toEqual(['apv_1', 'apv_2']);
+      expect(await storage.approvals.group('user_b', 'grp_1')).toEqual([]);
+      await storage.approvals.decide('user_a', 'apv_1', { state: 'denied', reason: 'no', content: null, decidedAt: at(9) });
+      expect((await storage.approvals.list({ userId: 'user_a', state: 'pending', limit: 10, offset: 0 })).items.map((a) => a.id)).toEqual(['apv_3', 'apv_2']);
+      expect((await storage.approvals.list({ userId: 'user_a', chatId: 'chat_1', state: 'denied', limit: 10, offset: 0 })).items.map((a) => a.id)).toEqual(['apv_1']);
+    });
+
+    it('decides a pending question once, tells how many of its group remain, and refuses another user', async () => {
+      await storage.approvals.insert([approval('apv_1', 1), approval('apv_2', 2)]);
+      expect(await storage.approvals.decide('user_b', 'apv_1', { state: 'approved', reason: null, content: null, decidedAt: at(9) })).toEqual({ outcome: 'not_found' });
+      const first = await storage.approvals.decide('user_a', 'apv_1', { state: 'approved', reason: null, content: null, decidedAt: at(9) });
+      expect(first).toEqual({ outcome: 'decided', record: { ...approval('apv_1', 1), state: 'approved', decidedAt: at(9) }, remaining: 1 });
+      const again = await storage.approvals.decide('user_a', 'apv_1', { state: 'denied', reason: 'late', content: null, decidedAt: at(10) });
+      expect(again).toEqual({ outcome: 'conflict', record: { ...approval('apv_1', 1), state: 'approved', decidedAt: at(9) } });
+      const last = await storage.approvals.decide('user_a', 'apv_2', { state: 'accepted', reason: null, content: { name: 'Ada', n: 2 }, decidedAt: at(11) });
+      expect(last).toMatchObject({ outcome: 'decided', remaining: 0, record: { state: 'accepted', content: { name: 'Ada', n: 2 } } });
+    });
+
+    it('lets exactly one of concurrent deciders of a group see nothing left pending', async () => {
+      await storage.approvals.insert([1, 2, 3, 4].map((n) => approval(`apv_${n}`, n)));
+      const outcomes = await Promise.all([1, 2, 3, 4].map((n) => storage.approvals.decide('user_a', `apv_${n}`, { state: 'approved', reason: null, content: null, decidedAt: at(9) })));
+      expect(outcomes.map((o) => o.outcome)).toEqual(['decided', 'decided', 'decided', 'decided']);
+      expect(outcomes.filter((o) => o.outcome === 'decided' && o.remaining === 0)).toHaveLength(1);
+    });
+
+    it('goes with its chat and with its project', async () => {
+      await storage.approvals.insert([approval('apv_1', 1), approval('apv_2', 2, { chatId: 'chat_2' }), approval('apv_3', 3, { chatId: null })]);
+      await storage.chats.delete('user_a', 'chat_1');
+      expect(await storage.approvals.get('user_a', 'apv_1')).toBeUndefined();
+      expect(await storage.approvals.get('user_a', 'apv_2')).toBeDefined();
+      await storage.projects.delete('user_a', 'proj_000001');
+      expect(await storage.approvals.get('user_a', 'apv_2')).toBeUndefined();
+      expect(await storage.approvals.get('user_a', 'apv_3')).toBeUndefined();
+    });
+  });
+}
