@@ -43,6 +43,60 @@ export interface ToolStepResult {
   isError: boolean;
 }
 
+/**
+ * A call of the agent's own tools waiting for a person's approval: the turn paused (its
+ * `finish_reason` is `tool_calls`, with no `tool_calls` to run). Decide it with
+ * `POST /api/v1/approvals/{id}`; the last decision continues the turn.
+ */
+export interface PendingApprovalOut {
+  /** The approval to decide. */
+  id: string;
+  /** The chat the paused turn is stored in (a new one when the request named none). */
+  chatId: string;
+  callId: string;
+  /** The function the model called. */
+  tool: string;
+  /** Its arguments, as the model wrote them (JSON text). */
+  arguments: string;
+  /** Undecided by then, it counts as denied (ISO 8601). */
+  expiresAt: string;
+}
+
+/** A field of an MCP server's form, from its schema. */
+export interface FormField {
+  name: string;
+  type: 'string' | 'number' | 'integer' | 'boolean' | 'array';
+  title?: string | undefined;
+  description?: string | undefined;
+  required: boolean;
+  /** Applied when the answer leaves the field out. */
+  default?: unknown;
+  /** string: email, uri, date or date-time. */
+  format?: string | undefined;
+  /** The choices of an enum (one, or several for an array). */
+  options?: { value: string; label: string }[] | undefined;
+  minimum?: number | undefined;
+  maximum?: number | undefined;
+  minLength?: number | undefined;
+  maxLength?: number | undefined;
+  minItems?: number | undefined;
+  maxItems?: number | undefined;
+}
+
+/** An MCP server asks the person something while one of its tools runs: answer with `POST /api/v1/approvals/{id}`. */
+export interface ElicitationOut {
+  id: string;
+  callId: string;
+  /** The tool call that asks. */
+  tool: string;
+  /** What the server asks. */
+  message: string;
+  /** The form's fields, with their defaults. */
+  fields: FormField[];
+  /** Unanswered by then, it is declined (ISO 8601). */
+  expiresAt: string;
+}
+
 /** Request members beside OpenAI's. */
 export interface CompletionRequestFields {
   /** Keeps the conversation: the chat's earlier messages are sent, the new ones stored. */
@@ -63,6 +117,8 @@ export interface CompletionFields {
   sources: CompletionSource[];
   /** The chat the turn was stored in, when the request named one. */
   chatId?: string;
+  /** The agent's calls waiting for a person's approval: the turn paused. */
+  approvals?: PendingApprovalOut[];
 }
 
 /** Members of a streamed chunk beside OpenAI's. */
@@ -74,6 +130,10 @@ export interface CompletionChunkFields {
   toolCall?: ToolStepCall;
   /** What a tool the agent ran answered. */
   toolResult?: ToolStepResult;
+  /** A call of the agent's waiting for a person's approval (one per chunk, before the finish). */
+  approval?: PendingApprovalOut;
+  /** A running tool asks the person; the stream goes on once it is answered. */
+  elicitation?: ElicitationOut;
 }
 
 /**

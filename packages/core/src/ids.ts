@@ -14,6 +14,7 @@ export const ID_PREFIXES = {
   mcpServer: 'mcp',
   credential: 'cred',
   job: 'job',
+  approval: 'apv',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -1,3 +1,4 @@
+import type { ApprovalOptions } from './approvals/service.js';
 import type { Clock } from './clock.js';
 import type { AgentOptions } from './completions/options.js';
 import type { StreamHubOptions } from './completions/streams/hub.js';
@@ -24,6 +25,12 @@ export interface AgentPlatformOptions {
   readonly tools?: ToolsOptions;
   /** Chat models and agent settings. Without them, chat completions answer `unsupported`. */
   readonly agent?: AgentOptions;
+  /**
+   * Tool calls a person approves and MCP servers' questions: how long an approval waits before
+   * it counts as denied (`ttlMs`, default 24 h) and a question before it is declined
+   * (`questionTimeoutMs`, default 10 min).
+   */
+  readonly approvals?: ApprovalOptions;
   /** MCP connections. Without them, MCP calls answer `unsupported`. */
   readonly mcp?: McpOptions;
   /** Encrypts provider credentials at rest. Without it, credential calls answer `unsupported`. */

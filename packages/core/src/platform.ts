@@ -1,5 +1,7 @@
 import { agentMcpMethods } from './agent-mcp/methods.js';
 import { AgentMcpService } from './agent-mcp/service.js';
+import { approvalsMethods } from './approvals/methods.js';
+import { ApprovalsService } from './approvals/service.js';
 import { authMethods } from './auth/methods.js';
 import { AuthService } from './auth/service.js';
 import { ChatImages } from './chats/images.js';
@@ -39,6 +41,7 @@ import { ToolsService } from './tools/service.js';
 import { UserCapGuard } from './user-caps.js';
 
 type PublicMethods = typeof authMethods &
+  typeof approvalsMethods &
   typeof projectsMethods &
   typeof chatsMethods &
   typeof credentialsMethods &
@@ -98,6 +101,8 @@ export class AgentPlatform {
   readonly localModels: LocalModelsService;
   /** What each project's MCP server offers its owner's MCP clients (the agent, its knowledge, opted-in tools). */
   readonly agentMcp: AgentMcpService;
+  /** Tool calls a person approves, and MCP servers' questions to the person. */
+  readonly approvals: ApprovalsService;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
@@ -131,6 +136,7 @@ export class AgentPlatform {
     this.mcp = new McpService(this.#ctx, this.#mcp);
     // What deleting a project drops outside its rows: the knowledge's blobs and vectors, the connections to its MCP servers, its chats' images.
     this.projects = new ProjectsService(this.#ctx, { credentials: this.credentials, cleanups: [this.knowledge, this.mcp, this.chats] });
+    this.approvals = new ApprovalsService(this.#ctx, { options: options.approvals, continueRun: (caller, approval, run) => this.completions.continueRun(caller, approval, run) });
     this.completions = new CompletionsService(this.#ctx, {
       agent: options.agent,
       streams: this.#streams,
@@ -140,6 +146,7 @@ export class AgentPlatform {
       tools: [...(this.#tools ? [this.#tools.source(this.storage)] : []), ...(this.#mcp ? [mcpToolSource(this.storage, this.#secrets, this.#mcp)] : []), ...(options.agent?.toolSources ?? [])],
       images: this.chats,
       answers: this.#answers,
+      approvals: this.approvals,
     });
     this.agentMcp = new AgentMcpService(this.#ctx, { completions: this.completions, knowledge: this.knowledge, tools: this.tools });
   }
@@ -168,4 +175,4 @@ export class AgentPlatform {
   }
 }
 
-installMethods(AgentPlatform, authMethods, projectsMethods, chatsMethods, credentialsMethods, toolsMethods, mcpMethods, localModelsMethods, completionsMethods, knowledgeMethods, agentMcpMethods);
+installMethods(AgentPlatform, authMethods, approvalsMethods, projectsMethods, chatsMethods, credentialsMethods, toolsMethods, mcpMethods, localModelsMethods, completionsMethods, knowledgeMethods, agentMcpMethods);

@@ -1,4 +1,5 @@
 export * from './schemas/agent-mcp.js';
+export * from './schemas/approvals.js';
 export * from './schemas/auth.js';
 export * from './schemas/chats.js';
 export * from './schemas/common.js';

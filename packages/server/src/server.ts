@@ -4,6 +4,7 @@ import type { DatabaseStorage } from '@agent-platform/adapters-storage/postgres'
 import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import {
   AgentPlatform,
+  type ApprovalOptions,
   createSecretBox,
   DEFAULT_TOOL_QUEUE,
   type DocumentLimits,
@@ -22,6 +23,7 @@ import { serve } from 'h3';
 import pino, { type Logger } from 'pino';
 import { serverAgentOptions } from './agent-options.js';
 import { createApp } from './app.js';
+import { approvalsFrom } from './approval-flags.js';
 import { DEFAULT_BODY_LIMIT } from './body.js';
 import { builtConsoleDir } from './console.js';
 import { checkDeployment, configUrls, DEFAULT_DATABASE_POOL, instanceIdOf, resolveDeployment, type SharedVectorStore } from './deployment.js';
@@ -101,6 +103,8 @@ export interface ServerOptions {
    * else `DEFAULT_USER_CAPS`.
    */
   readonly userCaps?: Partial<UserCaps>;
+  /** How long tool calls wait for approval and MCP servers' questions for an answer (`--approval-ttl-ms`, `--elicitation-timeout-ms`). Default from their env variables, else core's defaults. */
+  readonly approvals?: ApprovalOptions;
   /** Token budget of a model call's messages with a chat's history (`--history-tokens`). Default AGENT_PLATFORM_HISTORY_TOKENS or `DEFAULT_HISTORY_TOKENS`. */
   readonly historyTokens?: number;
   /**
@@ -194,29 +198,7 @@ export const databasePath = (dataDir: string) => join(resolve(dataDir), 'agent-p
  */
 export async function openPlatform(
   dataDir: string,
-  options: {
-    knowledge?: boolean;
-    defaultModel?: string;
-    maxSteps?: number;
-    env?: NodeJS.ProcessEnv;
-    toolSources?: readonly ToolSource[];
-    outbound?: OutboundPolicyOptions;
-    allowModelDownloads?: boolean;
-    tools?: ToolsConfig;
-    mcp?: McpConfig;
-    documentLimits?: DocumentLimits;
-    upstreamLimits?: UpstreamLimits;
-    maxQueuedDocumentsPerUser?: number;
-    logger?: Logger;
-    database?: string;
-    databasePool?: number;
-    vectorStore?: SharedVectorStore;
-    leases?: Leases;
-    userCaps?: Partial<UserCaps>;
-    historyTokens?: number;
-    envKey?: EnvKeyLimits;
-    images?: ImageSizes;
-  } = {},
+  options: Omit<ServerOptions, 'port' | 'host' | 'dataDir' | 'corsOrigins' | 'bodyLimit' | 'uploadLimit' | 'console'> & { knowledge?: boolean } = {},
 ): Promise<AgentPlatform> {
   const env = options.env ?? process.env;
   // Checked before anything is opened or created: a refused start leaves nothing behind.
@@ -251,6 +233,7 @@ export async function openPlatform(
     localModelAnswerLimit: limits.runtimeAnswerBytes,
     userCaps,
     userCapHints: USER_CAP_HINTS,
+    approvals: { ...approvalsFrom({}, env), ...options.approvals },
   };
   if (!options.knowledge) return new AgentPlatform(common);
   // Tool state under the data folder: npm installs and bundles, the Python interpreter snapshot.
@@ -351,6 +334,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.leases ? { leases: options.leases } : {}),
     ...(options.userCaps ? { userCaps: options.userCaps } : {}),
     ...(options.historyTokens !== undefined ? { historyTokens: options.historyTokens } : {}),
+    ...(options.approvals ? { approvals: options.approvals } : {}),
     ...(options.envKey ? { envKey: options.envKey } : {}),
     ...(options.images ? { images: options.images } : {}),
     logger,

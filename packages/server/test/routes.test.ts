@@ -78,6 +78,35 @@ const make = {
   },
   mcpServer: async (key: string) =>
     (await create(key, 'POST', '/api/mcp/add-server', { projectId: await make.project(key), name: 'everything', transport: 'http', url: mcpUrl() })).server.id as string,
+  /** A tool call waiting for approval, with another of its pause (so deciding it answers the decision, no model call). */
+  approval: async (key: string) => {
+    const chatId = await make.chat(key);
+    const userId = (await s.platform.authenticate(key))?.userId as string;
+    const projectId = (await s.platform.storage.chats.get(userId, chatId))?.projectId;
+    const now = new Date();
+    const row = (id: string) => ({
+      id,
+      userId,
+      projectId: projectId as string,
+      chatId,
+      kind: 'tool' as const,
+      groupId: `grp_${chatId}`,
+      callId: `call_${id}`,
+      tool: 'echo',
+      arguments: '{}',
+      message: null,
+      schema: null,
+      resume: {},
+      state: 'pending' as const,
+      reason: null,
+      content: null,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + 60_000),
+      decidedAt: null,
+    });
+    await s.platform.storage.approvals.insert([row(`apv_${chatId}_1`), row(`apv_${chatId}_2`)]);
+    return `apv_${chatId}_1`;
+  },
   stream: async (key: string) => {
     const chatId = await make.chat(key);
     const streamId = (await create(key, 'POST', `/api/chats/${chatId}/streams`, { chatId })).stream.id as string;
@@ -102,6 +131,10 @@ const VALID: Record<string, (key: string) => Promise<Call>> = {
   'DELETE /api/v1/projects/{id}': async (key) => ({ params: { id: await make.project(key) } }),
   'POST /api/v1/chat/completions': async (key) => ({ body: completion(await make.project(key)) }),
   'POST /api/v1/ai/chat/completions': async (key) => ({ body: { ...completion(await make.project(key)), chatId: await make.chat(key) } }),
+  'GET /api/v1/approvals': async () => ({ query: { state: 'pending', limit: '5' } }),
+  'GET /api/v1/approvals/{id}': async (key) => ({ params: { id: await make.approval(key) } }),
+  'POST /api/v1/approvals/{id}': async (key) => ({ params: { id: await make.approval(key) }, body: { decision: 'deny', reason: 'not now' } }),
+  'PATCH /api/mcp/servers/{id}': async (key) => ({ params: { id: await make.mcpServer(key) }, body: { requiresApproval: ['echo'] } }),
   'GET /api/v1/models': async () => ({}),
   'GET /api/v1/models/{id}': async (key) => ({ params: { id: await make.project(key) } }),
   'POST /api/chats': async (key) => ({ body: { projectId: await make.project(key), name: 'Support' } }),

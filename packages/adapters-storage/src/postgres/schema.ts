@@ -281,12 +281,8 @@ export const migrations: Record<string, Migration> = {
     },
   },
   '0009_project_instructions': { up: (db: Kysely<any>) => addProjectInstructions(db) },
-  '0010_fair_jobs': {
-    // Each job's tenant, for fair claims between tenants (SQLite's 0019).
-    async up(db: Kysely<any>) {
-      await addJobTenants(db);
-    },
-  },
+  // Each job's tenant, for fair claims between tenants (SQLite's 0019).
+  '0010_fair_jobs': { up: addJobTenants },
   // Chat ids are unique per user (SQLite's 0020): chats are keyed by (user_id, id), messages
   // carry their chat's user and refer to the chat by both.
   '0011_chat_ids': {

@@ -380,14 +380,10 @@ export const migrations: Record<string, Migration> = {
     },
   },
   '0018_project_instructions': { up: (db: Kysely<any>) => addProjectInstructions(db) },
-  '0019_fair_jobs': {
-    // Jobs are claimed fairly between tenants (docs/KNOWLEDGE.md, "The job queue"): each job
-    // names its tenant, the owner key its share counts against (today the document's user),
-    // taken for the jobs left by an older release from their document.
-    async up(db: Kysely<any>) {
-      await addJobTenants(db);
-    },
-  },
+  // Jobs are claimed fairly between tenants (docs/KNOWLEDGE.md, "The job queue"): each job
+  // names its tenant, the owner key its share counts against (today the document's user),
+  // taken for the jobs left by an older release from their document.
+  '0019_fair_jobs': { up: addJobTenants },
   // Chat ids are unique per user (a client may name its own): chats are keyed by (user_id, id)
   // and messages carry their chat's user. SQLite cannot change a primary key, so both tables are
   // made anew and filled from the old ones, in one transaction. Messages go first: dropping a

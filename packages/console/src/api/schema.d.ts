@@ -411,7 +411,8 @@ export interface paths {
         delete: operations["deleteApiMcpServersId"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change which of an MCP server's tools wait for a person's approval (requiresApproval: true, false or tool names) */
+        patch: operations["patchApiMcpServersId"];
         trace?: never;
     };
     "/api/mcp/servers/{id}/tools": {
@@ -546,6 +547,41 @@ export interface paths {
         put?: never;
         /** Chat-scoped completion: chatId required, the chat's project is the agent; answers success true too */
         post: operations["postApiV1AiChatCompletions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the caller's approvals and questions, newest first (chatId and state narrow it: state=pending for those waiting) */
+        get: operations["getApiV1Approvals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/approvals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an approval or question (one left undecided past its expiry shows as denied, or declined) */
+        get: operations["getApiV1ApprovalsId"];
+        put?: never;
+        /** Decide a tool call (approve or deny, with a reason) or answer an MCP server's question (accept with content, decline, cancel), once (409 after). The last decision of a paused turn continues it on this instance and answers the continuation as a chat completion (chunks with stream: true); any other decision answers the approval and what its pause still waits for */
+        post: operations["postApiV1ApprovalsId"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2857,6 +2893,11 @@ export interface operations {
                     };
                     name: string;
                     projectId: string;
+                    /**
+                     * @description true: every call of the server's tools waits for a person's approval; a list: calls of the tools named (the server's own tool names); false: none
+                     * @default false
+                     */
+                    requiresApproval?: boolean | string[];
                     /** @enum {string} */
                     transport: "stdio" | "http" | "sse";
                     /**
@@ -2889,6 +2930,8 @@ export interface operations {
                             id: string;
                             name: string;
                             projectId: string;
+                            /** @description true: every call of the server's tools waits for a person's approval; a list: calls of the tools named (the server's own tool names); false: none */
+                            requiresApproval: boolean | string[];
                             /** @enum {string} */
                             transport: "stdio" | "http" | "sse";
                             /** Format: date-time */
@@ -3101,6 +3144,8 @@ export interface operations {
                             id: string;
                             name: string;
                             projectId: string;
+                            /** @description true: every call of the server's tools waits for a person's approval; a list: calls of the tools named (the server's own tool names); false: none */
+                            requiresApproval: boolean | string[];
                             /** @enum {string} */
                             transport: "stdio" | "http" | "sse";
                             /** Format: date-time */
@@ -3175,6 +3220,8 @@ export interface operations {
                             id: string;
                             name: string;
                             projectId: string;
+                            /** @description true: every call of the server's tools waits for a person's approval; a list: calls of the tools named (the server's own tool names); false: none */
+                            requiresApproval: boolean | string[];
                             /** @enum {string} */
                             transport: "stdio" | "http" | "sse";
                             /** Format: date-time */
@@ -3260,6 +3307,95 @@ export interface operations {
             };
             /** @description Not found (also for ids of other users) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchApiMcpServersId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description true: every call of the server's tools waits for a person's approval; a list: calls of the tools named (the server's own tool names); false: none */
+                    requiresApproval: boolean | string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        server: {
+                            args: string[];
+                            command: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description Names of the stored environment variables (values are never shown) */
+                            envNames: string[];
+                            /** @description Names of the stored headers (values are never shown) */
+                            headerNames: string[];
+                            id: string;
+                            name: string;
+                            projectId: string;
+                            /** @description true: every call of the server's tools waits for a person's approval; a list: calls of the tools named (the server's own tool names); false: none */
+                            requiresApproval: boolean | string[];
+                            /** @enum {string} */
+                            transport: "stdio" | "http" | "sse";
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description Without any credentials it held */
+                            url: string | null;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body or a field over its size limit; the message names the limit */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3502,6 +3638,7 @@ export interface operations {
                             /** @enum {string} */
                             language: "javascript" | "python";
                             name: string;
+                            requiresApproval: boolean;
                         }[];
                         total: number;
                     };
@@ -3572,6 +3709,7 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             projectId: string;
+                            requiresApproval: boolean;
                             /** Format: date-time */
                             updatedAt: string;
                         };
@@ -3632,6 +3770,8 @@ export interface operations {
                         parameters?: {
                             [key: string]: unknown;
                         };
+                        /** @description The agent's calls of it wait for a person's approval (POST /api/v1/approvals/{id}) */
+                        requiresApproval?: boolean;
                     };
                     /** @description Must equal the id of the path */
                     toolId: string;
@@ -3967,6 +4107,11 @@ export interface operations {
                         [key: string]: unknown;
                     };
                     projectId: string;
+                    /**
+                     * @description The agent's calls of it wait for a person's approval (POST /api/v1/approvals/{id})
+                     * @default false
+                     */
+                    requiresApproval?: boolean;
                 };
             };
         };
@@ -3996,6 +4141,7 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             projectId: string;
+                            requiresApproval: boolean;
                             /** Format: date-time */
                             updatedAt: string;
                         };
@@ -4314,6 +4460,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The agent's calls waiting for a person's approval: the turn paused (finish_reason tool_calls, no tool_calls) */
+                        approvals?: {
+                            /** @description Its arguments, as the model wrote them (JSON text) */
+                            arguments: string;
+                            callId: string;
+                            /** @description The chat the paused turn is stored in (a new one when the request named none) */
+                            chatId: string;
+                            /**
+                             * Format: date-time
+                             * @description Undecided by then, it counts as denied
+                             */
+                            expiresAt: string;
+                            /** @description The approval to decide: POST /api/v1/approvals/{id} */
+                            id: string;
+                            /** @description The function the model called */
+                            tool: string;
+                        }[];
                         chatId?: string;
                         choices: {
                             /** @enum {string} */
@@ -4367,6 +4530,23 @@ export interface operations {
                         };
                     };
                     "text/event-stream": {
+                        /** @description A call of the agent's waiting for a person's approval, one per chunk before the finish (on a chunk whose delta is empty) */
+                        approval?: {
+                            /** @description Its arguments, as the model wrote them (JSON text) */
+                            arguments: string;
+                            callId: string;
+                            /** @description The chat the paused turn is stored in (a new one when the request named none) */
+                            chatId: string;
+                            /**
+                             * Format: date-time
+                             * @description Undecided by then, it counts as denied
+                             */
+                            expiresAt: string;
+                            /** @description The approval to decide: POST /api/v1/approvals/{id} */
+                            id: string;
+                            /** @description The function the model called */
+                            tool: string;
+                        };
                         chatId?: string;
                         choices: {
                             delta: {
@@ -4392,6 +4572,643 @@ export interface operations {
                             index: number;
                         }[];
                         created: number;
+                        /** @description A running tool asks the person (on a chunk whose delta is empty); the stream goes on once it is answered */
+                        elicitation?: {
+                            callId: string;
+                            /**
+                             * Format: date-time
+                             * @description Unanswered by then, it is declined
+                             */
+                            expiresAt: string;
+                            /** @description The form's fields, from the server's schema, with their defaults */
+                            fields: {
+                                /** @description Applied when the answer leaves the field out */
+                                default?: unknown;
+                                description?: string;
+                                /** @description string: email, uri, date or date-time */
+                                format?: string;
+                                maximum?: number;
+                                maxItems?: number;
+                                maxLength?: number;
+                                minimum?: number;
+                                minItems?: number;
+                                minLength?: number;
+                                name: string;
+                                /** @description The choices of an enum (one, or several for an array) */
+                                options?: {
+                                    label: string;
+                                    value: string;
+                                }[];
+                                required: boolean;
+                                title?: string;
+                                /** @enum {string} */
+                                type: "string" | "number" | "integer" | "boolean" | "array";
+                            }[];
+                            /** @description The question to answer: POST /api/v1/approvals/{id} with accept (and content), decline or cancel */
+                            id: string;
+                            /** @description What the server asks */
+                            message: string;
+                            /** @description The tool call that asks */
+                            tool: string;
+                        };
+                        id: string;
+                        model: string;
+                        /** @constant */
+                        object: "chat.completion.chunk";
+                        /** @description On the first chunk */
+                        sources?: {
+                            chunkId: string;
+                            documentId: string;
+                            /** @description The excerpt's first words (at most 160 characters, … when cut) */
+                            excerpt: string;
+                            fileName: string;
+                            /** @description Citation number, from 1 */
+                            index: number;
+                            /** @description Search score, 0..1 */
+                            score: number;
+                        }[];
+                        /** @description The agent is running one of its tools (on a chunk whose delta is empty) */
+                        toolCall?: {
+                            /** @description The arguments as the model wrote them (JSON text) */
+                            arguments: string;
+                            /** @description The call's id, as the model gave it; the result carries the same */
+                            id: string;
+                            /** @description The function name the model called */
+                            name: string;
+                        };
+                        /** @description What a tool the agent ran answered (on a chunk whose delta is empty) */
+                        toolResult?: {
+                            /** @description What the model was given: the tool's result (JSON text for project tools), or `Error: ...` */
+                            content: string;
+                            /** @description The id of the call this answers */
+                            id: string;
+                            /** @description Whether the tool failed (threw, timed out, was refused its arguments, or does not exist) */
+                            isError: boolean;
+                            name: string;
+                        };
+                        usage?: {
+                            completion_tokens: number;
+                            prompt_tokens: number;
+                            total_tokens: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorResponse"];
+                };
+            };
+            /** @description Body or a field over its size limit; the message names the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorResponse"];
+                };
+            };
+            /** @description Too many requests of this kind waiting; try again later */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorResponse"];
+                };
+            };
+            /** @description An upstream (model provider, MCP server, local runtime, vector store) answered an error */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorResponse"];
+                };
+            };
+            /** @description An upstream is down or unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorResponse"];
+                };
+            };
+            /** @description An upstream did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorResponse"];
+                };
+            };
+        };
+    };
+    getApiV1Approvals: {
+        parameters: {
+            query?: {
+                chatId?: string;
+                limit?: number;
+                offset?: number;
+                state?: "pending" | "approved" | "denied" | "accepted" | "declined" | "cancelled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        approvals: {
+                            /** @description Its arguments, as the model wrote them (JSON text) */
+                            arguments: string;
+                            /** @description The model's tool call id */
+                            callId: string;
+                            chatId: string | null;
+                            /** @description elicitation accepted: the answer, defaults applied */
+                            content: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            decidedAt: string | null;
+                            /** Format: date-time */
+                            expiresAt: string;
+                            /** @description elicitation: the form's fields, from its schema */
+                            fields: {
+                                /** @description Applied when the answer leaves the field out */
+                                default?: unknown;
+                                description?: string;
+                                /** @description string: email, uri, date or date-time */
+                                format?: string;
+                                maximum?: number;
+                                maxItems?: number;
+                                maxLength?: number;
+                                minimum?: number;
+                                minItems?: number;
+                                minLength?: number;
+                                name: string;
+                                /** @description The choices of an enum (one, or several for an array) */
+                                options?: {
+                                    label: string;
+                                    value: string;
+                                }[];
+                                required: boolean;
+                                title?: string;
+                                /** @enum {string} */
+                                type: "string" | "number" | "integer" | "boolean" | "array";
+                            }[] | null;
+                            id: string;
+                            /**
+                             * @description tool: a tool call to approve or deny; elicitation: an MCP server asks the person to fill in a form
+                             * @enum {string}
+                             */
+                            kind: "tool" | "elicitation";
+                            /** @description elicitation: what the server asks */
+                            message: string | null;
+                            projectId: string;
+                            reason: string | null;
+                            /** @description elicitation: the form's JSON Schema as the server sent it */
+                            schema: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @enum {string} */
+                            state: "pending" | "approved" | "denied" | "accepted" | "declined" | "cancelled";
+                            /** @description The function the model called (mcp__<server>__<tool> for an MCP tool) */
+                            tool: string;
+                        }[];
+                        hasMore: boolean;
+                        nextOffset: number;
+                        /** @constant */
+                        success: true;
+                        total: number;
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getApiV1ApprovalsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        approval: {
+                            /** @description Its arguments, as the model wrote them (JSON text) */
+                            arguments: string;
+                            /** @description The model's tool call id */
+                            callId: string;
+                            chatId: string | null;
+                            /** @description elicitation accepted: the answer, defaults applied */
+                            content: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            decidedAt: string | null;
+                            /** Format: date-time */
+                            expiresAt: string;
+                            /** @description elicitation: the form's fields, from its schema */
+                            fields: {
+                                /** @description Applied when the answer leaves the field out */
+                                default?: unknown;
+                                description?: string;
+                                /** @description string: email, uri, date or date-time */
+                                format?: string;
+                                maximum?: number;
+                                maxItems?: number;
+                                maxLength?: number;
+                                minimum?: number;
+                                minItems?: number;
+                                minLength?: number;
+                                name: string;
+                                /** @description The choices of an enum (one, or several for an array) */
+                                options?: {
+                                    label: string;
+                                    value: string;
+                                }[];
+                                required: boolean;
+                                title?: string;
+                                /** @enum {string} */
+                                type: "string" | "number" | "integer" | "boolean" | "array";
+                            }[] | null;
+                            id: string;
+                            /**
+                             * @description tool: a tool call to approve or deny; elicitation: an MCP server asks the person to fill in a form
+                             * @enum {string}
+                             */
+                            kind: "tool" | "elicitation";
+                            /** @description elicitation: what the server asks */
+                            message: string | null;
+                            projectId: string;
+                            reason: string | null;
+                            /** @description elicitation: the form's JSON Schema as the server sent it */
+                            schema: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @enum {string} */
+                            state: "pending" | "approved" | "denied" | "accepted" | "declined" | "cancelled";
+                            /** @description The function the model called (mcp__<server>__<tool> for an MCP tool) */
+                            tool: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postApiV1ApprovalsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description accept: the form's values, checked against its schema (defaults applied to those left out) */
+                    content?: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * @description A tool call: approve or deny. An elicitation: accept (with content), decline or cancel
+                     * @enum {string}
+                     */
+                    decision: "approve" | "deny" | "accept" | "decline" | "cancel";
+                    /** @description Why (deny, decline, cancel): given to the model with the denied call */
+                    reason?: string;
+                    /** @description The last decision of a paused turn: answer the continued turn as a stream of chat.completion.chunk events */
+                    stream?: boolean;
+                    stream_options?: {
+                        include_usage?: boolean;
+                    };
+                    /** @description The last decision of a paused turn: record the continued turn in this resumable stream of the chat too */
+                    streamId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The completion as JSON, or with stream true as Server-Sent Events of chunks ending with data: [DONE] */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The agent's calls waiting for a person's approval: the turn paused (finish_reason tool_calls, no tool_calls) */
+                        approvals?: {
+                            /** @description Its arguments, as the model wrote them (JSON text) */
+                            arguments: string;
+                            callId: string;
+                            /** @description The chat the paused turn is stored in (a new one when the request named none) */
+                            chatId: string;
+                            /**
+                             * Format: date-time
+                             * @description Undecided by then, it counts as denied
+                             */
+                            expiresAt: string;
+                            /** @description The approval to decide: POST /api/v1/approvals/{id} */
+                            id: string;
+                            /** @description The function the model called */
+                            tool: string;
+                        }[];
+                        chatId?: string;
+                        choices: {
+                            /** @enum {string} */
+                            finish_reason: "stop" | "length" | "tool_calls" | "content_filter";
+                            index: number;
+                            message: {
+                                /** @description null when the answer is only tool calls */
+                                content: string | null;
+                                /** @description The model's reasoning, where its provider streams it (never part of content) */
+                                reasoning_content?: string;
+                                /** @constant */
+                                role: "assistant";
+                                /** @description Calls of the client's functions (`tools`) to run; finish_reason is tool_calls */
+                                tool_calls?: {
+                                    function: {
+                                        /** @description The arguments as the model wrote them (JSON text) */
+                                        arguments: string;
+                                        name: string;
+                                    };
+                                    id: string;
+                                    /** @constant */
+                                    type: "function";
+                                }[];
+                            };
+                        }[];
+                        created: number;
+                        id: string;
+                        model: string;
+                        /** @constant */
+                        object: "chat.completion";
+                        sources: {
+                            chunkId: string;
+                            documentId: string;
+                            /** @description The excerpt's first words (at most 160 characters, … when cut) */
+                            excerpt: string;
+                            fileName: string;
+                            /** @description Citation number, from 1 */
+                            index: number;
+                            /** @description Search score, 0..1 */
+                            score: number;
+                        }[];
+                        /**
+                         * @description On the chat-scoped form
+                         * @constant
+                         */
+                        success?: true;
+                        usage: {
+                            completion_tokens: number;
+                            prompt_tokens: number;
+                            total_tokens: number;
+                        };
+                    } | {
+                        approval: {
+                            /** @description Its arguments, as the model wrote them (JSON text) */
+                            arguments: string;
+                            /** @description The model's tool call id */
+                            callId: string;
+                            chatId: string | null;
+                            /** @description elicitation accepted: the answer, defaults applied */
+                            content: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            decidedAt: string | null;
+                            /** Format: date-time */
+                            expiresAt: string;
+                            /** @description elicitation: the form's fields, from its schema */
+                            fields: {
+                                /** @description Applied when the answer leaves the field out */
+                                default?: unknown;
+                                description?: string;
+                                /** @description string: email, uri, date or date-time */
+                                format?: string;
+                                maximum?: number;
+                                maxItems?: number;
+                                maxLength?: number;
+                                minimum?: number;
+                                minItems?: number;
+                                minLength?: number;
+                                name: string;
+                                /** @description The choices of an enum (one, or several for an array) */
+                                options?: {
+                                    label: string;
+                                    value: string;
+                                }[];
+                                required: boolean;
+                                title?: string;
+                                /** @enum {string} */
+                                type: "string" | "number" | "integer" | "boolean" | "array";
+                            }[] | null;
+                            id: string;
+                            /**
+                             * @description tool: a tool call to approve or deny; elicitation: an MCP server asks the person to fill in a form
+                             * @enum {string}
+                             */
+                            kind: "tool" | "elicitation";
+                            /** @description elicitation: what the server asks */
+                            message: string | null;
+                            projectId: string;
+                            reason: string | null;
+                            /** @description elicitation: the form's JSON Schema as the server sent it */
+                            schema: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @enum {string} */
+                            state: "pending" | "approved" | "denied" | "accepted" | "declined" | "cancelled";
+                            /** @description The function the model called (mcp__<server>__<tool> for an MCP tool) */
+                            tool: string;
+                        };
+                        /** @description Approvals of the same pause still waiting for a decision: the run goes on once none is left */
+                        pending: string[];
+                        /** @constant */
+                        success: true;
+                    };
+                    "text/event-stream": {
+                        /** @description A call of the agent's waiting for a person's approval, one per chunk before the finish (on a chunk whose delta is empty) */
+                        approval?: {
+                            /** @description Its arguments, as the model wrote them (JSON text) */
+                            arguments: string;
+                            callId: string;
+                            /** @description The chat the paused turn is stored in (a new one when the request named none) */
+                            chatId: string;
+                            /**
+                             * Format: date-time
+                             * @description Undecided by then, it counts as denied
+                             */
+                            expiresAt: string;
+                            /** @description The approval to decide: POST /api/v1/approvals/{id} */
+                            id: string;
+                            /** @description The function the model called */
+                            tool: string;
+                        };
+                        chatId?: string;
+                        choices: {
+                            delta: {
+                                content?: string;
+                                /** @description The model's reasoning, where its provider streams it (never part of content) */
+                                reasoning_content?: string;
+                                /** @constant */
+                                role?: "assistant";
+                                /** @description A call of the client's functions (`tools`), whole in one chunk; never the agent's own tools */
+                                tool_calls?: {
+                                    function: {
+                                        /** @description The arguments as the model wrote them (JSON text) */
+                                        arguments: string;
+                                        name: string;
+                                    };
+                                    id: string;
+                                    index: number;
+                                    /** @constant */
+                                    type: "function";
+                                }[];
+                            };
+                            finish_reason: ("stop" | "length" | "tool_calls" | "content_filter") | null;
+                            index: number;
+                        }[];
+                        created: number;
+                        /** @description A running tool asks the person (on a chunk whose delta is empty); the stream goes on once it is answered */
+                        elicitation?: {
+                            callId: string;
+                            /**
+                             * Format: date-time
+                             * @description Unanswered by then, it is declined
+                             */
+                            expiresAt: string;
+                            /** @description The form's fields, from the server's schema, with their defaults */
+                            fields: {
+                                /** @description Applied when the answer leaves the field out */
+                                default?: unknown;
+                                description?: string;
+                                /** @description string: email, uri, date or date-time */
+                                format?: string;
+                                maximum?: number;
+                                maxItems?: number;
+                                maxLength?: number;
+                                minimum?: number;
+                                minItems?: number;
+                                minLength?: number;
+                                name: string;
+                                /** @description The choices of an enum (one, or several for an array) */
+                                options?: {
+                                    label: string;
+                                    value: string;
+                                }[];
+                                required: boolean;
+                                title?: string;
+                                /** @enum {string} */
+                                type: "string" | "number" | "integer" | "boolean" | "array";
+                            }[];
+                            /** @description The question to answer: POST /api/v1/approvals/{id} with accept (and content), decline or cancel */
+                            id: string;
+                            /** @description What the server asks */
+                            message: string;
+                            /** @description The tool call that asks */
+                            tool: string;
+                        };
                         id: string;
                         model: string;
                         /** @constant */
@@ -4774,6 +5591,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The agent's calls waiting for a person's approval: the turn paused (finish_reason tool_calls, no tool_calls) */
+                        approvals?: {
+                            /** @description Its arguments, as the model wrote them (JSON text) */
+                            arguments: string;
+                            callId: string;
+                            /** @description The chat the paused turn is stored in (a new one when the request named none) */
+                            chatId: string;
+                            /**
+                             * Format: date-time
+                             * @description Undecided by then, it counts as denied
+                             */
+                            expiresAt: string;
+                            /** @description The approval to decide: POST /api/v1/approvals/{id} */
+                            id: string;
+                            /** @description The function the model called */
+                            tool: string;
+                        }[];
                         chatId?: string;
                         choices: {
                             /** @enum {string} */
@@ -4827,6 +5661,23 @@ export interface operations {
                         };
                     };
                     "text/event-stream": {
+                        /** @description A call of the agent's waiting for a person's approval, one per chunk before the finish (on a chunk whose delta is empty) */
+                        approval?: {
+                            /** @description Its arguments, as the model wrote them (JSON text) */
+                            arguments: string;
+                            callId: string;
+                            /** @description The chat the paused turn is stored in (a new one when the request named none) */
+                            chatId: string;
+                            /**
+                             * Format: date-time
+                             * @description Undecided by then, it counts as denied
+                             */
+                            expiresAt: string;
+                            /** @description The approval to decide: POST /api/v1/approvals/{id} */
+                            id: string;
+                            /** @description The function the model called */
+                            tool: string;
+                        };
                         chatId?: string;
                         choices: {
                             delta: {
@@ -4852,6 +5703,45 @@ export interface operations {
                             index: number;
                         }[];
                         created: number;
+                        /** @description A running tool asks the person (on a chunk whose delta is empty); the stream goes on once it is answered */
+                        elicitation?: {
+                            callId: string;
+                            /**
+                             * Format: date-time
+                             * @description Unanswered by then, it is declined
+                             */
+                            expiresAt: string;
+                            /** @description The form's fields, from the server's schema, with their defaults */
+                            fields: {
+                                /** @description Applied when the answer leaves the field out */
+                                default?: unknown;
+                                description?: string;
+                                /** @description string: email, uri, date or date-time */
+                                format?: string;
+                                maximum?: number;
+                                maxItems?: number;
+                                maxLength?: number;
+                                minimum?: number;
+                                minItems?: number;
+                                minLength?: number;
+                                name: string;
+                                /** @description The choices of an enum (one, or several for an array) */
+                                options?: {
+                                    label: string;
+                                    value: string;
+                                }[];
+                                required: boolean;
+                                title?: string;
+                                /** @enum {string} */
+                                type: "string" | "number" | "integer" | "boolean" | "array";
+                            }[];
+                            /** @description The question to answer: POST /api/v1/approvals/{id} with accept (and content), decline or cancel */
+                            id: string;
+                            /** @description What the server asks */
+                            message: string;
+                            /** @description The tool call that asks */
+                            tool: string;
+                        };
                         id: string;
                         model: string;
                         /** @constant */

@@ -1,10 +1,10 @@
-import { PlatformError } from '../errors.js';
-import { jsonExceedsNesting, nestingError } from '../nesting.js';
 import { answerTooLarge } from '../net/bounded-body.js';
-import { type ByteLimit, byteBudget, DEFAULT_UPSTREAM_LIMITS, utf8Bytes } from '../net/upstream-limits.js';
+import { type ByteLimit, byteBudget, DEFAULT_UPSTREAM_LIMITS } from '../net/upstream-limits.js';
 import type { SearchHit } from '../schemas/knowledge.js';
 import type { ChatMessage, ChatModel, ChatRequest, FinishReason, ReasoningBlock, ResponseFormat, ToolCall, ToolChoice, ToolDefinition, Usage } from './chat-model.js';
 import type { AgentTool, ToolSampleRequest, ToolSampleResult } from './tools.js';
+import type { DecidedCall, QuestionAsker } from './questions.js';
+import { type CallContext, runToolCall } from './tool-calls.js';
 
 /** A knowledge hit that went into the model's context, as the response reports it. */
 export interface Source {
@@ -35,21 +35,9 @@ export function excerptOf(text: string): string {
   return `${(space > EXCERPT_CHARS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }
 
-/** What an agent turn yields, in order. */
-export type AgentEvent =
-  | { readonly type: 'text'; readonly delta: string }
-  /** Reasoning text the model streamed (never stored, never part of the answer). */
-  | { readonly type: 'reasoning'; readonly delta: string }
-  | { readonly type: 'tool_call'; readonly call: ToolCall }
-  | { readonly type: 'tool_result'; readonly callId: string; readonly name: string; readonly content: string; readonly isError: boolean }
-  | {
-      readonly type: 'finish';
-      readonly reason: FinishReason;
-      readonly usage: Usage;
-      readonly messages: readonly ChatMessage[];
-      /** Calls of the client's functions (`clientTools`) for the client to run (reason `tool_calls`). */
-      readonly toolCalls?: readonly ToolCall[];
-    };
+import type { AgentEvent } from './events.js';
+
+export type { AgentEvent } from './events.js';
 
 export interface AgentTurn {
   readonly model: ChatModel;
@@ -92,6 +80,14 @@ export interface AgentTurn {
    * tool's error instead). Default `DEFAULT_UPSTREAM_LIMITS.messageBytes` (1 MiB).
    */
   readonly messageLimit?: ByteLimit;
+  /**
+   * Calls a person decided, of the chat's last assistant message (`history` ends with it): run
+   * (approved) or answered as denied before the first model call; their results come before
+   * `input`. A turn that continues a paused one.
+   */
+  readonly resume?: readonly DecidedCall[];
+  /** Asks the person when a running tool wants to know something (MCP elicitation); without it tools cannot ask. */
+  readonly questions?: QuestionAsker;
   readonly signal?: AbortSignal;
 }
 
@@ -140,16 +136,6 @@ export function systemContext(instructions: string | undefined, hits: readonly S
 }
 
 /**
- * The model's arguments text, parsed. Arguments nested deeper than `MAX_NESTING_DEPTH` are
- * refused here (the model gets the error), before any tool's code recurses into them.
- */
-function parseArguments(text: string): unknown {
-  if (!text.trim()) return {};
-  if (jsonExceedsNesting(text)) throw nestingError('arguments');
-  return JSON.parse(text);
-}
-
-/**
  * One agent turn: model calls with the tools offered, the tools' results fed back, until the
  * model answers, calls a client's function, or the step limit is reached. Yields text as it
  * streams. The `finish` event carries the new messages of the turn (the assistant's tool calls,
@@ -171,11 +157,41 @@ export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent>
   const system = turn.input.filter((m) => m.role === 'system');
   const input = turn.input.filter((m) => m.role !== 'system');
   const limit = turn.messageLimit ?? DEFAULT_MESSAGE_LIMIT;
+  // A tool's completion (MCP sampling) on the turn's model, bounded by the turn's limits, counted in its usage.
+  const sample = async (request: ToolSampleRequest): Promise<ToolSampleResult> => {
+    const budget = byteBudget(limit.bytes, () => answerTooLarge(`The model ${turn.modelName}`, 'an answer', limit.bytes, limit.setting));
+    let answer = '';
+    let finishReason: FinishReason = 'stop';
+    const signal = request.signal ?? turn.signal;
+    for await (const event of turn.model.stream({
+      model: turn.modelName,
+      messages: [...(request.system ? [{ role: 'system' as const, content: request.system }] : []), ...request.messages],
+      ...(settings.providerOptions ? { providerOptions: settings.providerOptions } : {}),
+      maxTokens: Math.max(1, Math.min(request.maxTokens, turn.maxTokens ?? DEFAULT_SAMPLING_MAX_TOKENS)),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.stop && request.stop.length > 0 ? { stop: request.stop } : {}),
+      ...(signal ? { signal } : {}),
+    })) {
+      if (event.type === 'text') {
+        budget.add(event.delta);
+        answer += event.delta;
+      } else if (event.type === 'finish') {
+        finishReason = event.reason;
+        usage = addUsage(usage, event.usage);
+      }
+    }
+    return { text: answer, model: turn.modelName, finishReason };
+  };
+  const context: CallContext = { tools: byName, limit, signal: turn.signal, questions: turn.questions, sample };
+  // The decided calls of a paused turn: their results first, as the chat's waiting calls need.
+  const resumed: ChatMessage[] = [];
+  for (const decided of turn.resume ?? []) resumed.push(yield* runToolCall(decided.call, context, decided));
+  const carried = resumed.length > 0 ? { resumed } : {};
 
   for (let step = 1; ; step++) {
     const offerTools = definitions.length > 0 && step < stepLimit && turn.toolChoice !== 'none';
     const choice = step === 1 && typeof turn.toolChoice === 'object' ? turn.toolChoice : step === 1 && turn.toolChoice === 'required' ? 'required' : undefined;
-    const messages: ChatMessage[] = [...(turn.system ? [{ role: 'system' as const, content: turn.system }] : []), ...system, ...turn.history, ...input, ...produced];
+    const messages: ChatMessage[] = [...(turn.system ? [{ role: 'system' as const, content: turn.system }] : []), ...system, ...turn.history, ...resumed, ...input, ...produced];
     let text = '';
     const calls: ToolCall[] = [];
     let reason: FinishReason = 'stop';
@@ -216,62 +232,31 @@ export async function* runAgentTurn(turn: AgentTurn): AsyncGenerator<AgentEvent>
     if (calls.length === 0 || !offerTools) {
       produced.push({ role: 'assistant', content: text });
       // Tool calls without tools to run (the last step) end the turn as they are.
-      yield { type: 'finish', reason: calls.length > 0 ? 'tool_calls' : reason, usage, messages: produced };
+      yield { type: 'finish', reason: calls.length > 0 ? 'tool_calls' : reason, usage, messages: produced, ...carried };
       return;
     }
 
-    // A tool's completion (MCP sampling) on the turn's model, bounded by the turn's limits, counted in its usage.
-    const sample = async (request: ToolSampleRequest): Promise<ToolSampleResult> => {
-      const budget = byteBudget(limit.bytes, () => answerTooLarge(`The model ${turn.modelName}`, 'an answer', limit.bytes, limit.setting));
-      let answer = '';
-      let finishReason: FinishReason = 'stop';
-      const signal = request.signal ?? turn.signal;
-      for await (const event of turn.model.stream({
-        model: turn.modelName,
-        messages: [...(request.system ? [{ role: 'system' as const, content: request.system }] : []), ...request.messages],
-        ...(settings.providerOptions ? { providerOptions: settings.providerOptions } : {}),
-        maxTokens: Math.max(1, Math.min(request.maxTokens, turn.maxTokens ?? DEFAULT_SAMPLING_MAX_TOKENS)),
-        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-        ...(request.stop && request.stop.length > 0 ? { stop: request.stop } : {}),
-        ...(signal ? { signal } : {}),
-      })) {
-        if (event.type === 'text') {
-          budget.add(event.delta);
-          answer += event.delta;
-        } else if (event.type === 'finish') {
-          finishReason = event.reason;
-          usage = addUsage(usage, event.usage);
-        }
-      }
-      return { text: answer, model: turn.modelName, finishReason };
-    };
     // The step's reasoning goes back with its tool calls (Claude's extended thinking requires the signed block with the results).
     produced.push({ role: 'assistant', content: text || null, toolCalls: calls, ...(reasoning ? { reasoning } : {}) });
     // The agent's own calls run here, also in a step that calls the client's functions too: the
-    // client then gets its calls with the agent's results already in the conversation.
+    // client then gets its calls with the agent's results already in the conversation. Calls of
+    // tools that need a person's approval are held: the turn pauses once the others have run.
+    const held = calls.filter((call) => !forClient.has(call.name) && byName.get(call.name)?.requiresApproval);
     for (const call of calls) {
-      if (forClient.has(call.name)) continue;
-      yield { type: 'tool_call', call };
-      const tool = byName.get(call.name);
-      let content: string;
-      let isError = false;
-      try {
-        if (!tool) throw new PlatformError('not_found', `There is no tool named ${call.name}`);
-        content = await tool.run(parseArguments(call.arguments), { sample, ...(turn.signal ? { signal: turn.signal } : {}) });
-        if (utf8Bytes(content) > limit.bytes) {
-          throw new PlatformError('payload_too_large', `the result of ${call.name} is larger than ${limit.bytes} bytes, the limit set by ${limit.setting}`);
-        }
-      } catch (error) {
-        turn.signal?.throwIfAborted();
-        isError = true;
-        content = `Error: ${error instanceof Error ? error.message : String(error)}`;
-      }
-      produced.push({ role: 'tool', toolCallId: call.id, content });
-      yield { type: 'tool_result', callId: call.id, name: call.name, content, isError };
+      if (forClient.has(call.name) || held.includes(call)) continue;
+      produced.push(yield* runToolCall(call, context));
     }
     const clientCalls = calls.filter((call) => forClient.has(call.name));
-    if (clientCalls.length > 0) {
-      yield { type: 'finish', reason: 'tool_calls', usage, messages: produced, toolCalls: clientCalls };
+    if (clientCalls.length > 0 || held.length > 0) {
+      yield {
+        type: 'finish',
+        reason: 'tool_calls',
+        usage,
+        messages: produced,
+        ...(clientCalls.length > 0 ? { toolCalls: clientCalls } : {}),
+        ...(held.length > 0 ? { approvals: held } : {}),
+        ...carried,
+      };
       return;
     }
   }

@@ -1,5 +1,6 @@
 import type { Caller } from '../context.js';
 import type { ChatMessage, FinishReason, ToolDefinition } from './chat-model.js';
+import type { ElicitationAnswer, ElicitationRequest } from './questions.js';
 
 /**
  * A completion a running tool asks of the turn's own model (an MCP server's
@@ -27,6 +28,8 @@ export interface ToolRunContext {
   readonly signal?: AbortSignal;
   /** The turn's own model, for a tool that asks for a completion; its usage is added to the turn's. */
   readonly sample?: (request: ToolSampleRequest) => Promise<ToolSampleResult>;
+  /** Asks the person while the tool runs (an MCP server's elicitation); absent when nobody can be asked. */
+  readonly elicit?: (request: ElicitationRequest) => Promise<ElicitationAnswer>;
 }
 
 /** A function the agent can call: its definition (offered to the model) and how to run it. */

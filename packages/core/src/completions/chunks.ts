@@ -1,4 +1,5 @@
 import type { ToolCall, Usage } from '../agent/chat-model.js';
+import { formFields } from '../agent/form-fields.js';
 import type { AgentEvent, Source } from '../agent/loop.js';
 import { PlatformError } from '../errors.js';
 import type { ChatCompletionChunk, ChatCompletionResponse } from '../schemas/completion-answers.js';
@@ -34,7 +35,9 @@ export async function collectCompletion(chunks: AsyncIterable<ChatCompletionChun
   const toolCalls: ReturnType<typeof toolCallsOut> = [];
   let finishReason: ChatCompletionResponse['choices'][number]['finish_reason'] | undefined;
   let usage: ChatCompletionResponse['usage'] | undefined;
+  const approvals: NonNullable<ChatCompletionResponse['approvals']> = [];
   for await (const chunk of chunks) {
+    if (chunk.approval) approvals.push(chunk.approval);
     first ??= chunk;
     const choice = chunk.choices[0];
     content += choice?.delta.content ?? '';
@@ -64,6 +67,7 @@ export async function collectCompletion(chunks: AsyncIterable<ChatCompletionChun
     usage: usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
     sources: first.sources ?? [],
     ...(first.chatId ? { chatId: first.chatId } : {}),
+    ...(approvals.length > 0 ? { approvals } : {}),
   };
 }
 
@@ -102,6 +106,12 @@ export async function* completionChunks(plan: CompletionPlan, includeUsage: bool
       yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: null }], toolCall: { id, name, arguments: args } };
     } else if (event.type === 'tool_result') {
       yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: null }], toolResult: { id: event.callId, name: event.name, content: event.content, isError: event.isError } };
+    } else if (event.type === 'approval_required') {
+      // Never `delta.tool_calls`: the service runs the call once a person approves it.
+      for (const approval of event.approvals) yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: null }], approval: { ...approval } };
+    } else if (event.type === 'elicitation') {
+      const { id, callId, tool, message, schema, expiresAt } = event.question;
+      yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: null }], elicitation: { id, callId, tool, message, fields: formFields(schema), expiresAt } };
     } else if (event.type === 'finish') {
       // The client's own functions to run: OpenAI's `delta.tool_calls`.
       const calls = toolCallsOut(event.toolCalls ?? []);

@@ -1,5 +1,6 @@
 import { type ChatMessage, type ChatModel, messageText, type ProviderCredential, providerConfig } from '../agent/chat-model.js';
 import { type AgentEvent, runAgentTurn, type Source, systemContext } from '../agent/loop.js';
+import type { QuestionAsker } from '../agent/questions.js';
 import { checkToolResults, newToChat } from '../agent/tool-results.js';
 import type { ToolSource } from '../agent/tools.js';
 import type { Caller, PlatformContext } from '../context.js';
@@ -10,6 +11,7 @@ import type { CompletionMessage } from '../schemas/completions.js';
 import { AGENT_MIN_SCORE, type SearchHit } from '../schemas/knowledge.js';
 import type { ChatMessageRecord, ChatRecord, MessageSource, ProjectRecord, StoredContentPart } from '../storage/types.js';
 import { type AnswerSchemaValidator, checkAnswer, checkResponseSchema, formatInstruction } from './answer-format.js';
+import { type ApprovalDesk, decidedCalls, resumeSettings, waitingCalls } from './approval-desk.js';
 import { type ChatImageStore, imageLoader, storedParts, withoutImages } from './chat-images.js';
 import { type CompletionPlan, sourcesOut } from './chunks.js';
 import { countMessageTokens, DEFAULT_HISTORY_TOKENS, fitHistory, readRecentTurns } from './history.js';
@@ -42,6 +44,8 @@ export interface CompletionPlannerDeps {
   readonly images: ChatImageStore;
   /** Checks answers against a `response_format` JSON schema (the tools area's validator). */
   readonly answers: AnswerSchemaValidator;
+  /** Where the calls a person approves and the questions of MCP servers are kept (the approvals area). */
+  readonly approvals: ApprovalDesk;
 }
 
 const splitModel = (value: string): { provider: string; model: string } => {
@@ -103,7 +107,12 @@ export class CompletionPlanner {
   async plan(
     caller: Caller,
     request: CompletionSettings & { model?: string | undefined; messages: readonly CompletionMessage[]; provider?: string | undefined },
-    target: { project: ProjectRecord | undefined; chat: ChatRecord | undefined },
+    target: {
+      project: ProjectRecord | undefined;
+      chat: ChatRecord | undefined;
+      /** A chat of the project for a turn that pauses for approval without one (it is stored there). */
+      newChat?: (() => Promise<ChatRecord>) | undefined;
+    },
     signal: AbortSignal | undefined,
   ): Promise<CompletionPlan> {
     const requested = toChatMessages(request.messages);
@@ -166,9 +175,24 @@ export class CompletionPlanner {
     const native = model.capabilities?.structuredOutputs === true;
     const prompt = format && !native ? [system, formatInstruction(format)].filter(Boolean).join('\n\n') : system;
     const input = recent ? newToChat(recent.pending, loaded) : loaded;
+    // A chat paused for approval goes on from the decided calls (`conflict` while one is pending).
+    const desk = this.#deps.approvals;
+    const waiting = recent && chat ? waitingCalls(recent.pending, input) : [];
+    const resume =
+      waiting.length > 0 && chat
+        ? decidedCalls(
+            waiting,
+            await desk.settle(
+              caller,
+              chat.id,
+              waiting.map((c) => c.id),
+            ),
+          )
+        : [];
+    const resumed: ChatMessage[] = resume.map((d) => ({ role: 'tool', toolCallId: d.call.id, content: '' }));
     const fitted = recent ? fitHistory(recent, await countMessageTokens([...(prompt ? [{ role: 'system' as const, content: prompt }] : []), ...input], budget)) : [];
     const earlier = model.capabilities?.images ? fitted : withoutImages(fitted);
-    checkToolResults(earlier, input, loaded);
+    checkToolResults(earlier, [...resumed, ...input], loaded);
 
     const createdAt = this.#ctx.clock.now();
     const storage = this.#ctx.storage;
@@ -185,38 +209,49 @@ export class CompletionPlanner {
       ...(this.#agent.stepLimit ? { stepLimit: this.#agent.stepLimit } : {}),
       ...(this.#agent.messageLimit ? { messageLimit: this.#agent.messageLimit } : {}),
       ...(format && native ? { responseFormat: format } : {}),
+      ...(resume.length > 0 ? { resume } : {}),
+      ...(project ? { questions: { ask: (call, request, s) => desk.ask(caller, { projectId: project.id, chatId: chat?.id ?? null }, call, request, s) } satisfies QuestionAsker } : {}),
       ...(signal ? { signal } : {}),
     });
+    const newChat = target.newChat;
     const events: AsyncIterable<AgentEvent> = {
       async *[Symbol.asyncIterator]() {
         for await (const event of turn) {
           // The answer must have the format asked before anything of the turn is stored or finished.
           if (event.type === 'finish' && format && event.reason !== 'tool_calls') {
-            const answer = event.messages.findLast((m) => m.role === 'assistant')?.content ?? '';
+            const answer = event.messages.findLast((m: ChatMessage) => m.role === 'assistant')?.content ?? '';
             await checkAnswer(format, answer, answers, caller.userId, signal);
           }
-          if (event.type === 'finish' && chat) {
-            // The turn is stored only once it has completed: the request's new messages (not
-            // its system prompt), the tool calls and results, and the answer; the assistant
-            // message that ends the turn keeps the sources the response gives.
-            const own = input.filter((m) => m.role !== 'system');
+          // A turn that pauses for approval is kept in a chat: a new one when it has none.
+          const paused = event.type === 'finish' && project && event.approvals?.length ? event.approvals : undefined;
+          const into = chat ?? (paused && newChat ? await newChat() : undefined);
+          if (event.type === 'finish' && into) {
+            // The turn is stored only once it has completed (or paused): the results of the
+            // decided calls it went on from, the request's new messages (not its system prompt),
+            // the tool calls and results, and the answer; the assistant message that ends the
+            // turn keeps the sources the response gives.
+            const own = [...(event.resumed ?? []), ...input.filter((m) => m.role !== 'system')];
             const requestedCount = own.length;
             const fresh = [...own, ...event.messages];
             const last = fresh.findLastIndex((m) => m.role === 'assistant');
             // Images are put in the store first: a message never refers to an image that is not there.
-            const parts = await Promise.all(fresh.map((m) => storedParts(m, images, chat.userId, chat.id)));
+            const parts = await Promise.all(fresh.map((m) => storedParts(m, images, into.userId, into.id)));
             // Within the user's cap of messages, decided under the user's lock: over it the turn
             // is not stored (and the stream ends with the error).
             await storage.transaction(async (tx) => {
               await caps.reserve(tx, caller.userId, 'messages', fresh.length);
               await tx.chats.appendMessages(
-                chat.userId,
-                chat.id,
+                into.userId,
+                into.id,
                 // The turn's own messages (after the request's) are the model's: its provider's data stays with them.
                 fresh.map((m, i) => toRecord(m, { createdAt, sources: i === last ? stored : undefined, parts: parts[i], provider: i >= requestedCount ? provider : undefined })),
               );
             });
-            await storage.chats.touch(chat.userId, chat.id, createdAt);
+            await storage.chats.touch(into.userId, into.id, createdAt);
+          }
+          if (paused && project && into) {
+            const approvals = await desk.pause(caller, { projectId: project.id, chatId: into.id, calls: paused, resume: resumeSettings(request) });
+            yield { type: 'approval_required', approvals };
           }
           yield event;
         }

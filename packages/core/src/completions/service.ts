@@ -7,9 +7,10 @@ import type { CreateStreamRequest } from '../schemas/chats.js';
 import type { ChatCompletionChunk, ChatCompletionResponse } from '../schemas/completion-answers.js';
 import type { ChatCompletionRequest } from '../schemas/completions.js';
 import type { ListModelsQuery, ListModelsResponse, ModelObject } from '../schemas/models.js';
-import type { ChatRecord } from '../storage/types.js';
+import type { ApprovalRecord, ChatRecord } from '../storage/types.js';
 import { samePathId } from '../validation.js';
 import type { AnswerSchemaValidator } from './answer-format.js';
+import type { ApprovalDesk } from './approval-desk.js';
 import type { ChatImageStore } from './chat-images.js';
 import { collectCompletion, completionChunks } from './chunks.js';
 import { getModel, listModels } from './models.js';
@@ -44,6 +45,8 @@ export interface CompletionsDeps {
   readonly images: ChatImageStore;
   /** Checks answers against a `response_format` JSON schema (the tools area's validator). */
   readonly answers: AnswerSchemaValidator;
+  /** Where the calls a person approves and the questions of MCP servers are kept (the approvals area). */
+  readonly approvals: ApprovalDesk;
 }
 
 /** A completion: the whole answer, or with `stream: true` the chunks to send. */
@@ -69,6 +72,7 @@ export class CompletionsService {
           credentials: deps.credentials,
           images: deps.images,
           answers: deps.answers,
+          approvals: deps.approvals,
         })
       : undefined;
   }
@@ -107,7 +111,8 @@ export class CompletionsService {
     }
     let plan: Awaited<ReturnType<CompletionPlanner['plan']>>;
     try {
-      plan = await this.#planner.plan(caller, { ...body, maxTokens: body.max_completion_tokens ?? body.max_tokens }, { project, chat }, writer ? undefined : options.signal);
+      const newChat = project ? () => this.#deps.chats.open(caller, this.#ctx.ids.next('chat'), project.id) : undefined;
+      plan = await this.#planner.plan(caller, { ...body, maxTokens: body.max_completion_tokens ?? body.max_tokens }, { project, chat, newChat }, writer ? undefined : options.signal);
     } catch (error) {
       await writer?.end();
       throw error;
@@ -149,6 +154,33 @@ export class CompletionsService {
     }
     const response = await collectCompletion(recorded());
     return { stream: false, body: options.form === 'ai' ? { success: true, ...response } : response };
+  }
+
+  /**
+   * Continues a turn paused for approval once its last call is decided (`POST
+   * /api/v1/approvals/{id}`): the chat holds the turn, the approval the request's settings; the
+   * planner runs the approved calls, answers the denied ones, and lets the model go on. Works
+   * on any instance, after a restart too. Answers as the completions route does.
+   */
+  continueRun(
+    caller: Caller,
+    approval: ApprovalRecord,
+    options: { stream: boolean; includeUsage: boolean; streamId?: string | undefined; signal?: AbortSignal | undefined },
+  ): Promise<CompletionResult> {
+    if (!approval.chatId) throw PlatformError.notFound('Chat not found');
+    const settings = (approval.resume ?? {}) as Partial<z.output<typeof ChatCompletionRequest>> & { maxTokens?: number };
+    const { maxTokens, ...kept } = settings;
+    const body = {
+      ...kept,
+      ...(maxTokens !== undefined ? { max_completion_tokens: maxTokens } : {}),
+      model: approval.projectId,
+      chatId: approval.chatId,
+      messages: [],
+      stream: options.stream,
+      ...(options.includeUsage ? { stream_options: { include_usage: true } } : {}),
+      ...(options.streamId ? { streamId: options.streamId } : {}),
+    } as z.output<typeof ChatCompletionRequest>;
+    return this.create(caller, body, { form: 'v1', signal: options.signal });
   }
 
   /** `GET /api/v1/models`: a page of the caller's projects as OpenAI model objects (`limit`, `after`). */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FormField } from './approvals.js';
 
 /**
  * What the chat completion routes answer: OpenAI's `chat.completion` and `chat.completion.chunk`
@@ -28,6 +29,30 @@ const FinishReasonOut = z.enum(['stop', 'length', 'tool_calls', 'content_filter'
 /** Reasoning text the model streamed (DeepSeek's and vLLM's `reasoning_content`): never part of `content`, never stored with a chat. */
 const ReasoningOut = z.string().optional().describe("The model's reasoning, where its provider streams it (never part of content)");
 
+/**
+ * A call of the agent's own tools that waits for a person's approval: the turn paused there
+ * (finish_reason tool_calls, with no `tool_calls` for the client to run). Decide it with
+ * `POST /api/v1/approvals/{id}`: the last decision continues the turn.
+ */
+export const PendingApprovalOut = z.object({
+  id: z.string().describe('The approval to decide: POST /api/v1/approvals/{id}'),
+  chatId: z.string().describe('The chat the paused turn is stored in (a new one when the request named none)'),
+  callId: z.string(),
+  tool: z.string().describe('The function the model called'),
+  arguments: z.string().describe('Its arguments, as the model wrote them (JSON text)'),
+  expiresAt: z.iso.datetime().describe('Undecided by then, it counts as denied'),
+});
+
+/** An MCP server asks the person something while one of its tools runs (the tool waits): answer with POST /api/v1/approvals/{id}. */
+export const ElicitationOut = z.object({
+  id: z.string().describe('The question to answer: POST /api/v1/approvals/{id} with accept (and content), decline or cancel'),
+  callId: z.string(),
+  tool: z.string().describe('The tool call that asks'),
+  message: z.string().describe('What the server asks'),
+  fields: z.array(FormField).describe("The form's fields, from the server's schema, with their defaults"),
+  expiresAt: z.iso.datetime().describe('Unanswered by then, it is declined'),
+});
+
 export const ChatCompletionResponse = z.object({
   success: z.literal(true).optional().describe('On the chat-scoped form'),
   id: z.string(),
@@ -49,6 +74,7 @@ export const ChatCompletionResponse = z.object({
   usage: UsageOut,
   sources: z.array(CompletionSource),
   chatId: z.string().optional(),
+  approvals: z.array(PendingApprovalOut).optional().describe("The agent's calls waiting for a person's approval: the turn paused (finish_reason tool_calls, no tool_calls)"),
 });
 export type ChatCompletionResponse = z.output<typeof ChatCompletionResponse>;
 
@@ -96,5 +122,7 @@ export const ChatCompletionChunk = z.object({
   chatId: z.string().optional(),
   toolCall: ToolStepCall.optional().describe('The agent is running one of its tools (on a chunk whose delta is empty)'),
   toolResult: ToolStepResult.optional().describe('What a tool the agent ran answered (on a chunk whose delta is empty)'),
+  approval: PendingApprovalOut.optional().describe("A call of the agent's waiting for a person's approval, one per chunk before the finish (on a chunk whose delta is empty)"),
+  elicitation: ElicitationOut.optional().describe('A running tool asks the person (on a chunk whose delta is empty); the stream goes on once it is answered'),
 });
 export type ChatCompletionChunk = z.output<typeof ChatCompletionChunk>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApiRoute } from '../route.js';
 import { agentMcpRoutes } from './agent-mcp.js';
+import { approvalsRoutes } from './approvals.js';
 import { authRoutes } from './auth.js';
 import { chatsRoutes } from './chats.js';
 import { completionsRoutes } from './completions.js';
@@ -20,6 +21,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...authRoutes,
   ...projectsRoutes,
   ...completionsRoutes,
+  ...approvalsRoutes,
   ...chatsRoutes,
   ...toolsRoutes,
   ...mcpRoutes,
