@@ -36,6 +36,7 @@ const POSTGRES_SUITES = [
   'chat-ids',
   'completions',
   'client-tools',
+  'approvals',
   'credentials',
   'credential-precedence',
   'knowledge',
