@@ -1,10 +1,10 @@
-import { type ByteLimit, type McpServerConfig, PlatformError } from '@agent-platform/core';
+import { type ByteLimit, type ElicitationAnswer, type ElicitationRequest, type McpServerConfig, PlatformError } from '@agent-platform/core';
 import { boundedFetch, isEventStream } from '@agent-platform/core/internal';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CreateMessageRequestSchema, McpError, ErrorCode as RpcCode, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, type ElicitResult, McpError, ErrorCode as RpcCode, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { parseServerUrl, serverLabel, withUrlCredentials } from './config.js';
 import { type ConnectionEvidence, mapError } from './errors.js';
 import { type FetchFunction, watchedFetch } from './fetch.js';
@@ -38,6 +38,8 @@ export interface Connection {
    * `sampling/createMessage` is answered by the oldest (all are the same project's model).
    */
   readonly samplers: Set<Sampler>;
+  /** Set by the owner: answers the server's `elicitation/create` (form mode); unset, the client declines. */
+  onElicit: ((request: ElicitationRequest) => Promise<ElicitationAnswer>) | undefined;
   /** Ends the session (HTTP: DELETE, politely and briefly) and closes the transport. Never rejects. */
   close(): Promise<void>;
 }
@@ -162,7 +164,8 @@ export async function openConnection(config: McpServerConfig, options: OpenOptio
     },
   );
   // Sampling is declared only where the server's configuration allows it: servers offer it to clients that declare it.
-  const client = new Client({ name: options.clientInfo.name, version: options.clientInfo.version }, { capabilities: config.allowSampling ? { sampling: {} } : {} });
+  // Elicitation in form mode: a tool's questions become pending questions a person answers (URL mode is declined).
+  const client = new Client({ name: options.clientInfo.name, version: options.clientInfo.version }, { capabilities: { elicitation: { form: {} }, ...(config.allowSampling ? { sampling: {} } : {}) } });
   const samplers = new Set<Sampler>();
   if (config.allowSampling) {
     client.setRequestHandler(CreateMessageRequestSchema, (request, extra) => {
@@ -171,6 +174,13 @@ export async function openConnection(config: McpServerConfig, options: OpenOptio
       return answerSampling(request.params, sampler, extra.signal);
     });
   }
+  client.setRequestHandler(ElicitRequestSchema, async (request): Promise<ElicitResult> => {
+    const params = request.params as { mode?: string; message: string; requestedSchema?: Record<string, unknown> };
+    const answer = connection?.onElicit;
+    if (params.mode === 'url' || !params.requestedSchema || !answer) return { action: 'decline' };
+    const result = await answer({ message: params.message, schema: params.requestedSchema });
+    return result.action === 'accept' ? { action: 'accept', content: (result.content ?? {}) as ElicitResult['content'] } : { action: result.action };
+  });
   client.onerror = (error) => {
     if (!connected) {
       if (error instanceof SyntaxError || error.name === 'ZodError') evidence.protocolError ??= error;
@@ -229,6 +239,6 @@ export async function openConnection(config: McpServerConfig, options: OpenOptio
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
   }
-  connection = { client, label, evidence, onBroken: undefined, onToolsChanged: undefined, samplers, close };
+  connection = { client, label, evidence, onBroken: undefined, onToolsChanged: undefined, onElicit: undefined, samplers, close };
   return connection;
 }

@@ -6,6 +6,7 @@ import { type Connection, type OpenOptions, openConnection, raceSignal } from '.
 import { detectTransport } from './detect.js';
 import { mapError, operationSubject } from './errors.js';
 import type { FetchFunction } from './fetch.js';
+import { type Asker, callAsking } from './questions.js';
 import { toMcpTool, toToolResult } from './results.js';
 import { whileSampling } from './sampling.js';
 import { resolveStdioPermission, type StdioPermission } from './stdio-permission.js';
@@ -71,6 +72,8 @@ interface Slot {
    * connection (after a failure, or because the configuration changed) lists again.
    */
   tools: { readonly connection: Connection; readonly list: Promise<McpTool[]> } | undefined;
+  /** The running calls that can answer the server's questions, oldest first. */
+  askers: Set<Asker>;
 }
 
 export function backoffMs(failures: number): number {
@@ -170,6 +173,7 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
         connection.onToolsChanged = () => {
           if (slot.tools?.connection === connection) slot.tools = undefined;
         };
+        connection.onElicit = (question) => [...slot.askers][0]?.(question) ?? Promise.resolve({ action: 'decline' });
         return connection;
       },
       (error: PlatformError) => {
@@ -205,7 +209,7 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
       slot = undefined;
     }
     if (!slot) {
-      slot = { key, connection: undefined, connecting: undefined, failures: 0, retryAt: 0, lastError: undefined, retired: false, tools: undefined };
+      slot = { key, connection: undefined, connecting: undefined, failures: 0, retryAt: 0, lastError: undefined, retired: false, tools: undefined, askers: new Set() };
       slots.set(serverId, slot);
     }
     if (slot.connection) return { slot, connection: slot.connection };
@@ -302,12 +306,13 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
       }
       const timeoutMs = call.timeoutMs ?? callTimeoutMs;
       const signal = call.signal;
-      const result = await request(serverId, config, `tool "${call.name}"`, timeoutMs, signal, async (connection, remaining) => {
+      const result = await request(serverId, config, `tool "${call.name}"`, timeoutMs, signal, async (connection, remaining, slot) => {
+        const params = { name: call.name, arguments: args as Record<string, unknown> };
+        const late = () => new PlatformError('timeout', `${serverLabel(config)} tool "${call.name}" did not answer within ${timeoutMs} ms`, { retryable: true, details: { timeoutMs } });
         const answer = await whileSampling(connection.samplers, config.allowSampling ? call.sample : undefined, () =>
-          connection.client.callTool({ name: call.name, arguments: args as Record<string, unknown> }, undefined, {
-            timeout: remaining,
-            ...(signal ? { signal } : {}),
-          }),
+          call.elicit
+            ? callAsking(connection.client, params, { remaining, signal, askers: slot.askers, elicit: call.elicit, late })
+            : connection.client.callTool(params, undefined, { timeout: remaining, ...(signal ? { signal } : {}) }),
         );
         return toToolResult(answer as { content?: unknown; structuredContent?: unknown; isError?: unknown });
       });

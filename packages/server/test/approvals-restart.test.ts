@@ -90,7 +90,7 @@ it('survives a SIGKILL: approved on the restarted server, the paused turn comple
     const continued = await call(second.url, 'POST', `/api/v1/approvals/${id}`, { decision: 'approve' });
     expect(continued.status, JSON.stringify(continued.body)).toBe(200);
     expect(continued.body.choices[0].message.content).toBe('It echoed hello.');
-    const sent = (fake.requests.at(-1) as { body: { messages: { role: string; tool_call_id?: string; content?: string }[] } }).body.messages;
+    const sent = (fake.requests.at(-1) as unknown as { body: { messages: { role: string; tool_call_id?: string; content?: string }[] } }).body.messages;
     expect(sent.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_echo', content: 'Echo: hello' });
     const after = (await call(second.url, 'GET', `/api/chats/${chatId}/messages`)).body.messages as { role: string; content: string }[];
     expect(after.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant']);

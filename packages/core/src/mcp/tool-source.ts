@@ -59,6 +59,7 @@ function agentTool(server: McpServerRecord, config: McpServerConfig, tool: McpTo
         ...(options.callTimeoutMs ? { timeoutMs: options.callTimeoutMs } : {}),
         ...(context.signal ? { signal: context.signal } : {}),
         ...(server.allowSampling && context.sample ? { sample: context.sample } : {}),
+        ...(context.elicit ? { elicit: context.elicit } : {}),
       });
       // The model sees a failing tool's text as an error, like a project tool's.
       if (result.isError) throw new Error(result.text || `MCP tool ${tool.name} failed`);

@@ -1,4 +1,5 @@
 import type { ToolSampleRequest, ToolSampleResult } from '../agent/tools.js';
+import type { ElicitationAnswer, ElicitationRequest } from '../agent/questions.js';
 
 /**
  * The MCP plug-in interface: connections to Model Context Protocol servers (stdio, streamable
@@ -89,6 +90,12 @@ export interface McpConnector {
       readonly signal?: AbortSignal;
       /** Answers the server's `sampling/createMessage` requests while this call runs (with `config.allowSampling`). */
       readonly sample?: (request: ToolSampleRequest) => Promise<ToolSampleResult>;
+      /**
+       * Answers the server's `elicitation/create` requests (form mode) while this call runs; the
+       * call's time limit stands still while one waits. Without it the client declines them.
+       * With several calls of one server running, a question goes to the oldest that can answer.
+       */
+      readonly elicit?: (request: ElicitationRequest) => Promise<ElicitationAnswer>;
     },
   ): Promise<McpToolResult>;
   /** Closes a server's shared connection (after it is deleted). Never rejects. */
