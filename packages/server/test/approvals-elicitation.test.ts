@@ -74,7 +74,7 @@ it('streams the form (fields with defaults), takes an accepted answer checked ag
   const { chunks, decisions } = await askAndAnswer({ decision: 'accept', content: { name: 'Ada Lovelace', check: true } });
   const question = chunks.find((c) => c.elicitation)?.elicitation;
   expect(question).toMatchObject({ tool: TOOL, callId: 'call_form', message: 'Please provide inputs for the following fields:' });
-  const fields = Object.fromEntries((question.fields as { name: string }[]).map((f) => [f.name, f]));
+  const fields: Record<string, any> = Object.fromEntries((question.fields as { name: string }[]).map((f) => [f.name, f]));
   expect(fields.name).toMatchObject({ type: 'string', required: true, title: 'String' });
   expect(fields.integer).toMatchObject({ type: 'integer', default: 42, minimum: 1, maximum: 100 });
   expect(fields.untitledSingleSelectEnum.options.map((o: { value: string }) => o.value)).toContain('Rachel');
