@@ -307,12 +307,9 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
       const timeoutMs = call.timeoutMs ?? callTimeoutMs;
       const signal = call.signal;
       const result = await request(serverId, config, `tool "${call.name}"`, timeoutMs, signal, async (connection, remaining, slot) => {
-        const params = { name: call.name, arguments: args as Record<string, unknown> };
-        const late = () => new PlatformError('timeout', `${serverLabel(config)} tool "${call.name}" did not answer within ${timeoutMs} ms`, { retryable: true, details: { timeoutMs } });
+        const asking = call.elicit && { askers: slot.askers, elicit: call.elicit, subject: `${serverLabel(config)} tool "${call.name}"`, timeoutMs };
         const answer = await whileSampling(connection.samplers, config.allowSampling ? call.sample : undefined, () =>
-          call.elicit
-            ? callAsking(connection.client, params, { remaining, signal, askers: slot.askers, elicit: call.elicit, late })
-            : connection.client.callTool(params, undefined, { timeout: remaining, ...(signal ? { signal } : {}) }),
+          callAsking(connection.client, { name: call.name, arguments: args as Record<string, unknown> }, remaining, signal, asking),
         );
         return toToolResult(answer as { content?: unknown; structuredContent?: unknown; isError?: unknown });
       });

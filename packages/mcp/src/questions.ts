@@ -1,4 +1,4 @@
-import type { ElicitationAnswer, ElicitationRequest, PlatformError } from '@agent-platform/core';
+import { type ElicitationAnswer, type ElicitationRequest, PlatformError } from '@agent-platform/core';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 
 /** A running call that can answer its server's questions. */
@@ -36,15 +36,20 @@ function pausableTimeout(ms: number, error: () => PlatformError): { signal: Abor
 
 /**
  * A tool call that may ask the person (`elicitation/create`): registered in `askers` while it
- * runs (the connection routes questions to the oldest), its time limit (`remaining` ms, then
- * `late()`) standing still while a question waits for `elicit`.
+ * runs (the connection routes questions to the oldest), its time limit (`remaining` ms, then a
+ * `timeout` naming `subject`) standing still while a question waits for `elicit`.
  */
 export async function callAsking(
   client: Client,
   params: { name: string; arguments: Record<string, unknown> },
-  options: { remaining: number; signal: AbortSignal | undefined; askers: Set<Asker>; elicit: Asker; late: () => PlatformError },
+  remaining: number,
+  signal: AbortSignal | undefined,
+  options: { askers: Set<Asker>; elicit: Asker; subject: string; timeoutMs: number } | undefined,
 ): Promise<unknown> {
-  const clock = pausableTimeout(options.remaining, options.late);
+  // A call that asks nothing: the SDK's own time limit.
+  if (!options) return client.callTool(params, undefined, { timeout: remaining, ...(signal ? { signal } : {}) });
+  const late = () => new PlatformError('timeout', `${options.subject} did not answer within ${options.timeoutMs} ms`, { retryable: true, details: { timeoutMs: options.timeoutMs } });
+  const clock = pausableTimeout(remaining, late);
   const ask: Asker = async (question) => {
     clock.pause();
     try {
@@ -55,7 +60,7 @@ export async function callAsking(
   };
   options.askers.add(ask);
   try {
-    return await client.callTool(params, undefined, { timeout: MAX_TIMER_MS, signal: options.signal ? AbortSignal.any([options.signal, clock.signal]) : clock.signal });
+    return await client.callTool(params, undefined, { timeout: MAX_TIMER_MS, signal: signal ? AbortSignal.any([signal, clock.signal]) : clock.signal });
   } finally {
     options.askers.delete(ask);
     clock.stop();

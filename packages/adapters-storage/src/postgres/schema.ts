@@ -311,11 +311,11 @@ export const migrations: Record<string, Migration> = {
   '0013_message_parts': { up: (db: Kysely<any>) => addMessageParts(db, 'json') },
   '0014_provider_settings': { up: addProviderSettings },
   '0015_message_reasoning': { up: (db: Kysely<any>) => addMessageReasoning(db, 'json') },
+  // Tool calls a person approves, and MCP servers' questions (SQLite's 0026).
+  '0017_approvals': { up: (db: Kysely<any>) => addApprovals(db, { time: 'timestamptz', flag: 'boolean', json: 'json' }) },
   // A tool the owner offers on the project's MCP server (SQLite's 0027).
   '0018_tool_mcp_exposure': { up: (db: Kysely<any>) => addToolMcpExposure(db, 'boolean', sql`false`) },
   '0019_mcp_sampling': { up: (db: Kysely<any>) => addMcpSampling(db, 'boolean') },
-  // Tool calls a person approves, and MCP servers' questions (SQLite's 0026).
-  '0017_approvals': { up: (db: Kysely<any>) => addApprovals(db, { time: 'timestamptz', flag: 'boolean', json: 'json' }) },
 };
 
 /**

@@ -440,9 +440,9 @@ export const migrations: Record<string, Migration> = {
   '0022_message_parts': { up: (db: Kysely<any>) => addMessageParts(db, 'text') },
   '0023_provider_settings': { up: addProviderSettings },
   '0024_message_reasoning': { up: (db: Kysely<any>) => addMessageReasoning(db, 'text') },
+  // Tool calls a person approves, and MCP servers' questions (kysely/approvals-table.ts).
+  '0026_approvals': { up: (db: Kysely<any>) => addApprovals(db, { time: 'integer', flag: 'integer', json: 'text' }) },
   // A tool the owner offers on the project's MCP server (ToolRecord.exposeOverMcp); existing tools are not.
   '0027_tool_mcp_exposure': { up: (db: Kysely<any>) => addToolMcpExposure(db, 'integer', sql`0`) },
   '0028_mcp_sampling': { up: (db: Kysely<any>) => addMcpSampling(db, 'integer') },
-  // Tool calls a person approves, and MCP servers' questions (kysely/approvals-table.ts).
-  '0026_approvals': { up: (db: Kysely<any>) => addApprovals(db, { time: 'integer', flag: 'integer', json: 'text' }) },
 };

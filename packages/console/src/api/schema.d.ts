@@ -3342,6 +3342,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         server: {
+                            /** @description Whether the server may ask the project's model for completions during its tool calls */
+                            allowSampling: boolean;
                             args: string[];
                             command: string | null;
                             /** Format: date-time */

@@ -2,9 +2,9 @@ import { answerTooLarge } from '../net/bounded-body.js';
 import { type ByteLimit, byteBudget, DEFAULT_UPSTREAM_LIMITS } from '../net/upstream-limits.js';
 import type { SearchHit } from '../schemas/knowledge.js';
 import type { ChatMessage, ChatModel, ChatRequest, FinishReason, ReasoningBlock, ResponseFormat, ToolCall, ToolChoice, ToolDefinition, Usage } from './chat-model.js';
-import type { AgentTool, ToolSampleRequest, ToolSampleResult } from './tools.js';
 import type { DecidedCall, QuestionAsker } from './questions.js';
 import { type CallContext, runToolCall } from './tool-calls.js';
+import type { AgentTool, ToolSampleRequest, ToolSampleResult } from './tools.js';
 
 /** A knowledge hit that went into the model's context, as the response reports it. */
 export interface Source {

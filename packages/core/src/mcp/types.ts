@@ -1,5 +1,5 @@
-import type { ToolSampleRequest, ToolSampleResult } from '../agent/tools.js';
 import type { ElicitationAnswer, ElicitationRequest } from '../agent/questions.js';
+import type { ToolSampleRequest, ToolSampleResult } from '../agent/tools.js';
 
 /**
  * The MCP plug-in interface: connections to Model Context Protocol servers (stdio, streamable
