@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type FakeChatServer, startFakeChatServer } from '../../adapters-models/test/openai-chat-server.js';
 import { type ServerProcess, startEverything } from '../../mcp/test/helpers.js';
-import { ALLOW_LOOPBACK, startTestServer, type TestServer } from './helpers.js';
+import { ALLOW_LOOPBACK, sseEvents, startTestServer, type TestServer } from './helpers.js';
 
 // An MCP server's question during a tool call (elicitation/create) as a pending question: the
 // real server-everything over streamable HTTP asks with its trigger-elicitation-request tool;
@@ -106,4 +106,29 @@ it('declines: the tool hears the refusal; a wrong answer is refused with the fie
   expect(checked.decisions[0]?.body.message).toContain('content.integer: must be at most 100');
   expect(checked.decisions[1]?.body.approval.state).toBe('cancelled');
   expect(checked.chunks.find((c) => c.toolResult)?.toolResult.content).toContain('User cancelled');
+}, 60_000);
+
+it('declines a question nobody answers within the timeout, and the tool goes on with the refusal', async () => {
+  const quick = await startTestServer({
+    env: { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-upstream', AGENT_PLATFORM_MODEL_TIMEOUT_MS: '10000' },
+    outbound: ALLOW_LOOPBACK,
+    approvals: { questionTimeoutMs: 1000 },
+  });
+  try {
+    const project = (await quick.call('POST', '/api/projects/create', { body: { name: 'forms', model: 'gpt-4o-mini', provider: 'openai' } })).body.project.id;
+    const added = await quick.call('POST', '/api/mcp/add-server', { body: { projectId: project, name: 'everything', transport: 'http', url: `http://127.0.0.1:${everything.port}/mcp` } });
+    for (let i = 0; i < 100; i++) {
+      const tools = (await quick.call('GET', `/api/mcp/servers/${added.body.server.id}/tools`)).body.tools as { name: string }[];
+      if (tools.some((t) => t.name === 'trigger-elicitation-request')) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    fake.script({ toolCalls: [{ id: 'call_late', name: TOOL, arguments: {} }] }, { text: 'No answer, then.' });
+    const res = await quick.call('POST', '/api/v1/chat/completions', { body: { model: project, stream: true, messages: [{ role: 'user', content: 'Fill in the form' }] } });
+    const chunks = sseEvents(res.body as string);
+    const question = chunks.find((c) => c.elicitation)?.elicitation;
+    expect(chunks.find((c) => c.toolResult)?.toolResult.content).toContain('User declined to provide the requested information');
+    expect((await quick.call('GET', `/api/v1/approvals/${question.id}`)).body.approval).toMatchObject({ state: 'declined', reason: 'No answer within 1 s' });
+  } finally {
+    await quick.stop();
+  }
 }, 60_000);
