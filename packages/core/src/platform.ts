@@ -175,4 +175,17 @@ export class AgentPlatform {
   }
 }
 
-installMethods(AgentPlatform, authMethods, approvalsMethods, projectsMethods, chatsMethods, credentialsMethods, toolsMethods, mcpMethods, localModelsMethods, completionsMethods, knowledgeMethods, agentMcpMethods);
+installMethods(
+  AgentPlatform,
+  authMethods,
+  approvalsMethods,
+  projectsMethods,
+  chatsMethods,
+  credentialsMethods,
+  toolsMethods,
+  mcpMethods,
+  localModelsMethods,
+  completionsMethods,
+  knowledgeMethods,
+  agentMcpMethods,
+);

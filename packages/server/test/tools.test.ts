@@ -53,7 +53,7 @@ describe('tools', () => {
     await create({ ...ADD, name: 'second' });
     const page = await s.call('GET', `/api/tools?projectId=${projectId}&limit=1`);
     expect(page.body).toMatchObject({ success: true, total: 2, hasMore: true, nextOffset: 1 });
-    expect(Object.keys(page.body.tools[0]).sort()).toEqual(['createdAt', 'description', 'enabled', 'exposeOverMcp', 'id', 'language', 'name']);
+    expect(Object.keys(page.body.tools[0]).sort()).toEqual(['createdAt', 'description', 'enabled', 'exposeOverMcp', 'id', 'language', 'name', 'requiresApproval']);
 
     const put = await s.call('PUT', `/api/tools/${tool.id}`, { body: { toolId: tool.id, tool: { description: 'Sums', code: 'function main(a) { return a.a * 10 + a.b; }' } } });
     expect(put.body).toEqual({ success: true, message: 'Tool updated' });
