@@ -233,6 +233,6 @@ describe('the connector itself', () => {
   });
 
   it('exports', () => {
-    expect(Object.keys(exported).sort()).toEqual(['createMcpConnector', 'formatCommandLine', 'parseStdioEntry', 'splitCommandLine']);
+    expect(Object.keys(exported).sort()).toEqual(['createAgentMcpServer', 'createMcpConnector', 'formatCommandLine', 'handleAgentMcpRequest', 'parseStdioEntry', 'splitCommandLine']);
   });
 });
