@@ -1,6 +1,7 @@
 import { type Api, type BodyOf, fillPath, type ResultOf } from '../../api/client';
 import type { paths } from '../../api/schema';
 import { sseEvents } from '../../api/sse';
+import { type Waiting, waitingOf } from './waiting';
 
 /** A knowledge chunk the answer was given, numbered as the answer cites it. */
 export type Source = ResultOf<'/api/v1/ai/chat/completions', 'post'>['sources'][number];
@@ -35,6 +36,8 @@ export interface AnswerProgress {
   readonly steps: readonly ToolStep[];
   /** `reasoning_content` (where the provider streams reasoning): never part of `text`. */
   readonly reasoning: string;
+  /** Tool calls waiting for the person's approval (the answer paused) and MCP servers' questions. */
+  readonly waiting: readonly Waiting[];
 }
 
 type CompletionBody = NonNullable<BodyOf<'/api/v1/ai/chat/completions', 'post'>>;
@@ -60,26 +63,29 @@ export function withStep(steps: readonly ToolStep[], chunk: ToolStepChunk): read
  * Reads an answer in OpenAI's chunk format (a completion's SSE answer, or the replay of its
  * resumable stream) until `data: [DONE]`, calling `onProgress` as the text grows. A mid-stream
  * `{ error }` chunk throws with the service's message; `toolCall` / `toolResult` chunks become
- * the answer's steps. Resolves with the whole answer.
+ * the answer's steps; `approval` / `elicitation` chunks what waits for the person. Resolves with the whole answer.
  */
 export async function readAnswer(res: Response, onProgress: (answer: AnswerProgress) => void, signal?: AbortSignal): Promise<AnswerProgress> {
   let text = '';
   let sources: readonly Source[] = [];
   let steps: readonly ToolStep[] = [];
   let reasoning = '';
+  let waiting: readonly Waiting[] = [];
   for await (const event of sseEvents(res, signal)) {
     if (event.data === '[DONE]') break;
     const chunk = JSON.parse(event.data) as Chunk;
     if (chunk.error) throw new Error(chunk.error.message ?? 'The answer failed');
     if (chunk.sources) sources = chunk.sources;
     steps = withStep(steps, chunk);
+    const asks = waitingOf(chunk);
+    if (asks) waiting = [...waiting, asks];
     const delta = chunk.choices?.[0]?.delta;
     text += delta?.content ?? '';
     reasoning += delta?.reasoning_content ?? '';
-    onProgress({ text, sources, steps, reasoning });
+    onProgress({ text, sources, steps, reasoning, waiting });
   }
   if (signal?.aborted) throw new DOMException('Stopped', 'AbortError');
-  return { text, sources, steps, reasoning };
+  return { text, sources, steps, reasoning, waiting };
 }
 
 /**

@@ -3,12 +3,14 @@ import { messageOf } from '../../api/client';
 import { useApi } from '../../api/context';
 import { Empty, ErrorNote, Loading } from '../../components/ui';
 import { pendingAnswer, setPendingAnswer } from '../../session';
-import { type AnswerProgress, askInStream, resumeAnswer, type Source } from './answer-stream';
+import { type AnswerProgress, askInStream, readAnswer, resumeAnswer, type Source } from './answer-stream';
 import { AskForm, contentOf, imageError, type Question } from './ask-form';
 import { type Chat, ChatHeader } from './chat-header';
 import { CitationPanel } from './citation';
 import { type Turn, turnsOf } from './history';
 import { TurnView } from './turn-view';
+import { type Decision, decide, listWaiting, mergeWaiting, type Waiting } from './waiting';
+import { WaitingList } from './waiting-list';
 
 /**
  * The chat playground of a project: its chats listed, the selected chat's history, and a new
@@ -24,6 +26,9 @@ export function ChatScreen({ projectId }: { projectId: string }) {
   const [open, setOpen] = useState<{ source: Source; question: string } | null>(null);
   const running = useRef<AbortController | null>(null);
   const [busy, setBusy] = useState(false);
+  // What waits for the person: from the answer's chunks, and listed when a chat is opened.
+  const [waiting, setWaiting] = useState<readonly Waiting[]>([]);
+  const decided = useRef(new Set<string>());
 
   const loadChats = () =>
     api
@@ -37,8 +42,7 @@ export function ChatScreen({ projectId }: { projectId: string }) {
   };
 
   /** Streams an answer into the last turn, whichever way it comes (asked now, or resumed). */
-  const follow = async (q: string, run: (signal: AbortSignal, onProgress: (a: AnswerProgress) => void) => Promise<AnswerProgress>, json = false) => {
-    const abort = new AbortController();
+  const follow = async (q: string, run: (signal: AbortSignal, onProgress: (a: AnswerProgress) => void) => Promise<AnswerProgress>, json = false, abort = new AbortController()) => {
     running.current = abort;
     setBusy(true);
     const show = (patch: Partial<Turn> | ((turn: Turn) => Partial<Turn>)) =>
@@ -47,7 +51,10 @@ export function ChatScreen({ projectId }: { projectId: string }) {
         return [...list.slice(0, -1), { ...last, ...(typeof patch === 'function' ? patch(last) : patch) }];
       });
     setTurns((list) => [...list, { role: 'assistant', text: '', question: q, state: 'streaming', ...(json ? { json } : {}) }]);
-    const shown = (a: AnswerProgress) => ({ text: a.text, sources: a.sources, steps: a.steps, ...(a.reasoning ? { reasoning: a.reasoning } : {}) });
+    const shown = (a: AnswerProgress) => {
+      if (a.waiting.length) setWaiting((list) => mergeWaiting(list, a.waiting, decided.current));
+      return { text: a.text, sources: a.sources, steps: a.steps, ...(a.reasoning ? { reasoning: a.reasoning } : {}) };
+    };
     try {
       const answer = await run(abort.signal, (a) => show(shown(a)));
       show({ ...shown(answer), state: undefined });
@@ -64,12 +71,31 @@ export function ChatScreen({ projectId }: { projectId: string }) {
     }
   };
 
+  const loadWaitingOf = (id: string) =>
+    listWaiting(api, id)
+      .then((list) => setWaiting(list.filter((w) => !decided.current.has(w.id))))
+      .catch((e) => setError(messageOf(e)));
+
+  /**
+   * Decides what waits: a question's answer goes to its tool (the answer's stream, still open,
+   * goes on); the last decision of a paused turn streams the continued turn into the chat.
+   */
+  const onDecide = async (item: Waiting, decision: Decision) => {
+    const abort = new AbortController();
+    const res = await decide(api, item.id, decision, abort.signal);
+    decided.current.add(item.id);
+    setWaiting((list) => list.filter((w) => w.id !== item.id));
+    const question = turns.findLast((t) => t.role === 'user')?.text ?? '';
+    if (res) await follow(question, (signal, onProgress) => readAnswer(res, onProgress, signal), false, abort);
+  };
+
   useEffect(() => {
     void loadChats();
     const pending = pendingAnswer();
     if (pending && pending.projectId === projectId) {
       // A reload during an answer: show the chat so far, then replay the answer's stream.
       setChatId(pending.chatId);
+      void loadWaitingOf(pending.chatId);
       void loadTurns(pending.chatId)
         .then((list) => {
           // The stream replays the answer from its start: drop it if it was stored meanwhile.
@@ -89,8 +115,10 @@ export function ChatScreen({ projectId }: { projectId: string }) {
     setOpen(null);
     setChatId(id);
     setError(null);
+    setWaiting([]);
     try {
       setTurns(id ? await loadTurns(id) : []);
+      if (id) await loadWaitingOf(id);
     } catch (e) {
       setError(messageOf(e));
     }
@@ -164,6 +192,7 @@ export function ChatScreen({ projectId }: { projectId: string }) {
             <TurnView key={i} turn={t} onOpen={(source, question) => setOpen({ source, question })} />
           ))}
         </ol>
+        <WaitingList items={waiting} onDecide={onDecide} />
         {open ? <CitationPanel question={open.question} source={open.source} onClose={() => setOpen(null)} /> : null}
         <AskForm busy={busy} onSend={(q) => void send(q)} onStop={() => running.current?.abort()} />
       </section>

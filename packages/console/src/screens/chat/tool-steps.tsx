@@ -10,8 +10,8 @@ export function pretty(text: string | undefined): string {
   }
 }
 
-/** An MCP server's tool is `mcp__<server>__<tool>` (server names have no `__`). */
-function StepName({ name }: { name: string }) {
+/** A tool step's name: an MCP server's tool is `mcp__<server>__<tool>` (server names have no `__`). */
+export function StepName({ name }: { name: string }) {
   const mcp = /^mcp__(.+?)__(.+)$/.exec(name);
   return mcp ? (
     <>
