@@ -15,6 +15,7 @@ export const ID_PREFIXES = {
   credential: 'cred',
   job: 'job',
   approval: 'apv',
+  response: 'resp',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -32,6 +32,8 @@ import { createMemoryNotifier, type Notifier } from './notify/notifier.js';
 import type { AgentPlatformOptions } from './platform-options.js';
 import { projectsMethods } from './projects/methods.js';
 import { ProjectsService } from './projects/service.js';
+import { responsesMethods } from './responses/methods.js';
+import { ResponsesService } from './responses/service.js';
 import type { SecretBox } from './security/secrets.js';
 import type { StorageAdapter } from './storage/types.js';
 import { toolsMethods } from './tools/methods.js';
@@ -50,7 +52,8 @@ type PublicMethods = typeof authMethods &
   typeof localModelsMethods &
   typeof completionsMethods &
   typeof knowledgeMethods &
-  typeof agentMcpMethods;
+  typeof agentMcpMethods &
+  typeof responsesMethods;
 
 /** The areas' methods, which `installMethods` (below) puts on the class's prototype. */
 export interface AgentPlatform extends PublicMethods {}
@@ -83,6 +86,8 @@ export class AgentPlatform {
   readonly #ctx: PlatformContext;
   /** Chat completions, the models list and resumable chat streams. */
   readonly completions: CompletionsService;
+  /** The Open Responses API, on the completions' agent runs. */
+  readonly responses: ResponsesService;
   /** Documents, chunks, search and settings of projects' knowledge bases. */
   readonly knowledge: KnowledgeService;
   /** Users and API keys. */
@@ -149,6 +154,7 @@ export class AgentPlatform {
       approvals: this.approvals,
     });
     this.agentMcp = new AgentMcpService(this.#ctx, { completions: this.completions, knowledge: this.knowledge, tools: this.tools });
+    this.responses = new ResponsesService(this.#ctx, { planner: this.completions.planner, chats: this.chats });
   }
 
   /** Resumes background work left by an earlier run (unfinished indexing jobs). Call once after constructing. */
@@ -163,6 +169,7 @@ export class AgentPlatform {
 
   /** Stops background work and closes the adapters (storage last). Idempotent. */
   async close(): Promise<void> {
+    await this.responses.close();
     this.agentMcp.close();
     await this.knowledge.close();
     await this.#tools?.close();
@@ -186,6 +193,7 @@ installMethods(
   mcpMethods,
   localModelsMethods,
   completionsMethods,
+  responsesMethods,
   knowledgeMethods,
   agentMcpMethods,
 );

@@ -96,6 +96,16 @@ const OPENAI_TYPE_BY_CODE: Partial<Record<ErrorCode, string>> = {
 };
 
 /**
+ * The Open Responses error object: OpenAI's, with `param`, the field at fault (the first issue's
+ * path, dotted), or null.
+ */
+export function responsesError(code: ErrorCode, message: string, details?: Record<string, unknown>): { message: string; type: string; code: string; param: string | null } {
+  const issues = details?.issues as { path?: unknown[] }[] | undefined;
+  const path = issues?.[0]?.path;
+  return { ...openaiError(code, message, details), param: Array.isArray(path) && path.length > 0 ? path.join('.') : null };
+}
+
+/**
  * OpenAI's error object, so OpenAI clients show the error (the OpenAI-compatible routes, and the
  * failure event of a completion stream, live or replayed).
  */

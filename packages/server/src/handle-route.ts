@@ -5,10 +5,10 @@ import type { Logger } from 'pino';
 import { FastResponse } from 'srvx';
 import { binaryResponse } from './binary.js';
 import { queryObject, readJsonBody } from './body.js';
-import { failureHeaders, openaiError, toErrorResponse } from './errors.js';
+import { failureHeaders, openaiError, responsesError, toErrorResponse } from './errors.js';
 import { readMultipartBody } from './multipart.js';
 import type { ApiRoute, RouteInput } from './route.js';
-import { afterFirstEvent, COMPLETION_END, completionFrame, dataFrame, eventStream } from './sse.js';
+import { afterFirstEvent, COMPLETION_END, completionFrame, dataFrame, eventStream, responseFrame } from './sse.js';
 
 export interface RouteHandlerOptions {
   /** Largest JSON body, in bytes. */
@@ -107,6 +107,22 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
           ...clientGone(event),
         });
       }
+      case 'responses': {
+        // The Open Responses stream: its failures are events of the stream itself (an `error`,
+        // then `response.failed`); a failure outside it (a bug) ends it with an `error` event.
+        const result = await route.handler(platform, input);
+        if (!result.stream) return json(200, result.body);
+        return eventStream(result.events, {
+          frame: responseFrame,
+          failure: (e) => {
+            const { code, message, details } = streamFailure(e, event);
+            return responseFrame({ type: 'error', sequence_number: -1, error: { code, message, param: null, ...(details ? { details } : {}) } });
+          },
+          end: COMPLETION_END,
+          keepAliveMs,
+          ...clientGone(event),
+        });
+      }
       case 'sse':
         // Indexing progress: one `data:` JSON event each; a failure is a last `error` event.
         return eventStream(await route.handler(platform, input), {
@@ -146,6 +162,7 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
       return json(status, { ...extra, ...rest, error: message }, headers);
     }
     if (route.kind === 'openai') return json(status, { ...extra, ...body, error: openaiError(body.code, body.message, body.details) }, headers);
+    if (route.kind === 'responses') return json(status, { ...extra, ...body, error: responsesError(body.code, body.message, body.details) }, headers);
     return json(status, { ...extra, ...body }, headers);
   }
 

@@ -48,6 +48,11 @@ const ERROR_SCHEMAS = {
   OpenAIErrorResponse: ErrorResponse.extend({
     error: z.object({ message: z.string(), type: z.string(), code: z.string() }).describe("OpenAI's error object, so OpenAI clients show the error"),
   }),
+  ResponsesErrorResponse: ErrorResponse.extend({
+    error: z
+      .object({ message: z.string(), type: z.string(), code: z.string(), param: z.string().nullable().describe('The field at fault, dotted (input.0.content), or null') })
+      .describe('The Open Responses error object'),
+  }),
   LocalModelErrorResponse,
 };
 
@@ -110,6 +115,14 @@ function successResponse(route: ApiRoute) {
     case 'sse':
     case 'replay':
       return { description: 'Server-Sent Events: a comment opens the stream, each data line is one event of this schema', ...events(schemaOf(route.response, 'output')) };
+    case 'responses': {
+      const body = schemaOf(route.response, 'output');
+      if (!route.events) return { description: 'Success', ...json(body) };
+      return {
+        description: 'The response as JSON, or with stream true as Server-Sent Events (event: the type, data: the event) ending with data: [DONE]',
+        content: { 'application/json': { schema: body }, 'text/event-stream': { schema: schemaOf(route.events, 'output') } },
+      };
+    }
     case 'openai': {
       const body = schemaOf(route.response, 'output');
       const chunk = route.events ? schemaOf(route.events, 'output') : body;
@@ -163,7 +176,7 @@ export function buildOpenApi(apiRoutes: readonly ApiRoute[], publicRoutes: reado
   const tags = new Set<string>(['Service']);
   for (const route of apiRoutes) {
     tags.add(route.tag);
-    const errorSchema = route.kind === 'raw' ? 'LocalModelErrorResponse' : route.kind === 'openai' ? 'OpenAIErrorResponse' : 'ErrorResponse';
+    const errorSchema = route.kind === 'raw' ? 'LocalModelErrorResponse' : route.kind === 'openai' ? 'OpenAIErrorResponse' : route.kind === 'responses' ? 'ResponsesErrorResponse' : 'ErrorResponse';
     const body = route.bodyDoc ?? route.body;
     add(route.path, route.method, {
       summary: route.summary,

@@ -1,5 +1,5 @@
 import type { AgentPlatform, Caller, ErrorCode, StreamEvent, StreamRecord } from '@agent-platform/core';
-import type { ChatCompletionChunk } from '@agent-platform/core/schemas';
+import type { ChatCompletionChunk, ResponseStreamEvent } from '@agent-platform/core/schemas';
 import type { z } from 'zod';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -16,8 +16,9 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * | `raw` | the body | JSON, 200; errors put their message in `error`, not `message` (the Ollama-style local model routes) |
  * | `binary` | a `BinaryBody` (bytes, type, validator) | the bytes as they are, with the route's `media` headers; `If-None-Match` answered 304 |
  * | `web` | a web `Response` | as it is: a protocol that answers for itself (the MCP server's streamable HTTP transport); failures before it (401, 404, a bad body) in the API's error shape |
+ * | `responses` | `{ stream: false, body }` or `{ stream: true, events }` | JSON, or the Open Responses SSE (`event:` the type, `data:` the event, ending `data: [DONE]`); errors carry the specification's `error` object (with `param`) |
  */
-export type RouteKind = 'json' | 'sse' | 'openai' | 'replay' | 'raw' | 'binary' | 'web';
+export type RouteKind = 'json' | 'sse' | 'openai' | 'replay' | 'raw' | 'binary' | 'web' | 'responses';
 
 /** What a `binary` route's handler returns: stored bytes, served as they are. */
 export interface BinaryBody {
@@ -47,6 +48,7 @@ export interface RouteResults {
   raw: unknown;
   binary: BinaryBody;
   web: Response;
+  responses: { stream: false; body: unknown } | { stream: true; events: AsyncIterable<ResponseStreamEvent> };
 }
 
 /** The parsed value of an optional schema; `{}` when the route declares none. */
@@ -106,7 +108,7 @@ interface RouteBase<
   readonly params?: P;
   readonly query?: Q;
   readonly body?: B;
-  /** `openai` routes: the schema of each streamed chunk (`stream: true`). */
+  /** `openai` and `responses` routes: the schema of each streamed chunk or event (`stream: true`). */
   readonly events?: z.ZodType;
   /** How the route answers. Default `json`. */
   readonly kind?: K;

@@ -1,5 +1,6 @@
-import type { StreamRecord } from '@agent-platform/core';
-import { openaiError } from './errors.js';
+import type { ErrorCode, StreamRecord } from '@agent-platform/core';
+import type { ResponseStreamEvent } from '@agent-platform/core/schemas';
+import { openaiError, responsesError } from './errors.js';
 
 /** Default interval of the keep-alive comment of every SSE response: 15 s. */
 export const DEFAULT_SSE_KEEP_ALIVE_MS = 15_000;
@@ -53,6 +54,18 @@ export const dataFrame = (value: unknown) => `data: ${JSON.stringify(value)}\n\n
 export function completionFrame(record: StreamRecord, id?: number): string {
   const data = record.type === 'chunk' ? record.chunk : { error: openaiError(record.code, record.message, record.details) };
   return id === undefined ? dataFrame(data) : `id: ${id}\n${dataFrame(data)}`;
+}
+
+/**
+ * One event of a response's stream, as the Open Responses specification frames it: `event:`
+ * its type, `data:` the event. A failure (`error`) carries the specification's error object:
+ * the core error code becomes its `type` and `code` as on the completions route.
+ */
+export function responseFrame(event: ResponseStreamEvent): string {
+  if (event.type !== 'error') return `event: ${event.type}\n${dataFrame(event)}`;
+  const { code, message, details } = (event as unknown as { error: { code: ErrorCode; message: string; details?: Record<string, unknown> } }).error;
+  const param = (event as unknown as { error: { param: string | null } }).error.param;
+  return `event: error\n${dataFrame({ type: 'error', sequence_number: event.sequence_number, error: { ...responsesError(code, message, details), param } })}`;
 }
 
 /** The last event of a chat completion's stream. */

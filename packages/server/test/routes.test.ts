@@ -107,6 +107,12 @@ const make = {
     await s.platform.storage.approvals.insert([row(`apv_${chatId}_1`), row(`apv_${chatId}_2`)]);
     return `apv_${chatId}_1`;
   },
+  response: async (key: string) => (await create(key, 'POST', '/api/v1/responses', { model: await make.project(key), input: 'hello' })).id as string,
+  /** A background response left running (its model call hangs until the response is cancelled). */
+  running: async (key: string) => {
+    upstream.script({ hang: true });
+    return (await create(key, 'POST', '/api/v1/responses', { model: await make.project(key), input: 'hello', background: true })).id as string;
+  },
   stream: async (key: string) => {
     const chatId = await make.chat(key);
     const streamId = (await create(key, 'POST', `/api/chats/${chatId}/streams`, { chatId })).stream.id as string;
@@ -136,6 +142,11 @@ const VALID: Record<string, (key: string) => Promise<Call>> = {
   'POST /api/v1/approvals/{id}': async (key) => ({ params: { id: await make.approval(key) }, body: { decision: 'deny', reason: 'not now' } }),
   'PATCH /api/mcp/servers/{id}': async (key) => ({ params: { id: await make.mcpServer(key) }, body: { requiresApproval: ['echo'] } }),
   'GET /api/v1/models': async () => ({}),
+  'POST /api/v1/responses': async (key) => ({ body: { model: await make.project(key), input: 'hello' } }),
+  'GET /api/v1/responses/{id}': async (key) => ({ params: { id: await make.response(key) } }),
+  'DELETE /api/v1/responses/{id}': async (key) => ({ params: { id: await make.response(key) } }),
+  'POST /api/v1/responses/{id}/cancel': async (key) => ({ params: { id: await make.running(key) } }),
+  'GET /api/v1/responses/{id}/input_items': async (key) => ({ params: { id: await make.response(key) }, query: { limit: '5' } }),
   'GET /api/v1/models/{id}': async (key) => ({ params: { id: await make.project(key) } }),
   'POST /api/chats': async (key) => ({ body: { projectId: await make.project(key), name: 'Support' } }),
   'GET /api/chats': async () => ({ query: { limit: '5', offset: '0' } }),
@@ -242,10 +253,17 @@ const messageOf = (route: ApiRoute, body: any): string => (route.kind === 'raw' 
 /**
  * A failure body has only the members of every failure (`success`, `code`, the message, and
  * `details` for extra facts), those the route's `failure` puts at the top level where the spec
- * shows them, and OpenAI's `error` object on the OpenAI-compatible routes.
+ * shows them, and OpenAI's `error` object on the OpenAI-compatible and responses routes.
  */
 function expectErrorMembers(route: ApiRoute, body: Record<string, unknown>) {
-  const allowed = new Set(['success', 'code', 'details', route.kind === 'raw' ? 'error' : 'message', ...(route.kind === 'openai' ? ['error'] : []), ...Object.keys(route.failure ?? {})]);
+  const allowed = new Set([
+    'success',
+    'code',
+    'details',
+    route.kind === 'raw' ? 'error' : 'message',
+    ...(route.kind === 'openai' || route.kind === 'responses' ? ['error'] : []),
+    ...Object.keys(route.failure ?? {}),
+  ]);
   expect(
     Object.keys(body).filter((member) => !allowed.has(member)),
     `${name(route)}: members outside details`,

@@ -226,6 +226,21 @@ export interface Database {
     lease_until: number | string | null;
   };
   stream_events: { stream_id: string; seq: number; event: string };
+  /** Stored responses (SQLite 0025, PostgreSQL 0016); times in ms since the epoch (bigint on PostgreSQL, read back as a string). */
+  responses: {
+    id: string;
+    user_id: string;
+    project_id: string | null;
+    chat_id: string | null;
+    previous_response_id: string | null;
+    status: string;
+    created_at: number | string;
+    updated_at: number | string;
+    /** JSON of the response resource. */
+    resource: string;
+    /** JSON of the input items. */
+    input: string;
+  };
   projects: {
     id: string;
     user_id: string;

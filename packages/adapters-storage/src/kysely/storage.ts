@@ -9,6 +9,7 @@ import { databaseBlobStore } from './repositories/blobs.js';
 import { conversationRepositories } from './repositories/conversations.js';
 import { jobRepository } from './repositories/jobs.js';
 import { knowledgeRepositories } from './repositories/knowledge.js';
+import { responseRepository } from './repositories/responses.js';
 import { streamRepository } from './repositories/streams.js';
 
 /** A storage in a database, with a blob store in the same database (`blobs` table). */
@@ -37,6 +38,7 @@ export function kyselyStorage(db: Kysely<Database>, dialect: StorageDialect, clo
       ...conversationRepositories(context),
       ...streamRepository(context),
       ...approvalRepository(context),
+      ...responseRepository(context),
       // A transaction inside a transaction runs in the outer one.
       transaction: over.isTransaction ? (fn) => fn(adapter(over)) : (fn) => (over as Kysely<Database>).transaction().execute((trx) => fn(adapter(trx))),
       close: closeOnce,

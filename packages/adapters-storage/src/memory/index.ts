@@ -9,6 +9,7 @@ import { memoryFiles } from './files.js';
 import { memoryJobs } from './jobs.js';
 import { memoryMcpServers } from './mcp-servers.js';
 import { memoryProjects } from './projects.js';
+import { memoryResponses } from './responses.js';
 import { memorySettings } from './settings.js';
 import { copyTables, emptyTables, type Tables } from './tables.js';
 import { memoryTools } from './tools.js';
@@ -29,6 +30,7 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
     tools: memoryTools(tables),
     mcpServers: memoryMcpServers(tables),
     approvals: memoryApprovals(tables),
+    responses: memoryResponses(tables),
     transaction,
     close,
   };

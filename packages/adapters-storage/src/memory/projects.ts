@@ -51,6 +51,7 @@ export function memoryProjects(tables: () => Tables): ProjectRepository {
       for (const tool of [...t.tools.values()]) if (tool.projectId === id) t.tools.delete(tool.id);
       for (const server of [...t.mcpServers.values()]) if (server.projectId === id) t.mcpServers.delete(server.id);
       for (const approval of [...t.approvals.values()]) if (approval.projectId === id) t.approvals.delete(approval.id);
+      for (const response of [...t.responses.values()]) if (response.projectId === id) t.responses.delete(response.id);
       t.settings.delete(id);
       return t.projects.delete(id);
     },

@@ -12,6 +12,7 @@ import type {
   McpServerRecord,
   Page,
   ProjectRecord,
+  ResponseRecord,
   ToolRecord,
   UserRecord,
 } from '@agent-platform/core';
@@ -36,6 +37,7 @@ export interface Tables {
   tools: Map<string, ToolRecord>;
   mcpServers: Map<string, McpServerRecord>;
   approvals: Map<string, ApprovalRecord>;
+  responses: Map<string, ResponseRecord>;
 }
 
 export const emptyTables = (): Tables => ({
@@ -54,6 +56,7 @@ export const emptyTables = (): Tables => ({
   tools: new Map(),
   mcpServers: new Map(),
   approvals: new Map(),
+  responses: new Map(),
 });
 
 export const copyTables = (t: Tables): Tables => ({
@@ -72,6 +75,7 @@ export const copyTables = (t: Tables): Tables => ({
   tools: new Map(t.tools),
   mcpServers: new Map(t.mcpServers),
   approvals: new Map(t.approvals),
+  responses: new Map(t.responses),
 });
 
 /** Deep copy through structuredClone: rows hold nested metadata objects and Dates. */

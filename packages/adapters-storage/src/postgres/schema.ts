@@ -6,17 +6,16 @@ import { addMcpSampling } from '../kysely/mcp-sampling.js';
 import { addMessageParts, addMessageReasoning } from '../kysely/message-parts.js';
 import { addProjectInstructions } from '../kysely/project-instructions.js';
 import { addProviderSettings } from '../kysely/provider-settings.js';
+import { createResponseTable } from '../kysely/response-tables.js';
 import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
 import { addToolMcpExposure } from '../kysely/tool-mcp-exposure.js';
 import { addUserCountsPostgres } from '../kysely/user-counts.js';
 
 /**
- * PostgreSQL's migrations: the same logical tables as SQLite's list (see `Database`), in
- * PostgreSQL's types: `timestamptz`, `boolean`, `json` (kept as written, key order included),
- * `bigint` row numbers and sizes, `bytea` vectors. The keyword index is tables of analyzed terms
- * (see keyword-index.ts) instead of FTS5. Applied in name order at open, under kysely's
- * migration lock (a PostgreSQL advisory lock), so instances starting together migrate once.
- * Never edit a released one: add the next number.
+ * PostgreSQL's migrations: the same logical tables as SQLite's list (see `Database`), in PostgreSQL's types: `timestamptz`, `boolean`,
+ * `json` (kept as written, key order included), `bigint` row numbers and sizes, `bytea` vectors. The keyword index is tables of analyzed
+ * terms (see keyword-index.ts) instead of FTS5. Applied in name order at open, under kysely's migration lock (a PostgreSQL advisory
+ * lock), so instances starting together migrate once. Never edit a released one: add the next number.
  */
 export const migrations: Record<string, Migration> = {
   '0001_schema': {
@@ -311,6 +310,7 @@ export const migrations: Record<string, Migration> = {
   '0013_message_parts': { up: (db: Kysely<any>) => addMessageParts(db, 'json') },
   '0014_provider_settings': { up: addProviderSettings },
   '0015_message_reasoning': { up: (db: Kysely<any>) => addMessageReasoning(db, 'json') },
+  '0016_responses': { up: (db: Kysely<any>) => createResponseTable(db, 'bigint') },
   // Tool calls a person approves, and MCP servers' questions (SQLite's 0026).
   '0017_approvals': { up: (db: Kysely<any>) => addApprovals(db, { time: 'timestamptz', flag: 'boolean', json: 'json' }) },
   // A tool the owner offers on the project's MCP server (SQLite's 0027).

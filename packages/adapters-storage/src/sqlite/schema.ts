@@ -6,6 +6,7 @@ import { addMcpSampling } from '../kysely/mcp-sampling.js';
 import { addMessageParts, addMessageReasoning } from '../kysely/message-parts.js';
 import { addProjectInstructions } from '../kysely/project-instructions.js';
 import { addProviderSettings } from '../kysely/provider-settings.js';
+import { createResponseTable } from '../kysely/response-tables.js';
 import { addStreamLeases, createStreamTables } from '../kysely/stream-tables.js';
 import { addToolMcpExposure } from '../kysely/tool-mcp-exposure.js';
 import { addUserCountsSqlite } from '../kysely/user-counts.js';
@@ -16,10 +17,7 @@ import { addUserCountsSqlite } from '../kysely/user-counts.js';
  */
 export const KEYWORD_TERMS_FUNCTION = 'keyword_terms';
 
-/**
- * Versioned migrations, applied in name order at open. Never edit a released one: add the
- * next number.
- */
+/** Versioned migrations, applied in name order at open. Never edit a released one: add the next number. */
 export const migrations: Record<string, Migration> = {
   '0001_users_keys_projects': {
     async up(db: Kysely<any>) {
@@ -440,6 +438,7 @@ export const migrations: Record<string, Migration> = {
   '0022_message_parts': { up: (db: Kysely<any>) => addMessageParts(db, 'text') },
   '0023_provider_settings': { up: addProviderSettings },
   '0024_message_reasoning': { up: (db: Kysely<any>) => addMessageReasoning(db, 'text') },
+  '0025_responses': { up: (db: Kysely<any>) => createResponseTable(db, 'integer') },
   // Tool calls a person approves, and MCP servers' questions (kysely/approvals-table.ts).
   '0026_approvals': { up: (db: Kysely<any>) => addApprovals(db, { time: 'integer', flag: 'integer', json: 'text' }) },
   // A tool the owner offers on the project's MCP server (ToolRecord.exposeOverMcp); existing tools are not.

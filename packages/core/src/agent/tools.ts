@@ -32,6 +32,9 @@ export interface ToolRunContext {
   readonly elicit?: (request: ElicitationRequest) => Promise<ElicitationAnswer>;
 }
 
+/** Prefix of every MCP function name offered to a model (`mcp__<server>__<tool>`); project tools may not use it. */
+export const MCP_TOOL_PREFIX = 'mcp__';
+
 /** A function the agent can call: its definition (offered to the model) and how to run it. */
 export interface AgentTool {
   readonly definition: ToolDefinition;

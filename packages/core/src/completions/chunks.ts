@@ -1,19 +1,10 @@
 import type { ToolCall, Usage } from '../agent/chat-model.js';
 import { formFields } from '../agent/form-fields.js';
-import type { AgentEvent, Source } from '../agent/loop.js';
+import type { Source } from '../agent/loop.js';
 import { PlatformError } from '../errors.js';
 import type { ChatCompletionChunk, ChatCompletionResponse } from '../schemas/completion-answers.js';
-import type { ChatRecord, MessageSource } from '../storage/types.js';
-
-export interface CompletionPlan {
-  readonly id: string;
-  readonly created: number;
-  /** The `model` of the response: the project id for an agent, else the model name. */
-  readonly responseModel: string;
-  readonly chat: ChatRecord | undefined;
-  readonly sources: readonly Source[];
-  readonly events: AsyncIterable<AgentEvent>;
-}
+import type { MessageSource } from '../storage/types.js';
+import type { CompletionPlan } from './types.js';
 
 const usageOut = (u: Usage) => ({ prompt_tokens: u.promptTokens, completion_tokens: u.completionTokens, total_tokens: u.totalTokens });
 

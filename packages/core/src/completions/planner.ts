@@ -7,18 +7,18 @@ import type { Caller, PlatformContext } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { randomString } from '../ids.js';
 import { checkProviderOptions, isModelProvider } from '../registries/model-providers.js';
-import type { CompletionMessage } from '../schemas/completions.js';
 import { AGENT_MIN_SCORE, type SearchHit } from '../schemas/knowledge.js';
 import type { ChatMessageRecord, ChatRecord, MessageSource, ProjectRecord, StoredContentPart } from '../storage/types.js';
 import { type AnswerSchemaValidator, checkAnswer, checkResponseSchema, formatInstruction } from './answer-format.js';
 import { type ApprovalDesk, decidedCalls, resumeSettings, waitingCalls } from './approval-desk.js';
 import { type ChatImageStore, imageLoader, storedParts, withoutImages } from './chat-images.js';
-import { type CompletionPlan, sourcesOut } from './chunks.js';
+import { sourcesOut } from './chunks.js';
 import { countMessageTokens, DEFAULT_HISTORY_TOKENS, fitHistory, readRecentTurns } from './history.js';
 import { checkImageCapability, imageParts, loadImages } from './images.js';
 import type { AgentOptions, OperatorKeyLimits } from './options.js';
 import { withCredentialNamed } from './refused-credential.js';
-import { type CompletionSettings, checkTools, operatorLimited, responseFormatOf, toChatMessages, turnSettings } from './request.js';
+import { checkTools, operatorLimited, responseFormatOf, toChatMessages, turnSettings } from './request.js';
+import type { AgentPlanner, CompletionPlan, PlanRequest } from './types.js';
 
 /** The caller's credential of a provider call (the credentials area implements it). */
 export interface CredentialResolver {
@@ -83,7 +83,7 @@ const lastUserText = (messages: readonly ChatMessage[]): string | undefined => {
  * chat's history, searches the knowledge base, gathers the tools, runs the agent turn, and
  * stores the turn in the chat when it completes (nothing when it fails or is aborted).
  */
-export class CompletionPlanner {
+export class CompletionPlanner implements AgentPlanner {
   readonly #ctx: PlatformContext;
   readonly #agent: AgentOptions;
   readonly #deps: CompletionPlannerDeps;
@@ -106,7 +106,7 @@ export class CompletionPlanner {
 
   async plan(
     caller: Caller,
-    request: CompletionSettings & { model?: string | undefined; messages: readonly CompletionMessage[]; provider?: string | undefined },
+    request: PlanRequest,
     target: {
       project: ProjectRecord | undefined;
       chat: ChatRecord | undefined;

@@ -18,17 +18,9 @@ import type { AgentOptions } from './options.js';
 import { CompletionPlanner, type CredentialResolver, type KnowledgeSearch } from './planner.js';
 import type { StreamEvent } from './streams/hub.js';
 import type { StreamRecord, StreamStore, StreamWriter } from './streams/stream-store.js';
+import type { AgentPlanner, ChatOpener } from './types.js';
 
-/** The chats a completion reads, writes and opens (the chats area implements it). */
-export interface ChatOpener {
-  /** The caller's chat of that id; `not_found` when the caller has none. */
-  get(caller: Caller, chatId: string): Promise<ChatRecord>;
-  /**
-   * The caller's chat of an id the client chose, created (in `projectId`) when the caller has
-   * none (`invalid_request` for an id without the form of a chat id).
-   */
-  open(caller: Caller, chatId: string, projectId: string): Promise<ChatRecord>;
-}
+export type { ChatOpener };
 
 export interface CompletionsDeps {
   /** Chat models and agent settings. Without them, `create` answers `unsupported`. */
@@ -75,6 +67,11 @@ export class CompletionsService {
           approvals: deps.approvals,
         })
       : undefined;
+  }
+
+  /** The planner of agent runs (the responses area runs on it too); undefined without `agent`. */
+  get planner(): AgentPlanner | undefined {
+    return this.#planner;
   }
 
   /**

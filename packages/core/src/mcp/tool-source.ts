@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import type { AgentTool, ToolSource } from '../agent/tools.js';
+import { type AgentTool, MCP_TOOL_PREFIX, type ToolSource } from '../agent/tools.js';
 import type { Caller } from '../context.js';
 import type { SecretBox } from '../security/secrets.js';
 import type { McpServerRecord, StorageAdapter } from '../storage/types.js';
 import { serverConfig } from './records.js';
 import type { McpOptions, McpServerConfig, McpTool } from './types.js';
 
-/** Prefix of every MCP function name offered to a model; project tools may not use it. */
-export const MCP_TOOL_PREFIX = 'mcp__';
+export { MCP_TOOL_PREFIX };
+
 const MAX_FUNCTION_NAME = 64;
 
 /**

@@ -22,12 +22,34 @@ export const RESPONSE_SCHEMA_LIMITS = {
  */
 const MAX_IMAGE_URL_CHARS = 128 * 1024 * 1024;
 
+/** The URL of an image: fetched (`https:`, `http:`) or decoded (`data:`). */
+export const IMAGE_URL = z
+  .string()
+  .min(1)
+  .max(MAX_IMAGE_URL_CHARS)
+  .describe('https: (or http:) URL fetched through the outbound policy, or a data: URL (base64); PNG, JPEG, GIF or WebP, told by its bytes');
+
+/** A member this service does not support: left out or null; any value is a 400 saying why. */
+export const unsupported = (why: string) =>
+  z
+    .null({ error: `not supported: ${why}` })
+    .optional()
+    .describe(`Not supported (400 unless left out or null): ${why}`);
+
+/** A member accepted and not used: it cannot change the answer. */
+export const unused = <T extends z.ZodType>(schema: T, why: string) => schema.nullable().optional().describe(`Accepted and not used: ${why}`);
+
+/** The message of a member the schema does not define: names it and `where` it was. */
+export const unknownMember = (where: string) => ({
+  error: (issue: { code?: string; keys?: string[] }) => (issue.code === 'unrecognized_keys' ? `unknown member ${(issue.keys ?? []).map((k) => `"${k}"`).join(', ')}: not part of ${where}` : undefined),
+});
+
 /** An image of a user message: an `https:`/`http:` URL the service fetches, or a `data:` URL. */
 export const ImagePart = z.strictObject(
   {
     type: z.literal('image_url'),
     image_url: z.strictObject({
-      url: z.string().min(1).max(MAX_IMAGE_URL_CHARS).describe('https: (or http:) URL fetched through the outbound policy, or a data: URL (base64); PNG, JPEG, GIF or WebP, told by its bytes'),
+      url: IMAGE_URL,
       detail: z.enum(['auto', 'low', 'high']).nullable().optional().describe('Accepted and not used: the provider decides the detail'),
     }),
   },
@@ -56,7 +78,7 @@ export const partError = (takes: string) => ({
 });
 
 /** A JSON Schema the answer must follow, within `RESPONSE_SCHEMA_LIMITS`. */
-const ResponseSchema = z
+export const ResponseSchema = z
   .record(z.string(), z.unknown())
   .superRefine((schema, ctx) => {
     let text: string;

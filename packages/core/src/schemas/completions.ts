@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CHAT_ID_RULE } from '../ids.js';
 import { MODEL_PROVIDER_IDS } from '../registries/model-providers.js';
 import { sizedText } from './common.js';
-import { ImagePart, partError, ResponseFormatIn, refusedParts } from './completion-parts.js';
+import { ImagePart, partError, ResponseFormatIn, refusedParts, unknownMember, unsupported, unused } from './completion-parts.js';
 import { ToolName, ToolParameters } from './tools.js';
 
 const text = sizedText(1_000_000);
@@ -14,19 +14,6 @@ const text = sizedText(1_000_000);
  * refused member, a value this service cannot honour, and a member OpenAI does not define are
  * 400 naming it, never dropped without a word: an OpenAI client does not retry a 400.
  */
-const unknownMember = (where: string) => ({
-  error: (issue: { code?: string; keys?: string[] }) => (issue.code === 'unrecognized_keys' ? `unknown member ${(issue.keys ?? []).map((k) => `"${k}"`).join(', ')}: not part of ${where}` : undefined),
-});
-
-/** A member this service does not support: left out or null; any value is a 400 saying why. */
-const unsupported = (why: string) =>
-  z
-    .null({ error: `not supported: ${why}` })
-    .optional()
-    .describe(`Not supported (400 unless left out or null): ${why}`);
-
-/** A member accepted and not used: it cannot change the answer. */
-const unused = <T extends z.ZodType>(schema: T, why: string) => schema.nullable().optional().describe(`Accepted and not used: ${why}`);
 
 /** An object OpenAI defines whose members do not matter here (it is not used). */
 const anyObject = z.record(z.string(), z.unknown());

@@ -8,6 +8,7 @@ import type { FileRepository } from './files.js';
 import type { JobRepository } from './jobs.js';
 import type { McpServerRepository } from './mcp-servers.js';
 import type { ProjectRepository } from './projects.js';
+import type { ResponseRepository } from './responses.js';
 import type { SettingsRepository } from './settings.js';
 import type { StreamRepository } from './streams.js';
 import type { ToolRepository } from './tools.js';
@@ -24,6 +25,7 @@ export type { ClaimOptions, JobLease, JobRecord, JobRepository, LeaseState, NewJ
 export type { McpServerRecord, McpServerRepository } from './mcp-servers.js';
 export type { ListPosition, Page } from './page.js';
 export type { ProjectListQuery, ProjectPatch, ProjectRecord, ProjectRepository } from './projects.js';
+export type { ResponseRecord, ResponseRecordStatus, ResponseRepository } from './responses.js';
 export type { SettingsRepository } from './settings.js';
 export type { StreamRepository, StreamRow } from './streams.js';
 export type { ToolPatch, ToolRecord, ToolRepository } from './tools.js';
@@ -48,6 +50,8 @@ export interface StorageAdapter {
   readonly chats: ChatRepository;
   readonly tools: ToolRepository;
   readonly mcpServers: McpServerRepository;
+  /** Stored responses (`/api/v1/responses`). */
+  readonly responses: ResponseRepository;
   /** Chat streams in the database (SQLite and PostgreSQL adapters); absent in memory, where `memoryStreamStore` serves. */
   readonly streams?: StreamRepository;
   /** Pending questions of runs (tool calls to approve, MCP elicitations), and their decisions. */

@@ -7,6 +7,7 @@ import { describeApprovals } from './storage-approvals-suite.js';
 import { describeCredentialsAndChats } from './storage-chats-suite.js';
 import { describeKnowledge } from './storage-knowledge-suite.js';
 import type { StorageSuiteOptions } from './storage-options.js';
+import { describeResponses } from './storage-responses-suite.js';
 import { at, project, type StorageUnderTest } from './storage-rows.js';
 import { describeToolsAndMcpServers } from './storage-tools-suite.js';
 import { describeUserCounts } from './user-counts-suite.js';
@@ -41,6 +42,7 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
     describeCredentialsAndChats(suite);
     describeToolsAndMcpServers(suite);
     describeApprovals(suite);
+    describeResponses(suite);
 
     describeJobQueue(() => storage, options);
     describeSharedWrites(() => storage, options);

@@ -10,6 +10,7 @@ import { knowledgeRoutes } from './knowledge.js';
 import { localModelsRoutes } from './local-models.js';
 import { mcpRoutes } from './mcp.js';
 import { projectsRoutes } from './projects.js';
+import { responsesRoutes } from './responses.js';
 import { toolsRoutes } from './tools.js';
 
 /**
@@ -22,6 +23,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...projectsRoutes,
   ...completionsRoutes,
   ...approvalsRoutes,
+  ...responsesRoutes,
   ...chatsRoutes,
   ...toolsRoutes,
   ...mcpRoutes,

@@ -1,0 +1,232 @@
+import type { z } from 'zod';
+import type { AgentPlanner, ChatOpener } from '../completions/types.js';
+import type { Caller, PlatformContext } from '../context.js';
+import { PlatformError } from '../errors.js';
+import { hasIdForm } from '../ids.js';
+import type { CompletionMessage } from '../schemas/completions.js';
+import type { InputItemList, ResponseResource, ResponseStreamEvent } from '../schemas/response-objects.js';
+import type { CreateResponseRequest, InputItemsQuery } from '../schemas/responses.js';
+import type { ChatRecord, ProjectRecord, ResponseRecord, ResponseRecordStatus } from '../storage/types.js';
+import { type StoredInputItem, storedInputItems, storedToMessages, toCompletionMessages } from './input.js';
+import { type ResponseErrorEvent, responseEvents } from './items.js';
+import { initialResource, planRequest } from './request.js';
+import { type Run, Runs } from './runs.js';
+
+export interface ResponsesDeps {
+  /** The completions area's planner; undefined without `agent` (then `create` answers `unsupported`). */
+  readonly planner: AgentPlanner | undefined;
+  readonly chats: ChatOpener;
+}
+
+/** A response: the whole resource, or with `stream: true` the events to send. */
+export type ResponseResult = { stream: false; body: ResponseResource } | { stream: true; events: AsyncIterable<ResponseStreamEvent> };
+
+type Body = z.output<typeof CreateResponseRequest>;
+
+/** Most responses a chain of a plain model is read back through (`previous_response_id`). */
+const MAX_CHAIN = 100;
+const RUNNING: readonly ResponseRecordStatus[] = ['queued', 'in_progress'];
+
+const notFound = (id: string, param = 'id') => new PlatformError('not_found', `Response ${id} not found`, { issues: [{ path: [param], code: 'custom', message: 'no response of yours has this id' }] });
+const invalid = (param: string, message: string) => PlatformError.invalid(`${param}: ${message}`, [{ path: param.split('.'), code: 'custom', message }]);
+
+/**
+ * `/api/v1/responses`: the Open Responses API over the agent runs of the completions area's
+ * planner. A response of a project keeps its turn in one of the project's chats (new, the
+ * previous response's, or `chatId`); a plain model's responses chain through their stored input
+ * and output. Stored responses are read, continued and cancelled from any instance.
+ */
+export class ResponsesService {
+  readonly #ctx: PlatformContext;
+  readonly #deps: ResponsesDeps;
+  readonly #runs: Runs;
+
+  constructor(ctx: PlatformContext, deps: ResponsesDeps) {
+    this.#ctx = ctx;
+    this.#deps = deps;
+    this.#runs = new Runs(ctx.notifier);
+  }
+
+  /** `POST /api/v1/responses`: the whole response, its events (`stream`), or at once the queued response (`background`). */
+  async create(caller: Caller, body: Body, options: { signal?: AbortSignal | undefined } = {}): Promise<ResponseResult> {
+    const planner = this.#deps.planner;
+    if (!planner) throw new PlatformError('unsupported', 'Responses are not configured: construct AgentPlatform with `agent: { models }`');
+    const { storage, clock, ids } = this.#ctx;
+    const store = body.store !== false;
+    const [named, previous] = await Promise.all([
+      body.model ? storage.projects.get(caller.userId, body.model) : undefined,
+      body.previous_response_id ? storage.responses.get(caller.userId, body.previous_response_id) : undefined,
+    ]);
+    if (body.model && !named && hasIdForm('project', body.model)) {
+      throw new PlatformError('not_found', `Project ${body.model} not found: "model" has the form of a project id, but none of your projects has it`, {
+        issues: [{ path: ['model'], code: 'custom', message: 'none of your projects has this id' }],
+      });
+    }
+    if (body.previous_response_id && !previous) throw notFound(body.previous_response_id, 'previous_response_id');
+    if (previous && RUNNING.includes(previous.status)) throw invalid('previous_response_id', `response ${previous.id} is still ${previous.status}: continue from it once it has ended`);
+    const { chat, project, fresh } = await this.#target(caller, body, named, previous, store);
+
+    // The conversation: the instructions, a plain model's chain of earlier responses, the new input.
+    const chain = previous && !previous.chatId ? await this.#chain(caller.userId, previous) : [];
+    const messages: CompletionMessage[] = [...(body.instructions ? [{ role: 'system' as const, content: body.instructions }] : []), ...chain, ...toCompletionMessages(body.input)];
+    const controller = new AbortController();
+    const signal = body.background ? controller.signal : AbortSignal.any([controller.signal, ...(options.signal ? [options.signal] : [])]);
+    const plan = await planner.plan(caller, planRequest(body, messages), { project, chat }, signal);
+    // A new chat is made only once the run is known to start (bad input leaves nothing behind).
+    if (fresh && chat) await this.#deps.chats.open(caller, chat.id, chat.projectId);
+
+    const createdAt = clock.now();
+    const id = ids.next('response');
+    const resource = initialResource(body, {
+      id,
+      createdAt: Math.floor(createdAt.getTime() / 1000),
+      model: plan.responseModel,
+      status: body.background ? 'queued' : 'in_progress',
+      chatId: chat?.id ?? null,
+      sources: plan.sources.map(({ content: _, ...s }) => s),
+    });
+    const input = storedInputItems(body.input);
+    if (store) {
+      await storage.responses.insert({
+        id,
+        userId: caller.userId,
+        projectId: project?.id ?? null,
+        chatId: chat?.id ?? null,
+        previousResponseId: previous?.id ?? null,
+        status: resource.status,
+        createdAt,
+        updatedAt: createdAt,
+        resource: structuredClone(resource),
+        input,
+      });
+    }
+    const events = this.#run(caller.userId, resource, plan, controller, store);
+    if (body.background) {
+      const queued = structuredClone(resource);
+      void (async () => {
+        for await (const _ of events);
+      })();
+      return { stream: false, body: queued };
+    }
+    if (body.stream) return { stream: true, events };
+    let failure: ResponseErrorEvent['error'] | undefined;
+    for await (const event of events) if (event.type === 'error') failure = (event as unknown as ResponseErrorEvent).error;
+    if (resource.status === 'failed' && failure) throw new PlatformError(failure.code, failure.message, { ...(failure.details ? { details: failure.details } : {}) });
+    return { stream: false, body: resource };
+  }
+
+  /** The project and chat of a new response: `chatId`'s, the previous response's, or a new chat of the project named (none with `store: false`). */
+  async #target(
+    caller: Caller,
+    body: Body,
+    named: ProjectRecord | undefined,
+    previous: ResponseRecord | undefined,
+    store: boolean,
+  ): Promise<{ chat: ChatRecord | undefined; project: ProjectRecord | undefined; fresh: boolean }> {
+    const { storage, clock, ids } = this.#ctx;
+    const chatId = body.chatId ?? previous?.chatId ?? undefined;
+    let chat = chatId ? await storage.chats.get(caller.userId, chatId) : undefined;
+    if (chatId && !chat && !body.chatId) throw invalid('previous_response_id', `the chat ${chatId} that kept response ${previous?.id} was deleted`);
+    if (chat) {
+      if (named && named.id !== chat.projectId) throw invalid('model', `the chat ${chat.id} belongs to project ${chat.projectId}: name that project, or leave model out`);
+      return { chat, project: named ?? (await storage.projects.get(caller.userId, chat.projectId)), fresh: false };
+    }
+    if (body.chatId && !named) throw invalid('chatId', 'a new chat needs "model" to be one of your projects');
+    if (!named || (!store && !body.chatId)) return { chat: undefined, project: named, fresh: false };
+    const now = clock.now();
+    chat = { id: body.chatId ?? ids.next('chat'), userId: caller.userId, projectId: named.id, name: 'New chat', createdAt: now, updatedAt: now };
+    return { chat, project: named, fresh: true };
+  }
+
+  /** A plain model's earlier responses (their input, then their output), oldest first. */
+  async #chain(userId: string, last: ResponseRecord): Promise<CompletionMessage[]> {
+    const items: StoredInputItem[][] = [];
+    let at: ResponseRecord | undefined = last;
+    for (let hops = 0; at && hops < MAX_CHAIN; hops++) {
+      items.unshift([...(at.input as StoredInputItem[]), ...(at.resource.output as StoredInputItem[])]);
+      at = at.previousResponseId && !at.chatId ? await this.#ctx.storage.responses.get(userId, at.previousResponseId) : undefined;
+    }
+    return storedToMessages(items.flat());
+  }
+
+  /** The run's events; the response is kept as it ends (a cancel that reached it first is not overwritten). */
+  #run(userId: string, resource: ResponseResource, plan: Awaited<ReturnType<AgentPlanner['plan']>>, controller: AbortController, store: boolean): AsyncGenerator<ResponseStreamEvent> {
+    const { storage, clock } = this.#ctx;
+    let finished!: () => void;
+    const run: Run = { userId, resource, controller, done: new Promise<void>((resolve) => (finished = resolve)), cancelled: false };
+    if (store) this.#runs.add(resource.id, run);
+    const now = () => Math.floor(clock.now().getTime() / 1000);
+    return (async function* () {
+      try {
+        if (resource.status === 'queued') resource.status = 'in_progress';
+        yield* responseEvents(resource, plan.events, { sources: plan.sources, now, cancelled: () => run.cancelled });
+      } finally {
+        // Left before its end (the client went away): the run stopped there.
+        if (RUNNING.includes(resource.status)) {
+          controller.abort();
+          resource.status = 'cancelled';
+          resource.error = { code: 'cancelled', message: 'The client went away before the response ended' };
+        }
+        if (store) {
+          const from: ResponseRecordStatus[] = resource.status === 'cancelled' ? [...RUNNING, 'cancelled'] : [...RUNNING];
+          await storage.responses.update(userId, resource.id, { status: resource.status, resource: structuredClone(resource), updatedAt: clock.now() }, from).catch(() => false);
+        }
+        finished();
+      }
+    })();
+  }
+
+  /** `GET /api/v1/responses/{id}`: the response as it stands (live when it runs in this process). */
+  async get(caller: Caller, id: string): Promise<ResponseResource> {
+    const run = this.#runs.get(caller.userId, id);
+    if (run) return structuredClone(run.resource);
+    const record = await this.#ctx.storage.responses.get(caller.userId, id);
+    if (!record) throw notFound(id);
+    return { ...(record.resource as ResponseResource), status: record.status };
+  }
+
+  /** `DELETE /api/v1/responses/{id}`: deletes it (stopping it first when it runs). */
+  async delete(caller: Caller, id: string): Promise<{ id: string; object: 'response'; deleted: true }> {
+    const record = await this.#ctx.storage.responses.get(caller.userId, id);
+    if (!record) throw notFound(id);
+    if (RUNNING.includes(record.status)) await this.#runs.cancel(caller.userId, id);
+    await this.#ctx.storage.responses.delete(caller.userId, id);
+    return { id, object: 'response', deleted: true };
+  }
+
+  /**
+   * `POST /api/v1/responses/{id}/cancel`: stops a queued or running response, wherever it runs,
+   * and answers it `cancelled` (with what it had produced when it runs here). Cancelling a
+   * cancelled response answers it again; one that has ended is a 400.
+   */
+  async cancel(caller: Caller, id: string): Promise<ResponseResource> {
+    const { storage, clock } = this.#ctx;
+    const record = await storage.responses.get(caller.userId, id);
+    if (!record) throw notFound(id);
+    if (record.status === 'cancelled') return { ...(record.resource as ResponseResource), status: 'cancelled' };
+    if (!RUNNING.includes(record.status)) throw invalid('id', `response ${id} has already ended (${record.status}): only a queued or running response can be cancelled`);
+    const resource = { ...(record.resource as ResponseResource), status: 'cancelled' as const, error: { code: 'cancelled', message: 'The response was cancelled' } };
+    // Written first, so the cancel holds even when the instance running it is gone.
+    await storage.responses.update(caller.userId, id, { status: 'cancelled', resource, updatedAt: clock.now() }, RUNNING);
+    const here = await this.#runs.cancel(caller.userId, id);
+    if (!here) return resource;
+    await here.done;
+    return structuredClone(here.resource);
+  }
+
+  /** `GET /api/v1/responses/{id}/input_items`: a page of the response's input items (`order` desc by default, `after` an item id). */
+  async inputItems(caller: Caller, id: string, query: z.output<typeof InputItemsQuery>): Promise<InputItemList> {
+    const record = await this.#ctx.storage.responses.get(caller.userId, id);
+    if (!record) throw notFound(id);
+    const items = (query.order === 'asc' ? [...record.input] : [...record.input].reverse()) as InputItemList['data'];
+    const from = query.after ? items.findIndex((item) => item.id === query.after) + 1 : 0;
+    if (query.after && from === 0) throw invalid('after', `no input item ${query.after} in response ${id}`);
+    const data = items.slice(from, from + query.limit);
+    return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: from + data.length < items.length };
+  }
+
+  /** Stops the responses running in this process. */
+  close(): Promise<void> {
+    return this.#runs.close();
+  }
+}
