@@ -16,6 +16,8 @@ const timeouts = { testTimeout: 30_000, hookTimeout: 60_000 };
  * search of every type, owner-scoped chunk reads, settings, re-indexing and moving stores,
  * chats, completions, client tools continuing a chat and resumable streams, credentials, tools,
  * MCP servers, each project's own MCP server, models, secrets at rest, every route with a valid call, the per-user caps (their
+ * chats, completions, client tools continuing a chat and resumable streams, stored responses, credentials, tools,
+ * MCP servers, models, secrets at rest, every route with a valid call, the per-user caps (their
  * counts and row locks, creates racing at a cap), chat history read from a chat's end within a
  * token budget, and the loopback policy (its operator URLs differ in that mode: the shared
  * vector store). Left out to keep the
@@ -55,6 +57,7 @@ const POSTGRES_SUITES = [
   'loopback-policy',
   'completion-images',
   'chat-images',
+  'responses',
 ].map((name) => `packages/server/test/${name}.test.ts`);
 
 export default defineConfig({

@@ -158,7 +158,11 @@ export class ResponsesService {
     const now = () => Math.floor(clock.now().getTime() / 1000);
     return (async function* () {
       try {
-        if (resource.status === 'queued') resource.status = 'in_progress';
+        if (resource.status === 'queued') {
+          // A background response starts: readers on every instance see it running.
+          resource.status = 'in_progress';
+          if (store) await storage.responses.update(userId, resource.id, { status: 'in_progress', resource: structuredClone(resource), updatedAt: clock.now() }, ['queued']);
+        }
         yield* responseEvents(resource, plan.events, { sources: plan.sources, now, cancelled: () => run.cancelled });
       } finally {
         // Left before its end (the client went away): the run stopped there.
