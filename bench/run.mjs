@@ -16,6 +16,7 @@ import { mcpCalls } from './mcp.mjs';
 import { withStorageModes } from './modes.mjs';
 import { openaiEmbedderThroughput } from './openai-embedder.mjs';
 import { providerOverhead } from './providers.mjs';
+import { responsesOverhead } from './responses.mjs';
 import { endToEndSearch } from './search.mjs';
 import { searchDuringIngest } from './search-ingest.mjs';
 import { storageModes } from './storage.mjs';
@@ -118,6 +119,7 @@ const entries = {
   search: endToEndSearch,
   'search-ingest': searchDuringIngest,
   completions: completionOverhead,
+  responses: responsesOverhead,
   providers: providerOverhead,
   tools: toolRuns,
   mcp: mcpCalls,

@@ -62,6 +62,12 @@ export class UserCapGuard {
     this.#judge(await storage.users.lockCounts(userId), name, adding);
   }
 
+  /** `check` of several caps at once, on one read of the user's counts. */
+  async checkEach(storage: StorageAdapter, userId: string, asks: Readonly<Partial<Record<UserCapName, number>>>): Promise<void> {
+    const counts = await storage.users.lockCounts(userId);
+    for (const [name, adding] of Object.entries(asks) as [UserCapName, number][]) this.#judge(counts, name, adding);
+  }
+
   /**
    * Inside the transaction `tx` that writes the rows: takes the user's lock and throws
    * `rate_limited` (the transaction then writes nothing) unless `adding` more rows of `name`

@@ -68,7 +68,7 @@ describe('an agent on the responses route', () => {
     expect(part.text).toBe('Within 30 days [1].');
     expect(part.annotations).toEqual([{ type: 'file_citation', file_id: documentId, filename: 'refunds.md', index: 'Within 30 days [1]'.length, chunk_id: expect.any(String), source_index: 1 }]);
     // The continuation was given the calls and every result, the client's last.
-    const messages = (fake.requests[1]?.body as { messages: { role: string; tool_call_id?: string }[] }).messages;
+    const messages = ((fake.requests[1]?.body ?? {}) as { messages: { role: string; tool_call_id?: string }[] }).messages;
     expect(messages.filter((m) => m.role === 'tool').map((m) => m.tool_call_id)).toEqual(['call_sum', 'call_echo', 'call_w']);
   });
 
@@ -117,7 +117,7 @@ describe('an agent on the responses route', () => {
       ],
     });
     expect(r.output_text).toBe('A pixel.');
-    const user = (fake.requests[0]?.body as { messages: { role: string; content: unknown }[] }).messages.find((m) => m.role === 'user');
+    const user = ((fake.requests[0]?.body ?? {}) as { messages: { role: string; content: unknown }[] }).messages.find((m) => m.role === 'user');
     expect(user?.content).toEqual([
       { type: 'text', text: 'What is this?' },
       { type: 'image_url', image_url: { url: PIXEL } },
@@ -181,8 +181,17 @@ describe('an agent on the responses route', () => {
     const stored = await client.responses.retrieve(id);
     expect(stored.status).toBe('cancelled');
     expect(stored.output_text.length).toBeGreaterThan(0);
+    // The new chat is made with the turn's messages when it completes: a cancelled first turn leaves none.
     const chatId = (stored as unknown as { chatId: string }).chatId;
-    expect((await s.call('GET', `/api/chats/${chatId}/messages`)).body.messages).toEqual([]);
+    expect((await s.call('GET', `/api/chats/${chatId}/messages`)).status).toBe(404);
+    // Continuing it makes the chat, with the cancelled response's input and output first.
+    fake.script({ text: 'Go on.' });
+    const next = await client.responses.create({ model: projectId, previous_response_id: id, input: 'Continue' });
+    expect((next as unknown as { chatId: string }).chatId).toBe(chatId);
+    const sentMessages = ((fake.requests.at(-1)?.body ?? {}) as { messages: { role: string; content: string }[] }).messages.filter((m) => m.role !== 'system');
+    expect(sentMessages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(sentMessages[0]?.content).toBe('Count slowly');
+    expect(((await s.call('GET', `/api/chats/${chatId}/messages`)).body.messages as unknown[]).length).toBe(4);
     // Cancelling again answers it again; a finished response cannot be cancelled.
     expect(await client.responses.cancel(id)).toMatchObject({ status: 'cancelled' });
     const done = await client.responses.create({ model: projectId, input: 'x' });

@@ -208,6 +208,19 @@ describe('POST /api/v1/responses', () => {
     expect(missing.body.error.param).toBe('previous_response_id');
   });
 
+  it('forwards tool_choice and top_p, and keeps nothing with store: false', async () => {
+    const tools: OpenAI.Responses.FunctionTool[] = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: {} }, strict: null }];
+    fake.script({ toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: {} }] });
+    const r = await client.responses.create({ model: projectId, input: 'x', tools, tool_choice: { type: 'function', name: 'get_weather' }, top_p: 0.5, store: false });
+    expect(r).toMatchObject({ store: false, chatId: null, tool_choice: { type: 'function', name: 'get_weather' }, top_p: 0.5 });
+    const body = fake.requests[0]?.body as { tool_choice?: unknown; top_p?: number };
+    expect(body.tool_choice).toEqual({ type: 'function', function: { name: 'get_weather' } });
+    expect(body.top_p).toBe(0.5);
+    await expect(client.responses.retrieve(r.id)).rejects.toMatchObject({ status: 404 });
+    const next = await s.call('POST', '/api/v1/responses', { body: { model: projectId, input: 'x', previous_response_id: r.id } });
+    expect(next.status).toBe(404);
+  });
+
   it("answers another user's response id with 404 on every route", async () => {
     const r = await client.responses.create({ model: projectId, input: 'Mine' });
     const other = new OpenAI({ apiKey: s.keyB, baseURL: `${s.url}/api/v1`, maxRetries: 0 });

@@ -8,7 +8,7 @@ import { PlatformError } from '../errors.js';
 import { randomString } from '../ids.js';
 import { checkProviderOptions, isModelProvider } from '../registries/model-providers.js';
 import { AGENT_MIN_SCORE, type SearchHit } from '../schemas/knowledge.js';
-import type { ChatMessageRecord, ChatRecord, MessageSource, ProjectRecord, StoredContentPart } from '../storage/types.js';
+import type { ChatMessageRecord, MessageSource, StoredContentPart } from '../storage/types.js';
 import { type AnswerSchemaValidator, checkAnswer, checkResponseSchema, formatInstruction } from './answer-format.js';
 import { type ApprovalDesk, decidedCalls, resumeSettings, waitingCalls } from './approval-desk.js';
 import { type ChatImageStore, imageLoader, storedParts, withoutImages } from './chat-images.js';
@@ -18,7 +18,7 @@ import { checkImageCapability, imageParts, loadImages } from './images.js';
 import type { AgentOptions, OperatorKeyLimits } from './options.js';
 import { withCredentialNamed } from './refused-credential.js';
 import { checkTools, operatorLimited, responseFormatOf, toChatMessages, turnSettings } from './request.js';
-import type { AgentPlanner, CompletionPlan, PlanRequest } from './types.js';
+import type { AgentPlanner, CompletionPlan, PlanRequest, PlanTarget } from './types.js';
 
 /** The caller's credential of a provider call (the credentials area implements it). */
 export interface CredentialResolver {
@@ -104,17 +104,7 @@ export class CompletionPlanner implements AgentPlanner {
     return { model, operator: credential ? undefined : this.#agent.operatorKey?.[provider] };
   }
 
-  async plan(
-    caller: Caller,
-    request: PlanRequest,
-    target: {
-      project: ProjectRecord | undefined;
-      chat: ChatRecord | undefined;
-      /** A chat of the project for a turn that pauses for approval without one (it is stored there). */
-      newChat?: (() => Promise<ChatRecord>) | undefined;
-    },
-    signal: AbortSignal | undefined,
-  ): Promise<CompletionPlan> {
+  async plan(caller: Caller, request: PlanRequest, target: PlanTarget, signal: AbortSignal | undefined): Promise<CompletionPlan> {
     const requested = toChatMessages(request.messages);
     const { project, chat } = target;
     let modelName: string;
@@ -136,11 +126,15 @@ export class CompletionPlanner implements AgentPlanner {
     // The chat is read from its end only as far as the budget reaches.
     const budget = this.#agent.historyTokens ?? DEFAULT_HISTORY_TOKENS;
     const images = this.#deps.images;
-    const history = chat ? readRecentTurns(this.#ctx.storage, chat.userId, chat.id, budget, { load: imageLoader(images, chat.userId, chat.id), provider }) : Promise.resolve(undefined);
+    // A chat made with this turn has no history to read.
+    const history =
+      chat && !target.insertChat ? readRecentTurns(this.#ctx.storage, chat.userId, chat.id, budget, { load: imageLoader(images, chat.userId, chat.id), provider }) : Promise.resolve(undefined);
     const question = project && this.#deps.knowledge ? (lastUserText(requested) ?? (chat ? history.then((h) => h?.question) : undefined)) : undefined;
     const knowledge = this.#deps.knowledge;
     // A turn whose messages could not be stored is refused before the model is called.
-    const room = chat ? this.#ctx.caps.check(this.#ctx.storage, caller.userId, 'messages', requested.filter((m) => m.role !== 'system').length + 1) : undefined;
+    const caps = this.#ctx.caps;
+    const adding = requested.filter((m) => m.role !== 'system').length + 1;
+    const room = chat ? caps.checkEach(this.#ctx.storage, caller.userId, target.insertChat ? { messages: adding, chats: 1 } : { messages: adding }) : undefined;
     const [{ model, operator }, recent, hits, toolLists] = await Promise.all([
       this.#model(caller, provider, project?.credentialId ?? null),
       history,
@@ -196,7 +190,6 @@ export class CompletionPlanner implements AgentPlanner {
 
     const createdAt = this.#ctx.clock.now();
     const storage = this.#ctx.storage;
-    const caps = this.#ctx.caps;
     const stored = sourcesOut(sources);
     const turn = runAgentTurn({
       model,
@@ -239,6 +232,10 @@ export class CompletionPlanner implements AgentPlanner {
             // Within the user's cap of messages, decided under the user's lock: over it the turn
             // is not stored (and the stream ends with the error).
             await storage.transaction(async (tx) => {
+              if (target.insertChat) {
+                await caps.reserve(tx, caller.userId, 'chats');
+                await tx.chats.insert(into);
+              }
               await caps.reserve(tx, caller.userId, 'messages', fresh.length);
               await tx.chats.appendMessages(
                 into.userId,

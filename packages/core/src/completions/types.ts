@@ -20,6 +20,22 @@ export interface CompletionPlan {
 /** What a run is asked: the chat completion's settings, its messages, and the model when there is no project. */
 export type PlanRequest = CompletionSettings & { model?: string | null | undefined; messages: readonly CompletionMessage[]; provider?: string | undefined };
 
+/** Who answers and where the turn is kept. */
+export interface PlanTarget {
+  /** The agent; undefined for a plain model. */
+  readonly project: ProjectRecord | undefined;
+  /** The chat whose history is sent and where the completed turn is stored; none: nothing is stored. */
+  readonly chat: ChatRecord | undefined;
+  /**
+   * `chat` does not exist yet (an id the service made, so no one else can take it): it is
+   * inserted with the turn's messages, in their transaction, once the turn completes (within the
+   * user's cap of chats). Default false.
+   */
+  readonly insertChat?: boolean;
+  /** A chat of the project for a turn that pauses for approval without one (it is stored there). */
+  readonly newChat?: (() => Promise<ChatRecord>) | undefined;
+}
+
 /**
  * Plans agent runs: the completions area's planner, which the responses area runs its
  * responses on (so both routes run the same agent, the same way).
@@ -31,7 +47,7 @@ export interface AgentPlanner {
    * member) before any model call; the run itself starts when `events` is read, and stores its
    * turn in `chat` when it completes.
    */
-  plan(caller: Caller, request: PlanRequest, target: { project: ProjectRecord | undefined; chat: ChatRecord | undefined }, signal: AbortSignal | undefined): Promise<CompletionPlan>;
+  plan(caller: Caller, request: PlanRequest, target: PlanTarget, signal: AbortSignal | undefined): Promise<CompletionPlan>;
 }
 
 /** The chats a completion reads, writes and opens (the chats area implements it). */

@@ -66,14 +66,17 @@ export class ResponsesService {
     if (previous && RUNNING.includes(previous.status)) throw invalid('previous_response_id', `response ${previous.id} is still ${previous.status}: continue from it once it has ended`);
     const { chat, project, fresh } = await this.#target(caller, body, named, previous, store);
 
-    // The conversation: the instructions, a plain model's chain of earlier responses, the new input.
-    const chain = previous && !previous.chatId ? await this.#chain(caller.userId, previous) : [];
+    // The conversation: the instructions, the earlier responses a chat does not hold (a plain
+    // model's chain; a previous response whose chat was never made or is gone), the new input.
+    const chain = previous && (!previous.chatId || fresh) ? await this.#chain(caller.userId, previous) : [];
     const messages: CompletionMessage[] = [...(body.instructions ? [{ role: 'system' as const, content: body.instructions }] : []), ...chain, ...toCompletionMessages(body.input)];
     const controller = new AbortController();
     const signal = body.background ? controller.signal : AbortSignal.any([controller.signal, ...(options.signal ? [options.signal] : [])]);
-    const plan = await planner.plan(caller, planRequest(body, messages), { project, chat }, signal);
-    // A new chat is made only once the run is known to start (bad input leaves nothing behind).
-    if (fresh && chat) await this.#deps.chats.open(caller, chat.id, chat.projectId);
+    // A new chat of an id the service made is inserted with the turn when it completes; one of
+    // the caller's chosen id is opened once the run is known to start. Either way a refused
+    // request leaves nothing behind.
+    const plan = await planner.plan(caller, planRequest(body, messages), { project, chat, insertChat: fresh && !body.chatId }, signal);
+    if (fresh && chat && body.chatId) await this.#deps.chats.open(caller, chat.id, chat.projectId);
 
     const createdAt = clock.now();
     const id = ids.next('response');
@@ -86,8 +89,8 @@ export class ResponsesService {
       sources: plan.sources.map(({ content: _, ...s }) => s),
     });
     const input = storedInputItems(body.input);
-    if (store) {
-      await storage.responses.insert({
+    const insert = () =>
+      storage.responses.insert({
         id,
         userId: caller.userId,
         projectId: project?.id ?? null,
@@ -99,8 +102,9 @@ export class ResponsesService {
         resource: structuredClone(resource),
         input,
       });
-    }
-    const events = this.#run(caller.userId, resource, plan, controller, store);
+    // A stream's response is written once its first event after the opening ones is out (the
+    // first text does not wait for it); the run's own writes wait for it.
+    const events = this.#run(caller.userId, resource, plan, controller, store ? { insert, deferred: body.stream === true } : undefined);
     if (body.background) {
       const queued = structuredClone(resource);
       void (async () => {
@@ -126,7 +130,14 @@ export class ResponsesService {
     const { storage, clock, ids } = this.#ctx;
     const chatId = body.chatId ?? previous?.chatId ?? undefined;
     let chat = chatId ? await storage.chats.get(caller.userId, chatId) : undefined;
-    if (chatId && !chat && !body.chatId) throw invalid('previous_response_id', `the chat ${chatId} that kept response ${previous?.id} was deleted`);
+    if (previous?.chatId && previous.projectId && !chat) {
+      // Its chat is made when a turn completes (a failed or cancelled first response has none) or
+      // was deleted: made now, with the previous response's input and output before the new input.
+      if (named && named.id !== previous.projectId) throw invalid('model', `response ${previous.id} belongs to project ${previous.projectId}: name that project, or leave model out`);
+      const now = clock.now();
+      const project = named ?? (await storage.projects.get(caller.userId, previous.projectId));
+      return { chat: { id: previous.chatId, userId: caller.userId, projectId: previous.projectId, name: 'New chat', createdAt: now, updatedAt: now }, project, fresh: true };
+    }
     if (chat) {
       if (named && named.id !== chat.projectId) throw invalid('model', `the chat ${chat.id} belongs to project ${chat.projectId}: name that project, or leave model out`);
       return { chat, project: named ?? (await storage.projects.get(caller.userId, chat.projectId)), fresh: false };
@@ -150,20 +161,39 @@ export class ResponsesService {
   }
 
   /** The run's events; the response is kept as it ends (a cancel that reached it first is not overwritten). */
-  #run(userId: string, resource: ResponseResource, plan: Awaited<ReturnType<AgentPlanner['plan']>>, controller: AbortController, store: boolean): AsyncGenerator<ResponseStreamEvent> {
+  #run(
+    userId: string,
+    resource: ResponseResource,
+    plan: Awaited<ReturnType<AgentPlanner['plan']>>,
+    controller: AbortController,
+    storing: { insert: () => Promise<void>; deferred: boolean } | undefined,
+  ): AsyncGenerator<ResponseStreamEvent> {
     const { storage, clock } = this.#ctx;
     let finished!: () => void;
     const run: Run = { userId, resource, controller, done: new Promise<void>((resolve) => (finished = resolve)), cancelled: false };
-    if (store) this.#runs.add(resource.id, run);
+    let kept: Promise<boolean> | undefined;
+    // A response that could not be stored runs on, answered to its caller; it is not kept.
+    const keep = () =>
+      (kept ??= storing
+        ? storing.insert().then(
+            () => true,
+            () => false,
+          )
+        : Promise.resolve(false));
+    if (storing && !storing.deferred) keep();
+    if (storing) this.#runs.add(resource.id, run);
     const now = () => Math.floor(clock.now().getTime() / 1000);
     return (async function* () {
       try {
         if (resource.status === 'queued') {
           // A background response starts: readers on every instance see it running.
           resource.status = 'in_progress';
-          if (store) await storage.responses.update(userId, resource.id, { status: 'in_progress', resource: structuredClone(resource), updatedAt: clock.now() }, ['queued']);
+          if (await keep()) await storage.responses.update(userId, resource.id, { status: 'in_progress', resource: structuredClone(resource), updatedAt: clock.now() }, ['queued']);
         }
-        yield* responseEvents(resource, plan.events, { sources: plan.sources, now, cancelled: () => run.cancelled });
+        for await (const event of responseEvents(resource, plan.events, { sources: plan.sources, now, cancelled: () => run.cancelled })) {
+          yield event;
+          if (!kept && event.sequence_number > 1) setImmediate(keep);
+        }
       } finally {
         // Left before its end (the client went away): the run stopped there.
         if (RUNNING.includes(resource.status)) {
@@ -171,7 +201,7 @@ export class ResponsesService {
           resource.status = 'cancelled';
           resource.error = { code: 'cancelled', message: 'The client went away before the response ended' };
         }
-        if (store) {
+        if (await keep()) {
           const from: ResponseRecordStatus[] = resource.status === 'cancelled' ? [...RUNNING, 'cancelled'] : [...RUNNING];
           await storage.responses.update(userId, resource.id, { status: resource.status, resource: structuredClone(resource), updatedAt: clock.now() }, from).catch(() => false);
         }
