@@ -107,6 +107,7 @@ describe('sqlite specifics', () => {
         { name: '0022_message_parts' },
         { name: '0023_provider_settings' },
         { name: '0024_message_reasoning' },
+        { name: '0025_responses' },
         { name: '0026_approvals' },
         { name: '0027_tool_mcp_exposure' },
         { name: '0028_mcp_sampling' },

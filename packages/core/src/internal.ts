@@ -43,6 +43,7 @@ export { toProject } from './projects/service.js';
 export { EMBEDDER_FORMS, splitEmbedderName } from './registries/embedders.js';
 export { BedrockOptions } from './registries/provider-schemas.js';
 export { SHARED_VECTOR_STORE_IDS } from './registries/vector-stores.js';
+export { failureOf as responseFailure } from './responses/items.js';
 export { codeSyntaxError } from './tools/code-syntax.js';
 export { FairQueue, type FairQueueLimits, FairScheduler } from './tools/fair-queue.js';
 export { capLogs, jsonWithinDepth, parseToolResult, TOOL_LIMITS } from './tools/limits.js';

@@ -311,6 +311,7 @@ describe('@agent-platform/core exports', () => {
         "relatedness",
         "relativePaths",
         "resolveUpstreamLimits",
+        "responseFailure",
         "runAgentTurn",
         "safeReason",
         "searchKnowledgeResult",

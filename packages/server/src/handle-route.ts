@@ -1,5 +1,5 @@
 import { type AgentPlatform, type Caller, PlatformError } from '@agent-platform/core';
-import { parseInput } from '@agent-platform/core/internal';
+import { parseInput, responseFailure } from '@agent-platform/core/internal';
 import { getRouterParams, type H3Event } from 'h3';
 import type { Logger } from 'pino';
 import { FastResponse } from 'srvx';
@@ -8,7 +8,7 @@ import { queryObject, readJsonBody } from './body.js';
 import { failureHeaders, openaiError, responsesError, toErrorResponse } from './errors.js';
 import { readMultipartBody } from './multipart.js';
 import type { ApiRoute, RouteInput } from './route.js';
-import { afterFirstEvent, COMPLETION_END, completionFrame, dataFrame, eventStream, responseFrame } from './sse.js';
+import { afterFirstEvent, afterOpening, COMPLETION_END, completionFrame, dataFrame, eventStream, responseFrame } from './sse.js';
 
 export interface RouteHandlerOptions {
   /** Largest JSON body, in bytes. */
@@ -112,7 +112,17 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
         // then `response.failed`); a failure outside it (a bug) ends it with an `error` event.
         const result = await route.handler(platform, input);
         if (!result.stream) return json(200, result.body);
-        return eventStream(result.events, {
+        // Held as a completion's stream is: a run that fails before its first event is answered
+        // with the failure's status, as without `stream` (the response is kept failed all the same).
+        const held = await afterOpening(result.events, options.streamHoldMs, (e) => e.type === 'response.created' || e.type === 'response.in_progress');
+        const first = held.head.at(-1);
+        const failed = first && responseFailure(first);
+        if (failed) {
+          // The rest (response.failed) read to the end, so the run ends and keeps the response failed.
+          for await (const _ of held.events);
+          throw failed;
+        }
+        return eventStream(held.events, {
           frame: responseFrame,
           failure: (e) => {
             const { code, message, details } = streamFailure(e, event);

@@ -141,24 +141,51 @@ export function eventStream<T>(events: AsyncIterable<T>, options: EventStreamOpt
  * stream's last event.
  */
 export async function afterFirstEvent<T>(events: AsyncIterable<T>, holdMs: number): Promise<AsyncIterable<T>> {
+  return (await afterOpening(events, holdMs, () => false)).events;
+}
+
+/**
+ * `afterFirstEvent` for a stream that opens with events of its own before the run says anything
+ * (a response's `response.created` and `response.in_progress`): those (`opening`) are held
+ * with the run's first event, so the caller can answer a failure the run reports as its first
+ * event with that failure's status. Answers the held events (`head`, the last one the first
+ * that is not opening, unless the run ended or `holdMs` passed first) and the whole stream.
+ */
+export async function afterOpening<T>(events: AsyncIterable<T>, holdMs: number, opening: (event: T) => boolean): Promise<{ head: readonly T[]; events: AsyncIterable<T> }> {
   const iterator = events[Symbol.asyncIterator]();
-  let first: Promise<IteratorResult<T>> | undefined = iterator.next();
+  const head: T[] = [];
+  let pending: Promise<IteratorResult<T>> | undefined;
+  let ended = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const held = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, holdMs);
+  const held = new Promise<'held'>((resolve) => {
+    timer = setTimeout(() => resolve('held'), holdMs);
   });
   try {
-    await Promise.race([first, held]);
+    for (;;) {
+      pending = iterator.next();
+      const next = await Promise.race([pending, held]);
+      if (next === 'held') break;
+      pending = undefined;
+      if (next.done) {
+        ended = true;
+        break;
+      }
+      head.push(next.value);
+      if (!opening(next.value)) break;
+    }
   } finally {
     clearTimeout(timer);
   }
+  let at = 0;
   const rest: AsyncIterator<T> = {
     next: () => {
-      const next = first ?? iterator.next();
-      first = undefined;
+      if (at < head.length) return Promise.resolve({ done: false, value: head[at++] as T });
+      if (ended) return Promise.resolve({ done: true, value: undefined });
+      const next = pending ?? iterator.next();
+      pending = undefined;
       return next;
     },
     return: (value?: unknown) => iterator.return?.(value) ?? Promise.resolve({ done: true, value: undefined }),
   };
-  return { [Symbol.asyncIterator]: () => rest };
+  return { head, events: { [Symbol.asyncIterator]: () => rest } };
 }

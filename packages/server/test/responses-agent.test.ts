@@ -144,6 +144,21 @@ describe('an agent on the responses route', () => {
     expect(res.headers.get('retry-after')).toBe('1');
     expect(res.body.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded', param: null });
 
+    // Streamed, a refusal before the run's first event is answered with its status too (the
+    // stream's headers wait for it), and the response is kept failed.
+    fake.script(limited, limited);
+    const streamed = await fetch(`${s.url}/api/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.keyA}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: projectId, input: 'x', stream: true }),
+    });
+    expect(streamed.status).toBe(429);
+    expect(streamed.headers.get('retry-after')).toBe('1');
+    expect((await streamed.json()).error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+    fake.script(limited, limited);
+    await expect(client.responses.stream({ model: projectId, input: 'x' }).finalResponse()).rejects.toBeInstanceOf(OpenAI.RateLimitError);
+
+    // A failure after the first event: an error event, then response.failed.
     fake.script({ text: 'Half an ans', streamError: 'the upstream broke' });
     const events = await responseEvents(s, { model: projectId, input: 'x', stream: true });
     expect(events.slice(-2).map((e) => e.type)).toEqual(['error', 'response.failed']);

@@ -17,6 +17,13 @@ export interface ResponseErrorEvent {
   readonly error: { readonly code: ErrorCode; readonly message: string; readonly param: string | null; readonly details?: Record<string, unknown> };
 }
 
+/** The failure an `error` event of a response's stream tells, as the error it was (undefined for any other event). */
+export function failureOf(event: ResponseStreamEvent): PlatformError | undefined {
+  if (event.type !== 'error') return undefined;
+  const { code, message, param, details } = (event as unknown as ResponseErrorEvent).error;
+  return new PlatformError(code, message, { ...(details ? { details } : {}), ...(param ? { issues: [{ path: param.split('.'), code: 'custom', message }] } : {}) });
+}
+
 const itemId = (prefix: string) => `${prefix}_${randomString(24)}`;
 
 const usageOut = (u: Usage): NonNullable<ResponseResource['usage']> => ({

@@ -8,7 +8,7 @@ import type { InputItemList, ResponseResource, ResponseStreamEvent } from '../sc
 import type { CreateResponseRequest, InputItemsQuery } from '../schemas/responses.js';
 import type { ChatRecord, ProjectRecord, ResponseRecord, ResponseRecordStatus } from '../storage/types.js';
 import { type StoredInputItem, storedInputItems, storedToMessages, toCompletionMessages } from './input.js';
-import { type ResponseErrorEvent, responseEvents } from './items.js';
+import { failureOf, responseEvents } from './items.js';
 import { initialResource, planRequest } from './request.js';
 import { type Run, Runs } from './runs.js';
 
@@ -113,9 +113,9 @@ export class ResponsesService {
       return { stream: false, body: queued };
     }
     if (body.stream) return { stream: true, events };
-    let failure: ResponseErrorEvent['error'] | undefined;
-    for await (const event of events) if (event.type === 'error') failure = (event as unknown as ResponseErrorEvent).error;
-    if (resource.status === 'failed' && failure) throw new PlatformError(failure.code, failure.message, { ...(failure.details ? { details: failure.details } : {}) });
+    let failure: PlatformError | undefined;
+    for await (const event of events) failure = failureOf(event) ?? failure;
+    if (resource.status === 'failed' && failure) throw failure;
     return { stream: false, body: resource };
   }
 
