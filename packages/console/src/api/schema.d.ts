@@ -814,6 +814,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Open Responses: create a response; model is a project id (the agent) or a model name; stream, background and previous_response_id as the specification says */
+        post: operations["postApiV1Responses"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/responses/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A stored response as it stands (queued, in_progress, completed, failed, incomplete, cancelled) */
+        get: operations["getApiV1ResponsesId"];
+        put?: never;
+        post?: never;
+        /** Delete a stored response (stopping it first when it runs); its chat keeps its messages */
+        delete: operations["deleteApiV1ResponsesId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/responses/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a queued or running response (background or streamed), on whichever instance runs it; answers it cancelled */
+        post: operations["postApiV1ResponsesIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/responses/{id}/input_items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A page of a stored response's input items (limit, order: desc by default, after: the last id of the previous page) */
+        get: operations["getApiV1ResponsesIdInput_items"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/docs": {
         parameters: {
             query?: never;
@@ -945,6 +1014,35 @@ export interface components {
             error: {
                 code: string;
                 message: string;
+                type: string;
+            };
+            /** @description What went wrong, naming the offending field for invalid input */
+            message: string;
+            /** @constant */
+            success: false;
+        };
+        ResponsesErrorResponse: {
+            /** @description Stable machine word: invalid_request, unauthorized, not_found, ... */
+            code: string;
+            /** @description Extra facts of some errors, e.g. the issues of invalid input, line and column of tool code that does not parse, limit and max of a document over a limit */
+            details?: {
+                /** @description Invalid input (400, 413 past a size limit): each problem with the path of its field, as `message` words them */
+                issues?: {
+                    /** @description zod's issue code: invalid_type, too_small, too_big, invalid_value, unrecognized_keys, custom, ... */
+                    code: string;
+                    message: string;
+                    /** @description Where the problem is: ["name"], ["settings", "topK"]; [] for the whole body */
+                    path: (string | number)[];
+                }[];
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description The Open Responses error object */
+            error: {
+                code: string;
+                message: string;
+                /** @description The field at fault, dotted (input.0.content), or null */
+                param: string | null;
                 type: string;
             };
             /** @description What went wrong, naming the offending field for invalid input */
@@ -7526,6 +7624,1110 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postApiV1Responses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Answer at once with the queued response and run it in the background (not with stream); poll with GET, stop with cancel */
+                    background?: boolean | null;
+                    /** @description Extension: continue (or start) this chat of the project named by "model": earlier messages are sent, the new ones stored. An id the caller has no chat of makes a new chat, and must then be 1-200 letters, digits, _ or - */
+                    chatId?: string;
+                    /** @description Not supported (400 unless left out or null): continue with previous_response_id (or chatId) */
+                    conversation?: null;
+                    /** @description Forwarded to the model */
+                    frequency_penalty?: number | null;
+                    /** @description Accepted and not used: nothing more is included */
+                    include?: ("reasoning.encrypted_content" | "message.output_text.logprobs")[] | null;
+                    /** @description A user message as a string, or input items: messages (input_text, input_image), function_call and function_call_output items */
+                    input: string | (({
+                        content: string | ({
+                            text: string;
+                            /** @constant */
+                            type: "input_text";
+                        } | {
+                            /** @description Accepted and not used: the provider decides the detail */
+                            detail?: ("auto" | "low" | "high") | null;
+                            /** @description Not supported (400 unless left out or null): no files API: give image_url (https: or a data: URL) */
+                            file_id?: null;
+                            /** @description https: (or http:) URL fetched through the outbound policy, or a data: URL (base64); PNG, JPEG, GIF or WebP, told by its bytes */
+                            image_url: string;
+                            /** @constant */
+                            type: "input_image";
+                        } | {
+                            /** @enum {string} */
+                            type: "input_file" | "input_video" | "input_audio";
+                        })[];
+                        /** @description Accepted and not used: the service gives input items ids of its own */
+                        id?: string | null;
+                        /** @constant */
+                        role: "user";
+                        status?: ("in_progress" | "completed" | "incomplete") | null;
+                        /** @constant */
+                        type?: "message";
+                    } | {
+                        content: string | {
+                            text: string;
+                            /** @constant */
+                            type: "input_text";
+                        }[];
+                        /** @description Accepted and not used: the service gives input items ids of its own */
+                        id?: string | null;
+                        /** @constant */
+                        role: "system";
+                        status?: ("in_progress" | "completed" | "incomplete") | null;
+                        /** @constant */
+                        type?: "message";
+                    } | {
+                        content: string | {
+                            text: string;
+                            /** @constant */
+                            type: "input_text";
+                        }[];
+                        /** @description Accepted and not used: the service gives input items ids of its own */
+                        id?: string | null;
+                        /** @constant */
+                        role: "developer";
+                        status?: ("in_progress" | "completed" | "incomplete") | null;
+                        /** @constant */
+                        type?: "message";
+                    } | {
+                        content: string | ({
+                            /** @description Accepted and not used: the model is given the text */
+                            annotations?: unknown[];
+                            /** @description Accepted and not used */
+                            logprobs?: unknown[];
+                            text: string;
+                            /** @constant */
+                            type: "output_text";
+                        } | {
+                            refusal: string;
+                            /** @constant */
+                            type: "refusal";
+                        })[];
+                        /** @description Accepted and not used: the service gives input items ids of its own */
+                        id?: string | null;
+                        /** @description Accepted and not used: the model is given the text */
+                        phase?: ("commentary" | "final_answer") | null;
+                        /** @constant */
+                        role: "assistant";
+                        status?: ("in_progress" | "completed" | "incomplete") | null;
+                        /** @constant */
+                        type?: "message";
+                    }) | {
+                        arguments: string;
+                        call_id: string;
+                        /** @description Accepted and not used: the service gives input items ids of its own */
+                        id?: string | null;
+                        name: string;
+                        status?: ("in_progress" | "completed" | "incomplete") | null;
+                        /** @constant */
+                        type: "function_call";
+                    } | {
+                        call_id: string;
+                        /** @description Accepted and not used: the service gives input items ids of its own */
+                        id?: string | null;
+                        /** @description The result: text, or input_text parts (joined) */
+                        output: string | {
+                            text: string;
+                            /** @constant */
+                            type: "input_text";
+                        }[];
+                        status?: ("in_progress" | "completed" | "incomplete") | null;
+                        /** @constant */
+                        type: "function_call_output";
+                    } | ({
+                        /** @constant */
+                        type: "reasoning";
+                    } & {
+                        [key: string]: unknown;
+                    }) | {
+                        /** @enum {string} */
+                        type: "item_reference" | "compaction";
+                    })[];
+                    /** @description A system message for this response, after the agent's own instructions; not carried to later responses */
+                    instructions?: string | null;
+                    max_output_tokens?: number | null;
+                    /** @description Not supported (400 unless left out or null): the agent runs at most its step limit of model calls */
+                    max_tool_calls?: null;
+                    metadata?: {
+                        [key: string]: string;
+                    } | null;
+                    /** @description A project id (the agent), or a model name of `provider`; default: the service default */
+                    model?: string | null;
+                    /** @description false: at most one tool call per model call, where the provider supports it (else 400) */
+                    parallel_tool_calls?: boolean | null;
+                    /** @description Forwarded to the model */
+                    presence_penalty?: number | null;
+                    /** @description Continue from this stored response: its input and output come first */
+                    previous_response_id?: string | null;
+                    /** @description Not supported (400 unless left out or null): no stored prompts: give instructions and input */
+                    prompt?: null;
+                    /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                    prompt_cache_key?: string | null;
+                    /** @description Accepted and not used: a prompt cache hint for OpenAI's servers */
+                    prompt_cache_retention?: string | null;
+                    /**
+                     * @description Extension: provider of `model` when it is not a project
+                     * @enum {string}
+                     */
+                    provider?: "openai" | "ollama" | "local" | "anthropic" | "azure" | "bedrock" | "google";
+                    /** @description Extension: the provider's own options for this request, over the project's providerOptions */
+                    provider_options?: {
+                        [key: string]: unknown;
+                    };
+                    reasoning?: {
+                        /** @description Not supported (400 unless left out or null): the model's settings are not taken from the request (a project's providerOptions set them) */
+                        effort?: null;
+                        /** @description Accepted and not used: the model's reasoning is shown as it streams it, when it does */
+                        generate_summary?: ("auto" | "concise" | "detailed") | null;
+                        /** @description Accepted and not used: the model's reasoning is shown as it streams it, when it does */
+                        summary?: ("auto" | "concise" | "detailed") | null;
+                    } | null;
+                    /** @description Accepted and not used: an end-user identifier for OpenAI's abuse monitoring */
+                    safety_identifier?: string | null;
+                    service_tier?: ("auto" | "default") | null;
+                    /** @description Default true: keep the response (and a project's turn in its chat) for GET and previous_response_id */
+                    store?: boolean | null;
+                    stream?: boolean | null;
+                    stream_options?: {
+                        /** @description Accepted and not used: events carry no obfuscation padding */
+                        include_obfuscation?: boolean | null;
+                    } | null;
+                    temperature?: number | null;
+                    text?: {
+                        format?: ({
+                            /** @constant */
+                            type: "text";
+                        } | {
+                            /** @constant */
+                            type: "json_object";
+                        } | {
+                            description?: string | null;
+                            name: string;
+                            /** @description JSON Schema of the answer (at most 65536 characters of JSON, 32 levels deep) */
+                            schema: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Ask the provider to follow the schema exactly where it can; the answer is checked against it either way */
+                            strict?: boolean | null;
+                            /** @constant */
+                            type: "json_schema";
+                        }) | null;
+                        /** @description Not supported (400 unless left out or null): the model's settings are not taken from the request */
+                        verbosity?: null;
+                    } | null;
+                    /** @description Over every tool offered (the agent's and `tools`): none, auto (default), required, or a named function of `tools`; required and a named function bind the first model call */
+                    tool_choice?: (("none" | "auto" | "required") | {
+                        name: string;
+                        /** @constant */
+                        type: "function";
+                    }) | null;
+                    /** @description The client's functions: offered beside the agent's tools; a call of one is a function_call item for the client to run */
+                    tools?: {
+                        description?: string | null;
+                        name: string;
+                        /** @description JSON Schema of the arguments object (default: no arguments) */
+                        parameters?: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description Ask the model to follow `parameters` exactly, where the provider supports it (else 400) */
+                        strict?: boolean | null;
+                        /** @constant */
+                        type: "function";
+                    }[] | null;
+                    /** @description Not supported (400 unless left out or null): answers carry no log probabilities */
+                    top_logprobs?: null;
+                    /** @description Forwarded to the model */
+                    top_p?: number | null;
+                    /** @description Accepted: a project's chat history is always fitted to the history budget, oldest turns first out (auto); a chain of responses of a plain model is sent whole */
+                    truncation?: ("auto" | "disabled") | null;
+                    /** @description Accepted and not used: an end-user identifier for OpenAI's abuse monitoring */
+                    user?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The response as JSON, or with stream true as Server-Sent Events (event: the type, data: the event) ending with data: [DONE] */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        background: boolean;
+                        /** @description Extension: the project's chat that keeps this turn (readable on the chat and completions routes); null for a plain model or store: false */
+                        chatId: string | null;
+                        completed_at: number | null;
+                        created_at: number;
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        frequency_penalty: number;
+                        id: string;
+                        incomplete_details: {
+                            reason: string;
+                        } | null;
+                        instructions: string | null;
+                        max_output_tokens: number | null;
+                        max_tool_calls: number | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        /** @description The project id for an agent, else the model name */
+                        model: string;
+                        /** @constant */
+                        object: "response";
+                        output: ({
+                            content: {
+                                annotations: {
+                                    /** @description Extension: the cited chunk */
+                                    chunk_id: string;
+                                    /** @description The id of the knowledge document */
+                                    file_id: string;
+                                    filename: string;
+                                    /** @description Where in the text the citation [n] ends (characters) */
+                                    index: number;
+                                    /** @description Extension: n of [n], the source in `sources` */
+                                    source_index: number;
+                                    /** @constant */
+                                    type: "file_citation";
+                                }[];
+                                /** @description Always empty */
+                                logprobs: unknown[];
+                                text: string;
+                                /** @constant */
+                                type: "output_text";
+                            }[];
+                            id: string;
+                            /** @constant */
+                            role: "assistant";
+                            /** @enum {string} */
+                            status: "in_progress" | "completed" | "incomplete";
+                            /** @constant */
+                            type: "message";
+                        } | {
+                            /** @description The arguments as the model wrote them (JSON text) */
+                            arguments: string;
+                            call_id: string;
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            status: "in_progress" | "completed" | "incomplete";
+                            /** @constant */
+                            type: "function_call";
+                        } | {
+                            arguments: string;
+                            /** @description Extension: the model's id of the call */
+                            call_id: string;
+                            error: string | null;
+                            id: string;
+                            /** @description The tool's name on its server */
+                            name: string;
+                            output: string | null;
+                            /** @description The MCP server, as its tools are offered to the model */
+                            server_label: string;
+                            /** @enum {string} */
+                            status: "in_progress" | "completed" | "failed";
+                            /** @constant */
+                            type: "mcp_call";
+                        } | {
+                            arguments: string;
+                            call_id: string;
+                            error: string | null;
+                            id: string;
+                            name: string;
+                            output: string | null;
+                            /** @enum {string} */
+                            status: "in_progress" | "completed" | "failed";
+                            /** @constant */
+                            type: "agent_platform:tool_call";
+                        } | {
+                            content: {
+                                text: string;
+                                /** @constant */
+                                type: "reasoning_text";
+                            }[];
+                            id: string;
+                            /** @enum {string} */
+                            status: "in_progress" | "completed" | "incomplete";
+                            /** @description Always empty: the model streams its reasoning as it is (content) */
+                            summary: {
+                                text: string;
+                                /** @constant */
+                                type: "summary_text";
+                            }[];
+                            /** @constant */
+                            type: "reasoning";
+                        })[];
+                        parallel_tool_calls: boolean;
+                        presence_penalty: number;
+                        previous_response_id: string | null;
+                        prompt_cache_key: string | null;
+                        reasoning: {
+                            effort: null;
+                            summary: string | null;
+                        } | null;
+                        safety_identifier: string | null;
+                        service_tier: string;
+                        /** @description Extension: the knowledge excerpts the agent was given ([n] in the text cites sources[n-1]) */
+                        sources: {
+                            chunkId: string;
+                            documentId: string;
+                            /** @description The excerpt's first words (at most 160 characters, … when cut) */
+                            excerpt: string;
+                            fileName: string;
+                            /** @description Citation number, from 1 */
+                            index: number;
+                            /** @description Search score, 0..1 */
+                            score: number;
+                        }[];
+                        /** @enum {string} */
+                        status: "queued" | "in_progress" | "completed" | "failed" | "incomplete" | "cancelled";
+                        store: boolean;
+                        temperature: number;
+                        text: {
+                            format: {
+                                /** @constant */
+                                type: "text";
+                            } | {
+                                /** @constant */
+                                type: "json_object";
+                            } | {
+                                description: string | null;
+                                name: string;
+                                schema: {
+                                    [key: string]: unknown;
+                                };
+                                strict: boolean;
+                                /** @constant */
+                                type: "json_schema";
+                            };
+                        };
+                        tool_choice: ("none" | "auto" | "required") | {
+                            name: string;
+                            /** @constant */
+                            type: "function";
+                        };
+                        /** @description The client's functions (the agent's own tools are not listed) */
+                        tools: {
+                            description: string | null;
+                            name: string;
+                            parameters: {
+                                [key: string]: unknown;
+                            } | null;
+                            strict: boolean | null;
+                            /** @constant */
+                            type: "function";
+                        }[];
+                        top_logprobs: number;
+                        top_p: number;
+                        /** @enum {string} */
+                        truncation: "auto" | "disabled";
+                        usage: {
+                            input_tokens: number;
+                            input_tokens_details: {
+                                cached_tokens: number;
+                            };
+                            output_tokens: number;
+                            output_tokens_details: {
+                                reasoning_tokens: number;
+                            };
+                            total_tokens: number;
+                        } | null;
+                    };
+                    "text/event-stream": {
+                        sequence_number: number;
+                        /** @description response.created, response.in_progress, response.output_item.added, response.content_part.added, response.output_text.delta, ... */
+                        type: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+            /** @description Body or a field over its size limit; the message names the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+            /** @description Too many requests of this kind waiting; try again later */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+            /** @description An upstream (model provider, MCP server, local runtime, vector store) answered an error */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+            /** @description An upstream is down or unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+            /** @description An upstream did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+        };
+    };
+    getApiV1ResponsesId: {
+        parameters: {
+            query?: {
+                /** @description Accepted and not used */
+                include?: string | string[];
+                /** @description Only false: a stored response is read whole */
+                stream?: "false";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        background: boolean;
+                        /** @description Extension: the project's chat that keeps this turn (readable on the chat and completions routes); null for a plain model or store: false */
+                        chatId: string | null;
+                        completed_at: number | null;
+                        created_at: number;
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        frequency_penalty: number;
+                        id: string;
+                        incomplete_details: {
+                            reason: string;
+                        } | null;
+                        instructions: string | null;
+                        max_output_tokens: number | null;
+                        max_tool_calls: number | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        /** @description The project id for an agent, else the model name */
+                        model: string;
+                        /** @constant */
+                        object: "response";
+                        output: ({
+                            content: {
+                                annotations: {
+                                    /** @description Extension: the cited chunk */
+                                    chunk_id: string;
+                                    /** @description The id of the knowledge document */
+                                    file_id: string;
+                                    filename: string;
+                                    /** @description Where in the text the citation [n] ends (characters) */
+                                    index: number;
+                                    /** @description Extension: n of [n], the source in `sources` */
+                                    source_index: number;
+                                    /** @constant */
+                                    type: "file_citation";
+                                }[];
+                                /** @description Always empty */
+                                logprobs: unknown[];
+                                text: string;
+                                /** @constant */
+                                type: "output_text";
+                            }[];
+                            id: string;
+                            /** @constant */
+                            role: "assistant";
+                            /** @enum {string} */
+                            status: "in_progress" | "completed" | "incomplete";
+                            /** @constant */
+                            type: "message";
+                        } | {
+                            /** @description The arguments as the model wrote them (JSON text) */
+                            arguments: string;
+                            call_id: string;
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            status: "in_progress" | "completed" | "incomplete";
+                            /** @constant */
+                            type: "function_call";
+                        } | {
+                            arguments: string;
+                            /** @description Extension: the model's id of the call */
+                            call_id: string;
+                            error: string | null;
+                            id: string;
+                            /** @description The tool's name on its server */
+                            name: string;
+                            output: string | null;
+                            /** @description The MCP server, as its tools are offered to the model */
+                            server_label: string;
+                            /** @enum {string} */
+                            status: "in_progress" | "completed" | "failed";
+                            /** @constant */
+                            type: "mcp_call";
+                        } | {
+                            arguments: string;
+                            call_id: string;
+                            error: string | null;
+                            id: string;
+                            name: string;
+                            output: string | null;
+                            /** @enum {string} */
+                            status: "in_progress" | "completed" | "failed";
+                            /** @constant */
+                            type: "agent_platform:tool_call";
+                        } | {
+                            content: {
+                                text: string;
+                                /** @constant */
+                                type: "reasoning_text";
+                            }[];
+                            id: string;
+                            /** @enum {string} */
+                            status: "in_progress" | "completed" | "incomplete";
+                            /** @description Always empty: the model streams its reasoning as it is (content) */
+                            summary: {
+                                text: string;
+                                /** @constant */
+                                type: "summary_text";
+                            }[];
+                            /** @constant */
+                            type: "reasoning";
+                        })[];
+                        parallel_tool_calls: boolean;
+                        presence_penalty: number;
+                        previous_response_id: string | null;
+                        prompt_cache_key: string | null;
+                        reasoning: {
+                            effort: null;
+                            summary: string | null;
+                        } | null;
+                        safety_identifier: string | null;
+                        service_tier: string;
+                        /** @description Extension: the knowledge excerpts the agent was given ([n] in the text cites sources[n-1]) */
+                        sources: {
+                            chunkId: string;
+                            documentId: string;
+                            /** @description The excerpt's first words (at most 160 characters, … when cut) */
+                            excerpt: string;
+                            fileName: string;
+                            /** @description Citation number, from 1 */
+                            index: number;
+                            /** @description Search score, 0..1 */
+                            score: number;
+                        }[];
+                        /** @enum {string} */
+                        status: "queued" | "in_progress" | "completed" | "failed" | "incomplete" | "cancelled";
+                        store: boolean;
+                        temperature: number;
+                        text: {
+                            format: {
+                                /** @constant */
+                                type: "text";
+                            } | {
+                                /** @constant */
+                                type: "json_object";
+                            } | {
+                                description: string | null;
+                                name: string;
+                                schema: {
+                                    [key: string]: unknown;
+                                };
+                                strict: boolean;
+                                /** @constant */
+                                type: "json_schema";
+                            };
+                        };
+                        tool_choice: ("none" | "auto" | "required") | {
+                            name: string;
+                            /** @constant */
+                            type: "function";
+                        };
+                        /** @description The client's functions (the agent's own tools are not listed) */
+                        tools: {
+                            description: string | null;
+                            name: string;
+                            parameters: {
+                                [key: string]: unknown;
+                            } | null;
+                            strict: boolean | null;
+                            /** @constant */
+                            type: "function";
+                        }[];
+                        top_logprobs: number;
+                        top_p: number;
+                        /** @enum {string} */
+                        truncation: "auto" | "disabled";
+                        usage: {
+                            input_tokens: number;
+                            input_tokens_details: {
+                                cached_tokens: number;
+                            };
+                            output_tokens: number;
+                            output_tokens_details: {
+                                reasoning_tokens: number;
+                            };
+                            total_tokens: number;
+                        } | null;
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteApiV1ResponsesId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        deleted: true;
+                        id: string;
+                        /** @constant */
+                        object: "response";
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+        };
+    };
+    postApiV1ResponsesIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        background: boolean;
+                        /** @description Extension: the project's chat that keeps this turn (readable on the chat and completions routes); null for a plain model or store: false */
+                        chatId: string | null;
+                        completed_at: number | null;
+                        created_at: number;
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        frequency_penalty: number;
+                        id: string;
+                        incomplete_details: {
+                            reason: string;
+                        } | null;
+                        instructions: string | null;
+                        max_output_tokens: number | null;
+                        max_tool_calls: number | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        /** @description The project id for an agent, else the model name */
+                        model: string;
+                        /** @constant */
+                        object: "response";
+                        output: ({
+                            content: {
+                                annotations: {
+                                    /** @description Extension: the cited chunk */
+                                    chunk_id: string;
+                                    /** @description The id of the knowledge document */
+                                    file_id: string;
+                                    filename: string;
+                                    /** @description Where in the text the citation [n] ends (characters) */
+                                    index: number;
+                                    /** @description Extension: n of [n], the source in `sources` */
+                                    source_index: number;
+                                    /** @constant */
+                                    type: "file_citation";
+                                }[];
+                                /** @description Always empty */
+                                logprobs: unknown[];
+                                text: string;
+                                /** @constant */
+                                type: "output_text";
+                            }[];
+                            id: string;
+                            /** @constant */
+                            role: "assistant";
+                            /** @enum {string} */
+                            status: "in_progress" | "completed" | "incomplete";
+                            /** @constant */
+                            type: "message";
+                        } | {
+                            /** @description The arguments as the model wrote them (JSON text) */
+                            arguments: string;
+                            call_id: string;
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            status: "in_progress" | "completed" | "incomplete";
+                            /** @constant */
+                            type: "function_call";
+                        } | {
+                            arguments: string;
+                            /** @description Extension: the model's id of the call */
+                            call_id: string;
+                            error: string | null;
+                            id: string;
+                            /** @description The tool's name on its server */
+                            name: string;
+                            output: string | null;
+                            /** @description The MCP server, as its tools are offered to the model */
+                            server_label: string;
+                            /** @enum {string} */
+                            status: "in_progress" | "completed" | "failed";
+                            /** @constant */
+                            type: "mcp_call";
+                        } | {
+                            arguments: string;
+                            call_id: string;
+                            error: string | null;
+                            id: string;
+                            name: string;
+                            output: string | null;
+                            /** @enum {string} */
+                            status: "in_progress" | "completed" | "failed";
+                            /** @constant */
+                            type: "agent_platform:tool_call";
+                        } | {
+                            content: {
+                                text: string;
+                                /** @constant */
+                                type: "reasoning_text";
+                            }[];
+                            id: string;
+                            /** @enum {string} */
+                            status: "in_progress" | "completed" | "incomplete";
+                            /** @description Always empty: the model streams its reasoning as it is (content) */
+                            summary: {
+                                text: string;
+                                /** @constant */
+                                type: "summary_text";
+                            }[];
+                            /** @constant */
+                            type: "reasoning";
+                        })[];
+                        parallel_tool_calls: boolean;
+                        presence_penalty: number;
+                        previous_response_id: string | null;
+                        prompt_cache_key: string | null;
+                        reasoning: {
+                            effort: null;
+                            summary: string | null;
+                        } | null;
+                        safety_identifier: string | null;
+                        service_tier: string;
+                        /** @description Extension: the knowledge excerpts the agent was given ([n] in the text cites sources[n-1]) */
+                        sources: {
+                            chunkId: string;
+                            documentId: string;
+                            /** @description The excerpt's first words (at most 160 characters, … when cut) */
+                            excerpt: string;
+                            fileName: string;
+                            /** @description Citation number, from 1 */
+                            index: number;
+                            /** @description Search score, 0..1 */
+                            score: number;
+                        }[];
+                        /** @enum {string} */
+                        status: "queued" | "in_progress" | "completed" | "failed" | "incomplete" | "cancelled";
+                        store: boolean;
+                        temperature: number;
+                        text: {
+                            format: {
+                                /** @constant */
+                                type: "text";
+                            } | {
+                                /** @constant */
+                                type: "json_object";
+                            } | {
+                                description: string | null;
+                                name: string;
+                                schema: {
+                                    [key: string]: unknown;
+                                };
+                                strict: boolean;
+                                /** @constant */
+                                type: "json_schema";
+                            };
+                        };
+                        tool_choice: ("none" | "auto" | "required") | {
+                            name: string;
+                            /** @constant */
+                            type: "function";
+                        };
+                        /** @description The client's functions (the agent's own tools are not listed) */
+                        tools: {
+                            description: string | null;
+                            name: string;
+                            parameters: {
+                                [key: string]: unknown;
+                            } | null;
+                            strict: boolean | null;
+                            /** @constant */
+                            type: "function";
+                        }[];
+                        top_logprobs: number;
+                        top_p: number;
+                        /** @enum {string} */
+                        truncation: "auto" | "disabled";
+                        usage: {
+                            input_tokens: number;
+                            input_tokens_details: {
+                                cached_tokens: number;
+                            };
+                            output_tokens: number;
+                            output_tokens_details: {
+                                reasoning_tokens: number;
+                            };
+                            total_tokens: number;
+                        } | null;
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+        };
+    };
+    getApiV1ResponsesIdInput_items: {
+        parameters: {
+            query?: {
+                /** @description The id of the last item of the previous page */
+                after?: string;
+                /** @description Accepted and not used */
+                include?: string | string[];
+                limit?: number;
+                /** @description desc (default): newest first */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: ({
+                            id: string;
+                            /** @enum {string} */
+                            status?: "in_progress" | "completed" | "incomplete";
+                            /** @enum {string} */
+                            type: "message" | "function_call" | "function_call_output";
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        first_id: string | null;
+                        has_more: boolean;
+                        last_id: string | null;
+                        /** @constant */
+                        object: "list";
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesErrorResponse"];
                 };
             };
         };
