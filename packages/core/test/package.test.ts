@@ -149,6 +149,8 @@ describe('@agent-platform/core exports', () => {
         "MAX_LIST_LIMIT",
         "MAX_MODELS_LIMIT",
         "MAX_REINDEX_DOCUMENTS",
+        "McpApprovalRequestOut",
+        "McpApprovalResponseItem",
         "McpCallOut",
         "McpRequiresApproval",
         "McpServerResponse",

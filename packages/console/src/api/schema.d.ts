@@ -7745,6 +7745,16 @@ export interface operations {
                         status?: ("in_progress" | "completed" | "incomplete") | null;
                         /** @constant */
                         type: "function_call_output";
+                    } | {
+                        /** @description The id of the mcp_approval_request item (the approval id) */
+                        approval_request_id: string;
+                        approve: boolean;
+                        /** @description Accepted and not used: the service gives input items ids of its own */
+                        id?: string | null;
+                        /** @description Why: a denial's reason is given to the model as the call's result */
+                        reason?: string | null;
+                        /** @constant */
+                        type: "mcp_approval_response";
                     } | ({
                         /** @constant */
                         type: "reasoning";
@@ -7952,6 +7962,20 @@ export interface operations {
                             status: "in_progress" | "completed" | "failed";
                             /** @constant */
                             type: "agent_platform:tool_call";
+                        } | {
+                            arguments: string;
+                            /** @description Extension: the model's id of the call */
+                            call_id: string;
+                            /** @description Extension: when the request is denied undecided (Unix seconds) */
+                            expires_at: number;
+                            /** @description The approval id: answer with an mcp_approval_response item, or POST /api/v1/approvals/{id} */
+                            id: string;
+                            /** @description The tool's name (on its server) */
+                            name: string;
+                            /** @description The MCP server of the tool; 'agent_platform' for the project's own tools */
+                            server_label: string;
+                            /** @constant */
+                            type: "mcp_approval_request";
                         } | {
                             content: {
                                 text: string;
@@ -8250,6 +8274,20 @@ export interface operations {
                             /** @constant */
                             type: "agent_platform:tool_call";
                         } | {
+                            arguments: string;
+                            /** @description Extension: the model's id of the call */
+                            call_id: string;
+                            /** @description Extension: when the request is denied undecided (Unix seconds) */
+                            expires_at: number;
+                            /** @description The approval id: answer with an mcp_approval_response item, or POST /api/v1/approvals/{id} */
+                            id: string;
+                            /** @description The tool's name (on its server) */
+                            name: string;
+                            /** @description The MCP server of the tool; 'agent_platform' for the project's own tools */
+                            server_label: string;
+                            /** @constant */
+                            type: "mcp_approval_request";
+                        } | {
                             content: {
                                 text: string;
                                 /** @constant */
@@ -8536,6 +8574,20 @@ export interface operations {
                             /** @constant */
                             type: "agent_platform:tool_call";
                         } | {
+                            arguments: string;
+                            /** @description Extension: the model's id of the call */
+                            call_id: string;
+                            /** @description Extension: when the request is denied undecided (Unix seconds) */
+                            expires_at: number;
+                            /** @description The approval id: answer with an mcp_approval_response item, or POST /api/v1/approvals/{id} */
+                            id: string;
+                            /** @description The tool's name (on its server) */
+                            name: string;
+                            /** @description The MCP server of the tool; 'agent_platform' for the project's own tools */
+                            server_label: string;
+                            /** @constant */
+                            type: "mcp_approval_request";
+                        } | {
                             content: {
                                 text: string;
                                 /** @constant */
@@ -8691,7 +8743,7 @@ export interface operations {
                             /** @enum {string} */
                             status?: "in_progress" | "completed" | "incomplete";
                             /** @enum {string} */
-                            type: "message" | "function_call" | "function_call_output";
+                            type: "message" | "function_call" | "function_call_output" | "mcp_approval_response";
                         } & {
                             [key: string]: unknown;
                         })[];

@@ -230,7 +230,30 @@ export class ApprovalsService {
    * any other answers the decision.
    */
   async decide(caller: Caller, id: string, body: Decide, signal?: AbortSignal): Promise<DecideResult> {
+    const result = await this.#decide(caller, await this.#get(caller, id), body);
+    if (result.record.kind === 'tool' && result.remaining === 0) {
+      return this.#deps.continueRun(caller, result.record, { stream: body.stream === true, includeUsage: body.stream_options?.include_usage === true, streamId: body.streamId, signal });
+    }
+    const group = result.remaining > 0 ? await this.#ctx.storage.approvals.group(caller.userId, result.record.groupId) : [];
+    return { stream: false, body: { success: true, approval: toView(result.record), pending: group.filter((r) => r.state === 'pending').map((r) => r.id) } };
+  }
+
+  /**
+   * Decides a tool call waiting for approval without continuing its turn (the responses route
+   * continues it as a new response): the decided record. `not_found` for an id the caller has
+   * not; `invalid_request` (naming `param`) for an MCP server's question; `conflict` once decided.
+   */
+  async decideCall(caller: Caller, id: string, decision: { approve: boolean; reason?: string | null | undefined }, param: string): Promise<ApprovalRecord> {
     const record = await this.#get(caller, id);
+    if (record.kind !== 'tool') {
+      throw PlatformError.invalid(`${param}: ${id} is an MCP server's question, answered with POST /api/v1/approvals/{id}`, [{ path: param.split('.'), code: 'custom', message: 'not a tool call' }]);
+    }
+    return (await this.#decide(caller, record, { decision: decision.approve ? 'approve' : 'deny', reason: decision.reason ?? undefined })).record;
+  }
+
+  /** Checks and stores one decision of `record` (told the others deciding its group); the decided record and how many of its group are still pending. */
+  async #decide(caller: Caller, record: ApprovalRecord, body: Pick<Decide, 'decision' | 'reason' | 'content'>): Promise<{ record: ApprovalRecord; remaining: number }> {
+    const id = record.id;
     const tool = record.kind === 'tool';
     const allowed = tool ? ['approve', 'deny'] : ['accept', 'decline', 'cancel'];
     if (!allowed.includes(body.decision)) {
@@ -248,11 +271,7 @@ export class ApprovalsService {
     if (result.outcome === 'not_found') throw PlatformError.notFound('Approval not found');
     if (result.outcome === 'conflict') throw this.#decided(result.record);
     await this.#ctx.notifier.publish(APPROVAL_CHANNEL, { id }).catch(() => {});
-    if (tool && result.remaining === 0) {
-      return this.#deps.continueRun(caller, result.record, { stream: body.stream === true, includeUsage: body.stream_options?.include_usage === true, streamId: body.streamId, signal });
-    }
-    const group = result.remaining > 0 ? await this.#ctx.storage.approvals.group(caller.userId, result.record.groupId) : [];
-    return { stream: false, body: { success: true, approval: toView(result.record), pending: group.filter((r) => r.state === 'pending').map((r) => r.id) } };
+    return { record: result.record, remaining: result.remaining };
   }
 
   #decided(r: ApprovalRecord): PlatformError {

@@ -3,7 +3,7 @@ import type { CompletionMessage } from '../schemas/completions.js';
 import type { InputItem } from '../schemas/responses.js';
 
 /** A stored input item: as sent, with the id the service gave it (`GET .../input_items`). */
-export type StoredInputItem = { readonly type: 'message' | 'function_call' | 'function_call_output'; readonly id: string; readonly [key: string]: unknown };
+export type StoredInputItem = { readonly type: 'message' | 'function_call' | 'function_call_output' | 'mcp_approval_response'; readonly id: string; readonly [key: string]: unknown };
 
 type ChatToolCall = { id: string; type: 'function'; function: { name: string; arguments: string } };
 type UserPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
@@ -77,6 +77,9 @@ export function storedInputItems(input: string | readonly InputItem[]): StoredIn
       return [{ type: 'function_call', id: id('fc'), call_id: item.call_id, name: item.name, arguments: item.arguments, status: 'completed' }];
     }
     if (item.type === 'function_call_output') return [{ type: 'function_call_output', id: id('fco'), call_id: item.call_id, output: item.output, status: 'completed' }];
+    if (item.type === 'mcp_approval_response') {
+      return [{ type: 'mcp_approval_response', id: id('mcpr'), approval_request_id: item.approval_request_id, approve: item.approve, reason: item.reason ?? null }];
+    }
     if (item.type !== undefined && item.type !== 'message') return [];
     const content =
       typeof item.content === 'string'

@@ -1,5 +1,6 @@
 import type { ToolCall, Usage } from '../agent/chat-model.js';
 import type { AgentEvent, Source } from '../agent/loop.js';
+import type { PendingApproval } from '../agent/questions.js';
 import { MCP_TOOL_PREFIX } from '../agent/tools.js';
 import { type ErrorCode, isPlatformError, PlatformError } from '../errors.js';
 import { randomString } from '../ids.js';
@@ -8,6 +9,7 @@ import type { OutputItem, ResponseResource, ResponseStreamEvent } from '../schem
 type Message = Extract<OutputItem, { type: 'message' }>;
 type Reasoning = Extract<OutputItem, { type: 'reasoning' }>;
 type ServerToolCall = Extract<OutputItem, { type: 'mcp_call' | 'agent_platform:tool_call' }>;
+type ApprovalRequest = Extract<OutputItem, { type: 'mcp_approval_request' }>;
 type Annotation = Message['content'][number]['annotations'][number];
 
 /** The event of a failure: our error `code` (the server maps it to the wire's error type), the message, the field. */
@@ -48,15 +50,33 @@ export function citations(text: string, sources: readonly Source[]): Annotation[
   return found;
 }
 
-/** A call of a server-run tool as its output item: `mcp_call` for an MCP server's tool (`mcp__<server>__<tool>`), else the extension item. */
+/** An MCP server's tool as the model is offered it (`mcp__<server>__<tool>`): its server and name; undefined for any other tool. */
+function mcpTool(name: string): { server_label: string; name: string } | undefined {
+  if (!name.startsWith(MCP_TOOL_PREFIX)) return undefined;
+  const rest = name.slice(MCP_TOOL_PREFIX.length);
+  const cut = rest.indexOf('__');
+  return { server_label: cut > 0 ? rest.slice(0, cut) : rest, name: cut > 0 ? rest.slice(cut + 2) : rest };
+}
+
+/** A call of a server-run tool as its output item: `mcp_call` for an MCP server's tool, else the extension item. */
 function serverCallItem(call: ToolCall): ServerToolCall {
   const base = { arguments: call.arguments, output: null, error: null, status: 'in_progress' as const };
-  if (call.name.startsWith(MCP_TOOL_PREFIX)) {
-    const rest = call.name.slice(MCP_TOOL_PREFIX.length);
-    const cut = rest.indexOf('__');
-    return { type: 'mcp_call', id: itemId('mcp'), server_label: cut > 0 ? rest.slice(0, cut) : rest, name: cut > 0 ? rest.slice(cut + 2) : rest, call_id: call.id, ...base };
-  }
+  const mcp = mcpTool(call.name);
+  if (mcp) return { type: 'mcp_call', id: itemId('mcp'), ...mcp, call_id: call.id, ...base };
   return { type: 'agent_platform:tool_call', id: itemId('tc'), call_id: call.id, name: call.name, ...base };
+}
+
+/** A call waiting for approval as OpenAI's `mcp_approval_request` (its id is the approval's); a project tool's server is `agent_platform`. */
+function approvalItem(approval: PendingApproval): ApprovalRequest {
+  const tool = mcpTool(approval.tool) ?? { server_label: 'agent_platform', name: approval.tool };
+  return {
+    type: 'mcp_approval_request',
+    id: approval.id,
+    ...tool,
+    arguments: approval.arguments,
+    call_id: approval.callId,
+    expires_at: Math.floor(Date.parse(approval.expiresAt) / 1000),
+  };
 }
 
 /**
@@ -74,11 +94,11 @@ function serverCallItem(call: ToolCall): ServerToolCall {
  *   starts (`in_progress`) and done with its output (`completed`, or `failed` with `error`);
  * - the client's functions: `function_call` items (added, `function_call_arguments.delta` and
  *   `.done`, done), for the client to run;
+ * - calls that wait for a person's approval (`approval_required`): `mcp_approval_request` items
+ *   (added, done), the response's last output; the response completes;
  * - the end: `response.completed`, `response.incomplete` (the model ran out of
  *   `max_output_tokens`, or its provider's filter stopped it), or on a failure an `error` event
  *   then `response.failed`; a run stopped by `cancelled()` ends `cancelled`, failed the same way.
- *
- * An approval request would be one more kind of item here.
  */
 export async function* responseEvents(
   response: ResponseResource,
@@ -163,6 +183,14 @@ export async function* responseEvents(
         running.delete(e.callId);
         Object.assign(run.item, e.isError ? { status: 'failed', error: e.content } : { status: 'completed', output: e.content });
         yield event('response.output_item.done', { output_index: run.index, item: structuredClone(run.item) });
+      } else if (e.type === 'approval_required') {
+        yield* close();
+        for (const approval of e.approvals) {
+          const item = approvalItem(approval);
+          output.push(item);
+          yield event('response.output_item.added', { output_index: output.length - 1, item: { ...item } });
+          yield event('response.output_item.done', { output_index: output.length - 1, item: { ...item } });
+        }
       } else if (e.type === 'finish') {
         const cut = e.reason === 'length' || e.reason === 'content_filter';
         yield* close(cut ? 'incomplete' : 'completed');

@@ -3,6 +3,7 @@ import type { AgentPlanner, ChatOpener } from '../completions/types.js';
 import type { Caller, PlatformContext } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { hasIdForm } from '../ids.js';
+import type { ApprovalResponse } from '../schemas/approvals.js';
 import type { CompletionMessage } from '../schemas/completions.js';
 import type { InputItemList, ResponseResource, ResponseStreamEvent } from '../schemas/response-objects.js';
 import type { CreateResponseRequest, InputItemsQuery } from '../schemas/responses.js';
@@ -12,10 +13,17 @@ import { failureOf, responseEvents } from './items.js';
 import { initialResource, planRequest } from './request.js';
 import { type Run, Runs } from './runs.js';
 
+/** The approvals area: the approvals an `mcp_approval_response` decides. */
+export interface ApprovalDecider {
+  get(caller: Caller, id: string): Promise<ApprovalResponse>;
+  decideCall(caller: Caller, id: string, decision: { approve: boolean; reason?: string | null | undefined }, param: string): Promise<unknown>;
+}
+
 export interface ResponsesDeps {
   /** The completions area's planner; undefined without `agent` (then `create` answers `unsupported`). */
   readonly planner: AgentPlanner | undefined;
   readonly chats: ChatOpener;
+  readonly approvals: ApprovalDecider;
 }
 
 /** A response: the whole resource, or with `stream: true` the events to send. */
@@ -48,15 +56,16 @@ export class ResponsesService {
   }
 
   /** `POST /api/v1/responses`: the whole response, its events (`stream`), or at once the queued response (`background`). */
-  async create(caller: Caller, body: Body, options: { signal?: AbortSignal | undefined } = {}): Promise<ResponseResult> {
+  async create(caller: Caller, request: Body, options: { signal?: AbortSignal | undefined } = {}): Promise<ResponseResult> {
     const planner = this.#deps.planner;
     if (!planner) throw new PlatformError('unsupported', 'Responses are not configured: construct AgentPlatform with `agent: { models }`');
     const { storage, clock, ids } = this.#ctx;
-    const store = body.store !== false;
+    const store = request.store !== false;
     const [named, previous] = await Promise.all([
-      body.model ? storage.projects.get(caller.userId, body.model) : undefined,
-      body.previous_response_id ? storage.responses.get(caller.userId, body.previous_response_id) : undefined,
+      request.model ? storage.projects.get(caller.userId, request.model) : undefined,
+      request.previous_response_id ? storage.responses.get(caller.userId, request.previous_response_id) : undefined,
     ]);
+    const body = await this.#decisions(caller, request, previous);
     if (body.model && !named && hasIdForm('project', body.model)) {
       throw new PlatformError('not_found', `Project ${body.model} not found: "model" has the form of a project id, but none of your projects has it`, {
         issues: [{ path: ['model'], code: 'custom', message: 'none of your projects has this id' }],
@@ -75,7 +84,9 @@ export class ResponsesService {
     // A new chat of an id the service made is inserted with the turn when it completes; one of
     // the caller's chosen id is opened once the run is known to start. Either way a refused
     // request leaves nothing behind.
-    const plan = await planner.plan(caller, planRequest(body, messages), { project, chat, insertChat: fresh && !body.chatId }, signal);
+    // A turn that pauses for approval without a chat (store: false) is kept in a new chat of the project.
+    const newChat = project ? () => this.#deps.chats.open(caller, ids.next('chat'), project.id) : undefined;
+    const plan = await planner.plan(caller, planRequest(body, messages), { project, chat, insertChat: fresh && !body.chatId, newChat }, signal);
     if (fresh && chat && body.chatId) await this.#deps.chats.open(caller, chat.id, chat.projectId);
 
     const createdAt = clock.now();
@@ -117,6 +128,25 @@ export class ResponsesService {
     for await (const event of events) failure = failureOf(event) ?? failure;
     if (resource.status === 'failed' && failure) throw failure;
     return { stream: false, body: resource };
+  }
+
+  /**
+   * Decides the approvals the input's `mcp_approval_response` items answer (all checked first:
+   * the caller's, of one chat, the previous response's), so the response continues their turn:
+   * the request with that chat as `chatId` when it names none.
+   */
+  async #decisions(caller: Caller, body: Body, previous: ResponseRecord | undefined): Promise<Body> {
+    const answers = typeof body.input === 'string' ? [] : body.input.flatMap((item, i) => (item.type === 'mcp_approval_response' ? [{ item, param: `input.${i}.approval_request_id` }] : []));
+    if (answers.length === 0) return body;
+    const approvals = await Promise.all(answers.map(({ item }) => this.#deps.approvals.get(caller, item.approval_request_id)));
+    const chatId = approvals[0]?.approval.chatId;
+    for (const [i, { approval }] of approvals.entries()) {
+      const param = answers[i]?.param ?? 'input';
+      const other = approval.chatId !== chatId ? `approval ${approvals[0]?.approval.id}` : previous?.chatId && previous.chatId !== chatId ? `previous_response_id ${previous.id}` : undefined;
+      if (other || (body.chatId && body.chatId !== chatId)) throw invalid(param, `approval ${approval.id} belongs to chat ${approval.chatId}, not the chat of ${other ?? `chatId ${body.chatId}`}`);
+    }
+    for (const { item, param } of answers) await this.#deps.approvals.decideCall(caller, item.approval_request_id, { approve: item.approve, reason: item.reason }, param);
+    return body.chatId || previous?.chatId || !chatId ? body : { ...body, chatId };
   }
 
   /** The project and chat of a new response: `chatId`'s, the previous response's, or a new chat of the project named (none with `store: false`). */

@@ -66,6 +66,16 @@ export const ToolCallOut = z.object({
   error: z.string().nullable(),
   status: z.enum(['in_progress', 'completed', 'failed']),
 });
+/** A call of the agent that waits for a person's approval (the response ends with it): OpenAI's `mcp_approval_request`. */
+export const McpApprovalRequestOut = z.object({
+  type: z.literal('mcp_approval_request'),
+  id: z.string().describe('The approval id: answer with an mcp_approval_response item, or POST /api/v1/approvals/{id}'),
+  server_label: z.string().describe("The MCP server of the tool; 'agent_platform' for the project's own tools"),
+  name: z.string().describe("The tool's name (on its server)"),
+  arguments: z.string(),
+  call_id: z.string().describe("Extension: the model's id of the call"),
+  expires_at: z.number().int().describe('Extension: when the request is denied undecided (Unix seconds)'),
+});
 export const ReasoningOut = z.object({
   type: z.literal('reasoning'),
   id: z.string(),
@@ -74,7 +84,7 @@ export const ReasoningOut = z.object({
   content: z.array(ReasoningText),
 });
 
-export const OutputItem = z.discriminatedUnion('type', [MessageOut, FunctionCallOut, McpCallOut, ToolCallOut, ReasoningOut]);
+export const OutputItem = z.discriminatedUnion('type', [MessageOut, FunctionCallOut, McpCallOut, ToolCallOut, McpApprovalRequestOut, ReasoningOut]);
 export type OutputItem = z.output<typeof OutputItem>;
 
 export const ResponseUsage = z.object({
@@ -154,7 +164,7 @@ export type ResponseStreamEvent = { readonly type: string; readonly sequence_num
 
 /** A stored input item, with the id the service gave it. */
 export const InputItemOut = z
-  .object({ type: z.enum(['message', 'function_call', 'function_call_output']), id: z.string(), status: ItemStatus.optional() })
+  .object({ type: z.enum(['message', 'function_call', 'function_call_output', 'mcp_approval_response']), id: z.string(), status: ItemStatus.optional() })
   .catchall(z.unknown())
   .describe("An input item as sent, with its id (a data: image's URL is not kept: image_url null)");
 

@@ -89,6 +89,17 @@ export const FunctionCallOutputItem = z.strictObject(
   },
   unknownMember('a function_call_output item'),
 );
+/** A person's decision on an `mcp_approval_request` of an earlier response: decides that approval and continues its turn. */
+export const McpApprovalResponseItem = z.strictObject(
+  {
+    type: z.literal('mcp_approval_response'),
+    approval_request_id: z.string().min(1).max(200).describe('The id of the mcp_approval_request item (the approval id)'),
+    approve: z.boolean(),
+    reason: z.string().max(2000).nullable().optional().describe("Why: a denial's reason is given to the model as the call's result"),
+    id: ItemId,
+  },
+  unknownMember('an mcp_approval_response item'),
+);
 /** A reasoning item sent back: accepted and not given to the model (reasoning is never replayed). */
 const ReasoningItem = z
   .object({ type: z.literal('reasoning') })
@@ -102,6 +113,7 @@ export const InputItem = z.discriminatedUnion(
     MessageItem,
     FunctionCallItem,
     FunctionCallOutputItem,
+    McpApprovalResponseItem,
     ReasoningItem,
     z
       .object({ type: z.enum(['item_reference', 'compaction']) })
@@ -110,7 +122,7 @@ export const InputItem = z.discriminatedUnion(
       })
       .describe('Not supported (400): send the item itself, or continue with previous_response_id'),
   ],
-  { error: 'must be a message, function_call, function_call_output or reasoning item' },
+  { error: 'must be a message, function_call, function_call_output, mcp_approval_response or reasoning item' },
 );
 export type InputItem = z.output<typeof InputItem>;
 
