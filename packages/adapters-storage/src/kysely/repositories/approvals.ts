@@ -109,7 +109,13 @@ export function approvalRepository({ db, dialect, records }: RepositoryContext):
         });
       },
       async renew(userId, groupId, by, at) {
-        const set = await db.updateTable('approvals').set({ resumed_at: time(at) }).where('user_id', '=', userId).where('group_id', '=', groupId).where('resumed_by', '=', by).executeTakeFirst();
+        const set = await db
+          .updateTable('approvals')
+          .set({ resumed_at: time(at) })
+          .where('user_id', '=', userId)
+          .where('group_id', '=', groupId)
+          .where('resumed_by', '=', by)
+          .executeTakeFirst();
         return Number(set.numUpdatedRows) > 0;
       },
       async release(userId, groupId, by) {
