@@ -29,7 +29,7 @@ export {
 } from './agent/chat-model.js';
 export type { ElicitationAnswer, ElicitationRequest } from './agent/questions.js';
 export type { AgentTool, ToolRunContext, ToolSampleRequest, ToolSampleResult, ToolSource } from './agent/tools.js';
-export { type ApprovalOptions, DEFAULT_APPROVAL_TTL_MS, DEFAULT_QUESTION_TIMEOUT_MS } from './approvals/service.js';
+export { type ApprovalOptions, DEFAULT_APPROVAL_TTL_MS, DEFAULT_QUESTION_TIMEOUT_MS, DEFAULT_RESUME_LEASE_MS } from './approvals/service.js';
 export type { ChatImage } from './chats/service.js';
 export { type Clock, systemClock } from './clock.js';
 export { DEFAULT_IMAGE_LIMITS, type ImageLimits } from './completions/images.js';

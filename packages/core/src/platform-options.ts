@@ -28,7 +28,8 @@ export interface AgentPlatformOptions {
   /**
    * Tool calls a person approves and MCP servers' questions: how long an approval waits before
    * it counts as denied (`ttlMs`, default 24 h) and a question before it is declined
-   * (`questionTimeoutMs`, default 10 min).
+   * (`questionTimeoutMs`, default 10 min); how long a dead continuation's claim of a paused turn
+   * holds (`resumeLeaseMs`, default 60 s).
    */
   readonly approvals?: ApprovalOptions;
   /** MCP connections. Without them, MCP calls answer `unsupported`. */

@@ -110,6 +110,10 @@ Tool calls a person approves, and questions of MCP servers (docs/AGENT.md, "Appr
                         How long an MCP server's question waits for an answer; unanswered, it is
                         declined (env AGENT_PLATFORM_ELICITATION_TIMEOUT_MS, 1000 to 86400000,
                         default 600000)
+  --approval-resume-lease-ms MS
+                        How long the claim of a paused turn's continuation holds unrenewed: a
+                        continuation whose process died frees the turn this long after
+                        (env AGENT_PLATFORM_APPROVAL_RESUME_LEASE_MS, 1000 to 3600000, default 60000)
 
 Indexing is shared fairly between users (docs/KNOWLEDGE.md, "The job queue"):
   --max-queued-documents-per-user N

@@ -68,3 +68,37 @@ it('a turn paused on A is approved on B, continued there as a stream, and stored
   // Decided once, whichever instance is asked next.
   expect((await call(a, key, 'POST', `/api/v1/approvals/${approval?.id}`, { decision: 'deny' })).status).toBe(409);
 }, 120_000);
+
+it('the last decision on A and a message on B at the same moment continue the turn once', async () => {
+  const projectId = (await call(a, key, 'POST', '/api/projects/create', { name: 'once', model: 'gpt-4o-mini', provider: 'openai' })).body.project.id as string;
+  const tool = await call(a, key, 'POST', '/api/tools/create', {
+    projectId,
+    name: 'wipe',
+    language: 'javascript',
+    code: 'function main(args) { return { wiped: args.disk } }',
+    parameters: { type: 'object', properties: { disk: { type: 'string' } } },
+    requiresApproval: true,
+  });
+  expect(tool.status, JSON.stringify(tool.body)).toBe(201);
+  for (let round = 0; round < 3; round++) {
+    const chatId = (await call(a, key, 'POST', '/api/chats', { projectId })).body.chat.id as string;
+    fake.script({ text: 'Wiping.', toolCalls: [{ id: 'call_wipe', name: 'wipe', arguments: { disk: 'd1' } }] });
+    const paused = await call(a, key, 'POST', '/api/v1/chat/completions', { model: projectId, chatId, messages: [{ role: 'user', content: 'Wipe d1' }] });
+    const id = paused.body.approvals[0].id as string;
+    fake.reset();
+    fake.script({ text: 'Wiped d1.' });
+    const [decision, message] = await Promise.all([
+      call(a, key, 'POST', `/api/v1/approvals/${id}`, { decision: 'approve' }),
+      call(b, key, 'POST', '/api/v1/chat/completions', { model: projectId, chatId, messages: [{ role: 'user', content: 'Go on' }] }),
+    ]);
+    expect([decision.status, message.status].sort(), JSON.stringify([decision.body, message.body])).toEqual([200, 409]);
+    // The tool ran once: one continuation sent its result to the model, and the chat holds one result.
+    const results = fake.requests.flatMap((r) =>
+      ((r.body as { messages: { role: string; tool_call_id?: string }[] }).messages ?? []).filter((m) => m.role === 'tool' && m.tool_call_id === 'call_wipe'),
+    );
+    expect(results).toHaveLength(1);
+    const messages = (await call(b, key, 'GET', `/api/chats/${chatId}/messages`)).body.messages as { role: string }[];
+    expect(messages.filter((m) => m.role === 'tool')).toHaveLength(1);
+    expect((await call(b, key, 'GET', `/api/v1/approvals/${id}`)).body.approval.state).toBe('approved');
+  }
+}, 120_000);

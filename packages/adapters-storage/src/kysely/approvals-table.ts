@@ -44,3 +44,12 @@ export async function addApprovals(db: Kysely<any>, types: { readonly time: 'int
   await db.schema.createIndex('approvals_user_chat').on('approvals').columns(['user_id', 'chat_id', 'state']).execute();
   await db.schema.createIndex('approvals_group').on('approvals').columns(['user_id', 'group_id']).execute();
 }
+
+/**
+ * Who continues a paused turn (SQLite migration 0029, PostgreSQL 0020): a group's claim, set on
+ * each of its rows by the one continuation that takes it (`ApprovalRepository.claim`).
+ */
+export async function addApprovalClaims(db: Kysely<any>, time: 'integer' | 'timestamptz'): Promise<void> {
+  await db.schema.alterTable('approvals').addColumn('resumed_by', 'text').execute();
+  await db.schema.alterTable('approvals').addColumn('resumed_at', time).execute();
+}

@@ -184,6 +184,9 @@ export interface Database {
     created_at: Timestamp;
     expires_at: Timestamp;
     decided_at: Timestamp | null;
+    /** The continuation that claimed the group (ApprovalRepository.claim), and when it last renewed it. */
+    resumed_by: string | null;
+    resumed_at: Timestamp | null;
   };
   /** The vector of a chunk, kept for re-indexing; goes with its chunk row (foreign key cascade). */
   chunk_embeddings: {

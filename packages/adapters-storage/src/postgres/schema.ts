@@ -1,5 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
-import { addApprovals } from '../kysely/approvals-table.js';
+import { addApprovalClaims, addApprovals } from '../kysely/approvals-table.js';
 import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addJobTenants } from '../kysely/job-tenants.js';
 import { addMcpSampling } from '../kysely/mcp-sampling.js';
@@ -316,6 +316,8 @@ export const migrations: Record<string, Migration> = {
   // A tool the owner offers on the project's MCP server (SQLite's 0027).
   '0018_tool_mcp_exposure': { up: (db: Kysely<any>) => addToolMcpExposure(db, 'boolean', sql`false`) },
   '0019_mcp_sampling': { up: (db: Kysely<any>) => addMcpSampling(db, 'boolean') },
+  // Which continuation resumes a paused turn (SQLite's 0029).
+  '0020_approval_claims': { up: (db: Kysely<any>) => addApprovalClaims(db, 'timestamptz') },
 };
 
 /**

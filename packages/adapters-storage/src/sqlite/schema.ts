@@ -1,5 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
-import { addApprovals } from '../kysely/approvals-table.js';
+import { addApprovalClaims, addApprovals } from '../kysely/approvals-table.js';
 import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addJobTenants } from '../kysely/job-tenants.js';
 import { addMcpSampling } from '../kysely/mcp-sampling.js';
@@ -444,4 +444,6 @@ export const migrations: Record<string, Migration> = {
   // A tool the owner offers on the project's MCP server (ToolRecord.exposeOverMcp); existing tools are not.
   '0027_tool_mcp_exposure': { up: (db: Kysely<any>) => addToolMcpExposure(db, 'integer', sql`0`) },
   '0028_mcp_sampling': { up: (db: Kysely<any>) => addMcpSampling(db, 'integer') },
+  // Which continuation resumes a paused turn (kysely/approvals-table.ts).
+  '0029_approval_claims': { up: (db: Kysely<any>) => addApprovalClaims(db, 'integer') },
 };

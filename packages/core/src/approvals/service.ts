@@ -9,6 +9,7 @@ import { offsetPageFields } from '../paging.js';
 import type { ApprovalResponse, ApprovalView, DecideRequest, DecisionResponse, ListApprovalsQuery, ListApprovalsResponse } from '../schemas/approvals.js';
 import type { ChatCompletionChunk, ChatCompletionResponse } from '../schemas/completion-answers.js';
 import type { ApprovalDecision, ApprovalRecord } from '../storage/types.js';
+import { claimTurn, type ResumeHold } from './claim.js';
 
 /** How long a tool call waits for a person's decision before it counts as denied: 24 hours. */
 export const DEFAULT_APPROVAL_TTL_MS = 86_400_000;
@@ -24,7 +25,16 @@ export interface ApprovalOptions {
   readonly questionTimeoutMs?: number;
   /** How often a waiting tool reads its question again without being woken (a missed notification). Default 1,000 ms. */
   readonly pollMs?: number;
+  /**
+   * How long the claim of a paused turn's continuation holds without being renewed (the running
+   * continuation renews it every third of this): past it, the continuation counts as dead (its
+   * process was killed) and the next decision or message may continue the turn. Default {@link DEFAULT_RESUME_LEASE_MS}.
+   */
+  readonly resumeLeaseMs?: number;
 }
+
+/** How long an unrenewed claim of a continuation holds: 60 s. */
+export const DEFAULT_RESUME_LEASE_MS = 60_000;
 
 /** A paused turn's continuation, in the completions route's shape. */
 export type ContinuedRun = { stream: false; body: ChatCompletionResponse } | { stream: true; chunks: AsyncIterable<ChatCompletionChunk> };
@@ -78,6 +88,7 @@ export class ApprovalsService {
   readonly #ttlMs: number;
   readonly #questionMs: number;
   readonly #pollMs: number;
+  readonly #leaseMs: number;
 
   constructor(ctx: PlatformContext, deps: ApprovalsDeps) {
     this.#ctx = ctx;
@@ -85,6 +96,7 @@ export class ApprovalsService {
     this.#ttlMs = deps.options?.ttlMs ?? DEFAULT_APPROVAL_TTL_MS;
     this.#questionMs = deps.options?.questionTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS;
     this.#pollMs = deps.options?.pollMs ?? 1000;
+    this.#leaseMs = deps.options?.resumeLeaseMs ?? DEFAULT_RESUME_LEASE_MS;
   }
 
   #record(caller: Caller, base: Pick<ApprovalRecord, 'projectId' | 'chatId' | 'kind' | 'groupId' | 'message' | 'schema' | 'resume'>, call: ToolCall, ttlMs: number): ApprovalRecord {
@@ -115,21 +127,25 @@ export class ApprovalsService {
   }
 
   /**
-   * The decisions of a chat's waiting calls, for the turn that continues it: throws `conflict`
-   * while one is still pending (not expired); expired ones are denied now. Calls without an
-   * approval (the client's functions) are not answered here.
+   * The decisions of a chat's waiting calls, for the turn that continues it, and that turn's
+   * claim: throws `conflict` while one is still pending (not expired; expired ones are denied
+   * now) or while another continuation holds the turn (its claim renewed within
+   * `resumeLeaseMs`), so a paused turn is continued once. Calls without an approval (the
+   * client's functions) are not answered here.
    */
-  async settle(caller: Caller, chatId: string, callIds: readonly string[]): Promise<{ callId: string; denied?: string }[]> {
+  async settle(caller: Caller, chatId: string, callIds: readonly string[]): Promise<{ calls: { callId: string; denied?: string }[]; hold: ResumeHold }> {
     const wanted = new Set(callIds);
     const page = await this.#ctx.storage.approvals.list({ userId: caller.userId, chatId, limit: 100, offset: 0 });
-    const records = await Promise.all(page.items.filter((r) => r.kind === 'tool' && wanted.has(r.callId)).map((r) => this.#fresh(r)));
-    const waiting = records.filter((r) => r.state === 'pending');
-    if (waiting.length > 0) {
-      throw new PlatformError('conflict', `The chat waits for a decision on ${waiting.map((r) => `${r.id} (${r.tool})`).join(', ')}: POST /api/v1/approvals/{id} first`, {
+    const found = await Promise.all(page.items.filter((r) => r.kind === 'tool' && wanted.has(r.callId)).map((r) => this.#fresh(r)));
+    const pendingError = (waiting: readonly ApprovalRecord[]) =>
+      new PlatformError('conflict', `The chat waits for a decision on ${waiting.map((r) => `${r.id} (${r.tool})`).join(', ')}: POST /api/v1/approvals/{id} first`, {
         details: { approvals: waiting.map((r) => r.id) },
       });
-    }
-    return records.map((r) => (r.state === 'approved' ? { callId: r.callId } : { callId: r.callId, denied: r.reason ?? '' }));
+    const waiting = found.filter((r) => r.state === 'pending');
+    if (waiting.length > 0) throw pendingError(waiting);
+    const { records, hold } = await claimTurn(this.#ctx, caller.userId, chatId, found, this.#leaseMs, pendingError);
+    const calls = records.map((r) => (r.state === 'approved' ? { callId: r.callId } : { callId: r.callId, denied: r.reason ?? '' }));
+    return { calls, hold };
   }
 
   /** Stores an MCP server's question of a running tool call; `answer` settles with the person's answer, a timeout (declined) or `signal` (cancelled). */

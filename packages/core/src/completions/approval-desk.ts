@@ -6,8 +6,12 @@ import type { Caller } from '../context.js';
 export interface ApprovalDesk {
   /** Stores the calls a paused turn holds for approval; `resume` is what continuing it needs besides its chat. */
   pause(caller: Caller, run: { projectId: string; chatId: string; calls: readonly ToolCall[]; resume: Record<string, unknown> }): Promise<PendingApproval[]>;
-  /** The decisions of a chat's waiting calls (`conflict` while one is pending; expired ones denied); calls without an approval are left out. */
-  settle(caller: Caller, chatId: string, callIds: readonly string[]): Promise<{ callId: string; denied?: string }[]>;
+  /**
+   * The decisions of a chat's waiting calls (`conflict` while one is pending, expired ones
+   * denied; calls without an approval are left out) and the continuation's claim of the turn
+   * (`conflict` while another continuation holds it): end `hold` when the turn is stored or failed.
+   */
+  settle(caller: Caller, chatId: string, callIds: readonly string[]): Promise<{ calls: { callId: string; denied?: string }[]; hold: { end(succeeded: boolean): void } }>;
   /** Stores an MCP server's question of a running call; `answer` settles with the person's answer. */
   ask(
     caller: Caller,
@@ -18,7 +22,7 @@ export interface ApprovalDesk {
   ): Promise<{ question: PendingQuestion; answer: Promise<ElicitationAnswer> }>;
 }
 
-/** The request members a paused turn keeps to continue as it was asked (everything but its messages and how it was delivered). */
+/** The request members a paused turn keeps to continue as it was asked (everything but its messages and whether it streamed). */
 const KEPT = [
   'tools',
   'tool_choice',
@@ -32,6 +36,8 @@ const KEPT = [
   'response_format',
   'provider_options',
   'maxTokens',
+  // The recorded stream of the paused completion: the continuation is appended to it.
+  'streamId',
 ] as const;
 
 /** What a paused turn keeps of its request, as JSON. */

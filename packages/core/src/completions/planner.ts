@@ -171,22 +171,27 @@ export class CompletionPlanner implements AgentPlanner {
     const input = recent ? newToChat(recent.pending, loaded) : loaded;
     // A chat paused for approval goes on from the decided calls (`conflict` while one is pending).
     const desk = this.#deps.approvals;
+    // The continuation claims the turn there (`conflict` while another holds it): continued once.
     const waiting = recent && chat ? waitingCalls(recent.pending, input) : [];
-    const resume =
+    const settled =
       waiting.length > 0 && chat
-        ? decidedCalls(
-            waiting,
-            await desk.settle(
-              caller,
-              chat.id,
-              waiting.map((c) => c.id),
-            ),
+        ? await desk.settle(
+            caller,
+            chat.id,
+            waiting.map((c) => c.id),
           )
-        : [];
+        : undefined;
+    const resume = settled ? decidedCalls(waiting, settled.calls) : [];
     const resumed: ChatMessage[] = resume.map((d) => ({ role: 'tool', toolCallId: d.call.id, content: '' }));
-    const fitted = recent ? fitHistory(recent, await countMessageTokens([...(prompt ? [{ role: 'system' as const, content: prompt }] : []), ...input], budget)) : [];
-    const earlier = model.capabilities?.images ? fitted : withoutImages(fitted);
-    checkToolResults(earlier, [...resumed, ...input], loaded);
+    let earlier: ChatMessage[];
+    try {
+      const fitted = recent ? fitHistory(recent, await countMessageTokens([...(prompt ? [{ role: 'system' as const, content: prompt }] : []), ...input], budget)) : [];
+      earlier = model.capabilities?.images ? fitted : withoutImages(fitted);
+      checkToolResults(earlier, [...resumed, ...input], loaded);
+    } catch (error) {
+      settled?.hold.end(false);
+      throw error;
+    }
 
     const createdAt = this.#ctx.clock.now();
     const storage = this.#ctx.storage;
@@ -209,51 +214,61 @@ export class CompletionPlanner implements AgentPlanner {
     const newChat = target.newChat;
     const events: AsyncIterable<AgentEvent> = {
       async *[Symbol.asyncIterator]() {
-        for await (const event of turn) {
-          // The answer must have the format asked before anything of the turn is stored or finished.
-          if (event.type === 'finish' && format && event.reason !== 'tool_calls') {
-            const answer = event.messages.findLast((m: ChatMessage) => m.role === 'assistant')?.content ?? '';
-            await checkAnswer(format, answer, answers, caller.userId, signal);
-          }
-          // A turn that pauses for approval is kept in a chat: a new one when it has none.
-          const paused = event.type === 'finish' && project && event.approvals?.length ? event.approvals : undefined;
-          const into = chat ?? (paused && newChat ? await newChat() : undefined);
-          if (event.type === 'finish' && into) {
-            // The turn is stored only once it has completed (or paused): the results of the
-            // decided calls it went on from, the request's new messages (not its system prompt),
-            // the tool calls and results, and the answer; the assistant message that ends the
-            // turn keeps the sources the response gives.
-            const own = [...(event.resumed ?? []), ...input.filter((m) => m.role !== 'system')];
-            const requestedCount = own.length;
-            const fresh = [...own, ...event.messages];
-            const last = fresh.findLastIndex((m) => m.role === 'assistant');
-            // Images are put in the store first: a message never refers to an image that is not there.
-            const parts = await Promise.all(fresh.map((m) => storedParts(m, images, into.userId, into.id)));
-            // Within the user's cap of messages, decided under the user's lock: over it the turn
-            // is not stored (and the stream ends with the error).
-            await storage.transaction(async (tx) => {
-              if (target.insertChat) {
-                await caps.reserve(tx, caller.userId, 'chats');
-                await tx.chats.insert(into);
-              }
-              await caps.reserve(tx, caller.userId, 'messages', fresh.length);
-              await tx.chats.appendMessages(
-                into.userId,
-                into.id,
-                // The turn's own messages (after the request's) are the model's: its provider's data stays with them.
-                fresh.map((m, i) => toRecord(m, { createdAt, sources: i === last ? stored : undefined, parts: parts[i], provider: i >= requestedCount ? provider : undefined })),
-              );
-            });
-            await storage.chats.touch(into.userId, into.id, createdAt);
-          }
-          if (paused && project && into) {
-            const approvals = await desk.pause(caller, { projectId: project.id, chatId: into.id, calls: paused, resume: resumeSettings(request) });
-            yield { type: 'approval_required', approvals };
-          }
-          yield event;
+        // The continuation's claim is renewed while the turn runs; kept once the turn is stored, freed if it fails.
+        let failed = true;
+        try {
+          yield* storedTurn();
+          failed = false;
+        } finally {
+          settled?.hold.end(!failed);
         }
       },
     };
+    async function* storedTurn(): AsyncGenerator<AgentEvent> {
+      for await (const event of turn) {
+        // The answer must have the format asked before anything of the turn is stored or finished.
+        if (event.type === 'finish' && format && event.reason !== 'tool_calls') {
+          const answer = event.messages.findLast((m: ChatMessage) => m.role === 'assistant')?.content ?? '';
+          await checkAnswer(format, answer, answers, caller.userId, signal);
+        }
+        // A turn that pauses for approval is kept in a chat: a new one when it has none.
+        const paused = event.type === 'finish' && project && event.approvals?.length ? event.approvals : undefined;
+        const into = chat ?? (paused && newChat ? await newChat() : undefined);
+        if (event.type === 'finish' && into) {
+          // The turn is stored only once it has completed (or paused): the results of the
+          // decided calls it went on from, the request's new messages (not its system prompt),
+          // the tool calls and results, and the answer; the assistant message that ends the
+          // turn keeps the sources the response gives.
+          const own = [...(event.resumed ?? []), ...input.filter((m) => m.role !== 'system')];
+          const requestedCount = own.length;
+          const fresh = [...own, ...event.messages];
+          const last = fresh.findLastIndex((m) => m.role === 'assistant');
+          // Images are put in the store first: a message never refers to an image that is not there.
+          const parts = await Promise.all(fresh.map((m) => storedParts(m, images, into.userId, into.id)));
+          // Within the user's cap of messages, decided under the user's lock: over it the turn
+          // is not stored (and the stream ends with the error).
+          await storage.transaction(async (tx) => {
+            if (target.insertChat) {
+              await caps.reserve(tx, caller.userId, 'chats');
+              await tx.chats.insert(into);
+            }
+            await caps.reserve(tx, caller.userId, 'messages', fresh.length);
+            await tx.chats.appendMessages(
+              into.userId,
+              into.id,
+              // The turn's own messages (after the request's) are the model's: its provider's data stays with them.
+              fresh.map((m, i) => toRecord(m, { createdAt, sources: i === last ? stored : undefined, parts: parts[i], provider: i >= requestedCount ? provider : undefined })),
+            );
+          });
+          await storage.chats.touch(into.userId, into.id, createdAt);
+        }
+        if (paused && project && into) {
+          const approvals = await desk.pause(caller, { projectId: project.id, chatId: into.id, calls: paused, resume: resumeSettings(request) });
+          yield { type: 'approval_required', approvals };
+        }
+        yield event;
+      }
+    }
     return {
       id: `chatcmpl-${randomString(24)}`,
       created: Math.floor(createdAt.getTime() / 1000),

@@ -157,16 +157,19 @@ export class CompletionsService {
    * Continues a turn paused for approval once its last call is decided (`POST
    * /api/v1/approvals/{id}`): the chat holds the turn, the approval the request's settings; the
    * planner runs the approved calls, answers the denied ones, and lets the model go on. Works
-   * on any instance, after a restart too. Answers as the completions route does.
+   * on any instance, after a restart too. Answers as the completions route does. The paused
+   * completion's recorded stream, while it is kept, gets the continuation too (unless the
+   * decision names another).
    */
-  continueRun(
+  async continueRun(
     caller: Caller,
     approval: ApprovalRecord,
     options: { stream: boolean; includeUsage: boolean; streamId?: string | undefined; signal?: AbortSignal | undefined },
   ): Promise<CompletionResult> {
     if (!approval.chatId) throw PlatformError.notFound('Chat not found');
     const settings = (approval.resume ?? {}) as Partial<z.output<typeof ChatCompletionRequest>> & { maxTokens?: number };
-    const { maxTokens, ...kept } = settings;
+    const { maxTokens, streamId: paused, ...kept } = settings;
+    const streamId = options.streamId ?? (paused && (await this.#deps.streams.get(caller.userId, approval.chatId, paused)) ? paused : undefined);
     const body = {
       ...kept,
       ...(maxTokens !== undefined ? { max_completion_tokens: maxTokens } : {}),
@@ -175,7 +178,7 @@ export class CompletionsService {
       messages: [],
       stream: options.stream,
       ...(options.includeUsage ? { stream_options: { include_usage: true } } : {}),
-      ...(options.streamId ? { streamId: options.streamId } : {}),
+      ...(streamId ? { streamId } : {}),
     } as z.output<typeof ChatCompletionRequest>;
     return this.create(caller, body, { form: 'v1', signal: options.signal });
   }

@@ -55,6 +55,25 @@ export interface ApprovalDecision {
   readonly decidedAt: Date;
 }
 
+/**
+ * Who continues a paused turn (one group of decided tool calls): `by` names the continuation,
+ * `at` when it took (or last renewed) the claim. A claim older than `staleBefore` was left by a
+ * continuation that died and may be taken again.
+ */
+export interface ResumeClaim {
+  readonly by: string;
+  readonly at: Date;
+  readonly staleBefore: Date;
+}
+
+/** The outcome of claiming a group's continuation, with the group's questions as they are. */
+export type ResumeClaimResult =
+  | { readonly outcome: 'claimed'; readonly records: ApprovalRecord[] }
+  /** A question of the group is still pending: nothing to continue yet. */
+  | { readonly outcome: 'pending'; readonly records: ApprovalRecord[] }
+  /** Another continuation holds a claim newer than `staleBefore`. */
+  | { readonly outcome: 'taken'; readonly by: string; readonly at: Date; readonly records: ApprovalRecord[] };
+
 export interface ApprovalRepository {
   /** Inserts the questions of one pause (all or none). */
   insert(records: readonly ApprovalRecord[]): Promise<void>;
@@ -77,4 +96,15 @@ export interface ApprovalRepository {
     id: string,
     decision: ApprovalDecision,
   ): Promise<{ outcome: 'not_found' } | { outcome: 'conflict'; record: ApprovalRecord } | { outcome: 'decided'; record: ApprovalRecord; remaining: number }>;
+  /**
+   * Claims the continuation of a group whose questions are all decided: in one transaction under
+   * the user's lock it reads the group's decisions and sets its claim (`resumedBy`, `resumedAt`)
+   * only when none is held or the one held is older than `staleBefore`. Of concurrent claimers on
+   * every instance exactly one gets `claimed`.
+   */
+  claim(userId: string, groupId: string, claim: ResumeClaim): Promise<ResumeClaimResult>;
+  /** Renews a claim its holder still has (`at` the new time): false when it lost it (taken after it went stale). */
+  renew(userId: string, groupId: string, by: string, at: Date): Promise<boolean>;
+  /** Gives up a claim its holder still has (a continuation that failed before it stored the turn): the next one may claim at once. */
+  release(userId: string, groupId: string, by: string): Promise<void>;
 }

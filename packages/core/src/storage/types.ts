@@ -15,7 +15,7 @@ import type { ToolRepository } from './tools.js';
 import type { UserRepository } from './users.js';
 
 export type { ApiKeyRecord, ApiKeyRepository } from './api-keys.js';
-export type { ApprovalDecision, ApprovalKind, ApprovalRecord, ApprovalRepository, ApprovalState } from './approvals.js';
+export type { ApprovalDecision, ApprovalKind, ApprovalRecord, ApprovalRepository, ApprovalState, ResumeClaim, ResumeClaimResult } from './approvals.js';
 export type { ChatMessageRecord, ChatPatch, ChatRecord, ChatRepository, MessageSource, StoredContentPart } from './chats.js';
 export type { ChunkEmbeddings, ChunkRecord, ChunkRepository, KeywordHit } from './chunks.js';
 export type { CredentialPatch, CredentialRecord, CredentialRepository, NewCredential, ShownCredentialFields } from './credentials.js';

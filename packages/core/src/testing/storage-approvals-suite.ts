@@ -82,6 +82,36 @@ export function describeApprovals(suite: StorageUnderTest): void {
       expect(outcomes.filter((o) => o.outcome === 'decided' && o.remaining === 0)).toHaveLength(1);
     });
 
+    it('lets exactly one of concurrent claimers continue a decided group; a stale claim is taken again', async () => {
+      await storage.approvals.insert([approval('apv_1', 1), approval('apv_2', 2)]);
+      const claimOf = (by: string, now: number) => ({ by, at: at(now), staleBefore: at(now - 60) });
+      // Something still pending: nothing to continue.
+      expect(await storage.approvals.claim('user_a', 'grp_1', claimOf('r0', 100))).toMatchObject({ outcome: 'pending' });
+      for (const id of ['apv_1', 'apv_2']) await storage.approvals.decide('user_a', id, { state: 'approved', reason: null, content: null, decidedAt: at(9) });
+      const outcomes = await Promise.all([1, 2, 3, 4, 5].map((n) => storage.approvals.claim('user_a', 'grp_1', claimOf(`r${n}`, 100))));
+      const won = outcomes.filter((o) => o.outcome === 'claimed');
+      expect(won).toHaveLength(1);
+      const winner = `r${outcomes.findIndex((o) => o.outcome === 'claimed') + 1}`;
+      expect(outcomes.filter((o) => o.outcome === 'taken').map((o) => o.outcome === 'taken' && [o.by, o.at])).toEqual(new Array(4).fill([winner, at(100)]));
+      // The winner reads the decisions it continues from.
+      expect(won[0]?.records.map((r) => [r.id, r.state])).toEqual([
+        ['apv_1', 'approved'],
+        ['apv_2', 'approved'],
+      ]);
+      // Renewed, the claim holds past its first lease; a loser cannot renew it.
+      expect(await storage.approvals.renew('user_a', 'grp_1', winner, at(150))).toBe(true);
+      expect(await storage.approvals.renew('user_a', 'grp_1', 'r9', at(150))).toBe(false);
+      expect(await storage.approvals.claim('user_a', 'grp_1', claimOf('r6', 200))).toMatchObject({ outcome: 'taken', by: winner, at: at(150) });
+      // Not renewed (its holder died), it goes stale and the next claimer takes it; the old holder lost it.
+      expect(await storage.approvals.claim('user_a', 'grp_1', claimOf('r7', 211))).toMatchObject({ outcome: 'claimed' });
+      expect(await storage.approvals.renew('user_a', 'grp_1', winner, at(212))).toBe(false);
+      // Released by its holder (a continuation that failed), it is free at once; another's release does nothing.
+      await storage.approvals.release('user_a', 'grp_1', winner);
+      expect(await storage.approvals.claim('user_a', 'grp_1', claimOf('r8', 212))).toMatchObject({ outcome: 'taken', by: 'r7' });
+      await storage.approvals.release('user_a', 'grp_1', 'r7');
+      expect(await storage.approvals.claim('user_a', 'grp_1', claimOf('r8', 212))).toMatchObject({ outcome: 'claimed' });
+    });
+
     it('goes with its chat and with its project', async () => {
       await storage.approvals.insert([approval('apv_1', 1), approval('apv_2', 2, { chatId: 'chat_2' }), approval('apv_3', 3, { chatId: null })]);
       await storage.chats.delete('user_a', 'chat_1');

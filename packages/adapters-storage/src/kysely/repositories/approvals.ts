@@ -1,4 +1,5 @@
 import type { ApprovalRecord, StorageAdapter } from '@agent-platform/core';
+import { readTime } from '../dialect.js';
 import { atomically, lockUser, type RepositoryContext } from './context.js';
 
 const jsonOrNull = (value: Record<string, unknown> | null): string | null => (value === null ? null : JSON.stringify(value));
@@ -6,7 +7,9 @@ const jsonOrNull = (value: Record<string, unknown> | null): string | null => (va
 /**
  * Pending questions of runs (see `ApprovalRepository`). A decision is one UPDATE guarded by
  * `state = 'pending'`, made under the user's lock: concurrent deciders of one group (on any
- * instance) take turns, so exactly one of them sees the group with nothing left pending.
+ * instance) take turns, so exactly one of them sees the group with nothing left pending. The
+ * continuation of a decided group is claimed the same way: read and set under the user's lock,
+ * the UPDATE guarded by the claim it read.
  */
 export function approvalRepository({ db, dialect, records }: RepositoryContext): Pick<StorageAdapter, 'approvals'> {
   const { time } = dialect;
@@ -83,6 +86,40 @@ export function approvalRepository({ db, dialect, records }: RepositoryContext):
             .executeTakeFirstOrThrow();
           return { outcome: 'decided' as const, record: toApproval(row), remaining: Number(n) };
         });
+      },
+      claim(userId, groupId, claim) {
+        return atomically(db, async (tx) => {
+          await lockUser(tx, dialect, userId);
+          const rows = await tx.selectFrom('approvals').selectAll().where('user_id', '=', userId).where('group_id', '=', groupId).orderBy('created_at').orderBy('id').execute();
+          const records = rows.map(toApproval);
+          if (rows.some((r) => r.state === 'pending')) return { outcome: 'pending' as const, records };
+          const held = rows.find((r) => r.resumed_at !== null && r.resumed_by !== null);
+          if (held && readTime(held.resumed_at as number | Date).getTime() >= claim.staleBefore.getTime()) {
+            return { outcome: 'taken' as const, by: held.resumed_by as string, at: readTime(held.resumed_at as number | Date), records };
+          }
+          const set = await tx
+            .updateTable('approvals')
+            .set({ resumed_by: claim.by, resumed_at: time(claim.at) })
+            .where('user_id', '=', userId)
+            .where('group_id', '=', groupId)
+            .where((eb) => (held ? eb('resumed_by', '=', held.resumed_by) : eb('resumed_by', 'is', null)))
+            .executeTakeFirst();
+          if (Number(set.numUpdatedRows) !== rows.length) throw new Error(`The claim of approval group ${groupId} changed while it was taken`);
+          return { outcome: 'claimed' as const, records };
+        });
+      },
+      async renew(userId, groupId, by, at) {
+        const set = await db
+          .updateTable('approvals')
+          .set({ resumed_at: time(at) })
+          .where('user_id', '=', userId)
+          .where('group_id', '=', groupId)
+          .where('resumed_by', '=', by)
+          .executeTakeFirst();
+        return Number(set.numUpdatedRows) > 0;
+      },
+      async release(userId, groupId, by) {
+        await db.updateTable('approvals').set({ resumed_by: null, resumed_at: null }).where('user_id', '=', userId).where('group_id', '=', groupId).where('resumed_by', '=', by).execute();
       },
     },
   };
