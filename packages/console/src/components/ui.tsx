@@ -98,6 +98,25 @@ export function Field(props: { id: string; label: string; error?: string | undef
   );
 }
 
+/** A checkbox with its label, a line of help under it, and the service's error about it. */
+export function CheckField(props: { id: string; label: string; hint: string; checked: boolean; error?: string | undefined; onChange: (checked: boolean) => void }) {
+  return (
+    <div class={`field${props.error ? ' invalid' : ''}`}>
+      <label class="check">
+        <input type="checkbox" id={props.id} checked={props.checked} onChange={(e) => props.onChange(e.currentTarget.checked)} {...describedBy(props.id, props.error, true)} /> {props.label}
+      </label>
+      <small id={`${props.id}-hint`} class="hint">
+        {props.hint}
+      </small>
+      {props.error ? (
+        <small id={`${props.id}-error`} class="field-error" role="alert">
+          {props.error}
+        </small>
+      ) : null}
+    </div>
+  );
+}
+
 /** The aria attributes tying an input to its Field's hint and error. */
 export const describedBy = (id: string, error: string | undefined, hint = false) => {
   const ids = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');

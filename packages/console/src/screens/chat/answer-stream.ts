@@ -9,11 +9,12 @@ export type Source = ResultOf<'/api/v1/ai/chat/completions', 'post'>['sources'][
 /** A chunk of a completion's SSE answer, as the API's contract documents it. */
 type StreamChunk = paths['/api/v1/ai/chat/completions']['post']['responses'][200]['content']['text/event-stream'];
 /** The tool-step members of a chunk (docs/API.md, "Tool steps in a completion stream"). */
-type ToolStepChunk = Pick<StreamChunk, 'toolCall' | 'toolResult'>;
+type ToolStepChunk = Partial<Pick<StreamChunk, 'toolCall' | 'toolResult' | 'approval'>>;
 
 /**
  * A tool the agent ran during an answer (one of the project's tools, or an MCP server's as
- * `mcp__<server>__<tool>`): running until its result comes, then done or failed.
+ * `mcp__<server>__<tool>`): running until its result comes, then done or failed; a call held
+ * for a person's approval is waiting until it is decided.
  */
 export interface ToolStep {
   readonly id: string;
@@ -24,7 +25,7 @@ export interface ToolStep {
    * `no-result`: a call whose result never came (a stored call the step limit left unanswered,
    * or an answer stopped or failed while the tool ran).
    */
-  readonly state: 'running' | 'done' | 'failed' | 'no-result';
+  readonly state: 'running' | 'waiting' | 'done' | 'failed' | 'no-result';
   /** What the model was given back: the result, or `Error: …`. */
   readonly content?: string;
 }
@@ -49,12 +50,20 @@ export type ResponseFormat = NonNullable<CompletionBody['response_format']>;
 /** A chunk, or the `{ error }` object that ends a failed stream. */
 type Chunk = Partial<StreamChunk> & { error?: { message?: string } };
 
-/** `steps` with a chunk's tool call added, or its result given to the call it answers. */
+/**
+ * `steps` with a chunk's tool call added, a call held for approval marked waiting (the
+ * `approval` names it by `callId`), or a result given to the call it answers.
+ */
 export function withStep(steps: readonly ToolStep[], chunk: ToolStepChunk): readonly ToolStep[] {
   if (chunk.toolCall) return [...steps, { ...chunk.toolCall, state: 'running' }];
+  const held = chunk.approval;
+  if (held) {
+    const waiting = { id: held.callId, name: held.tool, arguments: held.arguments, state: 'waiting' } as const;
+    return steps.some((s) => s.id === held.callId) ? steps.map((s) => (s.id === held.callId ? { ...s, state: 'waiting' } : s)) : [...steps, waiting];
+  }
   const result = chunk.toolResult;
   if (!result) return steps;
-  const answered = (s: ToolStep) => s.id === result.id && s.state === 'running';
+  const answered = (s: ToolStep) => s.id === result.id && (s.state === 'running' || s.state === 'waiting');
   const done = { state: result.isError ? 'failed' : 'done', content: result.content } as const;
   return steps.some(answered) ? steps.map((s) => (answered(s) ? { ...s, ...done } : s)) : [...steps, { id: result.id, name: result.name, arguments: '', ...done }];
 }

@@ -24,7 +24,7 @@ export function StepName({ name }: { name: string }) {
   );
 }
 
-const STATES = { running: 'running…', done: 'done', failed: 'failed', 'no-result': 'no result' } as const;
+const STATES = { running: 'running…', waiting: 'waiting for approval', done: 'done', failed: 'failed', 'no-result': 'no result' } as const;
 
 /**
  * The tools an answer used, each a collapsible step (<details>): the tool's name and how it
@@ -43,7 +43,7 @@ export function ToolSteps({ steps }: { steps: readonly ToolStep[] }) {
             </summary>
             <h4>Arguments</h4>
             <pre class="step-arguments">{pretty(s.arguments) || '{}'}</pre>
-            {s.state === 'running' || s.state === 'no-result' ? null : (
+            {s.state === 'running' || s.state === 'waiting' || s.state === 'no-result' ? null : (
               <>
                 <h4>{s.state === 'failed' ? 'Error' : 'Result'}</h4>
                 <pre class={s.state === 'failed' ? 'step-error' : 'step-result'}>{pretty(s.content)}</pre>

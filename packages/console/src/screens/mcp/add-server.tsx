@@ -2,13 +2,14 @@ import { useState } from 'preact/hooks';
 import { ApiError, type BodyOf, messageOf, type ResultOf } from '../../api/client';
 import { useApi } from '../../api/context';
 import { fieldErrors } from '../../components/field-errors';
-import { describedBy, ErrorNote, Field } from '../../components/ui';
+import { CheckField, describedBy, ErrorNote, Field } from '../../components/ui';
+import { ApprovalChoice, type ApprovalValue, approvalSetting } from './approval-setting';
 
 type Added = ResultOf<'/api/mcp/add-server', 'post'>;
 type Transport = 'http' | 'sse';
 type Detected = ResultOf<'/api/mcp/detect-transport', 'post'>;
 
-const FIELDS = ['name', 'url', 'transport', 'headers', 'command', 'args', 'env'] as const;
+const FIELDS = ['name', 'url', 'transport', 'headers', 'command', 'args', 'env', 'requiresApproval', 'allowSampling'] as const;
 /** The service's messages about a URL that name it only inside the sentence. */
 const ALIASES = { 'refused to connect': 'url', 'could not be reached': 'url', 'mcp server at': 'url', 'mcp server (http': 'url' };
 export const TRANSPORTS: Record<string, string> = { http: 'Streamable HTTP', sse: 'HTTP+SSE (legacy)', stdio: 'stdio (a program on the server)' };
@@ -35,6 +36,8 @@ export function AddServerForm({ projectId, onAdded, onCancel }: { projectId: str
   const api = useApi();
   const [kind, setKind] = useState<'url' | 'command'>('url');
   const [v, setV] = useState({ name: '', url: '', transport: 'detect' as Transport | 'detect', headers: '', command: '', args: '', env: '' });
+  const [approval, setApproval] = useState<ApprovalValue>({ mode: 'none', names: '' });
+  const [allowSampling, setAllowSampling] = useState(false);
   const [detected, setDetected] = useState<Detected | null>(null);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState<string | null>(null);
@@ -81,7 +84,7 @@ export function AddServerForm({ projectId, onAdded, onCancel }: { projectId: str
     setErrors({});
     setBusy('Connecting to the server…');
     try {
-      onAdded(await api.call('post', '/api/mcp/add-server', { body }));
+      onAdded(await api.call('post', '/api/mcp/add-server', { body: { ...body, requiresApproval: approvalSetting(approval), allowSampling } }));
     } catch (err) {
       setErrors(err instanceof ApiError && err.status === 400 ? fieldErrors(err, FIELDS, ALIASES) : { [kind === 'url' ? 'url' : 'form']: messageOf(err) });
     } finally {
@@ -145,6 +148,16 @@ export function AddServerForm({ projectId, onAdded, onCancel }: { projectId: str
           {lines('env', 'Environment', 'One NAME=value per line; values are stored encrypted and never shown again')}
         </>
       )}
+      <ApprovalChoice id="mcp-approval" value={approval} error={errors.requiresApproval} onChange={setApproval} />
+      <CheckField
+        id="mcp-allowSampling"
+        label="Allow sampling"
+        hint="Lets the server ask the project's model for completions during its tool calls. Set only here: a saved server's sampling cannot be changed (delete and add it again)."
+        checked={allowSampling}
+        error={errors.allowSampling}
+        onChange={setAllowSampling}
+      />
+      {approval.mode !== 'named' && errors.requiresApproval ? <ErrorNote message={errors.requiresApproval} /> : null}
       <ErrorNote message={errors.form} />
       {busy ? (
         <p class="muted" role="status">

@@ -4,6 +4,7 @@ import { useApi } from '../../api/context';
 import { ConfirmDialog, Empty, ErrorNote, Loading, Pager } from '../../components/ui';
 import { usePage } from '../../components/use-page';
 import { AddServerForm, TRANSPORTS } from './add-server';
+import { ApprovalEditor, describeApproval } from './approval-setting';
 
 type Page = ResultOf<'/api/mcp/servers', 'get'>;
 type Server = Page['servers'][number];
@@ -88,6 +89,8 @@ function ServerItem({ server, onDelete }: { server: Server; onDelete: () => void
   const [tools, setTools] = useState<McpTool[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [open, setOpen] = useState(false);
+  const [approvals, setApprovals] = useState(server.requiresApproval);
+  const [editing, setEditing] = useState(false);
   const toggle = () => {
     const next = !open;
     setOpen(next);
@@ -109,16 +112,32 @@ function ServerItem({ server, onDelete }: { server: Server; onDelete: () => void
             {TRANSPORTS[server.transport] ?? server.transport} · <code>{where}</code>
             {secrets.length ? ` · ${secrets.join(', ')} (stored encrypted)` : ''}
           </div>
+          <div class="muted server-flags">
+            {describeApproval(approvals)} · {server.allowSampling ? 'sampling allowed' : 'no sampling'}
+          </div>
         </div>
         <div class="actions">
           <button type="button" aria-expanded={open} aria-controls={`server-tools-${server.id}`} onClick={toggle}>
             {open ? 'Hide tools' : 'Show tools'}
+          </button>
+          <button type="button" aria-expanded={editing} onClick={() => setEditing(!editing)} aria-label={`Approvals of ${server.name}`}>
+            Approvals
           </button>
           <button type="button" class="danger" onClick={onDelete} aria-label={`Delete ${server.name}`}>
             Delete
           </button>
         </div>
       </div>
+      {editing ? (
+        <ApprovalEditor
+          serverId={server.id}
+          setting={approvals}
+          onSaved={(setting) => {
+            setApprovals(setting);
+            setEditing(false);
+          }}
+        />
+      ) : null}
       <div id={`server-tools-${server.id}`} hidden={!open}>
         <ErrorNote message={error} />
         {open && !tools && !error ? <p aria-live="polite">Asking the server for its tools…</p> : null}

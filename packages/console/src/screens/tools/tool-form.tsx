@@ -2,13 +2,13 @@ import { useState } from 'preact/hooks';
 import { ApiError, messageOf, type ResultOf } from '../../api/client';
 import { useApi } from '../../api/context';
 import { fieldErrors } from '../../components/field-errors';
-import { describedBy, ErrorNote, Field } from '../../components/ui';
+import { CheckField, describedBy, ErrorNote, Field } from '../../components/ui';
 import { CodeEditor } from './code-editor';
 import type { CodeLanguage } from './codemirror';
 
 export type Tool = ResultOf<'/api/tools/{id}', 'get'>['tool'];
 
-const FIELDS = ['name', 'description', 'language', 'code', 'parameters', 'dependencies', 'enabled'] as const;
+const FIELDS = ['name', 'description', 'language', 'code', 'parameters', 'dependencies', 'enabled', 'requiresApproval', 'exposeOverMcp'] as const;
 
 /** What a new tool starts with: a `main(args)` that shows where the result and the logs go. */
 export const TEMPLATES: Record<CodeLanguage, string> = {
@@ -36,6 +36,8 @@ interface Values {
   parameters: string;
   dependencies: string;
   enabled: boolean;
+  requiresApproval: boolean;
+  exposeOverMcp: boolean;
 }
 
 const toValues = (tool: Tool | null): Values => ({
@@ -46,7 +48,15 @@ const toValues = (tool: Tool | null): Values => ({
   parameters: tool ? JSON.stringify(tool.parameters, null, 2) : EMPTY_SCHEMA,
   dependencies: tool?.dependencies.join(' ') ?? '',
   enabled: tool?.enabled ?? true,
+  requiresApproval: tool?.requiresApproval ?? false,
+  exposeOverMcp: tool?.exposeOverMcp ?? false,
 });
+
+/** The tool's switches the form sets (on create and on edit), each with what it means. */
+const FLAGS = [
+  ['requiresApproval', 'Requires approval', "The agent's calls of it wait until a person approves or denies them in the chat"],
+  ['exposeOverMcp', 'Expose over MCP', "Offered to MCP clients of the project's own MCP endpoint, beside the agent"],
+] as const;
 
 /** Dependencies as the API takes them: a list of specs, written here separated by spaces, commas or lines. */
 export const parseDependencies = (text: string): string[] => text.split(/[\s,]+/).filter(Boolean);
@@ -98,12 +108,25 @@ export function ToolForm({ projectId, tool, onSaved }: { projectId: string; tool
           ...(values.code !== before.code ? { code: values.code } : {}),
           ...(JSON.stringify(parameters) !== JSON.stringify(tool.parameters) ? { parameters } : {}),
           ...(dependencies.join(' ') !== tool.dependencies.join(' ') ? { dependencies } : {}),
+          ...(values.requiresApproval !== before.requiresApproval ? { requiresApproval: values.requiresApproval } : {}),
+          ...(values.exposeOverMcp !== before.exposeOverMcp ? { exposeOverMcp: values.exposeOverMcp } : {}),
         };
         const r = await api.call('put', '/api/tools/{id}', { params: { id: tool.id }, body: { toolId: tool.id, tool: changes } });
         onSaved(tool.id, r.message);
       } else {
         const r = await api.call('post', '/api/tools/create', {
-          body: { projectId, name: values.name, description: values.description, language: values.language, code: values.code, parameters, dependencies, enabled: values.enabled },
+          body: {
+            projectId,
+            name: values.name,
+            description: values.description,
+            language: values.language,
+            code: values.code,
+            parameters,
+            dependencies,
+            enabled: values.enabled,
+            requiresApproval: values.requiresApproval,
+            exposeOverMcp: values.exposeOverMcp,
+          },
         });
         onSaved(r.tool.id, 'Tool created');
       }
@@ -172,6 +195,9 @@ export function ToolForm({ projectId, tool, onSaved }: { projectId: string; tool
           <input type="checkbox" checked={values.enabled} onChange={(e) => set('enabled', e.currentTarget.checked)} /> Enabled (offered to the agent in chats)
         </label>
       )}
+      {FLAGS.map(([name, label, hint]) => (
+        <CheckField key={name} id={`tool-${name}`} label={label} hint={hint} checked={values[name]} error={errors[name]} onChange={(on) => set(name, on)} />
+      ))}
       <ErrorNote message={errors.form} />
       <div class="actions">
         <button type="submit" class="primary" disabled={busy}>
