@@ -72,7 +72,7 @@ describe('console: tool switches', () => {
     }
   }, 120_000);
 
-  it('shows a call held for approval as a step waiting for approval, then done once approved', async () => {
+  it('shows a call held for approval as a step waiting for approval, also after a reload, then done once approved', async () => {
     const made = await server.call('POST', '/api/tools/create', {
       body: {
         projectId,
@@ -97,6 +97,12 @@ describe('console: tool switches', () => {
       const answer = page.locator('.turn.assistant').last();
       await expect.poll(() => answer.locator('.step summary').allTextContents()).toEqual(['Tool send_mailwaiting for approval']);
       expect(await answer.locator('.step').getAttribute('data-state')).toBe('waiting');
+      // Reopened after a reload: the stored call has no result yet, and still waits.
+      await page.reload();
+      await page.getByRole('heading', { name: 'Chats' }).waitFor();
+      await page.getByRole('navigation', { name: 'Chats' }).getByRole('button', { name: 'Mail ops' }).click();
+      await held.waitFor({ timeout: 20_000 });
+      await expect.poll(() => page.locator('.turn.assistant').last().locator('.step summary').allTextContents()).toEqual(['Tool send_mailwaiting for approval']);
       await held.getByRole('button', { name: 'Approve' }).click();
       await expect.poll(() => page.locator('.turn.assistant').last().locator('.step summary').allTextContents(), { timeout: 20_000 }).toEqual(['Tool send_maildone']);
       expectCleanConsole(problems);

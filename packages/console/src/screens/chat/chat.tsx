@@ -71,6 +71,9 @@ export function ChatScreen({ projectId }: { projectId: string }) {
     }
   };
 
+  /** The tool calls waiting for approval: their steps say so. */
+  const held = new Set(waiting.flatMap((w) => (w.kind === 'tool' ? [w.callId] : [])));
+
   const loadWaitingOf = (id: string) =>
     listWaiting(api, id)
       .then((list) => setWaiting(list.filter((w) => !decided.current.has(w.id))))
@@ -189,7 +192,7 @@ export function ChatScreen({ projectId }: { projectId: string }) {
         {turns.length === 0 ? <Empty title="Ask the agent">It answers from this project's knowledge and tools, and cites its sources as [1], [2]…</Empty> : null}
         <ol class="turns" aria-live="polite">
           {turns.map((t, i) => (
-            <TurnView key={i} turn={t} onOpen={(source, question) => setOpen({ source, question })} />
+            <TurnView key={i} turn={t} held={held} onOpen={(source, question) => setOpen({ source, question })} />
           ))}
         </ol>
         <WaitingList items={waiting} onDecide={onDecide} />

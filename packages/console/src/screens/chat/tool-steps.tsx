@@ -26,15 +26,22 @@ export function StepName({ name }: { name: string }) {
 
 const STATES = { running: 'running…', waiting: 'waiting for approval', done: 'done', failed: 'failed', 'no-result': 'no result' } as const;
 
+/** A step as shown: a call still without a result that waits for approval is waiting. */
+const shown =
+  (held: ReadonlySet<string>) =>
+  (s: ToolStep): ToolStep =>
+    held.has(s.id) && (s.state === 'running' || s.state === 'no-result') ? { ...s, state: 'waiting' } : s;
+
 /**
  * The tools an answer used, each a collapsible step (<details>): the tool's name and how it
- * went, and when opened the arguments the model gave and the result or error it got back.
+ * went, and when opened the arguments the model gave and the result or error it got back. A
+ * call in `held` (the ids of calls waiting for approval, also after a reload) is waiting.
  */
-export function ToolSteps({ steps }: { steps: readonly ToolStep[] }) {
+export function ToolSteps({ steps, held }: { steps: readonly ToolStep[]; held: ReadonlySet<string> }) {
   if (steps.length === 0) return null;
   return (
     <ol class="steps" aria-label="Tool steps">
-      {steps.map((s, i) => (
+      {steps.map(shown(held)).map((s, i) => (
         <li key={i} class="step" data-state={s.state}>
           <details>
             <summary>

@@ -10,12 +10,12 @@ import { pretty, ToolSteps } from './tool-steps';
  * model's reasoning (collapsed, apart from the answer), the text with its `[n]` citations (code
  * when asked as JSON, indented once whole), how it ended and its sources.
  */
-export function TurnView({ turn: t, onOpen }: { turn: Turn; onOpen: (source: Source, question: string) => void }) {
+export function TurnView({ turn: t, held, onOpen }: { turn: Turn; held: ReadonlySet<string>; onOpen: (source: Source, question: string) => void }) {
   const open = (source: Source) => onOpen(source, t.question ?? '');
   return (
     <li class={`turn ${t.role}`} data-state={t.state}>
       <span class="visually-hidden">{t.role === 'user' ? 'You:' : 'Agent:'}</span>
-      {t.steps ? <ToolSteps steps={t.steps} /> : null}
+      {t.steps ? <ToolSteps steps={t.steps} held={held} /> : null}
       {t.reasoning ? (
         <details class="reasoning">
           <summary>Reasoning</summary>

@@ -13,6 +13,8 @@ export type QuestionField = NonNullable<StreamChunk['elicitation']>['fields'][nu
 export interface Waiting {
   readonly id: string;
   readonly kind: 'tool' | 'elicitation';
+  /** The tool call that waits (its step in the answer). */
+  readonly callId: string;
   /** The function the model called (`mcp__<server>__<tool>` for an MCP tool). */
   readonly tool: string;
   /** The call's arguments as the model wrote them (JSON text; empty for a question). */
@@ -24,9 +26,9 @@ export interface Waiting {
 
 /** What a chunk of an answer adds to what waits: an `approval` or an `elicitation` member. */
 export function waitingOf(chunk: Partial<StreamChunk>): Waiting | undefined {
-  if (chunk.approval) return { id: chunk.approval.id, kind: 'tool', tool: chunk.approval.tool, arguments: chunk.approval.arguments };
+  if (chunk.approval) return { id: chunk.approval.id, kind: 'tool', callId: chunk.approval.callId, tool: chunk.approval.tool, arguments: chunk.approval.arguments };
   const q = chunk.elicitation;
-  return q ? { id: q.id, kind: 'elicitation', tool: q.tool, arguments: '', message: q.message, fields: q.fields } : undefined;
+  return q ? { id: q.id, kind: 'elicitation', callId: q.callId, tool: q.tool, arguments: '', message: q.message, fields: q.fields } : undefined;
 }
 
 /** `list` with `more` added (each once, by id), leaving out those already decided. */
@@ -41,6 +43,7 @@ export async function listWaiting(api: Api, chatId: string): Promise<Waiting[]> 
   return approvals.reverse().map((a: Listed) => ({
     id: a.id,
     kind: a.kind,
+    callId: a.callId,
     tool: a.tool,
     arguments: a.arguments,
     ...(a.message !== null ? { message: a.message } : {}),
