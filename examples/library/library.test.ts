@@ -87,6 +87,8 @@ beforeAll(async () => {
   for (const name of tarballs.keys()) dependencies[name] = fromTarball(name);
   // The typed client's snippets use the openai client, at the version the client is tested with.
   dependencies.openai = ((await manifestOf(join(ROOT, 'packages', 'client'))).devDependencies as Record<string, string>).openai as string;
+  // The MCP snippets use the MCP SDK's client, at the version the mcp package depends on.
+  dependencies['@modelcontextprotocol/sdk'] = ((await manifestOf(join(ROOT, 'packages', 'mcp'))).dependencies as Record<string, string>)['@modelcontextprotocol/sdk'] as string;
   await writeFile(join(app, 'package.json'), JSON.stringify({ ...manifest, dependencies }, null, 2));
   // The workspace's approvals of dependency build scripts (pnpm 12 refuses unapproved ones).
   const workspaceYaml = await readFile(join(ROOT, 'pnpm-workspace.yaml'), 'utf8');
