@@ -31,7 +31,13 @@ function integer(value: string, flag: string, min: number, max: number): number 
   return n;
 }
 
+/** A reader of the output that went away (a pipeline's `head`, a closed terminal) is no reason to stop serving. */
+function ignoreGoneReader(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'EPIPE') throw error;
+}
+
 async function serveCommand(argv: string[]): Promise<void> {
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', ignoreGoneReader);
   const { values } = parseArgs({
     args: argv,
     strict: true,

@@ -173,6 +173,16 @@ describe('agent-platform CLI', () => {
     }
   });
 
+  it('serve goes on when the reader of its output goes away (a pipeline whose reader exited): it still answers and stops cleanly', async () => {
+    const { child, url } = await serve(['--port', '0', '--data', dir]);
+    // The reading end of its stdout closed: its next line (the shutdown's) finds no reader (EPIPE).
+    child.stdout?.destroy();
+    expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok' });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
   it('says on the first start how to allow a local model server; --allow-host HOST:PORT lets users name that port only', async () => {
     const lm = createServer();
     await new Promise<void>((resolve) => lm.listen(0, '127.0.0.1', resolve));
