@@ -111,6 +111,7 @@ describe('sqlite specifics', () => {
         { name: '0026_approvals' },
         { name: '0027_tool_mcp_exposure' },
         { name: '0028_mcp_sampling' },
+        { name: '0029_approval_claims' },
       ]);
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
       // foreign keys: a project of a missing user is refused; deleting a user removes its rows

@@ -14,6 +14,7 @@ describe('@agent-platform/core exports', () => {
         "DEFAULT_IMAGE_LIMITS",
         "DEFAULT_LOCAL_MODEL_URL",
         "DEFAULT_QUESTION_TIMEOUT_MS",
+        "DEFAULT_RESUME_LEASE_MS",
         "DEFAULT_TOOL_QUEUE",
         "DEFAULT_UPSTREAM_LIMITS",
         "DEFAULT_USER_CAPS",

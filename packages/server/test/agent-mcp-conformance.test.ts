@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers.js';
@@ -15,8 +14,6 @@ import { startTestServer, type TestServer } from './helpers.js';
 const run = promisify(execFile);
 const resolve = createRequire(import.meta.url).resolve;
 const CLI = resolve('@modelcontextprotocol/conformance/dist/index.js');
-/** The MCP Inspector's command (`mcp-inspector`; 0.17.5 declares Node 22 but its CLI mode runs on 20). */
-const INSPECTOR = join(dirname(resolve('@modelcontextprotocol/inspector/package.json')), 'cli/build/cli.js');
 
 let s: TestServer;
 let proxy: Server;
@@ -93,25 +90,5 @@ describe('the MCP conformance suite against a project MCP server', () => {
   it('does not pass tools-call-with-progress: it calls a tool of the suite (test_tool_with_progress), which a project tool cannot be (a sandboxed run sends no progress)', async () => {
     const checks = await scenario('tools-call-with-progress');
     expect(checks).toEqual([expect.objectContaining({ id: 'tools-call-with-progress', status: 'FAILURE', errorMessage: expect.stringContaining('Unknown tool: test_tool_with_progress') })]);
-  });
-});
-
-describe("the MCP Inspector's CLI mode against a project's MCP server", () => {
-  /** `mcp-inspector --cli` with the owner's key as a header, straight to the server; its JSON answer. */
-  async function inspect(...args: string[]) {
-    const { stdout } = await run(process.execPath, [INSPECTOR, '--cli', `${s.url}/api/v1/projects/${projectId}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${s.keyA}`, ...args], {
-      timeout: 60_000,
-    });
-    return JSON.parse(stdout);
-  }
-
-  it('lists the tools and calls one', async () => {
-    const listed = await inspect('--method', 'tools/list');
-    expect(listed.tools.map((t: { name: string }) => t.name)).toEqual(['ask', 'search_knowledge', ...SUITE_TOOLS.map((t) => t.name)]);
-    expect(await inspect('--method', 'tools/call', '--tool-name', 'test_simple_text')).toEqual({ content: [{ type: 'text', text: 'This is a simple text response for testing.' }] });
-    expect(await inspect('--method', 'tools/call', '--tool-name', 'search_knowledge', '--tool-arg', 'query=refunds')).toEqual({
-      content: [{ type: 'text', text: 'Nothing found' }],
-      structuredContent: { results: [] },
-    });
   });
 });

@@ -100,6 +100,13 @@ describe('AgentPlatform refuses values nested deeper than the limit', () => {
       reindexKnowledge: () => platform.reindexKnowledge(caller, x()),
       getKnowledgeSettings: () => platform.getKnowledgeSettings(caller, x()),
       putKnowledgeSettings: () => platform.putKnowledgeSettings(caller, x()),
+      updateMcpServer: () => platform.updateMcpServer(caller, 'mcp_none', x()),
+      listApprovals: () => platform.listApprovals(caller, x()),
+      decideApproval: () => platform.decideApproval(caller, 'apv_none', x()),
+      createResponse: () => platform.createResponse(caller, x()),
+      responseInputItems: () => platform.responseInputItems(caller, 'resp_none', x()),
+      askAgent: () => platform.askAgent(caller, projectId, x()),
+      searchAgentKnowledge: () => platform.searchAgentKnowledge(caller, projectId, x()),
     };
     // Every method that parses is in the table: the areas' methods that call parseInput.
     const proto = AgentPlatform.prototype as unknown as Record<string, unknown>;

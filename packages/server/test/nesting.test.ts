@@ -142,6 +142,11 @@ function validBody(route: ApiRoute): unknown {
     'POST /api/knowledge/search': { projectId, query: 'deep' },
     'PUT /api/knowledge/settings': { projectId, settings: { topK: 5 } },
     'POST /api/knowledge/reindex': { projectId },
+    // Paths of these take the project's id where an MCP server's or an approval's goes: a 404 past the parser.
+    'PATCH /api/mcp/servers/{id}': { requiresApproval: true },
+    'POST /api/v1/approvals/{id}': { decision: 'deny', reason: 'deep' },
+    'POST /api/v1/responses': { model: projectId, input: 'hello' },
+    'POST /api/v1/projects/{id}/mcp': { jsonrpc: '2.0', id: 1, method: 'ping', params: {} },
   };
   const body = bodies[`${route.method} ${route.path}`];
   // A new route with a body must be added above: the fuzz test covers every one.

@@ -12,7 +12,7 @@ import type { ResponseResult, ResponsesService } from './service.js';
  */
 export const responsesMethods = publicMethods<{ responses: ResponsesService }>()({
   /** `POST /api/v1/responses`: the whole response, its events (`stream: true`), or at once the queued response (`background: true`). */
-  createResponse(caller: Caller, input: CreateResponseRequest, options: { signal?: AbortSignal } = {}): Promise<ResponseResult> {
+  async createResponse(caller: Caller, input: CreateResponseRequest, options: { signal?: AbortSignal } = {}): Promise<ResponseResult> {
     return this.responses.create(caller, parseInput(CreateResponseRequest, input), options);
   },
 
@@ -32,7 +32,7 @@ export const responsesMethods = publicMethods<{ responses: ResponsesService }>()
   },
 
   /** `GET /api/v1/responses/{id}/input_items`: a page of its input items. */
-  responseInputItems(caller: Caller, id: string, query: InputItemsQuery = {}): Promise<InputItemList> {
+  async responseInputItems(caller: Caller, id: string, query: InputItemsQuery = {}): Promise<InputItemList> {
     return this.responses.inputItems(caller, id, parseInput(InputItemsQuery, query));
   },
 });
