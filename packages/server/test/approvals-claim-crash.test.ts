@@ -1,12 +1,10 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type FakeChatServer, startFakeChatServer } from '../../adapters-models/test/openai-chat-server.js';
+import { createKey, keyCall, serveBuilt } from './built-server.js';
 
 // A continuation whose process dies: the built server (real SQLite file, a real JavaScript tool
 // in its sandbox marked for approval, the loopback OpenAI fake as the model) claims a paused
@@ -15,7 +13,6 @@ import { type FakeChatServer, startFakeChatServer } from '../../adapters-models/
 // (a new message is 409), then the next message takes the turn over: the approved call runs
 // again (at least once after a crash, docs/AGENT.md "Exactly once") and the turn is stored.
 
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 /** The claimer's lease: it renews every third of it (333 ms). */
 const LEASE_MS = 1000;
 /**
@@ -31,32 +28,17 @@ let key = '';
 beforeAll(async () => {
   fake = await startFakeChatServer();
   dir = await mkdtemp(join(tmpdir(), 'ap-claim-crash-'));
-  const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'keys', 'create', '--name', 'claimer', '--data', dir]);
-  key = stdout.trim().split('\n').at(-1) as string;
+  key = await createKey(dir, 'claimer');
 });
 afterAll(async () => {
   await fake?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-function serve(leaseMs: number): Promise<{ child: ChildProcess; url: string }> {
-  const env = { ...process.env, LOG_LEVEL: 'silent', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-upstream', AGENT_PLATFORM_MODEL_TIMEOUT_MS: '60000' };
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data', dir, '--approval-resume-lease-ms', String(leaseMs)], { env });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (b: Buffer) => {
-      out += b.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m?.[1]) resolve({ child, url: m[1] });
-    });
-    child.on('exit', (code, signal) => reject(new Error(`serve exited ${code ?? signal}: ${out}`)));
-  });
-}
+const serve = (leaseMs: number) =>
+  serveBuilt(dir, ['--approval-resume-lease-ms', String(leaseMs)], { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-upstream', AGENT_PLATFORM_MODEL_TIMEOUT_MS: '60000' });
 
-const call = async (url: string, method: string, path: string, body?: unknown) => {
-  const res = await fetch(url + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
-  return { status: res.status, body: (await res.json()) as any };
-};
+const call = (url: string, method: string, path: string, body?: unknown) => keyCall(url, key, method, path, body);
 
 type Sent = { role: string; content?: unknown; tool_call_id?: string };
 const sentOf = (i: number) => ((fake.requests[i] as { body: unknown }).body as { messages: Sent[] }).messages;

@@ -1,20 +1,17 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { formatCommandLine } from '@agent-platform/mcp';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type FakeChatServer, startFakeChatServer } from '../../adapters-models/test/openai-chat-server.js';
 import { EVERYTHING } from '../../mcp/test/helpers.js';
+import { createKey, keyCall, serveBuilt } from './built-server.js';
 
 // A pending approval outlives its process: the built server (real SQLite file) pauses a turn at
 // a call of an MCP server's tool named for approval (server-everything over stdio; its other
 // tool runs at once), is SIGKILLed, starts again on the same data folder, and the approval
 // sent to the new process continues the turn, which is stored.
 
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const MCP_LINE = formatCommandLine(process.execPath, [EVERYTHING, 'stdio']);
 let dir = '';
 let fake: FakeChatServer;
@@ -23,32 +20,16 @@ let key = '';
 beforeAll(async () => {
   fake = await startFakeChatServer();
   dir = await mkdtemp(join(tmpdir(), 'ap-approvals-'));
-  const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'keys', 'create', '--name', 'approver', '--data', dir]);
-  key = stdout.trim().split('\n').at(-1) as string;
+  key = await createKey(dir, 'approver');
 });
 afterAll(async () => {
   await fake?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-function serve(): Promise<{ child: ChildProcess; url: string }> {
-  const env = { ...process.env, LOG_LEVEL: 'silent', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-upstream', AGENT_PLATFORM_MODEL_TIMEOUT_MS: '10000' };
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data', dir, '--allow-mcp-command', MCP_LINE], { env });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (b: Buffer) => {
-      out += b.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m?.[1]) resolve({ child, url: m[1] });
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-  });
-}
+const serve = () => serveBuilt(dir, ['--allow-mcp-command', MCP_LINE], { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-upstream', AGENT_PLATFORM_MODEL_TIMEOUT_MS: '10000' });
 
-const call = async (url: string, method: string, path: string, body?: unknown) => {
-  const res = await fetch(url + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
-  return { status: res.status, body: (await res.json()) as any };
-};
+const call = (url: string, method: string, path: string, body?: unknown) => keyCall(url, key, method, path, body);
 
 it('survives a SIGKILL: approved on the restarted server, the paused turn completes and is stored; only the named MCP tool waited', async () => {
   const first = await serve();
