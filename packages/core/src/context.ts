@@ -15,6 +15,8 @@ import type { UserCapGuard } from './user-caps.js';
 /** Who is calling: every method acts on this user's resources only. */
 export interface Caller {
   readonly userId: string;
+  /** The API key the request presented, when it came with one (the audit log's "who" beside the user). */
+  readonly keyId?: string;
 }
 
 /** The dependencies every area shares, built once by `AgentPlatform`. */

@@ -108,12 +108,12 @@ describe('keys are checked against the database on every request (no key cache)'
       const other = await a.createKey({ userId }, { name: 'other' });
       expect((await a.listKeys({ userId })).keys.find((k) => k.id === id)?.lastUsedAt).toBeNull();
       // Used through b (which now knows the key), seen by a as used.
-      expect(await b.authenticate(key)).toEqual({ userId });
+      expect(await b.authenticate(key)).toEqual({ userId, keyId: id });
       expect((await a.listKeys({ userId })).keys.find((k) => k.id === id)?.lastUsedAt).not.toBeNull();
       await a.deleteKey({ userId }, id);
       expect(await b.authenticate(key)).toBeUndefined();
       expect(await a.authenticate(key)).toBeUndefined();
-      expect(await b.authenticate(other.key)).toEqual({ userId });
+      expect(await b.authenticate(other.key)).toEqual({ userId, keyId: other.id });
     } finally {
       await a.close();
       await b.close();

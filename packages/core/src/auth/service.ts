@@ -124,7 +124,7 @@ export class AuthService {
     if (!record.lastUsedAt || now.getTime() - record.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
       await storage.apiKeys.touch(record.id, now);
     }
-    return { userId: record.userId };
+    return { userId: record.userId, keyId: record.id };
   }
 
   /** Number of keys of all users (the server prints a first key when there is none). */
