@@ -5226,6 +5226,17 @@ export interface operations {
                         pending: string[];
                         /** @constant */
                         success: true;
+                        /** @description Every approval is decided, but the paused step also called the client's functions and their results are not in yet: the client's next request with them (tool messages, with chatId) continues the turn */
+                        tool_calls?: {
+                            function: {
+                                /** @description The arguments as the model wrote them (JSON text) */
+                                arguments: string;
+                                name: string;
+                            };
+                            id: string;
+                            /** @constant */
+                            type: "function";
+                        }[];
                     };
                     "text/event-stream": {
                         /** @description A call of the agent's waiting for a person's approval, one per chunk before the finish (on a chunk whose delta is empty) */

@@ -1,15 +1,16 @@
 import type { z } from 'zod';
 import type { ToolCall } from '../agent/chat-model.js';
-import { checkForm, formFields } from '../agent/form-fields.js';
+import { checkForm } from '../agent/form-fields.js';
 import type { ElicitationAnswer, ElicitationRequest, PendingApproval, PendingQuestion } from '../agent/questions.js';
 import type { Caller, PlatformContext } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { randomString } from '../ids.js';
 import { offsetPageFields } from '../paging.js';
-import type { ApprovalResponse, ApprovalView, DecideRequest, DecisionResponse, ListApprovalsQuery, ListApprovalsResponse } from '../schemas/approvals.js';
+import type { ApprovalResponse, DecideRequest, DecisionResponse, ListApprovalsQuery, ListApprovalsResponse } from '../schemas/approvals.js';
 import type { ChatCompletionChunk, ChatCompletionResponse } from '../schemas/completion-answers.js';
 import type { ApprovalDecision, ApprovalRecord } from '../storage/types.js';
 import { claimTurn, type ResumeHold } from './claim.js';
+import { answerOf, iso, pendingOf, toView } from './views.js';
 
 /** How long a tool call waits for a person's decision before it counts as denied: 24 hours. */
 export const DEFAULT_APPROVAL_TTL_MS = 86_400_000;
@@ -43,37 +44,14 @@ export interface ApprovalsDeps {
   readonly options: ApprovalOptions | undefined;
   /** Continues the paused turn of a decided group (the completions area): any instance can, from storage. */
   continueRun(caller: Caller, approval: ApprovalRecord, options: { stream: boolean; includeUsage: boolean; streamId?: string | undefined; signal?: AbortSignal | undefined }): Promise<ContinuedRun>;
+  /** The calls of the chat's last assistant message that no tool message answers yet (the completions area reads the chat). */
+  waitingCalls(caller: Caller, chatId: string): Promise<ToolCall[]>;
 }
 
 type Decide = z.output<typeof DecideRequest>;
 type ListQuery = z.output<typeof ListApprovalsQuery>;
 /** `POST /api/v1/approvals/{id}`: a continued run, or the decision (with what its group still waits for). */
 export type DecideResult = ContinuedRun | { stream: false; body: DecisionResponse };
-
-const iso = (d: Date) => d.toISOString();
-
-function toView(r: ApprovalRecord): ApprovalView {
-  return {
-    id: r.id,
-    kind: r.kind,
-    state: r.state,
-    projectId: r.projectId,
-    chatId: r.chatId,
-    callId: r.callId,
-    tool: r.tool,
-    arguments: r.arguments,
-    message: r.message,
-    fields: r.schema ? formFields(r.schema) : null,
-    schema: r.schema,
-    reason: r.reason,
-    content: r.content,
-    createdAt: iso(r.createdAt),
-    expiresAt: iso(r.expiresAt),
-    decidedAt: r.decidedAt ? iso(r.decidedAt) : null,
-  };
-}
-
-const answerOf = (r: ApprovalRecord): ElicitationAnswer => (r.state === 'accepted' ? { action: 'accept', content: r.content ?? {} } : { action: r.state === 'cancelled' ? 'cancel' : 'decline' });
 
 /**
  * Questions a run asks a person: tool calls to approve (the turn pauses and is stored; the last
@@ -123,7 +101,7 @@ export class ApprovalsService {
     const base = { projectId: run.projectId, chatId: run.chatId, kind: 'tool' as const, groupId, message: null, schema: null, resume: run.resume };
     const records = run.calls.map((call) => this.#record(caller, base, call, this.#ttlMs));
     await this.#ctx.storage.approvals.insert(records);
-    return records.map((r) => ({ id: r.id, chatId: run.chatId, callId: r.callId, tool: r.tool, arguments: r.arguments, expiresAt: iso(r.expiresAt) }));
+    return records.map(pendingOf);
   }
 
   /**
@@ -134,9 +112,7 @@ export class ApprovalsService {
    * client's functions) are not answered here.
    */
   async settle(caller: Caller, chatId: string, callIds: readonly string[]): Promise<{ calls: { callId: string; denied?: string }[]; hold: ResumeHold }> {
-    const wanted = new Set(callIds);
-    const page = await this.#ctx.storage.approvals.list({ userId: caller.userId, chatId, limit: 100, offset: 0 });
-    const found = await Promise.all(page.items.filter((r) => r.kind === 'tool' && wanted.has(r.callId)).map((r) => this.#fresh(r)));
+    const found = await this.#callsOf(caller, chatId, callIds);
     const pendingError = (waiting: readonly ApprovalRecord[]) =>
       new PlatformError('conflict', `The chat waits for a decision on ${waiting.map((r) => `${r.id} (${r.tool})`).join(', ')}: POST /api/v1/approvals/{id} first`, {
         details: { approvals: waiting.map((r) => r.id) },
@@ -146,6 +122,23 @@ export class ApprovalsService {
     const { records, hold } = await claimTurn(this.#ctx, caller.userId, chatId, found, this.#leaseMs, pendingError);
     const calls = records.map((r) => (r.state === 'approved' ? { callId: r.callId } : { callId: r.callId, denied: r.reason ?? '' }));
     return { calls, hold };
+  }
+
+  /**
+   * Of a chat's waiting calls (`callIds`), the approvals still pending (expired ones denied now)
+   * and the calls that have no approval at all (the client's functions).
+   */
+  async waiting(caller: Caller, chatId: string, callIds: readonly string[]): Promise<{ pending: PendingApproval[]; unapproved: string[] }> {
+    const found = await this.#callsOf(caller, chatId, callIds);
+    const approved = new Set(found.map((r) => r.callId));
+    return { pending: found.filter((r) => r.state === 'pending').map(pendingOf), unapproved: callIds.filter((id) => !approved.has(id)) };
+  }
+
+  /** The tool-call approvals of a chat's calls `callIds`, expiry applied. */
+  async #callsOf(caller: Caller, chatId: string, callIds: readonly string[]): Promise<ApprovalRecord[]> {
+    const wanted = new Set(callIds);
+    const page = await this.#ctx.storage.approvals.list({ userId: caller.userId, chatId, limit: 100, offset: 0 });
+    return Promise.all(page.items.filter((r) => r.kind === 'tool' && wanted.has(r.callId)).map((r) => this.#fresh(r)));
   }
 
   /** Stores an MCP server's question of a running tool call; `answer` settles with the person's answer, a timeout (declined) or `signal` (cancelled). */
@@ -247,11 +240,20 @@ export class ApprovalsService {
    */
   async decide(caller: Caller, id: string, body: Decide, signal?: AbortSignal): Promise<DecideResult> {
     const result = await this.#decide(caller, await this.#get(caller, id), body);
-    if (result.record.kind === 'tool' && result.remaining === 0) {
-      return this.#deps.continueRun(caller, result.record, { stream: body.stream === true, includeUsage: body.stream_options?.include_usage === true, streamId: body.streamId, signal });
+    const { record } = result;
+    const group = record.kind === 'tool' ? await this.#ctx.storage.approvals.group(caller.userId, record.groupId) : [];
+    if (record.kind === 'tool' && result.remaining === 0) {
+      // Read after the decision is stored, as the client's request reads the decisions after
+      // storing its results: whichever of the two comes last sees the other and continues.
+      const held = new Set(group.map((r) => r.callId));
+      const client = record.chatId ? (await this.#deps.waitingCalls(caller, record.chatId)).filter((c) => !held.has(c.id)) : [];
+      if (client.length === 0) {
+        return this.#deps.continueRun(caller, record, { stream: body.stream === true, includeUsage: body.stream_options?.include_usage === true, streamId: body.streamId, signal });
+      }
+      const tool_calls = client.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } }));
+      return { stream: false, body: { success: true, approval: toView(record), pending: [], tool_calls } };
     }
-    const group = result.remaining > 0 ? await this.#ctx.storage.approvals.group(caller.userId, result.record.groupId) : [];
-    return { stream: false, body: { success: true, approval: toView(result.record), pending: group.filter((r) => r.state === 'pending').map((r) => r.id) } };
+    return { stream: false, body: { success: true, approval: toView(record), pending: group.filter((r) => r.state === 'pending').map((r) => r.id) } };
   }
 
   /**

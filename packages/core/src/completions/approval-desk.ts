@@ -12,6 +12,8 @@ export interface ApprovalDesk {
    * (`conflict` while another continuation holds it): end `hold` when the turn is stored or failed.
    */
   settle(caller: Caller, chatId: string, callIds: readonly string[]): Promise<{ calls: { callId: string; denied?: string }[]; hold: { end(succeeded: boolean): void } }>;
+  /** Of a chat's waiting calls, the approvals still pending (expired ones denied now) and the calls without an approval (the client's). */
+  waiting(caller: Caller, chatId: string, callIds: readonly string[]): Promise<{ pending: PendingApproval[]; unapproved: string[] }>;
   /** Stores an MCP server's question of a running call; `answer` settles with the person's answer. */
   ask(
     caller: Caller,

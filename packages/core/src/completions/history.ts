@@ -249,6 +249,25 @@ export async function readRecentTurns(storage: StorageAdapter, userId: string, c
 }
 
 /**
+ * The calls of the chat's last assistant message that no tool message after it answers (none
+ * when a user or an answer came later): what the chat waits for, read from its end.
+ */
+export async function waitingToolCalls(storage: StorageAdapter, userId: string, chatId: string): Promise<ToolCall[]> {
+  const answered = new Set<string>();
+  let before: number | undefined;
+  for (;;) {
+    const page = await storage.chats.recentMessages(userId, chatId, { limit: PAGE, ...(before !== undefined ? { before } : {}) });
+    for (const m of page) {
+      if (m.role !== 'tool') return m.role === 'assistant' ? plainCalls((m.toolCalls ?? []).filter((c) => !answered.has(c.id))) : [];
+      if (m.toolCallId) answered.add(m.toolCallId);
+    }
+    const last = page.at(-1);
+    if (page.length < PAGE || !last) return [];
+    before = last.position;
+  }
+}
+
+/**
  * The history sent with a request whose own messages (and the system context) take `used`
  * tokens: the newest turns that fit in what is left of the budget, oldest first out, whole; and
  * when the chat waits for tool results, at least its pending tool calls.

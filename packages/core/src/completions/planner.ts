@@ -16,6 +16,7 @@ import { sourcesOut } from './chunks.js';
 import { countMessageTokens, DEFAULT_HISTORY_TOKENS, fitHistory, readRecentTurns } from './history.js';
 import { checkImageCapability, imageParts, loadImages } from './images.js';
 import type { AgentOptions, OperatorKeyLimits } from './options.js';
+import { parkResults, stillPaused } from './parked.js';
 import { withCredentialNamed } from './refused-credential.js';
 import { checkTools, operatorLimited, responseFormatOf, toChatMessages, turnSettings } from './request.js';
 import type { AgentPlanner, CompletionPlan, PlanRequest, PlanTarget } from './types.js';
@@ -104,7 +105,12 @@ export class CompletionPlanner implements AgentPlanner {
     return { model, operator: credential ? undefined : this.#agent.operatorKey?.[provider] };
   }
 
-  async plan(caller: Caller, request: PlanRequest, target: PlanTarget, signal: AbortSignal | undefined): Promise<CompletionPlan> {
+  plan(caller: Caller, request: PlanRequest, target: PlanTarget, signal: AbortSignal | undefined): Promise<CompletionPlan> {
+    return this.#plan(caller, request, target, signal, false);
+  }
+
+  /** `parked`: the request's tool results were stored while the turn waited for decisions (see parked.ts); it is not parked again. */
+  async #plan(caller: Caller, request: PlanRequest, target: PlanTarget, signal: AbortSignal | undefined, parked: boolean): Promise<CompletionPlan> {
     const requested = toChatMessages(request.messages);
     const { project, chat } = target;
     let modelName: string;
@@ -173,6 +179,20 @@ export class CompletionPlanner implements AgentPlanner {
     const desk = this.#deps.approvals;
     // The continuation claims the turn there (`conflict` while another holds it): continued once.
     const waiting = recent && chat ? waitingCalls(recent.pending, input) : [];
+    // The client's results of a step that also waits for decisions are kept: the pause goes on, or, decided meanwhile, the turn.
+    const stillPending = recent && chat && !parked ? await parkResults(this.#ctx, desk, caller, chat, { pending: recent.pending, input, requested: loaded, waiting }) : undefined;
+    if (stillPending?.length) {
+      const createdAt = this.#ctx.clock.now();
+      return {
+        id: `chatcmpl-${randomString(24)}`,
+        created: Math.floor(createdAt.getTime() / 1000),
+        responseModel: project ? project.id : modelName,
+        chat,
+        sources: [],
+        events: stillPaused(stillPending),
+      };
+    }
+    if (stillPending) return this.#plan(caller, { ...request, messages: request.messages.filter((m) => m.role === 'system' || m.role === 'developer') }, target, signal, true);
     const settled =
       waiting.length > 0 && chat
         ? await desk.settle(

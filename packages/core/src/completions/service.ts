@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ToolCall } from '../agent/chat-model.js';
 import type { ToolSource } from '../agent/tools.js';
 import type { Caller, PlatformContext } from '../context.js';
 import { isPlatformError, PlatformError } from '../errors.js';
@@ -13,6 +14,7 @@ import type { AnswerSchemaValidator } from './answer-format.js';
 import type { ApprovalDesk } from './approval-desk.js';
 import type { ChatImageStore } from './chat-images.js';
 import { collectCompletion, completionChunks } from './chunks.js';
+import { waitingToolCalls } from './history.js';
 import { getModel, listModels } from './models.js';
 import type { AgentOptions } from './options.js';
 import { CompletionPlanner, type CredentialResolver, type KnowledgeSearch } from './planner.js';
@@ -181,6 +183,11 @@ export class CompletionsService {
       ...(streamId ? { streamId } : {}),
     } as z.output<typeof ChatCompletionRequest>;
     return this.create(caller, body, { form: 'v1', signal: options.signal });
+  }
+
+  /** The calls of the chat's last assistant message without a result yet (a paused turn's, a turn waiting for the client's). */
+  async waitingCalls(caller: Caller, chatId: string): Promise<ToolCall[]> {
+    return waitingToolCalls(this.#ctx.storage, caller.userId, chatId);
   }
 
   /** `GET /api/v1/models`: a page of the caller's projects as OpenAI model objects (`limit`, `after`). */

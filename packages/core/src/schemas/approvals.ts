@@ -48,8 +48,21 @@ export type ApprovalView = z.output<typeof ApprovalView>;
 export const ApprovalResponse = z.object({ success: z.literal(true), approval: ApprovalView });
 export type ApprovalResponse = z.output<typeof ApprovalResponse>;
 
+/** A call of one of the client's functions (`tools`), for the client to run. */
+export const ClientToolCallOut = z.object({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.object({ name: z.string(), arguments: z.string().describe('The arguments as the model wrote them (JSON text)') }),
+});
+
 export const DecisionResponse = ApprovalResponse.extend({
   pending: z.array(z.string()).describe('Approvals of the same pause still waiting for a decision: the run goes on once none is left'),
+  tool_calls: z
+    .array(ClientToolCallOut)
+    .optional()
+    .describe(
+      "Every approval is decided, but the paused step also called the client's functions and their results are not in yet: the client's next request with them (tool messages, with chatId) continues the turn",
+    ),
 });
 export type DecisionResponse = z.output<typeof DecisionResponse>;
 

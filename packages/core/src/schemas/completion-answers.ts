@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FormField } from './approvals.js';
+import { ClientToolCallOut, FormField } from './approvals.js';
 
 /**
  * What the chat completion routes answer: OpenAI's `chat.completion` and `chat.completion.chunk`
@@ -17,12 +17,6 @@ export const CompletionSource = z.object({
   excerpt: z.string().describe("The excerpt's first words (at most 160 characters, … when cut)"),
 });
 
-/** A call of one of the client's functions (`tools`), for the client to run. */
-const ToolCallOut = z.object({
-  id: z.string(),
-  type: z.literal('function'),
-  function: z.object({ name: z.string(), arguments: z.string().describe('The arguments as the model wrote them (JSON text)') }),
-});
 const UsageOut = z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() });
 /** Why the answer ended: `content_filter` when the provider's safety system cut or refused it. */
 const FinishReasonOut = z.enum(['stop', 'length', 'tool_calls', 'content_filter']);
@@ -65,7 +59,7 @@ export const ChatCompletionResponse = z.object({
       message: z.object({
         role: z.literal('assistant'),
         content: z.string().nullable().describe('null when the answer is only tool calls'),
-        tool_calls: z.array(ToolCallOut).optional().describe("Calls of the client's functions (`tools`) to run; finish_reason is tool_calls"),
+        tool_calls: z.array(ClientToolCallOut).optional().describe("Calls of the client's functions (`tools`) to run; finish_reason is tool_calls"),
         reasoning_content: ReasoningOut,
       }),
       finish_reason: FinishReasonOut,
@@ -109,7 +103,7 @@ export const ChatCompletionChunk = z.object({
         role: z.literal('assistant').optional(),
         content: z.string().optional(),
         tool_calls: z
-          .array(ToolCallOut.extend({ index: z.number().int() }))
+          .array(ClientToolCallOut.extend({ index: z.number().int() }))
           .optional()
           .describe("A call of the client's functions (`tools`), whole in one chunk; never the agent's own tools"),
         reasoning_content: ReasoningOut,
