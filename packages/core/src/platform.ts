@@ -141,7 +141,9 @@ export class AgentPlatform {
     this.mcp = new McpService(this.#ctx, this.#mcp);
     // What deleting a project drops outside its rows: the knowledge's blobs and vectors, the connections to its MCP servers, its chats' images.
     this.projects = new ProjectsService(this.#ctx, { credentials: this.credentials, cleanups: [this.knowledge, this.mcp, this.chats] });
-    this.approvals = new ApprovalsService(this.#ctx, { options: options.approvals, continueRun: (caller, approval, run) => this.completions.continueRun(caller, approval, run),
+    this.approvals = new ApprovalsService(this.#ctx, {
+      options: options.approvals,
+      continueRun: (caller, approval, run) => this.completions.continueRun(caller, approval, run),
       waitingCalls: (caller, chatId) => this.completions.waitingCalls(caller, chatId),
     });
     this.completions = new CompletionsService(this.#ctx, {
