@@ -1,10 +1,8 @@
 import type { ApprovalRecord, ApprovalRepository } from '@agent-platform/core';
-import { clone, compareNewestFirst, insertUnique, type Tables } from './tables.js';
+import { approvalGroupKey, clone, compareNewestFirst, insertUnique, type Tables } from './tables.js';
 
 /** Pending questions of runs in memory (one process: decisions are serial by nature). */
 export function memoryApprovals(tables: () => Tables): ApprovalRepository {
-  /** Each group's claim of its continuation (`ApprovalRepository.claim`), by `${userId} ${groupId}`. */
-  const claims = new Map<string, { by: string; at: Date }>();
   const ofGroup = (userId: string, groupId: string): ApprovalRecord[] =>
     [...tables().approvals.values()].filter((a) => a.userId === userId && a.groupId === groupId).sort((a, b) => compareNewestFirst(b, a));
   return {
@@ -38,20 +36,24 @@ export function memoryApprovals(tables: () => Tables): ApprovalRepository {
     async claim(userId, groupId, claim) {
       const records = ofGroup(userId, groupId).map(clone);
       if (records.some((r) => r.state === 'pending')) return { outcome: 'pending', records };
-      const key = `${userId} ${groupId}`;
+      const claims = tables().approvalClaims;
+      const key = approvalGroupKey(userId, groupId);
       const held = claims.get(key);
       if (held && held.at.getTime() >= claim.staleBefore.getTime()) return { outcome: 'taken', by: held.by, at: new Date(held.at), records };
       claims.set(key, { by: claim.by, at: new Date(claim.at) });
       return { outcome: 'claimed', records };
     },
     async renew(userId, groupId, by, at) {
-      const held = claims.get(`${userId} ${groupId}`);
-      if (held?.by !== by) return false;
-      held.at = new Date(at);
+      const claims = tables().approvalClaims;
+      const key = approvalGroupKey(userId, groupId);
+      if (claims.get(key)?.by !== by) return false;
+      claims.set(key, { by, at: new Date(at) });
       return true;
     },
     async release(userId, groupId, by) {
-      if (claims.get(`${userId} ${groupId}`)?.by === by) claims.delete(`${userId} ${groupId}`);
+      const claims = tables().approvalClaims;
+      const key = approvalGroupKey(userId, groupId);
+      if (claims.get(key)?.by === by) claims.delete(key);
     },
   };
 }

@@ -37,6 +37,13 @@ export interface Tables {
   tools: Map<string, ToolRecord>;
   mcpServers: Map<string, McpServerRecord>;
   approvals: Map<string, ApprovalRecord>;
+  /**
+   * Each approval group's claim of its continuation (`ApprovalRepository.claim`), by
+   * `approvalGroupKey(userId, groupId)`: the SQL adapters keep it on the group's rows, so it is
+   * part of the transactional state here too (a rollback undoes it). Entries are never changed
+   * in place: a renewal sets a new one.
+   */
+  approvalClaims: Map<string, { readonly by: string; readonly at: Date }>;
   responses: Map<string, ResponseRecord>;
 }
 
@@ -56,6 +63,7 @@ export const emptyTables = (): Tables => ({
   tools: new Map(),
   mcpServers: new Map(),
   approvals: new Map(),
+  approvalClaims: new Map(),
   responses: new Map(),
 });
 
@@ -75,6 +83,7 @@ export const copyTables = (t: Tables): Tables => ({
   tools: new Map(t.tools),
   mcpServers: new Map(t.mcpServers),
   approvals: new Map(t.approvals),
+  approvalClaims: new Map(t.approvalClaims),
   responses: new Map(t.responses),
 });
 
@@ -124,6 +133,9 @@ export function projectPage<T extends ListPosition & { readonly userId: string; 
   const matching = [...map.values()].filter((r) => r.userId === query.userId && r.projectId === query.projectId).sort(compareNewestFirst);
   return { items: matching.slice(query.offset, query.offset + query.limit).map(clone), total: matching.length, start: query.offset };
 }
+
+/** The key of a user's approval group (`Tables.approvalClaims`). */
+export const approvalGroupKey = (userId: string, groupId: string): string => `${userId}\u0000${groupId}`;
 
 /** The key of a user's chat: ids are unique per user, so the user is part of it. */
 export const chatKey = (userId: string, id: string): string => `${userId}\u0000${id}`;

@@ -112,6 +112,33 @@ export function describeApprovals(suite: StorageUnderTest): void {
       expect(await storage.approvals.claim('user_a', 'grp_1', claimOf('r8', 212))).toMatchObject({ outcome: 'claimed' });
     });
 
+    it('claims, renews and releases within transactions: a commit keeps them, a rollback undoes them', async () => {
+      await storage.approvals.insert([approval('apv_1', 1), approval('apv_2', 2)]);
+      for (const id of ['apv_1', 'apv_2']) await storage.approvals.decide('user_a', id, { state: 'approved', reason: null, content: null, decidedAt: at(9) });
+      const claimOf = (by: string, now: number) => ({ by, at: at(now), staleBefore: at(now - 60) });
+      // Claimed in a transaction that commits: held outside it.
+      await storage.transaction(async (tx) => {
+        expect(await tx.approvals.claim('user_a', 'grp_1', claimOf('r1', 100))).toMatchObject({ outcome: 'claimed' });
+      });
+      expect(await storage.approvals.claim('user_a', 'grp_1', claimOf('r2', 100))).toMatchObject({ outcome: 'taken', by: 'r1', at: at(100) });
+      // Released and claimed again in a transaction that rolls back: r1 still holds it.
+      const rolledBack = storage.transaction(async (tx) => {
+        await tx.approvals.release('user_a', 'grp_1', 'r1');
+        expect(await tx.approvals.claim('user_a', 'grp_1', claimOf('r3', 101))).toMatchObject({ outcome: 'claimed' });
+        throw new Error('rolled back');
+      });
+      await expect(rolledBack).rejects.toThrow('rolled back');
+      expect(await storage.approvals.claim('user_a', 'grp_1', claimOf('r4', 101))).toMatchObject({ outcome: 'taken', by: 'r1', at: at(100) });
+      // A renewal that rolls back is undone: the claim goes stale from its last committed time.
+      await expect(
+        storage.transaction(async (tx) => {
+          expect(await tx.approvals.renew('user_a', 'grp_1', 'r1', at(150))).toBe(true);
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      expect(await storage.approvals.claim('user_a', 'grp_1', claimOf('r5', 161))).toMatchObject({ outcome: 'claimed' });
+    });
+
     it('goes with its chat and with its project', async () => {
       await storage.approvals.insert([approval('apv_1', 1), approval('apv_2', 2, { chatId: 'chat_2' }), approval('apv_3', 3, { chatId: null })]);
       await storage.chats.delete('user_a', 'chat_1');
