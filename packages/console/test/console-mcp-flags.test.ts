@@ -48,6 +48,12 @@ describe('console: MCP server approvals and sampling', () => {
       await page.getByLabel('URL', { exact: true }).fill(`http://127.0.0.1:${everything.port}/mcp`);
       await page.getByLabel('Transport').selectOption('http');
       await page.getByLabel('named tools').check();
+      // Named tools with no name: refused in the form, at the names, before anything is sent.
+      await page.getByLabel('Tools that need approval').fill(' , ');
+      await page.locator('form').getByRole('button', { name: 'Add server' }).click();
+      await expect.poll(() => page.locator('#mcp-approval-names-error').textContent()).toBe('Name at least one tool, or choose none');
+      expect(await page.getByLabel('Tools that need approval').getAttribute('aria-invalid')).toBe('true');
+      expect(await saved()).toEqual([]);
       await page.getByLabel('Tools that need approval').fill('echo, get-sum');
       expect(await page.locator('#mcp-allowSampling-hint').textContent()).toContain('cannot be changed');
       await page.getByLabel('Allow sampling').check();
@@ -71,6 +77,10 @@ describe('console: MCP server approvals and sampling', () => {
       await openMcp(page);
       expect(await flagsLine(page).textContent()).toBe('approval for all tools · sampling allowed');
       await item(page).getByRole('button', { name: 'Approvals of everything' }).click();
+      await item(page).getByLabel('named tools').check();
+      await item(page).getByRole('button', { name: 'Save approvals' }).click();
+      await expect.poll(() => item(page).getByRole('alert').textContent()).toBe('Name at least one tool, or choose none');
+      expect(await saved()).toEqual([expect.objectContaining({ requiresApproval: true })]);
       await item(page).getByLabel('none').check();
       await item(page).getByRole('button', { name: 'Save approvals' }).click();
       await expect.poll(() => flagsLine(page).textContent()).toBe('no approvals · sampling allowed');

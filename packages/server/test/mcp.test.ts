@@ -125,9 +125,17 @@ describe('MCP servers of a project', () => {
     await check({ name: 'a__b', transport: 'http', url: everythingUrl() }, /name/);
     await check({ name: 'x', transport: 'websocket', url: everythingUrl() }, /transport/);
     await check({ name: 'x', transport: 'http', url: everythingUrl(), headers: { 'Bad Header': 'v' } }, /headers/);
+    // "The tools named" with no name would mean none: refused, naming the field (false says none).
+    await check({ name: 'x', transport: 'http', url: everythingUrl(), requiresApproval: [] }, /^requiresApproval: name at least one tool/);
     const first = await add({ name: 'twice', transport: 'http', url: everythingUrl() });
     expect((await add({ name: 'twice', transport: 'http', url: everythingUrl() })).status).toBe(409);
-    await s.call('DELETE', `/api/mcp/servers/${first.body.server.id}`);
+    const id = first.body.server.id;
+    const empty = await s.call('PATCH', `/api/mcp/servers/${id}`, { body: { requiresApproval: [] } });
+    expect(empty.status).toBe(400);
+    expect(empty.body.message).toMatch(/^requiresApproval: name at least one tool/);
+    expect((await s.call('GET', `/api/mcp/servers/${id}`)).body.server.requiresApproval).toBe(false);
+    expect((await s.call('PATCH', `/api/mcp/servers/${id}`, { body: { requiresApproval: ['echo'] } })).body.server.requiresApproval).toEqual(['echo']);
+    await s.call('DELETE', `/api/mcp/servers/${id}`);
   });
 
   it("keeps users' servers apart", async () => {

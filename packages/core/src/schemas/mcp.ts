@@ -28,6 +28,15 @@ export const McpRequiresApproval = z
   .union([z.boolean(), z.array(z.string().min(1).max(200)).max(200)])
   .describe("true: every call of the server's tools waits for a person's approval; a list: calls of the tools named (the server's own tool names); false: none");
 
+/**
+ * The setting as requests take it: a list names at least one tool. An empty list would read as
+ * "the tools named" and mean none, which is `false`: it is refused rather than guessed.
+ */
+const RequiresApprovalInput = z
+  .union([z.boolean(), z.array(z.string().min(1).max(200)).max(200)])
+  .refine((v) => !Array.isArray(v) || v.length > 0, { message: 'name at least one tool (or false for none, true for all)' })
+  .describe("true: every call of the server's tools waits for a person's approval; a list (at least one name): calls of the tools named (the server's own tool names); false: none");
+
 export const AddMcpServerRequest = z
   .object({
     projectId: z.string().min(1).max(200),
@@ -42,7 +51,7 @@ export const AddMcpServerRequest = z
       .boolean()
       .optional()
       .describe("Let the server ask the project's model for completions (sampling/createMessage) during its tool calls, within the turn's max_tokens and counted in its usage. Default false"),
-    requiresApproval: McpRequiresApproval.default(false),
+    requiresApproval: RequiresApprovalInput.default(false),
   })
   .strict()
   .superRefine((body, ctx) => {
@@ -86,7 +95,7 @@ export const AddMcpServerResponse = z.object({
 });
 export type AddMcpServerResponse = z.output<typeof AddMcpServerResponse>;
 
-export const UpdateMcpServerRequest = z.object({ requiresApproval: McpRequiresApproval }).strict();
+export const UpdateMcpServerRequest = z.object({ requiresApproval: RequiresApprovalInput }).strict();
 export type UpdateMcpServerRequest = z.input<typeof UpdateMcpServerRequest>;
 
 export const McpServerResponse = z.object({ success: z.literal(true), server: McpServerView });

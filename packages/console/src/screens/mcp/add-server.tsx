@@ -3,7 +3,7 @@ import { ApiError, type BodyOf, messageOf, type ResultOf } from '../../api/clien
 import { useApi } from '../../api/context';
 import { fieldErrors } from '../../components/field-errors';
 import { CheckField, describedBy, ErrorNote, Field } from '../../components/ui';
-import { ApprovalChoice, type ApprovalValue, approvalSetting } from './approval-setting';
+import { ApprovalChoice, type ApprovalValue, approvalProblem, approvalSetting } from './approval-setting';
 
 type Added = ResultOf<'/api/mcp/add-server', 'post'>;
 type Transport = 'http' | 'sse';
@@ -66,6 +66,9 @@ export function AddServerForm({ projectId, onAdded, onCancel }: { projectId: str
 
   const submit = async (e: Event) => {
     e.preventDefault();
+    // Checked before detecting or connecting: nothing else of the form depends on it.
+    const noNames = approvalProblem(approval);
+    if (noNames) return setErrors({ requiresApproval: noNames });
     let body: BodyOf<'/api/mcp/add-server', 'post'>;
     try {
       if (kind === 'url') {

@@ -16,6 +16,13 @@ export const approvalValue = (setting: RequiresApproval): ApprovalValue => (Arra
 
 export const approvalSetting = (value: ApprovalValue): RequiresApproval => (value.mode === 'named' ? value.names.split(/[\s,]+/).filter(Boolean) : value.mode === 'all');
 
+/**
+ * What is wrong with the choice before it is sent: "named tools" with no name would mean none
+ * (the service refuses an empty list too).
+ */
+export const approvalProblem = (value: ApprovalValue): string | undefined =>
+  value.mode === 'named' && (approvalSetting(value) as string[]).length === 0 ? 'Name at least one tool, or choose none' : undefined;
+
 /** How a setting reads in the server's list. */
 export const describeApproval = (setting: RequiresApproval): string =>
   Array.isArray(setting) ? `approval for ${setting.join(', ') || 'no tools'}` : setting ? 'approval for all tools' : 'no approvals';
@@ -52,6 +59,8 @@ export function ApprovalEditor({ serverId, setting, onSaved }: { serverId: strin
   const [busy, setBusy] = useState(false);
   const save = async (e: Event) => {
     e.preventDefault();
+    const noNames = approvalProblem(value);
+    if (noNames) return setError(noNames);
     setBusy(true);
     setError(null);
     try {
