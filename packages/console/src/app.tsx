@@ -52,7 +52,7 @@ export function App() {
 function Screen({ route }: { route: Route }) {
   switch (route.name) {
     case 'project':
-      return <ProjectScreen projectId={route.projectId} tab={route.tab} />;
+      return <ProjectScreen projectId={route.projectId} tab={route.tab} chatId={route.chatId} />;
     case 'credentials':
       return <CredentialsScreen />;
     case 'keys':

@@ -4,7 +4,11 @@ import { useEffect, useState } from 'preact/hooks';
  * Routes are hash fragments (`#/projects/proj_1/chat`): the server serves one page for all of
  * them, and a route never carries the key or anything secret.
  */
-export type Route = { readonly name: 'projects' } | { readonly name: 'project'; readonly projectId: string; readonly tab: ProjectTab } | { readonly name: AccountSection };
+export type Route =
+  | { readonly name: 'projects' }
+  /** `chatId`: the chat open in the chat tab (`#/projects/proj_1/chat/chat_1`), so a reload or a link opens it again. */
+  | { readonly name: 'project'; readonly projectId: string; readonly tab: ProjectTab; readonly chatId?: string }
+  | { readonly name: AccountSection };
 
 /**
  * The sections of a project, in the order of its tab bar. A new area (tools, MCP servers) is one
@@ -37,13 +41,16 @@ export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'projects' && parts[1]) {
     const tab = PROJECT_TABS.find((t) => t.id === parts[2])?.id ?? 'knowledge';
-    return { name: 'project', projectId: parts[1], tab };
+    return { name: 'project', projectId: parts[1], tab, ...(tab === 'chat' && parts[3] ? { chatId: parts[3] } : {}) };
   }
   if (parts[0] && ACCOUNT_SECTIONS.includes(parts[0])) return { name: parts[0] as AccountSection };
   return { name: 'projects' };
 }
 
 export const projectHref = (projectId: string, tab: ProjectTab = 'knowledge') => `#/projects/${encodeURIComponent(projectId)}/${tab}`;
+
+/** The chat tab with a chat open (none: a new chat). */
+export const chatHref = (projectId: string, chatId: string | null) => `${projectHref(projectId, 'chat')}${chatId ? `/${encodeURIComponent(chatId)}` : ''}`;
 
 /** The current route, updated on every hash change. */
 export function useRoute(): Route {

@@ -35,6 +35,11 @@ export interface PendingAnswer {
   readonly chatId: string;
   readonly streamId: string;
   readonly question: string;
+  /**
+   * The answer continues a turn paused for approval: the decision's approval and the tool call
+   * it decided (once the call has a stored result, the continuation is stored: nothing to replay).
+   */
+  readonly continues?: { readonly approvalId: string; readonly callId: string };
 }
 
 export function pendingAnswer(): PendingAnswer | null {

@@ -114,6 +114,79 @@ describe('console: approvals in the chat', () => {
   }, 120_000);
 });
 
+describe('console: the continuation and the open chat across reloads', () => {
+  it('follows the continuation after Approve again when the page is reloaded during it, without deciding or asking twice', async () => {
+    const { context, page, problems } = await openPage(browser);
+    try {
+      await openChat(page);
+      const full = Array.from({ length: 30 }, (_, i) => `gone${i + 1}`).join(' ');
+      server.upstream.script({ toolCalls: [{ name: 'remove_file', arguments: '{"path":"/tmp/slow.txt"}' }] }, { text: full, chunkDelayMs: 150 });
+      const before = server.upstream.requests.length;
+      await page.getByLabel('Question').fill('Remove the slow report');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await approval(page).waitFor({ timeout: 20_000 });
+      const chatId = decodeURIComponent(page.url().split('/').at(-1) ?? '');
+      expect(chatId).toMatch(/^chat_/);
+      await approval(page).getByRole('button', { name: 'Approve' }).click();
+      await expect.poll(async () => ((await answer(page).locator('.text').textContent()) ?? '').split(' ').length, { timeout: 20_000 }).toBeGreaterThan(3);
+      // The continuation is still streaming: nothing of it is stored yet.
+      expect((await server.call('GET', `/api/chats/${chatId}/messages`)).body.messages.at(-1)).toMatchObject({ role: 'assistant', toolCalls: [{ name: 'remove_file' }] });
+      await page.reload();
+      await page.getByRole('heading', { name: 'Chats' }).waitFor();
+      // The paused turn as stored, then the continuation, replayed and followed to its end.
+      await expect.poll(() => answer(page).locator('.text').textContent(), { timeout: 30_000 }).toBe(full);
+      await expect.poll(() => answer(page).getAttribute('data-state'), { timeout: 10_000 }).toBe(null);
+      expect(await page.locator('.turn.user').last().textContent()).toBe('You:Remove the slow report');
+      expect(await approval(page).count()).toBe(0);
+      // One model call for the pause, one for the continuation: the reload decided nothing and asked nothing again.
+      expect(server.upstream.requests.length).toBe(before + 2);
+      const stored = (await server.call('GET', `/api/chats/${chatId}/messages`)).body.messages as { role: string; content: string | null }[];
+      expect(stored.filter((m) => m.role === 'assistant' && m.content === full)).toHaveLength(1);
+      expect(await page.evaluate(() => sessionStorage.getItem('agent-platform.pending-answer'))).toBe(null);
+      expectCleanConsole(problems);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
+  it('keeps the open chat in the address: a reload opens it again, Back returns to the one before', async () => {
+    const { context, page, problems } = await openPage(browser);
+    try {
+      const chatWith = async (name: string) => {
+        const chat = (await server.call('POST', '/api/chats', { body: { projectId, name } })).body.chat as { id: string; name: string };
+        server.upstream.script({ text: `About ${name}.` });
+        expect((await server.call('POST', '/api/v1/chat/completions', { body: { model: projectId, chatId: chat.id, messages: [{ role: 'user', content: `Tell me about ${name}` }] } })).status).toBe(
+          200,
+        );
+        return chat;
+      };
+      const first = await chatWith('First topic');
+      const second = await chatWith('Second topic');
+      await openChat(page);
+      const nav = page.getByRole('navigation', { name: 'Chats' });
+      await nav.getByRole('button', { name: first.name }).click();
+      await page.getByRole('heading', { name: first.name, level: 2 }).waitFor();
+      await nav.getByRole('button', { name: second.name }).click();
+      await page.getByRole('heading', { name: second.name, level: 2 }).waitFor();
+      expect(new URL(page.url()).hash).toBe(`#/projects/${projectId}/chat/${second.id}`);
+      await page.reload();
+      await page.getByRole('heading', { name: second.name, level: 2 }).waitFor({ timeout: 10_000 });
+      expect(await nav.getByRole('button', { name: second.name }).getAttribute('aria-current')).toBe('true');
+      await expect.poll(() => page.locator('.turn.user').first().textContent()).toBe('You:Tell me about Second topic');
+      await page.goBack();
+      await page.getByRole('heading', { name: first.name, level: 2 }).waitFor({ timeout: 10_000 });
+      await expect.poll(() => page.locator('.turn.user').first().textContent()).toBe('You:Tell me about First topic');
+      // New chat: the address names none.
+      await page.getByRole('button', { name: 'New chat' }).click();
+      await page.getByRole('heading', { name: 'New chat', level: 2 }).waitFor();
+      expect(new URL(page.url()).hash).toBe(`#/projects/${projectId}/chat`);
+      expectCleanConsole(problems);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+});
+
 describe("console: an MCP server's question in the chat", () => {
   it('shows the form with its defaults; a wrong value is refused at its field; the answer goes to the tool', async () => {
     const added = await server.call('POST', '/api/mcp/add-server', { body: { projectId, name: 'everything', transport: 'http', url: `http://127.0.0.1:${everything.port}/mcp` } });

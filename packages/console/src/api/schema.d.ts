@@ -2992,7 +2992,7 @@ export interface operations {
                     name: string;
                     projectId: string;
                     /**
-                     * @description true: every call of the server's tools waits for a person's approval; a list: calls of the tools named (the server's own tool names); false: none
+                     * @description true: every call of the server's tools waits for a person's approval; a list (at least one name): calls of the tools named (the server's own tool names); false: none
                      * @default false
                      */
                     requiresApproval?: boolean | string[];
@@ -3426,7 +3426,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description true: every call of the server's tools waits for a person's approval; a list: calls of the tools named (the server's own tool names); false: none */
+                    /** @description true: every call of the server's tools waits for a person's approval; a list (at least one name): calls of the tools named (the server's own tool names); false: none */
                     requiresApproval: boolean | string[];
                 };
             };

@@ -12,10 +12,10 @@ const ToolsScreen = lazyScreen(() => import('./tools/tools').then((m) => m.Tools
 const McpScreen = lazyScreen(() => import('./mcp/mcp').then((m) => m.McpScreen));
 
 /** The screen of a project's tab. */
-function TabScreen({ projectId, tab }: { projectId: string; tab: ProjectTab }) {
+function TabScreen({ projectId, tab, chatId }: { projectId: string; tab: ProjectTab; chatId: string | undefined }) {
   switch (tab) {
     case 'chat':
-      return <ChatScreen projectId={projectId} />;
+      return <ChatScreen projectId={projectId} routeChatId={chatId} />;
     case 'tools':
       return <ToolsScreen projectId={projectId} />;
     case 'mcp':
@@ -28,7 +28,7 @@ function TabScreen({ projectId, tab }: { projectId: string; tab: ProjectTab }) {
 type FullProject = ResultOf<'/api/v1/projects/{id}', 'get'>['project'];
 
 /** One project: its name and a tab per area (knowledge, chat, tools, MCP servers). */
-export function ProjectScreen({ projectId, tab }: { projectId: string; tab: ProjectTab }) {
+export function ProjectScreen({ projectId, tab, chatId }: { projectId: string; tab: ProjectTab; chatId?: string | undefined }) {
   const api = useApi();
   const [project, setProject] = useState<FullProject | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -72,7 +72,7 @@ export function ProjectScreen({ projectId, tab }: { projectId: string; tab: Proj
           </a>
         ))}
       </nav>
-      <TabScreen projectId={project.id} tab={tab} />
+      <TabScreen projectId={project.id} tab={tab} chatId={chatId} />
     </section>
   );
 }

@@ -2,7 +2,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { messageOf } from '../../api/client';
 import { useApi } from '../../api/context';
 import { Empty, ErrorNote, Loading } from '../../components/ui';
-import { pendingAnswer, setPendingAnswer } from '../../session';
+import { chatHref } from '../../router';
+import { type PendingAnswer, pendingAnswer, setPendingAnswer } from '../../session';
 import { type AnswerProgress, askInStream, readAnswer, resumeAnswer, type Source } from './answer-stream';
 import { AskForm, contentOf, imageError, type Question } from './ask-form';
 import { type Chat, ChatHeader } from './chat-header';
@@ -15,12 +16,17 @@ import { WaitingList } from './waiting-list';
 /**
  * The chat playground of a project: its chats listed, the selected chat's history, and a new
  * question answered with streamed tokens and numbered citations. Every answer is recorded to a
- * resumable stream of the chat, so a reload in the middle picks the answer up where it is.
+ * resumable stream of the chat, so a reload in the middle picks the answer up where it is; so is
+ * the continuation of a turn paused for approval. The open chat is in the address
+ * (`routeChatId`, `#/projects/{id}/chat/{chatId}`): a reload, Back or a link opens it again.
  */
-export function ChatScreen({ projectId }: { projectId: string }) {
+export function ChatScreen({ projectId, routeChatId }: { projectId: string; routeChatId?: string | undefined }) {
   const api = useApi();
   const [chats, setChats] = useState<Chat[] | null>(null);
   const [chatId, setChatId] = useState<string | null>(null);
+  /** The open chat, as soon as it is chosen (the state follows on the next render). */
+  const opened = useRef<string | null>(null);
+  const mounted = useRef(false);
   const [turns, setTurns] = useState<Turn[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [open, setOpen] = useState<{ source: Source; question: string } | null>(null);
@@ -39,6 +45,14 @@ export function ChatScreen({ projectId }: { projectId: string }) {
   const loadTurns = async (id: string): Promise<Turn[]> => {
     const { messages } = await api.call('get', '/api/chats/{chatId}/messages', { params: { chatId: id } });
     return turnsOf(messages, id);
+  };
+
+  /** Opens a chat, in the address too (a new history entry: Back goes to the chat before). */
+  const remember = (id: string | null) => {
+    opened.current = id;
+    setChatId(id);
+    const href = chatHref(projectId, id);
+    if (location.hash !== href) location.hash = href;
   };
 
   /** Streams an answer into the last turn, whichever way it comes (asked now, or resumed). */
@@ -85,38 +99,69 @@ export function ChatScreen({ projectId }: { projectId: string }) {
    */
   const onDecide = async (item: Waiting, decision: Decision) => {
     const abort = new AbortController();
-    const res = await decide(api, item.id, decision, abort.signal);
+    const question = turns.findLast((t) => t.role === 'user')?.text ?? '';
+    // A tool decision may be the pause's last: the continuation it answers is recorded in a
+    // stream of the chat, remembered until it ends, so a reload during it follows it again.
+    const chat = item.kind === 'tool' ? chatId : null;
+    const streamId = chat ? (await api.call('post', '/api/chats/{chatId}/streams', { params: { chatId: chat }, body: { chatId: chat } })).stream.id : undefined;
+    if (chat && streamId) setPendingAnswer({ projectId, chatId: chat, streamId, question, continues: { approvalId: item.id, callId: item.callId } });
+    let res: Response | null;
+    try {
+      res = await decide(api, item.id, decision, abort.signal, streamId);
+    } catch (e) {
+      if (streamId) setPendingAnswer(null);
+      throw e;
+    }
     decided.current.add(item.id);
     setWaiting((list) => list.filter((w) => w.id !== item.id));
-    const question = turns.findLast((t) => t.role === 'user')?.text ?? '';
     if (res) await follow(question, (signal, onProgress) => readAnswer(res, onProgress, signal), false, abort);
+    else if (streamId) setPendingAnswer(null);
+  };
+
+  /** A reload during an answer: the chat so far, then the answer's stream replayed and followed. */
+  const resume = async (pending: PendingAnswer) => {
+    remember(pending.chatId);
+    void loadWaitingOf(pending.chatId);
+    const list = await loadTurns(pending.chatId);
+    if (pending.continues) {
+      // The continuation of a paused turn comes after it. Stored already (the decided call has
+      // its result), or never decided (the reload came before the decision): nothing to follow.
+      const { approvalId, callId } = pending.continues;
+      const stored = list.some((t) => t.steps?.some((step) => step.id === callId && (step.state === 'done' || step.state === 'failed')));
+      const decidedNow = !stored && (await api.call('get', '/api/v1/approvals/{id}', { params: { id: approvalId } })).approval.state !== 'pending';
+      setTurns(list);
+      if (!decidedNow) return setPendingAnswer(null);
+    } else {
+      // The stream replays the answer from its start: drop it if it was stored meanwhile.
+      // The question is stored with its answer, at the end: show it until then.
+      const shown = list.at(-1)?.role === 'assistant' ? list.slice(0, -1) : list;
+      const asked = shown.at(-1)?.role === 'user' && shown.at(-1)?.text === pending.question;
+      setTurns(asked ? shown : [...shown, { role: 'user', text: pending.question }]);
+    }
+    return follow(pending.question, (signal, onProgress) => resumeAnswer(api, pending.chatId, pending.streamId, signal, onProgress));
   };
 
   useEffect(() => {
     void loadChats();
     const pending = pendingAnswer();
-    if (pending && pending.projectId === projectId) {
-      // A reload during an answer: show the chat so far, then replay the answer's stream.
-      setChatId(pending.chatId);
-      void loadWaitingOf(pending.chatId);
-      void loadTurns(pending.chatId)
-        .then((list) => {
-          // The stream replays the answer from its start: drop it if it was stored meanwhile.
-          // The question is stored with its answer, at the end: show it until then.
-          const shown = list.at(-1)?.role === 'assistant' ? list.slice(0, -1) : list;
-          const asked = shown.at(-1)?.role === 'user' && shown.at(-1)?.text === pending.question;
-          setTurns(asked ? shown : [...shown, { role: 'user', text: pending.question }]);
-          return follow(pending.question, (signal, onProgress) => resumeAnswer(api, pending.chatId, pending.streamId, signal, onProgress));
-        })
-        .catch((e) => setError(messageOf(e)));
-    }
+    if (pending && pending.projectId === projectId) void resume(pending).catch((e) => setError(messageOf(e)));
+    else if (routeChatId) void select(routeChatId);
     return () => running.current?.abort();
   }, [projectId]);
+
+  // The address changed (Back, Forward, a link, the Chat tab): open the chat it names.
+  useEffect(() => {
+    if (!mounted.current) {
+      mounted.current = true;
+      return;
+    }
+    if ((routeChatId ?? null) !== opened.current) void select(routeChatId ?? null);
+  }, [routeChatId]);
 
   const select = async (id: string | null) => {
     running.current?.abort();
     setOpen(null);
-    setChatId(id);
+    remember(id);
     setError(null);
     setWaiting([]);
     try {
@@ -133,7 +178,7 @@ export function ChatScreen({ projectId }: { projectId: string }) {
     try {
       if (!id) {
         id = (await api.call('post', '/api/chats', { body: { projectId, name: (q.text || q.images.map((i) => i.name).join(', ')).slice(0, 60) } })).chat.id;
-        setChatId(id);
+        remember(id);
         void loadChats();
       }
     } catch (err) {

@@ -57,13 +57,14 @@ export type Decision = { decision: 'approve' | 'deny'; reason?: string } | { dec
 /**
  * Decides one waiting item (`POST /api/v1/approvals/{id}`). A tool decision asks for a stream:
  * the last decision of a pause answers the continued turn as chunks (the Response is returned
- * to be read), any other the approval as JSON (null: the pause still waits for other calls).
+ * to be read; recorded in the chat's stream `streamId` too, when given), any other the approval
+ * as JSON (null: the pause still waits for other calls).
  * A question's answer is JSON: the tool goes on in the stream that asked. Throws ApiError with
  * the service's words (409 already decided or expired, 400 naming the form's fields).
  */
-export async function decide(api: Api, id: string, decision: Decision, signal?: AbortSignal): Promise<Response | null> {
+export async function decide(api: Api, id: string, decision: Decision, signal?: AbortSignal, streamId?: string): Promise<Response | null> {
   const stream = decision.decision === 'approve' || decision.decision === 'deny';
-  const res = await api.fetch('post', fillPath('/api/v1/approvals/{id}', { id }), { body: { ...decision, ...(stream ? { stream: true } : {}) }, signal });
+  const res = await api.fetch('post', fillPath('/api/v1/approvals/{id}', { id }), { body: { ...decision, ...(stream ? { stream: true, ...(streamId ? { streamId } : {}) } : {}) }, signal });
   if ((res.headers.get('content-type') ?? '').includes('text/event-stream')) return res;
   await res.body?.cancel();
   return null;
