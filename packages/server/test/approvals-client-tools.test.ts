@@ -163,3 +163,36 @@ describe("a pause with the client's calls and a call to approve", () => {
     );
   });
 });
+
+describe('the same on the responses route', () => {
+  it('a function_call_output while the approval waits is kept, and the response asks for the approval again; the answer continues the turn', async () => {
+    fake.script({
+      toolCalls: [
+        { id: 'call_weather', name: 'get_weather', arguments: { city: 'Oslo' } },
+        { id: 'call_rm', name: 'remove_file', arguments: { path: '/tmp/report.txt' } },
+      ],
+    });
+    const tools: OpenAI.Responses.FunctionTool[] = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: null }];
+    const first = await client.responses.create({ model: projectId, input: 'Weather in Oslo, then remove the report', tools });
+    expect(first.output.map((o) => o.type)).toEqual(expect.arrayContaining(['function_call', 'mcp_approval_request']));
+    const request = first.output.find((o) => o.type === 'mcp_approval_request') as OpenAI.Responses.ResponseOutputItem.McpApprovalRequest;
+    const second = await client.responses.create({
+      model: projectId,
+      previous_response_id: first.id,
+      tools,
+      input: [{ type: 'function_call_output', call_id: 'call_weather', output: 'Sunny, 21 °C' }],
+    });
+    expect(second.output.map((o) => o.type)).toEqual(['mcp_approval_request']);
+    expect(second.output[0]).toMatchObject({ id: request.id });
+    expect(fake.requests).toHaveLength(1);
+    fake.script({ text: 'Sunny in Oslo; the report is gone.' });
+    const third = await client.responses.create({
+      model: projectId,
+      previous_response_id: second.id,
+      tools,
+      input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: true }],
+    } as never);
+    expect(third.output_text).toBe('Sunny in Oslo; the report is gone.');
+    expect(lastSent().slice(-2)).toEqual(expect.arrayContaining(bothResults()));
+  });
+});
