@@ -62,6 +62,7 @@ describe('@agent-platform/core exports', () => {
         "ChatResponse",
         "ChunkResponse",
         "ClientTool",
+        "ClientToolCallOut",
         "CompletionMessage",
         "CompletionSource",
         "CreateChatRequest",

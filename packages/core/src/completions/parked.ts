@@ -3,8 +3,10 @@ import type { AgentEvent } from '../agent/events.js';
 import type { PendingApproval } from '../agent/questions.js';
 import { checkToolResults } from '../agent/tool-results.js';
 import type { Caller, PlatformContext } from '../context.js';
+import { randomString } from '../ids.js';
 import type { ChatRecord } from '../storage/types.js';
 import type { ApprovalDesk } from './approval-desk.js';
+import type { CompletionPlan } from './types.js';
 
 type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
 
@@ -49,8 +51,11 @@ export async function parkResults(
   return (await desk.waiting(caller, chat.id, ids)).pending;
 }
 
-/** The events of a turn that still waits for decisions: its pending approvals, then the finish (`tool_calls`, nothing for the client to run). */
-export async function* stillPaused(approvals: readonly PendingApproval[]): AsyncGenerator<AgentEvent> {
-  yield { type: 'approval_required', approvals };
-  yield { type: 'finish', reason: 'tool_calls', usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, messages: [] };
+/** The plan of a request that leaves the turn waiting for decisions: its pending approvals, then the finish (`tool_calls`, nothing for the client to run). */
+export function stillPaused(now: Date, responseModel: string, chat: ChatRecord | undefined, approvals: readonly PendingApproval[]): CompletionPlan {
+  async function* events(): AsyncGenerator<AgentEvent> {
+    yield { type: 'approval_required', approvals };
+    yield { type: 'finish', reason: 'tool_calls', usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, messages: [] };
+  }
+  return { id: `chatcmpl-${randomString(24)}`, created: Math.floor(now.getTime() / 1000), responseModel, chat, sources: [], events: events() };
 }

@@ -181,17 +181,7 @@ export class CompletionPlanner implements AgentPlanner {
     const waiting = recent && chat ? waitingCalls(recent.pending, input) : [];
     // The client's results of a step that also waits for decisions are kept: the pause goes on, or, decided meanwhile, the turn.
     const stillPending = recent && chat && !parked ? await parkResults(this.#ctx, desk, caller, chat, { pending: recent.pending, input, requested: loaded, waiting }) : undefined;
-    if (stillPending?.length) {
-      const createdAt = this.#ctx.clock.now();
-      return {
-        id: `chatcmpl-${randomString(24)}`,
-        created: Math.floor(createdAt.getTime() / 1000),
-        responseModel: project ? project.id : modelName,
-        chat,
-        sources: [],
-        events: stillPaused(stillPending),
-      };
-    }
+    if (stillPending?.length) return stillPaused(this.#ctx.clock.now(), project ? project.id : modelName, chat, stillPending);
     if (stillPending) return this.#plan(caller, { ...request, messages: request.messages.filter((m) => m.role === 'system' || m.role === 'developer') }, target, signal, true);
     const settled =
       waiting.length > 0 && chat
