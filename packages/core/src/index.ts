@@ -116,6 +116,7 @@ export type {
   UserRecord,
   UserRepository,
 } from './storage/types.js';
+export type { ToolProgress, ToolProgressListener } from './tools/progress.js';
 export { DEFAULT_TOOL_QUEUE, type ToolsOptions } from './tools/project-tools.js';
 export type { CodeSyntaxError, ToolCodeCheck, ToolDefinitionToPrepare, ToolErrorKind, ToolLanguage, ToolOutcome, ToolRun, ToolSandbox } from './tools/sandbox.js';
 export { DEFAULT_USER_CAPS, type UserCapName, type UserCaps } from './user-caps.js';

@@ -47,6 +47,7 @@ export { failureOf as responseFailure } from './responses/items.js';
 export { codeSyntaxError } from './tools/code-syntax.js';
 export { FairQueue, type FairQueueLimits, FairScheduler } from './tools/fair-queue.js';
 export { capLogs, jsonWithinDepth, parseToolResult, TOOL_LIMITS } from './tools/limits.js';
+export { type ProgressRelay, progressRelay, toToolProgress } from './tools/progress.js';
 export { SchemaValidator, type SchemaValidatorOptions } from './tools/schema-validator.js';
 export { UserCapGuard } from './user-caps.js';
 export { parseInput } from './validation.js';

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { isPlatformError, PlatformError, type ToolOutcome, type ToolSandbox } from '@agent-platform/core';
-import { jsonWithinDepth, TOOL_LIMITS } from '@agent-platform/core/internal';
+import { jsonWithinDepth, type ProgressRelay, progressRelay, TOOL_LIMITS } from '@agent-platform/core/internal';
 import type { NpmDependencies } from './npm-dependencies.js';
 import { syntaxCheckResult, toOutcome } from './outcome.js';
 
@@ -24,12 +24,16 @@ interface Job {
   readonly argsText: string;
   readonly timeoutMs: number;
   readonly memoryBytes: number;
+  /** Where the run's progress goes (runs with a listener); ended before the outcome is resolved. */
+  readonly progress?: ProgressRelay | undefined;
   resolve(outcome: ToolOutcome): void;
 }
 
 interface Slot {
   worker: Worker;
   job: Job | undefined;
+  /** The id of the message that started the current job: progress of an earlier job is not its. */
+  jobId: number;
   timer: NodeJS.Timeout | undefined;
 }
 
@@ -54,9 +58,15 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
   let closed = false;
 
   const spawn = (): Slot => {
-    const slot: Slot = { worker: new Worker(new URL('./js-worker.js', import.meta.url)), job: undefined, timer: undefined };
+    const slot: Slot = { worker: new Worker(new URL('./js-worker.js', import.meta.url)), job: undefined, jobId: -1, timer: undefined };
     slot.worker.unref();
-    slot.worker.on('message', (message: { outcome: unknown; recycle?: boolean }) => finish(slot, toOutcome(message.outcome), message.recycle === true));
+    slot.worker.on('message', (message: { type?: string; id?: number; outcome: unknown; recycle?: boolean }) => {
+      if (message.type === 'progress') {
+        if (message.id === slot.jobId) slot.job?.progress?.report(message);
+        return;
+      }
+      finish(slot, toOutcome(message.outcome), message.recycle === true);
+    });
     const crashed = (why: string) => finish(slot, { ok: false, error: { kind: 'out_of_memory', message: `the sandbox stopped: ${why}` }, logs: [], durationMs: 0 }, true);
     slot.worker.on('error', (error) => crashed(error.message));
     slot.worker.on('exit', () => {
@@ -95,10 +105,11 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
       slot.job = job;
       slot.worker.ref();
       const { type, script, argsText, timeoutMs, memoryBytes } = job;
+      slot.jobId = nextId++;
       slot.timer = setTimeout(() => {
         finish(slot, { ok: false, error: { kind: 'timeout', message: `the tool ran longer than ${timeoutMs} ms` }, logs: [], durationMs: timeoutMs + GRACE_MS }, true);
       }, timeoutMs + GRACE_MS);
-      slot.worker.postMessage({ id: nextId++, type, code: script, argsText, timeoutMs, memoryBytes, limits: TOOL_LIMITS });
+      slot.worker.postMessage({ id: slot.jobId, type, code: script, argsText, timeoutMs, memoryBytes, limits: TOOL_LIMITS, progress: job.progress !== undefined });
     }
   };
 
@@ -106,7 +117,12 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
 
   const enqueue = (job: Omit<Job, 'resolve'>) =>
     new Promise<ToolOutcome>((resolve) => {
-      queue.push({ ...job, resolve });
+      // However the job ends (done, timed out, the sandbox closed), its last progress comes first.
+      const settle = (outcome: ToolOutcome) => {
+        job.progress?.end();
+        resolve(outcome);
+      };
+      queue.push({ ...job, resolve: settle });
       pump();
     });
 
@@ -138,7 +154,8 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
         }
         if (closed) return closedOutcome;
       }
-      return enqueue({ type: 'run', script, argsText, timeoutMs: run.timeoutMs, memoryBytes: run.memoryBytes });
+      const progress = run.onProgress ? progressRelay(run.onProgress) : undefined;
+      return enqueue({ type: 'run', script, argsText, timeoutMs: run.timeoutMs, memoryBytes: run.memoryBytes, progress });
     },
     async checkSyntax(check) {
       // Code with dependencies has imports, which only the bundler reads: `prepare` parses it

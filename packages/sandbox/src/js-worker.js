@@ -18,11 +18,21 @@ const format = (value) => (typeof value === 'string' ? value : (JSON.stringify(v
  * deadline, and gives its outcome; a failure of QuickJS itself becomes an outcome too (with the
  * `logs` so far), and a module left untrustworthy marks this worker for replacement.
  */
-function inRuntime({ memoryBytes, deadline, logs }, body) {
+function inRuntime({ memoryBytes, deadline, logs, onInterrupt }, body) {
   const runtime = QuickJS.newRuntime();
   runtime.setMemoryLimit(memoryBytes);
   runtime.setMaxStackSize(1024 * 1024);
-  runtime.setInterruptHandler(shouldInterruptAfterDeadline(deadline));
+  const interrupt = shouldInterruptAfterDeadline(deadline);
+  // QuickJS asks every few thousand operations: a progress report that waits goes out then,
+  // even while the code computes without calling progress again.
+  runtime.setInterruptHandler(
+    onInterrupt
+      ? (rt) => {
+          onInterrupt();
+          return interrupt(rt);
+        }
+      : interrupt,
+  );
   const vm = runtime.newContext();
   try {
     return body(vm, runtime);
@@ -45,12 +55,84 @@ function inRuntime({ memoryBytes, deadline, logs }, body) {
   }
 }
 
-function runOne({ code, argsText, timeoutMs, memoryBytes, limits }) {
+/**
+ * The code's `progress` reports as messages to the parent while the run goes on (this thread is
+ * busy running the code: a message is the only way out): the first at once, then at most one
+ * per `limits.progressIntervalMs`, a later report replacing the one that waits, which goes out
+ * when its time has come (`tick`) or before the run's outcome (`flush`). Without `wanted`
+ * nothing is sent.
+ */
+function progressGate(id, limits, wanted) {
+  let last = Number.NEGATIVE_INFINITY;
+  let waiting;
+  const post = (report) => {
+    waiting = undefined;
+    last = Date.now();
+    parentPort.postMessage({ type: 'progress', id, ...report });
+  };
+  return {
+    report(report) {
+      if (!wanted) return;
+      if (Date.now() - last >= limits.progressIntervalMs) post(report);
+      else waiting = report;
+    },
+    tick() {
+      if (waiting && Date.now() - last >= limits.progressIntervalMs) post(waiting);
+    },
+    flush() {
+      if (waiting) post(waiting);
+    },
+  };
+}
+
+/**
+ * `progress(done, total, message)` in the code: checks its arguments (a TypeError for the code
+ * otherwise) and hands them to the host's `__progress`, which it keeps to itself. The host checks
+ * them again: code can replace String.prototype.slice before calling it.
+ */
+const PROGRESS_PRELUDE = `(() => {
+  const report = globalThis.__progress;
+  delete globalThis.__progress;
+  const finite = (n) => typeof n === 'number' && Number.isFinite(n);
+  globalThis.progress = function progress(done, total, message) {
+    if (!finite(done)) throw new TypeError('progress: done must be a finite number');
+    if (total !== undefined && total !== null && !finite(total)) throw new TypeError('progress: total must be a finite number');
+    if (message !== undefined && message !== null && typeof message !== 'string') throw new TypeError('progress: message must be a string');
+    report(done, total ?? undefined, typeof message === 'string' ? message.slice(0, MAX_MESSAGE) : undefined);
+  };
+})();`;
+
+function runOne({ id, code, argsText, timeoutMs, memoryBytes, limits, progress: wantsProgress }) {
   const logs = [];
   let logChars = 0;
   const deadline = Date.now() + timeoutMs;
   const fail = (kind, message) => ({ ok: false, error: { kind, message }, logs });
-  return inRuntime({ memoryBytes, deadline, logs }, (vm, runtime) => {
+  const gate = progressGate(id, limits, wantsProgress === true);
+  const outcome = inRuntime({ memoryBytes, deadline, logs, onInterrupt: gate.tick }, (vm, runtime) => {
+    const report = vm.newFunction('__progress', (doneHandle, totalHandle, messageHandle) => {
+      const done = vm.typeof(doneHandle) === 'number' ? vm.getNumber(doneHandle) : Number.NaN;
+      if (!Number.isFinite(done)) return;
+      const total = totalHandle && vm.typeof(totalHandle) === 'number' ? vm.getNumber(totalHandle) : undefined;
+      let message;
+      if (messageHandle && vm.typeof(messageHandle) === 'string') {
+        // The length first, so that a long string is not copied out of the WebAssembly heap.
+        const lengthHandle = vm.getProp(messageHandle, 'length');
+        const length = vm.getNumber(lengthHandle);
+        lengthHandle.dispose();
+        if (length > limits.maxProgressMessageChars) return;
+        message = vm.getString(messageHandle);
+      }
+      gate.report({ progress: done, ...(Number.isFinite(total) ? { total } : {}), ...(message !== undefined ? { message } : {}) });
+    });
+    vm.setProp(vm.global, '__progress', report);
+    report.dispose();
+    const prelude = vm.evalCode(PROGRESS_PRELUDE.replace('MAX_MESSAGE', String(limits.maxProgressMessageChars)), 'prelude.js');
+    if (prelude.error) {
+      prelude.error.dispose();
+      return fail('thrown', 'the sandbox could not install progress');
+    }
+    prelude.value.dispose();
+
     const consoleObject = vm.newObject();
     for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
       const fn = vm.newFunction(level, (...handles) => {
@@ -124,6 +206,9 @@ globalThis.__run = Promise.resolve().then(() => main(JSON.parse(${JSON.stringify
       }
     }
   });
+  // The last report goes out before the outcome (the parent receives messages in order).
+  gate.flush();
+  return outcome;
 
   function classify(error, failWith, atLoad) {
     const message = typeof error === 'object' && error ? `${error.name ?? 'Error'}: ${error.message ?? ''}`.trim() : String(error);

@@ -78,7 +78,7 @@ const ready = new Promise((resolve) => {
 
 // The output limits (TOOL_LIMITS of @agent-platform/core) come with each request; the parent
 // applies them again to what it receives.
-let limits = { maxLogLines: 1000, maxLogLineChars: 10_000, maxLogChars: 256 * 1024, maxResultChars: 1024 * 1024, maxDepth: 64 };
+let limits = { maxLogLines: 1000, maxLogLineChars: 10_000, maxLogChars: 256 * 1024, maxResultChars: 1024 * 1024, maxDepth: 64, progressIntervalMs: 100, maxProgressMessageChars: 500 };
 let logs = [];
 let logChars = 0;
 const capture = (line) => {
@@ -137,9 +137,47 @@ del os, _library_path
 if (!flags.includes('--no-guards')) await guardNetworkAndProcesses();
 await hideHostFiles();
 
+/**
+ * The progress reports of the run under way, written to the parent while the code runs (stdout
+ * is a pipe, written synchronously): the first at once, then at most one per
+ * `limits.progressIntervalMs`, a later report replacing the one that waits, which goes out when
+ * its time has come (if the code lets the event loop run, e.g. awaiting) or before the run's
+ * outcome (`flush`). Without `wanted` nothing is written.
+ */
+function progressGate(id, wanted) {
+  let last = Number.NEGATIVE_INFINITY;
+  let waiting;
+  let timer;
+  const post = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (!waiting) return;
+    send({ type: 'progress', id, ...waiting });
+    waiting = undefined;
+    last = performance.now();
+  };
+  return {
+    report(done, total, message) {
+      // Checked again here: Python code can call this function with anything.
+      if (!wanted || typeof done !== 'number' || !Number.isFinite(done)) return;
+      if (typeof message === 'string' && message.length > limits.maxProgressMessageChars) return;
+      waiting = { progress: done, ...(typeof total === 'number' && Number.isFinite(total) ? { total } : {}), ...(typeof message === 'string' ? { message } : {}) };
+      const wait = last + limits.progressIntervalMs - performance.now();
+      if (wait <= 0) post();
+      else timer ??= setTimeout(post, wait);
+    },
+    flush() {
+      post();
+      wanted = false;
+    },
+  };
+}
+let gate = progressGate(0, false);
+const reportProgress = (done, total, message) => gate.report(done, total, message);
+
 const tools = pyodide.runPython(
   `
-import json, inspect, traceback
+import json, inspect, math, traceback
 
 def _fail(kind, message):
     return json.dumps({"ok": False, "error": {"kind": kind, "message": message}})
@@ -151,12 +189,32 @@ def _describe(error):
         text += "".join(f"\\n  at tool.py line {f.lineno}, in {f.name}" for f in frames[-5:])
     return text
 
-async def run(code, args_json, max_result, max_depth):
+def _finite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+def _progress(report, max_message):
+    def progress(done, total=None, message=None):
+        "Reports how far the tool has come: done (of total), with a message."
+        if not _finite(done):
+            raise TypeError("progress: done must be a finite number")
+        if total is not None and not _finite(total):
+            raise TypeError("progress: total must be a finite number")
+        if message is not None and not isinstance(message, str):
+            raise TypeError("progress: message must be a string")
+        report(float(done), None if total is None else float(total), None if message is None else message[:max_message])
+    return progress
+
+async def run(code, args_json, max_result, max_depth, report, max_message):
     try:
         compiled = compile(code, "tool.py", "exec")
     except (SyntaxError, ValueError) as error:
         return _fail("invalid_code", _describe(error))
-    namespace = {"__name__": "__tool__"}
+    namespace = {"__name__": "__tool__", "progress": _progress(report, max_message)}
     try:
         exec(compiled, namespace)
         main = namespace.get("main")
@@ -218,7 +276,14 @@ async function handle(request) {
     for (const p of toLoad) loaded.add(p);
   }
   send({ type: 'started', id: request.id });
-  const text = request.type === 'check' ? checker(request.code) : await runner(request.code, request.args, limits.maxResultChars, limits.maxDepth);
+  gate = progressGate(request.id, request.progress === true);
+  let text;
+  try {
+    text = request.type === 'check' ? checker(request.code) : await runner(request.code, request.args, limits.maxResultChars, limits.maxDepth, reportProgress, limits.maxProgressMessageChars);
+  } finally {
+    // The last report goes out before the outcome.
+    gate.flush();
+  }
   const outcome = JSON.parse(text);
   // The result stays JSON text: the parent checks its size and depth before parsing it.
   return outcome.ok ? { ok: true, resultText: outcome.result, logs } : { ok: false, error: outcome.error, logs };

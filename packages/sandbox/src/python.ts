@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { PlatformError, type ToolOutcome, type ToolRun, type ToolSandbox } from '@agent-platform/core';
-import { jsonWithinDepth, TOOL_LIMITS } from '@agent-platform/core/internal';
+import { jsonWithinDepth, type ProgressRelay, progressRelay, TOOL_LIMITS } from '@agent-platform/core/internal';
 import { syntaxCheckResult, toOutcome } from './outcome.js';
 import { cpuTicks, hostPidOf, hostScript, loadSnapshot, pyodideDir, rss } from './python-host.js';
 import { chooseIsolation, type IsolationChoice, type PythonIsolation } from './python-isolation.js';
@@ -51,6 +51,8 @@ interface Job {
   readonly argsText: string;
   readonly owner: string;
   readonly packages: readonly string[];
+  /** Where the run's progress goes (runs with a listener); ended before the outcome is resolved. */
+  readonly progress?: ProgressRelay | undefined;
   resolve(outcome: ToolOutcome): void;
 }
 
@@ -232,6 +234,9 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
       const job = slot.job;
       slot.timer = setTimeout(() => retire(slot, undefined, failure('timeout', `the tool ran longer than ${job.run.timeoutMs} ms`)), job.run.timeoutMs);
       void watchMemory(slot, job);
+    } else if (message.type === 'progress' && message.id === slot.jobId && slot.job) {
+      // Checked and coalesced by the relay: a host that runs hostile code could write anything, as often as it likes.
+      slot.job.progress?.report(message);
     } else if (message.type === 'done' && message.id === slot.jobId && slot.job) {
       const outcome = toOutcome(message.outcome);
       finish(slot, outcome);
@@ -373,13 +378,18 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
       wait,
     );
     for (const p of fresh) slot.loaded.add(p);
-    const request = { type: job.type, id: slot.jobId, code: job.run.code, args: job.argsText, packages: job.packages, limits: TOOL_LIMITS };
+    const request = { type: job.type, id: slot.jobId, code: job.run.code, args: job.argsText, packages: job.packages, limits: TOOL_LIMITS, progress: job.progress !== undefined };
     slot.child.stdin?.write(`${JSON.stringify(request)}\n`);
   };
 
   const enqueue = (job: Omit<Job, 'resolve'>) =>
     new Promise<ToolOutcome>((resolve) => {
-      queue.push({ ...job, resolve });
+      // However the job ends (done, killed, the sandbox closed), its last progress comes first.
+      const settle = (outcome: ToolOutcome) => {
+        job.progress?.end();
+        resolve(outcome);
+      };
+      queue.push({ ...job, resolve: settle });
       pump();
     });
 
@@ -441,7 +451,8 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
       } catch (error) {
         return failure('invalid_code', (error as Error).message);
       }
-      return enqueue({ type: 'run', run, argsText, owner: run.owner ?? '', packages: files });
+      const progress = run.onProgress ? progressRelay(run.onProgress) : undefined;
+      return enqueue({ type: 'run', run, argsText, owner: run.owner ?? '', packages: files, progress });
     },
     async checkSyntax(check) {
       if (closed) throw new PlatformError('unavailable', 'the sandbox is closed');

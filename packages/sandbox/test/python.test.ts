@@ -3,6 +3,8 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ToolProgress } from '@agent-platform/core';
+import { TOOL_LIMITS } from '@agent-platform/core/internal';
 import { describeToolSandbox } from '@agent-platform/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PythonSandbox, pythonSandbox } from '../src/python.js';
@@ -303,6 +305,32 @@ def main(args):
     });
     expect(flood).toMatchObject({ ok: false, error: { kind: 'thrown', message: expect.stringContaining('output limit') } });
     expect(await unguarded.run({ code: 'def main(args):\n    return 7', args: {}, ...LIMITS, owner: 'forger' })).toMatchObject({ ok: true, result: 7 });
+  });
+
+  it('checks and coalesces the progress lines code writes to its host process output itself', async () => {
+    // Lines for every run id the code could guess: the parent takes its run's only, drops what
+    // is not a report, cuts the message and coalesces the flood.
+    const code = String.raw`from pyodide.ffi import to_js
+F = to_js([]).constructor.constructor
+JS = """return import('node:process').then((p) => {
+  let out = '';
+  for (let id = 0; id < 300; id++) {
+    out += JSON.stringify({ type: 'progress', id, progress: 'NaN' }) + '\\n';
+    out += JSON.stringify({ type: 'progress', id, progress: 5, total: 'x' }) + '\\n';
+    out += JSON.stringify({ type: 'progress', id, progress: 6, message: 'm'.repeat(5000) }) + '\\n';
+    for (let i = 0; i < 100; i++) out += JSON.stringify({ type: 'progress', id, progress: 7 + i }) + '\\n';
+  }
+  p.stdout.write(out);
+})"""
+async def main(args):
+    await F(JS)()
+    return "forged"`;
+    const reports: ToolProgress[] = [];
+    const outcome = await unguarded.run({ code, args: {}, ...LIMITS, owner: 'forger', onProgress: (r) => reports.push(r) });
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, result: 'forged' });
+    expect(reports[0]).toEqual({ progress: 6, message: 'm'.repeat(TOOL_LIMITS.maxProgressMessageChars) });
+    expect(reports.at(-1)).toEqual({ progress: 106 });
+    expect(reports.length).toBeLessThanOrEqual(3);
   });
 
   it('replaces a process that code left busy after its run', async () => {

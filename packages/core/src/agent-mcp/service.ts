@@ -9,6 +9,7 @@ import type { ChatCompletionRequest } from '../schemas/completions.js';
 import type { SearchResponse } from '../schemas/knowledge.js';
 import type { RunToolResponse } from '../schemas/tools.js';
 import type { ProjectRecord, ToolRecord } from '../storage/types.js';
+import type { ToolProgressListener } from '../tools/progress.js';
 import type { ToolsService } from '../tools/service.js';
 import { RunCancellations, type RunKey } from './cancellations.js';
 import { SessionLogLevels } from './log-levels.js';
@@ -55,13 +56,14 @@ export class AgentMcpService {
   }
 
   /**
-   * Runs the offered tool of that name in its sandbox (as `POST /api/tools/{id}/run` does);
-   * `not_found` for a tool that is not offered (absent, disabled or not opted in).
+   * Runs the offered tool of that name in its sandbox (as `POST /api/tools/{id}/run` does),
+   * telling `onProgress` the progress its code reports while it runs; `not_found` for a tool
+   * that is not offered (absent, disabled or not opted in).
    */
-  async runTool(caller: Caller, projectId: string, name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<RunToolResponse> {
+  async runTool(caller: Caller, projectId: string, name: string, args: Record<string, unknown>, signal?: AbortSignal, onProgress?: ToolProgressListener): Promise<RunToolResponse> {
     const tool = (await this.tools(caller, projectId)).find((t) => t.name === name);
     if (!tool) throw PlatformError.notFound(`Tool ${name} is not offered by this project's MCP server`);
-    return this.#deps.tools.run(caller, tool.id, { args }, signal);
+    return this.#deps.tools.run(caller, tool.id, { args }, signal, onProgress);
   }
 
   /**

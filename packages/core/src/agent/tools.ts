@@ -1,4 +1,5 @@
 import type { Caller } from '../context.js';
+import type { ToolProgressListener } from '../tools/progress.js';
 import type { ChatMessage, FinishReason, ToolDefinition } from './chat-model.js';
 import type { ElicitationAnswer, ElicitationRequest } from './questions.js';
 
@@ -30,6 +31,8 @@ export interface ToolRunContext {
   readonly sample?: (request: ToolSampleRequest) => Promise<ToolSampleResult>;
   /** Asks the person while the tool runs (an MCP server's elicitation); absent when nobody can be asked. */
   readonly elicit?: (request: ElicitationRequest) => Promise<ElicitationAnswer>;
+  /** Told the progress the tool reports while it runs (a project tool's `progress(...)` calls, coalesced); absent when nobody listens. */
+  readonly onProgress?: ToolProgressListener;
 }
 
 /** Prefix of every MCP function name offered to a model (`mcp__<server>__<tool>`); project tools may not use it. */

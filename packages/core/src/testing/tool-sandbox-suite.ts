@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOOL_LIMITS } from '../tools/limits.js';
 import type { ToolLanguage, ToolOutcome, ToolSandbox } from '../tools/sandbox.js';
 import { worstTick } from './event-loop.js';
+import { describeToolProgress } from './tool-sandbox-progress.js';
 
 /** The programs the suite runs, per language. */
 const PROGRAMS: Record<ToolLanguage, Record<string, string>> = {
@@ -184,6 +185,8 @@ export function describeToolSandbox(name: string, options: ToolSandboxSuiteOptio
         message: `args: nested deeper than ${TOOL_LIMITS.maxDepth} levels`,
       });
     });
+
+    describeToolProgress(() => sandbox, options.language, { timeoutMs, memoryBytes });
 
     it('runs 50 tools in parallel while the event loop stays free', async () => {
       // Interpreters restarted by the earlier cases finish starting first (a start is CPU work of

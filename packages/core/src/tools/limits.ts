@@ -19,6 +19,10 @@ export const TOOL_LIMITS = {
   maxLogLineChars: 10_000,
   /** Characters of all captured log lines of a run, at most (later lines are dropped). */
   maxLogChars: 256 * 1024,
+  /** Progress reports of a run relayed at most once per this many ms (the latest wins; the last is always relayed). */
+  progressIntervalMs: 100,
+  /** Characters of a progress report's message, at most (longer messages are cut). */
+  maxProgressMessageChars: 500,
 } as const;
 
 /**

@@ -2,6 +2,7 @@ import type { Caller } from '../context.js';
 import { publicMethods } from '../methods.js';
 import { ActivateToolRequest, CreateToolRequest, ListToolsQuery, type ListToolsResponse, RunToolRequest, type RunToolResponse, type ToolResponse, UpdateToolRequest } from '../schemas/tools.js';
 import { parseInput } from '../validation.js';
+import type { ToolProgressListener } from './progress.js';
 import type { ToolsService } from './service.js';
 
 /**
@@ -40,8 +41,13 @@ export const toolsMethods = publicMethods<{ tools: ToolsService }>()({
     return this.tools.delete(caller, id);
   },
 
-  /** `POST /api/tools/{id}/run`: runs the tool in its sandbox; a failing tool answers `success: false` with its error. */
-  async runTool(caller: Caller, id: string, input: RunToolRequest, signal?: AbortSignal): Promise<RunToolResponse> {
-    return this.tools.run(caller, id, parseInput(RunToolRequest, input), signal);
+  /**
+   * `POST /api/tools/{id}/run`: runs the tool in its sandbox; a failing tool answers `success:
+   * false` with its error. `onProgress` is told the progress the tool's code reports
+   * (`progress(done, total, message)`) while it runs: at most one report per 100 ms, the last
+   * always before the answer.
+   */
+  async runTool(caller: Caller, id: string, input: RunToolRequest, signal?: AbortSignal, onProgress?: ToolProgressListener): Promise<RunToolResponse> {
+    return this.tools.run(caller, id, parseInput(RunToolRequest, input), signal, onProgress);
   },
 });

@@ -4,6 +4,7 @@ import { PlatformError } from '../errors.js';
 import type { StorageAdapter, ToolRecord } from '../storage/types.js';
 import { codeSyntaxError } from './code-syntax.js';
 import { type FairQueueLimits, FairScheduler } from './fair-queue.js';
+import type { ToolProgressListener } from './progress.js';
 import type { ToolLanguage, ToolOutcome, ToolSandbox } from './sandbox.js';
 import { SchemaValidator, type SchemaValidatorOptions } from './schema-validator.js';
 
@@ -94,10 +95,11 @@ export class ToolRunner {
   }
 
   /**
-   * Checks the arguments, then runs the tool when its sandbox has room for it. Throws
+   * Checks the arguments, then runs the tool when its sandbox has room for it; `onProgress` is
+   * told the progress its code reports while it runs (`ToolRun.onProgress`). Throws
    * `invalid_request` for bad arguments, `rate_limited` when the queue is full.
    */
-  async run(tool: ToolRecord, args: unknown, signal?: AbortSignal): Promise<ToolOutcome> {
+  async run(tool: ToolRecord, args: unknown, signal?: AbortSignal, onProgress?: ToolProgressListener): Promise<ToolOutcome> {
     const sandbox = this.sandbox(tool.language);
     await this.checkArguments(tool, args, signal);
     return this.#scheduler(tool.language, sandbox).run(
@@ -110,6 +112,7 @@ export class ToolRunner {
           memoryBytes: this.#memoryBytes,
           dependencies: tool.dependencies,
           owner: tool.userId,
+          ...(onProgress ? { onProgress } : {}),
         }),
       signal,
     );
@@ -122,8 +125,8 @@ export class ToolRunner {
         (await storage.tools.enabled(projectId)).map((tool) => ({
           definition: { name: tool.name, description: tool.description, parameters: tool.parameters },
           ...(tool.requiresApproval ? { requiresApproval: true } : {}),
-          run: async (args, { signal }) => {
-            const outcome = await this.run(tool, args, signal);
+          run: async (args, { signal, onProgress }) => {
+            const outcome = await this.run(tool, args, signal, onProgress);
             if (!outcome.ok) throw new Error(`${outcome.error.kind}: ${outcome.error.message}`);
             return JSON.stringify(outcome.result);
           },

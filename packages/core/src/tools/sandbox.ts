@@ -1,3 +1,5 @@
+import type { ToolProgressListener } from './progress.js';
+
 /**
  * The tool sandbox plug-in interface: runs untrusted tool code with its arguments under a time
  * and a memory limit, with no file system, no network and no environment. Conformance suite:
@@ -26,6 +28,13 @@ export interface ToolRun {
    * Default: one anonymous owner.
    */
   readonly owner?: string;
+  /**
+   * Told the progress the code reports (`progress(done, total, message)`) while the run goes on,
+   * not after it: each report checked (`toToolProgress`), at most one per
+   * `TOOL_LIMITS.progressIntervalMs`, the last always before the run's outcome
+   * (`progressRelay` does all this). Default none: reports are dropped.
+   */
+  readonly onProgress?: ToolProgressListener;
 }
 
 export type ToolErrorKind = 'timeout' | 'out_of_memory' | 'thrown' | 'invalid_result' | 'invalid_code';

@@ -5,6 +5,7 @@ import { offsetPageFields } from '../paging.js';
 import type { ActivateToolRequest, CreateToolRequest, ListToolsQuery, ListToolsResponse, RunToolRequest, RunToolResponse, ToolFull, ToolResponse, UpdateToolRequest } from '../schemas/tools.js';
 import type { ToolRecord } from '../storage/types.js';
 import { samePathId } from '../validation.js';
+import type { ToolProgressListener } from './progress.js';
 import type { ToolRunner } from './project-tools.js';
 
 type CreateBody = z.output<typeof CreateToolRequest>;
@@ -137,10 +138,13 @@ export class ToolsService {
     return { success: true, message: 'Tool deleted' };
   }
 
-  /** `POST /api/tools/{id}/run`: runs the tool in its sandbox; a failing tool answers `success: false` with its error. */
-  async run(caller: Caller, id: string, { args }: RunBody, signal?: AbortSignal): Promise<RunToolResponse> {
+  /**
+   * `POST /api/tools/{id}/run`: runs the tool in its sandbox; a failing tool answers `success:
+   * false` with its error. `onProgress` is told the progress its code reports while it runs.
+   */
+  async run(caller: Caller, id: string, { args }: RunBody, signal?: AbortSignal, onProgress?: ToolProgressListener): Promise<RunToolResponse> {
     const tool = await this.#tool(caller, id);
-    const outcome = await this.#runner().run(tool, args, signal);
+    const outcome = await this.#runner().run(tool, args, signal, onProgress);
     return outcome.ok
       ? { success: true, result: outcome.result, logs: [...outcome.logs], durationMs: outcome.durationMs }
       : { success: false, message: outcome.error.message, error: { kind: outcome.error.kind }, logs: [...outcome.logs], durationMs: outcome.durationMs };

@@ -1,3 +1,4 @@
+import type { ToolProgressListener } from '@agent-platform/core';
 import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 
 /** Sends a notification related to the request being answered (on its own response stream). */
@@ -30,6 +31,23 @@ export function progressReporter(token: string | number | undefined, send: SendN
       lastText = now;
       notify(`Answering: ${chars} characters`);
     },
+  };
+}
+
+/**
+ * A project tool's own progress (its code's `progress(done, total, message)`, coalesced by the
+ * sandbox) as progress notifications, when the client sent a `progressToken`: `progress`,
+ * `total` and `message` as the tool gave them. The protocol wants `progress` to increase with
+ * each notification, so a report that does not go beyond the last one sent is dropped.
+ */
+export function toolProgressTo(token: string | number | undefined, send: SendNotification): ToolProgressListener | undefined {
+  if (token === undefined) return undefined;
+  let last = Number.NEGATIVE_INFINITY;
+  return ({ progress, total, message }) => {
+    if (progress <= last) return;
+    last = progress;
+    const params = { progressToken: token, progress, ...(total !== undefined ? { total } : {}), ...(message !== undefined ? { message } : {}) };
+    send({ method: 'notifications/progress', params }).catch(() => {});
   };
 }
 

@@ -3,7 +3,7 @@ import { AGENT_MCP_TOOL_NAMES, AGENT_MCP_TOOLS, type AgentMcpTool, projectToolFo
 import type { AskResult } from '@agent-platform/core/schemas';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, type CallToolResult, CancelledNotificationSchema, ErrorCode, ListToolsRequestSchema, McpError, SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { logTo, progressReporter, type SendNotification } from './progress.js';
+import { logTo, progressReporter, type SendNotification, toolProgressTo } from './progress.js';
 
 export interface AgentMcpServerOptions {
   readonly caller: Caller;
@@ -31,7 +31,8 @@ function askText({ answer, sources }: AskResult): string {
 /**
  * The MCP server of one project for one request of its owner (the official SDK's low-level
  * `Server`): `tools/list` and `tools/call` of `ask`, `search_knowledge` and the project's tools
- * its owner opted in (`exposeOverMcp`), progress and log notifications during `ask`, and
+ * its owner opted in (`exposeOverMcp`), progress and log notifications during `ask` and a
+ * project tool's run (its own progress reports and console lines), and
  * `notifications/cancelled` cancelling the run wherever it runs. Connect it to a transport
  * (`handleAgentMcpRequest` does, over streamable HTTP).
  *
@@ -92,8 +93,9 @@ export function createAgentMcpServer(platform: AgentPlatform, options: AgentMcpS
     return { content: [{ type: 'text', text }], structuredContent: found };
   }
 
-  async function projectTool(name: string, args: Record<string, unknown>, signal: AbortSignal, send: SendNotification): Promise<CallToolResult> {
-    const run = await platform.agentMcp.runTool(caller, project.id, name, args, signal);
+  async function projectTool(name: string, args: Record<string, unknown>, signal: AbortSignal, send: SendNotification, token: string | number | undefined): Promise<CallToolResult> {
+    // The tool's progress reports, relayed while it runs.
+    const run = await platform.agentMcp.runTool(caller, project.id, name, args, signal, toolProgressTo(token, send));
     // The tool's console output, as log messages.
     const log = logTo(send, allows);
     for (const line of run.logs) log('info', line);
@@ -109,10 +111,11 @@ export function createAgentMcpServer(platform: AgentPlatform, options: AgentMcpS
     }
     const { signal, release } = platform.agentMcp.runs.track(runKey(extra.requestId), extra.signal);
     const send: SendNotification = (n) => extra.sendNotification(n);
+    const token = request.params._meta?.progressToken;
     try {
-      if (name === 'ask') return await ask(args, signal, send, request.params._meta?.progressToken);
+      if (name === 'ask') return await ask(args, signal, send, token);
       if (name === 'search_knowledge') return await searchKnowledge(args);
-      return await projectTool(name, args, signal, send);
+      return await projectTool(name, args, signal, send, token);
     } catch (error) {
       if (signal.aborted && isAbort(error)) throw new McpError(ErrorCode.InternalError, 'Cancelled by the client');
       return failed(error);
