@@ -43,6 +43,19 @@ export interface ToolStepResult {
   isError: boolean;
 }
 
+/** How far one of the agent's running project tools has come, as its code reported it: told on a streamed chunk whose `delta` is empty. */
+export interface ToolStepProgress {
+  /** The id of the running call. */
+  id: string;
+  name: string;
+  /** Work done so far, in the tool's own unit (what its code gave `progress(done, total, message)`). */
+  progress: number;
+  /** Work in all, when the tool said. */
+  total?: number;
+  /** What the tool is doing (at most 500 characters). */
+  message?: string;
+}
+
 /**
  * A call of the agent's own tools waiting for a person's approval: the turn paused (its
  * `finish_reason` is `tool_calls`, with no `tool_calls` to run). Decide it with
@@ -130,6 +143,8 @@ export interface CompletionChunkFields {
   toolCall?: ToolStepCall;
   /** What a tool the agent ran answered. */
   toolResult?: ToolStepResult;
+  /** How far a running project tool has come (at most one per 100 ms per call). */
+  toolProgress?: ToolStepProgress;
   /** A call of the agent's waiting for a person's approval (one per chunk, before the finish). */
   approval?: PendingApprovalOut;
   /** A running tool asks the person; the stream goes on once it is answered. */

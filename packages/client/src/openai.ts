@@ -17,7 +17,7 @@
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions/completions';
 import type { CompletionChunkFields, CompletionFields, CompletionMessageFields, CompletionRequestFields } from './index.js';
 
-export type { CompletionChunkFields, CompletionFields, CompletionMessageFields, CompletionRequestFields, CompletionSource, ToolStepCall, ToolStepResult } from './index.js';
+export type { CompletionChunkFields, CompletionFields, CompletionMessageFields, CompletionRequestFields, CompletionSource, ToolStepCall, ToolStepProgress, ToolStepResult } from './index.js';
 
 /** OpenAI's answer with the members Agent Platform always sends (`sources`) required. */
 export type AgentChatCompletion = ChatCompletion & CompletionFields;

@@ -7,12 +7,13 @@ import type {
   ChatCompletionChunk,
   ChatCompletionRequest,
   ChatCompletionResponse,
+  ToolStepProgress as ProgressSchema,
   ToolStepResult as ResultSchema,
   CompletionSource as SourceSchema,
 } from '@agent-platform/core/schemas';
 import type * as OpenAI from 'openai/resources/chat/completions/completions';
 import type { z } from 'zod';
-import type { CompletionChunkFields, CompletionFields, CompletionMessageFields, CompletionRequestFields, CompletionSource, ToolStepCall, ToolStepResult } from '../src/index.js';
+import type { CompletionChunkFields, CompletionFields, CompletionMessageFields, CompletionRequestFields, CompletionSource, ToolStepCall, ToolStepProgress, ToolStepResult } from '../src/index.js';
 import type {} from '../src/openai.js';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -25,6 +26,7 @@ export type Checks = [
   Expect<Equal<CompletionSource, z.output<typeof SourceSchema>>>,
   Expect<Equal<ToolStepCall, z.output<typeof CallSchema>>>,
   Expect<Equal<ToolStepResult, z.output<typeof ResultSchema>>>,
+  Expect<Equal<ToolStepProgress, z.output<typeof ProgressSchema>>>,
   // Each member of ours has the schema's type ...
   Expect<Equal<CompletionRequestFields, Pick<RequestMembers, keyof CompletionRequestFields>>>,
   Expect<Equal<CompletionFields, Pick<ChatCompletionResponse, keyof CompletionFields>>>,

@@ -30,15 +30,15 @@ const SUITE_TOOLS = [
   },
   {
     // 0, 50 and 100 of 100, as the scenario asks. Its ~50 ms between reports would be coalesced
-    // (at most one report per 100 ms reaches the client): 110 ms, waited without timers (the
-    // sandbox has none).
+    // (at most one report per 100 ms reaches the client): 250 ms, waited without timers (the
+    // sandbox has none), leaving room for a loaded machine.
     name: 'test_tool_with_progress',
     code: `function main() {
   const wait = (ms) => { const end = Date.now() + ms; while (Date.now() < end) {} };
   progress(0, 100, "started");
-  wait(110);
+  wait(250);
   progress(50, 100, "half way");
-  wait(110);
+  wait(250);
   progress(100, 100, "done");
   return "Progress reported";
 }`,

@@ -2,11 +2,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
 import { startTestServer, type TestServer } from './helpers.js';
 
 // A project tool's own progress reports, through the official SDK's client over streamable
-// HTTP against a real server: relayed as progress notifications while the tool runs.
+// HTTP against a real server: relayed as progress notifications while the tool runs, called
+// directly or by the agent during `ask` (its model a loopback fake of OpenAI).
 
+let upstream: FakeUpstream;
 let s: TestServer;
 let projectId: string;
 const clients: Client[] = [];
@@ -19,11 +22,12 @@ const TOOLS = [
   { name: 'endless', code: 'function main() { progress(1, 3, "started"); while (true) {} }', language: 'javascript' },
   { name: 'endless_py', code: 'def main(args):\n    progress(1, 3, "started")\n    while True:\n        pass', language: 'python' },
   // 3 goes back: the protocol wants progress to increase, so it is not relayed.
-  { name: 'steps', code: `function main() { ${WAIT} progress(5, 10, "five"); wait(120); progress(3, 10, "back"); wait(120); progress(10, 10, "done"); return "stepped"; }`, language: 'javascript' },
+  { name: 'steps', code: `function main() { ${WAIT} progress(5, 10, "five"); wait(200); progress(3, 10, "back"); wait(200); progress(10, 10, "done"); return "stepped"; }`, language: 'javascript' },
 ];
 
 beforeAll(async () => {
-  s = await startTestServer({ env: { AGENT_PLATFORM_TOOL_TIMEOUT_MS: '2000' } });
+  upstream = await startUpstream();
+  s = await startTestServer({ env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'sk-upstream', AGENT_PLATFORM_TOOL_TIMEOUT_MS: '2000' } });
   projectId = (await s.call('POST', '/api/projects/create', { body: { name: 'Progress', model: 'gpt-test', provider: 'openai' } })).body.project.id;
   for (const tool of TOOLS) {
     const created = await s.call('POST', '/api/tools/create', { body: { projectId, description: tool.name, exposeOverMcp: true, ...tool } });
@@ -32,6 +36,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await s.stop();
+  await upstream.close();
 });
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
@@ -71,6 +76,40 @@ describe("a project tool's progress over its project's MCP server", () => {
       { progress: 5, total: 10, message: 'five' },
       { progress: 10, total: 10, message: 'done' },
     ]);
+  });
+
+  it("ask relays the progress of a tool the agent runs, between the tool's call and its answer", async () => {
+    upstream.script({ toolCalls: [{ name: 'steps', arguments: '{}' }] }, { text: 'It stepped.' });
+    const client = await connect();
+    const seen: Progress[] = [];
+    const result = await client.callTool({ name: 'ask', arguments: { question: 'step' } }, CallToolResultSchema, { onprogress: (p) => seen.push(p) });
+    expect(result.structuredContent).toMatchObject({ answer: 'It stepped.' });
+    // Each report is a step of its own (`ask`'s progress counts steps, so "back" is one too);
+    // on a loaded machine "back" may be coalesced away, the first and the last never are.
+    const messages = seen.map((p) => p.message);
+    expect(messages.slice(0, 3)).toEqual(['Thinking', 'Calling steps', 'steps 5/10: five']);
+    expect(messages.slice(-3)).toEqual(['steps 10/10: done', 'steps answered', expect.stringMatching(/^Answering/)]);
+    expect(messages.length).toBeLessThanOrEqual(7);
+    expect(seen.map((p) => p.progress)).toEqual(seen.map((_, i) => i + 1));
+  });
+
+  it('a streamed completion carries the same reports as toolProgress chunks between toolCall and toolResult', async () => {
+    upstream.script({ toolCalls: [{ name: 'steps', arguments: '{}' }] }, { text: 'It stepped.' });
+    const res = await fetch(`${s.url}/api/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.keyA}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: projectId, messages: [{ role: 'user', content: 'step' }], stream: true }),
+    });
+    const chunks = (await res.text())
+      .split('\n')
+      .filter((line) => line.startsWith('data: {'))
+      .map((line) => JSON.parse(line.slice(6)) as { toolCall?: { id: string }; toolProgress?: { id: string }; toolResult?: { id: string } });
+    const steps = chunks.filter((c) => c.toolCall || c.toolProgress || c.toolResult);
+    const id = steps[0]?.toolCall?.id;
+    expect(steps[0]?.toolCall).toMatchObject({ name: 'steps' });
+    expect(steps[1]?.toolProgress).toEqual({ id, name: 'steps', progress: 5, total: 10, message: 'five' });
+    expect(steps.at(-2)?.toolProgress).toEqual({ id, name: 'steps', progress: 10, total: 10, message: 'done' });
+    expect(steps.at(-1)?.toolResult).toMatchObject({ id, name: 'steps', isError: false });
   });
 
   it('runs the tool alike for a client that asks for no progress', async () => {

@@ -4736,6 +4736,18 @@ export interface operations {
                             /** @description The function name the model called */
                             name: string;
                         };
+                        /** @description How far a running project tool has come, as its code reported it (on a chunk whose delta is empty; at most one per 100 ms per call) */
+                        toolProgress?: {
+                            /** @description The id of the running call */
+                            id: string;
+                            /** @description What the tool is doing (at most 500 characters) */
+                            message?: string;
+                            name: string;
+                            /** @description Work done so far, in the tool's own unit (what its code gave `progress(done, total, message)`) */
+                            progress: number;
+                            /** @description Work in all, when the tool said */
+                            total?: number;
+                        };
                         /** @description What a tool the agent ran answered (on a chunk whose delta is empty) */
                         toolResult?: {
                             /** @description What the model was given: the tool's result (JSON text for project tools), or `Error: ...` */
@@ -5345,6 +5357,18 @@ export interface operations {
                             /** @description The function name the model called */
                             name: string;
                         };
+                        /** @description How far a running project tool has come, as its code reported it (on a chunk whose delta is empty; at most one per 100 ms per call) */
+                        toolProgress?: {
+                            /** @description The id of the running call */
+                            id: string;
+                            /** @description What the tool is doing (at most 500 characters) */
+                            message?: string;
+                            name: string;
+                            /** @description Work done so far, in the tool's own unit (what its code gave `progress(done, total, message)`) */
+                            progress: number;
+                            /** @description Work in all, when the tool said */
+                            total?: number;
+                        };
                         /** @description What a tool the agent ran answered (on a chunk whose delta is empty) */
                         toolResult?: {
                             /** @description What the model was given: the tool's result (JSON text for project tools), or `Error: ...` */
@@ -5877,6 +5901,18 @@ export interface operations {
                             id: string;
                             /** @description The function name the model called */
                             name: string;
+                        };
+                        /** @description How far a running project tool has come, as its code reported it (on a chunk whose delta is empty; at most one per 100 ms per call) */
+                        toolProgress?: {
+                            /** @description The id of the running call */
+                            id: string;
+                            /** @description What the tool is doing (at most 500 characters) */
+                            message?: string;
+                            name: string;
+                            /** @description Work done so far, in the tool's own unit (what its code gave `progress(done, total, message)`) */
+                            progress: number;
+                            /** @description Work in all, when the tool said */
+                            total?: number;
                         };
                         /** @description What a tool the agent ran answered (on a chunk whose delta is empty) */
                         toolResult?: {

@@ -1,3 +1,4 @@
+import type { ToolProgress } from '../tools/progress.js';
 import type { ChatMessage, FinishReason, ToolCall, Usage } from './chat-model.js';
 import type { PendingApproval, PendingQuestion } from './questions.js';
 
@@ -8,6 +9,8 @@ export type AgentEvent =
   | { readonly type: 'reasoning'; readonly delta: string }
   | { readonly type: 'tool_call'; readonly call: ToolCall }
   | { readonly type: 'tool_result'; readonly callId: string; readonly name: string; readonly content: string; readonly isError: boolean }
+  /** How far a running tool has come, as it reported it (a project tool's `progress(...)`, coalesced), between its `tool_call` and `tool_result`. */
+  | { readonly type: 'tool_progress'; readonly callId: string; readonly name: string; readonly progress: ToolProgress }
   /**
    * The turn paused: these calls of the agent wait for a person's approval (stored; the planner
    * turns the loop's `finish` with `approvals` into this event, then the finish). Decided ones

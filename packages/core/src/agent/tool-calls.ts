@@ -2,6 +2,7 @@ import { PlatformError } from '../errors.js';
 import { jsonExceedsNesting, nestingError } from '../nesting.js';
 import type { ByteLimit } from '../net/upstream-limits.js';
 import { utf8Bytes } from '../net/upstream-limits.js';
+import type { ToolProgress } from '../tools/progress.js';
 import type { ChatMessage, ToolCall } from './chat-model.js';
 import type { AgentEvent } from './events.js';
 import { type DecidedCall, deniedResult, type ElicitationAnswer, type ElicitationRequest, type QuestionAsker } from './questions.js';
@@ -28,7 +29,8 @@ export interface CallContext {
 
 /**
  * Runs one of the agent's tool calls: yields `tool_call`, any `elicitation` the tool asks the
- * person while it runs (its answer goes back to the tool), then `tool_result`; returns the tool
+ * person while it runs (its answer goes back to the tool) and `tool_progress` it reports, then
+ * `tool_result`; returns the tool
  * message for the model. A failure (no such tool, bad arguments, a result over the limit, the
  * tool's error) is the tool's result, marked as an error; an abort is thrown.
  */
@@ -52,14 +54,24 @@ export async function* runToolCall(call: ToolCall, context: CallContext, decided
       }
     : undefined;
   let settled = false;
+  const onProgress = (progress: ToolProgress) => {
+    if (settled) return;
+    asked.push({ type: 'tool_progress', callId: call.id, name: call.name, progress });
+    wake();
+  };
   const running = (async () => {
     if (!tool) throw new PlatformError('not_found', `There is no tool named ${call.name}`);
-    return tool.run(parseArguments(call.arguments), { ...(context.signal ? { signal: context.signal } : {}), ...(context.sample ? { sample: context.sample } : {}), ...(elicit ? { elicit } : {}) });
+    return tool.run(parseArguments(call.arguments), {
+      ...(context.signal ? { signal: context.signal } : {}),
+      ...(context.sample ? { sample: context.sample } : {}),
+      ...(elicit ? { elicit } : {}),
+      onProgress,
+    });
   })().finally(() => {
     settled = true;
     wake();
   });
-  // The tool's questions are yielded while it runs (it waits for their answers).
+  // The tool's questions (it waits for their answers) and progress are yielded while it runs.
   while (!settled) {
     await new Promise<void>((resolve) => {
       wake = resolve;

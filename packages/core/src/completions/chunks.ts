@@ -66,7 +66,7 @@ export async function collectCompletion(chunks: AsyncIterable<ChatCompletionChun
  * Runs a plan as OpenAI's chunk stream: a role chunk (with `sources`, sent with the run's first
  * event), content deltas (and the
  * model's reasoning as `delta.reasoning_content`, as DeepSeek and vLLM stream it) and the
- * agent's tool steps (`toolCall` when a tool starts, `toolResult` when it answered), the
+ * agent's tool steps (`toolCall` when a tool starts, `toolProgress` as it reports progress, `toolResult` when it answered), the
  * client's tool calls (`delta.tool_calls`, one whole call per chunk), the finish, optionally usage.
  */
 export async function* completionChunks(plan: CompletionPlan, includeUsage: boolean): AsyncGenerator<ChatCompletionChunk> {
@@ -97,6 +97,8 @@ export async function* completionChunks(plan: CompletionPlan, includeUsage: bool
       yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: null }], toolCall: { id, name, arguments: args } };
     } else if (event.type === 'tool_result') {
       yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: null }], toolResult: { id: event.callId, name: event.name, content: event.content, isError: event.isError } };
+    } else if (event.type === 'tool_progress') {
+      yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: null }], toolProgress: { id: event.callId, name: event.name, ...event.progress } };
     } else if (event.type === 'approval_required') {
       // Never `delta.tool_calls`: the service runs the call once a person approves it.
       for (const approval of event.approvals) yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: null }], approval: { ...approval } };

@@ -91,6 +91,14 @@ export const ToolStepResult = z.object({
   isError: z.boolean().describe('Whether the tool failed (threw, timed out, was refused its arguments, or does not exist)'),
 });
 
+export const ToolStepProgress = z.object({
+  id: z.string().describe('The id of the running call'),
+  name: z.string(),
+  progress: z.number().describe("Work done so far, in the tool's own unit (what its code gave `progress(done, total, message)`)"),
+  total: z.number().optional().describe('Work in all, when the tool said'),
+  message: z.string().optional().describe('What the tool is doing (at most 500 characters)'),
+});
+
 export const ChatCompletionChunk = z.object({
   id: z.string(),
   object: z.literal('chat.completion.chunk'),
@@ -116,6 +124,7 @@ export const ChatCompletionChunk = z.object({
   chatId: z.string().optional(),
   toolCall: ToolStepCall.optional().describe('The agent is running one of its tools (on a chunk whose delta is empty)'),
   toolResult: ToolStepResult.optional().describe('What a tool the agent ran answered (on a chunk whose delta is empty)'),
+  toolProgress: ToolStepProgress.optional().describe('How far a running project tool has come, as its code reported it (on a chunk whose delta is empty; at most one per 100 ms per call)'),
   approval: PendingApprovalOut.optional().describe("A call of the agent's waiting for a person's approval, one per chunk before the finish (on a chunk whose delta is empty)"),
   elicitation: ElicitationOut.optional().describe('A running tool asks the person (on a chunk whose delta is empty); the stream goes on once it is answered'),
 });

@@ -72,6 +72,11 @@ export function createAgentMcpServer(platform: AgentPlatform, options: AgentMcpS
         progress.step(`Calling ${chunk.toolCall.name}`);
         log('info', `Calling ${chunk.toolCall.name}`);
       }
+      if (chunk.toolProgress) {
+        // A project tool's own report, e.g. `slow_tool 50/100: half way`.
+        const { name, progress: done, total, message } = chunk.toolProgress;
+        progress.step(`${name} ${done}${total !== undefined ? `/${total}` : ''}${message ? `: ${message}` : ''}`);
+      }
       if (chunk.toolResult) {
         const { name, isError } = chunk.toolResult;
         progress.step(isError ? `${name} failed` : `${name} answered`);
