@@ -112,6 +112,7 @@ describe('sqlite specifics', () => {
         { name: '0027_tool_mcp_exposure' },
         { name: '0028_mcp_sampling' },
         { name: '0029_approval_claims' },
+        { name: '0032_audit_events' },
       ]);
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
       // foreign keys: a project of a missing user is refused; deleting a user removes its rows

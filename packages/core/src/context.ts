@@ -17,7 +17,12 @@ export interface Caller {
   readonly userId: string;
   /** The API key the request presented, when it came with one (the audit log's "who" beside the user). */
   readonly keyId?: string;
+  /** The workspace the request acts in, once the route's policy resolved it; absent: the caller's personal workspace. */
+  readonly workspaceId?: string;
 }
+
+/** The workspace a call acts in: the one resolved for it, else the caller's personal workspace (whose id is the user's). */
+export const workspaceOf = (caller: Caller): string => caller.workspaceId ?? caller.userId;
 
 /** The dependencies every area shares, built once by `AgentPlatform`. */
 export interface PlatformContext {

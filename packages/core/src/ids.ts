@@ -16,6 +16,7 @@ export const ID_PREFIXES = {
   job: 'job',
   approval: 'apv',
   response: 'resp',
+  auditEvent: 'aud',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

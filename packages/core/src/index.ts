@@ -30,6 +30,8 @@ export {
 export type { ElicitationAnswer, ElicitationRequest } from './agent/questions.js';
 export type { AgentTool, ToolRunContext, ToolSampleRequest, ToolSampleResult, ToolSource } from './agent/tools.js';
 export { type ApprovalOptions, DEFAULT_APPROVAL_TTL_MS, DEFAULT_QUESTION_TIMEOUT_MS, DEFAULT_RESUME_LEASE_MS } from './approvals/service.js';
+export { type AuditOptions, DEFAULT_AUDIT_PURGE_INTERVAL_MS, DEFAULT_AUDIT_RETENTION_DAYS } from './audit/service.js';
+export { type AuditEntry, MAX_USER_AGENT } from './audit-events.js';
 export type { ChatImage } from './chats/service.js';
 export { type Clock, systemClock } from './clock.js';
 export { DEFAULT_IMAGE_LIMITS, type ImageLimits } from './completions/images.js';
@@ -37,7 +39,7 @@ export type { AgentOptions, OperatorKeyLimits } from './completions/options.js';
 export type { StreamEvent, StreamHubOptions } from './completions/streams/hub.js';
 export { type StorageStreamStoreOptions, storageStreamStore } from './completions/streams/storage-stream-store.js';
 export { memoryStreamStore, type StreamInfo, type StreamRecord, type StreamStore, type StreamWriter } from './completions/streams/stream-store.js';
-export type { Caller } from './context.js';
+export { type Caller, workspaceOf } from './context.js';
 export { type ErrorCode, isPlatformError, PlatformError, type PlatformErrorOptions, type ValidationIssue } from './errors.js';
 export { createIdGenerator, type IdGenerator } from './ids.js';
 export { IMAGE_TYPES, type ImageType } from './image-types.js';
@@ -67,6 +69,10 @@ export type {
   ApprovalRecord,
   ApprovalRepository,
   ApprovalState,
+  AuditEventRecord,
+  AuditOutcome,
+  AuditQuery,
+  AuditRepository,
   ChatMessageRecord,
   ChatPatch,
   ChatRecord,

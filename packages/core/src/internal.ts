@@ -14,6 +14,7 @@ export { toChatMessages } from './completions/request.js';
 export { DEFAULT_MAX_OPEN_STREAMS } from './completions/streams/hub.js';
 export { DEFAULT_STREAM_LEASE_MS, STREAM_CHANNEL } from './completions/streams/storage-stream-store.js';
 export type { PlatformContext } from './context.js';
+export { decodeCursor, encodeCursor } from './cursor.js';
 export { relativePaths, withRelativePaths } from './fs-paths.js';
 export { ID_PREFIXES, type IdKind, randomString } from './ids.js';
 export { type Chunk, type ChunkOptions, chunkDocument, countTokens } from './knowledge/chunk/index.js';
@@ -38,7 +39,6 @@ export { isUnresolvedHost, unreachableAs, unresolvedHostError } from './net/unre
 export { byteBudget, resolveUpstreamLimits, type UpstreamLimitName, utf8Bytes } from './net/upstream-limits.js';
 export { decodeNotification, encodeNotification, MAX_NOTIFICATION_BYTES, NotificationHandlers } from './notify/notifier.js';
 export { createPacer } from './pacer.js';
-export { decodeCursor, encodeCursor } from './projects/cursor.js';
 export { toProject } from './projects/service.js';
 export { EMBEDDER_FORMS, splitEmbedderName } from './registries/embedders.js';
 export { BedrockOptions } from './registries/provider-schemas.js';

@@ -1,4 +1,5 @@
 import type { ApprovalOptions } from './approvals/service.js';
+import type { AuditOptions } from './audit/service.js';
 import type { Clock } from './clock.js';
 import type { AgentOptions } from './completions/options.js';
 import type { StreamHubOptions } from './completions/streams/hub.js';
@@ -32,6 +33,11 @@ export interface AgentPlatformOptions {
    * holds (`resumeLeaseMs`, default 60 s).
    */
   readonly approvals?: ApprovalOptions;
+  /**
+   * The audit log's retention: events older than `retentionDays` (default 365; 0 keeps them
+   * forever) are deleted every `purgeIntervalMs` (default 1 hour) by each instance, from `start()`.
+   */
+  readonly audit?: AuditOptions;
   /** MCP connections. Without them, MCP calls answer `unsupported`. */
   readonly mcp?: McpOptions;
   /** Encrypts provider credentials at rest. Without it, credential calls answer `unsupported`. */

@@ -2,6 +2,8 @@ import { agentMcpMethods } from './agent-mcp/methods.js';
 import { AgentMcpService } from './agent-mcp/service.js';
 import { approvalsMethods } from './approvals/methods.js';
 import { ApprovalsService } from './approvals/service.js';
+import { auditMethods } from './audit/methods.js';
+import { AuditService } from './audit/service.js';
 import { authMethods } from './auth/methods.js';
 import { AuthService } from './auth/service.js';
 import { ChatImages } from './chats/images.js';
@@ -43,6 +45,7 @@ import { ToolsService } from './tools/service.js';
 import { UserCapGuard } from './user-caps.js';
 
 type PublicMethods = typeof authMethods &
+  typeof auditMethods &
   typeof approvalsMethods &
   typeof projectsMethods &
   typeof chatsMethods &
@@ -108,6 +111,8 @@ export class AgentPlatform {
   readonly agentMcp: AgentMcpService;
   /** Tool calls a person approves, and MCP servers' questions to the person. */
   readonly approvals: ApprovalsService;
+  /** The audit log: who changed what, when and from where. */
+  readonly audit: AuditService;
 
   constructor(options: AgentPlatformOptions) {
     this.storage = options.storage;
@@ -121,6 +126,7 @@ export class AgentPlatform {
     this.#notifier = options.notifier ?? createMemoryNotifier();
     this.#ctx = { storage: this.storage, clock: this.clock, ids: this.ids, notifier: this.#notifier, fetch: this.fetch, secrets: this.#secrets, caps: this.#caps };
     this.auth = new AuthService(this.#ctx);
+    this.audit = new AuditService(this.#ctx, options.audit);
     this.localModels = new LocalModelsService(this.#ctx, {
       ...(options.localModels ? { runtime: options.localModels } : {}),
       ...(options.localModelAnswerLimit ? { answerLimit: options.localModelAnswerLimit } : {}),
@@ -164,6 +170,7 @@ export class AgentPlatform {
   /** Resumes background work left by an earlier run (unfinished indexing jobs). Call once after constructing. */
   async start(): Promise<void> {
     await this.knowledge.start();
+    this.audit.start();
   }
 
   /** `await using platform = new AgentPlatform(...)`: closes the platform when the scope ends (`close()`). */
@@ -173,6 +180,7 @@ export class AgentPlatform {
 
   /** Stops background work and closes the adapters (storage last). Idempotent. */
   async close(): Promise<void> {
+    this.audit.close();
     await this.responses.close();
     this.agentMcp.close();
     await this.knowledge.close();
@@ -189,6 +197,7 @@ export class AgentPlatform {
 installMethods(
   AgentPlatform,
   authMethods,
+  auditMethods,
   approvalsMethods,
   projectsMethods,
   chatsMethods,

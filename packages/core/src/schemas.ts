@@ -1,5 +1,6 @@
 export * from './schemas/agent-mcp.js';
 export * from './schemas/approvals.js';
+export * from './schemas/audit.js';
 export * from './schemas/auth.js';
 export * from './schemas/chats.js';
 export * from './schemas/common.js';

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const core = join(root, 'packages/core/src');
 
-const AREAS = ['auth', 'approvals', 'projects', 'credentials', 'chats', 'completions', 'responses', 'tools', 'mcp', 'knowledge', 'local-models'];
+const AREAS = ['auth', 'audit', 'approvals', 'projects', 'credentials', 'chats', 'completions', 'responses', 'tools', 'mcp', 'knowledge', 'local-models'];
 /** Files of an area that are contracts: any area may import them. */
 const CONTRACT = /\/(types|interfaces)\.ts$/;
 

@@ -4,6 +4,7 @@ import { createOutboundPolicy, isPlatformError, type UpstreamLimits } from '@age
 import { parseAllowedHosts } from '@agent-platform/core/internal';
 import { parseStdioEntry } from '@agent-platform/mcp';
 import { APPROVAL_FLAGS, approvalsFrom } from './approval-flags.js';
+import { AUDIT_FLAGS, auditFrom } from './audit-flags.js';
 import { listenError, StartError, UsageError } from './cli-usage.js';
 import { parseSharedVectorStore } from './deployment.js';
 import { DOCUMENT_LIMIT_FLAGS, documentLimitsFrom } from './document-limits.js';
@@ -69,7 +70,10 @@ async function serveCommand(argv: string[]): Promise<void> {
       'mcp-commands': { type: 'string', multiple: true },
       'env-key-model': { type: 'string', multiple: true },
       ...Object.fromEntries(
-        [...DOCUMENT_LIMIT_FLAGS, ...LEASE_FLAGS, ...USER_CAP_FLAGS, ...AGENT_LIMIT_FLAGS, ...UPSTREAM_LIMIT_FLAGS, ...APPROVAL_FLAGS].map((f) => [f.flag, { type: 'string' as const }]),
+        [...DOCUMENT_LIMIT_FLAGS, ...LEASE_FLAGS, ...USER_CAP_FLAGS, ...AGENT_LIMIT_FLAGS, ...UPSTREAM_LIMIT_FLAGS, ...APPROVAL_FLAGS, ...AUDIT_FLAGS].map((f) => [
+          f.flag,
+          { type: 'string' as const },
+        ]),
       ),
       help: { type: 'boolean', short: 'h' },
     },
@@ -81,8 +85,10 @@ async function serveCommand(argv: string[]): Promise<void> {
   let agentLimits: ReturnType<typeof agentLimitsFrom>;
   let upstreamLimits: UpstreamLimits;
   let approvals: ReturnType<typeof approvalsFrom>;
+  let audit: ReturnType<typeof auditFrom>;
   try {
     approvals = approvalsFrom(values, process.env);
+    audit = auditFrom(values, process.env);
     documentLimits = documentLimitsFrom(values as Record<string, string | undefined>, process.env);
     leases = leasesFrom(values, process.env);
     userCaps = userCapsFrom(values, process.env);
@@ -148,6 +154,7 @@ async function serveCommand(argv: string[]): Promise<void> {
     images: agentLimits.images,
     upstreamLimits,
     approvals,
+    audit,
     outbound: { allowedHosts, allowlistOnly: values['allowed-hosts-only'] === true },
     ...(values['allow-model-downloads'] ? { allowModelDownloads: true } : {}),
     tools: {

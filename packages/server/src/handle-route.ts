@@ -3,11 +3,12 @@ import { parseInput, responseFailure } from '@agent-platform/core/internal';
 import { getRouterParams, type H3Event } from 'h3';
 import type { Logger } from 'pino';
 import { FastResponse } from 'srvx';
+import { auditOf, beginAudit } from './audit.js';
 import { binaryResponse } from './binary.js';
 import { queryObject, readJsonBody } from './body.js';
 import { failureHeaders, openaiError, responsesError, toErrorResponse } from './errors.js';
 import { readMultipartBody } from './multipart.js';
-import type { ApiRoute, RouteInput } from './route.js';
+import type { ApiRoute, RouteAudit, RouteInput } from './route.js';
 import { afterFirstEvent, afterOpening, COMPLETION_END, completionFrame, dataFrame, eventStream, responseFrame } from './sse.js';
 
 export interface RouteHandlerOptions {
@@ -77,11 +78,12 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
     },
   });
 
-  async function readInput(route: ApiRoute, event: H3Event, caller: Caller): Promise<RouteInput> {
+  /** The request's parts parsed by the route's schemas, and its body as the client sent it (`raw`, for the audit's field names). */
+  async function readInput(route: ApiRoute, event: H3Event, caller: Caller): Promise<{ input: RouteInput; raw: unknown }> {
     // The body first: its size is checked against the route's byte limit before any parsing.
     const limit = route.bodyLimit === 'upload' ? options.uploadLimit : route.bodyLimit === 'completion' ? options.completionLimit : options.bodyLimit;
     const raw = !route.body ? undefined : route.bodyKind === 'multipart' ? await readMultipartBody(event.req, limit) : await readJsonBody(event.req, limit);
-    return {
+    const input: RouteInput = {
       caller,
       params: route.params ? parseInput(route.params, getRouterParams(event, { decode: true })) : {},
       query: route.query ? parseInput(route.query, queryObject(event.url)) : {},
@@ -90,6 +92,28 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
       headers: event.req.headers,
       request: event.req,
     };
+    return { input, raw };
+  }
+
+  /**
+   * Answers a call to a route that changes something (`RouteAudit`): its audit event is written
+   * first and settled with the handler's outcome (`beginAudit`). An event that cannot be settled
+   * (the database gone meanwhile) stays pending, which is true: the answer is the change's.
+   */
+  async function answerAudited(route: ApiRoute, audit: RouteAudit, input: RouteInput, raw: unknown, event: H3Event): Promise<Response> {
+    const ticket = await beginAudit(platform, audit, route, input, raw, event);
+    const unsettled = (err: unknown) => log?.error({ reqId: event.context.requestId, err }, 'the audit event could not be settled');
+    let result: unknown;
+    const seen = { ...route, handler: (p: AgentPlatform, i: RouteInput) => route.handler(p, i).then((r: unknown) => (result = r)) } as ApiRoute;
+    let response: Response;
+    try {
+      response = await answer(seen, input, event);
+    } catch (error) {
+      await ticket.failed().catch(unsettled);
+      throw error;
+    }
+    await ticket.succeeded(result).catch(unsettled);
+    return response;
   }
 
   async function answer(route: ApiRoute, input: RouteInput, event: H3Event): Promise<Response> {
@@ -190,7 +214,9 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
       if (route.checkOrigin && !allowedOrigin(event)) throw new PlatformError('forbidden', 'Forbidden: requests from this Origin are not accepted');
       const caller = await authenticate(platform, event);
       if (!caller) throw new PlatformError('unauthorized', 'Unauthorized');
-      return await answer(route, await readInput(route, event, caller), event);
+      const { input, raw } = await readInput(route, event, caller);
+      const audit = auditOf(route);
+      return await (audit ? answerAudited(route, audit, input, raw, event) : answer(route, input, event));
     } catch (error) {
       return failure(route, error, event);
     }

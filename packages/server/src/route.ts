@@ -67,6 +67,35 @@ export interface RouteInput<P = unknown, Q = unknown, B = unknown> {
   readonly request: Request;
 }
 
+/**
+ * The audit event a route that changes something records (docs/AUDIT.md): the server writes it
+ * before the handler runs and settles it after (`audit.ts`), so no handler records by hand.
+ */
+export interface RouteAudit<I = RouteInput> {
+  /** The kind of resource changed: `project`, `credential`, `key`, ... */
+  readonly resource: string;
+  /** `create`, `update`, `delete` or a named action; or the function of the parsed request that names it (a decision: approve or deny). */
+  readonly action: string | ((input: I) => string);
+  /**
+   * Where the resource's id is: a path id (`params.id`), a member of the request's body
+   * (`body.projectId`), or of the answer's body for a create (`result.project.id`). None: the
+   * change names no one resource (an upload of several files).
+   */
+  readonly id?: `params.${string}` | `body.${string}` | `result.${string}`;
+  /**
+   * The names of the fields the change sets, never their values: the keys the request gave of
+   * this object of its body (`body.data`), or these names. Default: the keys of the body.
+   */
+  readonly fields?: `body.${string}` | readonly string[];
+  /** `server`: a change of the server itself, in no workspace (the local model runtime, shared by all). */
+  readonly scope?: 'server';
+}
+
+/** A route that changes nothing kept (a search, a probe), or whose use is not a change (a completion): why it records no audit event. */
+export interface NoAudit {
+  readonly none: string;
+}
+
 /** What a route answers on success, as the document shows it: a schema, or for `binary` routes (which must say their kind) the bytes' media. */
 type RouteAnswer<K extends RouteKind> = [K] extends ['binary']
   ? {
@@ -148,6 +177,12 @@ interface RouteBase<
   readonly refusedMethods?: readonly HttpMethod[];
   /** Answers of a `web` route's protocol besides success and the API's errors, documented as they are: status and what it means. */
   readonly protocolAnswers?: Readonly<Record<number, string>>;
+  /**
+   * The audit event of a successful call (`RouteAudit`), or why there is none (`NoAudit`).
+   * Every POST, PUT, PATCH and DELETE route must say one (the compiler and the route suite
+   * check); a GET route says none and does no audit work.
+   */
+  readonly audit?: RouteAudit<RouteInput<Parsed<P>, Parsed<Q>, Parsed<B>>> | NoAudit;
   // A method, not a function property: the erased `ApiRoute` accepts every route's handler.
   handler(platform: AgentPlatform, input: RouteInput<Parsed<P>, Parsed<Q>, Parsed<B>>): Promise<RouteResults[K]>;
 }
@@ -168,9 +203,13 @@ export type ApiRoute = { [K in RouteKind]: ErasedRoute<K> }[RouteKind];
  * route({ method: 'GET', path: '/api/v1/projects/{id}', summary: 'Get a project', tag: 'Projects',
  *   params: IdParam, response: ProjectResponse, handler: (p, i) => p.getProject(i.caller, i.params.id) })
  */
-export function route<P extends z.ZodObject | undefined = undefined, Q extends z.ZodObject | undefined = undefined, B extends z.ZodType | undefined = undefined, K extends RouteKind = 'json'>(
-  spec: RouteSpec<P, Q, B, K>,
-): ApiRoute {
+export function route<
+  P extends z.ZodObject | undefined = undefined,
+  Q extends z.ZodObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+  K extends RouteKind = 'json',
+  M extends HttpMethod = HttpMethod,
+>(spec: RouteSpec<P, Q, B, K> & { readonly method: M } & (M extends 'GET' ? { readonly audit?: undefined } : { readonly audit: NonNullable<RouteSpec<P, Q, B, K>['audit']> })): ApiRoute {
   // The one place types are erased: createApp parses the input with these same schemas before
   // calling the handler, so the handler gets what its types say.
   return spec as unknown as ApiRoute;

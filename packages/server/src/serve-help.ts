@@ -115,6 +115,12 @@ Tool calls a person approves, and questions of MCP servers (docs/AGENT.md, "Appr
                         continuation whose process died frees the turn this long after
                         (env AGENT_PLATFORM_APPROVAL_RESUME_LEASE_MS, 1000 to 3600000, default 60000)
 
+The audit log (docs/AUDIT.md): who changed what, when and from where:
+  --audit-retention-days DAYS
+                        How long an event is kept; older ones are deleted hourly by every
+                        instance; 0 keeps every event (env AGENT_PLATFORM_AUDIT_RETENTION_DAYS,
+                        0 to 36500, default 365)
+
 Indexing is shared fairly between users (docs/KNOWLEDGE.md, "The job queue"):
   --max-queued-documents-per-user N
                         Documents one user may have waiting or being indexed; one more document,

@@ -5,6 +5,7 @@ import { sqliteStorage } from '@agent-platform/adapters-storage/sqlite';
 import {
   AgentPlatform,
   type ApprovalOptions,
+  type AuditOptions,
   createSecretBox,
   DEFAULT_TOOL_QUEUE,
   type DocumentLimits,
@@ -24,6 +25,7 @@ import pino, { type Logger } from 'pino';
 import { serverAgentOptions } from './agent-options.js';
 import { createApp } from './app.js';
 import { approvalsFrom } from './approval-flags.js';
+import { auditFrom } from './audit-flags.js';
 import { DEFAULT_BODY_LIMIT } from './body.js';
 import { builtConsoleDir } from './console.js';
 import { checkDeployment, configUrls, DEFAULT_DATABASE_POOL, instanceIdOf, resolveDeployment, type SharedVectorStore } from './deployment.js';
@@ -105,6 +107,8 @@ export interface ServerOptions {
   readonly userCaps?: Partial<UserCaps>;
   /** How long tool calls wait for approval and MCP servers' questions for an answer (`--approval-ttl-ms`, `--elicitation-timeout-ms`). Default from their env variables, else core's defaults. */
   readonly approvals?: ApprovalOptions;
+  /** How long the audit log keeps its events (`--audit-retention-days`; 0 keeps them forever). Default from AGENT_PLATFORM_AUDIT_RETENTION_DAYS, else 365 days, purged hourly by each instance. */
+  readonly audit?: AuditOptions;
   /** Token budget of a model call's messages with a chat's history (`--history-tokens`). Default AGENT_PLATFORM_HISTORY_TOKENS or `DEFAULT_HISTORY_TOKENS`. */
   readonly historyTokens?: number;
   /**
@@ -234,6 +238,7 @@ export async function openPlatform(
     userCaps,
     userCapHints: USER_CAP_HINTS,
     approvals: { ...approvalsFrom({}, env), ...options.approvals },
+    audit: { ...auditFrom({}, env), ...options.audit },
   };
   if (!options.knowledge) return new AgentPlatform(common);
   // Tool state under the data folder: npm installs and bundles, the Python interpreter snapshot.
@@ -335,6 +340,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.userCaps ? { userCaps: options.userCaps } : {}),
     ...(options.historyTokens !== undefined ? { historyTokens: options.historyTokens } : {}),
     ...(options.approvals ? { approvals: options.approvals } : {}),
+    ...(options.audit ? { audit: options.audit } : {}),
     ...(options.envKey ? { envKey: options.envKey } : {}),
     ...(options.images ? { images: options.images } : {}),
     logger,

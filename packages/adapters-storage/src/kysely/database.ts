@@ -188,6 +188,21 @@ export interface Database {
     resumed_by: string | null;
     resumed_at: Timestamp | null;
   };
+  /** The audit log (SQLite 0032, PostgreSQL 0023): one row per change, `fields` a JSON array of names. */
+  audit_events: {
+    id: string;
+    at: Timestamp;
+    workspace_id: string | null;
+    user_id: string;
+    key_id: string | null;
+    action: string;
+    resource: string;
+    resource_id: string | null;
+    fields: string;
+    outcome: string;
+    address: string | null;
+    user_agent: string | null;
+  };
   /** The vector of a chunk, kept for re-indexing; goes with its chunk row (foreign key cascade). */
   chunk_embeddings: {
     /** `chunks.row_id` */

@@ -5,6 +5,7 @@ import type { Db, StorageDialect } from './dialect.js';
 import { createRecords } from './records.js';
 import { accountRepositories } from './repositories/accounts.js';
 import { approvalRepository } from './repositories/approvals.js';
+import { auditRepository } from './repositories/audit.js';
 import { databaseBlobStore } from './repositories/blobs.js';
 import { conversationRepositories } from './repositories/conversations.js';
 import { jobRepository } from './repositories/jobs.js';
@@ -39,6 +40,7 @@ export function kyselyStorage(db: Kysely<Database>, dialect: StorageDialect, clo
       ...streamRepository(context),
       ...approvalRepository(context),
       ...responseRepository(context),
+      ...auditRepository(context),
       // A transaction inside a transaction runs in the outer one.
       transaction: over.isTransaction ? (fn) => fn(adapter(over)) : (fn) => (over as Kysely<Database>).transaction().execute((trx) => fn(adapter(trx))),
       close: closeOnce,

@@ -1,6 +1,7 @@
 import type { StorageAdapter } from '@agent-platform/core';
 import { memoryApiKeys } from './api-keys.js';
 import { memoryApprovals } from './approvals.js';
+import { memoryAudit } from './audit.js';
 import { memoryChats } from './chats.js';
 import { memoryChunks } from './chunks.js';
 import { memoryCredentials } from './credentials.js';
@@ -31,6 +32,7 @@ function adapterOver(tables: () => Tables, transaction: StorageAdapter['transact
     mcpServers: memoryMcpServers(tables),
     approvals: memoryApprovals(tables),
     responses: memoryResponses(tables),
+    audit: memoryAudit(tables),
     transaction,
     close,
   };
@@ -50,15 +52,23 @@ export function memoryStorage(): StorageAdapter {
     const run = queue.then(async () => {
       const snapshot = copyTables(tables);
       // Inside a transaction, `transaction` runs in the same one (queueing would deadlock).
-      const tx: StorageAdapter = adapterOver(
+      const inner: StorageAdapter = adapterOver(
         () => tables,
-        (inner) => inner(tx),
+        (nested) => nested(tx),
         close,
       );
+      // The audit log is not in the snapshot (`copyTables`): the events this transaction
+      // appended are taken out one by one when it rolls back.
+      const appended: string[] = [];
+      const tx: StorageAdapter = {
+        ...inner,
+        audit: { ...inner.audit, append: (event) => inner.audit.append(event).then(() => void appended.push(event.id)) },
+      };
       try {
         return await fn(tx);
       } catch (error) {
         tables = snapshot;
+        for (const id of appended) tables.audit.delete(id);
         throw error;
       }
     });

@@ -1,6 +1,7 @@
 import type {
   ApiKeyRecord,
   ApprovalRecord,
+  AuditEventRecord,
   ChatMessageRecord,
   ChatRecord,
   ChunkRecord,
@@ -45,6 +46,7 @@ export interface Tables {
    */
   approvalClaims: Map<string, { readonly by: string; readonly at: Date }>;
   responses: Map<string, ResponseRecord>;
+  audit: Map<string, AuditEventRecord>;
 }
 
 export const emptyTables = (): Tables => ({
@@ -65,6 +67,7 @@ export const emptyTables = (): Tables => ({
   approvals: new Map(),
   approvalClaims: new Map(),
   responses: new Map(),
+  audit: new Map(),
 });
 
 export const copyTables = (t: Tables): Tables => ({
@@ -85,6 +88,10 @@ export const copyTables = (t: Tables): Tables => ({
   approvals: new Map(t.approvals),
   approvalClaims: new Map(t.approvalClaims),
   responses: new Map(t.responses),
+  // The same map, not a copy: a transaction that rolls back puts its snapshot back, and must not
+  // take with it the events other requests appended meanwhile (an event is appended outside
+  // any transaction, before its change). A transaction appends its own events last.
+  audit: t.audit,
 });
 
 /** Deep copy through structuredClone: rows hold nested metadata objects and Dates. */

@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import { addApprovalClaims, addApprovals } from '../kysely/approvals-table.js';
+import { addAuditEvents } from '../kysely/audit-table.js';
 import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addJobTenants } from '../kysely/job-tenants.js';
 import { addMcpSampling } from '../kysely/mcp-sampling.js';
@@ -318,6 +319,8 @@ export const migrations: Record<string, Migration> = {
   '0019_mcp_sampling': { up: (db: Kysely<any>) => addMcpSampling(db, 'boolean') },
   // Which continuation resumes a paused turn (SQLite's 0029).
   '0020_approval_claims': { up: (db: Kysely<any>) => addApprovalClaims(db, 'timestamptz') },
+  // The audit log (SQLite's 0032).
+  '0023_audit_events': { up: (db: Kysely<any>) => addAuditEvents(db, 'timestamptz') },
 };
 
 /**

@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import { addApprovalClaims, addApprovals } from '../kysely/approvals-table.js';
+import { addAuditEvents } from '../kysely/audit-table.js';
 import { addCredentialDefaults } from '../kysely/credential-defaults.js';
 import { addJobTenants } from '../kysely/job-tenants.js';
 import { addMcpSampling } from '../kysely/mcp-sampling.js';
@@ -446,4 +447,6 @@ export const migrations: Record<string, Migration> = {
   '0028_mcp_sampling': { up: (db: Kysely<any>) => addMcpSampling(db, 'integer') },
   // Which continuation resumes a paused turn (kysely/approvals-table.ts).
   '0029_approval_claims': { up: (db: Kysely<any>) => addApprovalClaims(db, 'integer') },
+  // The audit log (kysely/audit-table.ts).
+  '0032_audit_events': { up: (db: Kysely<any>) => addAuditEvents(db, 'integer') },
 };

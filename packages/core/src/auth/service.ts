@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { auditEvent } from '../audit-events.js';
 import type { Caller, PlatformContext } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { offsetPageFields } from '../paging.js';
@@ -9,6 +10,9 @@ import { generateKey, keyLookup, keyMatches, keySummary } from './keys.js';
 
 type KeyBody = z.output<typeof CreateKeyRequest>;
 type KeysQuery = z.output<typeof ListKeysQuery>;
+
+/** Marks a key made by the operator, outside the API (`#insertKey`). */
+const OPERATOR = 'operator';
 
 /** How often a key's `lastUsedAt` is written at most (it is a hint, not an audit log). */
 const TOUCH_INTERVAL_MS = 60_000;
@@ -32,7 +36,7 @@ export class AuthService {
     const createdAt = clock.now();
     return storage.transaction(async (tx) => {
       await tx.users.insert({ id: userId, createdAt });
-      return this.#insertKey(tx, userId, name);
+      return this.#insertKey(tx, userId, name, OPERATOR);
     });
   }
 
@@ -48,7 +52,7 @@ export class AuthService {
       if ((await tx.apiKeys.count()) > 0) return undefined;
       const userId = ids.next('user');
       await tx.users.insert({ id: userId, createdAt: clock.now() });
-      return this.#insertKey(tx, userId, name);
+      return this.#insertKey(tx, userId, name, OPERATOR);
     });
   }
 
@@ -64,14 +68,23 @@ export class AuthService {
   async createKeyForUser(userId: string, { name }: KeyBody): Promise<CreateKeyResponse> {
     const { storage } = this.#ctx;
     if (!(await storage.users.get(userId))) throw PlatformError.notFound(`User ${userId} not found`);
-    return this.#insertKey(storage, userId, name);
+    return storage.transaction((tx) => this.#insertKey(tx, userId, name, OPERATOR));
   }
 
-  async #insertKey(storage: StorageAdapter, userId: string, name: string): Promise<CreateKeyResponse> {
+  /**
+   * Inserts a key. `by: OPERATOR` (a key made outside the API: `agent-platform keys create`, the
+   * first key of a server) also appends its audit event, in the same transaction: the key never
+   * exists without it. Keys made through the API are audited by the server's route.
+   */
+  async #insertKey(storage: StorageAdapter, userId: string, name: string, by?: typeof OPERATOR): Promise<CreateKeyResponse> {
     const { key, lookup, hash } = generateKey();
     const id = this.#ctx.ids.next('key');
     const createdAt = this.#ctx.clock.now();
     await storage.apiKeys.insert({ id, userId, name, lookup, hash, createdAt, lastUsedAt: null });
+    if (by === OPERATOR) {
+      const entry = { action: 'key.create', resource: 'key', resourceId: id, fields: ['name'] };
+      await storage.audit.append(auditEvent(this.#ctx.ids.next('auditEvent'), createdAt, { userId }, entry, 'succeeded'));
+    }
     return { success: true, key, id, name, userId, createdAt: createdAt.toISOString() };
   }
 

@@ -1,10 +1,10 @@
 import type { z } from 'zod';
 import type { Caller, PlatformContext } from '../context.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
 import { PlatformError } from '../errors.js';
 import { checkProviderOptions } from '../registries/model-providers.js';
 import type { CreateProjectRequest, ListProjectsQuery, ListProjectsResponse, Project, ProjectDetail, ProjectResponse, ResolvedProvider, UpdateProjectRequest } from '../schemas/projects.js';
 import type { ProjectRecord, StorageAdapter } from '../storage/types.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
 
 type CreateBody = z.output<typeof CreateProjectRequest>;
 type UpdateBody = z.output<typeof UpdateProjectRequest>;

@@ -1,5 +1,6 @@
 import type { ApiKeyRepository } from './api-keys.js';
 import type { ApprovalRepository } from './approvals.js';
+import type { AuditRepository } from './audit.js';
 import type { ChatRepository } from './chats.js';
 import type { ChunkRepository } from './chunks.js';
 import type { CredentialRepository } from './credentials.js';
@@ -16,6 +17,7 @@ import type { UserRepository } from './users.js';
 
 export type { ApiKeyRecord, ApiKeyRepository } from './api-keys.js';
 export type { ApprovalDecision, ApprovalKind, ApprovalRecord, ApprovalRepository, ApprovalState, ResumeClaim, ResumeClaimResult } from './approvals.js';
+export type { AuditEventRecord, AuditOutcome, AuditQuery, AuditRepository } from './audit.js';
 export type { ChatMessageRecord, ChatPatch, ChatRecord, ChatRepository, MessageSource, StoredContentPart } from './chats.js';
 export type { ChunkEmbeddings, ChunkRecord, ChunkRepository, KeywordHit } from './chunks.js';
 export type { CredentialPatch, CredentialRecord, CredentialRepository, NewCredential, ShownCredentialFields } from './credentials.js';
@@ -56,6 +58,8 @@ export interface StorageAdapter {
   readonly streams?: StreamRepository;
   /** Pending questions of runs (tool calls to approve, MCP elicitations), and their decisions. */
   readonly approvals: ApprovalRepository;
+  /** The audit log: who changed what, when and from where (append-only). */
+  readonly audit: AuditRepository;
   /** Runs `fn` atomically: all its writes land or none do. */
   transaction<T>(fn: (tx: StorageAdapter) => Promise<T>): Promise<T>;
   /** Releases connections and file handles. Idempotent. */

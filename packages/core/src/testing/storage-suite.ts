@@ -4,6 +4,7 @@ import { describeSharedWrites } from './instances-suite.js';
 import { describeJobQueue } from './job-queue-suite.js';
 import { describeAccounts } from './storage-accounts-suite.js';
 import { describeApprovals } from './storage-approvals-suite.js';
+import { describeAudit } from './storage-audit-suite.js';
 import { describeCredentialsAndChats } from './storage-chats-suite.js';
 import { describeKnowledge } from './storage-knowledge-suite.js';
 import type { StorageSuiteOptions } from './storage-options.js';
@@ -43,6 +44,7 @@ export function describeStorageAdapter(name: string, options: StorageSuiteOption
     describeToolsAndMcpServers(suite);
     describeApprovals(suite);
     describeResponses(suite);
+    describeAudit(suite);
 
     describeJobQueue(() => storage, options);
     describeSharedWrites(() => storage, options);

@@ -36,6 +36,7 @@ const post = route({
     403: 'The request came from an Origin that is not allowed (--cors-origin)',
     406: 'The client does not accept both application/json and text/event-stream',
   },
+  audit: { none: "The project's agent answering an MCP client is usage (as a completion is), not a change of a resource" },
   handler: (p, i) => handleAgentMcpRequest(p, { caller: i.caller, projectId: i.params.id, request: i.request, body: i.body }),
 });
 

@@ -34,6 +34,7 @@ export const approvalsRoutes: readonly ApiRoute[] = [
     events: ChatCompletionChunk,
     kind: 'openai',
     errors: ['conflict', 'rate_limited', 'upstream_error', 'unavailable', 'timeout'],
+    audit: { resource: 'approval', action: (i: { body: { decision: string } }) => i.body.decision, id: 'params.id' },
     handler: (p, i) => p.approvals.decide(i.caller, i.params.id, i.body, i.signal),
   }),
 ];

@@ -11,6 +11,7 @@ export const authRoutes: readonly ApiRoute[] = [
     body: CreateKeyRequest,
     response: CreateKeyResponse,
     status: 201,
+    audit: { resource: 'key', action: 'key.create', id: 'result.id' },
     handler: (p, i) => p.auth.createKey(i.caller, i.body),
   }),
   route({
@@ -29,6 +30,7 @@ export const authRoutes: readonly ApiRoute[] = [
     tag: 'Access keys',
     params: IdParam,
     response: MessageResponse,
+    audit: { resource: 'key', action: 'key.revoke', id: 'params.id' },
     handler: (p, i) => p.auth.deleteKey(i.caller, i.params.id),
   }),
 ];

@@ -33,6 +33,7 @@ export const chatsRoutes: readonly ApiRoute[] = [
     body: CreateChatRequest,
     response: ChatResponse,
     status: 201,
+    audit: { resource: 'chat', action: 'create', id: 'result.chat.id' },
     handler: (p, i) => p.chats.create(i.caller, i.body),
   }),
   route({
@@ -76,6 +77,7 @@ export const chatsRoutes: readonly ApiRoute[] = [
     params: ChatIdParam,
     body: RenameChatRequest,
     response: ChatResponse,
+    audit: { resource: 'chat', action: 'update', id: 'params.chatId' },
     handler: (p, i) => p.chats.rename(i.caller, i.params.chatId, i.body),
   }),
   route({
@@ -85,6 +87,7 @@ export const chatsRoutes: readonly ApiRoute[] = [
     tag: 'Chats',
     params: ChatIdParam,
     response: MessageResponse,
+    audit: { resource: 'chat', action: 'delete', id: 'params.chatId' },
     handler: (p, i) => p.chats.delete(i.caller, i.params.chatId),
   }),
   route({
@@ -97,6 +100,7 @@ export const chatsRoutes: readonly ApiRoute[] = [
     body: CreateStreamRequest,
     response: StreamResponse,
     status: 201,
+    audit: { resource: 'stream', action: 'create', id: 'result.stream.id' },
     handler: (p, i) => p.completions.createStream(i.caller, i.params.chatId, i.body),
   }),
   route({

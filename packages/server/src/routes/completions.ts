@@ -5,6 +5,9 @@ import { type ApiRoute, route } from '../route.js';
 /** A completion may name an unknown chat or project, and calls a model provider. */
 const COMPLETION_ERRORS: readonly ErrorCode[] = ['not_found', 'conflict', 'rate_limited', 'upstream_error', 'unavailable', 'timeout'];
 
+/** Why a completion records no audit event. */
+const COMPLETION_NOT_A_CHANGE = 'A completion is usage of a model, not a change of a resource (the messages it keeps belong to the chat it names)';
+
 /** OpenAI-compatible chat completions and the model list: their routes, in the order of the table (routes/index.ts). */
 export const completionsRoutes: readonly ApiRoute[] = [
   route({
@@ -18,6 +21,7 @@ export const completionsRoutes: readonly ApiRoute[] = [
     kind: 'openai',
     bodyLimit: 'completion',
     errors: COMPLETION_ERRORS,
+    audit: { none: COMPLETION_NOT_A_CHANGE },
     handler: (p, i) => p.completions.create(i.caller, i.body, { form: 'v1', signal: i.signal }),
   }),
   route({
@@ -31,6 +35,7 @@ export const completionsRoutes: readonly ApiRoute[] = [
     kind: 'openai',
     bodyLimit: 'completion',
     errors: COMPLETION_ERRORS,
+    audit: { none: COMPLETION_NOT_A_CHANGE },
     handler: (p, i) => p.completions.create(i.caller, i.body, { form: 'ai', signal: i.signal }),
   }),
   route({

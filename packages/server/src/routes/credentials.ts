@@ -26,6 +26,7 @@ export const credentialsRoutes: readonly ApiRoute[] = [
     body: CreateCredentialRequest,
     response: CredentialResponse,
     status: 201,
+    audit: { resource: 'credential', action: 'create', id: 'result.credential.id' },
     handler: (p, i) => p.credentials.create(i.caller, i.body),
   }),
   route({
@@ -58,6 +59,7 @@ export const credentialsRoutes: readonly ApiRoute[] = [
       params: IdParam,
       body: UpdateCredentialRequest,
       response: MessageResponse,
+      audit: { resource: 'credential', action: 'update', id: 'params.id', fields: 'body.data' },
       handler: (p, i) => p.credentials.update(i.caller, i.params.id, i.body),
     }),
   ),
@@ -89,6 +91,7 @@ export const credentialsRoutes: readonly ApiRoute[] = [
     errors: ['conflict'],
     params: IdParam,
     response: MessageResponse,
+    audit: { resource: 'credential', action: 'delete', id: 'params.id' },
     handler: (p, i) => p.credentials.delete(i.caller, i.params.id),
   }),
   route({
@@ -99,6 +102,7 @@ export const credentialsRoutes: readonly ApiRoute[] = [
     errors: ['unsupported'],
     params: IdParam,
     response: CredentialTestResponse,
+    audit: { resource: 'credential', action: 'test', id: 'params.id', fields: ['isValid'] },
     handler: (p, i) => p.credentials.test(i.caller, i.params.id, i.signal),
   }),
 ];

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ApiRoute } from '../route.js';
 import { agentMcpRoutes } from './agent-mcp.js';
 import { approvalsRoutes } from './approvals.js';
+import { auditRoutes } from './audit.js';
 import { authRoutes } from './auth.js';
 import { chatsRoutes } from './chats.js';
 import { completionsRoutes } from './completions.js';
@@ -31,6 +32,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...localModelsRoutes,
   ...credentialsRoutes,
   ...knowledgeRoutes,
+  ...auditRoutes,
 ];
 
 export const HealthResponse = z.object({ status: z.literal('ok') });

@@ -44,6 +44,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     body: CreateDocumentRequest,
     bodyLimit: 'upload',
     response: CreateDocumentResponse,
+    audit: { resource: 'document', action: 'create', id: 'result.documentId' },
     handler: (p, i) => p.knowledge.createDocument(i.caller, i.body),
   }),
   route({
@@ -56,6 +57,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     bodyLimit: 'upload',
     kind: 'sse',
     response: IndexingEventSchema,
+    audit: { resource: 'document', action: 'create' },
     handler: (p, i) => p.knowledge.createDocumentStream(i.caller, i.body),
   }),
   route({
@@ -115,6 +117,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     tag: 'Knowledge',
     params: IdParam,
     response: MessageResponse,
+    audit: { resource: 'document', action: 'delete', id: 'params.id' },
     handler: (p, i) => p.knowledge.deleteDocument(i.caller, i.params.id),
   }),
   route({
@@ -129,6 +132,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     bodyKind: 'multipart',
     bodyLimit: 'upload',
     response: UploadResponse,
+    audit: { resource: 'document', action: 'upload' },
     handler: (p, i) => p.knowledge.upload(i.caller, i.body, { wait: i.query.wait === 'true' }),
   }),
   route({
@@ -139,6 +143,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     errors: ['not_found', 'upstream_error', 'unavailable', 'timeout'],
     body: SearchRequest,
     response: SearchResponse,
+    audit: { none: 'A search reads; it changes nothing' },
     handler: (p, i) => p.knowledge.search(i.caller, i.body),
   }),
   route({
@@ -149,6 +154,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     errors: ['not_found', 'rate_limited', 'upstream_error', 'unavailable'],
     body: PutSettingsRequest,
     response: PutSettingsResponse,
+    audit: { resource: 'knowledge-settings', action: 'update', id: 'body.projectId', fields: 'body.settings' },
     handler: (p, i) => p.knowledge.updateSettings(i.caller, i.body),
   }),
   route({
@@ -161,6 +167,7 @@ export const knowledgeRoutes: readonly ApiRoute[] = [
     body: ReindexRequest,
     response: ReindexResponse,
     status: 202,
+    audit: { resource: 'project', action: 'reindex', id: 'body.projectId' },
     handler: (p, i) => p.knowledge.reindex(i.caller, i.body),
   }),
   route({

@@ -28,6 +28,7 @@ export const localModelsRoutes: readonly ApiRoute[] = [
     response: DeleteLocalModelResponse,
     kind: 'raw',
     errors: ['not_found', ...LOCAL_MODEL_ERRORS],
+    audit: { resource: 'local-model', action: 'delete', id: 'body.modelName', scope: 'server' },
     handler: (p, i) => p.localModels.delete(i.caller, i.body),
   }),
 ];

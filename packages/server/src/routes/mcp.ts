@@ -24,6 +24,7 @@ export const mcpRoutes: readonly ApiRoute[] = [
     body: AddMcpServerRequest,
     response: AddMcpServerResponse,
     status: 201,
+    audit: { resource: 'mcp-server', action: 'create', id: 'result.server.id' },
     handler: (p, i) => p.mcp.add(i.caller, i.body, i.signal),
   }),
   route({
@@ -53,6 +54,7 @@ export const mcpRoutes: readonly ApiRoute[] = [
     params: IdParam,
     body: UpdateMcpServerRequest,
     response: McpServerResponse,
+    audit: { resource: 'mcp-server', action: 'update', id: 'params.id' },
     handler: (p, i) => p.mcp.update(i.caller, i.params.id, i.body),
   }),
   route({
@@ -72,6 +74,7 @@ export const mcpRoutes: readonly ApiRoute[] = [
     tag: 'MCP servers',
     params: IdParam,
     response: DeleteMcpServerResponse,
+    audit: { resource: 'mcp-server', action: 'delete', id: 'params.id' },
     handler: (p, i) => p.mcp.delete(i.caller, i.params.id),
   }),
   route({
@@ -83,6 +86,7 @@ export const mcpRoutes: readonly ApiRoute[] = [
     failure: { supportedTypes: [], recommended: null },
     body: DetectTransportRequest,
     response: DetectTransportResponse,
+    audit: { none: 'Probing a URL changes nothing' },
     handler: (p, i) => p.mcp.detect(i.caller, i.body, i.signal),
   }),
 ];

@@ -11,6 +11,7 @@ export const projectsRoutes: readonly ApiRoute[] = [
     body: CreateProjectRequest,
     response: ProjectResponse,
     status: 201,
+    audit: { resource: 'project', action: 'create', id: 'result.project.id' },
     handler: (p, i) => p.projects.create(i.caller, i.body),
   }),
   route({
@@ -39,6 +40,7 @@ export const projectsRoutes: readonly ApiRoute[] = [
     params: IdParam,
     body: UpdateProjectRequest,
     response: ProjectResponse,
+    audit: { resource: 'project', action: 'update', id: 'params.id' },
     handler: (p, i) => p.projects.update(i.caller, i.params.id, i.body),
   }),
   route({
@@ -48,6 +50,7 @@ export const projectsRoutes: readonly ApiRoute[] = [
     tag: 'Projects',
     params: IdParam,
     response: MessageResponse,
+    audit: { resource: 'project', action: 'delete', id: 'params.id' },
     handler: (p, i) => p.projects.delete(i.caller, i.params.id),
   }),
 ];

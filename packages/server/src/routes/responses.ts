@@ -19,6 +19,7 @@ export const responsesRoutes: readonly ApiRoute[] = [
     kind: 'responses',
     bodyLimit: 'completion',
     errors: CREATE_ERRORS,
+    audit: { none: 'Creating a response is usage of a model (as a chat completion is), not a change of a resource' },
     handler: (p, i) => p.responses.create(i.caller, i.body, { signal: i.signal }),
   }),
   route({
@@ -40,6 +41,7 @@ export const responsesRoutes: readonly ApiRoute[] = [
     params: ResponseIdParam,
     response: DeletedResponse,
     kind: 'responses',
+    audit: { resource: 'response', action: 'delete', id: 'params.id' },
     handler: async (p, i) => ({ stream: false as const, body: await p.responses.delete(i.caller, i.params.id) }),
   }),
   route({
@@ -50,6 +52,7 @@ export const responsesRoutes: readonly ApiRoute[] = [
     params: ResponseIdParam,
     response: ResponseResource,
     kind: 'responses',
+    audit: { resource: 'response', action: 'cancel', id: 'params.id' },
     handler: async (p, i) => ({ stream: false as const, body: await p.responses.cancel(i.caller, i.params.id) }),
   }),
   route({

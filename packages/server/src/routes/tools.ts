@@ -23,6 +23,7 @@ export const toolsRoutes: readonly ApiRoute[] = [
     body: CreateToolRequest,
     response: ToolResponse,
     status: 201,
+    audit: { resource: 'tool', action: 'create', id: 'result.tool.id' },
     handler: (p, i) => p.tools.create(i.caller, i.body),
   }),
   route({
@@ -53,6 +54,7 @@ export const toolsRoutes: readonly ApiRoute[] = [
     params: IdParam,
     body: UpdateToolRequest,
     response: MessageResponse,
+    audit: { resource: 'tool', action: 'update', id: 'params.id', fields: 'body.tool' },
     handler: (p, i) => p.tools.update(i.caller, i.params.id, i.body),
   }),
   route({
@@ -63,6 +65,7 @@ export const toolsRoutes: readonly ApiRoute[] = [
     params: IdParam,
     body: ActivateToolRequest,
     response: MessageResponse,
+    audit: { resource: 'tool', action: (i: { body: { activeState: boolean } }) => (i.body.activeState ? 'enable' : 'disable'), id: 'params.id', fields: ['activeState'] },
     handler: (p, i) => p.tools.activate(i.caller, i.params.id, i.body),
   }),
   route({
@@ -72,6 +75,7 @@ export const toolsRoutes: readonly ApiRoute[] = [
     tag: 'Tools',
     params: IdParam,
     response: MessageResponse,
+    audit: { resource: 'tool', action: 'delete', id: 'params.id' },
     handler: (p, i) => p.tools.delete(i.caller, i.params.id),
   }),
   route({
@@ -83,6 +87,7 @@ export const toolsRoutes: readonly ApiRoute[] = [
     params: IdParam,
     body: RunToolRequest,
     response: RunToolResponse,
+    audit: { none: 'Running a tool is usage, not a change of a resource (the sandbox keeps nothing)' },
     handler: (p, i) => p.tools.run(i.caller, i.params.id, i.body, i.signal),
   }),
 ];

@@ -1,5 +1,5 @@
-import { PlatformError } from '../errors.js';
-import type { ListPosition } from '../storage/types.js';
+import { PlatformError } from './errors.js';
+import type { ListPosition } from './storage/types.js';
 
 /** A cursor is the position of the last row of a page: base64url of `createdAt|id`. */
 export function encodeCursor(position: ListPosition): string {
