@@ -16,7 +16,7 @@ const timeouts = { testTimeout: 30_000, hookTimeout: 60_000 };
  * search of every type, owner-scoped chunk reads, settings, re-indexing and moving stores,
  * chats, completions, client tools continuing a chat and resumable streams, credentials, tools,
  * MCP servers, each project's own MCP server, models, secrets at rest, every route with a valid call, the per-user caps (their
- * chats, completions, client tools continuing a chat and resumable streams, stored responses, credentials, tools,
+ * chats, completions, client tools continuing a chat and resumable streams, stored responses, the audit log, credentials, tools,
  * MCP servers, models, secrets at rest, every route with a valid call, the per-user caps (their
  * counts and row locks, creates racing at a cap), chat history read from a chat's end within a
  * token budget, and the loopback policy (its operator URLs differ in that mode: the shared
@@ -58,6 +58,7 @@ const POSTGRES_SUITES = [
   'completion-images',
   'chat-images',
   'responses',
+  'audit',
 ].map((name) => `packages/server/test/${name}.test.ts`);
 
 export default defineConfig({

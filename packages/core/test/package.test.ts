@@ -10,6 +10,8 @@ describe('@agent-platform/core exports', () => {
       [
         "AgentPlatform",
         "DEFAULT_APPROVAL_TTL_MS",
+        "DEFAULT_AUDIT_PURGE_INTERVAL_MS",
+        "DEFAULT_AUDIT_RETENTION_DAYS",
         "DEFAULT_DOCUMENT_LIMITS",
         "DEFAULT_IMAGE_LIMITS",
         "DEFAULT_LOCAL_MODEL_URL",
@@ -20,6 +22,7 @@ describe('@agent-platform/core exports', () => {
         "DEFAULT_USER_CAPS",
         "EMBEDDERS",
         "IMAGE_TYPES",
+        "MAX_USER_AGENT",
         "MODEL_PROVIDERS",
         "OPENAI_COMPATIBLE_SERVICES",
         "PlatformError",
@@ -37,6 +40,7 @@ describe('@agent-platform/core exports', () => {
         "ollamaRuntime",
         "storageStreamStore",
         "systemClock",
+        "workspaceOf",
       ]
     `);
   });
@@ -53,6 +57,8 @@ describe('@agent-platform/core exports', () => {
         "ApprovalView",
         "AskArguments",
         "AskResult",
+        "AuditEventView",
+        "AuditOutcomeSchema",
         "Chat",
         "ChatCompletionChunk",
         "ChatCompletionRequest",
@@ -125,6 +131,8 @@ describe('@agent-platform/core exports', () => {
         "KnowledgeSettingsResponse",
         "ListApprovalsQuery",
         "ListApprovalsResponse",
+        "ListAuditQuery",
+        "ListAuditResponse",
         "ListChatsQuery",
         "ListChatsResponse",
         "ListChunksQuery",

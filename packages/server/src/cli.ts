@@ -11,8 +11,9 @@ import { DOCUMENT_LIMIT_FLAGS, documentLimitsFrom } from './document-limits.js';
 import { keysCommand } from './keys-commands.js';
 import { LEASE_FLAGS, type Leases, leasesFrom } from './lease-flags.js';
 import { readMcpCommandsFile } from './mcp-commands.js';
+import { parsePythonIsolation } from './python-isolation.js';
 import { SERVE_HELP } from './serve-help.js';
-import { parsePythonIsolation, startServer } from './server.js';
+import { startServer } from './server.js';
 import { UPSTREAM_LIMIT_FLAGS, upstreamLimitsFrom } from './upstream-limit-flags.js';
 import { AGENT_LIMIT_FLAGS, agentLimitsFrom, USER_CAP_FLAGS, userCapsFrom } from './user-limits.js';
 

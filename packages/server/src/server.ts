@@ -33,6 +33,7 @@ import { openKnowledge, type SharedKnowledge, vectorStoreFactory } from './knowl
 import { heartbeatOf, type Leases } from './lease-flags.js';
 import { stdioFromEnv } from './mcp-commands.js';
 import { outboundFetches } from './outbound.js';
+import { parsePythonIsolation } from './python-isolation.js';
 import { loadSecretBox } from './secrets.js';
 import { serverUpstreamLimits, upstreamLimitsFrom } from './upstream-limit-flags.js';
 import { completionBodyLimit, type EnvKeyLimits, type ImageSizes, serverImageLimits, USER_CAP_HINTS, userCapsFrom } from './user-limits.js';
@@ -179,15 +180,6 @@ const commaList = (value: string | undefined): string[] =>
     ?.split(',')
     .map((item) => item.trim())
     .filter(Boolean) ?? [];
-
-const ISOLATIONS: readonly PythonIsolation[] = ['auto', 'namespaces', 'process'];
-
-/** The Python isolation named by a flag or env value, or an error naming the choices. */
-export function parsePythonIsolation(value: string): PythonIsolation {
-  const found = ISOLATIONS.find((i) => i === value);
-  if (!found) throw new Error(`Python isolation must be one of ${ISOLATIONS.join(', ')}, got "${value}"`);
-  return found;
-}
 
 /** The SQLite file inside a data folder. */
 export const databasePath = (dataDir: string) => join(resolve(dataDir), 'agent-platform.db');

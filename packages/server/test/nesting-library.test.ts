@@ -102,6 +102,7 @@ describe('AgentPlatform refuses values nested deeper than the limit', () => {
       putKnowledgeSettings: () => platform.putKnowledgeSettings(caller, x()),
       updateMcpServer: () => platform.updateMcpServer(caller, 'mcp_none', x()),
       listApprovals: () => platform.listApprovals(caller, x()),
+      listAuditEvents: () => platform.listAuditEvents(caller, x()),
       decideApproval: () => platform.decideApproval(caller, 'apv_none', x()),
       createResponse: () => platform.createResponse(caller, x()),
       responseInputItems: () => platform.responseInputItems(caller, 'resp_none', x()),

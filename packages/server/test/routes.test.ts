@@ -8,6 +8,7 @@ import { type ServerProcess, startEverything } from '../../mcp/test/helpers.js';
 import { createApp } from '../src/app.js';
 import type { ApiRoute } from '../src/route.js';
 import { apiRoutes } from '../src/routes.js';
+import { eventsSince, expectOneEvent, MUTATING, markAudit } from './audit-rows.js';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
 import { ALLOW_LOOPBACK, startTestServer, type TestServer } from './helpers.js';
 
@@ -29,6 +30,8 @@ let s: TestServer;
 let upstream: FakeUpstream;
 let ollama: OllamaTestServer;
 let everything: ServerProcess;
+/** User A and the key the suite calls with: who every audit event of a valid call names. */
+let who: { userId: string; keyId: string };
 let openapi: { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
 
 beforeAll(async () => {
@@ -40,6 +43,8 @@ beforeAll(async () => {
     env: { OPENAI_BASE_URL: upstream.url, OPENAI_API_KEY: 'k', OLLAMA_HOST: ollama.url },
   });
   openapi = (await s.call('GET', '/openapi.json', { key: null })).body;
+  const caller = await s.platform.authenticate(s.keyA);
+  who = { userId: caller?.userId as string, keyId: caller?.keyId as string };
 }, 120_000);
 afterAll(async () => {
   await s?.stop();
@@ -229,6 +234,7 @@ const VALID: Record<string, (key: string) => Promise<Call>> = {
     const { document } = await create(key, 'GET', `/api/knowledge/documents/${id}`, undefined);
     return { body: { projectId: document.projectId, documentIds: [id] } };
   },
+  'GET /api/v1/audit': async () => ({ query: { limit: '5', resource: 'project' } }),
 };
 
 const name = (route: ApiRoute) => `${route.method} ${route.path}`;
@@ -309,13 +315,24 @@ describe('route table', () => {
       'entries for no route',
     ).toEqual([]);
   });
+
+  it('has every route that changes something say its audit event, or why it records none; GET routes say nothing', () => {
+    const undeclared = apiRoutes.filter((r) => MUTATING.has(r.method) && !(r.audit && ('none' in r.audit ? r.audit.none.length > 10 : r.audit.resource && r.audit.action)));
+    expect(undeclared.map(name), 'POST, PUT, PATCH and DELETE routes without audit').toEqual([]);
+    expect(apiRoutes.filter((r) => r.method === 'GET' && r.audit).map(name), 'GET routes with audit').toEqual([]);
+  });
 });
 
 describe.each(apiRoutes.map((route) => [name(route), route] as const))('%s', (_name, route) => {
-  it('succeeds with a valid call, answering its response schema', async () => {
-    const res = await send(route, await valid(route)(s.keyA), s.keyA);
+  it('succeeds with a valid call, answering its response schema, and records its audit event (none for reads)', async () => {
+    const call = await valid(route)(s.keyA);
+    const mark = await markAudit(s.platform);
+    const res = await send(route, call, s.keyA);
     expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(route.status ?? 200);
     expectDocumented(route, res.status);
+    const events = await eventsSince(s.platform, mark);
+    if (route.audit && 'resource' in route.audit) expectOneEvent(route, call, res.body, events, who);
+    else expect(events, `${name(route)} records no audit event`).toEqual([]);
     // The data of each event (replayed events carry an `id:` line first); comments are not events.
     const eventData = () =>
       String(res.body)

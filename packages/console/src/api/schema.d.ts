@@ -588,6 +588,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audit log: who changed what, when and from where, newest first (filters: workspaceId, userId, resource, resourceId, action, outcome, from, to; a page at a time with cursor). Today a user reads their personal workspace's events */
+        get: operations["getApiV1Audit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/chat/completions": {
         parameters: {
             query?: never;
@@ -5466,6 +5483,111 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OpenAIErrorResponse"];
+                };
+            };
+        };
+    };
+    getApiV1Audit: {
+        parameters: {
+            query?: {
+                /** @description Only this action (create, update, delete, key.revoke, ...) */
+                action?: string;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+                /** @description Only events at or after this instant (ISO 8601) */
+                from?: string;
+                limit?: number;
+                /** @description succeeded or failed: what the request answered. pending: the event was written before the change and nothing settled it since: the request is still running, or its process stopped before it answered (the change may or may not have happened) */
+                outcome?: "pending" | "succeeded" | "failed";
+                /** @description Only changes of this kind of resource (project, credential, ...) */
+                resource?: string;
+                /** @description Only changes of this resource */
+                resourceId?: string;
+                /** @description Only events before this instant (ISO 8601) */
+                to?: string;
+                /** @description Only changes made by this user */
+                userId?: string;
+                /** @description The workspace whose events to list; default the caller's personal workspace */
+                workspaceId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Newest first */
+                        events: {
+                            /** @description create, update, delete, or a named action: approve, deny, accept, decline, cancel, test, reindex, upload, key.create, key.revoke, ... */
+                            action: string;
+                            /** @description The address the request came from (its connection's peer); null for the agent-platform keys command */
+                            address: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the request was received
+                             */
+                            at: string;
+                            /** @description Names of the fields the request set (never their values) */
+                            fields: string[];
+                            id: string;
+                            /** @description The API key the request came with; null for a change made with the agent-platform keys command */
+                            keyId: string | null;
+                            /**
+                             * @description succeeded or failed: what the request answered. pending: the event was written before the change and nothing settled it since: the request is still running, or its process stopped before it answered (the change may or may not have happened)
+                             * @enum {string}
+                             */
+                            outcome: "pending" | "succeeded" | "failed";
+                            /** @description The kind of resource: project, chat, stream, tool, mcp-server, credential, document, knowledge-settings, approval, response, key, local-model, ... */
+                            resource: string;
+                            /** @description The resource's id; null where the change names none (an upload of several files) */
+                            resourceId: string | null;
+                            /** @description The request's User-Agent, at most 256 characters */
+                            userAgent: string | null;
+                            /** @description Who made the change */
+                            userId: string;
+                            /** @description The workspace changed; null for an operator's action on the server itself (the local model runtime) */
+                            workspaceId: string | null;
+                        }[];
+                        hasMore: boolean;
+                        /** @description Cursor of the next page (the cursor query parameter); null when there is none */
+                        nextCursor: string | null;
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (also for ids of other users) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
