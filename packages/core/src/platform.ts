@@ -164,7 +164,13 @@ export class AgentPlatform {
       approvals: this.approvals,
     });
     this.agentMcp = new AgentMcpService(this.#ctx, { completions: this.completions, knowledge: this.knowledge, tools: this.tools });
-    this.responses = new ResponsesService(this.#ctx, { planner: this.completions.planner, chats: this.chats, approvals: this.approvals });
+    this.responses = new ResponsesService(this.#ctx, {
+      planner: this.completions.planner,
+      chats: this.chats,
+      approvals: this.approvals,
+      streams: this.#streams,
+      ...(options.knowledge ? { files: this.knowledge } : {}),
+    });
   }
 
   /** Resumes background work left by an earlier run (unfinished indexing jobs). Call once after constructing. */

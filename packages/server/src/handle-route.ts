@@ -138,7 +138,10 @@ export function createRouteHandler(platform: AgentPlatform, options: RouteHandle
         if (!result.stream) return json(200, result.body);
         // Held as a completion's stream is: a run that fails before its first event is answered
         // with the failure's status, as without `stream` (the response is kept failed all the same).
-        const held = await afterOpening(result.events, options.streamHoldMs, (e) => e.type === 'response.created' || e.type === 'response.in_progress');
+        // A replay is sent as it is.
+        const held = result.replay
+          ? { head: [], events: result.events }
+          : await afterOpening(result.events, options.streamHoldMs, (e) => e.type === 'response.created' || e.type === 'response.in_progress');
         const first = held.head.at(-1);
         const failed = first && responseFailure(first);
         if (failed) {

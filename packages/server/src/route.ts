@@ -48,7 +48,8 @@ export interface RouteResults {
   raw: unknown;
   binary: BinaryBody;
   web: Response;
-  responses: { stream: false; body: unknown } | { stream: true; events: AsyncIterable<ResponseStreamEvent> };
+  /** `replay`: events of a response as it ran (not held: a failure is an event, as it was sent). */
+  responses: { stream: false; body: unknown } | { stream: true; events: AsyncIterable<ResponseStreamEvent>; replay?: boolean };
 }
 
 /** The parsed value of an optional schema; `{}` when the route declares none. */

@@ -46,7 +46,7 @@ export function checkImageCapability(model: ChatModel, modelName: string, parts:
 }
 
 /** The bytes of a `data:` URL (base64 or percent-encoded). */
-function decodeDataUrl(url: string, path: string): Uint8Array {
+export function decodeDataUrl(url: string, path: string): Uint8Array {
   const comma = url.indexOf(',');
   if (comma < 0) throw refuse(path, 'a data: URL needs a comma before its data');
   const header = url.slice(5, comma);
@@ -105,7 +105,9 @@ export async function loadImages(
       new PlatformError('payload_too_large', `${path}: the image is larger than ${limits.maxImageBytes} bytes, the limit of one image (${hint('maxImageBytes')})`, {
         details: { limitBytes: limits.maxImageBytes, setting: hint('maxImageBytes') },
       });
-    const bytes = /^data:/i.test(url) ? decodeDataUrl(url, path) : await fetchImage(url, path, options, limits, tooLarge);
+    const bytes = /^data:/i.test(url)
+      ? decodeDataUrl(url, path)
+      : await fetchBytes(url, path, options, { maxBytes: limits.maxImageBytes, fetchTimeoutMs: limits.fetchTimeoutMs, what: 'image', accept: IMAGE_TYPES.join(', ') }, tooLarge);
     if (bytes.byteLength > limits.maxImageBytes) throw tooLarge();
     total += bytes.byteLength;
     if (total > limits.maxRequestBytes) {
@@ -120,11 +122,15 @@ export async function loadImages(
   return images;
 }
 
-async function fetchImage(
+/**
+ * The bytes at an `https:`/`http:` URL, through the guarded fetch, up to `maxBytes` (past them:
+ * `tooLarge`); a URL that cannot be read is a 400 naming `path` and the `what` it was to be.
+ */
+export async function fetchBytes(
   url: string,
   path: string,
   options: { fetch: GuardedFetch; signal?: AbortSignal | undefined },
-  limits: { maxImageBytes: number; fetchTimeoutMs: number },
+  limits: { maxBytes: number; fetchTimeoutMs: number; what: string; accept: string },
   tooLarge: () => PlatformError,
 ): Promise<Uint8Array> {
   let parsed: URL;
@@ -138,12 +144,12 @@ async function fetchImage(
   const timeout = AbortSignal.timeout(limits.fetchTimeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   try {
-    const response = await options.fetch(parsed, { signal, headers: { accept: IMAGE_TYPES.join(', ') } });
+    const response = await options.fetch(parsed, { signal, headers: { accept: limits.accept } });
     if (!response.ok) {
       await response.body?.cancel().catch(() => {});
-      throw refuse(path, `the image at ${shown} could not be fetched: it answered HTTP ${response.status}`);
+      throw refuse(path, `the ${limits.what} at ${shown} could not be fetched: it answered HTTP ${response.status}`);
     }
-    return await readBody(response, limits.maxImageBytes, tooLarge);
+    return await readBody(response, limits.maxBytes, tooLarge);
   } catch (error) {
     options.signal?.throwIfAborted();
     // The outbound policy's refusal (a 400 naming the address), our own 400/413: as they are.
@@ -153,6 +159,6 @@ async function fetchImage(
       : isPlatformError(error)
         ? error.message
         : (((error as Error).cause as Error | undefined)?.message ?? String(error));
-    throw refuse(path, `the image at ${shown} could not be fetched: ${why}`);
+    throw refuse(path, `the ${limits.what} at ${shown} could not be fetched: ${why}`);
   }
 }

@@ -9,6 +9,7 @@ import { randomString } from '../ids.js';
 import { checkProviderOptions, isModelProvider } from '../registries/model-providers.js';
 import { AGENT_MIN_SCORE, type SearchHit } from '../schemas/knowledge.js';
 import type { ChatMessageRecord, MessageSource, StoredContentPart } from '../storage/types.js';
+import { allowTools } from './allowed-tools.js';
 import { type AnswerSchemaValidator, checkAnswer, checkResponseSchema, formatInstruction } from './answer-format.js';
 import { type ApprovalDesk, decidedCalls, resumeSettings, waitingCalls } from './approval-desk.js';
 import { type ChatImageStore, imageLoader, storedParts, withoutImages } from './chat-images.js';
@@ -152,12 +153,15 @@ export class CompletionPlanner implements AgentPlanner {
       room,
     ]);
     const { system, sources } = project ? systemContext(project.instructions, hits) : { system: undefined, sources: [] as Source[] };
-    const tools = toolLists.flat();
-    const limited = operatorLimited(turnSettings(request), modelName, provider, operator);
+    const requestedSettings = turnSettings(request);
+    // `allowed_tools`: only those are offered this turn.
+    const allowed = request.allowedTools ? allowTools(toolLists.flat(), requestedSettings.clientTools ?? [], request.allowedTools) : undefined;
+    const tools = allowed?.agent ?? toolLists.flat();
+    const limited = operatorLimited(allowed ? { ...requestedSettings, clientTools: allowed.client } : requestedSettings, modelName, provider, operator);
     const settings = Object.keys(providerOptions).length > 0 ? { ...limited, modelSettings: { ...limited.modelSettings, providerOptions } } : limited;
     checkTools(
       model,
-      tools.map((t) => t.definition.name),
+      toolLists.flat().map((t) => t.definition.name),
       settings,
     );
     // With a chat, what the client resent of it is not new (see newToChat: only a chat waiting

@@ -2,6 +2,7 @@ import type { AgentEvent, Source } from '../agent/loop.js';
 import type { Caller } from '../context.js';
 import type { CompletionMessage } from '../schemas/completions.js';
 import type { ChatRecord, ProjectRecord } from '../storage/types.js';
+import type { AllowedTool } from './allowed-tools.js';
 import type { CompletionSettings } from './request.js';
 
 export type { CompletionSettings };
@@ -18,7 +19,13 @@ export interface CompletionPlan {
 }
 
 /** What a run is asked: the chat completion's settings, its messages, and the model when there is no project. */
-export type PlanRequest = CompletionSettings & { model?: string | null | undefined; messages: readonly CompletionMessage[]; provider?: string | undefined };
+export type PlanRequest = CompletionSettings & {
+  model?: string | null | undefined;
+  messages: readonly CompletionMessage[];
+  provider?: string | undefined;
+  /** Only these tools are offered this turn (`tool_choice` of type `allowed_tools`); a 400 naming one that is no tool of the turn. */
+  allowedTools?: readonly AllowedTool[] | undefined;
+};
 
 /** Who answers and where the turn is kept. */
 export interface PlanTarget {

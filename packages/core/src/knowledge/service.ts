@@ -187,6 +187,16 @@ export class KnowledgeService {
     return events;
   }
 
+  /**
+   * The text of a file given to a model (a response's `input_file`), read as an uploaded
+   * document is (txt, md, html, pdf, docx; the same limits, in the document reader's process);
+   * not stored. `unsupported` without a knowledge base.
+   */
+  readFileText(caller: Caller, file: { bytes: Uint8Array; fileName: string; fileType?: string | undefined }, signal?: AbortSignal): Promise<string> {
+    const { bytes, fileName, fileType } = file;
+    return this.#kb().ingestion.readText(caller, { bytes, fileName, ...(fileType ? { fileType } : {}) }, signal);
+  }
+
   /** `GET /api/knowledge/chunks/{id}`: one chunk of the caller's knowledge, with its text (what a citation points at). */
   async getChunk(caller: Caller, id: string): Promise<ChunkResponse> {
     const chunk = await this.#ctx.storage.chunks.get(caller.userId, id);

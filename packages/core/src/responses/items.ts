@@ -1,6 +1,7 @@
 import type { ToolCall, Usage } from '../agent/chat-model.js';
+import { formFields } from '../agent/form-fields.js';
 import type { AgentEvent, Source } from '../agent/loop.js';
-import type { PendingApproval } from '../agent/questions.js';
+import type { PendingApproval, PendingQuestion } from '../agent/questions.js';
 import { MCP_TOOL_PREFIX } from '../agent/tools.js';
 import { type ErrorCode, isPlatformError, PlatformError } from '../errors.js';
 import { randomString } from '../ids.js';
@@ -10,6 +11,7 @@ type Message = Extract<OutputItem, { type: 'message' }>;
 type Reasoning = Extract<OutputItem, { type: 'reasoning' }>;
 type ServerToolCall = Extract<OutputItem, { type: 'mcp_call' | 'agent_platform:tool_call' }>;
 type ApprovalRequest = Extract<OutputItem, { type: 'mcp_approval_request' }>;
+type ElicitationRequest = Extract<OutputItem, { type: 'agent_platform:elicitation_request' }>;
 type Annotation = Message['content'][number]['annotations'][number];
 
 /** The event of a failure: our error `code` (the server maps it to the wire's error type), the message, the field. */
@@ -79,6 +81,21 @@ function approvalItem(approval: PendingApproval): ApprovalRequest {
   };
 }
 
+/** An MCP server's question during a tool call as the extension item `agent_platform:elicitation_request` (its id is the question's). */
+function questionItem(question: PendingQuestion): ElicitationRequest {
+  const tool = mcpTool(question.tool) ?? { server_label: 'agent_platform', name: question.tool };
+  return {
+    type: 'agent_platform:elicitation_request',
+    id: question.id,
+    ...tool,
+    call_id: question.callId,
+    message: question.message,
+    fields: formFields(question.schema),
+    schema: question.schema,
+    expires_at: Math.floor(Date.parse(question.expiresAt) / 1000),
+  };
+}
+
 /**
  * The one mapping of an agent run to the Open Responses stream: the run's events (`AgentEvent`)
  * become output items and the specification's semantic events, in order, each with its
@@ -94,6 +111,8 @@ function approvalItem(approval: PendingApproval): ApprovalRequest {
  *   starts (`in_progress`) and done with its output (`completed`, or `failed` with `error`);
  * - the client's functions: `function_call` items (added, `function_call_arguments.delta` and
  *   `.done`, done), for the client to run;
+ * - an MCP server's question during a tool call (`elicitation`): an
+ *   `agent_platform:elicitation_request` item (added, done); the tool waits for the answer;
  * - calls that wait for a person's approval (`approval_required`): `mcp_approval_request` items
  *   (added, done), the response's last output; the response completes;
  * - the end: `response.completed`, `response.incomplete` (the model ran out of
@@ -183,6 +202,13 @@ export async function* responseEvents(
         running.delete(e.callId);
         Object.assign(run.item, e.isError ? { status: 'failed', error: e.content } : { status: 'completed', output: e.content });
         yield event('response.output_item.done', { output_index: run.index, item: structuredClone(run.item) });
+      } else if (e.type === 'elicitation') {
+        // A running tool's server asks the person: the item says so, the tool waits for the answer.
+        yield* close();
+        const item = questionItem(e.question);
+        output.push(item);
+        yield event('response.output_item.added', { output_index: output.length - 1, item: structuredClone(item) });
+        yield event('response.output_item.done', { output_index: output.length - 1, item: structuredClone(item) });
       } else if (e.type === 'approval_required') {
         yield* close();
         for (const approval of e.approvals) {

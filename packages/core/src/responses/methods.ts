@@ -1,9 +1,11 @@
 import type { Caller } from '../context.js';
 import { publicMethods } from '../methods.js';
-import type { InputItemList, ResponseResource } from '../schemas/response-objects.js';
-import { CreateResponseRequest, InputItemsQuery } from '../schemas/responses.js';
+import type { InputItemList, ResponseResource, ResponseStreamEvent } from '../schemas/response-objects.js';
+import { CreateResponseRequest, GetResponseQuery, InputItemsQuery } from '../schemas/responses.js';
 import { parseInput } from '../validation.js';
 import type { ResponseResult, ResponsesService } from './service.js';
+
+const ReplayQuery = GetResponseQuery.pick({ starting_after: true });
 
 /**
  * The Open Responses API: `AgentPlatform`'s public methods of the area (installed on its
@@ -19,6 +21,11 @@ export const responsesMethods = publicMethods<{ responses: ResponsesService }>()
   /** `GET /api/v1/responses/{id}`: a stored response as it stands. */
   getResponse(caller: Caller, id: string): Promise<ResponseResource> {
     return this.responses.get(caller, id);
+  },
+
+  /** `GET /api/v1/responses/{id}?stream=true`: its events after `starting_after` (recorded, or made from the stored response), live until it ends. */
+  async replayResponse(caller: Caller, id: string, query: { starting_after?: number } = {}, signal?: AbortSignal): Promise<AsyncIterable<ResponseStreamEvent>> {
+    return this.responses.replay(caller, id, parseInput(ReplayQuery, query).starting_after, signal);
   },
 
   /** `DELETE /api/v1/responses/{id}`. */

@@ -38,7 +38,12 @@ export function planRequest(body: Body, messages: readonly CompletionMessage[]):
           })),
         }
       : {}),
-    ...(choice ? { tool_choice: typeof choice === 'object' ? { type: 'function' as const, function: { name: choice.name } } : choice } : {}),
+    ...(choice
+      ? {
+          tool_choice: typeof choice !== 'object' ? choice : choice.type === 'allowed_tools' ? choice.mode : { type: 'function' as const, function: { name: choice.name } },
+          ...(typeof choice === 'object' && choice.type === 'allowed_tools' ? { allowedTools: choice.tools } : {}),
+        }
+      : {}),
     parallel_tool_calls: body.parallel_tool_calls,
     temperature: body.temperature,
     top_p: body.top_p,

@@ -1,5 +1,14 @@
+import { PlatformError } from '../errors.js';
 import type { Notifier } from '../notify/notifier.js';
 import type { ResponseResource } from '../schemas/response-objects.js';
+import type { ResponseRecordStatus } from '../storage/types.js';
+import type { EventRecorder } from './replay.js';
+
+/** The statuses of a response that has not ended. */
+export const RUNNING: readonly ResponseRecordStatus[] = ['queued', 'in_progress'];
+
+export const notFound = (id: string, param = 'id') =>
+  new PlatformError('not_found', `Response ${id} not found`, { issues: [{ path: [param], code: 'custom', message: 'no response of yours has this id' }] });
 
 /** The channel on which a cancel reaches the instance running the response. */
 export const CANCEL_CHANNEL = 'responses.cancel';
@@ -15,6 +24,8 @@ export interface Run {
   readonly done: Promise<void>;
   /** True once a cancel reached it. */
   cancelled: boolean;
+  /** Records its events (a streamed or background response). */
+  readonly recorder?: EventRecorder | undefined;
 }
 
 /**

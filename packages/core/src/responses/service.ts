@@ -1,29 +1,33 @@
 import type { z } from 'zod';
+import type { StreamStore } from '../completions/streams/stream-store.js';
 import type { AgentPlanner, ChatOpener } from '../completions/types.js';
 import type { Caller, PlatformContext } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { hasIdForm } from '../ids.js';
-import type { ApprovalResponse } from '../schemas/approvals.js';
 import type { CompletionMessage } from '../schemas/completions.js';
 import type { InputItemList, ResponseResource, ResponseStreamEvent } from '../schemas/response-objects.js';
 import type { CreateResponseRequest, InputItemsQuery } from '../schemas/responses.js';
 import type { ChatRecord, ProjectRecord, ResponseRecord, ResponseRecordStatus } from '../storage/types.js';
+import { type ApprovalDecider, answerQuestions, answersQuestions, decideApprovals, invalid } from './answers.js';
+import { type FileTextReader, readInputFiles } from './files.js';
+import { endedResponse, followResponse, type Reading } from './follow.js';
 import { type StoredInputItem, storedInputItems, storedToMessages, toCompletionMessages } from './input.js';
 import { failureOf, responseEvents } from './items.js';
+import { type EventRecorder, recordEvents, recordedLength } from './replay.js';
 import { initialResource, planRequest } from './request.js';
-import { type Run, Runs } from './runs.js';
+import { notFound, RUNNING, type Run, Runs } from './runs.js';
 
-/** The approvals area: the approvals an `mcp_approval_response` decides. */
-export interface ApprovalDecider {
-  get(caller: Caller, id: string): Promise<ApprovalResponse>;
-  decideCall(caller: Caller, id: string, decision: { approve: boolean; reason?: string | null | undefined }, param: string): Promise<unknown>;
-}
+export type { ApprovalDecider } from './answers.js';
 
 export interface ResponsesDeps {
   /** The completions area's planner; undefined without `agent` (then `create` answers `unsupported`). */
   readonly planner: AgentPlanner | undefined;
   readonly chats: ChatOpener;
   readonly approvals: ApprovalDecider;
+  /** Where streamed and background responses' events are recorded, for `GET ?stream=true` (the chat streams' store). */
+  readonly streams: StreamStore;
+  /** Reads `input_file` parts into text (the knowledge area's document readers); undefined without a knowledge base. */
+  readonly files?: FileTextReader | undefined;
 }
 
 /** A response: the whole resource, or with `stream: true` the events to send. */
@@ -33,10 +37,6 @@ type Body = z.output<typeof CreateResponseRequest>;
 
 /** Most responses a chain of a plain model is read back through (`previous_response_id`). */
 const MAX_CHAIN = 100;
-const RUNNING: readonly ResponseRecordStatus[] = ['queued', 'in_progress'];
-
-const notFound = (id: string, param = 'id') => new PlatformError('not_found', `Response ${id} not found`, { issues: [{ path: [param], code: 'custom', message: 'no response of yours has this id' }] });
-const invalid = (param: string, message: string) => PlatformError.invalid(`${param}: ${message}`, [{ path: param.split('.'), code: 'custom', message }]);
 
 /**
  * `/api/v1/responses`: the Open Responses API over the agent runs of the completions area's
@@ -48,11 +48,13 @@ export class ResponsesService {
   readonly #ctx: PlatformContext;
   readonly #deps: ResponsesDeps;
   readonly #runs: Runs;
+  readonly #reading: Reading;
 
   constructor(ctx: PlatformContext, deps: ResponsesDeps) {
     this.#ctx = ctx;
     this.#deps = deps;
     this.#runs = new Runs(ctx.notifier);
+    this.#reading = { storage: ctx.storage, streams: deps.streams, runs: this.#runs };
   }
 
   /** `POST /api/v1/responses`: the whole response, its events (`stream`), or at once the queued response (`background`). */
@@ -65,21 +67,25 @@ export class ResponsesService {
       request.model ? storage.projects.get(caller.userId, request.model) : undefined,
       request.previous_response_id ? storage.responses.get(caller.userId, request.previous_response_id) : undefined,
     ]);
-    const body = await this.#decisions(caller, request, previous);
+    if (request.previous_response_id && !previous) throw notFound(request.previous_response_id, 'previous_response_id');
+    // Answers to a running response's questions: it goes on, and is the answer.
+    if (answersQuestions(request)) return this.#answered(caller, request, previous, options.signal);
+    // Files are read first: one that cannot be read decides nothing.
+    const given = typeof request.input === 'string' ? request.input : await readInputFiles(this.#deps.files, this.#ctx.fetch, caller, request.input, options.signal);
+    const body = await decideApprovals(this.#deps.approvals, caller, request, previous);
     if (body.model && !named && hasIdForm('project', body.model)) {
       throw new PlatformError('not_found', `Project ${body.model} not found: "model" has the form of a project id, but none of your projects has it`, {
         issues: [{ path: ['model'], code: 'custom', message: 'none of your projects has this id' }],
       });
     }
-    if (body.previous_response_id && !previous) throw notFound(body.previous_response_id, 'previous_response_id');
     if (previous && RUNNING.includes(previous.status)) throw invalid('previous_response_id', `response ${previous.id} is still ${previous.status}: continue from it once it has ended`);
     const { chat, project, fresh } = await this.#target(caller, body, named, previous, store);
 
     // The conversation: the instructions, the earlier responses a chat does not hold (a plain
     // model's chain; a previous response whose chat was never made or is gone), the new input.
     const chain = previous && (!previous.chatId || fresh) ? await this.#chain(caller.userId, previous) : [];
-    const messages: CompletionMessage[] = [...(body.instructions ? [{ role: 'system' as const, content: body.instructions }] : []), ...chain, ...toCompletionMessages(body.input)];
     const controller = new AbortController();
+    const messages: CompletionMessage[] = [...(body.instructions ? [{ role: 'system' as const, content: body.instructions }] : []), ...chain, ...toCompletionMessages(given)];
     const signal = body.background ? controller.signal : AbortSignal.any([controller.signal, ...(options.signal ? [options.signal] : [])]);
     // A new chat of an id the service made is inserted with the turn when it completes; one of
     // the caller's chosen id is opened once the run is known to start. Either way a refused
@@ -114,13 +120,19 @@ export class ResponsesService {
         input,
       });
     // A stream's response is written once its first event after the opening ones is out (the
-    // first text does not wait for it); the run's own writes wait for it.
-    const events = this.#run(caller.userId, resource, plan, controller, store ? { insert, deferred: body.stream === true } : undefined);
+    // first text does not wait for it); the run's own writes wait for it. The events of a
+    // streamed or background response are recorded (from then on too), for GET ?stream=true.
+    const recorder = store && (body.stream || body.background) ? recordEvents(this.#deps.streams, { userId: caller.userId, id, createdAt }) : undefined;
+    const deferred = body.stream === true && !body.background;
+    const events = this.#run(caller.userId, resource, plan, controller, store ? { insert, deferred } : undefined, recorder);
     if (body.background) {
       const queued = structuredClone(resource);
+      // Recording before it runs: a reader finds every event. The client going away stops only its reading.
+      await recorder?.open();
       void (async () => {
         for await (const _ of events);
       })();
+      if (body.stream) return { stream: true, events: followResponse(this.#reading, caller.userId, id, undefined, options.signal) };
       return { stream: false, body: queued };
     }
     if (body.stream) return { stream: true, events };
@@ -128,25 +140,6 @@ export class ResponsesService {
     for await (const event of events) failure = failureOf(event) ?? failure;
     if (resource.status === 'failed' && failure) throw failure;
     return { stream: false, body: resource };
-  }
-
-  /**
-   * Decides the approvals the input's `mcp_approval_response` items answer (all checked first:
-   * the caller's, of one chat, the previous response's), so the response continues their turn:
-   * the request with that chat as `chatId` when it names none.
-   */
-  async #decisions(caller: Caller, body: Body, previous: ResponseRecord | undefined): Promise<Body> {
-    const answers = typeof body.input === 'string' ? [] : body.input.flatMap((item, i) => (item.type === 'mcp_approval_response' ? [{ item, param: `input.${i}.approval_request_id` }] : []));
-    if (answers.length === 0) return body;
-    const approvals = await Promise.all(answers.map(({ item }) => this.#deps.approvals.get(caller, item.approval_request_id)));
-    const chatId = approvals[0]?.approval.chatId;
-    for (const [i, { approval }] of approvals.entries()) {
-      const param = answers[i]?.param ?? 'input';
-      const other = approval.chatId !== chatId ? `approval ${approvals[0]?.approval.id}` : previous?.chatId && previous.chatId !== chatId ? `previous_response_id ${previous.id}` : undefined;
-      if (other || (body.chatId && body.chatId !== chatId)) throw invalid(param, `approval ${approval.id} belongs to chat ${approval.chatId}, not the chat of ${other ?? `chatId ${body.chatId}`}`);
-    }
-    for (const { item, param } of answers) await this.#deps.approvals.decideCall(caller, item.approval_request_id, { approve: item.approve, reason: item.reason }, param);
-    return body.chatId || previous?.chatId || !chatId ? body : { ...body, chatId };
   }
 
   /** The project and chat of a new response: `chatId`'s, the previous response's, or a new chat of the project named (none with `store: false`). */
@@ -197,10 +190,12 @@ export class ResponsesService {
     plan: Awaited<ReturnType<AgentPlanner['plan']>>,
     controller: AbortController,
     storing: { insert: () => Promise<void>; deferred: boolean } | undefined,
+    recorder: EventRecorder | undefined,
   ): AsyncGenerator<ResponseStreamEvent> {
     const { storage, clock } = this.#ctx;
     let finished!: () => void;
-    const run: Run = { userId, resource, controller, done: new Promise<void>((resolve) => (finished = resolve)), cancelled: false };
+    const run: Run = { userId, resource, controller, done: new Promise<void>((resolve) => (finished = resolve)), cancelled: false, recorder };
+    let last = -1;
     let kept: Promise<boolean> | undefined;
     // A response that could not be stored runs on, answered to its caller; it is not kept.
     const keep = () =>
@@ -221,16 +216,28 @@ export class ResponsesService {
           if (await keep()) await storage.responses.update(userId, resource.id, { status: 'in_progress', resource: structuredClone(resource), updatedAt: clock.now() }, ['queued']);
         }
         for await (const event of responseEvents(resource, plan.events, { sources: plan.sources, now, cancelled: () => run.cancelled })) {
+          last = event.sequence_number;
+          recorder?.push(event);
           yield event;
-          if (!kept && event.sequence_number > 1) setImmediate(keep);
+          if (!kept && event.sequence_number > 1)
+            setImmediate(() => {
+              keep();
+              recorder?.open();
+            });
         }
       } finally {
         // Left before its end (the client went away): the run stopped there.
         if (RUNNING.includes(resource.status)) {
           controller.abort();
           resource.status = 'cancelled';
-          resource.error = { code: 'cancelled', message: 'The client went away before the response ended' };
+          const message = 'The client went away before the response ended';
+          resource.error = { code: 'cancelled', message };
+          recorder?.push({ type: 'error', sequence_number: ++last, error: { code: 'aborted', message, param: null } });
+          recorder?.push({ type: 'response.failed', sequence_number: ++last, response: structuredClone(resource) });
         }
+        // A stream that ended before its recording began is recorded now, whole.
+        void recorder?.open();
+        void recorder?.end();
         if (await keep()) {
           const from: ResponseRecordStatus[] = resource.status === 'cancelled' ? [...RUNNING, 'cancelled'] : [...RUNNING];
           await storage.responses.update(userId, resource.id, { status: resource.status, resource: structuredClone(resource), updatedAt: clock.now() }, from).catch(() => false);
@@ -247,6 +254,28 @@ export class ResponsesService {
     const record = await this.#ctx.storage.responses.get(caller.userId, id);
     if (!record) throw notFound(id);
     return { ...(record.resource as ResponseResource), status: record.status };
+  }
+
+  /**
+   * `GET /api/v1/responses/{id}?stream=true`: the response's events after `starting_after`, live
+   * until it ends: as recorded (a streamed or background response), else made from the stored
+   * response once it has ended. `not_found` before any event for an id the caller has not.
+   */
+  async replay(caller: Caller, id: string, after: number | undefined, signal?: AbortSignal): Promise<AsyncIterable<ResponseStreamEvent>> {
+    if (!this.#runs.get(caller.userId, id) && !(await this.#ctx.storage.responses.get(caller.userId, id))) throw notFound(id);
+    return followResponse(this.#reading, caller.userId, id, after, signal);
+  }
+
+  /**
+   * Answers the questions of the running response `previous` (its MCP servers' elicitations):
+   * it goes on, and is the answer: its events from now on (`stream`), or the whole response once it has ended.
+   */
+  async #answered(caller: Caller, body: Body, previous: ResponseRecord | undefined, signal: AbortSignal | undefined): Promise<ResponseResult> {
+    const id = previous?.id ?? '';
+    const seen = body.stream ? await recordedLength(this.#deps.streams, id) : 0;
+    await answerQuestions(this.#deps.approvals, caller, body, previous);
+    if (body.stream) return { stream: true, events: followResponse(this.#reading, caller.userId, id, seen - 1, signal) };
+    return { stream: false, body: await endedResponse(this.#reading, caller.userId, id, signal) };
   }
 
   /** `DELETE /api/v1/responses/{id}`: deletes it (stopping it first when it runs). */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FormField } from './approvals.js';
 import { CompletionSource } from './completion-answers.js';
 
 /**
@@ -76,6 +77,18 @@ export const McpApprovalRequestOut = z.object({
   call_id: z.string().describe("Extension: the model's id of the call"),
   expires_at: z.number().int().describe('Extension: when the request is denied undecided (Unix seconds)'),
 });
+/** Extension item: an MCP server asks the person during a running tool call (the call waits for the answer). */
+export const ElicitationRequestOut = z.object({
+  type: z.literal('agent_platform:elicitation_request'),
+  id: z.string().describe('The question id: answer with an agent_platform:elicitation_response item (and previous_response_id), or POST /api/v1/approvals/{id}'),
+  server_label: z.string().describe('The MCP server that asks'),
+  name: z.string().describe('The tool (on its server) whose call asks'),
+  call_id: z.string().describe("The model's id of the call that asks"),
+  message: z.string().describe('What the server asks'),
+  fields: z.array(FormField).describe("The form's fields, from its schema"),
+  schema: z.record(z.string(), z.unknown()).describe("The form's JSON Schema as the server sent it"),
+  expires_at: z.number().int().describe('When it is declined unanswered (Unix seconds)'),
+});
 export const ReasoningOut = z.object({
   type: z.literal('reasoning'),
   id: z.string(),
@@ -84,7 +97,7 @@ export const ReasoningOut = z.object({
   content: z.array(ReasoningText),
 });
 
-export const OutputItem = z.discriminatedUnion('type', [MessageOut, FunctionCallOut, McpCallOut, ToolCallOut, McpApprovalRequestOut, ReasoningOut]);
+export const OutputItem = z.discriminatedUnion('type', [MessageOut, FunctionCallOut, McpCallOut, ToolCallOut, McpApprovalRequestOut, ElicitationRequestOut, ReasoningOut]);
 export type OutputItem = z.output<typeof OutputItem>;
 
 export const ResponseUsage = z.object({
@@ -126,7 +139,15 @@ export const ResponseResource = z.object({
   output: z.array(OutputItem),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   tools: z.array(FunctionToolOut).describe("The client's functions (the agent's own tools are not listed)"),
-  tool_choice: z.union([z.enum(['none', 'auto', 'required']), z.object({ type: z.literal('function'), name: z.string() })]),
+  tool_choice: z.union([
+    z.enum(['none', 'auto', 'required']),
+    z.object({ type: z.literal('function'), name: z.string() }),
+    z.object({
+      type: z.literal('allowed_tools'),
+      mode: z.enum(['none', 'auto', 'required']),
+      tools: z.array(z.union([z.object({ type: z.literal('function'), name: z.string() }), z.object({ type: z.literal('mcp'), server_label: z.string(), name: z.string().nullable().optional() })])),
+    }),
+  ]),
   truncation: z.enum(['auto', 'disabled']),
   parallel_tool_calls: z.boolean(),
   text: z.object({ format: TextFormatOut }),
@@ -164,7 +185,11 @@ export type ResponseStreamEvent = { readonly type: string; readonly sequence_num
 
 /** A stored input item, with the id the service gave it. */
 export const InputItemOut = z
-  .object({ type: z.enum(['message', 'function_call', 'function_call_output', 'mcp_approval_response']), id: z.string(), status: ItemStatus.optional() })
+  .object({
+    type: z.enum(['message', 'function_call', 'function_call_output', 'mcp_approval_response', 'mcp_call', 'agent_platform:tool_call', 'agent_platform:elicitation_response']),
+    id: z.string(),
+    status: z.string().optional(),
+  })
   .catchall(z.unknown())
   .describe("An input item as sent, with its id (a data: image's URL is not kept: image_url null)");
 

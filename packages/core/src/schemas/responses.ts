@@ -29,12 +29,31 @@ const InputImage = z.strictObject(
   },
   unknownMember('an input_image part'),
 );
+/**
+ * A file given to the model as text: read by the knowledge base's document readers (txt, md,
+ * html, pdf, docx), under their limits, and put into the user message.
+ */
+export const InputFile = z
+  .strictObject(
+    {
+      type: z.literal('input_file'),
+      filename: z.string().min(1).max(255).nullable().optional().describe("The file name (its extension tells the type, else the data: URL's media type)"),
+      file_data: z.string().max(33_554_432).nullable().optional().describe('The file as a data: URL (data:application/pdf;base64,...), or its bare base64 with filename'),
+      file_url: z.string().max(8192).nullable().optional().describe('An https: or http: URL the service fetches (the outbound policy applies)'),
+      file_id: z.string().min(1).max(200).nullable().optional().describe('A knowledge document of the project named by model (the file_id of a file_citation): its text'),
+    },
+    unknownMember('an input_file part'),
+  )
+  .superRefine((part, ctx) => {
+    const given = (['file_data', 'file_url', 'file_id'] as const).filter((k) => part[k] !== undefined && part[k] !== null);
+    if (given.length !== 1) ctx.addIssue({ code: 'custom', path: [], message: 'give exactly one of file_data, file_url or file_id' });
+  });
 const UserParts = z
   .array(
     z.discriminatedUnion(
       'type',
-      [InputText, InputImage, refusedParts(['input_file', 'input_video', 'input_audio'], 'here: the model is given text and images only')],
-      partError('"input_text" or "input_image"'),
+      [InputText, InputImage, InputFile, refusedParts(['input_video', 'input_audio'], 'here: the model is given text, images and files (as text) only')],
+      partError('"input_text", "input_image" or "input_file"'),
     ),
   )
   .max(100);
@@ -100,6 +119,57 @@ export const McpApprovalResponseItem = z.strictObject(
   },
   unknownMember('an mcp_approval_response item'),
 );
+const OutputStatus = z.enum(['in_progress', 'completed', 'failed', 'incomplete']).nullable().optional();
+/** A server-run call of an earlier response sent back (`response.output` as input): given to the model as the call and its result. */
+export const McpCallItem = z.strictObject(
+  {
+    type: z.literal('mcp_call'),
+    id: ItemId,
+    server_label: z.string().min(1).max(200),
+    name: z.string().min(1).max(200),
+    arguments: text,
+    output: text.nullable().optional(),
+    error: z
+      .union([text, z.record(z.string(), z.unknown())])
+      .nullable()
+      .optional(),
+    status: OutputStatus,
+    call_id: CallId.nullable().optional(),
+    approval_request_id: z.string().max(200).nullable().optional().describe('Accepted and not used'),
+  },
+  unknownMember('an mcp_call item'),
+);
+/** A call of a project tool of an earlier response, sent back: given to the model as the call and its result. */
+export const ToolCallItem = z.strictObject(
+  {
+    type: z.literal('agent_platform:tool_call'),
+    id: ItemId,
+    call_id: CallId,
+    name: z.string().min(1).max(200),
+    arguments: text,
+    output: text.nullable().optional(),
+    error: text.nullable().optional(),
+    status: OutputStatus,
+  },
+  unknownMember('an agent_platform:tool_call item'),
+);
+/** Requests of an earlier response sent back: accepted and not given to the model (answer them with their response items). */
+const RequestItem = z
+  .object({ type: z.enum(['mcp_approval_request', 'agent_platform:elicitation_request']) })
+  .passthrough()
+  .describe('Accepted and not used: a request of an earlier response (answer it with mcp_approval_response or agent_platform:elicitation_response)');
+/** The answer to an MCP server's question (`agent_platform:elicitation_request`) of a running response. */
+export const ElicitationResponseItem = z.strictObject(
+  {
+    type: z.literal('agent_platform:elicitation_response'),
+    elicitation_request_id: z.string().min(1).max(200).describe('The id of the agent_platform:elicitation_request item (the question id)'),
+    action: z.enum(['accept', 'decline', 'cancel']),
+    content: z.record(z.string(), z.unknown()).nullable().optional().describe("accept: the form's values, checked against its schema (defaults applied)"),
+    reason: z.string().max(2000).nullable().optional(),
+    id: ItemId,
+  },
+  unknownMember('an agent_platform:elicitation_response item'),
+);
 /** A reasoning item sent back: accepted and not given to the model (reasoning is never replayed). */
 const ReasoningItem = z
   .object({ type: z.literal('reasoning') })
@@ -115,6 +185,10 @@ export const InputItem = z.discriminatedUnion(
     FunctionCallOutputItem,
     McpApprovalResponseItem,
     ReasoningItem,
+    McpCallItem,
+    ToolCallItem,
+    RequestItem,
+    ElicitationResponseItem,
     z
       .object({ type: z.enum(['item_reference', 'compaction']) })
       .superRefine((item, ctx) => {
@@ -122,7 +196,10 @@ export const InputItem = z.discriminatedUnion(
       })
       .describe('Not supported (400): send the item itself, or continue with previous_response_id'),
   ],
-  { error: 'must be a message, function_call, function_call_output, mcp_approval_response or reasoning item' },
+  {
+    error:
+      'must be a message, function_call, function_call_output, mcp_approval_response, agent_platform:elicitation_response item, or an output item of an earlier response (reasoning, mcp_call, agent_platform:tool_call, mcp_approval_request, agent_platform:elicitation_request)',
+  },
 );
 export type InputItem = z.output<typeof InputItem>;
 
@@ -138,7 +215,38 @@ export const FunctionTool = z.strictObject(
   unknownMember('a function tool'),
 );
 
-const ToolChoice = z.union([z.enum(['none', 'auto', 'required']), z.strictObject({ type: z.literal('function'), name: ToolName }, unknownMember('a named tool choice'))]);
+/**
+ * `allowed_tools`: the tools the model may call this turn, among the client's functions, the
+ * agent's own tools and its MCP servers' tools (`mcp__<server>__<tool>` as a function name, or
+ * OpenAI's `{ type: "mcp", server_label, name? }`: every tool of the server when name is left out).
+ */
+export const AllowedTools = z.strictObject(
+  {
+    type: z.literal('allowed_tools'),
+    mode: z.enum(['none', 'auto', 'required']).default('auto').describe('auto (default): the model may call one of them; required: it must call one (the first model call); none: no tool'),
+    tools: z
+      .array(
+        z.discriminatedUnion(
+          'type',
+          [
+            z.strictObject({ type: z.literal('function'), name: z.string().min(1).max(200) }, unknownMember('an allowed function')),
+            z.strictObject({ type: z.literal('mcp'), server_label: z.string().min(1).max(200), name: z.string().min(1).max(200).nullable().optional() }, unknownMember('an allowed MCP tool')),
+          ],
+          { error: 'must be {"type":"function","name":...} or {"type":"mcp","server_label":...}' },
+        ),
+      )
+      .min(1)
+      .max(128),
+  },
+  unknownMember('an allowed_tools choice'),
+);
+export type AllowedTools = z.output<typeof AllowedTools>;
+const ToolChoice = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.discriminatedUnion('type', [z.strictObject({ type: z.literal('function'), name: ToolName }, unknownMember('a named tool choice')), AllowedTools], {
+    error: 'must be none, auto, required, {"type":"function","name":...} or {"type":"allowed_tools","tools":[...]}',
+  }),
+]);
 
 /** `text.format`: free text, any JSON object, or a JSON value following a schema (checked as on chat completions). */
 export const TextFormat = z.discriminatedUnion(
@@ -197,7 +305,13 @@ export const CreateResponseRequest = z
         .strictObject({ include_obfuscation: unused(z.boolean(), 'events carry no obfuscation padding') }, unknownMember('stream_options'))
         .nullable()
         .optional(),
-      background: z.boolean().nullable().optional().describe('Answer at once with the queued response and run it in the background (not with stream); poll with GET, stop with cancel'),
+      background: z
+        .boolean()
+        .nullable()
+        .optional()
+        .describe(
+          'Run in the background: answer at once with the queued response (or with stream, stream it; the client going away does not stop it); read with GET (?stream=true replays its events), stop with cancel',
+        ),
       max_output_tokens: z.number().int().min(1).max(1_000_000).nullable().optional(),
       max_tool_calls: unsupported('the agent runs at most its step limit of model calls'),
       reasoning: z
@@ -251,10 +365,9 @@ export const CreateResponseRequest = z
       names.add(tool.name);
     });
     const choice = body.tool_choice;
-    if (choice && typeof choice === 'object' && !names.has(choice.name)) {
+    if (choice && typeof choice === 'object' && choice.type === 'function' && !names.has(choice.name)) {
       ctx.addIssue({ code: 'custom', path: ['tool_choice', 'name'], message: `"${choice.name}" is not one of the request's tools` });
     }
-    if (body.background && body.stream) ctx.addIssue({ code: 'custom', path: ['background'], message: 'not supported with stream: true (stream, or run in the background and poll)' });
     if (body.background && body.store === false) ctx.addIssue({ code: 'custom', path: ['background'], message: 'needs store: a background response is read back by its id' });
     if (body.previous_response_id && body.chatId) ctx.addIssue({ code: 'custom', path: ['chatId'], message: 'give previous_response_id or chatId, not both' });
   });
@@ -274,11 +387,17 @@ export const InputItemsQuery = z.strictObject({
 });
 export type InputItemsQuery = z.input<typeof InputItemsQuery>;
 
-/** `GET /api/v1/responses/{id}`'s query: the specification's members, none of them used. */
+const QueryList = z
+  .union([z.string().max(100), z.array(z.string().max(100)).max(10)])
+  .optional()
+  .describe('Accepted and not used');
+
+/** `GET /api/v1/responses/{id}`'s query: the resource, or (`stream=true`) its events replayed, after `starting_after`. */
 export const GetResponseQuery = z.strictObject({
-  include: z
-    .union([z.string().max(100), z.array(z.string().max(100)).max(10)])
-    .optional()
-    .describe('Accepted and not used'),
-  stream: z.enum(['false'], { error: 'not supported: a stored response is read whole (stream it when creating it)' }).optional().describe('Only false: a stored response is read whole'),
+  include: QueryList,
+  exclude: QueryList,
+  stream: z.enum(['true', 'false'], { error: 'must be true or false' }).optional().describe("true: the response's events as a stream (recorded, or made from the stored response), live until it ends"),
+  starting_after: z.coerce.number({ error: 'must be a sequence number' }).int().min(0).optional().describe('With stream=true: only the events after this sequence_number'),
+  include_obfuscation: z.enum(['true', 'false']).optional().describe('Accepted and not used: events carry no obfuscation padding'),
 });
+export type GetResponseQuery = z.input<typeof GetResponseQuery>;

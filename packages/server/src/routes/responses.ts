@@ -25,13 +25,18 @@ export const responsesRoutes: readonly ApiRoute[] = [
   route({
     method: 'GET',
     path: '/api/v1/responses/{id}',
-    summary: 'A stored response as it stands (queued, in_progress, completed, failed, incomplete, cancelled)',
+    summary:
+      'A stored response as it stands (queued, in_progress, completed, failed, incomplete, cancelled); with stream=true its events (after starting_after), recorded or made from the stored response, live until it ends',
     tag: TAG,
     params: ResponseIdParam,
     query: GetResponseQuery,
     response: ResponseResource,
+    events: ResponseStreamEvent,
     kind: 'responses',
-    handler: async (p, i) => ({ stream: false as const, body: await p.responses.get(i.caller, i.params.id) }),
+    handler: async (p, i) =>
+      i.query.stream === 'true'
+        ? { stream: true as const, replay: true, events: await p.responses.replay(i.caller, i.params.id, i.query.starting_after, i.signal) }
+        : { stream: false as const, body: await p.responses.get(i.caller, i.params.id) },
   }),
   route({
     method: 'DELETE',

@@ -8,6 +8,7 @@ import { type IndexingEvent, IndexingEvents, type IndexingListener } from '../in
 import type { EmbeddingModel, VectorStore } from '../interfaces.js';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_OVERTAKE_MS, DEFAULT_POLL_MS, DEFAULT_SPARE_JOBS, JobQueue } from '../job-queue.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_CONCURRENT_BYTES, type KnowledgeOptions } from '../options.js';
+import type { ParseInput } from '../parse/index.js';
 import type { DocumentReader } from '../read-document.js';
 import { type KnowledgeStores, vectorNamespace } from '../stores.js';
 import { DocumentIndexer } from './index-document.js';
@@ -110,6 +111,16 @@ export class Ingestion {
   }
 
   /** Calls `listener` with the indexing events of a document (run by any instance) until it completes or fails. */
+  /**
+   * The text of a file that is not stored (a file given to a model): read by the same reader
+   * as documents (its process, its time and size limits), the caller's share of it, its text
+   * in chunks of the largest size without overlap, joined.
+   */
+  async readText(caller: Caller, input: ParseInput, signal?: AbortSignal): Promise<string> {
+    const reading = await this.#reader.read(input, { chunkSize: 8192, chunkOverlap: 0 }, { ...(signal ? { signal } : {}), owner: caller.userId });
+    return reading.chunks.map((c) => c.text).join('\n\n');
+  }
+
   subscribe(documentId: string, listener: IndexingListener): () => void {
     return this.#events.subscribe(documentId, listener);
   }
