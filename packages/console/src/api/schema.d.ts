@@ -855,7 +855,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A stored response as it stands (queued, in_progress, completed, failed, incomplete, cancelled) */
+        /** A stored response as it stands (queued, in_progress, completed, failed, incomplete, cancelled); with stream=true its events (after starting_after), recorded or made from the stored response, live until it ends */
         get: operations["getApiV1ResponsesId"];
         put?: never;
         post?: never;
@@ -7807,7 +7807,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Answer at once with the queued response and run it in the background (not with stream); poll with GET, stop with cancel */
+                    /** @description Run in the background: answer at once with the queued response (or with stream, stream it; the client going away does not stop it); read with GET (?stream=true replays its events), stop with cancel */
                     background?: boolean | null;
                     /** @description Extension: continue (or start) this chat of the project named by "model": earlier messages are sent, the new ones stored. An id the caller has no chat of makes a new chat, and must then be 1-200 letters, digits, _ or - */
                     chatId?: string;
@@ -7833,8 +7833,19 @@ export interface operations {
                             /** @constant */
                             type: "input_image";
                         } | {
+                            /** @description The file as a data: URL (data:application/pdf;base64,...), or its bare base64 with filename */
+                            file_data?: string | null;
+                            /** @description A knowledge document of the project named by model (the file_id of a file_citation): its text */
+                            file_id?: string | null;
+                            /** @description An https: or http: URL the service fetches (the outbound policy applies) */
+                            file_url?: string | null;
+                            /** @description The file name (its extension tells the type, else the data: URL's media type) */
+                            filename?: string | null;
+                            /** @constant */
+                            type: "input_file";
+                        } | {
                             /** @enum {string} */
-                            type: "input_file" | "input_video" | "input_audio";
+                            type: "input_video" | "input_audio";
                         })[];
                         /** @description Accepted and not used: the service gives input items ids of its own */
                         id?: string | null;
@@ -7930,6 +7941,52 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     }) | {
+                        /** @description Accepted and not used */
+                        approval_request_id?: string | null;
+                        arguments: string;
+                        call_id?: string | null;
+                        error?: (string | {
+                            [key: string]: unknown;
+                        }) | null;
+                        /** @description Accepted and not used: the service gives input items ids of its own */
+                        id?: string | null;
+                        name: string;
+                        output?: string | null;
+                        server_label: string;
+                        status?: ("in_progress" | "completed" | "failed" | "incomplete") | null;
+                        /** @constant */
+                        type: "mcp_call";
+                    } | {
+                        arguments: string;
+                        call_id: string;
+                        error?: string | null;
+                        /** @description Accepted and not used: the service gives input items ids of its own */
+                        id?: string | null;
+                        name: string;
+                        output?: string | null;
+                        status?: ("in_progress" | "completed" | "failed" | "incomplete") | null;
+                        /** @constant */
+                        type: "agent_platform:tool_call";
+                    } | ({
+                        /** @enum {string} */
+                        type: "mcp_approval_request" | "agent_platform:elicitation_request";
+                    } & {
+                        [key: string]: unknown;
+                    }) | {
+                        /** @enum {string} */
+                        action: "accept" | "decline" | "cancel";
+                        /** @description accept: the form's values, checked against its schema (defaults applied) */
+                        content?: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description The id of the agent_platform:elicitation_request item (the question id) */
+                        elicitation_request_id: string;
+                        /** @description Accepted and not used: the service gives input items ids of its own */
+                        id?: string | null;
+                        reason?: string | null;
+                        /** @constant */
+                        type: "agent_platform:elicitation_response";
+                    } | {
                         /** @enum {string} */
                         type: "item_reference" | "compaction";
                     })[];
@@ -8006,11 +8063,30 @@ export interface operations {
                         verbosity?: null;
                     } | null;
                     /** @description Over every tool offered (the agent's and `tools`): none, auto (default), required, or a named function of `tools`; required and a named function bind the first model call */
-                    tool_choice?: (("none" | "auto" | "required") | {
+                    tool_choice?: (("none" | "auto" | "required") | ({
                         name: string;
                         /** @constant */
                         type: "function";
-                    }) | null;
+                    } | {
+                        /**
+                         * @description auto (default): the model may call one of them; required: it must call one (the first model call); none: no tool
+                         * @default auto
+                         * @enum {string}
+                         */
+                        mode?: "none" | "auto" | "required";
+                        tools: ({
+                            name: string;
+                            /** @constant */
+                            type: "function";
+                        } | {
+                            name?: string | null;
+                            server_label: string;
+                            /** @constant */
+                            type: "mcp";
+                        })[];
+                        /** @constant */
+                        type: "allowed_tools";
+                    })) | null;
                     /** @description The client's functions: offered beside the agent's tools; a call of one is a function_call item for the client to run */
                     tools?: {
                         description?: string | null;
@@ -8146,6 +8222,49 @@ export interface operations {
                             /** @constant */
                             type: "mcp_approval_request";
                         } | {
+                            /** @description The model's id of the call that asks */
+                            call_id: string;
+                            /** @description When it is declined unanswered (Unix seconds) */
+                            expires_at: number;
+                            /** @description The form's fields, from its schema */
+                            fields: {
+                                /** @description Applied when the answer leaves the field out */
+                                default?: unknown;
+                                description?: string;
+                                /** @description string: email, uri, date or date-time */
+                                format?: string;
+                                maximum?: number;
+                                maxItems?: number;
+                                maxLength?: number;
+                                minimum?: number;
+                                minItems?: number;
+                                minLength?: number;
+                                name: string;
+                                /** @description The choices of an enum (one, or several for an array) */
+                                options?: {
+                                    label: string;
+                                    value: string;
+                                }[];
+                                required: boolean;
+                                title?: string;
+                                /** @enum {string} */
+                                type: "string" | "number" | "integer" | "boolean" | "array";
+                            }[];
+                            /** @description The question id: answer with an agent_platform:elicitation_response item (and previous_response_id), or POST /api/v1/approvals/{id} */
+                            id: string;
+                            /** @description What the server asks */
+                            message: string;
+                            /** @description The tool (on its server) whose call asks */
+                            name: string;
+                            /** @description The form's JSON Schema as the server sent it */
+                            schema: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The MCP server that asks */
+                            server_label: string;
+                            /** @constant */
+                            type: "agent_platform:elicitation_request";
+                        } | {
                             content: {
                                 text: string;
                                 /** @constant */
@@ -8211,6 +8330,21 @@ export interface operations {
                             name: string;
                             /** @constant */
                             type: "function";
+                        } | {
+                            /** @enum {string} */
+                            mode: "none" | "auto" | "required";
+                            tools: ({
+                                name: string;
+                                /** @constant */
+                                type: "function";
+                            } | {
+                                name?: string | null;
+                                server_label: string;
+                                /** @constant */
+                                type: "mcp";
+                            })[];
+                            /** @constant */
+                            type: "allowed_tools";
                         };
                         /** @description The client's functions (the agent's own tools are not listed) */
                         tools: {
@@ -8335,9 +8469,15 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Accepted and not used */
+                exclude?: string | string[];
+                /** @description Accepted and not used */
                 include?: string | string[];
-                /** @description Only false: a stored response is read whole */
-                stream?: "false";
+                /** @description Accepted and not used: events carry no obfuscation padding */
+                include_obfuscation?: "true" | "false";
+                /** @description With stream=true: only the events after this sequence_number */
+                starting_after?: number;
+                /** @description true: the response's events as a stream (recorded, or made from the stored response), live until it ends */
+                stream?: "true" | "false";
             };
             header?: never;
             path: {
@@ -8347,7 +8487,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The response as JSON, or with stream true as Server-Sent Events (event: the type, data: the event) ending with data: [DONE] */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8457,6 +8597,49 @@ export interface operations {
                             /** @constant */
                             type: "mcp_approval_request";
                         } | {
+                            /** @description The model's id of the call that asks */
+                            call_id: string;
+                            /** @description When it is declined unanswered (Unix seconds) */
+                            expires_at: number;
+                            /** @description The form's fields, from its schema */
+                            fields: {
+                                /** @description Applied when the answer leaves the field out */
+                                default?: unknown;
+                                description?: string;
+                                /** @description string: email, uri, date or date-time */
+                                format?: string;
+                                maximum?: number;
+                                maxItems?: number;
+                                maxLength?: number;
+                                minimum?: number;
+                                minItems?: number;
+                                minLength?: number;
+                                name: string;
+                                /** @description The choices of an enum (one, or several for an array) */
+                                options?: {
+                                    label: string;
+                                    value: string;
+                                }[];
+                                required: boolean;
+                                title?: string;
+                                /** @enum {string} */
+                                type: "string" | "number" | "integer" | "boolean" | "array";
+                            }[];
+                            /** @description The question id: answer with an agent_platform:elicitation_response item (and previous_response_id), or POST /api/v1/approvals/{id} */
+                            id: string;
+                            /** @description What the server asks */
+                            message: string;
+                            /** @description The tool (on its server) whose call asks */
+                            name: string;
+                            /** @description The form's JSON Schema as the server sent it */
+                            schema: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The MCP server that asks */
+                            server_label: string;
+                            /** @constant */
+                            type: "agent_platform:elicitation_request";
+                        } | {
                             content: {
                                 text: string;
                                 /** @constant */
@@ -8522,6 +8705,21 @@ export interface operations {
                             name: string;
                             /** @constant */
                             type: "function";
+                        } | {
+                            /** @enum {string} */
+                            mode: "none" | "auto" | "required";
+                            tools: ({
+                                name: string;
+                                /** @constant */
+                                type: "function";
+                            } | {
+                                name?: string | null;
+                                server_label: string;
+                                /** @constant */
+                                type: "mcp";
+                            })[];
+                            /** @constant */
+                            type: "allowed_tools";
                         };
                         /** @description The client's functions (the agent's own tools are not listed) */
                         tools: {
@@ -8549,6 +8747,13 @@ export interface operations {
                             };
                             total_tokens: number;
                         } | null;
+                    };
+                    "text/event-stream": {
+                        sequence_number: number;
+                        /** @description response.created, response.in_progress, response.output_item.added, response.content_part.added, response.output_text.delta, ... */
+                        type: string;
+                    } & {
+                        [key: string]: unknown;
                     };
                 };
             };
@@ -8757,6 +8962,49 @@ export interface operations {
                             /** @constant */
                             type: "mcp_approval_request";
                         } | {
+                            /** @description The model's id of the call that asks */
+                            call_id: string;
+                            /** @description When it is declined unanswered (Unix seconds) */
+                            expires_at: number;
+                            /** @description The form's fields, from its schema */
+                            fields: {
+                                /** @description Applied when the answer leaves the field out */
+                                default?: unknown;
+                                description?: string;
+                                /** @description string: email, uri, date or date-time */
+                                format?: string;
+                                maximum?: number;
+                                maxItems?: number;
+                                maxLength?: number;
+                                minimum?: number;
+                                minItems?: number;
+                                minLength?: number;
+                                name: string;
+                                /** @description The choices of an enum (one, or several for an array) */
+                                options?: {
+                                    label: string;
+                                    value: string;
+                                }[];
+                                required: boolean;
+                                title?: string;
+                                /** @enum {string} */
+                                type: "string" | "number" | "integer" | "boolean" | "array";
+                            }[];
+                            /** @description The question id: answer with an agent_platform:elicitation_response item (and previous_response_id), or POST /api/v1/approvals/{id} */
+                            id: string;
+                            /** @description What the server asks */
+                            message: string;
+                            /** @description The tool (on its server) whose call asks */
+                            name: string;
+                            /** @description The form's JSON Schema as the server sent it */
+                            schema: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The MCP server that asks */
+                            server_label: string;
+                            /** @constant */
+                            type: "agent_platform:elicitation_request";
+                        } | {
                             content: {
                                 text: string;
                                 /** @constant */
@@ -8822,6 +9070,21 @@ export interface operations {
                             name: string;
                             /** @constant */
                             type: "function";
+                        } | {
+                            /** @enum {string} */
+                            mode: "none" | "auto" | "required";
+                            tools: ({
+                                name: string;
+                                /** @constant */
+                                type: "function";
+                            } | {
+                                name?: string | null;
+                                server_label: string;
+                                /** @constant */
+                                type: "mcp";
+                            })[];
+                            /** @constant */
+                            type: "allowed_tools";
                         };
                         /** @description The client's functions (the agent's own tools are not listed) */
                         tools: {
@@ -8909,10 +9172,9 @@ export interface operations {
                     "application/json": {
                         data: ({
                             id: string;
+                            status?: string;
                             /** @enum {string} */
-                            status?: "in_progress" | "completed" | "incomplete";
-                            /** @enum {string} */
-                            type: "message" | "function_call" | "function_call_output" | "mcp_approval_response";
+                            type: "message" | "function_call" | "function_call_output" | "mcp_approval_response" | "mcp_call" | "agent_platform:tool_call" | "agent_platform:elicitation_response";
                         } & {
                             [key: string]: unknown;
                         })[];

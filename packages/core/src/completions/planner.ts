@@ -222,7 +222,10 @@ export class CompletionPlanner implements AgentPlanner {
       ...(this.#agent.messageLimit ? { messageLimit: this.#agent.messageLimit } : {}),
       ...(format && native ? { responseFormat: format } : {}),
       ...(resume.length > 0 ? { resume } : {}),
-      ...(project ? { questions: { ask: (call, request, s) => desk.ask(caller, { projectId: project.id, chatId: chat?.id ?? null }, call, request, s) } satisfies QuestionAsker } : {}),
+      // A chat made with this turn is not stored yet: its questions belong to the project alone.
+      ...(project
+        ? { questions: { ask: (call, request, s) => desk.ask(caller, { projectId: project.id, chatId: chat && !target.insertChat ? chat.id : null }, call, request, s) } satisfies QuestionAsker }
+        : {}),
       ...(signal ? { signal } : {}),
     });
     const newChat = target.newChat;

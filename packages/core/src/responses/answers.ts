@@ -55,7 +55,8 @@ export async function answerQuestions(approvals: ApprovalDecider, caller: Caller
   for (const { item, param } of answers) {
     const { approval } = await approvals.get(caller, item.elicitation_request_id);
     if (approval.kind !== 'elicitation') throw invalid(`${param}.elicitation_request_id`, `${approval.id} is a tool call to approve: answer it with an mcp_approval_response item`);
-    if (approval.projectId !== previous.projectId || approval.chatId !== previous.chatId) {
+    // A question of a chat made with its turn belongs to the project alone (the chat was not stored yet).
+    if (approval.projectId !== previous.projectId || (approval.chatId !== null && approval.chatId !== previous.chatId)) {
       throw invalid(`${param}.elicitation_request_id`, `question ${approval.id} is not one of response ${previous.id}`);
     }
   }
