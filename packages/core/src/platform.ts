@@ -169,7 +169,7 @@ export class AgentPlatform {
       chats: this.chats,
       approvals: this.approvals,
       streams: this.#streams,
-      ...(options.knowledge ? { files: this.knowledge } : {}),
+      files: this.knowledge.files,
     });
   }
 

@@ -13,6 +13,7 @@ export * from './schemas/mcp.js';
 export * from './schemas/models.js';
 export * from './schemas/projects.js';
 export * from './schemas/provider-models.js';
+export * from './schemas/response-inputs.js';
 export * from './schemas/response-objects.js';
 export * from './schemas/responses.js';
 export * from './schemas/tools.js';

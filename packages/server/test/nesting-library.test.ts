@@ -106,6 +106,7 @@ describe('AgentPlatform refuses values nested deeper than the limit', () => {
       decideApproval: () => platform.decideApproval(caller, 'apv_none', x()),
       createResponse: () => platform.createResponse(caller, x()),
       responseInputItems: () => platform.responseInputItems(caller, 'resp_none', x()),
+      replayResponse: () => platform.replayResponse(caller, 'resp_none', x()),
       askAgent: () => platform.askAgent(caller, projectId, x()),
       searchAgentKnowledge: () => platform.searchAgentKnowledge(caller, projectId, x()),
     };

@@ -188,11 +188,10 @@ describe('POST /api/v1/responses', () => {
   it("refuses bad input with a 400 naming the field in the specification's error shape, storing nothing", async () => {
     const before = (await s.call('GET', '/api/chats?limit=100')).body.chats?.length ?? 0;
     const bad = [
-      [{ model: projectId, input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] }, 'input.0.content.0.type'],
+      [{ model: projectId, input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] }, 'input.0.content.0.file_id'],
       [{ model: projectId, input: 'x', tools: [{ type: 'web_search' }] }, 'tools.0.type'],
       [{ model: projectId, input: 'x', temperature: 3 }, 'temperature'],
       [{ model: projectId, input: 'x', bogus: 1 }, null],
-      [{ model: projectId, input: 'x', background: true, stream: true }, 'background'],
       [{ model: projectId, input: 'x', tool_choice: { type: 'function', name: 'nope' } }, 'tool_choice.name'],
     ] as const;
     for (const [body, param] of bad) {

@@ -5,6 +5,7 @@ import type { ChatRecord, ProjectRecord } from '../storage/types.js';
 import type { AllowedTool } from './allowed-tools.js';
 import type { CompletionSettings } from './request.js';
 
+export type { StreamRecord, StreamStore, StreamWriter } from './streams/stream-store.js';
 export type { CompletionSettings };
 
 /** An agent run planned for a completion (or a response): its events are the turn, run as they are read. */

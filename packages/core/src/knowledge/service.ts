@@ -55,9 +55,12 @@ export class KnowledgeService {
     this.#engine = deps.adapters ? buildKnowledge(ctx, deps.adapters) : undefined;
   }
 
-  /** Search of a project's chunks for completions (`KnowledgeSearch`); undefined without a knowledge base. */
+  /** What other areas use of the knowledge base (none without one): `retriever` searches for completions, `files` reads a response's files as documents are read. */
   get retriever(): Retriever | undefined {
     return this.#engine?.retriever;
+  }
+  get files(): Pick<KnowledgeEngine['ingestion'], 'readFileText'> | undefined {
+    return this.#engine?.ingestion;
   }
 
   /** Resumes indexing jobs left by an earlier run. */
@@ -65,20 +68,17 @@ export class KnowledgeService {
     await this.#engine?.ingestion.resume();
   }
 
-  /** Stops indexing, then closes the stores made for projects, the default vector store and the embedder. */
+  /** Stops indexing, then closes the stores made for projects, the default vector store and the embedder (or a resolver owning embedders) when it has a close. */
   async close(): Promise<void> {
     await this.#engine?.ingestion.close();
     await this.#engine?.stores.closeStores();
     await this.#adapters?.vectors.close();
-    // An embedder, or a resolver that owns embedders, may have something to close.
     await (this.#adapters?.embedder as { close?: () => Promise<void> } | undefined)?.close?.();
   }
 
   #kb(): KnowledgeEngine {
-    if (!this.#engine) {
-      throw new PlatformError('unsupported', 'The knowledge base is not configured: construct AgentPlatform with `knowledge: { vectors, embedder }`');
-    }
-    return this.#engine;
+    if (this.#engine) return this.#engine;
+    throw new PlatformError('unsupported', 'The knowledge base is not configured: construct AgentPlatform with `knowledge: { vectors, embedder }`');
   }
 
   #project(caller: Caller, projectId: string) {
@@ -185,16 +185,6 @@ export class KnowledgeService {
     });
     if (!events) throw PlatformError.notFound(`Document ${id} not found`);
     return events;
-  }
-
-  /**
-   * The text of a file given to a model (a response's `input_file`), read as an uploaded
-   * document is (txt, md, html, pdf, docx; the same limits, in the document reader's process);
-   * not stored. `unsupported` without a knowledge base.
-   */
-  readFileText(caller: Caller, file: { bytes: Uint8Array; fileName: string; fileType?: string | undefined }, signal?: AbortSignal): Promise<string> {
-    const { bytes, fileName, fileType } = file;
-    return this.#kb().ingestion.readText(caller, { bytes, fileName, ...(fileType ? { fileType } : {}) }, signal);
   }
 
   /** `GET /api/knowledge/chunks/{id}`: one chunk of the caller's knowledge, with its text (what a citation points at). */

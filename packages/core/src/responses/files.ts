@@ -1,8 +1,8 @@
-import { decodeDataUrl, fetchBytes } from '../completions/images.js';
 import type { Caller } from '../context.js';
 import { isPlatformError, PlatformError } from '../errors.js';
+import { decodeDataUrl, fetchBytes } from '../net/fetch-bytes.js';
 import type { GuardedFetch } from '../net/guarded-fetch.js';
-import type { InputItem } from '../schemas/responses.js';
+import type { InputItem } from '../schemas/response-inputs.js';
 
 /** Reads a file into text as a knowledge document is read (the knowledge area). */
 export interface FileTextReader {

@@ -1,4 +1,4 @@
-import type { StreamStore } from '../completions/streams/stream-store.js';
+import type { StreamStore } from '../completions/types.js';
 import type { ResponseResource, ResponseStreamEvent } from '../schemas/response-objects.js';
 import type { StorageAdapter } from '../storage/types.js';
 import { isRecorded, recordedEvents, storedEvents } from './replay.js';

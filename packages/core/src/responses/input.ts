@@ -1,7 +1,7 @@
 import { MCP_TOOL_PREFIX } from '../agent/tools.js';
 import { randomString } from '../ids.js';
 import type { CompletionMessage } from '../schemas/completions.js';
-import type { InputItem } from '../schemas/responses.js';
+import type { InputItem } from '../schemas/response-inputs.js';
 
 /** A stored input item: as sent, with the id the service gave it (`GET .../input_items`). */
 export type StoredInputItem = {

@@ -1,4 +1,4 @@
-import type { StreamRecord, StreamStore, StreamWriter } from '../completions/streams/stream-store.js';
+import type { StreamRecord, StreamStore, StreamWriter } from '../completions/types.js';
 import type { ErrorCode } from '../errors.js';
 import type { OutputItem, ResponseResource, ResponseStreamEvent } from '../schemas/response-objects.js';
 

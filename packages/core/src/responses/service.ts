@@ -1,21 +1,21 @@
 import type { z } from 'zod';
-import type { StreamStore } from '../completions/streams/stream-store.js';
-import type { AgentPlanner, ChatOpener } from '../completions/types.js';
+import type { AgentPlanner, ChatOpener, StreamStore } from '../completions/types.js';
 import type { Caller, PlatformContext } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { hasIdForm } from '../ids.js';
 import type { CompletionMessage } from '../schemas/completions.js';
 import type { InputItemList, ResponseResource, ResponseStreamEvent } from '../schemas/response-objects.js';
 import type { CreateResponseRequest, InputItemsQuery } from '../schemas/responses.js';
-import type { ChatRecord, ProjectRecord, ResponseRecord, ResponseRecordStatus } from '../storage/types.js';
+import type { ResponseRecord, ResponseRecordStatus } from '../storage/types.js';
 import { type ApprovalDecider, answerQuestions, answersQuestions, decideApprovals, invalid } from './answers.js';
 import { type FileTextReader, readInputFiles } from './files.js';
 import { endedResponse, followResponse, type Reading } from './follow.js';
-import { type StoredInputItem, storedInputItems, storedToMessages, toCompletionMessages } from './input.js';
+import { storedInputItems, toCompletionMessages } from './input.js';
 import { failureOf, responseEvents } from './items.js';
 import { type EventRecorder, recordEvents, recordedLength } from './replay.js';
 import { initialResource, planRequest } from './request.js';
 import { notFound, RUNNING, type Run, Runs } from './runs.js';
+import { responseChain, responseTarget } from './target.js';
 
 export type { ApprovalDecider } from './answers.js';
 
@@ -34,9 +34,6 @@ export interface ResponsesDeps {
 export type ResponseResult = { stream: false; body: ResponseResource } | { stream: true; events: AsyncIterable<ResponseStreamEvent> };
 
 type Body = z.output<typeof CreateResponseRequest>;
-
-/** Most responses a chain of a plain model is read back through (`previous_response_id`). */
-const MAX_CHAIN = 100;
 
 /**
  * `/api/v1/responses`: the Open Responses API over the agent runs of the completions area's
@@ -79,11 +76,11 @@ export class ResponsesService {
       });
     }
     if (previous && RUNNING.includes(previous.status)) throw invalid('previous_response_id', `response ${previous.id} is still ${previous.status}: continue from it once it has ended`);
-    const { chat, project, fresh } = await this.#target(caller, body, named, previous, store);
+    const { chat, project, fresh } = await responseTarget(this.#ctx, caller, body, named, previous, store);
 
     // The conversation: the instructions, the earlier responses a chat does not hold (a plain
     // model's chain; a previous response whose chat was never made or is gone), the new input.
-    const chain = previous && (!previous.chatId || fresh) ? await this.#chain(caller.userId, previous) : [];
+    const chain = previous && (!previous.chatId || fresh) ? await responseChain(this.#ctx.storage, caller.userId, previous) : [];
     const controller = new AbortController();
     const messages: CompletionMessage[] = [...(body.instructions ? [{ role: 'system' as const, content: body.instructions }] : []), ...chain, ...toCompletionMessages(given)];
     const signal = body.background ? controller.signal : AbortSignal.any([controller.signal, ...(options.signal ? [options.signal] : [])]);
@@ -140,47 +137,6 @@ export class ResponsesService {
     for await (const event of events) failure = failureOf(event) ?? failure;
     if (resource.status === 'failed' && failure) throw failure;
     return { stream: false, body: resource };
-  }
-
-  /** The project and chat of a new response: `chatId`'s, the previous response's, or a new chat of the project named (none with `store: false`). */
-  async #target(
-    caller: Caller,
-    body: Body,
-    named: ProjectRecord | undefined,
-    previous: ResponseRecord | undefined,
-    store: boolean,
-  ): Promise<{ chat: ChatRecord | undefined; project: ProjectRecord | undefined; fresh: boolean }> {
-    const { storage, clock, ids } = this.#ctx;
-    const chatId = body.chatId ?? previous?.chatId ?? undefined;
-    let chat = chatId ? await storage.chats.get(caller.userId, chatId) : undefined;
-    if (previous?.chatId && previous.projectId && !chat) {
-      // Its chat is made when a turn completes (a failed or cancelled first response has none) or
-      // was deleted: made now, with the previous response's input and output before the new input.
-      if (named && named.id !== previous.projectId) throw invalid('model', `response ${previous.id} belongs to project ${previous.projectId}: name that project, or leave model out`);
-      const now = clock.now();
-      const project = named ?? (await storage.projects.get(caller.userId, previous.projectId));
-      return { chat: { id: previous.chatId, userId: caller.userId, projectId: previous.projectId, name: 'New chat', createdAt: now, updatedAt: now }, project, fresh: true };
-    }
-    if (chat) {
-      if (named && named.id !== chat.projectId) throw invalid('model', `the chat ${chat.id} belongs to project ${chat.projectId}: name that project, or leave model out`);
-      return { chat, project: named ?? (await storage.projects.get(caller.userId, chat.projectId)), fresh: false };
-    }
-    if (body.chatId && !named) throw invalid('chatId', 'a new chat needs "model" to be one of your projects');
-    if (!named || (!store && !body.chatId)) return { chat: undefined, project: named, fresh: false };
-    const now = clock.now();
-    chat = { id: body.chatId ?? ids.next('chat'), userId: caller.userId, projectId: named.id, name: 'New chat', createdAt: now, updatedAt: now };
-    return { chat, project: named, fresh: true };
-  }
-
-  /** A plain model's earlier responses (their input, then their output), oldest first. */
-  async #chain(userId: string, last: ResponseRecord): Promise<CompletionMessage[]> {
-    const items: StoredInputItem[][] = [];
-    let at: ResponseRecord | undefined = last;
-    for (let hops = 0; at && hops < MAX_CHAIN; hops++) {
-      items.unshift([...(at.input as StoredInputItem[]), ...(at.resource.output as StoredInputItem[])]);
-      at = at.previousResponseId && !at.chatId ? await this.#ctx.storage.responses.get(userId, at.previousResponseId) : undefined;
-    }
-    return storedToMessages(items.flat());
   }
 
   /** The run's events; the response is kept as it ends (a cancel that reached it first is not overwritten). */

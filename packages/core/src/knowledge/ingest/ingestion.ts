@@ -110,16 +110,18 @@ export class Ingestion {
     return submitDocuments(this.#submitting, caller, inputs, stored);
   }
 
-  /** Calls `listener` with the indexing events of a document (run by any instance) until it completes or fails. */
   /**
-   * The text of a file that is not stored (a file given to a model): read by the same reader
-   * as documents (its process, its time and size limits), the caller's share of it, its text
-   * in chunks of the largest size without overlap, joined.
+   * The text of a file that is not stored (a response's `input_file`): read by the same reader
+   * as documents (txt, md, html, pdf, docx; its process, its time and size limits), the
+   * caller's share of it, its text in chunks of the largest size without overlap, joined.
    */
-  async readText(caller: Caller, input: ParseInput, signal?: AbortSignal): Promise<string> {
+  async readFileText(caller: Caller, file: { bytes: Uint8Array; fileName: string; fileType?: string | undefined }, signal?: AbortSignal): Promise<string> {
+    const input: ParseInput = { bytes: file.bytes, fileName: file.fileName, ...(file.fileType ? { fileType: file.fileType } : {}) };
     const reading = await this.#reader.read(input, { chunkSize: 8192, chunkOverlap: 0 }, { ...(signal ? { signal } : {}), owner: caller.userId });
     return reading.chunks.map((c) => c.text).join('\n\n');
   }
+
+  /** Calls `listener` with the indexing events of a document (run by any instance) until it completes or fails. */
 
   subscribe(documentId: string, listener: IndexingListener): () => void {
     return this.#events.subscribe(documentId, listener);
