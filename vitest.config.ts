@@ -59,6 +59,7 @@ const POSTGRES_SUITES = [
   'chat-images',
   'responses',
   'audit',
+  'responses-replay',
 ].map((name) => `packages/server/test/${name}.test.ts`);
 
 export default defineConfig({

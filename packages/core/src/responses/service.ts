@@ -191,8 +191,9 @@ export class ResponsesService {
           recorder?.push({ type: 'error', sequence_number: ++last, error: { code: 'aborted', message, param: null } });
           recorder?.push({ type: 'response.failed', sequence_number: ++last, response: structuredClone(resource) });
         }
-        // A stream that ended before its recording began is recorded now, whole.
-        void recorder?.open();
+        // A stream that ended before its recording began is recorded now, whole; the recording
+        // exists before the response reads as ended (a reader then finds it).
+        await recorder?.open();
         void recorder?.end();
         if (await keep()) {
           const from: ResponseRecordStatus[] = resource.status === 'cancelled' ? [...RUNNING, 'cancelled'] : [...RUNNING];
