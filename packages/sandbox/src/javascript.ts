@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { isPlatformError, PlatformError, type ToolOutcome, type ToolSandbox } from '@agent-platform/core';
-import { jsonWithinDepth, type ProgressRelay, progressRelay, TOOL_LIMITS } from '@agent-platform/core/internal';
+import { jsonWithinDepth, progressRelay, TOOL_LIMITS } from '@agent-platform/core/internal';
+import { abortedOutcome, enqueueJob, type QueuedJob } from './jobs.js';
 import type { NpmDependencies } from './npm-dependencies.js';
 import { syntaxCheckResult, toOutcome } from './outcome.js';
 
@@ -15,7 +16,7 @@ export interface JavaScriptSandboxOptions {
   readonly dependencies?: NpmDependencies;
 }
 
-interface Job {
+interface Job extends QueuedJob {
   /** `run`: evaluate the script and call main; `check`: parse the script only (its result is the syntax error or null). */
   readonly type: 'run' | 'check';
   /** What the worker evaluates: the code, or the code bundled with its dependencies. */
@@ -24,9 +25,6 @@ interface Job {
   readonly argsText: string;
   readonly timeoutMs: number;
   readonly memoryBytes: number;
-  /** Where the run's progress goes (runs with a listener); ended before the outcome is resolved. */
-  readonly progress?: ProgressRelay | undefined;
-  resolve(outcome: ToolOutcome): void;
 }
 
 interface Slot {
@@ -35,6 +33,13 @@ interface Slot {
   /** The id of the message that started the current job: progress of an earlier job is not its. */
   jobId: number;
   timer: NodeJS.Timeout | undefined;
+  /** When the current job was sent, ms (performance.now). */
+  started: number;
+  /**
+   * Shared with the worker: the id of a job to stop. Its QuickJS interrupt handler reads it, so
+   * an aborted run ends at the interpreter's next check while this thread goes on.
+   */
+  readonly cancel: Int32Array;
 }
 
 /** Time a worker gets beyond the run's own limit before it is killed (the interrupt handler should stop it first). */
@@ -54,11 +59,13 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
   const size = Math.max(1, options.workers ?? 2);
   const queue: Job[] = [];
   const slots: Slot[] = [];
-  let nextId = 0;
+  // From 1: the shared cancel word starts at 0, which names no job.
+  let nextId = 1;
   let closed = false;
 
   const spawn = (): Slot => {
-    const slot: Slot = { worker: new Worker(new URL('./js-worker.js', import.meta.url)), job: undefined, jobId: -1, timer: undefined };
+    const cancel = new Int32Array(new SharedArrayBuffer(4));
+    const slot: Slot = { worker: new Worker(new URL('./js-worker.js', import.meta.url), { workerData: { cancel } }), job: undefined, jobId: 0, timer: undefined, started: 0, cancel };
     slot.worker.unref();
     slot.worker.on('message', (message: { type?: string; id?: number; outcome: unknown; recycle?: boolean }) => {
       if (message.type === 'progress') {
@@ -106,6 +113,7 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
       slot.worker.ref();
       const { type, script, argsText, timeoutMs, memoryBytes } = job;
       slot.jobId = nextId++;
+      slot.started = performance.now();
       slot.timer = setTimeout(() => {
         finish(slot, { ok: false, error: { kind: 'timeout', message: `the tool ran longer than ${timeoutMs} ms` }, logs: [], durationMs: timeoutMs + GRACE_MS }, true);
       }, timeoutMs + GRACE_MS);
@@ -115,16 +123,21 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
 
   for (let i = 0; i < size; i++) slots.push(spawn());
 
-  const enqueue = (job: Omit<Job, 'resolve'>) =>
-    new Promise<ToolOutcome>((resolve) => {
-      // However the job ends (done, timed out, the sandbox closed), its last progress comes first.
-      const settle = (outcome: ToolOutcome) => {
-        job.progress?.end();
-        resolve(outcome);
-      };
-      queue.push({ ...job, resolve: settle });
-      pump();
-    });
+  /**
+   * An aborted job that runs: settled at once while its worker is interrupted (the shared cancel
+   * word, read by QuickJS's interrupt handler). The slot stays busy until the worker answers,
+   * which it does at the interpreter's next check; one that does not within GRACE_MS is
+   * terminated and replaced, as at the time limit.
+   */
+  const stop = (job: Job) => {
+    const slot = slots.find((s) => s.job === job);
+    if (!slot) return;
+    Atomics.store(slot.cancel, 0, slot.jobId);
+    job.resolve(abortedOutcome(performance.now() - slot.started));
+    clearTimeout(slot.timer);
+    slot.timer = setTimeout(() => finish(slot, abortedOutcome(), true), GRACE_MS);
+  };
+  const enqueue = (job: Omit<Job, 'resolve'>, signal?: AbortSignal) => enqueueJob(queue, job, signal, pump, stop);
 
   const dependencies = options.dependencies;
   const refused = (message: string): ToolOutcome => ({ ok: false, error: { kind: 'invalid_code', message }, logs: [], durationMs: 0 });
@@ -155,7 +168,7 @@ export function javascriptSandbox(options: JavaScriptSandboxOptions = {}): ToolS
         if (closed) return closedOutcome;
       }
       const progress = run.onProgress ? progressRelay(run.onProgress) : undefined;
-      return enqueue({ type: 'run', script, argsText, timeoutMs: run.timeoutMs, memoryBytes: run.memoryBytes, progress });
+      return enqueue({ type: 'run', script, argsText, timeoutMs: run.timeoutMs, memoryBytes: run.memoryBytes, progress }, run.signal);
     },
     async checkSyntax(check) {
       // Code with dependencies has imports, which only the bundler reads: `prepare` parses it

@@ -3,10 +3,17 @@
 // The code defines main(args); its (awaited) return value comes back as JSON text, which the
 // parent checks against the result limits before parsing it (a value nested thousands deep
 // would overflow the stack of postMessage's structured clone).
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { getQuickJS, shouldInterruptAfterDeadline } from 'quickjs-emscripten';
 
 const QuickJS = await getQuickJS();
+
+/**
+ * Written by the parent while this thread runs code: the id of a job to stop (its signal
+ * aborted). Read at every interrupt check of QuickJS, as the deadline is.
+ */
+const cancel = workerData.cancel;
+const cancelled = (id) => Atomics.load(cancel, 0) === id;
 
 /** Set once the WebAssembly module is not to be used again; every answer then asks for a new worker. */
 let broken = false;
@@ -15,14 +22,16 @@ const format = (value) => (typeof value === 'string' ? value : (JSON.stringify(v
 
 /**
  * Calls `body(vm, runtime)` with a fresh runtime under the memory limit and an interrupt
- * deadline, and gives its outcome; a failure of QuickJS itself becomes an outcome too (with the
- * `logs` so far), and a module left untrustworthy marks this worker for replacement.
+ * deadline (or the parent's cancel of job `id`), and gives its outcome; a failure of QuickJS
+ * itself becomes an outcome too (with the `logs` so far), and a module left untrustworthy marks
+ * this worker for replacement.
  */
-function inRuntime({ memoryBytes, deadline, logs, onInterrupt }, body) {
+function inRuntime({ id, memoryBytes, deadline, logs, onInterrupt }, body) {
   const runtime = QuickJS.newRuntime();
   runtime.setMemoryLimit(memoryBytes);
   runtime.setMaxStackSize(1024 * 1024);
-  const interrupt = shouldInterruptAfterDeadline(deadline);
+  const afterDeadline = shouldInterruptAfterDeadline(deadline);
+  const interrupt = (rt) => cancelled(id) || afterDeadline(rt);
   // QuickJS asks every few thousand operations: a progress report that waits goes out then,
   // even while the code computes without calling progress again.
   runtime.setInterruptHandler(
@@ -108,7 +117,7 @@ function runOne({ id, code, argsText, timeoutMs, memoryBytes, limits, progress: 
   const deadline = Date.now() + timeoutMs;
   const fail = (kind, message) => ({ ok: false, error: { kind, message }, logs });
   const gate = progressGate(id, limits, wantsProgress === true);
-  const outcome = inRuntime({ memoryBytes, deadline, logs, onInterrupt: gate.tick }, (vm, runtime) => {
+  const outcome = inRuntime({ id, memoryBytes, deadline, logs, onInterrupt: gate.tick }, (vm, runtime) => {
     const report = vm.newFunction('__progress', (doneHandle, totalHandle, messageHandle) => {
       const done = vm.typeof(doneHandle) === 'number' ? vm.getNumber(doneHandle) : Number.NaN;
       if (!Number.isFinite(done)) return;
@@ -189,6 +198,10 @@ globalThis.__run = Promise.resolve().then(() => main(JSON.parse(${JSON.stringify
         promise.dispose();
         return classify(error, fail, false);
       }
+      if (cancelled(id)) {
+        promise.dispose();
+        return fail('aborted', 'the run was cancelled');
+      }
       if (Date.now() > deadline) {
         promise.dispose();
         return fail('timeout', `the tool ran longer than ${timeoutMs} ms`);
@@ -212,7 +225,7 @@ globalThis.__run = Promise.resolve().then(() => main(JSON.parse(${JSON.stringify
 
   function classify(error, failWith, atLoad) {
     const message = typeof error === 'object' && error ? `${error.name ?? 'Error'}: ${error.message ?? ''}`.trim() : String(error);
-    if (/interrupted/i.test(message)) return failWith('timeout', `the tool ran longer than ${timeoutMs} ms`);
+    if (/interrupted/i.test(message)) return cancelled(id) ? failWith('aborted', 'the run was cancelled') : failWith('timeout', `the tool ran longer than ${timeoutMs} ms`);
     if (/out of memory/i.test(message)) return failWith('out_of_memory', `the tool used more than ${memoryBytes} bytes`);
     if (/not JSON-serialisable|circular/i.test(message)) return failWith('invalid_result', message);
     if (atLoad && /SyntaxError/.test(message)) return failWith('invalid_code', message);
@@ -225,8 +238,8 @@ globalThis.__run = Promise.resolve().then(() => main(JSON.parse(${JSON.stringify
  * bytecode without running any of it. Its result is the first syntax error, `{ line, column,
  * message }` (from 1), or null.
  */
-function checkOne({ code, timeoutMs, memoryBytes }) {
-  return inRuntime({ memoryBytes, deadline: Date.now() + timeoutMs, logs: [] }, (vm) => {
+function checkOne({ id, code, timeoutMs, memoryBytes }) {
+  return inRuntime({ id, memoryBytes, deadline: Date.now() + timeoutMs, logs: [] }, (vm) => {
     const compiled = vm.evalCode(code, 'tool.js', { type: 'global', compileOnly: true });
     if (!compiled.error) {
       compiled.value.dispose();

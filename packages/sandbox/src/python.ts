@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { PlatformError, type ToolOutcome, type ToolRun, type ToolSandbox } from '@agent-platform/core';
-import { jsonWithinDepth, type ProgressRelay, progressRelay, TOOL_LIMITS } from '@agent-platform/core/internal';
+import { jsonWithinDepth, progressRelay, TOOL_LIMITS } from '@agent-platform/core/internal';
+import { abortedOutcome, enqueueJob, type QueuedJob } from './jobs.js';
 import { syntaxCheckResult, toOutcome } from './outcome.js';
 import { cpuTicks, hostPidOf, hostScript, loadSnapshot, pyodideDir, rss } from './python-host.js';
 import { chooseIsolation, type IsolationChoice, type PythonIsolation } from './python-isolation.js';
@@ -43,7 +44,7 @@ export interface PythonSandbox extends ToolSandbox {
   isolation(): Promise<{ readonly description: string } | { readonly refused: string }>;
 }
 
-interface Job {
+interface Job extends QueuedJob {
   /** `run`: run the code's main; `check`: compile the code only (its result is the syntax error or null). */
   readonly type: 'run' | 'check';
   readonly run: Pick<ToolRun, 'code' | 'timeoutMs' | 'memoryBytes'>;
@@ -51,9 +52,6 @@ interface Job {
   readonly argsText: string;
   readonly owner: string;
   readonly packages: readonly string[];
-  /** Where the run's progress goes (runs with a listener); ended before the outcome is resolved. */
-  readonly progress?: ProgressRelay | undefined;
-  resolve(outcome: ToolOutcome): void;
 }
 
 interface Slot {
@@ -382,15 +380,12 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
     slot.child.stdin?.write(`${JSON.stringify(request)}\n`);
   };
 
-  const enqueue = (job: Omit<Job, 'resolve'>) =>
-    new Promise<ToolOutcome>((resolve) => {
-      // However the job ends (done, killed, the sandbox closed), its last progress comes first.
-      const settle = (outcome: ToolOutcome) => {
-        job.progress?.end();
-        resolve(outcome);
-      };
-      queue.push({ ...job, resolve: settle });
-      pump();
+  // An aborted job that started: its process killed and replaced as at the time limit (Python
+  // running in the host cannot be interrupted from outside it).
+  const enqueue = (job: Omit<Job, 'resolve'>, signal?: AbortSignal) =>
+    enqueueJob(queue, job, signal, pump, (started) => {
+      const slot = slots.find((s) => s.job === started);
+      if (slot) retire(slot, undefined, abortedOutcome());
     });
 
   const stdlibDeferred = () => {
@@ -452,7 +447,7 @@ export function pythonSandbox(options: PythonSandboxOptions = {}): PythonSandbox
         return failure('invalid_code', (error as Error).message);
       }
       const progress = run.onProgress ? progressRelay(run.onProgress) : undefined;
-      return enqueue({ type: 'run', run, argsText, owner: run.owner ?? '', packages: files, progress });
+      return enqueue({ type: 'run', run, argsText, owner: run.owner ?? '', packages: files, progress }, run.signal);
     },
     async checkSyntax(check) {
       if (closed) throw new PlatformError('unavailable', 'the sandbox is closed');

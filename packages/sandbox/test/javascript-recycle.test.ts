@@ -57,6 +57,37 @@ describe('javascriptSandbox worker pool', () => {
     }
   });
 
+  it.each([
+    { what: 'interrupts an aborted run in its worker, which serves the next run', code: 'function main() { progress(1); for (;;) {} }', replaced: 0 },
+    // Filling huge arrays does not reach QuickJS's interrupt handler: terminated 2 s after the abort.
+    {
+      what: 'replaces the worker of an aborted run that never reaches the interrupt handler',
+      code: 'function main() { progress(1); const a = []; for (;;) a.push(new Array(1e5).fill(1)); }',
+      replaced: 1,
+    },
+  ])('$what; the job queued behind it runs', async ({ code, replaced }) => {
+    const sandbox = javascriptSandbox({ workers: 1 });
+    const limits = { timeoutMs: 60_000, memoryBytes: 32 * 1024 * 1024 };
+    try {
+      await sandbox.run({ code: 'function main() { return 0; }', args: {}, ...limits });
+      const before = spawned.count;
+      const controller = new AbortController();
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => {
+        started = resolve;
+      });
+      const aborted = sandbox.run({ code, args: {}, ...limits, signal: controller.signal, onProgress: () => started() });
+      const queued = sandbox.run({ code: 'function main() { return "next"; }', args: {}, ...limits });
+      await running;
+      controller.abort();
+      expect(await aborted).toMatchObject({ ok: false, error: { kind: 'aborted', message: 'the run was cancelled' } });
+      expect(await queued).toMatchObject({ ok: true, result: 'next' });
+      expect(spawned.count).toBe(before + replaced);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   it('answers runs still running or queued when it is closed', async () => {
     const sandbox = javascriptSandbox({ workers: 1 });
     const limits = { timeoutMs: 5000, memoryBytes: 32 * 1024 * 1024 };

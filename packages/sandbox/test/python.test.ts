@@ -450,6 +450,33 @@ describe('Python host processes', () => {
         }
       });
 
+  it('of an aborted run are killed, and one new process serves the next run', async () => {
+    const marker = mkdtempSync(join(tmpdir(), 'ap-abort-'));
+    const sandbox = pythonSandbox({ workers: 1, packageDirs: [marker] });
+    const limits = { timeoutMs: 60_000, memoryBytes: 1 << 26 };
+    try {
+      const controller = new AbortController();
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => {
+        started = resolve;
+      });
+      const endless = sandbox.run({ code: 'def main(args):\n    progress(1)\n    while True:\n        pass', args: {}, ...limits, signal: controller.signal, onProgress: () => started() });
+      await running;
+      const before = hosts(marker);
+      expect(before.length).toBeGreaterThanOrEqual(1);
+      controller.abort();
+      expect(await endless).toMatchObject({ ok: false, error: { kind: 'aborted', message: 'the run was cancelled' } });
+      expect(await sandbox.run({ code: 'def main(args):\n    return 1', args: {}, ...limits })).toMatchObject({ ok: true, result: 1 });
+      const deadline = Date.now() + 10_000;
+      while (hosts(marker).some((pid) => before.includes(pid)) && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 100));
+      const after = hosts(marker);
+      expect(after.filter((pid) => before.includes(pid))).toEqual([]);
+      expect(after).toHaveLength(before.length);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   it('die with the server, even in the middle of an endless loop', async () => {
     const marker = mkdtempSync(join(tmpdir(), 'ap-orphan-'));
     // A server stand-in: the built sandbox in a process of its own, killed with SIGKILL mid-run.

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOOL_LIMITS } from '../tools/limits.js';
 import type { ToolLanguage, ToolOutcome, ToolSandbox } from '../tools/sandbox.js';
 import { worstTick } from './event-loop.js';
+import { describeToolAbort } from './tool-sandbox-abort.js';
 import { describeToolProgress } from './tool-sandbox-progress.js';
 
 /** The programs the suite runs, per language. */
@@ -187,6 +188,8 @@ export function describeToolSandbox(name: string, options: ToolSandboxSuiteOptio
     });
 
     describeToolProgress(() => sandbox, options.language, { timeoutMs, memoryBytes });
+
+    describeToolAbort(() => sandbox, options.language, { timeoutMs, memoryBytes });
 
     it('runs 50 tools in parallel while the event loop stays free', async () => {
       // Interpreters restarted by the earlier cases finish starting first (a start is CPU work of

@@ -5,7 +5,7 @@ import type { StorageAdapter, ToolRecord } from '../storage/types.js';
 import { codeSyntaxError } from './code-syntax.js';
 import { type FairQueueLimits, FairScheduler } from './fair-queue.js';
 import type { ToolProgressListener } from './progress.js';
-import type { ToolLanguage, ToolOutcome, ToolSandbox } from './sandbox.js';
+import type { ToolErrorKind, ToolLanguage, ToolOutcome, ToolSandbox } from './sandbox.js';
 import { SchemaValidator, type SchemaValidatorOptions } from './schema-validator.js';
 
 export interface ToolsOptions {
@@ -23,6 +23,9 @@ export interface ToolsOptions {
   /** How arguments are checked against `parameters` (time limit, queue). */
   readonly validation?: SchemaValidatorOptions;
 }
+
+/** A run's outcome as the runner gives it: an aborted run is an `aborted` error instead. */
+export type FinishedToolOutcome = Extract<ToolOutcome, { ok: true }> | (Extract<ToolOutcome, { ok: false }> & { readonly error: { readonly kind: Exclude<ToolErrorKind, 'aborted'> } });
 
 /** Default bounds of each language's run queue. */
 export const DEFAULT_TOOL_QUEUE: FairQueueLimits = { maxPerOwner: 64, maxTotal: 1024 };
@@ -97,12 +100,14 @@ export class ToolRunner {
   /**
    * Checks the arguments, then runs the tool when its sandbox has room for it; `onProgress` is
    * told the progress its code reports while it runs (`ToolRun.onProgress`). Throws
-   * `invalid_request` for bad arguments, `rate_limited` when the queue is full.
+   * `invalid_request` for bad arguments, `rate_limited` when the queue is full, and `aborted`
+   * when `signal` aborts, whether the run waits or runs: a running one is stopped in its
+   * sandbox (`ToolRun.signal`), so its place goes to the next run at once.
    */
-  async run(tool: ToolRecord, args: unknown, signal?: AbortSignal, onProgress?: ToolProgressListener): Promise<ToolOutcome> {
+  async run(tool: ToolRecord, args: unknown, signal?: AbortSignal, onProgress?: ToolProgressListener): Promise<FinishedToolOutcome> {
     const sandbox = this.sandbox(tool.language);
     await this.checkArguments(tool, args, signal);
-    return this.#scheduler(tool.language, sandbox).run(
+    const outcome = await this.#scheduler(tool.language, sandbox).run(
       tool.userId,
       () =>
         sandbox.run({
@@ -113,9 +118,12 @@ export class ToolRunner {
           dependencies: tool.dependencies,
           owner: tool.userId,
           ...(onProgress ? { onProgress } : {}),
+          ...(signal ? { signal } : {}),
         }),
       signal,
     );
+    if (!outcome.ok && outcome.error.kind === 'aborted') throw new PlatformError('aborted', 'The request was aborted');
+    return outcome as FinishedToolOutcome;
   }
 
   /** The project's enabled tools as agent functions; a failing run's error goes back to the model. */

@@ -35,9 +35,17 @@ export interface ToolRun {
    * (`progressRelay` does all this). Default none: reports are dropped.
    */
   readonly onProgress?: ToolProgressListener;
+  /**
+   * Cancels the run: one that waits is dropped, one that runs is stopped (its interpreter
+   * interrupted, or its worker or process killed and replaced) and its place is free for the
+   * next run at once. Either way the run settles at once with an `aborted` outcome, which the
+   * platform turns into an `aborted` error (nobody waits for its result). Default none.
+   */
+  readonly signal?: AbortSignal;
 }
 
-export type ToolErrorKind = 'timeout' | 'out_of_memory' | 'thrown' | 'invalid_result' | 'invalid_code';
+/** `aborted`: the run's `signal` aborted before it ended (see `ToolRun.signal`). */
+export type ToolErrorKind = 'timeout' | 'out_of_memory' | 'thrown' | 'invalid_result' | 'invalid_code' | 'aborted';
 
 export type ToolOutcome =
   | { readonly ok: true; readonly result: unknown; readonly logs: readonly string[]; readonly durationMs: number }
