@@ -1,9 +1,9 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
 import { startTestServer, type TestServer } from './helpers.js';
+import { projectMcpClients } from './project-mcp-clients.js';
 
 // A project tool's own progress reports, through the official SDK's client over streamable
 // HTTP against a real server: relayed as progress notifications while the tool runs, called
@@ -12,7 +12,7 @@ import { startTestServer, type TestServer } from './helpers.js';
 let upstream: FakeUpstream;
 let s: TestServer;
 let projectId: string;
-const clients: Client[] = [];
+const mcp = projectMcpClients('agent-mcp-progress-test');
 
 /** Busy waiting: the sandbox has no timers. */
 const WAIT = 'const wait = (ms) => { const end = Date.now() + ms; while (Date.now() < end) {} };';
@@ -39,15 +39,10 @@ afterAll(async () => {
   await upstream.close();
 });
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
+  await mcp.closeAll();
 });
 
-async function connect(): Promise<Client> {
-  const client = new Client({ name: 'agent-mcp-progress-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/api/v1/projects/${projectId}/mcp`), { requestInit: { headers: { authorization: `Bearer ${s.keyA}` } } }));
-  clients.push(client);
-  return client;
-}
+const connect = (): Promise<Client> => mcp.connect(s.url, projectId, s.keyA);
 
 describe("a project tool's progress over its project's MCP server", () => {
   it.each(['endless', 'endless_py'])('%s: relays a report while the tool still runs', async (name) => {

@@ -1,9 +1,9 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
 import { startTestServer, type TestServer } from './helpers.js';
+import { projectMcpClients } from './project-mcp-clients.js';
 
 // Each project's agent as an MCP server, through the official SDK's client over streamable
 // HTTP against a real server: its tools, sources, progress, cancellation, and who may call it.
@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from './helpers.js';
 let upstream: FakeUpstream;
 let s: TestServer;
 let projectId: string;
-const clients: Client[] = [];
+const mcp = projectMcpClients('agent-mcp-test');
 
 const SHOUT = {
   name: 'shout',
@@ -43,18 +43,12 @@ beforeEach(() => {
   upstream.requests.length = 0;
 });
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
+  await mcp.closeAll();
 });
 
-const endpoint = (project = projectId) => new URL(`${s.url}/api/v1/projects/${project}/mcp`);
+const endpoint = (project = projectId) => mcp.endpoint(s.url, project);
 
-async function connect(key: string | null = s.keyA, project = projectId): Promise<Client> {
-  const client = new Client({ name: 'agent-mcp-test', version: '1.0.0' });
-  const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
-  await client.connect(new StreamableHTTPClientTransport(endpoint(project), { requestInit: { headers } }));
-  clients.push(client);
-  return client;
-}
+const connect = (key: string | null = s.keyA, project = projectId): Promise<Client> => mcp.connect(s.url, project, key);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

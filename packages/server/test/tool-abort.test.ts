@@ -1,10 +1,10 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startUpstream } from './fixtures/openai-upstream.js';
 import { startTestServer, type TestServer } from './helpers.js';
+import { projectMcpClients } from './project-mcp-clients.js';
 
 // A tool run whose caller goes away is stopped in its sandbox, not only taken out of the queue:
 // its place serves the next run long before the tool's time limit (60 s here) would have ended
@@ -20,7 +20,7 @@ let upstream: FakeUpstream;
 let s: TestServer;
 let projectId: string;
 let shoutId: string;
-const clients: Client[] = [];
+const mcp = projectMcpClients('tool-abort-test');
 
 beforeAll(async () => {
   upstream = await startUpstream();
@@ -40,15 +40,10 @@ afterAll(async () => {
   await upstream.close();
 });
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
+  await mcp.closeAll();
 });
 
-async function connect(): Promise<Client> {
-  const client = new Client({ name: 'tool-abort-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/api/v1/projects/${projectId}/mcp`), { requestInit: { headers: { authorization: `Bearer ${s.keyA}` } } }));
-  clients.push(client);
-  return client;
-}
+const connect = (): Promise<Client> => mcp.connect(s.url, projectId, s.keyA);
 
 /** A call of `spin` over MCP, settled once its code runs (its first progress notification). */
 async function spinning(client: Client): Promise<{ controller: AbortController; call: Promise<unknown> }> {
